@@ -1,0 +1,76 @@
+//! What every command gets: the store it works on, the output format, and the day it runs on.
+//! The clock is read here, at the edge, and nowhere else.
+
+use std::path::{Path, PathBuf};
+
+use chrono::NaiveDate;
+
+use super::{Cli, CommandError, Format};
+use crate::model::{parse_config, Config};
+
+pub struct Context {
+    pub repo: Option<PathBuf>,
+    pub format: Format,
+    pub today: NaiveDate,
+}
+
+impl Context {
+    pub fn new(cli: &Cli) -> Context {
+        Context {
+            repo: cli.repo.clone(),
+            format: cli.format,
+            today: cli
+                .today
+                .unwrap_or_else(|| chrono::Utc::now().date_naive()),
+        }
+    }
+
+    /// The store's root: `--repo`, or the nearest directory upwards holding `contracts.toml`
+    /// or `.git`.
+    pub fn find_root(&self) -> Option<PathBuf> {
+        if let Some(r) = &self.repo {
+            return Some(r.clone());
+        }
+        let cwd = std::env::current_dir().ok()?;
+        cwd.ancestors()
+            .find(|d| d.join("contracts.toml").is_file() || d.join(".git").exists())
+            .map(Path::to_path_buf)
+    }
+
+    /// The store's configuration, or the defaults when there is no store (so `diff` of two
+    /// loose files works anywhere with the built-in kinds).
+    pub fn config(&self) -> Result<Config, CommandError> {
+        let Some(root) = self.find_root() else {
+            return Ok(Config::default());
+        };
+        let path = root.join("contracts.toml");
+        if !path.is_file() {
+            if self.repo.is_some() {
+                return Err(CommandError::input(format!(
+                    "{} is not a contracts store: it has no contracts.toml",
+                    root.display()
+                ))
+                .with_hint("run `contracts init` to create one"));
+            }
+            return Ok(Config::default());
+        }
+        let text = read_input(&path)?;
+        Ok(parse_config(&path.display().to_string(), &text)?)
+    }
+
+    /// Refuse a format the command does not speak.
+    pub fn refuse_junit(&self, command: &str) -> Result<(), CommandError> {
+        if self.format == Format::Junit {
+            return Err(CommandError::input(format!(
+                "`{command}` speaks --format text or json; junit is for `validate`"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Read a file the user named: a missing or unreadable file is bad input (exit 2).
+pub fn read_input(path: &Path) -> Result<String, CommandError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CommandError::input(format!("cannot read {}: {e}", path.display())))
+}

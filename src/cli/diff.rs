@@ -1,0 +1,146 @@
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::context::read_input;
+use super::output::{cell, print_json, table};
+use super::{CommandError, Context, Format, Outcome};
+use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
+
+/// Compare two contract versions clause by clause: kind, old and new value, direction and
+/// verdict, and the version bump the change requires.
+///
+/// Exit 0 when NEW's version bumps at least as much as required, 1 when it bumps less
+/// (each clause that demands more is named), 2 for bad input.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The older contract: a file path
+    old: String,
+    /// The newer contract: a file path
+    new: String,
+}
+
+#[derive(Serialize)]
+struct VersionRef<'a> {
+    dataset: &'a str,
+    version: String,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    old: VersionRef<'a>,
+    new: VersionRef<'a>,
+    changes: &'a [Change],
+    required_bump: Bump,
+    actual_bump: Bump,
+    sufficient: bool,
+}
+
+/// Load a contract named on the command line.
+fn load(arg: &str, kinds: &KindTable) -> Result<Contract, CommandError> {
+    let text = read_input(Path::new(arg))?;
+    Ok(parse_contract(arg, &text, kinds, Strictness::Writing)?)
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("diff")?;
+    let config = ctx.config()?;
+    let old = load(&args.old, &config.kinds)?;
+    let new = load(&args.new, &config.kinds)?;
+    if old.dataset != new.dataset {
+        return Err(CommandError::input(format!(
+            "{} is dataset `{}` but {} is dataset `{}`: a diff compares two versions of one dataset",
+            args.old, old.dataset, args.new, new.dataset
+        )));
+    }
+    if new.version <= old.version {
+        return Err(CommandError::input(format!(
+            "NEW version {} is not greater than OLD version {}",
+            new.version, old.version
+        ))
+        .with_hint("give the older contract first"));
+    }
+    let set = derive_changes(&old, &new);
+    let actual = Bump::between(&old.version, &new.version);
+    let sufficient = actual >= set.required;
+    let report = Report {
+        old: VersionRef {
+            dataset: &old.dataset,
+            version: old.version.to_string(),
+        },
+        new: VersionRef {
+            dataset: &new.dataset,
+            version: new.version.to_string(),
+        },
+        changes: &set.changes,
+        required_bump: set.required,
+        actual_bump: actual,
+        sufficient,
+    };
+    match ctx.format {
+        Format::Json => print_json(&report),
+        _ => print_text(&report),
+    }
+    if !sufficient {
+        eprintln!(
+            "error: {} -> {} is a {} bump, but the changes require a {} bump:",
+            old.version, new.version, actual, set.required
+        );
+        for c in demanding(&set.changes, actual) {
+            eprintln!(
+                "  {} ({}, {}): {} -> {}",
+                c.clause,
+                c.kind,
+                c.direction,
+                cell(c.old.as_ref()),
+                cell(c.new.as_ref())
+            );
+        }
+    }
+    Ok(Outcome::findings_if(!sufficient))
+}
+
+/// The changes that demand more than `actual`: the breaking ones when a major bump is missing,
+/// otherwise every change (a patch may not change any clause).
+pub fn demanding(changes: &[Change], actual: Bump) -> impl Iterator<Item = &Change> {
+    changes.iter().filter(move |c| {
+        actual < Bump::Major && c.verdict == crate::model::Verdict::Breaking
+            || actual < Bump::Minor
+    })
+}
+
+fn print_text(r: &Report) {
+    if r.changes.is_empty() {
+        println!(
+            "no clause changed between {} {} and {}",
+            r.old.dataset, r.old.version, r.new.version
+        );
+    } else {
+        let rows = r.changes.iter().map(|c| {
+            vec![
+                c.clause.clone(),
+                c.kind.to_string(),
+                cell(c.old.as_ref()),
+                cell(c.new.as_ref()),
+                c.direction.to_string(),
+                c.verdict.to_string(),
+            ]
+        });
+        println!(
+            "{}",
+            table(
+                &["clause", "kind", "old", "new", "direction", "verdict"],
+                rows
+            )
+        );
+    }
+    println!();
+    println!("required bump: {}", r.required_bump);
+    println!(
+        "actual bump:   {} ({} -> {}){}",
+        r.actual_bump,
+        r.old.version,
+        r.new.version,
+        if r.sufficient { "" } else { "  INSUFFICIENT" }
+    );
+}

@@ -1,0 +1,81 @@
+//! The command line. Each subcommand lives in its own file with its clap `Args` (whose doc
+//! comment is the help text) and one `run` function that computes a plain value, renders it,
+//! and only then acts. Errors are classified once, here, into the exit codes of SPEC §8.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chrono::NaiveDate;
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod context;
+mod diff;
+mod error;
+mod output;
+
+pub use context::Context;
+pub use error::{CommandError, ErrorClass, Outcome};
+
+/// Spatial data contracts: kinds, verdicts, windows, validation and sunset notices.
+#[derive(Debug, Parser)]
+#[command(name = "contracts", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// The store: a git repository with `contracts.toml` [default: the repository containing
+    /// the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+
+    /// Output format: `text` is a table for people, `json` is stable for scripts
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// The day every date rule is evaluated on [default: today's UTC date]
+    #[arg(long, global = true, env = "CONTRACTS_TODAY", value_name = "YYYY-MM-DD")]
+    pub today: Option<NaiveDate>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output formats. `junit` is accepted by `validate` only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Junit,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Diff(diff::Args),
+}
+
+/// Run the command line and turn the outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version to stdout with success, usage errors to stderr.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let ctx = Context::new(&cli);
+    let result = match &cli.command {
+        Command::Diff(args) => diff::run(&ctx, args),
+    };
+    match result {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            if let Some(hint) = &e.hint {
+                eprintln!("hint: {hint}");
+            }
+            e.class.exit_code()
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Rendering: text tables for people, JSON for scripts. Both go to stdout; talk goes to stderr.
+
+use tabled::builder::Builder;
+use tabled::settings::Style;
+
+/// A plain table with a header row.
+pub fn table<I, R>(headers: &[&str], rows: I) -> String
+where
+    I: IntoIterator<Item = R>,
+    R: IntoIterator<Item = String>,
+{
+    let mut b = Builder::default();
+    b.push_record(headers.iter().map(|h| h.to_string()));
+    for r in rows {
+        b.push_record(r);
+    }
+    let mut t = b.build();
+    t.with(Style::blank());
+    t.to_string()
+}
+
+/// Print a value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(s) => println!("{s}"),
+        // Serialising our own report types cannot fail; say so loudly if it ever does.
+        Err(e) => eprintln!("error: could not render JSON: {e}"),
+    }
+}
+
+/// A clause value (or its absence) for a table cell.
+pub fn cell(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None => "-".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}

@@ -1,0 +1,8 @@
+//! `contracts`: spatial data contracts, their kinds and verdicts, an append-only history in
+//! git, validation of real releases against every live contract, and the sunset notifier.
+#![forbid(unsafe_code)]
+
+/// The command line: clap types, one file per subcommand, output and exit codes.
+pub mod cli;
+/// The pure domain: contracts, kinds, containment, verdicts, bumps, windows.
+pub mod model;

@@ -1,0 +1,274 @@
+//! The change derivation of SPEC §4: for each clause, old vs new gives a direction, and kind
+//! plus direction gives a verdict. Nothing here is a judgement call; that is the point.
+
+use std::fmt;
+
+use semver::Version;
+use serde::{Deserialize, Serialize};
+
+use super::contract::Contract;
+use super::kind::{Kind, Shape};
+use super::value::ClauseValue;
+
+/// How a clause moved between two versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Grew,
+    Shrank,
+    Tightened,
+    Loosened,
+    Changed,
+    Added,
+    Removed,
+    Enforced,
+    Relaxed,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Grew => "grew",
+            Direction::Shrank => "shrank",
+            Direction::Tightened => "tightened",
+            Direction::Loosened => "loosened",
+            Direction::Changed => "changed",
+            Direction::Added => "added",
+            Direction::Removed => "removed",
+            Direction::Enforced => "enforced",
+            Direction::Relaxed => "relaxed",
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a consumer written against the old version survives the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Compatible,
+    Breaking,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Compatible => "compatible",
+            Verdict::Breaking => "breaking",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The verdict table of SPEC §4, as one function of kind and direction.
+pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
+    use Direction as D;
+    match (kind, direction) {
+        (_, D::Grew | D::Tightened | D::Added | D::Enforced) => Verdict::Compatible,
+        (_, D::Shrank | D::Loosened | D::Changed | D::Relaxed) => Verdict::Breaking,
+        // A missing value is permissive: losing a limit loosens, losing a promised area
+        // only widens.
+        (Kind::Widening, D::Removed) => Verdict::Compatible,
+        (Kind::Narrowing | Kind::Fixed, D::Removed) => Verdict::Breaking,
+    }
+}
+
+/// One changed clause between two versions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The clause name; `attribute_semantics.<key>` for one meaning.
+    pub clause: String,
+    pub kind: Kind,
+    pub old: Option<serde_json::Value>,
+    pub new: Option<serde_json::Value>,
+    pub direction: Direction,
+    pub verdict: Verdict,
+}
+
+/// A semantic version bump, ordered by size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bump {
+    /// Same version (only for `diff` of a file with itself).
+    None,
+    Patch,
+    Minor,
+    Major,
+}
+
+impl Bump {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bump::None => "none",
+            Bump::Patch => "patch",
+            Bump::Minor => "minor",
+            Bump::Major => "major",
+        }
+    }
+
+    /// The bump from `old` to `new` (assumed `new > old`). The major number is read literally,
+    /// also below 1.0.0: a contract's promise does not get weaker for being young.
+    pub fn between(old: &Version, new: &Version) -> Bump {
+        if new.major != old.major {
+            Bump::Major
+        } else if new.minor != old.minor {
+            Bump::Minor
+        } else if new.patch != old.patch || new.pre != old.pre {
+            Bump::Patch
+        } else {
+            Bump::None
+        }
+    }
+}
+
+impl fmt::Display for Bump {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every change between two versions, and what it demands of the version number.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangeSet {
+    pub changes: Vec<Change>,
+    pub required: Bump,
+}
+
+impl ChangeSet {
+    pub fn breaking(&self) -> impl Iterator<Item = &Change> {
+        self.changes
+            .iter()
+            .filter(|c| c.verdict == Verdict::Breaking)
+    }
+}
+
+fn change(
+    clause: String,
+    kind: Kind,
+    old: Option<&ClauseValue>,
+    new: Option<&ClauseValue>,
+    direction: Direction,
+) -> Change {
+    Change {
+        clause,
+        kind,
+        old: old.map(ClauseValue::to_json),
+        new: new.map(ClauseValue::to_json),
+        direction,
+        verdict: verdict(kind, direction),
+    }
+}
+
+/// Derive every clause change from `old` to `new`. Both must have been parsed with the same
+/// kind table; the result is in clause-name order.
+pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
+    let mut changes = Vec::new();
+    let names: std::collections::BTreeSet<&String> =
+        old.clauses.keys().chain(new.clauses.keys()).collect();
+    for name in names {
+        let (a, b) = (old.clauses.get(name), new.clauses.get(name));
+        let spec = &b.or(a).expect("name comes from one of the two maps").spec;
+        let kind = spec.kind;
+        match (a, b) {
+            (None, Some(b)) => changes.push(change(
+                name.clone(),
+                kind,
+                None,
+                Some(&b.value),
+                Direction::Added,
+            )),
+            (Some(a), None) => changes.push(change(
+                name.clone(),
+                kind,
+                Some(&a.value),
+                None,
+                Direction::Removed,
+            )),
+            (Some(a), Some(b)) => {
+                if spec.shape == Shape::Meanings {
+                    meanings(name, kind, &a.value, &b.value, &mut changes);
+                } else if a.value != b.value {
+                    let direction = match kind {
+                        Kind::Widening if b.value.contains(&a.value) => Direction::Grew,
+                        Kind::Widening => Direction::Shrank,
+                        Kind::Narrowing if a.value.contains(&b.value) => Direction::Tightened,
+                        Kind::Narrowing => Direction::Loosened,
+                        Kind::Fixed => Direction::Changed,
+                    };
+                    changes.push(change(
+                        name.clone(),
+                        kind,
+                        Some(&a.value),
+                        Some(&b.value),
+                        direction,
+                    ));
+                }
+                // The enforcement status is a change of its own: a value can stay while the
+                // promise behind it starts (or stops) failing releases.
+                match (old.is_advisory(name), new.is_advisory(name)) {
+                    (true, false) => changes.push(change(
+                        name.clone(),
+                        kind,
+                        Some(&a.value),
+                        Some(&b.value),
+                        Direction::Enforced,
+                    )),
+                    (false, true) => changes.push(change(
+                        name.clone(),
+                        kind,
+                        Some(&a.value),
+                        Some(&b.value),
+                        Direction::Relaxed,
+                    )),
+                    _ => {}
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    let required = if changes.iter().any(|c| c.verdict == Verdict::Breaking) {
+        Bump::Major
+    } else if !changes.is_empty() {
+        Bump::Minor
+    } else {
+        Bump::Patch
+    };
+    ChangeSet { changes, required }
+}
+
+/// `attribute_semantics`: each key is its own fixed clause, so a new meaning is an addition
+/// and a changed or dropped meaning is a breach of that one promise.
+fn meanings(name: &str, kind: Kind, a: &ClauseValue, b: &ClauseValue, out: &mut Vec<Change>) {
+    let (ClauseValue::Meanings(a), ClauseValue::Meanings(b)) = (a, b) else {
+        return;
+    };
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for key in keys {
+        let (old, new) = (a.get(key), b.get(key));
+        let direction = match (old, new) {
+            (None, Some(_)) => Direction::Added,
+            (Some(_), None) => Direction::Removed,
+            (Some(x), Some(y)) if x != y => Direction::Changed,
+            _ => continue,
+        };
+        let text = |v: Option<&String>| v.map(|s| serde_json::Value::String(s.clone()));
+        out.push(Change {
+            clause: format!("{name}.{key}"),
+            kind,
+            old: text(old),
+            new: text(new),
+            direction,
+            verdict: verdict(kind, direction),
+        });
+    }
+}

@@ -1,0 +1,234 @@
+//! The contract file (SPEC §3): parsed strictly, then validated into a typed value before any
+//! rule looks at it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::NaiveDate;
+use semver::Version;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::kind::{ClauseSpec, KindTable};
+use super::location::{from_toml, Located, TomlErrors};
+use super::value::{is_geographic_crs, parse_value, ClauseValue};
+
+/// How to treat a clause the kind table does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strictness {
+    /// Writing side (`diff`, `propose`, `check`): a clause with no kind is an error, because its
+    /// change rule would otherwise be decided under pressure.
+    Writing,
+    /// Reading side (`validate`, `show`): kept aside and reported as not evaluated, so an older
+    /// build keeps working against a newer contract.
+    Reading,
+}
+
+/// One clause with its row of the kind table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clause {
+    pub spec: ClauseSpec,
+    pub value: ClauseValue,
+}
+
+/// A validated contract version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contract {
+    pub dataset: String,
+    pub version: Version,
+    pub supersedes: Option<Version>,
+    pub valid_from: NaiveDate,
+    pub sunset: Option<NaiveDate>,
+    pub description: Option<String>,
+    pub advisory: BTreeSet<String>,
+    pub clauses: BTreeMap<String, Clause>,
+    /// Clauses this build has no kind for (only with [`Strictness::Reading`]).
+    pub unknown: BTreeMap<String, toml::Value>,
+}
+
+impl Contract {
+    /// The line (major number) this version belongs to.
+    pub fn line(&self) -> u64 {
+        self.version.major
+    }
+
+    pub fn is_advisory(&self, clause: &str) -> bool {
+        self.advisory.contains(clause)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawContract {
+    dataset: Spanned<String>,
+    version: Spanned<String>,
+    supersedes: Option<Spanned<String>>,
+    valid_from: Spanned<toml::value::Datetime>,
+    sunset: Option<Spanned<toml::value::Datetime>>,
+    description: Option<String>,
+    advisory: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    clauses: BTreeMap<String, Spanned<toml::Value>>,
+}
+
+/// Whether `name` is a valid dataset name (`[a-z0-9][a-z0-9_-]{0,63}`). Checked before any
+/// path is built from it, so a name can never lead outside the store.
+pub fn is_dataset_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && matches!(bytes[0], b'a'..=b'z' | b'0'..=b'9')
+        && bytes[1..]
+            .iter()
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
+}
+
+/// A TOML date (no time, no offset) as a calendar date.
+pub fn toml_date(d: &toml::value::Datetime) -> Result<NaiveDate, String> {
+    match (d.date, d.time, d.offset) {
+        (Some(date), None, None) => NaiveDate::from_ymd_opt(
+            i32::from(date.year),
+            u32::from(date.month),
+            u32::from(date.day),
+        )
+        .ok_or_else(|| format!("{d} is not a calendar date")),
+        _ => Err(format!("expected a date like 2027-01-01, found {d}")),
+    }
+}
+
+/// Parse and validate a contract. `file` names it in errors; every error carries the line and
+/// column of the offending value.
+pub fn parse_contract(
+    file: &str,
+    text: &str,
+    kinds: &KindTable,
+    strictness: Strictness,
+) -> Result<Contract, TomlErrors> {
+    let raw: RawContract = from_toml(file, text)?;
+    let mut errors = Vec::new();
+    let mut fail = |span: std::ops::Range<usize>, msg: String| {
+        errors.push(Located::at(file, text, Some(span), msg));
+    };
+
+    let dataset = raw.dataset.get_ref().clone();
+    if !is_dataset_name(&dataset) {
+        fail(
+            raw.dataset.span(),
+            format!("dataset name `{dataset}` must match [a-z0-9][a-z0-9_-]{{0,63}}"),
+        );
+    }
+    let mut version_of = |s: &Spanned<String>, what: &str| match Version::parse(s.get_ref()) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            fail(
+                s.span(),
+                format!("{what} `{}` is not a semantic version: {e}", s.get_ref()),
+            );
+            None
+        }
+    };
+    let version = version_of(&raw.version, "version");
+    let supersedes = raw
+        .supersedes
+        .as_ref()
+        .and_then(|s| version_of(s, "supersedes"));
+    if let (Some(v), Some(s), Some(span)) = (&version, &supersedes, raw.supersedes.as_ref()) {
+        if s >= v {
+            fail(
+                span.span(),
+                format!("supersedes `{s}` is not older than version `{v}`"),
+            );
+        }
+    }
+    let mut date_of = |d: &Spanned<toml::value::Datetime>, what: &str| match toml_date(d.get_ref())
+    {
+        Ok(date) => Some(date),
+        Err(e) => {
+            fail(d.span(), format!("{what}: {e}"));
+            None
+        }
+    };
+    let valid_from = date_of(&raw.valid_from, "valid_from");
+    let sunset = raw.sunset.as_ref().and_then(|d| date_of(d, "sunset"));
+    if let (Some(from), Some(sun), Some(span)) = (valid_from, sunset, raw.sunset.as_ref()) {
+        if sun <= from {
+            fail(
+                span.span(),
+                format!("sunset {sun} is not after valid_from {from}"),
+            );
+        }
+    }
+
+    let geographic = raw
+        .clauses
+        .get("crs")
+        .and_then(|c| c.get_ref().as_str())
+        .is_some_and(is_geographic_crs)
+        || raw
+            .clauses
+            .get("units")
+            .and_then(|c| c.get_ref().as_str())
+            .is_some_and(|u| u.starts_with("degree"));
+    let mut clauses = BTreeMap::new();
+    let mut unknown = BTreeMap::new();
+    for (name, value) in &raw.clauses {
+        let Some(spec) = kinds.get(name) else {
+            match strictness {
+                Strictness::Writing => fail(
+                    value.span(),
+                    format!(
+                        "clause `{name}` has no kind: declare it in contracts.toml [kinds] \
+                         (widening, narrowing or fixed) before using it"
+                    ),
+                ),
+                Strictness::Reading => {
+                    unknown.insert(name.clone(), value.get_ref().clone());
+                }
+            }
+            continue;
+        };
+        match parse_value(value.get_ref(), spec.shape, spec.domain, geographic) {
+            Ok(v) => {
+                clauses.insert(
+                    name.clone(),
+                    Clause {
+                        spec: spec.clone(),
+                        value: v,
+                    },
+                );
+            }
+            Err(e) => fail(value.span(), format!("clause `{name}`: {e}")),
+        }
+    }
+
+    let mut advisory = BTreeSet::new();
+    for a in raw.advisory.iter().flatten() {
+        let name = a.get_ref();
+        if !raw.clauses.contains_key(name) {
+            fail(
+                a.span(),
+                format!("advisory names `{name}`, which is not a clause of this contract"),
+            );
+        } else if !advisory.insert(name.clone()) {
+            fail(a.span(), format!("`{name}` is listed twice in advisory"));
+        }
+    }
+
+    if !errors.is_empty() {
+        return Err(TomlErrors(errors));
+    }
+    match (version, valid_from) {
+        (Some(version), Some(valid_from)) => Ok(Contract {
+            dataset,
+            version,
+            supersedes,
+            valid_from,
+            sunset,
+            description: raw.description,
+            advisory,
+            clauses,
+            unknown,
+        }),
+        // Both failures were pushed to `errors` above.
+        _ => unreachable!("a missing version or date always records an error"),
+    }
+}

@@ -1,0 +1,17 @@
+//! The domain: contracts, clause kinds and shapes, containment, change verdicts, version bumps
+//! and windows. Pure by design: no files, no git, no clock, no terminal. Texts come in as
+//! strings and dates as arguments, so every rule can be tested and replayed exactly.
+
+pub mod change;
+pub mod config;
+pub mod contract;
+pub mod kind;
+pub mod location;
+pub mod value;
+
+pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
+pub use config::{parse_config, Config};
+pub use contract::{is_dataset_name, parse_contract, Clause, Contract, Strictness};
+pub use kind::{ClauseSpec, Kind, KindTable, Shape, BUILTIN};
+pub use location::{Located, TomlErrors};
+pub use value::{ClauseValue, Envelope, UpperBounds};
