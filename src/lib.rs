@@ -6,3 +6,5 @@
 pub mod cli;
 /// The pure domain: contracts, kinds, containment, verdicts, bumps, windows.
 pub mod model;
+/// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
+pub mod store;

@@ -19,9 +19,7 @@ impl Context {
         Context {
             repo: cli.repo.clone(),
             format: cli.format,
-            today: cli
-                .today
-                .unwrap_or_else(|| chrono::Utc::now().date_naive()),
+            today: cli.today.unwrap_or_else(|| chrono::Utc::now().date_naive()),
         }
     }
 

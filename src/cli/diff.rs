@@ -104,8 +104,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 /// otherwise every change (a patch may not change any clause).
 pub fn demanding(changes: &[Change], actual: Bump) -> impl Iterator<Item = &Change> {
     changes.iter().filter(move |c| {
-        actual < Bump::Major && c.verdict == crate::model::Verdict::Breaking
-            || actual < Bump::Minor
+        actual < Bump::Major && c.verdict == crate::model::Verdict::Breaking || actual < Bump::Minor
     })
 }
 

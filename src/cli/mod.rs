@@ -30,7 +30,12 @@ pub struct Cli {
     pub format: Format,
 
     /// The day every date rule is evaluated on [default: today's UTC date]
-    #[arg(long, global = true, env = "CONTRACTS_TODAY", value_name = "YYYY-MM-DD")]
+    #[arg(
+        long,
+        global = true,
+        env = "CONTRACTS_TODAY",
+        value_name = "YYYY-MM-DD"
+    )]
     pub today: Option<NaiveDate>,
 
     #[command(subcommand)]

@@ -43,7 +43,9 @@ impl Located {
             line,
             column,
             message,
-            source_line: text[line_start..line_end].trim_end_matches('\r').to_string(),
+            source_line: text[line_start..line_end]
+                .trim_end_matches('\r')
+                .to_string(),
             width: text[start..end].chars().count().max(1),
         }
     }

@@ -15,3 +15,5 @@ pub use contract::{is_dataset_name, parse_contract, Clause, Contract, Strictness
 pub use kind::{ClauseSpec, Kind, KindTable, Shape, BUILTIN};
 pub use location::{Located, TomlErrors};
 pub use value::{ClauseValue, Envelope, UpperBounds};
+pub mod window;
+pub use window::{lines, Line, SunsetMove, Window};

@@ -276,8 +276,7 @@ pub fn parse_value(
                     e.minx, e.maxx
                 ));
             }
-            if geographic
-                && (e.minx < -180.0 || e.maxx > 180.0 || e.miny < -90.0 || e.maxy > 90.0)
+            if geographic && (e.minx < -180.0 || e.maxx > 180.0 || e.miny < -90.0 || e.maxy > 90.0)
             {
                 return err("a geographic envelope must lie within [-180, -90, 180, 90]");
             }

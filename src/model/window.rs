@@ -1,0 +1,150 @@
+//! Lines, live contracts and deprecation windows (SPEC §1, §7).
+//!
+//! A line is every version with one major number. It opens on its first version's
+//! `valid_from` and closes on its sunset, which the next major's first version declares and a
+//! `[[sunset]]` record may move. Everything is a function of the contracts, the recorded sunset
+//! moves and a day passed in by the caller.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use semver::Version;
+use serde::Serialize;
+
+use super::contract::Contract;
+
+/// One major line of a dataset.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    pub major: u64,
+    /// The first version's `valid_from`: the day the line becomes live.
+    pub opens: NaiveDate,
+    /// The day the line stops being live (exclusive); `None` while no successor exists.
+    pub sunset: Option<NaiveDate>,
+    /// Versions of the line, oldest first.
+    pub versions: Vec<Version>,
+    /// `valid_from` of each version, in the same order.
+    #[serde(skip)]
+    pub valid_from: Vec<NaiveDate>,
+}
+
+impl Line {
+    pub fn is_live(&self, day: NaiveDate) -> bool {
+        self.opens <= day && self.sunset.is_none_or(|s| day < s)
+    }
+
+    /// The line's live contract on `day`: its newest version already valid.
+    pub fn current(&self, day: NaiveDate) -> Option<&Version> {
+        self.versions
+            .iter()
+            .zip(&self.valid_from)
+            .rev()
+            .find(|(_, from)| **from <= day)
+            .map(|(v, _)| v)
+    }
+
+    pub fn newest(&self) -> &Version {
+        self.versions
+            .last()
+            .expect("a line is built from at least one version")
+    }
+
+    /// The last day the line is live, if it has a sunset.
+    pub fn last_day(&self) -> Option<NaiveDate> {
+        self.sunset.and_then(|s| s.pred_opt())
+    }
+}
+
+/// A deprecation window: from the new major's `valid_from` to the old line's sunset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Window {
+    pub old_line: u64,
+    pub new_line: u64,
+    pub opens: NaiveDate,
+    pub sunset: NaiveDate,
+}
+
+impl Window {
+    pub fn days(&self) -> i64 {
+        (self.sunset - self.opens).num_days()
+    }
+}
+
+/// A recorded move of a line's sunset (`[[sunset]]` in the history).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SunsetMove {
+    pub line: u64,
+    pub to: NaiveDate,
+}
+
+/// Build the lines of one dataset from its contracts (any order) and its sunset moves (in
+/// record order: the last move of a line wins).
+pub fn lines(contracts: &[&Contract], moves: &[SunsetMove]) -> Vec<Line> {
+    let mut by_major: BTreeMap<u64, Vec<&Contract>> = BTreeMap::new();
+    for c in contracts {
+        by_major.entry(c.version.major).or_default().push(c);
+    }
+    let mut out: Vec<Line> = by_major
+        .into_values()
+        .map(|mut vs| {
+            vs.sort_by(|a, b| a.version.cmp(&b.version));
+            Line {
+                major: vs[0].version.major,
+                opens: vs[0].valid_from,
+                sunset: None,
+                versions: vs.iter().map(|c| c.version.clone()).collect(),
+                valid_from: vs.iter().map(|c| c.valid_from).collect(),
+            }
+        })
+        .collect();
+    // The sunset of a line is declared by the first version of the line after it.
+    let declared: Vec<Option<NaiveDate>> = out
+        .iter()
+        .skip(1)
+        .map(|next| {
+            contracts
+                .iter()
+                .find(|c| c.version.major == next.major && c.version == next.versions[0])
+                .and_then(|c| c.sunset)
+        })
+        .collect();
+    for (line, sunset) in out.iter_mut().zip(declared) {
+        line.sunset = sunset;
+    }
+    for m in moves {
+        if let Some(line) = out.iter_mut().find(|l| l.major == m.line) {
+            line.sunset = Some(m.to);
+        }
+    }
+    out
+}
+
+/// The windows between consecutive lines.
+pub fn windows(lines: &[Line]) -> Vec<Window> {
+    lines
+        .windows(2)
+        .filter_map(|pair| {
+            pair[0].sunset.map(|sunset| Window {
+                old_line: pair[0].major,
+                new_line: pair[1].major,
+                opens: pair[1].opens,
+                sunset,
+            })
+        })
+        .collect()
+}
+
+/// The first day on which more than two lines are live, if any. Lines are live on intervals,
+/// so it is enough to test the day each line opens.
+pub fn first_day_over_two_live(lines: &[Line]) -> Option<(NaiveDate, Vec<u64>)> {
+    let mut days: Vec<NaiveDate> = lines.iter().map(|l| l.opens).collect();
+    days.sort();
+    days.into_iter().find_map(|day| {
+        let live: Vec<u64> = lines
+            .iter()
+            .filter(|l| l.is_live(day))
+            .map(|l| l.major)
+            .collect();
+        (live.len() > 2).then_some((day, live))
+    })
+}
