@@ -135,7 +135,7 @@ struct RawConfig {
 }
 
 /// The whole of `contracts.toml`, validated.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Config {
     pub store: StoreSection,
     pub policy: Policy,
@@ -143,19 +143,6 @@ pub struct Config {
     pub notify: Notify,
     pub smtp: Smtp,
     pub consumption: Consumption,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            store: StoreSection::default(),
-            policy: Policy::default(),
-            kinds: KindTable::builtin(),
-            notify: Notify::default(),
-            smtp: Smtp::default(),
-            consumption: Consumption::default(),
-        }
-    }
 }
 
 /// Parse `contracts.toml`.

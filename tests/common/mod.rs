@@ -1,0 +1,76 @@
+//! A hermetic environment for running the real binary: its own HOME, no global git config,
+//! a fixed author and a fixed `--today`, so a test depends on nothing of the machine.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+pub struct TestEnv {
+    pub home: tempfile::TempDir,
+    pub today: String,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        TestEnv {
+            home: tempfile::tempdir().expect("temp dir"),
+            today: "2026-11-29".to_string(),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// A command for the binary, run in `dir`, with the hermetic environment.
+    pub fn command(&self, dir: &Path) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_contracts"));
+        c.current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Ada Tester")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.org")
+            .env("GIT_COMMITTER_NAME", "Ada Tester")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.org")
+            .env("CONTRACTS_TODAY", &self.today);
+        c
+    }
+
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let out = self.command(dir).args(args).output().expect("binary runs");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+pub fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+pub fn fixture_str(path: &str) -> String {
+    fixture(path).to_string_lossy().into_owned()
+}
