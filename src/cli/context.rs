@@ -7,6 +7,7 @@ use chrono::NaiveDate;
 
 use super::{Cli, CommandError, Format};
 use crate::model::{parse_config, Config};
+use crate::store::Store;
 
 pub struct Context {
     pub repo: Option<PathBuf>,
@@ -54,6 +55,16 @@ impl Context {
         }
         let text = read_input(&path)?;
         Ok(parse_config(&path.display().to_string(), &text)?)
+    }
+
+    /// The store this command works on: `--repo`, or the repository containing the current
+    /// directory.
+    pub fn store(&self) -> Result<Store, CommandError> {
+        let dir = match &self.repo {
+            Some(r) => r.clone(),
+            None => std::env::current_dir()?,
+        };
+        Ok(Store::open(&dir)?)
     }
 
     /// Refuse a format the command does not speak.

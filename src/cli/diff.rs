@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::context::read_input;
 use super::output::{cell, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
+use crate::model::proposal::demanding;
 use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
 
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
@@ -86,7 +87,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "error: {} -> {} is a {} bump, but the changes require a {} bump:",
             old.version, new.version, actual, set.required
         );
-        for c in demanding(&set.changes, actual) {
+        for c in &demanding(&set.changes, actual) {
             eprintln!(
                 "  {} ({}, {}): {} -> {}",
                 c.clause,
@@ -98,14 +99,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     Ok(Outcome::findings_if(!sufficient))
-}
-
-/// The changes that demand more than `actual`: the breaking ones when a major bump is missing,
-/// otherwise every change (a patch may not change any clause).
-pub fn demanding(changes: &[Change], actual: Bump) -> impl Iterator<Item = &Change> {
-    changes.iter().filter(move |c| {
-        actual < Bump::Major && c.verdict == crate::model::Verdict::Breaking || actual < Bump::Minor
-    })
 }
 
 fn print_text(r: &Report) {

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use crate::model::TomlErrors;
+use crate::store::{GitError, StoreError};
 
 /// What a command that ran to the end found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,5 +91,30 @@ impl From<std::io::Error> for CommandError {
     /// themselves (see `Context::read_input`).
     fn from(e: std::io::Error) -> Self {
         CommandError::environment(e.to_string())
+    }
+}
+
+impl From<StoreError> for CommandError {
+    fn from(e: StoreError) -> Self {
+        let hint = match &e {
+            StoreError::NotAStore { .. } => Some("run `contracts init`, or point --repo at a store"),
+            StoreError::Git(GitError::Moved { .. }) => {
+                Some("another writer committed first; nothing was written")
+            }
+            StoreError::Git(GitError::Open { .. }) => {
+                Some("run inside a store's repository, or pass --repo DIR")
+            }
+            _ => None,
+        };
+        let class = if e.is_input() {
+            ErrorClass::Input
+        } else {
+            ErrorClass::Environment
+        };
+        CommandError {
+            class,
+            message: e.to_string(),
+            hint: hint.map(str::to_string),
+        }
     }
 }

@@ -8,10 +8,17 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod check;
 mod context;
 mod diff;
 mod error;
+mod init;
+mod log;
 mod output;
+mod propose;
+mod show;
+mod status;
+mod sunset;
 
 pub use context::Context;
 pub use error::{CommandError, ErrorClass, Outcome};
@@ -52,7 +59,14 @@ pub enum Format {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Init(init::Args),
     Diff(diff::Args),
+    Propose(propose::Args),
+    Check(check::Args),
+    Status(status::Args),
+    Log(log::Args),
+    Show(show::Args),
+    Sunset(sunset::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -71,7 +85,14 @@ pub fn main() -> ExitCode {
     };
     let ctx = Context::new(&cli);
     let result = match &cli.command {
+        Command::Init(args) => init::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
+        Command::Propose(args) => propose::run(&ctx, args),
+        Command::Check(args) => check::run(&ctx, args),
+        Command::Status(args) => status::run(&ctx, args),
+        Command::Log(args) => log::run(&ctx, args),
+        Command::Show(args) => show::run(&ctx, args),
+        Command::Sunset(args) => sunset::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

@@ -23,6 +23,8 @@ pub enum Direction {
     Removed,
     Enforced,
     Relaxed,
+    /// No clause changed (a patch). Only in a whole-contract change record.
+    Unchanged,
 }
 
 impl Direction {
@@ -37,6 +39,7 @@ impl Direction {
             Direction::Removed => "removed",
             Direction::Enforced => "enforced",
             Direction::Relaxed => "relaxed",
+            Direction::Unchanged => "unchanged",
         }
     }
 }
@@ -74,7 +77,7 @@ impl fmt::Display for Verdict {
 pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
     use Direction as D;
     match (kind, direction) {
-        (_, D::Grew | D::Tightened | D::Added | D::Enforced) => Verdict::Compatible,
+        (_, D::Grew | D::Tightened | D::Added | D::Enforced | D::Unchanged) => Verdict::Compatible,
         (_, D::Shrank | D::Loosened | D::Changed | D::Relaxed) => Verdict::Breaking,
         // A missing value is permissive: losing a limit loosens, losing a promised area
         // only widens.

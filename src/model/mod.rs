@@ -2,11 +2,14 @@
 //! and windows. Pure by design: no files, no git, no clock, no terminal. Texts come in as
 //! strings and dates as arguments, so every rule can be tested and replayed exactly.
 
+pub mod audit;
 pub mod change;
 pub mod config;
 pub mod contract;
+pub mod history;
 pub mod kind;
 pub mod location;
+pub mod proposal;
 pub mod value;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};

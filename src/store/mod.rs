@@ -1,103 +1,270 @@
-//! The store: contracts, history, ledgers and config in a git repository.
+//! The store: contracts, change history, ledgers and config in a git repository (SPEC §2).
 //!
-//! PLACEHOLDER: this first version reads the working tree. It is being replaced by reads at
-//! HEAD through gix and one-commit writes; callers should only use the methods below, whose
-//! signatures will stay.
+//! Every read is at one commit, HEAD as it was when the store was opened, through gix: what a
+//! command judges is what is committed, never a half-edited working tree. Every write is one
+//! commit on top of that same HEAD, with a compare-and-swap on the branch, so two writers
+//! cannot both build on the same state. This module is the only place that knows the layout.
 
+pub mod git;
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
+use gix::ObjectId;
+use semver::Version;
 
+pub use git::{CommitChanges, GitError, Repo};
+
+use crate::model::audit::moves_of;
+use crate::model::history::{parse_history, History};
 use crate::model::{
     is_dataset_name, lines, parse_config, parse_contract, Config, Contract, Line, Strictness,
     TomlErrors,
 };
 
+/// Where things live in a store.
+pub mod layout {
+    pub const CONFIG: &str = "contracts.toml";
+    pub const CONSUMERS: &str = "consumers.toml";
+    pub const CONTRACTS: &str = "contracts";
+    pub const HISTORY: &str = "history";
+    pub const NOTIFICATIONS: &str = "notifications";
+    pub const TEMPLATES: &str = "templates";
+
+    pub fn contract(dataset: &str, version: &str) -> String {
+        format!("{CONTRACTS}/{dataset}/{version}.toml")
+    }
+    pub fn history(dataset: &str) -> String {
+        format!("{HISTORY}/{dataset}.toml")
+    }
+    pub fn releases(dataset: &str) -> String {
+        format!("{HISTORY}/{dataset}.releases.toml")
+    }
+    pub fn notifications(dataset: &str) -> String {
+        format!("{NOTIFICATIONS}/{dataset}.toml")
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: {source}")]
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Toml(#[from] TomlErrors),
+    #[error("{}: not a contracts store (no contracts.toml committed at HEAD)", path.display())]
+    NotAStore { path: PathBuf },
+    #[error("{}: already a contracts store", path.display())]
+    AlreadyAStore { path: PathBuf },
+    #[error("`{0}` is not a valid dataset name ([a-z0-9][a-z0-9_-]{{0,63}})")]
+    BadDataset(String),
+    #[error("dataset `{0}` has no contract in this store")]
+    UnknownDataset(String),
+    #[error("dataset `{dataset}` has no version {version}")]
+    UnknownVersion { dataset: String, version: String },
+    #[error("{path}: the file says dataset `{dataset}` version {version}; its path must match")]
+    Misnamed {
+        path: String,
+        dataset: String,
+        version: String,
+    },
+    #[error("{path}: not UTF-8 text")]
+    NotText { path: String },
+    #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error(transparent)]
-    Toml(#[from] TomlErrors),
-    #[error("`{0}` is not a valid dataset name ([a-z0-9][a-z0-9_-]{{0,63}})")]
-    BadDataset(String),
-    #[error("dataset `{0}` has no contract in this store")]
-    UnknownDataset(String),
 }
 
+impl StoreError {
+    /// Whether the user's input or the store's content is at fault (exit 2), rather than the
+    /// environment (exit 3).
+    pub fn is_input(&self) -> bool {
+        match self {
+            StoreError::Git(g) => g.is_input(),
+            StoreError::Io { .. } => false,
+            _ => true,
+        }
+    }
+}
+
+/// An open store, pinned to the HEAD it was opened at.
 pub struct Store {
-    root: PathBuf,
+    repo: Repo,
+    head: ObjectId,
     config: Config,
 }
 
 impl Store {
-    pub fn open(root: &Path) -> Result<Store, StoreError> {
-        let path = root.join("contracts.toml");
-        let text = std::fs::read_to_string(&path).map_err(|source| StoreError::Io {
-            path: path.clone(),
-            source,
+    /// Open the store whose repository contains `dir`.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let repo = Repo::open(dir)?;
+        let not_a_store = || StoreError::NotAStore {
+            path: repo.work_dir().to_path_buf(),
+        };
+        let head = repo.head()?.ok_or_else(not_a_store)?;
+        let bytes = repo
+            .read_at(head, layout::CONFIG)?
+            .ok_or_else(not_a_store)?;
+        let text = String::from_utf8(bytes).map_err(|_| StoreError::NotText {
+            path: layout::CONFIG.to_string(),
         })?;
-        let config = parse_config("contracts.toml", &text)?;
-        Ok(Store {
-            root: root.to_path_buf(),
-            config,
-        })
+        let config = parse_config(layout::CONFIG, &text)?;
+        Ok(Store { repo, head, config })
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        self.repo.work_dir()
+    }
+
+    pub fn head(&self) -> ObjectId {
+        self.head
+    }
+
+    pub fn repo(&self) -> &Repo {
+        &self.repo
     }
 
     pub fn config(&self) -> &Config {
         &self.config
     }
 
-    /// Every contract version of `dataset`, oldest first.
+    /// A text file at HEAD, if present.
+    pub fn read(&self, path: &str) -> Result<Option<String>, StoreError> {
+        self.read_at(self.head, path)
+    }
+
+    /// A text file at a commit, if present.
+    pub fn read_at(&self, commit: ObjectId, path: &str) -> Result<Option<String>, StoreError> {
+        match self.repo.read_at(commit, path)? {
+            None => Ok(None),
+            Some(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| StoreError::NotText {
+                    path: path.to_string(),
+                }),
+        }
+    }
+
+    /// Every dataset with a contract folder, by name.
+    pub fn datasets(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .repo
+            .entries_at(self.head, layout::CONTRACTS)?
+            .into_iter()
+            .filter(|(name, is_dir)| *is_dir && is_dataset_name(name))
+            .map(|(name, _)| name)
+            .collect())
+    }
+
+    fn check_dataset(dataset: &str) -> Result<(), StoreError> {
+        if is_dataset_name(dataset) {
+            Ok(())
+        } else {
+            Err(StoreError::BadDataset(dataset.to_string()))
+        }
+    }
+
+    /// The versions of a dataset, oldest first, from the file names alone.
+    pub fn versions(&self, dataset: &str) -> Result<Vec<Version>, StoreError> {
+        Self::check_dataset(dataset)?;
+        let mut out: Vec<Version> = self
+            .repo
+            .list_at(self.head, &format!("{}/{dataset}", layout::CONTRACTS))?
+            .iter()
+            .filter_map(|f| f.strip_suffix(".toml"))
+            .filter_map(|stem| Version::parse(stem).ok())
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// One contract version, checked against its path.
+    pub fn contract(
+        &self,
+        dataset: &str,
+        version: &str,
+        strictness: Strictness,
+    ) -> Result<Contract, StoreError> {
+        Self::check_dataset(dataset)?;
+        let path = layout::contract(dataset, version);
+        let text = self
+            .read(&path)?
+            .ok_or_else(|| StoreError::UnknownVersion {
+                dataset: dataset.to_string(),
+                version: version.to_string(),
+            })?;
+        let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
+        if c.dataset != dataset || c.version.to_string() != version {
+            return Err(StoreError::Misnamed {
+                path,
+                dataset: c.dataset,
+                version: c.version.to_string(),
+            });
+        }
+        Ok(c)
+    }
+
+    /// Every version of a dataset, oldest first.
     pub fn contracts(
         &self,
         dataset: &str,
         strictness: Strictness,
     ) -> Result<Vec<Contract>, StoreError> {
-        if !is_dataset_name(dataset) {
-            return Err(StoreError::BadDataset(dataset.to_string()));
+        let versions = self.versions(dataset)?;
+        if versions.is_empty() {
+            return Err(StoreError::UnknownDataset(dataset.to_string()));
         }
-        let dir = self.root.join("contracts").join(dataset);
-        let entries =
-            std::fs::read_dir(&dir).map_err(|_| StoreError::UnknownDataset(dataset.to_string()))?;
-        let mut out = Vec::new();
-        for e in entries {
-            let e = e.map_err(|source| StoreError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "toml") {
-                let text = std::fs::read_to_string(&p).map_err(|source| StoreError::Io {
-                    path: p.clone(),
-                    source,
-                })?;
-                let name = format!("contracts/{dataset}/{}", e.file_name().to_string_lossy());
-                out.push(parse_contract(
-                    &name,
-                    &text,
-                    &self.config.kinds,
-                    strictness,
-                )?);
-            }
-        }
-        out.sort_by(|a, b| a.version.cmp(&b.version));
-        Ok(out)
+        versions
+            .iter()
+            .map(|v| self.contract(dataset, &v.to_string(), strictness))
+            .collect()
     }
 
-    /// The lines of `dataset` with their sunsets.
+    /// The dataset's history file (empty when there is none yet).
+    pub fn history(&self, dataset: &str) -> Result<History, StoreError> {
+        Self::check_dataset(dataset)?;
+        let path = layout::history(dataset);
+        match self.read(&path)? {
+            None => Ok(History::default()),
+            Some(text) => Ok(parse_history(&path, &text)?),
+        }
+    }
+
+    /// The lines of a dataset, with sunsets as declared and as moved.
+    ///
+    /// Only the first and the newest version of each line are parsed (a line's dates live in
+    /// its first version, and its successor's first version declares its sunset), so `status`
+    /// over thousands of datasets does not parse every version. The returned lines' `versions`
+    /// hold just those two; [`Store::live_contracts`] finds the version current on a day.
     pub fn lines(&self, dataset: &str) -> Result<Vec<Line>, StoreError> {
-        let all = self.contracts(dataset, Strictness::Reading)?;
-        let refs: Vec<&Contract> = all.iter().collect();
-        Ok(lines(&refs, &[]))
+        let versions = self.versions(dataset)?;
+        if versions.is_empty() {
+            return Err(StoreError::UnknownDataset(dataset.to_string()));
+        }
+        let mut ends: Vec<&Version> = Vec::new();
+        for (i, v) in versions.iter().enumerate() {
+            let first = i == 0 || versions[i - 1].major != v.major;
+            let last = versions.get(i + 1).is_none_or(|n| n.major != v.major);
+            if first || last {
+                ends.push(v);
+            }
+        }
+        let parsed: Vec<Contract> = ends
+            .iter()
+            .map(|v| self.contract(dataset, &v.to_string(), Strictness::Reading))
+            .collect::<Result<_, _>>()?;
+        let refs: Vec<&Contract> = parsed.iter().collect();
+        // Most histories never moved a sunset; skip parsing those.
+        let moves = match self.read(&layout::history(dataset))? {
+            Some(text) if text.contains("[[sunset]]") => {
+                moves_of(&parse_history(&layout::history(dataset), &text)?)
+            }
+            _ => Vec::new(),
+        };
+        Ok(lines(&refs, &moves))
     }
 
     /// The live contract of every line live on `day` (at most two), oldest line first.
@@ -106,17 +273,49 @@ impl Store {
         dataset: &str,
         day: NaiveDate,
     ) -> Result<Vec<Contract>, StoreError> {
-        let all = self.contracts(dataset, Strictness::Reading)?;
-        let refs: Vec<&Contract> = all.iter().collect();
-        let ls = lines(&refs, &[]);
+        let versions = self.versions(dataset)?;
         let mut out = Vec::new();
-        for l in ls.iter().filter(|l| l.is_live(day)) {
-            if let Some(v) = l.current(day) {
-                if let Some(c) = all.iter().find(|c| &c.version == v) {
-                    out.push(c.clone());
-                }
+        for line in self.lines(dataset)?.iter().filter(|l| l.is_live(day)) {
+            if let Some(c) = self.current(dataset, &versions, line.major, day)? {
+                out.push(c);
             }
         }
         Ok(out)
+    }
+
+    /// The version of line `major` current on `day`: its newest version already valid.
+    /// `versions` is [`Store::versions`] of the dataset.
+    pub fn current(
+        &self,
+        dataset: &str,
+        versions: &[Version],
+        major: u64,
+        day: NaiveDate,
+    ) -> Result<Option<Contract>, StoreError> {
+        // `valid_from` never goes backwards within a dataset (propose refuses it), so the
+        // first valid version found walking back from the newest is the current one.
+        for v in versions.iter().rev().filter(|v| v.major == major) {
+            let c = self.contract(dataset, &v.to_string(), Strictness::Reading)?;
+            if c.valid_from <= day {
+                return Ok(Some(c));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `path`'s content at HEAD with `text` appended: the one way ledgers and histories grow.
+    pub fn appended(&self, path: &str, header: &str, text: &str) -> Result<Vec<u8>, StoreError> {
+        let mut content = self.read(path)?.unwrap_or_else(|| header.to_string());
+        content.push_str(text);
+        Ok(content.into_bytes())
+    }
+
+    /// Write `files` as one commit on top of the HEAD this store was opened at.
+    pub fn commit(
+        &self,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
+        Ok(self.repo.commit_files(Some(self.head), files, message)?)
     }
 }

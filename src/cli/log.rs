@@ -1,0 +1,191 @@
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::output::{print_json, table};
+use super::{CommandError, Context, Format, Outcome};
+use crate::model::history::{ChangeRecord, SunsetRecord};
+use crate::store::{layout, StoreError};
+
+/// The change records and sunset events, each with the commit that recorded it (id, author,
+/// date), newest first.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this dataset
+    dataset: Option<String>,
+}
+
+#[derive(Serialize, Clone)]
+struct CommitInfo {
+    id: String,
+    author: String,
+    date: String,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Entry {
+    Change {
+        dataset: String,
+        #[serde(flatten)]
+        record: ChangeRecord,
+        commit: Option<CommitInfo>,
+    },
+    Sunset {
+        dataset: String,
+        #[serde(flatten)]
+        record: SunsetRecord,
+        commit: Option<CommitInfo>,
+    },
+}
+
+/// How many records of a kind a history text holds. The append-only proof (`check`) makes
+/// counting table headers enough to tell which records a commit appended.
+fn count(text: &str, header: &str) -> usize {
+    text.lines().filter(|l| l.trim_end() == header).count()
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("log")?;
+    let store = ctx.store()?;
+    let datasets = match &args.dataset {
+        Some(d) => {
+            if store.versions(d)?.is_empty() {
+                return Err(StoreError::UnknownDataset(d.clone()).into());
+            }
+            vec![d.clone()]
+        }
+        None => store.datasets()?,
+    };
+    let prefix = match &args.dataset {
+        Some(d) => layout::history(d),
+        None => format!("{}/", layout::HISTORY),
+    };
+    // (path, "[[change]]" or "[[sunset]]", index) -> the commit that appended it.
+    let mut by_record: HashMap<(String, &str, usize), CommitInfo> = HashMap::new();
+    let walk = store
+        .repo()
+        .history(None, &[prefix.as_str()])
+        .map_err(StoreError::from)?;
+    for commit in &walk {
+        let info = CommitInfo {
+            id: commit.id.to_string(),
+            author: format!("{} <{}>", commit.author.name, commit.author.email),
+            date: commit.time.to_rfc3339(),
+        };
+        for change in &commit.changes {
+            let Some(new) = change.new else { continue };
+            let blob = |id| -> Result<String, CommandError> {
+                Ok(String::from_utf8_lossy(&store.repo().blob(id).map_err(StoreError::from)?)
+                    .into_owned())
+            };
+            let new_text = blob(new)?;
+            let old_text = match change.old {
+                Some(old) => blob(old)?,
+                None => String::new(),
+            };
+            for header in ["[[change]]", "[[sunset]]"] {
+                for i in count(&old_text, header)..count(&new_text, header) {
+                    by_record.insert((change.path.clone(), header, i), info.clone());
+                }
+            }
+        }
+    }
+    let mut entries = Vec::new();
+    for d in &datasets {
+        let path = layout::history(d);
+        let h = store.history(d)?;
+        for (i, r) in h.change.into_iter().enumerate() {
+            entries.push(Entry::Change {
+                dataset: d.clone(),
+                commit: by_record.get(&(path.clone(), "[[change]]", i)).cloned(),
+                record: r,
+            });
+        }
+        for (i, r) in h.sunset.into_iter().enumerate() {
+            entries.push(Entry::Sunset {
+                dataset: d.clone(),
+                commit: by_record.get(&(path.clone(), "[[sunset]]", i)).cloned(),
+                record: r,
+            });
+        }
+    }
+    let at = |e: &Entry| match e {
+        Entry::Change { record, .. } => record.at,
+        Entry::Sunset { record, .. } => record.at,
+    };
+    // Newest first; records of one commit keep their file order.
+    entries.reverse();
+    entries.sort_by_key(|e| std::cmp::Reverse(at(e)));
+    match ctx.format {
+        Format::Json => print_json(&entries),
+        _ => print_text(&entries),
+    }
+    Ok(Outcome::Clean)
+}
+
+fn print_text(entries: &[Entry]) {
+    if entries.is_empty() {
+        println!("no change records");
+        return;
+    }
+    let short = |c: &Option<CommitInfo>| {
+        c.as_ref()
+            .map_or(("-".to_string(), "-".to_string()), |c| (c.id[..12].to_string(), c.author.clone()))
+    };
+    let rows = entries.iter().map(|e| match e {
+        Entry::Change {
+            dataset,
+            record: r,
+            commit,
+        } => {
+            let (id, author) = short(commit);
+            vec![
+                r.at.format("%Y-%m-%d").to_string(),
+                dataset.clone(),
+                format!("{} -> {}", r.from.as_deref().unwrap_or("-"), r.to),
+                r.clause.clone(),
+                r.kind.map_or("-".to_string(), |k| k.to_string()),
+                r.direction.to_string(),
+                r.verdict.to_string(),
+                r.rationale.clone(),
+                id,
+                author,
+            ]
+        }
+        Entry::Sunset {
+            dataset,
+            record: r,
+            commit,
+        } => {
+            let (id, author) = short(commit);
+            vec![
+                r.at.format("%Y-%m-%d").to_string(),
+                dataset.clone(),
+                format!("line {}", r.line),
+                "(sunset)".to_string(),
+                "-".to_string(),
+                format!(
+                    "{} -> {}{}",
+                    r.from.map_or("none".to_string(), |d| d.to_string()),
+                    r.to,
+                    if r.forced { " forced" } else { "" }
+                ),
+                "-".to_string(),
+                r.rationale.clone(),
+                id,
+                author,
+            ]
+        }
+    });
+    println!(
+        "{}",
+        table(
+            &[
+                "date", "dataset", "versions", "clause", "kind", "direction", "verdict",
+                "rationale", "commit", "author"
+            ],
+            rows
+        )
+    );
+}

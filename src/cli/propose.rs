@@ -1,0 +1,179 @@
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::context::read_input;
+use super::output::{cell, print_json, table};
+use super::{CommandError, Context, Format, Outcome};
+use crate::model::audit::moves_of;
+use crate::model::history::{history_header, ChangeRecord};
+use crate::model::proposal::{check_step, check_two_live, records, Refusal};
+use crate::model::{parse_contract, Bump, Change, Contract, Strictness};
+use crate::store::layout;
+
+/// Propose a new contract version: check the draft against the dataset's newest version
+/// (verdicts, bump, window, the two-live cap, kinds, the new-clause policy), then write the
+/// contract and one change record per changed clause in one commit.
+///
+/// A refused proposal exits 1 naming every reason and writes nothing; an unreadable or
+/// invalid draft exits 2.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The draft contract file
+    draft: PathBuf,
+    /// Why the change is wanted: recorded with every change record
+    #[arg(long)]
+    rationale: String,
+    /// Check and print what would be recorded, write nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    dataset: &'a str,
+    version: String,
+    supersedes: Option<String>,
+    accepted: bool,
+    refusals: Vec<String>,
+    bump: Option<Bump>,
+    changes: &'a [Change],
+    records: &'a [ChangeRecord],
+    commit: Option<String>,
+    dry_run: bool,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("propose")?;
+    if args.rationale.trim().is_empty() {
+        return Err(CommandError::input(
+            "--rationale is empty: say why the change is wanted; it is unrecoverable later",
+        ));
+    }
+    let store = ctx.store()?;
+    let draft_name = args.draft.display().to_string();
+    let text = read_input(&args.draft)?;
+    let draft = parse_contract(&draft_name, &text, &store.config().kinds, Strictness::Writing)?;
+    let dataset = draft.dataset.clone();
+    let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
+        Vec::new()
+    } else {
+        store.contracts(&dataset, Strictness::Writing)?
+    };
+    let history = store.history(&dataset)?;
+    let prev = existing.last();
+
+    let step = check_step(prev, &draft, &store.config().policy);
+    let mut refusals: Vec<Refusal> = step.refusals.clone();
+    let mut all: Vec<&Contract> = existing.iter().collect();
+    all.push(&draft);
+    if let Some(r) = check_two_live(&all, &moves_of(&history)) {
+        refusals.push(r);
+    }
+    let accepted = refusals.is_empty();
+    let recs = if accepted {
+        records(
+            prev,
+            &draft,
+            &step.changes,
+            step.bump,
+            chrono::Utc::now(),
+            args.rationale.trim(),
+        )
+    } else {
+        Vec::new()
+    };
+
+    let mut commit = None;
+    if accepted && !args.dry_run {
+        let history_path = layout::history(&dataset);
+        let appended: String = recs.iter().map(ChangeRecord::to_toml).collect();
+        let files = vec![
+            (
+                layout::contract(&dataset, &draft.version.to_string()),
+                text.into_bytes(),
+            ),
+            (
+                history_path.clone(),
+                store.appended(&history_path, &history_header(&dataset), &appended)?,
+            ),
+        ];
+        let message = format!(
+            "propose {dataset} {}: {} bump, {} change record(s)\n\n{}\n",
+            draft.version,
+            step.bump.as_str(),
+            recs.len(),
+            args.rationale.trim()
+        );
+        commit = Some(store.commit(&files, &message)?.to_string());
+    }
+
+    let report = Report {
+        dataset: &dataset,
+        version: draft.version.to_string(),
+        supersedes: draft.supersedes.as_ref().map(|v| v.to_string()),
+        accepted,
+        refusals: refusals.iter().map(|r| r.to_string()).collect(),
+        bump: prev.map(|_| step.bump),
+        changes: &step.changes.changes,
+        records: &recs,
+        commit: commit.clone(),
+        dry_run: args.dry_run,
+    };
+    match ctx.format {
+        Format::Json => print_json(&report),
+        _ => print_text(&report),
+    }
+    if !accepted {
+        eprintln!(
+            "error: proposal of {dataset} {} refused ({} reason(s)); nothing was written:",
+            draft.version,
+            refusals.len()
+        );
+        for r in &refusals {
+            eprintln!("  - {r}");
+        }
+        return Ok(Outcome::Findings);
+    }
+    match (&commit, args.dry_run) {
+        (Some(id), _) => eprintln!(
+            "recorded {dataset} {} with {} change record(s) in commit {}",
+            draft.version,
+            recs.len(),
+            &id[..12]
+        ),
+        (None, true) => eprintln!("dry run: {dataset} {} would be accepted; nothing was written", draft.version),
+        (None, false) => {}
+    }
+    Ok(Outcome::Clean)
+}
+
+fn print_text(r: &Report) {
+    match &r.supersedes {
+        Some(s) => println!("{} {} -> {}", r.dataset, s, r.version),
+        None => println!("{} {} (first version)", r.dataset, r.version),
+    }
+    if !r.changes.is_empty() {
+        let rows = r.changes.iter().map(|c| {
+            vec![
+                c.clause.clone(),
+                c.kind.to_string(),
+                cell(c.old.as_ref()),
+                cell(c.new.as_ref()),
+                c.direction.to_string(),
+                c.verdict.to_string(),
+            ]
+        });
+        println!(
+            "{}",
+            table(&["clause", "kind", "old", "new", "direction", "verdict"], rows)
+        );
+    }
+    if let Some(b) = r.bump {
+        println!("bump: {b}");
+    }
+    if let Some(w) = r.records.first().and_then(|rec| rec.window) {
+        println!("window: {} .. {} ({} days)", w.opens, w.sunset, (w.sunset - w.opens).num_days());
+    }
+    println!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+}

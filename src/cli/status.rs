@@ -1,0 +1,92 @@
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::output::{print_json, table};
+use super::{CommandError, Context, Format, Outcome};
+use crate::store::StoreError;
+
+/// Live lines per dataset on `--today`: the current version of each, the window dates and the
+/// days left to a sunset. Lines that have not opened yet are shown as upcoming; retired lines
+/// are left out.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this dataset
+    dataset: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct LineStatus {
+    pub dataset: String,
+    pub line: u64,
+    pub state: &'static str,
+    /// The version current on the day (the newest already valid); for an upcoming line, its
+    /// first version.
+    pub version: String,
+    pub newest: String,
+    pub opens: NaiveDate,
+    pub sunset: Option<NaiveDate>,
+    pub days_to_sunset: Option<i64>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("status")?;
+    let store = ctx.store()?;
+    let datasets = match &args.dataset {
+        Some(d) => vec![d.clone()],
+        None => store.datasets()?,
+    };
+    let mut rows = Vec::new();
+    for dataset in &datasets {
+        let versions = store.versions(dataset)?;
+        if versions.is_empty() {
+            return Err(StoreError::UnknownDataset(dataset.clone()).into());
+        }
+        for line in store.lines(dataset)? {
+            let state = if line.is_live(ctx.today) {
+                "live"
+            } else if line.opens > ctx.today {
+                "upcoming"
+            } else {
+                continue;
+            };
+            let version = match store.current(dataset, &versions, line.major, ctx.today)? {
+                Some(c) => c.version.to_string(),
+                None => line.versions[0].to_string(),
+            };
+            rows.push(LineStatus {
+                dataset: dataset.clone(),
+                line: line.major,
+                state,
+                version,
+                newest: line.newest().to_string(),
+                opens: line.opens,
+                sunset: line.sunset,
+                days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
+            });
+        }
+    }
+    match ctx.format {
+        Format::Json => print_json(&rows),
+        _ => {
+            let text = rows.iter().map(|r| {
+                vec![
+                    r.dataset.clone(),
+                    r.line.to_string(),
+                    r.state.to_string(),
+                    r.version.clone(),
+                    r.opens.to_string(),
+                    r.sunset.map_or("-".to_string(), |d| d.to_string()),
+                    r.days_to_sunset.map_or("-".to_string(), |d| d.to_string()),
+                ]
+            });
+            println!(
+                "{}",
+                table(
+                    &["dataset", "line", "state", "version", "opens", "sunset", "days left"],
+                    text
+                )
+            );
+        }
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,173 @@
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::output::print_json;
+use super::{CommandError, Context, Format, Outcome};
+use crate::model::audit::moves_of;
+use crate::model::history::{history_header, SunsetRecord};
+use crate::model::proposal::check_two_live;
+use crate::model::{Contract, Strictness, SunsetMove};
+use crate::store::layout;
+
+/// Set or move a line's sunset, recorded as a `[[sunset]]` event in one commit.
+///
+/// A sunset may move later, never earlier: consumers planned their migration on it. Moving it
+/// earlier, into the past, or outside the policy's window needs `--force`, and the record says
+/// it was forced. Refusals exit 1 and write nothing.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The dataset
+    dataset: String,
+    /// The line (major version number)
+    line: u64,
+    /// The new sunset: the first day the line is no longer live
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    on: NaiveDate,
+    /// Why: recorded with the event
+    #[arg(long)]
+    rationale: String,
+    /// Allow moving the sunset earlier, into the past, or outside the policy window
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    dataset: &'a str,
+    line: u64,
+    from: Option<NaiveDate>,
+    to: NaiveDate,
+    accepted: bool,
+    refusals: &'a [String],
+    forced: bool,
+    commit: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("sunset")?;
+    if args.rationale.trim().is_empty() {
+        return Err(CommandError::input("--rationale is empty: say why the sunset moves"));
+    }
+    let store = ctx.store()?;
+    let lines = store.lines(&args.dataset)?;
+    let Some(idx) = lines.iter().position(|l| l.major == args.line) else {
+        return Err(CommandError::input(format!(
+            "dataset `{}` has no line {} (lines: {})",
+            args.dataset,
+            args.line,
+            lines.iter().map(|l| l.major.to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    };
+    let line = &lines[idx];
+    let current = line.sunset;
+    if current == Some(args.on) {
+        eprintln!(
+            "line {} of {} already sunsets on {}; nothing to record",
+            args.line, args.dataset, args.on
+        );
+        return Ok(Outcome::Clean);
+    }
+    let policy = &store.config().policy;
+    let mut refusals = Vec::new();
+    // Each rule below may be overridden with --force; the record then says so.
+    let mut needs_force = Vec::new();
+    if let Some(cur) = current {
+        if args.on < cur {
+            needs_force.push(format!(
+                "{} is earlier than the committed sunset {cur}: consumers planned their migration on it",
+                args.on
+            ));
+        }
+    }
+    if args.on <= ctx.today {
+        needs_force.push(format!("{} is not after today ({})", args.on, ctx.today));
+    }
+    if args.on <= line.opens {
+        refusals.push(format!(
+            "{} is not after the day line {} opened ({})",
+            args.on, args.line, line.opens
+        ));
+    }
+    if let Some(next) = lines.get(idx + 1) {
+        let days = (args.on - next.opens).num_days();
+        if days < policy.min_window_days || days > policy.max_window_days {
+            needs_force.push(format!(
+                "the window from {} (line {} opens) would be {days} days, outside the policy's {}..{}",
+                next.opens, next.major, policy.min_window_days, policy.max_window_days
+            ));
+        }
+    }
+    if !args.force {
+        refusals.extend(needs_force.iter().map(|r| format!("{r} (use --force to override)")));
+    }
+    // The cap holds whatever --force says.
+    let history = store.history(&args.dataset)?;
+    let mut moves = moves_of(&history);
+    moves.push(SunsetMove {
+        line: args.line,
+        to: args.on,
+    });
+    let all: Vec<Contract> = store.contracts(&args.dataset, Strictness::Reading)?;
+    let refs: Vec<&Contract> = all.iter().collect();
+    if let Some(r) = check_two_live(&refs, &moves) {
+        refusals.push(r.to_string());
+    }
+
+    let accepted = refusals.is_empty();
+    let forced = args.force && !needs_force.is_empty();
+    let mut commit = None;
+    if accepted {
+        let record = SunsetRecord {
+            at: chrono::Utc::now(),
+            line: args.line,
+            from: current,
+            to: args.on,
+            rationale: args.rationale.trim().to_string(),
+            forced,
+        };
+        let path = layout::history(&args.dataset);
+        let content = store.appended(&path, &history_header(&args.dataset), &record.to_toml())?;
+        let message = format!(
+            "sunset {} line {}: {} -> {}{}\n\n{}\n",
+            args.dataset,
+            args.line,
+            current.map_or("none".to_string(), |d| d.to_string()),
+            args.on,
+            if forced { " (forced)" } else { "" },
+            record.rationale
+        );
+        commit = Some(store.commit(&[(path, content)], &message)?.to_string());
+    }
+    let report = Report {
+        dataset: &args.dataset,
+        line: args.line,
+        from: current,
+        to: args.on,
+        accepted,
+        refusals: &refusals,
+        forced,
+        commit: commit.clone(),
+    };
+    match ctx.format {
+        Format::Json => print_json(&report),
+        _ => println!(
+            "{} line {}: sunset {} -> {}{}",
+            args.dataset,
+            args.line,
+            current.map_or("none".to_string(), |d| d.to_string()),
+            args.on,
+            if accepted { "" } else { "  REFUSED" }
+        ),
+    }
+    if !accepted {
+        eprintln!("error: sunset refused; nothing was written:");
+        for r in &refusals {
+            eprintln!("  - {r}");
+        }
+        return Ok(Outcome::Findings);
+    }
+    if let Some(id) = commit {
+        eprintln!("recorded in commit {}", &id[..12]);
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,336 @@
+//! The rules a new contract version must pass (SPEC §4, §5, §7), shared by `propose`, which
+//! refuses a draft that breaks one, and `check`, which finds a committed version that does.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use semver::Version;
+
+use super::change::{derive_changes, Bump, Change, ChangeSet, Direction, Verdict};
+use super::config::{NewClauses, Policy};
+use super::contract::Contract;
+use super::history::{ChangeRecord, WindowRecord, WHOLE_CONTRACT};
+use super::window::{first_day_over_two_live, lines, SunsetMove};
+
+/// Why a version may not follow the one before it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    FirstHasSupersedes {
+        supersedes: Version,
+    },
+    FirstHasSunset,
+    NotNewer {
+        version: Version,
+        newest: Version,
+    },
+    WrongSupersedes {
+        version: Version,
+        supersedes: Option<Version>,
+        newest: Version,
+    },
+    InsufficientBump {
+        from: Version,
+        to: Version,
+        actual: Bump,
+        required: Bump,
+        /// Each change that demands more than the actual bump.
+        demanding: Vec<Change>,
+    },
+    MissingSunset {
+        version: Version,
+    },
+    SunsetOnMinor {
+        version: Version,
+    },
+    WindowOutsidePolicy {
+        version: Version,
+        days: i64,
+        min: i64,
+        max: i64,
+    },
+    ValidFromBackwards {
+        version: Version,
+        valid_from: chrono::NaiveDate,
+        previous: Version,
+        previous_valid_from: chrono::NaiveDate,
+    },
+    ThreeLive {
+        day: chrono::NaiveDate,
+        lines: Vec<u64>,
+    },
+    NotAdvisory {
+        version: Version,
+        clause: String,
+    },
+}
+
+fn value(v: &Option<serde_json::Value>) -> String {
+    match v {
+        None => "(absent)".to_string(),
+        Some(v) => v.to_string(),
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::FirstHasSupersedes { supersedes } => write!(
+                f,
+                "the first version of a dataset supersedes nothing, but it names `{supersedes}`"
+            ),
+            Refusal::FirstHasSunset => write!(
+                f,
+                "the first version of a dataset has no earlier line to sunset; remove `sunset`"
+            ),
+            Refusal::NotNewer { version, newest } => write!(
+                f,
+                "version {version} is not greater than the newest version {newest}"
+            ),
+            Refusal::WrongSupersedes {
+                version,
+                supersedes,
+                newest,
+            } => match supersedes {
+                Some(s) => write!(
+                    f,
+                    "{version} supersedes `{s}`, but the newest version is {newest}"
+                ),
+                None => write!(
+                    f,
+                    "{version} has no `supersedes`; it must name the newest version, {newest}"
+                ),
+            },
+            Refusal::InsufficientBump {
+                from,
+                to,
+                actual,
+                required,
+                demanding,
+            } => {
+                write!(
+                    f,
+                    "{from} -> {to} is a {actual} bump, but the changes require a {required} bump:"
+                )?;
+                for c in demanding {
+                    write!(
+                        f,
+                        "\n    {} ({} {}, {}): {} -> {}",
+                        c.clause,
+                        c.kind,
+                        c.direction,
+                        c.verdict,
+                        value(&c.old),
+                        value(&c.new)
+                    )?;
+                }
+                Ok(())
+            }
+            Refusal::MissingSunset { version } => write!(
+                f,
+                "{version} is a major bump and must carry `sunset`, the day the previous line stops"
+            ),
+            Refusal::SunsetOnMinor { version } => write!(
+                f,
+                "{version} is not a major bump; only the first version of a new line declares a sunset \
+                 (use `contracts sunset` to move one)"
+            ),
+            Refusal::WindowOutsidePolicy {
+                version,
+                days,
+                min,
+                max,
+            } => write!(
+                f,
+                "{version}: the window from valid_from to sunset is {days} days, outside the policy's {min}..{max}"
+            ),
+            Refusal::ValidFromBackwards {
+                version,
+                valid_from,
+                previous,
+                previous_valid_from,
+            } => write!(
+                f,
+                "{version} becomes valid on {valid_from}, before {previous} ({previous_valid_from})"
+            ),
+            Refusal::ThreeLive { day, lines } => write!(
+                f,
+                "lines {} would all be live on {day}: more than two live contracts is not a window, it is drift",
+                lines
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Refusal::NotAdvisory { version, clause } => write!(
+                f,
+                "{version} adds clause `{clause}` enforced; policy.new_clauses = \"advisory\" requires \
+                 it in `advisory` first (a later minor version may enforce it)"
+            ),
+        }
+    }
+}
+
+/// The changes that demand more than `actual`.
+pub fn demanding(changes: &[Change], actual: Bump) -> Vec<Change> {
+    changes
+        .iter()
+        .filter(|c| (actual < Bump::Major && c.verdict == Verdict::Breaking) || actual < Bump::Minor)
+        .cloned()
+        .collect()
+}
+
+/// What `next` demands, following `prev` (the version before it, if any).
+pub struct Step {
+    pub changes: ChangeSet,
+    pub bump: Bump,
+    pub refusals: Vec<Refusal>,
+}
+
+/// The rules between one version and the next: supersedes, bump, sunset, window, new clauses.
+pub fn check_step(prev: Option<&Contract>, next: &Contract, policy: &Policy) -> Step {
+    let mut refusals = Vec::new();
+    let Some(prev) = prev else {
+        if let Some(s) = &next.supersedes {
+            refusals.push(Refusal::FirstHasSupersedes {
+                supersedes: s.clone(),
+            });
+        }
+        if next.sunset.is_some() {
+            refusals.push(Refusal::FirstHasSunset);
+        }
+        return Step {
+            changes: ChangeSet {
+                changes: Vec::new(),
+                required: Bump::Patch,
+            },
+            bump: Bump::Major,
+            refusals,
+        };
+    };
+    if next.version <= prev.version {
+        refusals.push(Refusal::NotNewer {
+            version: next.version.clone(),
+            newest: prev.version.clone(),
+        });
+    }
+    if next.supersedes.as_ref() != Some(&prev.version) {
+        refusals.push(Refusal::WrongSupersedes {
+            version: next.version.clone(),
+            supersedes: next.supersedes.clone(),
+            newest: prev.version.clone(),
+        });
+    }
+    if next.valid_from < prev.valid_from {
+        refusals.push(Refusal::ValidFromBackwards {
+            version: next.version.clone(),
+            valid_from: next.valid_from,
+            previous: prev.version.clone(),
+            previous_valid_from: prev.valid_from,
+        });
+    }
+    let changes = derive_changes(prev, next);
+    let bump = Bump::between(&prev.version, &next.version);
+    if bump < changes.required {
+        refusals.push(Refusal::InsufficientBump {
+            from: prev.version.clone(),
+            to: next.version.clone(),
+            actual: bump,
+            required: changes.required,
+            demanding: demanding(&changes.changes, bump),
+        });
+    }
+    match (bump == Bump::Major, next.sunset) {
+        (true, None) => refusals.push(Refusal::MissingSunset {
+            version: next.version.clone(),
+        }),
+        (true, Some(sunset)) => {
+            let days = (sunset - next.valid_from).num_days();
+            if days < policy.min_window_days || days > policy.max_window_days {
+                refusals.push(Refusal::WindowOutsidePolicy {
+                    version: next.version.clone(),
+                    days,
+                    min: policy.min_window_days,
+                    max: policy.max_window_days,
+                });
+            }
+        }
+        (false, Some(_)) => refusals.push(Refusal::SunsetOnMinor {
+            version: next.version.clone(),
+        }),
+        (false, None) => {}
+    }
+    if policy.new_clauses == NewClauses::Advisory {
+        for c in &changes.changes {
+            if c.direction == Direction::Added
+                && next.clauses.contains_key(&c.clause)
+                && !next.is_advisory(&c.clause)
+            {
+                refusals.push(Refusal::NotAdvisory {
+                    version: next.version.clone(),
+                    clause: c.clause.clone(),
+                });
+            }
+        }
+    }
+    Step {
+        changes,
+        bump,
+        refusals,
+    }
+}
+
+/// The two-live cap over all versions of a dataset (with a draft among them, for `propose`).
+pub fn check_two_live(all: &[&Contract], moves: &[SunsetMove]) -> Option<Refusal> {
+    first_day_over_two_live(&lines(all, moves)).map(|(day, lines)| Refusal::ThreeLive { day, lines })
+}
+
+/// The change records a proposal appends: one per changed clause, or one whole-contract
+/// record for a first version (`added`) or a patch (`unchanged`).
+pub fn records(
+    prev: Option<&Contract>,
+    next: &Contract,
+    changes: &ChangeSet,
+    bump: Bump,
+    at: DateTime<Utc>,
+    rationale: &str,
+) -> Vec<ChangeRecord> {
+    let window = match (bump, next.sunset) {
+        (Bump::Major, Some(sunset)) if prev.is_some() => Some(WindowRecord {
+            opens: next.valid_from,
+            sunset,
+        }),
+        _ => None,
+    };
+    let base = |clause: String, kind, direction, verdict| ChangeRecord {
+        at,
+        from: prev.map(|p| p.version.to_string()),
+        to: next.version.to_string(),
+        clause,
+        kind,
+        direction,
+        verdict,
+        window,
+        rationale: rationale.to_string(),
+    };
+    if prev.is_none() {
+        return vec![base(
+            WHOLE_CONTRACT.to_string(),
+            None,
+            Direction::Added,
+            Verdict::Compatible,
+        )];
+    }
+    if changes.changes.is_empty() {
+        return vec![base(
+            WHOLE_CONTRACT.to_string(),
+            None,
+            Direction::Unchanged,
+            Verdict::Compatible,
+        )];
+    }
+    changes
+        .changes
+        .iter()
+        .map(|c| base(c.clause.clone(), Some(c.kind), c.direction, c.verdict))
+        .collect()
+}
