@@ -4,6 +4,9 @@
 //! HEAD through gix and one-commit writes; callers should only use the methods below, whose
 //! signatures will stay.
 
+/// The git layer: reads at a commit, one-commit writes with a compare-and-swap, history.
+pub mod git;
+
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
