@@ -60,7 +60,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut findings = Vec::new();
 
     // The history first: it proves immutability and says who added each file.
-    let since = match args.since.as_deref().or(store.config().store.since.as_deref()) {
+    let since = match args
+        .since
+        .as_deref()
+        .or(store.config().store.since.as_deref())
+    {
         Some(rev) => Some(store.repo().resolve(rev).map_err(StoreError::from)?),
         None => None,
     };
@@ -199,7 +203,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     for dataset in &datasets {
         let dir = format!("{}/{dataset}", layout::CONTRACTS);
-        for f in store.repo().list_at(store.head(), &dir).map_err(StoreError::from)? {
+        for f in store
+            .repo()
+            .list_at(store.head(), &dir)
+            .map_err(StoreError::from)?
+        {
             let stem = f.strip_suffix(".toml");
             if stem.is_none_or(|s| semver::Version::parse(s).is_err()) {
                 findings.push(Finding {
@@ -213,7 +221,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     // Ledgers and release records must at least parse; their shape is their writers' concern.
     for dir in [layout::HISTORY, layout::NOTIFICATIONS] {
-        for f in store.repo().list_at(store.head(), dir).map_err(StoreError::from)? {
+        for f in store
+            .repo()
+            .list_at(store.head(), dir)
+            .map_err(StoreError::from)?
+        {
             if !f.ends_with(".toml") {
                 continue;
             }
@@ -255,7 +267,9 @@ fn print_text(r: &Report) {
     let rows = r.findings.iter().map(|f| {
         vec![
             f.file.clone(),
-            f.commit.as_deref().map_or("-".to_string(), |c| c[..12].to_string()),
+            f.commit
+                .as_deref()
+                .map_or("-".to_string(), |c| c[..12].to_string()),
             f.author.clone().unwrap_or_else(|| "-".into()),
             f.message.clone(),
         ]

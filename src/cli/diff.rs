@@ -15,9 +15,9 @@ use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindT
 /// (each clause that demands more is named), 2 for bad input.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The older contract: a file path
+    /// The older contract: a file path, or DATASET@VERSION from the store at HEAD
     old: String,
-    /// The newer contract: a file path
+    /// The newer contract: a file path, or DATASET@VERSION from the store at HEAD
     new: String,
 }
 
@@ -37,8 +37,13 @@ struct Report<'a> {
     sufficient: bool,
 }
 
-/// Load a contract named on the command line.
-fn load(arg: &str, kinds: &KindTable) -> Result<Contract, CommandError> {
+/// Load a contract named on the command line: a file, or `dataset@version` in the store.
+fn load(ctx: &Context, arg: &str, kinds: &KindTable) -> Result<Contract, CommandError> {
+    if let Some((dataset, version)) = arg.split_once('@').filter(|_| !Path::new(arg).exists()) {
+        return Ok(ctx
+            .store()?
+            .contract(dataset, version, Strictness::Writing)?);
+    }
     let text = read_input(Path::new(arg))?;
     Ok(parse_contract(arg, &text, kinds, Strictness::Writing)?)
 }
@@ -46,8 +51,8 @@ fn load(arg: &str, kinds: &KindTable) -> Result<Contract, CommandError> {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("diff")?;
     let config = ctx.config()?;
-    let old = load(&args.old, &config.kinds)?;
-    let new = load(&args.new, &config.kinds)?;
+    let old = load(ctx, &args.old, &config.kinds)?;
+    let new = load(ctx, &args.new, &config.kinds)?;
     if old.dataset != new.dataset {
         return Err(CommandError::input(format!(
             "{} is dataset `{}` but {} is dataset `{}`: a diff compares two versions of one dataset",

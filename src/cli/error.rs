@@ -97,7 +97,9 @@ impl From<std::io::Error> for CommandError {
 impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
         let hint = match &e {
-            StoreError::NotAStore { .. } => Some("run `contracts init`, or point --repo at a store"),
+            StoreError::NotAStore { .. } => {
+                Some("run `contracts init`, or point --repo at a store")
+            }
             StoreError::Git(GitError::Moved { .. }) => {
                 Some("another writer committed first; nothing was written")
             }

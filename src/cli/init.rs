@@ -35,9 +35,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .clone()
         .or_else(|| ctx.repo.clone())
         .unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        CommandError::environment(format!("cannot create {}: {e}", dir.display()))
-    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CommandError::environment(format!("cannot create {}: {e}", dir.display())))?;
     if dir.join(layout::CONFIG).exists() {
         return Err(StoreError::AlreadyAStore { path: dir }.into());
     }
@@ -49,13 +48,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let parent = repo.head().map_err(StoreError::from)?;
     let config = match parent {
-        Some(since) => format!("[store]\nsince = \"{since}\"   # proofs start after this commit\n\n{DEFAULT_CONFIG}"),
+        Some(since) => format!(
+            "[store]\nsince = \"{since}\"   # proofs start after this commit\n\n{DEFAULT_CONFIG}"
+        ),
         None => DEFAULT_CONFIG.to_string(),
     };
     let keep = |d: &str| (format!("{d}/.gitkeep"), Vec::new());
     let files = vec![
         (layout::CONFIG.to_string(), config.into_bytes()),
-        (layout::CONSUMERS.to_string(), DEFAULT_CONSUMERS.as_bytes().to_vec()),
+        (
+            layout::CONSUMERS.to_string(),
+            DEFAULT_CONSUMERS.as_bytes().to_vec(),
+        ),
         keep(layout::CONTRACTS),
         keep(layout::HISTORY),
         keep(layout::NOTIFICATIONS),
@@ -78,7 +82,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 &report.commit[..12]
             );
             if let Some(since) = &report.adopted_since {
-                eprintln!("adopted an existing repository: proofs start after {}", &since[..12]);
+                eprintln!(
+                    "adopted an existing repository: proofs start after {}",
+                    &since[..12]
+                );
             }
         }
     }

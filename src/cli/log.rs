@@ -76,8 +76,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         for change in &commit.changes {
             let Some(new) = change.new else { continue };
             let blob = |id| -> Result<String, CommandError> {
-                Ok(String::from_utf8_lossy(&store.repo().blob(id).map_err(StoreError::from)?)
-                    .into_owned())
+                Ok(
+                    String::from_utf8_lossy(&store.repo().blob(id).map_err(StoreError::from)?)
+                        .into_owned(),
+                )
             };
             let new_text = blob(new)?;
             let old_text = match change.old {
@@ -114,7 +116,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Entry::Change { record, .. } => record.at,
         Entry::Sunset { record, .. } => record.at,
     };
-    // Newest first; records of one commit keep their file order.
+    // Newest first, so records of one proposal appear in reverse file order.
     entries.reverse();
     entries.sort_by_key(|e| std::cmp::Reverse(at(e)));
     match ctx.format {
@@ -130,8 +132,9 @@ fn print_text(entries: &[Entry]) {
         return;
     }
     let short = |c: &Option<CommitInfo>| {
-        c.as_ref()
-            .map_or(("-".to_string(), "-".to_string()), |c| (c.id[..12].to_string(), c.author.clone()))
+        c.as_ref().map_or(("-".to_string(), "-".to_string()), |c| {
+            (c.id[..12].to_string(), c.author.clone())
+        })
     };
     let rows = entries.iter().map(|e| match e {
         Entry::Change {
@@ -182,8 +185,16 @@ fn print_text(entries: &[Entry]) {
         "{}",
         table(
             &[
-                "date", "dataset", "versions", "clause", "kind", "direction", "verdict",
-                "rationale", "commit", "author"
+                "date",
+                "dataset",
+                "versions",
+                "clause",
+                "kind",
+                "direction",
+                "verdict",
+                "rationale",
+                "commit",
+                "author"
             ],
             rows
         )

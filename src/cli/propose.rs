@@ -53,7 +53,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
-    let draft = parse_contract(&draft_name, &text, &store.config().kinds, Strictness::Writing)?;
+    // Read leniently so a clause with no kind is one refusal among the others (exit 1), not
+    // a parse error; every other mistake in the draft is bad input (exit 2).
+    let draft = parse_contract(
+        &draft_name,
+        &text,
+        &store.config().kinds,
+        Strictness::Reading,
+    )?;
     let dataset = draft.dataset.clone();
     let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
         Vec::new()
@@ -64,7 +71,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let prev = existing.last();
 
     let step = check_step(prev, &draft, &store.config().policy);
-    let mut refusals: Vec<Refusal> = step.refusals.clone();
+    let mut refusals: Vec<Refusal> = draft
+        .unknown
+        .keys()
+        .map(|clause| Refusal::NoKind {
+            clause: clause.clone(),
+        })
+        .collect();
+    refusals.extend(step.refusals.iter().cloned());
     let mut all: Vec<&Contract> = existing.iter().collect();
     all.push(&draft);
     if let Some(r) = check_two_live(&all, &moves_of(&history)) {
@@ -142,7 +156,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             recs.len(),
             &id[..12]
         ),
-        (None, true) => eprintln!("dry run: {dataset} {} would be accepted; nothing was written", draft.version),
+        (None, true) => eprintln!(
+            "dry run: {dataset} {} would be accepted; nothing was written",
+            draft.version
+        ),
         (None, false) => {}
     }
     Ok(Outcome::Clean)
@@ -166,14 +183,22 @@ fn print_text(r: &Report) {
         });
         println!(
             "{}",
-            table(&["clause", "kind", "old", "new", "direction", "verdict"], rows)
+            table(
+                &["clause", "kind", "old", "new", "direction", "verdict"],
+                rows
+            )
         );
     }
     if let Some(b) = r.bump {
         println!("bump: {b}");
     }
     if let Some(w) = r.records.first().and_then(|rec| rec.window) {
-        println!("window: {} .. {} ({} days)", w.opens, w.sunset, (w.sunset - w.opens).num_days());
+        println!(
+            "window: {} .. {} ({} days)",
+            w.opens,
+            w.sunset,
+            (w.sunset - w.opens).num_days()
+        );
     }
     println!("{}", if r.accepted { "accepted" } else { "REFUSED" });
 }

@@ -48,9 +48,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Some((d, v)) => (d.to_string(), v.to_string()),
         None => {
             let versions = store.versions(&args.target)?;
-            let newest = versions.last().ok_or_else(|| {
-                crate::store::StoreError::UnknownDataset(args.target.clone())
-            })?;
+            let newest = versions
+                .last()
+                .ok_or_else(|| crate::store::StoreError::UnknownDataset(args.target.clone()))?;
             (args.target.clone(), newest.to_string())
         }
     };
@@ -117,7 +117,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.status.to_string(),
                 ]
             });
-            println!("{}", table(&["clause", "kind", "shape", "value", "status"], rows));
+            println!(
+                "{}",
+                table(&["clause", "kind", "shape", "value", "status"], rows)
+            );
             println!("{READING_RULES}");
         }
     }

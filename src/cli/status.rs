@@ -82,7 +82,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             println!(
                 "{}",
                 table(
-                    &["dataset", "line", "state", "version", "opens", "sunset", "days left"],
+                    &[
+                        "dataset",
+                        "line",
+                        "state",
+                        "version",
+                        "opens",
+                        "sunset",
+                        "days left"
+                    ],
                     text
                 )
             );

@@ -46,7 +46,9 @@ struct Report<'a> {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("sunset")?;
     if args.rationale.trim().is_empty() {
-        return Err(CommandError::input("--rationale is empty: say why the sunset moves"));
+        return Err(CommandError::input(
+            "--rationale is empty: say why the sunset moves",
+        ));
     }
     let store = ctx.store()?;
     let lines = store.lines(&args.dataset)?;
@@ -55,7 +57,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "dataset `{}` has no line {} (lines: {})",
             args.dataset,
             args.line,
-            lines.iter().map(|l| l.major.to_string()).collect::<Vec<_>>().join(", ")
+            lines
+                .iter()
+                .map(|l| l.major.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     };
     let line = &lines[idx];
@@ -98,7 +104,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     if !args.force {
-        refusals.extend(needs_force.iter().map(|r| format!("{r} (use --force to override)")));
+        refusals.extend(
+            needs_force
+                .iter()
+                .map(|r| format!("{r} (use --force to override)")),
+        );
     }
     // The cap holds whatever --force says.
     let history = store.history(&args.dataset)?;

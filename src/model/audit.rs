@@ -31,10 +31,9 @@ type Derived = (
 
 fn describe(d: &Derived) -> String {
     let kind = d.2.map(|k| format!("{k}, ")).unwrap_or_default();
-    let window = d
-        .5
-        .map(|w| format!(", window {}..{}", w.opens, w.sunset))
-        .unwrap_or_default();
+    let window =
+        d.5.map(|w| format!(", window {}..{}", w.opens, w.sunset))
+            .unwrap_or_default();
     format!("`{}` ({kind}{}, {}{window})", d.1, d.3, d.4)
 }
 
@@ -53,15 +52,31 @@ pub fn audit_dataset(contracts: &[Contract], history: &History, policy: &Policy)
                 message: r.to_string(),
             });
         }
-        let expected: Vec<Derived> = records(prev, next, &step.changes, step.bump, chrono::DateTime::UNIX_EPOCH, "")
-            .into_iter()
-            .map(|r| (r.from, r.clause, r.kind, r.direction, r.verdict, r.window))
-            .collect();
+        let expected: Vec<Derived> = records(
+            prev,
+            next,
+            &step.changes,
+            step.bump,
+            chrono::DateTime::UNIX_EPOCH,
+            "",
+        )
+        .into_iter()
+        .map(|r| (r.from, r.clause, r.kind, r.direction, r.verdict, r.window))
+        .collect();
         let recorded: Vec<Derived> = history
             .change
             .iter()
             .filter(|r| r.to == version)
-            .map(|r| (r.from.clone(), r.clause.clone(), r.kind, r.direction, r.verdict, r.window))
+            .map(|r| {
+                (
+                    r.from.clone(),
+                    r.clause.clone(),
+                    r.kind,
+                    r.direction,
+                    r.verdict,
+                    r.window,
+                )
+            })
             .collect();
         if recorded.is_empty() {
             problems.push(Problem {
@@ -155,8 +170,12 @@ pub fn appended_only(old: &str, new: &str) -> Result<(), String> {
         return Ok(());
     }
     let parse = |t: &str, which: &str| {
-        t.parse::<toml::Table>()
-            .map_err(|e| format!("the {which} version does not parse: {}", e.message().trim_end()))
+        t.parse::<toml::Table>().map_err(|e| {
+            format!(
+                "the {which} version does not parse: {}",
+                e.message().trim_end()
+            )
+        })
     };
     let (old, new) = (parse(old, "earlier")?, parse(new, "later")?);
     for (key, before) in &old {

@@ -118,8 +118,9 @@ pub fn parse_history(file: &str, text: &str) -> Result<History, TomlErrors> {
         let c = c.into_inner();
         let window = match c.window {
             None => Ok(None),
-            Some(w) => toml_date(&w.opens)
-                .and_then(|opens| toml_date(&w.sunset).map(|sunset| Some(WindowRecord { opens, sunset }))),
+            Some(w) => toml_date(&w.opens).and_then(|opens| {
+                toml_date(&w.sunset).map(|sunset| Some(WindowRecord { opens, sunset }))
+            }),
         };
         match (toml_instant(&c.at), window) {
             (Ok(at), Ok(window)) => out.change.push(ChangeRecord {

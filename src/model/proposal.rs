@@ -62,6 +62,9 @@ pub enum Refusal {
         version: Version,
         clause: String,
     },
+    NoKind {
+        clause: String,
+    },
 }
 
 fn value(v: &Option<serde_json::Value>) -> String {
@@ -161,6 +164,11 @@ impl fmt::Display for Refusal {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            Refusal::NoKind { clause } => write!(
+                f,
+                "clause `{clause}` has no kind: declare it in contracts.toml [kinds] before using it, \
+                 or its change rule will be decided under pressure"
+            ),
             Refusal::NotAdvisory { version, clause } => write!(
                 f,
                 "{version} adds clause `{clause}` enforced; policy.new_clauses = \"advisory\" requires \
@@ -174,7 +182,9 @@ impl fmt::Display for Refusal {
 pub fn demanding(changes: &[Change], actual: Bump) -> Vec<Change> {
     changes
         .iter()
-        .filter(|c| (actual < Bump::Major && c.verdict == Verdict::Breaking) || actual < Bump::Minor)
+        .filter(|c| {
+            (actual < Bump::Major && c.verdict == Verdict::Breaking) || actual < Bump::Minor
+        })
         .cloned()
         .collect()
 }
@@ -281,7 +291,8 @@ pub fn check_step(prev: Option<&Contract>, next: &Contract, policy: &Policy) -> 
 
 /// The two-live cap over all versions of a dataset (with a draft among them, for `propose`).
 pub fn check_two_live(all: &[&Contract], moves: &[SunsetMove]) -> Option<Refusal> {
-    first_day_over_two_live(&lines(all, moves)).map(|(day, lines)| Refusal::ThreeLive { day, lines })
+    first_day_over_two_live(&lines(all, moves))
+        .map(|(day, lines)| Refusal::ThreeLive { day, lines })
 }
 
 /// The change records a proposal appends: one per changed clause, or one whole-contract

@@ -7,7 +7,6 @@
 
 pub mod git;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;

@@ -1,0 +1,1025 @@
+//! The git-native store through the real binary: init, propose and its refusals, sunset,
+//! check and each tampering it must catch, log, show, status, concurrency and crash safety.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Run, TestEnv};
+
+struct Store {
+    env: TestEnv,
+    dir: PathBuf,
+}
+
+const CLAUSES_V1: &str = r#"crs = "EPSG:4326"
+envelope = [-10.0, 40.0, 10.0, 60.0]
+permitted_geometry = ["LineString"]
+required_attributes = { id = "int64" }
+metric_tolerances = { positional_rmse_m = 2.0 }
+"#;
+
+/// A draft contract text.
+fn draft(
+    dataset: &str,
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+    advisory: &[&str],
+    clauses: &str,
+) -> String {
+    let mut t = format!("dataset = \"{dataset}\"\nversion = \"{version}\"\n");
+    if let Some(s) = supersedes {
+        t += &format!("supersedes = \"{s}\"\n");
+    }
+    t += &format!("valid_from = {valid_from}\n");
+    if let Some(s) = sunset {
+        t += &format!("sunset = {s}\n");
+    }
+    if !advisory.is_empty() {
+        let list: Vec<String> = advisory.iter().map(|a| format!("\"{a}\"")).collect();
+        t += &format!("advisory = [{}]\n", list.join(", "));
+    }
+    t + "\n[clauses]\n" + clauses
+}
+
+impl Store {
+    fn new() -> Store {
+        let env = TestEnv::new();
+        let dir = env.home().join("store");
+        let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        Store { env, dir }
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.env.run_in(&self.dir, args)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.env.home().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    fn propose(&self, text: &str, rationale: &str) -> Run {
+        let path = self.write("draft.toml", text);
+        self.run(&["propose", &path, "--rationale", rationale])
+    }
+
+    fn propose_ok(&self, text: &str, rationale: &str) {
+        let run = self.propose(text, rationale);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+
+    /// roads 1.0.0 and a compatible 1.1.0.
+    fn with_roads(&self) {
+        self.propose_ok(
+            &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+            "First roads contract.",
+        );
+        self.propose_ok(
+            &draft(
+                "roads",
+                "1.1.0",
+                Some("1.0.0"),
+                "2026-03-01",
+                None,
+                &[],
+                &CLAUSES_V1.replace("2.0 }", "1.5 }"),
+            ),
+            "Survey improved positional accuracy.",
+        );
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(&self.dir)
+            .env("HOME", self.env.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Mallory Editor")
+            .env("GIT_AUTHOR_EMAIL", "mallory@example.org")
+            .env("GIT_COMMITTER_NAME", "Mallory Editor")
+            .env("GIT_COMMITTER_EMAIL", "mallory@example.org")
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every file of the work tree and of `.git`, for byte-for-byte comparison.
+    fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
+        self.snapshot_of(true)
+    }
+
+    /// The same without `.git/objects`: a write that fails after its objects leaves them
+    /// behind, unreachable and harmless; everything a reader sees is compared.
+    fn snapshot_without_objects(&self) -> BTreeMap<String, Vec<u8>> {
+        self.snapshot_of(false)
+    }
+
+    fn snapshot_of(&self, objects: bool) -> BTreeMap<String, Vec<u8>> {
+        fn walk(root: &Path, dir: &Path, objects: bool, out: &mut BTreeMap<String, Vec<u8>>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                if !objects && rel.starts_with(".git/objects") {
+                    continue;
+                }
+                if p.is_dir() {
+                    walk(root, &p, objects, out);
+                } else {
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.dir, &self.dir, objects, &mut out);
+        out
+    }
+
+    fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    fn assert_clean(&self) {
+        let status = self.git(&["status", "--porcelain"]);
+        assert!(status.is_empty(), "work tree not clean:\n{status}");
+    }
+
+    fn check(&self) -> Run {
+        self.run(&["--format", "json", "check"])
+    }
+
+    fn findings(&self) -> Vec<serde_json::Value> {
+        let run = self.check();
+        assert_eq!(run.code, 1, "check should find something:\n{}", run.stdout);
+        run.json()["findings"].as_array().unwrap().clone()
+    }
+}
+
+#[test]
+fn init_creates_the_layout_in_one_clean_commit() {
+    let s = Store::new();
+    for f in [
+        "contracts.toml",
+        "consumers.toml",
+        "contracts",
+        "history",
+        "notifications",
+    ] {
+        assert!(s.dir.join(f).exists(), "{f} missing");
+    }
+    assert_eq!(s.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+    s.assert_clean();
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // A second init refuses.
+    let again = s.run(&["init", s.dir.to_str().unwrap()]);
+    assert_eq!(again.code, 2);
+    assert!(
+        again.stderr.contains("already a contracts store"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn propose_writes_the_contract_and_its_records_in_one_commit() {
+    let s = Store::new();
+    s.with_roads();
+    assert_eq!(s.git(&["rev-list", "--count", "HEAD"]).trim(), "3");
+    s.assert_clean();
+    let files = s.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(
+        files.trim(),
+        "contracts/roads/1.1.0.toml\nhistory/roads.toml"
+    );
+    let history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    assert_eq!(history.matches("[[change]]").count(), 2, "{history}");
+    assert!(
+        history.contains("clause    = \"metric_tolerances\""),
+        "{history}"
+    );
+    assert!(history.contains("direction = \"tightened\""), "{history}");
+    assert!(history.contains("rationale = \"Survey improved positional accuracy.\""));
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    let log = s.run(&["--format", "json", "log", "roads"]).json();
+    let newest = &log[0];
+    assert_eq!(newest["clause"], "metric_tolerances");
+    assert_eq!(newest["to"], "1.1.0");
+    assert_eq!(newest["commit"]["author"], "Ada Tester <ada@example.org>");
+    assert_eq!(newest["commit"]["id"], s.head());
+    assert_eq!(log[1]["clause"], "*");
+    assert_eq!(log[1]["direction"], "added");
+}
+
+#[test]
+fn a_major_bump_with_a_window_is_recorded_and_shown_by_status() {
+    let s = Store::new();
+    s.with_roads();
+    let v2 = draft(
+        "roads",
+        "2.0.0",
+        Some("1.1.0"),
+        "2027-01-01",
+        Some("2027-07-01"),
+        &[],
+        &CLAUSES_V1.replace("EPSG:4326", "EPSG:3035").replace(
+            "[-10.0, 40.0, 10.0, 60.0]",
+            "[2000000.0, 1000000.0, 6000000.0, 5500000.0]",
+        ),
+    );
+    s.propose_ok(&v2, "Move to the European LAEA grid.");
+    let history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    assert!(
+        history.contains("window    = { opens = 2027-01-01, sunset = 2027-07-01 }"),
+        "{history}"
+    );
+    let status = s
+        .run(&["--format", "json", "--today", "2027-02-01", "status"])
+        .json();
+    let rows = status.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{status}");
+    assert_eq!(rows[0]["line"], 1);
+    assert_eq!(rows[0]["version"], "1.1.0");
+    assert_eq!(rows[0]["sunset"], "2027-07-01");
+    // 2027-02-01 .. 2027-07-01: 28 + 31 + 30 + 31 + 30 = 150 days
+    assert_eq!(rows[0]["days_to_sunset"], 150);
+    assert_eq!(rows[1]["line"], 2);
+    assert_eq!(rows[1]["state"], "live");
+    // After the sunset only line 2 is live.
+    let later = s
+        .run(&["--format", "json", "--today", "2027-07-01", "status"])
+        .json();
+    assert_eq!(later.as_array().unwrap().len(), 1);
+    assert_eq!(later[0]["line"], 2);
+    // diff reads dataset@version from the store.
+    let d = s
+        .run(&["--format", "json", "diff", "roads@1.1.0", "roads@2.0.0"])
+        .json();
+    assert_eq!(d["required_bump"], "major");
+    assert_eq!(d["changes"][0]["clause"], "crs");
+}
+
+/// Propose `text`; it must be refused with exit 1, every reason named, and the store left
+/// byte-for-byte as it was.
+fn assert_refused(s: &Store, text: &str, reasons: &[&str]) {
+    let before = s.snapshot();
+    let head = s.head();
+    let run = s.propose(text, "A reason.");
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for r in reasons {
+        assert!(run.stderr.contains(r), "no `{r}` in:\n{}", run.stderr);
+    }
+    assert_eq!(s.head(), head);
+    assert!(s.snapshot() == before, "the store changed");
+}
+
+#[test]
+fn every_refusal_is_named_and_writes_nothing() {
+    let s = Store::new();
+    s.with_roads();
+    let breaking = CLAUSES_V1.replace("EPSG:4326", "EPSG:4258");
+    // A breaking change with a minor bump: the clause is named with old and new value.
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "1.2.0",
+            Some("1.1.0"),
+            "2026-04-01",
+            None,
+            &[],
+            &breaking,
+        ),
+        &[
+            "1.1.0 -> 1.2.0 is a minor bump, but the changes require a major bump",
+            "crs (fixed changed, breaking): \"EPSG:4326\" -> \"EPSG:4258\"",
+        ],
+    );
+    // Not greater than the newest; supersedes not the newest.
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "1.1.0",
+            Some("1.0.0"),
+            "2026-04-01",
+            None,
+            &[],
+            CLAUSES_V1,
+        ),
+        &[
+            "version 1.1.0 is not greater than the newest version 1.1.0",
+            "1.1.0 supersedes `1.0.0`, but the newest version is 1.1.0",
+        ],
+    );
+    assert_refused(
+        &s,
+        &draft("roads", "1.2.0", None, "2026-04-01", None, &[], CLAUSES_V1),
+        &["1.2.0 has no `supersedes`"],
+    );
+    // A clause with no kind.
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "1.2.0",
+            Some("1.1.0"),
+            "2026-04-01",
+            None,
+            &["min_feature_count"],
+            &format!("{CLAUSES_V1}min_feature_count = 5\n"),
+        ),
+        &["clause `min_feature_count` has no kind"],
+    );
+    // A major bump without a sunset; with windows too short and too long.
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "2.0.0",
+            Some("1.1.0"),
+            "2027-01-01",
+            None,
+            &[],
+            &breaking,
+        ),
+        &["2.0.0 is a major bump and must carry `sunset`"],
+    );
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "2.0.0",
+            Some("1.1.0"),
+            "2027-01-01",
+            Some("2027-02-01"),
+            &[],
+            &breaking,
+        ),
+        &["window from valid_from to sunset is 31 days, outside the policy's 90..365"],
+    );
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "2.0.0",
+            Some("1.1.0"),
+            "2027-01-01",
+            Some("2028-06-01"),
+            &[],
+            &breaking,
+        ),
+        &["is 517 days, outside the policy's 90..365"],
+    );
+    // A sunset on a minor version.
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "1.2.0",
+            Some("1.1.0"),
+            "2026-04-01",
+            Some("2026-09-01"),
+            &[],
+            CLAUSES_V1,
+        ),
+        &["1.2.0 is not a major bump; only the first version of a new line declares a sunset"],
+    );
+    // A new clause not advisory under the default policy.
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "1.2.0",
+            Some("1.1.0"),
+            "2026-04-01",
+            None,
+            &[],
+            &format!("{CLAUSES_V1}max_imputed_fraction = 0.02\n"),
+        ),
+        &["1.2.0 adds clause `max_imputed_fraction` enforced"],
+    );
+    // ... and accepted when advisory, then enforced by a later minor.
+    let v11 = CLAUSES_V1.replace("2.0 }", "1.5 }");
+    s.propose_ok(
+        &draft(
+            "roads",
+            "1.2.0",
+            Some("1.1.0"),
+            "2026-04-01",
+            None,
+            &["max_imputed_fraction"],
+            &format!("{v11}max_imputed_fraction = 0.02\n"),
+        ),
+        "Start measuring imputation.",
+    );
+    s.propose_ok(
+        &draft(
+            "roads",
+            "1.3.0",
+            Some("1.2.0"),
+            "2026-05-01",
+            None,
+            &[],
+            &format!("{v11}max_imputed_fraction = 0.02\n"),
+        ),
+        "Imputation stayed under 2% for every release.",
+    );
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn a_third_live_line_is_refused() {
+    let s = Store::new();
+    s.with_roads();
+    let v2 = CLAUSES_V1.replace("EPSG:4326", "EPSG:4258");
+    s.propose_ok(
+        &draft(
+            "roads",
+            "2.0.0",
+            Some("1.1.0"),
+            "2027-01-01",
+            Some("2027-07-01"),
+            &[],
+            &v2,
+        ),
+        "ETRS89.",
+    );
+    let v3 = CLAUSES_V1
+        .replace("EPSG:4326", "EPSG:3035")
+        .replace("[-10.0, 40.0, 10.0, 60.0]", "[0.0, 0.0, 1.0, 1.0]");
+    assert_refused(
+        &s,
+        &draft(
+            "roads",
+            "3.0.0",
+            Some("2.0.0"),
+            "2027-03-01",
+            Some("2027-09-01"),
+            &[],
+            &v3,
+        ),
+        &[
+            "lines 1, 2, 3 would all be live on 2027-03-01",
+            "more than two live contracts is not a window, it is drift",
+        ],
+    );
+    // After line 1's sunset a third major is fine.
+    s.propose_ok(
+        &draft(
+            "roads",
+            "3.0.0",
+            Some("2.0.0"),
+            "2027-07-01",
+            Some("2027-12-01"),
+            &[],
+            &v3,
+        ),
+        "LAEA.",
+    );
+}
+
+#[test]
+fn bad_drafts_exit_2_and_write_nothing() {
+    let s = Store::new();
+    let before = s.snapshot();
+    let run = s.propose(
+        "dataset = \"roads\"\nversion = \"1.0\"\nvalid_from = 2026-01-01\n",
+        "r",
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("draft.toml:2:11"), "{}", run.stderr);
+    let run = s.propose(
+        &draft(
+            "../evil",
+            "1.0.0",
+            None,
+            "2026-01-01",
+            None,
+            &[],
+            CLAUSES_V1,
+        ),
+        "r",
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("dataset name `../evil`"),
+        "{}",
+        run.stderr
+    );
+    let run = s.run(&["propose", "/nonexistent.toml", "--rationale", "r"]);
+    assert_eq!(run.code, 2);
+    let run = s.propose(
+        &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+        "  ",
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--rationale is empty"),
+        "{}",
+        run.stderr
+    );
+    assert!(s.snapshot() == before);
+}
+
+#[test]
+fn dry_run_prints_the_records_and_writes_nothing() {
+    let s = Store::new();
+    let before = s.snapshot();
+    let path = s.write(
+        "d.toml",
+        &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+    );
+    let run = s.run(&[
+        "--format",
+        "json",
+        "propose",
+        &path,
+        "--rationale",
+        "First.",
+        "--dry-run",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["accepted"], true);
+    assert_eq!(j["records"][0]["direction"], "added");
+    assert_eq!(j["commit"], serde_json::Value::Null);
+    assert!(s.snapshot() == before);
+}
+
+#[test]
+fn sunset_moves_later_freely_and_earlier_only_with_force() {
+    let s = Store::new();
+    s.with_roads();
+    let v2 = CLAUSES_V1.replace("EPSG:4326", "EPSG:4258");
+    s.propose_ok(
+        &draft(
+            "roads",
+            "2.0.0",
+            Some("1.1.0"),
+            "2027-01-01",
+            Some("2027-07-01"),
+            &[],
+            &v2,
+        ),
+        "ETRS89.",
+    );
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        "2027-08-01",
+        "--rationale",
+        "Two teams need a month more.",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let before = s.snapshot();
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        "2027-07-15",
+        "--rationale",
+        "Hurry.",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("2027-07-15 is earlier than the committed sunset 2027-08-01"),
+        "{}",
+        run.stderr
+    );
+    assert!(s.snapshot() == before);
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        "2027-07-15",
+        "--rationale",
+        "Licence ends early.",
+        "--force",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    assert_eq!(history.matches("[[sunset]]").count(), 2);
+    assert!(history.contains("from      = 2027-08-01\nto        = 2027-07-15\nrationale = \"Licence ends early.\"\nforced    = true"), "{history}");
+    let status = s
+        .run(&[
+            "--format",
+            "json",
+            "--today",
+            "2027-02-01",
+            "status",
+            "roads",
+        ])
+        .json();
+    assert_eq!(status[0]["sunset"], "2027-07-15");
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // Beyond the policy's window needs --force too; an unknown line is bad input.
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        "2028-06-01",
+        "--rationale",
+        "r",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("outside the policy's 90..365"),
+        "{}",
+        run.stderr
+    );
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "7",
+        "--on",
+        "2028-06-01",
+        "--rationale",
+        "r",
+    ]);
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn check_catches_an_edited_published_contract_naming_commit_and_author() {
+    let s = Store::new();
+    s.with_roads();
+    let path = s.dir.join("contracts/roads/1.0.0.toml");
+    // 2.0 -> 1.0: now 1.0.0 -> 1.1.0 (1.5) loosens, and the record's "tightened" is wrong.
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("2.0 }", "1.0 }");
+    std::fs::write(&path, text).unwrap();
+    s.git(&["commit", "-qam", "quietly loosen 1.0.0"]);
+    let head = s.head();
+    let f = s.findings();
+    let edited = f
+        .iter()
+        .find(|f| f["message"] == "a published contract was edited")
+        .expect("the edit is found");
+    assert_eq!(edited["file"], "contracts/roads/1.0.0.toml");
+    assert_eq!(edited["commit"], head);
+    assert_eq!(edited["author"], "Mallory Editor <mallory@example.org>");
+    // The edit also makes the recorded verdict of 1.1.0 wrong: re-derivation sees it.
+    assert!(
+        f.iter().any(|f| f["message"]
+            .as_str()
+            .unwrap()
+            .contains("the record of 1.1.0 says `metric_tolerances` (narrowing, tightened")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn check_catches_a_deleted_contract() {
+    let s = Store::new();
+    s.with_roads();
+    s.git(&["rm", "-q", "contracts/roads/1.1.0.toml"]);
+    s.git(&["commit", "-qm", "drop 1.1.0"]);
+    let f = s.findings();
+    assert!(
+        f.iter()
+            .any(|f| f["message"] == "a published contract was deleted"
+                && f["file"] == "contracts/roads/1.1.0.toml"
+                && f["author"] == "Mallory Editor <mallory@example.org>"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn check_catches_a_rewritten_or_dropped_history_record() {
+    let s = Store::new();
+    s.with_roads();
+    let path = s.dir.join("history/roads.toml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        original.replace("First roads contract.", "Backdated excuse."),
+    )
+    .unwrap();
+    s.git(&["commit", "-qam", "reword"]);
+    let f = s.findings();
+    assert!(
+        f.iter().any(|f| f["file"] == "history/roads.toml"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("`[[change]]` record 1 was rewritten")),
+        "{f:?}"
+    );
+
+    let s = Store::new();
+    s.with_roads();
+    let path = s.dir.join("history/roads.toml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let cut = original.rfind("\n[[change]]").unwrap();
+    std::fs::write(&path, &original[..cut]).unwrap();
+    s.git(&["commit", "-qam", "drop the last record"]);
+    let f = s.findings();
+    assert!(
+        f.iter().any(|f| f["file"] == "history/roads.toml"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("shrank from 2 to 1 records")),
+        "{f:?}"
+    );
+    assert!(
+        f.iter().any(|f| f["message"]
+            .as_str()
+            .unwrap()
+            .contains("contract 1.1.0 has no change records")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn check_catches_a_contract_added_without_propose() {
+    let s = Store::new();
+    s.with_roads();
+    let text = draft(
+        "roads",
+        "1.2.0",
+        Some("1.1.0"),
+        "2026-05-01",
+        None,
+        &[],
+        CLAUSES_V1,
+    );
+    std::fs::write(s.dir.join("contracts/roads/1.2.0.toml"), text).unwrap();
+    s.git(&["add", "."]);
+    s.git(&["commit", "-qm", "sneak in 1.2.0"]);
+    let head = s.head();
+    let f = s.findings();
+    let bypass = f
+        .iter()
+        .find(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("contract 1.2.0 has no change records")
+        })
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert_eq!(bypass["file"], "contracts/roads/1.2.0.toml");
+    assert_eq!(bypass["commit"], head);
+    assert_eq!(bypass["author"], "Mallory Editor <mallory@example.org>");
+}
+
+#[test]
+fn check_catches_a_forged_verdict() {
+    let s = Store::new();
+    s.with_roads();
+    // A breaking 1.2.0 added with a hand-written record calling it compatible.
+    let text = draft(
+        "roads",
+        "1.2.0",
+        Some("1.1.0"),
+        "2026-05-01",
+        None,
+        &[],
+        &CLAUSES_V1
+            .replace("1.5 }", "3.0 }")
+            .replace("2.0 }", "3.0 }"),
+    );
+    std::fs::write(s.dir.join("contracts/roads/1.2.0.toml"), text).unwrap();
+    let path = s.dir.join("history/roads.toml");
+    let mut history = std::fs::read_to_string(&path).unwrap();
+    history += "\n[[change]]\nat        = 2026-11-29T10:00:00Z\nfrom      = \"1.1.0\"\nto        = \"1.2.0\"\nclause    = \"metric_tolerances\"\nkind      = \"narrowing\"\ndirection = \"tightened\"\nverdict   = \"compatible\"\nrationale = \"Trust me.\"\n";
+    std::fs::write(&path, history).unwrap();
+    s.git(&["add", "."]);
+    s.git(&["commit", "-qm", "forge"]);
+    let f = s.findings();
+    let msgs: Vec<&str> = f.iter().map(|f| f["message"].as_str().unwrap()).collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m
+                .contains("1.1.0 -> 1.2.0 is a minor bump, but the changes require a major bump")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter().any(|m| m.contains(
+            "the record of 1.2.0 says `metric_tolerances` (narrowing, tightened, compatible)"
+        )),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter().any(|m| m.contains(
+            "the contract files give `metric_tolerances` (narrowing, loosened, breaking) for 1.2.0"
+        )),
+        "{msgs:?}"
+    );
+}
+
+#[test]
+fn an_adopted_repository_proves_from_its_since_commit() {
+    let env = TestEnv::new();
+    let dir = env.home().join("adopt");
+    std::fs::create_dir_all(dir.join("contracts/old")).unwrap();
+    // Earlier history with a file that check would otherwise flag: it is before `since`.
+    std::fs::write(dir.join("contracts/old/notes.txt"), "pre-store notes\n").unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .current_dir(&dir)
+            .env("HOME", env.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Old")
+            .env("GIT_AUTHOR_EMAIL", "old@example.org")
+            .env("GIT_COMMITTER_NAME", "Old")
+            .env("GIT_COMMITTER_EMAIL", "old@example.org")
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "before the store"]);
+    git(&["rm", "-q", "contracts/old/notes.txt"]);
+    git(&["commit", "-qm", "remove notes"]);
+    let run = env.run_in(&dir, &["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("adopted an existing repository"),
+        "{}",
+        run.stderr
+    );
+    let config = std::fs::read_to_string(dir.join("contracts.toml")).unwrap();
+    assert!(config.starts_with("[store]\nsince = \""), "{config}");
+    let run = env.run_in(&dir, &["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // Without the since commit the old deletion is a finding.
+    let run = env.run_in(&dir, &["--format", "json", "check", "--since", "HEAD~2"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("contracts/old/notes.txt"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn show_prints_clauses_with_kind_and_enforcement_and_the_reading_rules() {
+    let s = Store::new();
+    s.with_roads();
+    let j = s.run(&["--format", "json", "show", "roads"]).json();
+    assert_eq!(j["version"], "1.1.0");
+    let crs = j["clauses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["clause"] == "crs")
+        .unwrap();
+    assert_eq!(crs["kind"], "fixed");
+    assert_eq!(crs["status"], "enforced");
+    let text = s.run(&["show", "roads@1.0.0"]);
+    assert_eq!(text.code, 0);
+    assert!(text.stdout.starts_with("roads 1.0.0\n"), "{}", text.stdout);
+    assert!(text
+        .stdout
+        .contains("a clause this build cannot evaluate is reported as not evaluated"));
+    let missing = s.run(&["show", "roads@9.9.9"]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing
+            .stderr
+            .contains("dataset `roads` has no version 9.9.9"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn an_injected_crash_after_the_objects_leaves_the_store_unchanged() {
+    let s = Store::new();
+    s.with_roads();
+    let before = s.snapshot_without_objects();
+    let head = s.head();
+    let path = s.write(
+        "d.toml",
+        &draft("rivers", "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+    );
+    let out = s
+        .env
+        .command(&s.dir)
+        .env("CONTRACTS_FAULT", "after-objects")
+        .args(["propose", &path, "--rationale", "First rivers."])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(s.head(), head);
+    assert!(s.snapshot_without_objects() == before, "a file changed");
+    s.assert_clean();
+    s.git(&["fsck", "--no-progress"]);
+    assert_eq!(s.run(&["check"]).code, 0);
+    // The next run lands it.
+    let run = s.run(&["propose", &path, "--rationale", "First rivers."]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(s.dir.join("contracts/rivers/1.0.0.toml").exists());
+}
+
+#[test]
+fn no_identity_is_a_clear_error() {
+    let s = Store::new();
+    let path = s.write(
+        "d.toml",
+        &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+    );
+    let out = s
+        .env
+        .command(&s.dir)
+        .env_remove("GIT_AUTHOR_NAME")
+        .env_remove("GIT_AUTHOR_EMAIL")
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .args(["propose", &path, "--rationale", "r"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("GIT_AUTHOR_NAME"), "{stderr}");
+}
+
+#[test]
+fn concurrent_proposals_lose_nothing_and_duplicate_nothing() {
+    let s = Store::new();
+    // Six writers: four datasets of their own, and two racing for the same roads 1.0.0.
+    let mut drafts = Vec::new();
+    for name in ["a", "b", "c", "d"] {
+        drafts.push(s.write(
+            &format!("{name}.toml"),
+            &draft(name, "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+        ));
+    }
+    for i in 0..2 {
+        drafts.push(s.write(
+            &format!("roads{i}.toml"),
+            &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES_V1),
+        ));
+    }
+    let handles: Vec<_> = drafts
+        .into_iter()
+        .map(|path| {
+            let mut cmd = s.env.command(&s.dir);
+            cmd.args(["propose", &path, "--rationale", "Race."]);
+            std::thread::spawn(move || {
+                // A writer that lost the race (exit 3, "the store moved") runs again, as a
+                // user or cron would; a refusal (exit 1) is final.
+                for _ in 0..50 {
+                    let out = cmd.output().unwrap();
+                    match out.status.code() {
+                        Some(3) => {
+                            let err = String::from_utf8_lossy(&out.stderr);
+                            assert!(err.contains("the store moved; run again"), "{err}");
+                            continue;
+                        }
+                        code => return code,
+                    }
+                }
+                panic!("never landed");
+            })
+        })
+        .collect();
+    let codes: Vec<Option<i32>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(codes[..4].iter().all(|c| *c == Some(0)), "{codes:?}");
+    let mut roads = codes[4..].to_vec();
+    roads.sort();
+    assert_eq!(
+        roads,
+        vec![Some(0), Some(1)],
+        "one roads proposal lands, the other is refused"
+    );
+    // init + 5 proposals
+    assert_eq!(s.git(&["rev-list", "--count", "HEAD"]).trim(), "6");
+    s.assert_clean();
+    let history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    assert_eq!(history.matches("[[change]]").count(), 1);
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
