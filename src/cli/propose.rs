@@ -112,10 +112,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 store.appended(&history_path, &history_header(&dataset), &appended)?,
             ),
         ];
+        let what = match prev {
+            Some(_) => format!("{} bump", step.bump),
+            None => "first version".to_string(),
+        };
         let message = format!(
-            "propose {dataset} {}: {} bump, {} change record(s)\n\n{}\n",
+            "propose {dataset} {}: {what}, {} change record(s)\n\n{}\n",
             draft.version,
-            step.bump.as_str(),
             recs.len(),
             args.rationale.trim()
         );
