@@ -3,7 +3,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::context::read_input;
-use super::output::{cell, print_json, table};
+use super::output::{cell, changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::proposal::demanding;
 use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
@@ -113,23 +113,7 @@ fn print_text(r: &Report) {
             r.old.dataset, r.old.version, r.new.version
         );
     } else {
-        let rows = r.changes.iter().map(|c| {
-            vec![
-                c.clause.clone(),
-                c.kind.to_string(),
-                cell(c.old.as_ref()),
-                cell(c.new.as_ref()),
-                c.direction.to_string(),
-                c.verdict.to_string(),
-            ]
-        });
-        println!(
-            "{}",
-            table(
-                &["clause", "kind", "old", "new", "direction", "verdict"],
-                rows
-            )
-        );
+        println!("{}", changes_table(r.changes));
     }
     println!();
     println!("required bump: {}", r.required_bump);

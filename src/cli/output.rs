@@ -1,6 +1,8 @@
 //! Rendering: text tables for people, JSON for scripts. Both go to stdout; talk goes to stderr.
 
 use tabled::builder::Builder;
+
+use crate::model::Change;
 use tabled::settings::Style;
 
 /// A plain table with a header row.
@@ -35,4 +37,22 @@ pub fn cell(v: Option<&serde_json::Value>) -> String {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
     }
+}
+
+/// The per-clause change table of `diff` and `propose`.
+pub fn changes_table(changes: &[Change]) -> String {
+    let rows = changes.iter().map(|c| {
+        vec![
+            c.clause.clone(),
+            c.kind.to_string(),
+            cell(c.old.as_ref()),
+            cell(c.new.as_ref()),
+            c.direction.to_string(),
+            c.verdict.to_string(),
+        ]
+    });
+    table(
+        &["clause", "kind", "old", "new", "direction", "verdict"],
+        rows,
+    )
 }

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::context::read_input;
-use super::output::{cell, print_json, table};
+use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
 use crate::model::history::{history_header, ChangeRecord};
@@ -174,23 +174,7 @@ fn print_text(r: &Report) {
         None => println!("{} {} (first version)", r.dataset, r.version),
     }
     if !r.changes.is_empty() {
-        let rows = r.changes.iter().map(|c| {
-            vec![
-                c.clause.clone(),
-                c.kind.to_string(),
-                cell(c.old.as_ref()),
-                cell(c.new.as_ref()),
-                c.direction.to_string(),
-                c.verdict.to_string(),
-            ]
-        });
-        println!(
-            "{}",
-            table(
-                &["clause", "kind", "old", "new", "direction", "verdict"],
-                rows
-            )
-        );
+        println!("{}", changes_table(r.changes));
     }
     if let Some(b) = r.bump {
         println!("bump: {b}");
