@@ -12,6 +12,7 @@ mod context;
 mod diff;
 mod error;
 mod output;
+mod profile;
 
 pub use context::Context;
 pub use error::{CommandError, ErrorClass, Outcome};
@@ -53,6 +54,7 @@ pub enum Format {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Diff(diff::Args),
+    Profile(profile::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -72,6 +74,7 @@ pub fn main() -> ExitCode {
     let ctx = Context::new(&cli);
     let result = match &cli.command {
         Command::Diff(args) => diff::run(&ctx, args),
+        Command::Profile(args) => profile::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
