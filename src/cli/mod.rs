@@ -8,11 +8,14 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod advisory;
 mod context;
 mod diff;
 mod error;
+mod new;
 mod output;
 mod profile;
+mod validate;
 
 pub use context::Context;
 pub use error::{CommandError, ErrorClass, Outcome};
@@ -55,6 +58,9 @@ pub enum Format {
 pub enum Command {
     Diff(diff::Args),
     Profile(profile::Args),
+    Validate(validate::Args),
+    Advisory(advisory::Args),
+    New(new::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -75,6 +81,9 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Profile(args) => profile::run(&ctx, args),
+        Command::Validate(args) => validate::run(&ctx, args),
+        Command::Advisory(args) => advisory::run(&ctx, args),
+        Command::New(args) => new::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
