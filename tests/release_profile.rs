@@ -61,7 +61,9 @@ fn types(p: &Value) -> Vec<&str> {
 fn attr<'a>(p: &'a Value, name: &str) -> (&'a str, u64) {
     let a = &p["attributes"][name];
     (
-        a["type"].as_str().unwrap_or_else(|| panic!("attribute {name} in {p}")),
+        a["type"]
+            .as_str()
+            .unwrap_or_else(|| panic!("attribute {name} in {p}")),
         a["nulls"].as_u64().unwrap(),
     )
 }
@@ -99,7 +101,11 @@ fn countries_in_five_formats_give_one_profile() {
         ] {
             assert_eq!(attr(&p, name), (ty, 0), "{ext} {name}");
         }
-        assert_eq!(p["attributes"].as_object().unwrap().len(), 5, "{ext}: fid is no attribute");
+        assert_eq!(
+            p["attributes"].as_object().unwrap().len(),
+            5,
+            "{ext}: fid is no attribute"
+        );
         assert_eq!(p["metrics"]["feature_count"], 177.0);
     }
 }
@@ -110,10 +116,15 @@ fn cities_in_five_formats_give_one_profile() {
         let p = profile(&data(&format!("naturalearth/cities.{ext}")));
         assert_eq!(p["feature_count"], 243, "{ext}"); // ogrinfo: Feature Count: 243
         assert_eq!(types(&p), ["Point"], "{ext}"); // ogrinfo: Geometry: Point
-        // geopandas total_bounds (identical for .shp and .fgb; ogrinfo's Extent rounds them).
+                                                   // geopandas total_bounds (identical for .shp and .fgb; ogrinfo's Extent rounds them).
         assert_eq!(
             envelope(&p),
-            [-175.2205645, -41.2920679923151, 179.2166471, 64.14345946317033],
+            [
+                -175.2205645,
+                -41.2920679923151,
+                179.2166471,
+                64.14345946317033
+            ],
             "{ext}"
         );
         assert_eq!(attr(&p, "name"), ("string", 0), "{ext}");
@@ -136,7 +147,12 @@ fn geopackage_fid_is_not_an_attribute_and_nad27_is_read() {
     // ogrinfo -sql "select ST_MinX(extent(geom)), ..." -dialect sqlite
     assert_eq!(
         envelope(&p),
-        [-84.3238525390625, 33.88199234008789, -75.45697784423828, 36.58964920043945]
+        [
+            -84.3238525390625,
+            33.88199234008789,
+            -75.45697784423828,
+            36.58964920043945
+        ]
     );
 }
 
@@ -150,7 +166,12 @@ fn shapefile_in_ny_state_plane_feet() {
     assert_eq!(types(&p), ["MultiPolygon"]);
     assert_eq!(
         envelope(&p),
-        [913175.1090087891, 120121.8812543372, 1067382.5084228516, 272844.2936401367]
+        [
+            913175.1090087891,
+            120121.8812543372,
+            1067382.5084228516,
+            272844.2936401367
+        ]
     );
     // ogrinfo: BoroCode Integer (4.0), BoroName String (32.0), Shape_Leng Real (19.11)
     assert_eq!(attr(&p, "BoroCode"), ("int32", 0));
@@ -212,7 +233,12 @@ fn null_geometries_in_every_format() {
         assert_eq!(types(&p), ["LineString"], "{f}");
         assert_eq!(
             envelope(&p),
-            [-122.4051293283311, 37.786780113640894, -73.85983235784927, 40.487594916296196],
+            [
+                -122.4051293283311,
+                37.786780113640894,
+                -73.85983235784927,
+                40.487594916296196
+            ],
             "{f}"
         );
     }
@@ -240,7 +266,12 @@ fn z_and_m_are_dropped_and_curves_keep_their_name() {
     assert_eq!(types(&p), ["LineString"]);
     assert_eq!(
         envelope(&p),
-        [-123.21079845830354, 48.98614986424009, -95.03529565821856, 49.01476383135495]
+        [
+            -123.21079845830354,
+            48.98614986424009,
+            -95.03529565821856,
+            49.01476383135495
+        ]
     );
     let p = profile(&data("edge/curve.gpkg"));
     // ogrinfo: "Compound Curve" (geopandas linearises it to LineString; we do not).
@@ -250,7 +281,12 @@ fn z_and_m_are_dropped_and_curves_keep_their_name() {
     // the control points span the same box.
     assert_eq!(
         envelope(&p),
-        [-123.12356779947976, 49.01476383135495, -95.25337230527805, 49.01476383135495]
+        [
+            -123.12356779947976,
+            49.01476383135495,
+            -95.25337230527805,
+            49.01476383135495
+        ]
     );
 }
 
@@ -277,7 +313,12 @@ fn merged_profiles_equal_the_profile_of_all_files() {
         pa.to_str().unwrap(),
         pb.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(merged, both);
     // 243 cities + 4 typed features; `name` exists only in cities, so it is null in the 4.
@@ -290,7 +331,12 @@ fn profile_many(files: &[&str]) -> Value {
     let mut args = vec!["profile", "--format", "json"];
     args.extend(files);
     let out = run(&args);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -311,15 +357,23 @@ fn merging_different_crs_is_refused() {
 fn an_unidentified_prj_is_a_warning_and_a_null_crs() {
     let dir = tempfile::tempdir().unwrap();
     for ext in ["shp", "shx", "dbf"] {
-        std::fs::copy(data(&format!("nybb/nybb.{ext}")), dir.path().join(format!("x.{ext}")))
-            .unwrap();
+        std::fs::copy(
+            data(&format!("nybb/nybb.{ext}")),
+            dir.path().join(format!("x.{ext}")),
+        )
+        .unwrap();
     }
     std::fs::write(
         dir.path().join("x.prj"),
         r#"PROJCS["Local_Grid",GEOGCS["GCS_Mystery",DATUM["D_Mystery",SPHEROID["S",6378137.0,298.0]]],PROJECTION["Foo"]]"#,
     )
     .unwrap();
-    let out = run(&["profile", "--format", "json", dir.path().join("x.shp").to_str().unwrap()]);
+    let out = run(&[
+        "profile",
+        "--format",
+        "json",
+        dir.path().join("x.shp").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(p["crs"], Value::Null);
@@ -334,7 +388,10 @@ fn text_output_names_the_figures() {
     for needle in ["EPSG:2263", "MultiPolygon", "BoroCode", "int32", "features"] {
         assert!(text.contains(needle), "{needle} in {text}");
     }
-    assert!(out.stderr.is_empty(), "no progress bar when stderr is not a terminal");
+    assert!(
+        out.stderr.is_empty(),
+        "no progress bar when stderr is not a terminal"
+    );
 }
 
 /// Copy every file of a dataset (a shapefile has siblings) into `dir`, returning the main
@@ -357,7 +414,12 @@ fn copy_set(stem: &str, ext: &str, dir: &Path, name: &str) -> PathBuf {
 fn corrupt_and_truncated_files_of_every_format_exit_2_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     for ext in FORMATS {
-        let good = copy_set("naturalearth/countries", ext, dir.path(), &format!("good_{ext}"));
+        let good = copy_set(
+            "naturalearth/countries",
+            ext,
+            dir.path(),
+            &format!("good_{ext}"),
+        );
         let bytes = std::fs::read(&good).unwrap();
         let cases: Vec<(&str, Vec<u8>)> = vec![
             ("truncated", bytes[..bytes.len() / 3].to_vec()),
