@@ -6,5 +6,7 @@
 pub mod cli;
 /// The pure domain: contracts, kinds, containment, verdicts, bumps, windows.
 pub mod model;
+/// Spatial data releases: streaming readers, the mergeable profile, validation and records.
+pub mod release;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;

@@ -8,17 +8,21 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod advisory;
 mod check;
 mod context;
 mod diff;
 mod error;
 mod init;
 mod log;
+mod new;
 mod output;
+mod profile;
 mod propose;
 mod show;
 mod status;
 mod sunset;
+mod validate;
 
 pub use context::Context;
 pub use error::{CommandError, ErrorClass, Outcome};
@@ -67,6 +71,10 @@ pub enum Command {
     Log(log::Args),
     Show(show::Args),
     Sunset(sunset::Args),
+    Profile(profile::Args),
+    Validate(validate::Args),
+    Advisory(advisory::Args),
+    New(new::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -93,6 +101,10 @@ pub fn main() -> ExitCode {
         Command::Log(args) => log::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Sunset(args) => sunset::run(&ctx, args),
+        Command::Profile(args) => profile::run(&ctx, args),
+        Command::Validate(args) => validate::run(&ctx, args),
+        Command::Advisory(args) => advisory::run(&ctx, args),
+        Command::New(args) => new::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

@@ -1,0 +1,64 @@
+use super::output::{print_json, table};
+use super::validate::{open_store, store_error};
+use super::{CommandError, Context, Format, Outcome};
+use crate::release::record::{advisory_counts, parse_records, read_release_records, releases_path};
+
+/// For each advisory clause of DATASET's live contracts, how many recorded releases
+/// (`validate --record`) it would have failed. A clause that would fail many releases is
+/// mis-specified: fix its value before a minor version enforces it.
+///
+/// Exit 0, or 2 when the store or the records cannot be read.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The dataset
+    dataset: String,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("advisory")?;
+    let store = open_store(ctx)?;
+    let live = store
+        .live_contracts(&args.dataset, ctx.today)
+        .map_err(store_error)?;
+    let text = read_release_records(&store, &args.dataset)
+        .map_err(|e| CommandError::environment(e.to_string()))?
+        .unwrap_or_default();
+    let records = parse_records(&releases_path(&args.dataset).display().to_string(), &text)?;
+    let counts = advisory_counts(&records, &live);
+    match ctx.format {
+        Format::Json => print_json(&counts),
+        _ => {
+            if counts.is_empty() {
+                println!(
+                    "no advisory clause in the live contracts of {} ({} recorded releases)",
+                    args.dataset,
+                    records.len()
+                );
+            } else {
+                let rows = counts.iter().map(|c| {
+                    vec![
+                        format!("{}@{}", args.dataset, c.contract),
+                        c.clause.clone(),
+                        c.failed.to_string(),
+                        c.evaluated.to_string(),
+                        format!("{:.0}%", c.fail_fraction * 100.0),
+                    ]
+                });
+                println!(
+                    "{}",
+                    table(
+                        &[
+                            "contract",
+                            "advisory clause",
+                            "would fail",
+                            "of releases",
+                            "fraction"
+                        ],
+                        rows
+                    )
+                );
+            }
+        }
+    }
+    Ok(Outcome::Clean)
+}

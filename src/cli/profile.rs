@@ -1,0 +1,211 @@
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::context::read_input;
+use super::output::{print_json, table};
+use super::{CommandError, Context, Format, Outcome};
+use crate::release::{self, Profile, Progress, ReadNotes, ReleaseError};
+
+/// Profile a release: what it actually contains — CRS, envelope, geometry types, attributes
+/// with their types and null fractions, feature count, invalid-geometry fraction.
+///
+/// Several FILEs form one release and give one profile. Profiles are mergeable: `--merge`
+/// adds profiles saved with `--format json` (for example one per partition, made where the
+/// partition lies), and the result is the profile of the whole release.
+///
+/// Reads GeoJSON, FlatGeobuf, GeoPackage, GeoParquet and Shapefile. Exit 0, or 2 for an
+/// unreadable or corrupt file.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Data files of one release (.geojson, .fgb, .gpkg, .parquet, .shp)
+    files: Vec<PathBuf>,
+    /// Saved profiles (`profile --format json`) to merge into the result
+    #[arg(long, value_name = "P.json", num_args = 1..)]
+    merge: Vec<PathBuf>,
+}
+
+impl From<ReleaseError> for CommandError {
+    /// Every release error is about a file the user named: bad input, exit 2.
+    fn from(e: ReleaseError) -> Self {
+        let hint = match &e {
+            ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
+            ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
+            _ => None,
+        };
+        let err = CommandError::input(e.to_string());
+        match hint {
+            Some(h) => err.with_hint(h),
+            None => err,
+        }
+    }
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub(super) struct Bar(Mutex<Option<ProgressBar>>);
+
+impl Bar {
+    pub(super) fn new() -> Bar {
+        Bar(Mutex::new(None))
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, file: &Path, total: u64) {
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{msg} [{bar:30}] {percent}% {elapsed_precise} eta {eta}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(file.display().to_string());
+        if let Ok(mut slot) = self.0.lock() {
+            if let Some(old) = slot.replace(bar) {
+                old.finish_and_clear();
+            }
+        }
+    }
+
+    fn advance(&self, done: u64) {
+        if let Ok(slot) = self.0.lock() {
+            if let Some(bar) = slot.as_ref() {
+                bar.inc(done);
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Ok(mut slot) = self.0.lock() {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+            }
+        }
+    }
+}
+
+/// Profile the files of one release, printing the readers' warnings on stderr.
+pub(super) fn profile_release(files: &[PathBuf]) -> Result<Profile, CommandError> {
+    let mut notes = ReadNotes::default();
+    let bar = Bar::new();
+    let result = release::profile_files(files, &bar, &mut notes);
+    bar.finish();
+    for w in &notes.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(result?)
+}
+
+/// Read a saved profile.
+pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
+    let text = read_input(path)?;
+    let p: Profile = serde_json::from_str(&text).map_err(|e| {
+        CommandError::input(format!("{}: not a saved profile: {e}", path.display()))
+    })?;
+    p.checked()
+        .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("profile")?;
+    if args.files.is_empty() && args.merge.is_empty() {
+        return Err(CommandError::input(
+            "give at least one data file or --merge profile",
+        ));
+    }
+    let mut profile = if args.files.is_empty() {
+        None
+    } else {
+        Some(profile_release(&args.files)?)
+    };
+    for m in &args.merge {
+        let p = load_profile(m)?;
+        profile = Some(match profile {
+            None => p,
+            Some(acc) => acc.merge(&p).map_err(|e| {
+                CommandError::input(format!("{}: cannot be merged: {e}", m.display()))
+            })?,
+        });
+    }
+    let Some(profile) = profile else {
+        unreachable!("at least one file or profile was given")
+    };
+    match ctx.format {
+        Format::Json => print_json(&profile),
+        _ => print_text(&profile),
+    }
+    Ok(Outcome::Clean)
+}
+
+fn number(x: f64) -> String {
+    format!("{x}")
+}
+
+pub(super) fn print_text(p: &Profile) {
+    let envelope = p.envelope.map_or("-".to_string(), |e| {
+        format!(
+            "[{}, {}, {}, {}]",
+            number(e[0]),
+            number(e[1]),
+            number(e[2]),
+            number(e[3])
+        )
+    });
+    let fraction = |k: &str| p.metrics.get(k).copied().unwrap_or(0.0);
+    let rows = vec![
+        vec!["files".to_string(), p.files.join(", ")],
+        vec!["format".to_string(), p.format.clone()],
+        vec![
+            "crs".to_string(),
+            p.crs.clone().unwrap_or_else(|| "unknown".into()),
+        ],
+        vec!["features".to_string(), p.feature_count.to_string()],
+        vec![
+            "null geometries".to_string(),
+            format!(
+                "{} ({:.4})",
+                p.null_geometries,
+                fraction("null_geometry_fraction")
+            ),
+        ],
+        vec![
+            "invalid geometries".to_string(),
+            format!(
+                "{} ({:.4})",
+                p.invalid_geometries,
+                fraction("invalid_geometry_fraction")
+            ),
+        ],
+        vec!["envelope".to_string(), envelope],
+        vec![
+            "geometry types".to_string(),
+            p.geometry_types
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+        ],
+    ];
+    for r in rows {
+        println!("{:<20}{}", r[0], r[1]);
+    }
+    if !p.attributes.is_empty() {
+        println!();
+        let rows = p.attributes.iter().map(|(name, a)| {
+            vec![
+                name.clone(),
+                a.ty.to_string(),
+                a.nulls.to_string(),
+                format!("{:.4}", a.null_fraction),
+            ]
+        });
+        println!(
+            "{}",
+            table(&["attribute", "type", "nulls", "null fraction"], rows)
+        );
+    }
+}

@@ -1,0 +1,256 @@
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::context::read_input;
+use super::output::{cell, print_json, table};
+use super::profile::profile_release;
+use super::{CommandError, Context, Format, Outcome};
+use crate::release::record::{append_release_record, record_of, render_record};
+use crate::release::validate::{parse_manifest, validate, Report, Status};
+use crate::store::{Store, StoreError};
+
+/// Validate a release against every contract of DATASET live on `--today`: profile the
+/// FILEs, then check each clause of each live contract, printing clause × contract →
+/// pass / FAIL / advisory-fail / not-evaluated with the measured value and the limit.
+///
+/// During a deprecation window two contracts are live and the release must satisfy both.
+/// Advisory clauses report failures as warnings and never fail the release; a clause this
+/// build cannot evaluate is `not-evaluated` and never fails it either.
+///
+/// Exit 0 when every enforced clause of every live contract passes, 1 otherwise, 2 for an
+/// unreadable or corrupt file or a bad manifest.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The dataset whose live contracts the release must satisfy
+    dataset: String,
+    /// Data files of the release (.geojson, .fgb, .gpkg, .parquet, .shp)
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The release manifest: `version`, `date`, `metrics = { name = value }`
+    #[arg(long, value_name = "release.toml")]
+    manifest: Option<PathBuf>,
+    /// Append the outcome to history/<dataset>.releases.toml, for `contracts advisory`
+    #[arg(long)]
+    record: bool,
+}
+
+/// Store errors: a missing or malformed store is bad input; other I/O is the environment.
+pub(super) fn store_error(e: StoreError) -> CommandError {
+    match e {
+        StoreError::Io { ref source, .. } if source.kind() != std::io::ErrorKind::NotFound => {
+            CommandError::environment(e.to_string())
+        }
+        StoreError::Io { .. } => CommandError::input(format!("not a contracts store: {e}"))
+            .with_hint("run inside a store or pass --repo DIR"),
+        other => CommandError::input(other.to_string()),
+    }
+}
+
+pub(super) fn open_store(ctx: &Context) -> Result<Store, CommandError> {
+    let root = ctx.find_root().ok_or_else(|| {
+        CommandError::input("no contracts store found here or above")
+            .with_hint("run inside a store or pass --repo DIR")
+    })?;
+    Store::open(&root).map_err(store_error)
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    let store = open_store(ctx)?;
+    let live = store
+        .live_contracts(&args.dataset, ctx.today)
+        .map_err(store_error)?;
+    if live.is_empty() {
+        return Err(CommandError::input(format!(
+            "dataset `{}` has no live contract on {}",
+            args.dataset, ctx.today
+        ))
+        .with_hint("check --today, or the contracts' valid_from and sunset"));
+    }
+    let manifest = match &args.manifest {
+        None => None,
+        Some(p) => {
+            let text = read_input(p)?;
+            Some(parse_manifest(&p.display().to_string(), &text)?)
+        }
+    };
+    let profile = profile_release(&args.files)?;
+    let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+
+    match ctx.format {
+        Format::Json => print_json(&report),
+        Format::Junit => print!("{}", junit(&report)),
+        Format::Text => print_text(&report),
+    }
+    for c in &report.contracts {
+        for r in c
+            .results
+            .iter()
+            .filter(|r| r.status == Status::AdvisoryFail)
+        {
+            eprintln!(
+                "warning: advisory clause `{}` of {}@{} fails: {}",
+                r.clause,
+                c.dataset,
+                c.version,
+                r.reason.as_deref().unwrap_or("")
+            );
+        }
+    }
+    if args.record {
+        let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
+            CommandError::environment(format!("could not render the release record: {e}"))
+        })?;
+        let path = append_release_record(&store, &args.dataset, &text)
+            .map_err(|e| CommandError::environment(format!("could not record the release: {e}")))?;
+        eprintln!("recorded in {}", path.display());
+    }
+    Ok(Outcome::findings_if(!report.passed))
+}
+
+fn status_cell(s: Status) -> String {
+    match s {
+        Status::Fail => "FAIL".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn print_text(r: &Report) {
+    let rows = r.contracts.iter().flat_map(|c| {
+        c.results.iter().map(move |x| {
+            vec![
+                format!("{}@{}", c.dataset, c.version),
+                x.clause.clone(),
+                status_cell(x.status),
+                cell(x.measured.as_ref()),
+                cell(x.limit.as_ref()),
+            ]
+        })
+    });
+    println!(
+        "{}",
+        table(&["contract", "clause", "result", "measured", "limit"], rows)
+    );
+    println!();
+    for c in &r.contracts {
+        let failed: Vec<_> = c
+            .results
+            .iter()
+            .filter(|x| x.status == Status::Fail)
+            .collect();
+        if failed.is_empty() {
+            println!("{}@{}: pass", c.dataset, c.version);
+        } else {
+            println!(
+                "{}@{}: FAIL ({} enforced clause{} failed)",
+                c.dataset,
+                c.version,
+                failed.len(),
+                if failed.len() == 1 { "" } else { "s" }
+            );
+            for x in failed {
+                println!("  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
+            }
+        }
+    }
+}
+
+/// Escape text for XML attributes and character data.
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 cannot carry most control characters at all.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one testsuite per live contract, one testcase per clause. A failure is a
+/// `<failure>`, an advisory failure passes with its warning in `<system-out>`, a clause not
+/// evaluated is `<skipped/>`.
+pub fn junit(r: &Report) -> String {
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let count = |st: Status| {
+        r.contracts
+            .iter()
+            .flat_map(|c| &c.results)
+            .filter(|x| x.status == st)
+            .count()
+    };
+    let total: usize = r.contracts.iter().map(|c| c.results.len()).sum();
+    let _ = writeln!(
+        s,
+        "<testsuites name=\"contracts validate {}\" tests=\"{total}\" failures=\"{}\" skipped=\"{}\" errors=\"0\">",
+        xml(&r.dataset),
+        count(Status::Fail),
+        count(Status::NotEvaluated)
+    );
+    for c in &r.contracts {
+        let suite = format!("{}@{}", c.dataset, c.version);
+        let n = |st: Status| c.results.iter().filter(|x| x.status == st).count();
+        let _ = writeln!(
+            s,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"0\">",
+            xml(&suite),
+            c.results.len(),
+            n(Status::Fail),
+            n(Status::NotEvaluated)
+        );
+        for x in &c.results {
+            let detail = format!(
+                "measured {}, limit {}{}",
+                cell(x.measured.as_ref()),
+                cell(x.limit.as_ref()),
+                x.reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+            let open = format!(
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                xml(&suite),
+                xml(&x.clause)
+            );
+            match x.status {
+                Status::Pass => {
+                    let _ = writeln!(s, "{open}/>");
+                }
+                Status::Fail => {
+                    let _ = writeln!(
+                        s,
+                        "{open}>\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
+                        xml(x.reason.as_deref().unwrap_or("failed")),
+                        xml(&detail)
+                    );
+                }
+                Status::AdvisoryFail => {
+                    let _ = writeln!(
+                        s,
+                        "{open}>\n      <system-out>advisory-fail (a warning, not enforced): {}</system-out>\n    </testcase>",
+                        xml(&detail)
+                    );
+                }
+                Status::NotEvaluated => {
+                    let _ = writeln!(
+                        s,
+                        "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        xml(&format!(
+                            "not evaluated: {}",
+                            x.reason.as_deref().unwrap_or("")
+                        ))
+                    );
+                }
+            }
+        }
+        s.push_str("  </testsuite>\n");
+    }
+    s.push_str("</testsuites>\n");
+    s
+}

@@ -1,0 +1,379 @@
+//! FlatGeobuf: the header (verified), the spatial index skipped, then features read as
+//! size-prefixed FlatBuffers in batches of a few megabytes, each batch verified and profiled
+//! on all cores. The feature loop is ours rather than the crate's iterator so that a corrupt
+//! size prefix is refused against the file's length instead of becoming a huge allocation.
+//!
+//! A property absent from a feature's property buffer is null (that is how FlatGeobuf writes
+//! a null). GDAL's FlatGeobuf writer drops features whose geometry is null, so a FlatGeobuf
+//! converted by GDAL can hold fewer features than its source.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use flatgeobuf::{ColumnType, Geometry, GeometryType};
+use rayon::prelude::*;
+
+use super::geom::{GeomScan, GeomType};
+use super::profile::{AttrAcc, AttrType};
+use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReleaseError};
+
+const F: Format = Format::FlatGeobuf;
+/// Features are profiled in batches of about this many bytes: large enough to share out
+/// across cores, small enough that memory stays flat.
+const BATCH_BYTES: usize = 8 << 20;
+
+fn attr_type(t: ColumnType) -> Result<AttrType, String> {
+    Ok(match t {
+        ColumnType::Bool => AttrType::Bool,
+        ColumnType::Byte
+        | ColumnType::UByte
+        | ColumnType::Short
+        | ColumnType::UShort
+        | ColumnType::Int => AttrType::Int32,
+        ColumnType::UInt | ColumnType::Long | ColumnType::ULong => AttrType::Int64,
+        ColumnType::Float | ColumnType::Double => AttrType::Float64,
+        ColumnType::String | ColumnType::Json => AttrType::String,
+        ColumnType::DateTime => AttrType::Datetime,
+        ColumnType::Binary => AttrType::Binary,
+        other => return Err(format!("unknown column type {}", other.0)),
+    })
+}
+
+/// Bytes a property value of this type takes after its column index, or `None` for the
+/// length-prefixed types.
+fn fixed_size(t: ColumnType) -> Option<usize> {
+    match t {
+        ColumnType::Byte | ColumnType::UByte | ColumnType::Bool => Some(1),
+        ColumnType::Short | ColumnType::UShort => Some(2),
+        ColumnType::Int | ColumnType::UInt | ColumnType::Float => Some(4),
+        ColumnType::Long | ColumnType::ULong | ColumnType::Double => Some(8),
+        _ => None,
+    }
+}
+
+/// The packed R-tree's size in bytes (the FlatGeobuf spec's formula), checked.
+fn index_size(features: u64, node_size: u16) -> Option<u64> {
+    if features == 0 || node_size == 0 {
+        return Some(0);
+    }
+    if node_size < 2 {
+        return None;
+    }
+    let mut n = features;
+    let mut nodes = n;
+    loop {
+        n = n.div_ceil(u64::from(node_size));
+        nodes = nodes.checked_add(n)?;
+        if n == 1 {
+            break;
+        }
+    }
+    nodes.checked_mul(40)
+}
+
+fn xy_pairs(g: &Geometry<'_>) -> Result<Vec<(f64, f64)>, String> {
+    let Some(xy) = g.xy() else {
+        return Ok(Vec::new());
+    };
+    let b = xy.bytes();
+    if b.len() % 16 != 0 {
+        return Err("odd number of xy values".to_string());
+    }
+    Ok(b.chunks_exact(16)
+        .map(|c| {
+            let mut x = [0u8; 8];
+            let mut y = [0u8; 8];
+            x.copy_from_slice(&c[0..8]);
+            y.copy_from_slice(&c[8..16]);
+            (f64::from_le_bytes(x), f64::from_le_bytes(y))
+        })
+        .collect())
+}
+
+/// Split `n` points into parts by `ends` (absent: one part).
+fn parts(g: &Geometry<'_>, n: usize) -> Result<Vec<(usize, usize)>, String> {
+    let Some(ends) = g.ends() else {
+        return Ok(if n == 0 { Vec::new() } else { vec![(0, n)] });
+    };
+    let mut out = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for e in ends.iter() {
+        let e = e as usize;
+        if e < start || e > n {
+            return Err(format!("part end {e} outside 0..={n}"));
+        }
+        out.push((start, e));
+        start = e;
+    }
+    Ok(out)
+}
+
+fn scan_geometry(
+    g: &Geometry<'_>,
+    t: GeometryType,
+    scan: &mut GeomScan,
+    depth: usize,
+) -> Result<(GeomType, usize), String> {
+    if depth > 32 {
+        return Err("geometry nested too deep".to_string());
+    }
+    let t = if t == GeometryType::Unknown {
+        g.type_()
+    } else {
+        t
+    };
+    let gt = GeomType::from_code(u32::from(t.0))
+        .ok_or_else(|| format!("unsupported geometry type {}", t.0))?;
+    let members = match gt {
+        GeomType::Point => {
+            if let Some(&(x, y)) = xy_pairs(g)?.first() {
+                scan.point(x, y);
+            }
+            1
+        }
+        GeomType::MultiPoint => {
+            let pts = xy_pairs(g)?;
+            for &(x, y) in &pts {
+                scan.coord(x, y);
+            }
+            pts.len()
+        }
+        GeomType::LineString | GeomType::CircularString => {
+            let pts = xy_pairs(g)?;
+            for &(x, y) in &pts {
+                scan.coord(x, y);
+            }
+            if gt == GeomType::LineString {
+                scan.line(pts.len());
+            }
+            1
+        }
+        GeomType::MultiLineString => {
+            let pts = xy_pairs(g)?;
+            for &(x, y) in &pts {
+                scan.coord(x, y);
+            }
+            let ps = parts(g, pts.len())?;
+            for (a, b) in &ps {
+                scan.line(b - a);
+            }
+            ps.len()
+        }
+        GeomType::Polygon | GeomType::Triangle => {
+            let pts = xy_pairs(g)?;
+            for &(x, y) in &pts {
+                scan.coord(x, y);
+            }
+            for (a, b) in parts(g, pts.len())? {
+                if b > a {
+                    scan.ring(b - a, pts[a], pts[b - 1]);
+                } else {
+                    scan.ring(0, (0.0, 0.0), (0.0, 0.0));
+                }
+            }
+            1
+        }
+        _ => {
+            // Collections and curves are made of parts, each a geometry of its own.
+            let child = match gt {
+                GeomType::MultiPolygon | GeomType::PolyhedralSurface => GeometryType::Polygon,
+                GeomType::Tin => GeometryType::Triangle,
+                _ => GeometryType::Unknown,
+            };
+            let ps = g.parts();
+            let n = ps.as_ref().map_or(0, |p| p.len());
+            for p in ps.iter().flatten() {
+                scan_geometry(&p, child, scan, depth + 1)?;
+            }
+            n
+        }
+    };
+    Ok((gt, members))
+}
+
+/// Profile a batch of features (each a size-prefixed FlatBuffer in `buf`).
+fn batch(
+    buf: &[u8],
+    spans: &[(usize, usize)],
+    header_type: GeometryType,
+    columns: &[ColumnType],
+    proto: &Accumulator,
+) -> Result<Accumulator, String> {
+    let mut acc = proto.empty_like();
+    let mut present = vec![0u64; columns.len()];
+    let mut seen = vec![u64::MAX; columns.len()];
+    for (i, &(a, b)) in spans.iter().enumerate() {
+        let f = flatgeobuf::size_prefixed_root_as_feature(&buf[a..b])
+            .map_err(|e| format!("feature is not a valid FlatBuffer: {e}"))?;
+        acc.features += 1;
+        match f.geometry() {
+            None => acc.null_geometries += 1,
+            Some(g) => {
+                let mut scan = GeomScan::default();
+                let (t, members) = scan_geometry(&g, header_type, &mut scan, 0)?;
+                scan.commit(&mut acc, t.normalised(members));
+            }
+        }
+        if let Some(props) = f.properties() {
+            let p = props.bytes();
+            let mut at = 0usize;
+            while at < p.len() {
+                let col = p
+                    .get(at..at + 2)
+                    .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize)
+                    .ok_or("truncated property buffer")?;
+                at += 2;
+                let t = *columns
+                    .get(col)
+                    .ok_or_else(|| format!("property for column {col}, which the header lacks"))?;
+                let len = match fixed_size(t) {
+                    Some(n) => n,
+                    None => {
+                        let s = p.get(at..at + 4).ok_or("truncated property buffer")?;
+                        at += 4;
+                        u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize
+                    }
+                };
+                at = at
+                    .checked_add(len)
+                    .filter(|&e| e <= p.len())
+                    .ok_or("truncated property buffer")?;
+                if seen[col] != i as u64 {
+                    seen[col] = i as u64;
+                    present[col] += 1;
+                }
+            }
+        }
+    }
+    for (a, p) in acc.attributes.iter_mut().zip(present) {
+        a.nulls = acc.features - p;
+    }
+    Ok(acc)
+}
+
+pub fn read(
+    path: &Path,
+    progress: &dyn Progress,
+) -> Result<(Option<String>, Accumulator), ReleaseError> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let len = file.metadata().map_err(io_err(path))?.len();
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let bad = |m: String| corrupt(path, F, m);
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic)
+        .map_err(|_| bad("shorter than the FlatGeobuf magic bytes".into()))?;
+    if &magic[0..3] != b"fgb" || &magic[4..7] != b"fgb" {
+        return Err(bad("no FlatGeobuf magic bytes".into()));
+    }
+    let mut size = [0u8; 4];
+    r.read_exact(&mut size)
+        .map_err(|_| bad("truncated header".into()))?;
+    let header_size = u32::from_le_bytes(size) as u64;
+    if !(8..=len).contains(&header_size) {
+        return Err(bad(format!(
+            "header size {header_size} does not fit the file"
+        )));
+    }
+    let mut hbuf = size.to_vec();
+    hbuf.resize(4 + header_size as usize, 0);
+    r.read_exact(&mut hbuf[4..])
+        .map_err(|_| bad("truncated header".into()))?;
+    let header = flatgeobuf::size_prefixed_root_as_header(&hbuf)
+        .map_err(|e| bad(format!("header is not a valid FlatBuffer: {e}")))?;
+    let mut columns = Vec::new();
+    let mut attrs = Vec::new();
+    for c in header.columns().iter().flatten() {
+        columns.push(c.type_());
+        attrs.push(AttrAcc {
+            name: c.name().to_string(),
+            ty: attr_type(c.type_()).map_err(&bad)?,
+            nulls: 0,
+        });
+    }
+    let crs = header.crs().and_then(|c| {
+        let org = c.org().unwrap_or("EPSG");
+        if c.code() != 0 {
+            crs::from_org_code(org, i64::from(c.code()))
+        } else if let Some(s) = c.code_string().filter(|s| !s.is_empty()) {
+            Some(format!("{}:{s}", org.to_ascii_uppercase()))
+        } else {
+            c.wkt().and_then(crs::from_wkt)
+        }
+    });
+    let header_type = header.geometry_type();
+    let promised = header.features_count();
+    let index = index_size(promised, header.index_node_size()).ok_or_else(|| {
+        bad(format!(
+            "index node size {} is invalid",
+            header.index_node_size()
+        ))
+    })?;
+    let mut pos = 12 + header_size;
+    if index > len - pos.min(len) {
+        return Err(bad(format!(
+            "the header promises {promised} features with an index of {index} bytes, more than the file holds"
+        )));
+    }
+    r.seek(SeekFrom::Current(index as i64))
+        .map_err(io_err(path))?;
+    pos += index;
+    progress.start(path, len);
+
+    let proto = Accumulator::new(attrs);
+    let mut acc = proto.empty_like();
+    let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES + (1 << 20));
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let flush = |buf: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>, acc: &mut Accumulator| {
+        let chunk = (spans.len() / (rayon::current_num_threads() * 4)).max(64);
+        let parts: Vec<Accumulator> = spans
+            .par_chunks(chunk)
+            .map(|c| batch(buf, c, header_type, &columns, &proto))
+            .collect::<Result<_, _>>()?;
+        for p in &parts {
+            acc.absorb(p);
+        }
+        progress.advance(buf.len() as u64);
+        buf.clear();
+        spans.clear();
+        Ok::<(), String>(())
+    };
+    loop {
+        let mut size = [0u8; 4];
+        match r.read(&mut size[..1]) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(io_err(path)(e)),
+        }
+        r.read_exact(&mut size[1..]).map_err(|_| {
+            bad(format!(
+                "truncated after {} features",
+                acc.features + spans.len() as u64
+            ))
+        })?;
+        let n = u32::from_le_bytes(size) as u64;
+        if n > len - (pos + 4).min(len) {
+            return Err(bad(format!(
+                "feature {} claims {n} bytes, more than the file has left (truncated?)",
+                acc.features + spans.len() as u64 + 1
+            )));
+        }
+        let start = buf.len();
+        buf.extend_from_slice(&size);
+        buf.resize(start + 4 + n as usize, 0);
+        r.read_exact(&mut buf[start + 4..]).map_err(io_err(path))?;
+        spans.push((start, buf.len()));
+        pos += 4 + n;
+        if buf.len() >= BATCH_BYTES {
+            flush(&mut buf, &mut spans, &mut acc).map_err(&bad)?;
+        }
+    }
+    flush(&mut buf, &mut spans, &mut acc).map_err(&bad)?;
+    if promised != 0 && acc.features != promised {
+        return Err(bad(format!(
+            "the header promises {promised} features but the file holds {} (truncated?)",
+            acc.features
+        )));
+    }
+    Ok((crs, acc))
+}

@@ -1,0 +1,380 @@
+//! The profile of a release: what it actually contains, in the terms a contract speaks
+//! (SPEC §8), and the merge that lets the partitions of one release be profiled apart.
+//!
+//! A profile keeps counts, not fractions: fractions are derived from the counts whenever a
+//! profile is built or merged, so `merge(profile(A), profile(B))` is exactly `profile(A ∪ B)`
+//! and no rounding accumulates however many partitions are merged.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::geom::GeomType;
+
+/// An attribute's type, in the contract's names (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AttrType {
+    Bool,
+    Int32,
+    Int64,
+    Float64,
+    String,
+    Date,
+    Datetime,
+    Binary,
+}
+
+impl AttrType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttrType::Bool => "bool",
+            AttrType::Int32 => "int32",
+            AttrType::Int64 => "int64",
+            AttrType::Float64 => "float64",
+            AttrType::String => "string",
+            AttrType::Date => "date",
+            AttrType::Datetime => "datetime",
+            AttrType::Binary => "binary",
+        }
+    }
+
+    /// The narrowest type that holds values of both, if there is one: integers widen to
+    /// int64 and to float64, a date to a datetime. Anything else has no common type.
+    pub fn join(a: AttrType, b: AttrType) -> Option<AttrType> {
+        use AttrType as T;
+        match (a, b) {
+            _ if a == b => Some(a),
+            (T::Int32, T::Int64) | (T::Int64, T::Int32) => Some(T::Int64),
+            (T::Int32 | T::Int64, T::Float64) | (T::Float64, T::Int32 | T::Int64) => {
+                Some(T::Float64)
+            }
+            (T::Date, T::Datetime) | (T::Datetime, T::Date) => Some(T::Datetime),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for AttrType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One attribute of a release.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttributeProfile {
+    #[serde(rename = "type")]
+    pub ty: AttrType,
+    pub nulls: u64,
+    /// `nulls / feature_count`, 0 for an empty release. Derived; recomputed on load.
+    #[serde(default)]
+    pub null_fraction: f64,
+}
+
+/// What a release contains (SPEC §8 `profile --format json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub files: Vec<String>,
+    pub format: String,
+    /// `AUTHORITY:CODE`, or null when the file's metadata names no CRS this build identifies.
+    pub crs: Option<String>,
+    pub feature_count: u64,
+    pub null_geometries: u64,
+    /// Geometries that break the cheap validity rules of [`super::geom`].
+    pub invalid_geometries: u64,
+    /// `[minx, miny, maxx, maxy]` over every finite coordinate; null when there is none.
+    pub envelope: Option<[f64; 4]>,
+    /// Normalised type names (see [`super::geom`]), sorted.
+    pub geometry_types: BTreeSet<String>,
+    pub attributes: BTreeMap<String, AttributeProfile>,
+    /// Figures `validate` checks clauses against by name. Derived; recomputed on load.
+    #[serde(default)]
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Why two profiles cannot be one release.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    #[error("the formats differ ({0} and {1}); a release is delivered in one format")]
+    Format(String, String),
+    #[error("the CRS differ ({0} and {1}); the coordinates cannot be compared")]
+    Crs(String, String),
+    #[error(
+        "attribute `{name}` is {a} in one part and {b} in the other, and they have no common type"
+    )]
+    AttrType {
+        name: String,
+        a: AttrType,
+        b: AttrType,
+    },
+    #[error("attribute `{name}` has {nulls} nulls in a part of {features} features")]
+    Counts {
+        name: String,
+        nulls: u64,
+        features: u64,
+    },
+}
+
+fn fraction(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 / of as f64
+    }
+}
+
+fn crs_text(c: &Option<String>) -> String {
+    c.clone().unwrap_or_else(|| "an unknown CRS".to_string())
+}
+
+impl Profile {
+    /// Recompute every derived figure from the counts.
+    pub fn finish(&mut self) {
+        let n = self.feature_count;
+        for a in self.attributes.values_mut() {
+            a.null_fraction = fraction(a.nulls, n);
+        }
+        self.metrics = BTreeMap::from([
+            ("feature_count".to_string(), n as f64),
+            (
+                "null_geometry_fraction".to_string(),
+                fraction(self.null_geometries, n),
+            ),
+            (
+                "invalid_geometry_fraction".to_string(),
+                fraction(self.invalid_geometries, n),
+            ),
+        ]);
+    }
+
+    /// Check a profile read from JSON: counts must add up, then derived figures are
+    /// recomputed so a hand-edited fraction cannot disagree with its counts.
+    pub fn checked(mut self) -> Result<Profile, MergeError> {
+        for (name, a) in &self.attributes {
+            if a.nulls > self.feature_count {
+                return Err(MergeError::Counts {
+                    name: name.clone(),
+                    nulls: a.nulls,
+                    features: self.feature_count,
+                });
+            }
+        }
+        if self.null_geometries > self.feature_count {
+            return Err(MergeError::Counts {
+                name: "(geometry)".into(),
+                nulls: self.null_geometries,
+                features: self.feature_count,
+            });
+        }
+        self.finish();
+        Ok(self)
+    }
+
+    /// The profile of the union of both releases.
+    ///
+    /// Rules: the format and the CRS must be equal (coordinates in two CRS have no common
+    /// envelope); an attribute missing from one side is null in every feature of that side
+    /// (as when tables are concatenated); a type from a side where the attribute is entirely
+    /// null carries no evidence and yields to the other side's; otherwise the types must have
+    /// a common type ([`AttrType::join`]), or the merge fails.
+    pub fn merge(&self, other: &Profile) -> Result<Profile, MergeError> {
+        if self.format != other.format {
+            return Err(MergeError::Format(
+                self.format.clone(),
+                other.format.clone(),
+            ));
+        }
+        if self.crs != other.crs {
+            return Err(MergeError::Crs(crs_text(&self.crs), crs_text(&other.crs)));
+        }
+        let mut attributes = BTreeMap::new();
+        let names: BTreeSet<&String> = self
+            .attributes
+            .keys()
+            .chain(other.attributes.keys())
+            .collect();
+        for name in names {
+            let a = self.attributes.get(name);
+            let b = other.attributes.get(name);
+            let ty = match (a, b) {
+                (Some(a), None) => a.ty,
+                (None, Some(b)) => b.ty,
+                (Some(a), Some(b)) => {
+                    if a.ty == b.ty {
+                        a.ty
+                    } else if a.nulls == self.feature_count {
+                        b.ty
+                    } else if b.nulls == other.feature_count {
+                        a.ty
+                    } else {
+                        AttrType::join(a.ty, b.ty).ok_or_else(|| MergeError::AttrType {
+                            name: name.clone(),
+                            a: a.ty,
+                            b: b.ty,
+                        })?
+                    }
+                }
+                (None, None) => unreachable!("the name comes from one of the two maps"),
+            };
+            let nulls = a.map_or(self.feature_count, |a| a.nulls)
+                + b.map_or(other.feature_count, |b| b.nulls);
+            attributes.insert(
+                name.clone(),
+                AttributeProfile {
+                    ty,
+                    nulls,
+                    null_fraction: 0.0,
+                },
+            );
+        }
+        let envelope = match (self.envelope, other.envelope) {
+            (Some(a), Some(b)) => Some([
+                a[0].min(b[0]),
+                a[1].min(b[1]),
+                a[2].max(b[2]),
+                a[3].max(b[3]),
+            ]),
+            (a, b) => a.or(b),
+        };
+        let mut out = Profile {
+            files: self.files.iter().chain(&other.files).cloned().collect(),
+            format: self.format.clone(),
+            crs: self.crs.clone(),
+            feature_count: self.feature_count + other.feature_count,
+            null_geometries: self.null_geometries + other.null_geometries,
+            invalid_geometries: self.invalid_geometries + other.invalid_geometries,
+            envelope,
+            geometry_types: self
+                .geometry_types
+                .union(&other.geometry_types)
+                .cloned()
+                .collect(),
+            attributes,
+            metrics: BTreeMap::new(),
+        };
+        out.finish();
+        Ok(out)
+    }
+}
+
+/// One attribute while a reader counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrAcc {
+    pub name: String,
+    pub ty: AttrType,
+    pub nulls: u64,
+}
+
+/// The running counts of one reader (or of one parallel part of it). Cheap to update per
+/// coordinate: the envelope is four floats and the geometry types a bit set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accumulator {
+    pub features: u64,
+    pub null_geometries: u64,
+    pub invalid_geometries: u64,
+    pub minx: f64,
+    pub miny: f64,
+    pub maxx: f64,
+    pub maxy: f64,
+    /// Bit `GeomType as u32` is set when that type occurred.
+    pub types: u32,
+    pub attributes: Vec<AttrAcc>,
+}
+
+impl Default for Accumulator {
+    fn default() -> Self {
+        Accumulator::new(Vec::new())
+    }
+}
+
+impl Accumulator {
+    pub fn new(attributes: Vec<AttrAcc>) -> Accumulator {
+        Accumulator {
+            features: 0,
+            null_geometries: 0,
+            invalid_geometries: 0,
+            minx: f64::INFINITY,
+            miny: f64::INFINITY,
+            maxx: f64::NEG_INFINITY,
+            maxy: f64::NEG_INFINITY,
+            types: 0,
+            attributes,
+        }
+    }
+
+    /// A fresh accumulator with the same attributes (names and types), counts at zero: the
+    /// starting point of a parallel part.
+    pub fn empty_like(&self) -> Accumulator {
+        Accumulator::new(
+            self.attributes
+                .iter()
+                .map(|a| AttrAcc {
+                    name: a.name.clone(),
+                    ty: a.ty,
+                    nulls: 0,
+                })
+                .collect(),
+        )
+    }
+
+    /// Add the counts of a part read with the same schema.
+    pub fn absorb(&mut self, other: &Accumulator) {
+        self.features += other.features;
+        self.null_geometries += other.null_geometries;
+        self.invalid_geometries += other.invalid_geometries;
+        self.minx = self.minx.min(other.minx);
+        self.miny = self.miny.min(other.miny);
+        self.maxx = self.maxx.max(other.maxx);
+        self.maxy = self.maxy.max(other.maxy);
+        self.types |= other.types;
+        for (a, b) in self.attributes.iter_mut().zip(&other.attributes) {
+            a.nulls += b.nulls;
+        }
+    }
+
+    pub fn add_type(&mut self, t: GeomType) {
+        self.types |= 1 << (t as u32);
+    }
+
+    pub fn into_profile(self, files: Vec<String>, format: &str, crs: Option<String>) -> Profile {
+        let envelope = (self.minx <= self.maxx && self.miny <= self.maxy)
+            .then_some([self.minx, self.miny, self.maxx, self.maxy]);
+        let geometry_types = GeomType::ALL
+            .iter()
+            .filter(|t| self.types & (1 << (**t as u32)) != 0)
+            .map(|t| t.name().to_string())
+            .collect();
+        let attributes = self
+            .attributes
+            .into_iter()
+            .map(|a| {
+                (
+                    a.name,
+                    AttributeProfile {
+                        ty: a.ty,
+                        nulls: a.nulls,
+                        null_fraction: 0.0,
+                    },
+                )
+            })
+            .collect();
+        let mut p = Profile {
+            files,
+            format: format.to_string(),
+            crs,
+            feature_count: self.features,
+            null_geometries: self.null_geometries,
+            invalid_geometries: self.invalid_geometries,
+            envelope,
+            geometry_types,
+            attributes,
+            metrics: BTreeMap::new(),
+        };
+        p.finish();
+        p
+    }
+}

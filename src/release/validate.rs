@@ -1,0 +1,451 @@
+//! Validation of a release against every live contract of its dataset (SPEC §5, §8).
+//!
+//! Pure: a profile, an optional manifest and the live contracts go in, a report comes out.
+//! No file, no clock: the caller passes everything, so a validation can be replayed exactly.
+//!
+//! Each clause of each contract gets one result: `pass`, `fail`, `advisory-fail` (the clause
+//! is listed in the contract's `advisory`: reported and recorded, never failing the release)
+//! or `not-evaluated` (this build cannot measure it, or the figure it needs is missing;
+//! a clause that cannot be evaluated never fails a release).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use toml::Spanned;
+
+use crate::model::contract::toml_date;
+use crate::model::location::from_toml;
+use crate::model::{Clause, ClauseValue, Contract, Envelope, Located, Shape, TomlErrors};
+
+use super::Profile;
+
+/// A release manifest (`release.toml`): what the data cannot say about itself.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Manifest {
+    pub version: Option<String>,
+    pub date: Option<NaiveDate>,
+    /// Figures measured outside the data (`positional_rmse_m`, `imputed_fraction`, ...).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    version: Option<String>,
+    date: Option<Spanned<toml::value::Datetime>>,
+    #[serde(default)]
+    metrics: BTreeMap<String, Spanned<toml::Value>>,
+}
+
+/// Parse `release.toml` strictly: unknown keys, a date that is not a date and a metric that
+/// is not a finite number are errors with their line and column.
+pub fn parse_manifest(file: &str, text: &str) -> Result<Manifest, TomlErrors> {
+    let raw: RawManifest = from_toml(file, text)?;
+    let mut errors = Vec::new();
+    let date = match &raw.date {
+        None => None,
+        Some(d) => match toml_date(d.get_ref()) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                errors.push(Located::at(
+                    file,
+                    text,
+                    Some(d.span()),
+                    format!("date: {e}"),
+                ));
+                None
+            }
+        },
+    };
+    let mut metrics = BTreeMap::new();
+    for (k, v) in &raw.metrics {
+        let n = match v.get_ref() {
+            toml::Value::Float(f) if f.is_finite() => Some(*f),
+            toml::Value::Integer(i) => Some(*i as f64),
+            _ => None,
+        };
+        match n {
+            Some(n) => {
+                metrics.insert(k.clone(), n);
+            }
+            None => errors.push(Located::at(
+                file,
+                text,
+                Some(v.span()),
+                format!("metric `{k}` must be a finite number"),
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(TomlErrors(errors));
+    }
+    Ok(Manifest {
+        version: raw.version,
+        date,
+        metrics,
+    })
+}
+
+/// One clause's verdict on a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Pass,
+    Fail,
+    AdvisoryFail,
+    NotEvaluated,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::AdvisoryFail => "advisory-fail",
+            Status::NotEvaluated => "not-evaluated",
+        }
+    }
+
+    /// Whether the release fell short of the clause, enforced or not.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Fail | Status::AdvisoryFail)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClauseResult {
+    /// The clause name; `metric_tolerances.<metric>` for one tolerance.
+    pub clause: String,
+    pub status: Status,
+    pub advisory: bool,
+    pub measured: Option<Value>,
+    pub limit: Option<Value>,
+    /// Why a clause failed or was not evaluated, in words.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContractReport {
+    pub dataset: String,
+    pub version: String,
+    pub line: u64,
+    pub passed: bool,
+    pub results: Vec<ClauseResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub dataset: String,
+    pub release: Manifest,
+    /// True when every enforced clause of every live contract passed.
+    pub passed: bool,
+    pub contracts: Vec<ContractReport>,
+    pub profile: Profile,
+}
+
+/// What a single check found, before the advisory rule is applied.
+enum Found {
+    Pass,
+    Fail(String),
+    NotEvaluated(String),
+}
+
+struct Check {
+    found: Found,
+    measured: Option<Value>,
+}
+
+fn check(ok: bool, measured: Value, why: impl FnOnce() -> String) -> Check {
+    Check {
+        found: if ok { Found::Pass } else { Found::Fail(why()) },
+        measured: Some(measured),
+    }
+}
+
+fn not_evaluated(reason: impl Into<String>) -> Check {
+    Check {
+        found: Found::NotEvaluated(reason.into()),
+        measured: None,
+    }
+}
+
+/// CRS identifiers name the same system. `OGC:CRS84` and `EPSG:4326` differ only in their
+/// declared axis order, and every format read here stores longitude first under either, so
+/// they are one system for a contract.
+pub fn same_crs(a: &str, b: &str) -> bool {
+    let canon = |s: &str| {
+        let u = s.trim().to_ascii_uppercase();
+        if u == "OGC:CRS84" {
+            "EPSG:4326".to_string()
+        } else {
+            u
+        }
+    };
+    canon(a) == canon(b)
+}
+
+/// Format names as a contract may write them.
+fn same_format(a: &str, b: &str) -> bool {
+    let canon = |s: &str| match s.trim().to_ascii_lowercase().as_str() {
+        "gpkg" | "geopackage" => "gpkg".to_string(),
+        "geoparquet" | "parquet" => "geoparquet".to_string(),
+        "flatgeobuf" | "fgb" => "flatgeobuf".to_string(),
+        "shapefile" | "esri shapefile" | "shp" => "shapefile".to_string(),
+        other => other.to_string(),
+    };
+    canon(a) == canon(b)
+}
+
+/// An envelope edge within this relative distance of its limit counts as on it: float noise
+/// from a writer (180.00000000000006) is not a breach of `[-180, -90, 180, 90]`.
+const EDGE_TOLERANCE: f64 = 1e-9;
+
+fn snap(measured: [f64; 4], limit: &Envelope) -> Envelope {
+    let s = |m: f64, l: f64| {
+        if (m - l).abs() <= EDGE_TOLERANCE * l.abs().max(1.0) {
+            l
+        } else {
+            m
+        }
+    };
+    Envelope {
+        minx: s(measured[0], limit.minx),
+        miny: s(measured[1], limit.miny),
+        maxx: s(measured[2], limit.maxx),
+        maxy: s(measured[3], limit.maxy),
+    }
+}
+
+/// A metric's value: measured from the data first (a manifest cannot overrule the data),
+/// then declared in the manifest.
+fn metric(name: &str, profile: &Profile, manifest: Option<&Manifest>) -> Option<f64> {
+    profile
+        .metrics
+        .get(name)
+        .or_else(|| manifest.and_then(|m| m.metrics.get(name)))
+        .copied()
+}
+
+fn names(set: &BTreeSet<String>) -> Value {
+    json!(set)
+}
+
+/// Evaluate one clause; `metric_tolerances` yields one check per metric.
+fn evaluate(
+    name: &str,
+    clause: &Clause,
+    p: &Profile,
+    manifest: Option<&Manifest>,
+) -> Vec<(String, Check, Option<Value>)> {
+    let limit = Some(clause.value.to_json());
+    let one = |c: Check| vec![(name.to_string(), c, limit.clone())];
+    let v = &clause.value;
+    match (name, v) {
+        ("crs", ClauseValue::Value(toml::Value::String(want))) => one(match &p.crs {
+            Some(crs) => check(same_crs(crs, want), json!(crs), || {
+                format!("the release is in {crs}, the contract says {want}")
+            }),
+            None => check(false, Value::Null, || {
+                "the release's CRS is unknown, so it cannot be shown to be the contract's".into()
+            }),
+        }),
+        ("permitted_crs", ClauseValue::Set(set)) => one(match &p.crs {
+            Some(crs) => check(set.iter().any(|s| same_crs(s, crs)), json!(crs), || {
+                format!("{crs} is not a permitted CRS")
+            }),
+            None => check(false, Value::Null, || "the release's CRS is unknown".into()),
+        }),
+        ("envelope", ClauseValue::Bbox(limit_env)) => one(match p.envelope {
+            // No coordinate at all lies outside any envelope.
+            None => check(true, Value::Null, String::new),
+            Some(e) => check(limit_env.contains(&snap(e, limit_env)), json!(e), || {
+                "the release's envelope reaches outside the contract's".into()
+            }),
+        }),
+        ("permitted_geometry", ClauseValue::Set(set)) => {
+            let extra: Vec<&String> = p.geometry_types.difference(set).collect();
+            one(check(extra.is_empty(), names(&p.geometry_types), || {
+                format!("not permitted: {}", join(&extra))
+            }))
+        }
+        ("emitted_geometry", ClauseValue::Set(set)) => one(check(
+            &p.geometry_types == set,
+            names(&p.geometry_types),
+            || {
+                let extra: Vec<&String> = p.geometry_types.difference(set).collect();
+                let missing: Vec<&String> = set.difference(&p.geometry_types).collect();
+                format!(
+                    "the release emits exactly its types: extra [{}], missing [{}]",
+                    join(&extra),
+                    join(&missing)
+                )
+            },
+        )),
+        ("required_attributes" | "optional_attributes", ClauseValue::Map(map)) => {
+            let required = name == "required_attributes";
+            let mut measured = serde_json::Map::new();
+            let mut wrong = Vec::new();
+            for (attr, want) in map {
+                match p.attributes.get(attr) {
+                    Some(a) => {
+                        measured.insert(attr.clone(), json!(a.ty.as_str()));
+                        if a.ty.as_str() != want {
+                            wrong.push(format!("`{attr}` is {}, not {want}", a.ty));
+                        }
+                    }
+                    None if required => {
+                        measured.insert(attr.clone(), Value::Null);
+                        wrong.push(format!("`{attr}` is missing"));
+                    }
+                    None => {}
+                }
+            }
+            one(check(wrong.is_empty(), Value::Object(measured), || {
+                wrong.join("; ")
+            }))
+        }
+        ("max_null_fraction", ClauseValue::UpperBounds(bounds)) => {
+            let mut measured = serde_json::Map::new();
+            let mut over = Vec::new();
+            for (attr, a) in &p.attributes {
+                if let Some(max) = bounds.limit(attr) {
+                    measured.insert(attr.clone(), json!(a.null_fraction));
+                    if a.null_fraction > max {
+                        over.push(format!("`{attr}` {:.4} > {max}", a.null_fraction));
+                    }
+                }
+            }
+            one(check(over.is_empty(), Value::Object(measured), || {
+                over.join("; ")
+            }))
+        }
+        ("metric_tolerances", ClauseValue::UpperBounds(bounds)) => {
+            let mut out = Vec::new();
+            if let Some(all) = bounds.all {
+                out.push((
+                    name.to_string(),
+                    not_evaluated(format!(
+                        "a single tolerance ({all}) names no metric; write {{ metric = limit }}"
+                    )),
+                    limit.clone(),
+                ));
+            }
+            for (m, max) in &bounds.keys {
+                let c = match metric(m, p, manifest) {
+                    Some(v) => check(v <= *max, json!(v), || format!("{m} = {v} > {max}")),
+                    None => not_evaluated(format!(
+                        "metric `{m}` is neither measured from the data nor given in the manifest"
+                    )),
+                };
+                out.push((format!("{name}.{m}"), c, Some(json!(max))));
+            }
+            out
+        }
+        ("supported_output_formats", ClauseValue::Set(set)) => one(check(
+            set.iter().any(|f| same_format(f, &p.format)),
+            json!(p.format),
+            || format!("{} is not a supported output format", p.format),
+        )),
+        ("units", _) => one(not_evaluated("no format states its units reliably")),
+        ("attribute_semantics", _) => {
+            one(not_evaluated("a meaning is a promise, not a measurement"))
+        }
+        _ => one(match (&clause.spec.metric, v) {
+            (Some(m), ClauseValue::UpperBound(max)) => match metric(m, p, manifest) {
+                Some(x) => check(x <= *max, json!(x), || format!("{m} = {x} > {max}")),
+                None => not_evaluated(format!(
+                    "metric `{m}` is not measured and not in the manifest"
+                )),
+            },
+            (Some(m), ClauseValue::LowerBound(min)) => match metric(m, p, manifest) {
+                Some(x) => check(x >= *min, json!(x), || format!("{m} = {x} < {min}")),
+                None => not_evaluated(format!(
+                    "metric `{m}` is not measured and not in the manifest"
+                )),
+            },
+            (Some(m), _) => not_evaluated(format!(
+                "a {} clause cannot be checked against metric `{m}`",
+                shape_name(clause.spec.shape)
+            )),
+            (None, _) => not_evaluated("the clause names no metric to check it against"),
+        }),
+    }
+}
+
+fn shape_name(s: Shape) -> &'static str {
+    s.as_str()
+}
+
+fn join(items: &[&String]) -> String {
+    items
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Validate a profiled release against every live contract.
+pub fn validate(
+    dataset: &str,
+    profile: &Profile,
+    manifest: Option<&Manifest>,
+    contracts: &[Contract],
+) -> Report {
+    let mut reports = Vec::new();
+    for c in contracts {
+        let mut results = Vec::new();
+        for (name, clause) in &c.clauses {
+            let advisory = c.is_advisory(name);
+            for (label, ch, limit) in evaluate(name, clause, profile, manifest) {
+                let (status, reason) = match ch.found {
+                    Found::Pass => (Status::Pass, None),
+                    Found::Fail(why) if advisory => (Status::AdvisoryFail, Some(why)),
+                    Found::Fail(why) => (Status::Fail, Some(why)),
+                    Found::NotEvaluated(why) => (Status::NotEvaluated, Some(why)),
+                };
+                results.push(ClauseResult {
+                    clause: label,
+                    status,
+                    advisory,
+                    measured: ch.measured,
+                    limit,
+                    reason,
+                });
+            }
+        }
+        for (name, value) in &c.unknown {
+            results.push(ClauseResult {
+                clause: name.clone(),
+                status: Status::NotEvaluated,
+                advisory: c.is_advisory(name),
+                measured: None,
+                limit: serde_json::to_value(value).ok(),
+                reason: Some("this build has no kind for this clause".to_string()),
+            });
+        }
+        results.sort_by(|a, b| a.clause.cmp(&b.clause));
+        let passed = results.iter().all(|r| r.status != Status::Fail);
+        reports.push(ContractReport {
+            dataset: c.dataset.clone(),
+            version: c.version.to_string(),
+            line: c.line(),
+            passed,
+            results,
+        });
+    }
+    Report {
+        dataset: dataset.to_string(),
+        release: manifest.cloned().unwrap_or_default(),
+        passed: reports.iter().all(|r| r.passed),
+        contracts: reports,
+        profile: profile.clone(),
+    }
+}
