@@ -1,5 +1,7 @@
 //! `contracts validate`, `advisory` and `new` against a store written by hand in a temporary
-//! directory (the placeholder store reads the working tree), with a fixed `--today`.
+//! directory and committed with plain git (the store reads at HEAD), with a fixed `--today`.
+//! Hand-written, not proposed: line 2 carries a clause this build has no kind for, which
+//! `propose` would refuse but a reader must tolerate.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -69,7 +71,36 @@ impl Store {
         for (version, text) in contracts {
             std::fs::write(d.join(format!("{version}.toml")), text).unwrap();
         }
-        Store { dir }
+        let s = Store { dir };
+        s.git(&["init", "-q"]);
+        s.commit();
+        s
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(self.dir.path())
+            .env("HOME", self.dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Fixture")
+            .env("GIT_AUTHOR_EMAIL", "fixture@example.org")
+            .env("GIT_COMMITTER_NAME", "Fixture")
+            .env("GIT_COMMITTER_EMAIL", "fixture@example.org")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Commit whatever the work tree holds.
+    fn commit(&self) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", "fixture"]);
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -80,6 +111,12 @@ impl Store {
         std::process::Command::new(env!("CARGO_BIN_EXE_contracts"))
             .current_dir(self.dir.path())
             .env_remove("CONTRACTS_TODAY")
+            .env("HOME", self.dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Validator")
+            .env("GIT_AUTHOR_EMAIL", "validator@example.org")
+            .env("GIT_COMMITTER_NAME", "Validator")
+            .env("GIT_COMMITTER_EMAIL", "validator@example.org")
             .arg("--repo")
             .arg(self.dir.path())
             .arg("--today")
@@ -380,6 +417,15 @@ fn recorded_releases_are_counted_by_advisory() {
     }
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
     assert_eq!(text.matches("[[release]]").count(), 2, "{text}");
+    // Each record is its own commit, and the checkout stays clean.
+    let log = s.git(&["log", "--format=%an|%s"]);
+    assert_eq!(
+        log.matches("Validator|validate world: record release")
+            .count(),
+        2,
+        "{log}"
+    );
+    assert!(s.git(&["status", "--porcelain"]).is_empty());
     let (code, counts) = s.json("2026-06-01", &["advisory", "world"]);
     assert_eq!(code, Some(0));
     let row = counts
@@ -420,6 +466,7 @@ fn a_drafted_contract_accepts_the_release_it_was_drafted_from() {
         let draft = String::from_utf8(out.stdout).unwrap();
         assert!(draft.contains("advisory"), "{draft}");
         std::fs::write(s.path("contracts/world/1.0.0.toml"), &draft).unwrap();
+        s.commit();
         let (code, r) = s.json("2026-03-01", &["validate", "world", &data(f)]);
         assert_eq!(code, Some(0), "{f}: {draft}\n{r}");
         assert!(

@@ -1,7 +1,7 @@
 use super::output::{print_json, table};
-use super::validate::{open_store, store_error};
 use super::{CommandError, Context, Format, Outcome};
-use crate::release::record::{advisory_counts, parse_records, read_release_records, releases_path};
+use crate::release::record::{advisory_counts, parse_records};
+use crate::store::layout;
 
 /// For each advisory clause of DATASET's live contracts, how many recorded releases
 /// (`validate --record`) it would have failed. A clause that would fail many releases is
@@ -16,14 +16,11 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("advisory")?;
-    let store = open_store(ctx)?;
-    let live = store
-        .live_contracts(&args.dataset, ctx.today)
-        .map_err(store_error)?;
-    let text = read_release_records(&store, &args.dataset)
-        .map_err(|e| CommandError::environment(e.to_string()))?
-        .unwrap_or_default();
-    let records = parse_records(&releases_path(&args.dataset).display().to_string(), &text)?;
+    let store = ctx.store()?;
+    let live = store.live_contracts(&args.dataset, ctx.today)?;
+    let path = layout::releases(&args.dataset);
+    let text = store.read(&path)?.unwrap_or_default();
+    let records = parse_records(&path, &text)?;
     let counts = advisory_counts(&records, &live);
     match ctx.format {
         Format::Json => print_json(&counts),

@@ -5,9 +5,9 @@ use super::context::read_input;
 use super::output::{cell, print_json, table};
 use super::profile::profile_release;
 use super::{CommandError, Context, Format, Outcome};
-use crate::release::record::{append_release_record, record_of, render_record};
+use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, Report, Status};
-use crate::store::{Store, StoreError};
+use crate::store::layout;
 
 /// Validate a release against every contract of DATASET live on `--today`: profile the
 /// FILEs, then check each clause of each live contract, printing clause × contract →
@@ -34,31 +34,9 @@ pub struct Args {
     record: bool,
 }
 
-/// Store errors: a missing or malformed store is bad input; other I/O is the environment.
-pub(super) fn store_error(e: StoreError) -> CommandError {
-    match e {
-        StoreError::Io { ref source, .. } if source.kind() != std::io::ErrorKind::NotFound => {
-            CommandError::environment(e.to_string())
-        }
-        StoreError::Io { .. } => CommandError::input(format!("not a contracts store: {e}"))
-            .with_hint("run inside a store or pass --repo DIR"),
-        other => CommandError::input(other.to_string()),
-    }
-}
-
-pub(super) fn open_store(ctx: &Context) -> Result<Store, CommandError> {
-    let root = ctx.find_root().ok_or_else(|| {
-        CommandError::input("no contracts store found here or above")
-            .with_hint("run inside a store or pass --repo DIR")
-    })?;
-    Store::open(&root).map_err(store_error)
-}
-
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    let store = open_store(ctx)?;
-    let live = store
-        .live_contracts(&args.dataset, ctx.today)
-        .map_err(store_error)?;
+    let store = ctx.store()?;
+    let live = store.live_contracts(&args.dataset, ctx.today)?;
     if live.is_empty() {
         return Err(CommandError::input(format!(
             "dataset `{}` has no live contract on {}",
@@ -100,9 +78,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
             CommandError::environment(format!("could not render the release record: {e}"))
         })?;
-        let path = append_release_record(&store, &args.dataset, &text)
-            .map_err(|e| CommandError::environment(format!("could not record the release: {e}")))?;
-        eprintln!("recorded in {}", path.display());
+        let path = layout::releases(&args.dataset);
+        let content =
+            store.appended(&path, &releases_header(&args.dataset), &format!("\n{text}"))?;
+        let what = report
+            .release
+            .version
+            .clone()
+            .unwrap_or_else(|| report.profile.files.join(", "));
+        let message = format!(
+            "validate {}: record release {what} ({})",
+            args.dataset,
+            if report.passed { "passed" } else { "failed" }
+        );
+        let id = store.commit(&[(path.clone(), content)], &message)?;
+        eprintln!("recorded in {path} (commit {})", &id.to_string()[..12]);
     }
     Ok(Outcome::findings_if(!report.passed))
 }

@@ -4,18 +4,15 @@
 //! the day it was validated, its files, and for each live contract the status of each
 //! clause. `contracts advisory` reads them back and counts, for each advisory clause, how many
 //! recorded releases it would have failed, so a clause that would fail 40% of releases is
-//! seen to be mis-specified before anyone enforces it. Rendering and counting are pure; only
-//! [`append_release_record`] and [`read_release_records`] touch a file.
+//! seen to be mis-specified before anyone enforces it. Rendering and counting are pure; the
+//! store appends the text in one commit.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::PathBuf;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Contract;
-use crate::store::Store;
 
 use super::validate::{Report, Status};
 
@@ -158,39 +155,10 @@ pub fn advisory_counts(records: &[ReleaseRecord], contracts: &[Contract]) -> Vec
     out
 }
 
-/// The releases file of a dataset, relative to the store root.
-pub fn releases_path(dataset: &str) -> PathBuf {
-    PathBuf::from("history").join(format!("{dataset}.releases.toml"))
-}
-
-/// Append one rendered record to the dataset's releases file.
-pub fn append_release_record(store: &Store, dataset: &str, text: &str) -> std::io::Result<PathBuf> {
-    // TODO(store): one commit via Store (write the blob, move the ref with a compare-and-swap);
-    // until the git store lands this appends to the working-tree file.
-    let rel = releases_path(dataset);
-    let path = store.root().join(&rel);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
-    let existing = f.metadata()?.len();
-    if existing > 0 {
-        f.write_all(b"\n")?;
-    }
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    Ok(rel)
-}
-
-/// The text of the dataset's releases file, or `None` when nothing was recorded yet.
-pub fn read_release_records(store: &Store, dataset: &str) -> std::io::Result<Option<String>> {
-    // TODO(store): read at HEAD via Store.
-    match std::fs::read_to_string(store.root().join(releases_path(dataset))) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+/// The header a new releases file starts with.
+pub fn releases_header(dataset: &str) -> String {
+    format!(
+        "# Release validations of `{dataset}`: appended by `contracts validate --record`.\n\
+         # Append-only: `contracts check` fails if an earlier record is ever edited or removed.\n"
+    )
 }
