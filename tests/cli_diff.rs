@@ -232,3 +232,25 @@ fn a_custom_clause_needs_its_kind_from_the_store() {
     assert_eq!(j["changes"][0]["direction"], "loosened");
     assert_eq!(j["changes"][0]["verdict"], "breaking");
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_without_a_panic() {
+    let env = TestEnv::new();
+    let mut child = env
+        .command(env.home())
+        .args([
+            "diff",
+            &fixture_str("diff/roads-1.3.0.toml"),
+            &fixture_str("diff/roads-2.0.0.toml"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before the table is written, as `| head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+}

@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Format::Json => print_json(&counts),
         _ => {
             if counts.is_empty() {
-                println!(
+                outln!(
                     "no advisory clause in the live contracts of {} ({} recorded releases)",
                     args.dataset,
                     records.len()
@@ -41,7 +41,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         format!("{:.0}%", c.fail_fraction * 100.0),
                     ]
                 });
-                println!(
+                outln!(
                     "{}",
                     table(
                         &[

@@ -258,9 +258,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
 fn print_text(r: &Report) {
     if r.findings.is_empty() {
-        println!(
+        outln!(
             "ok: {} dataset(s), {} contract(s), {} commit(s) checked; no findings",
-            r.datasets, r.contracts, r.commits
+            r.datasets,
+            r.contracts,
+            r.commits
         );
         return;
     }
@@ -274,8 +276,8 @@ fn print_text(r: &Report) {
             f.message.clone(),
         ]
     });
-    println!("{}", table(&["file", "commit", "author", "finding"], rows));
-    println!(
+    outln!("{}", table(&["file", "commit", "author", "finding"], rows));
+    outln!(
         "{} finding(s) in {} dataset(s), {} contract(s), {} commit(s)",
         r.findings.len(),
         r.datasets,

@@ -108,16 +108,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
 fn print_text(r: &Report) {
     if r.changes.is_empty() {
-        println!(
+        outln!(
             "no clause changed between {} {} and {}",
-            r.old.dataset, r.old.version, r.new.version
+            r.old.dataset,
+            r.old.version,
+            r.new.version
         );
     } else {
-        println!("{}", changes_table(r.changes));
+        outln!("{}", changes_table(r.changes));
     }
-    println!();
-    println!("required bump: {}", r.required_bump);
-    println!(
+    outln!();
+    outln!("required bump: {}", r.required_bump);
+    outln!(
         "actual bump:   {} ({} -> {}){}",
         r.actual_bump,
         r.old.version,

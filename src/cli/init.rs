@@ -75,7 +75,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
         _ => {
-            println!("{}", report.root.display());
+            outln!("{}", report.root.display());
             eprintln!(
                 "initialised a contracts store in {} (commit {})",
                 report.root.display(),

@@ -128,7 +128,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
 fn print_text(entries: &[Entry]) {
     if entries.is_empty() {
-        println!("no change records");
+        outln!("no change records");
         return;
     }
     let short = |c: &Option<CommitInfo>| {
@@ -181,7 +181,7 @@ fn print_text(entries: &[Entry]) {
             ]
         }
     });
-    println!(
+    outln!(
         "{}",
         table(
             &[

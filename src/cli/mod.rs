@@ -8,6 +8,17 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `println!` for data: a closed pipe (`contracts log | head`) ends the program quietly with
+/// exit 3 instead of a panic. Defined before the modules that use it.
+macro_rules! outln {
+    () => {
+        $crate::cli::output::emit(format_args!(""))
+    };
+    ($($t:tt)*) => {
+        $crate::cli::output::emit(format_args!($($t)*))
+    };
+}
+
 mod advisory;
 mod check;
 mod context;

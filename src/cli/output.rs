@@ -24,7 +24,7 @@ where
 /// Print a value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => emit(format_args!("{s}")),
         // Serialising our own report types cannot fail; say so loudly if it ever does.
         Err(e) => eprintln!("error: could not render JSON: {e}"),
     }
@@ -55,4 +55,17 @@ pub fn changes_table(changes: &[Change]) -> String {
         &["clause", "kind", "old", "new", "direction", "verdict"],
         rows,
     )
+}
+
+/// Write one line of data to stdout. If the reader went away (a closed pipe) or stdout
+/// fails, stop at once: nothing more can be delivered, and a panic would only add noise.
+pub fn emit(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to stdout: {e}");
+        }
+        std::process::exit(3);
+    }
 }

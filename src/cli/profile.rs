@@ -191,10 +191,10 @@ pub(super) fn print_text(p: &Profile) {
         ],
     ];
     for r in rows {
-        println!("{:<20}{}", r[0], r[1]);
+        outln!("{:<20}{}", r[0], r[1]);
     }
     if !p.attributes.is_empty() {
-        println!();
+        outln!();
         let rows = p.attributes.iter().map(|(name, a)| {
             vec![
                 name.clone(),
@@ -203,7 +203,7 @@ pub(super) fn print_text(p: &Profile) {
                 format!("{:.4}", a.null_fraction),
             ]
         });
-        println!(
+        outln!(
             "{}",
             table(&["attribute", "type", "nulls", "null fraction"], rows)
         );

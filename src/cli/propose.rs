@@ -170,22 +170,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
 fn print_text(r: &Report) {
     match &r.supersedes {
-        Some(s) => println!("{} {} -> {}", r.dataset, s, r.version),
-        None => println!("{} {} (first version)", r.dataset, r.version),
+        Some(s) => outln!("{} {} -> {}", r.dataset, s, r.version),
+        None => outln!("{} {} (first version)", r.dataset, r.version),
     }
     if !r.changes.is_empty() {
-        println!("{}", changes_table(r.changes));
+        outln!("{}", changes_table(r.changes));
     }
     if let Some(b) = r.bump {
-        println!("bump: {b}");
+        outln!("bump: {b}");
     }
     if let Some(w) = r.records.first().and_then(|rec| rec.window) {
-        println!(
+        outln!(
             "window: {} .. {} ({} days)",
             w.opens,
             w.sunset,
             (w.sunset - w.opens).num_days()
         );
     }
-    println!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+    outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
 }

@@ -97,16 +97,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
         _ => {
-            println!("{} {}", report.dataset, report.version);
+            outln!("{} {}", report.dataset, report.version);
             if let Some(d) = &report.description {
-                println!("  {d}");
+                outln!("  {d}");
             }
             if let Some(s) = &report.supersedes {
-                println!("supersedes: {s}");
+                outln!("supersedes: {s}");
             }
-            println!("valid from: {}", report.valid_from);
+            outln!("valid from: {}", report.valid_from);
             if let Some(s) = &report.sunset {
-                println!("sunset of the previous line: {s}");
+                outln!("sunset of the previous line: {s}");
             }
             let rows = report.clauses.iter().map(|r| {
                 vec![
@@ -117,11 +117,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.status.to_string(),
                 ]
             });
-            println!(
+            outln!(
                 "{}",
                 table(&["clause", "kind", "shape", "value", "status"], rows)
             );
-            println!("{READING_RULES}");
+            outln!("{READING_RULES}");
         }
     }
     Ok(Outcome::Clean)

@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.days_to_sunset.map_or("-".to_string(), |d| d.to_string()),
                 ]
             });
-            println!(
+            outln!(
                 "{}",
                 table(
                     &[

@@ -160,7 +160,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
-        _ => println!(
+        _ => outln!(
             "{} line {}: sunset {} -> {}{}",
             args.dataset,
             args.line,

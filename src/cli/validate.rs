@@ -116,11 +116,11 @@ fn print_text(r: &Report) {
             ]
         })
     });
-    println!(
+    outln!(
         "{}",
         table(&["contract", "clause", "result", "measured", "limit"], rows)
     );
-    println!();
+    outln!();
     for c in &r.contracts {
         let failed: Vec<_> = c
             .results
@@ -128,9 +128,9 @@ fn print_text(r: &Report) {
             .filter(|x| x.status == Status::Fail)
             .collect();
         if failed.is_empty() {
-            println!("{}@{}: pass", c.dataset, c.version);
+            outln!("{}@{}: pass", c.dataset, c.version);
         } else {
-            println!(
+            outln!(
                 "{}@{}: FAIL ({} enforced clause{} failed)",
                 c.dataset,
                 c.version,
@@ -138,7 +138,7 @@ fn print_text(r: &Report) {
                 if failed.len() == 1 { "" } else { "s" }
             );
             for x in failed {
-                println!("  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
+                outln!("  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
             }
         }
     }
