@@ -133,6 +133,23 @@ fn cities_in_five_formats_give_one_profile() {
 }
 
 #[test]
+fn geoparquet_row_groups_read_in_parallel_give_the_same_profile() {
+    // made/cities_rowgroups.parquet: the cities in 5 row groups of 50 rows (pyarrow).
+    let one = profile(&data("naturalearth/cities.parquet"));
+    let many = profile(&data("made/cities_rowgroups.parquet"));
+    for k in [
+        "feature_count",
+        "envelope",
+        "attributes",
+        "geometry_types",
+        "crs",
+    ] {
+        assert_eq!(one[k], many[k], "{k}");
+    }
+    assert_eq!(many["feature_count"], 243);
+}
+
+#[test]
 fn geopackage_fid_is_not_an_attribute_and_nad27_is_read() {
     let p = profile(&data("nc/nc.gpkg"));
     // ogrinfo: FID Column = fid, 14 fields, Feature Count 100, SRS EPSG:4267.

@@ -72,41 +72,59 @@ fn index_size(features: u64, node_size: u16) -> Option<u64> {
     nodes.checked_mul(40)
 }
 
-fn xy_pairs(g: &Geometry<'_>) -> Result<Vec<(f64, f64)>, String> {
+/// The geometry's xy values as raw little-endian bytes, 16 per point.
+fn xy_bytes<'a>(g: &Geometry<'a>) -> Result<&'a [u8], String> {
     let Some(xy) = g.xy() else {
-        return Ok(Vec::new());
+        return Ok(&[]);
     };
     let b = xy.bytes();
     if b.len() % 16 != 0 {
         return Err("odd number of xy values".to_string());
     }
-    Ok(b.chunks_exact(16)
-        .map(|c| {
-            let mut x = [0u8; 8];
-            let mut y = [0u8; 8];
-            x.copy_from_slice(&c[0..8]);
-            y.copy_from_slice(&c[8..16]);
-            (f64::from_le_bytes(x), f64::from_le_bytes(y))
-        })
-        .collect())
+    Ok(b)
 }
 
-/// Split `n` points into parts by `ends` (absent: one part).
-fn parts(g: &Geometry<'_>, n: usize) -> Result<Vec<(usize, usize)>, String> {
+#[inline]
+fn pt(b: &[u8], i: usize) -> (f64, f64) {
+    let at = i * 16;
+    let mut x = [0u8; 8];
+    let mut y = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    y.copy_from_slice(&b[at + 8..at + 16]);
+    (f64::from_le_bytes(x), f64::from_le_bytes(y))
+}
+
+/// Every point to the envelope and validity scan; returns the point count.
+#[inline]
+fn scan_points(b: &[u8], scan: &mut GeomScan) -> usize {
+    let n = b.len() / 16;
+    for i in 0..n {
+        let (x, y) = pt(b, i);
+        scan.coord(x, y);
+    }
+    n
+}
+
+/// Call `f(start, end)` for each part of `n` points as split by `ends` (absent: one part);
+/// returns the number of parts.
+fn for_parts(g: &Geometry<'_>, n: usize, mut f: impl FnMut(usize, usize)) -> Result<usize, String> {
     let Some(ends) = g.ends() else {
-        return Ok(if n == 0 { Vec::new() } else { vec![(0, n)] });
+        if n > 0 {
+            f(0, n);
+            return Ok(1);
+        }
+        return Ok(0);
     };
-    let mut out = Vec::with_capacity(ends.len());
     let mut start = 0usize;
     for e in ends.iter() {
         let e = e as usize;
         if e < start || e > n {
             return Err(format!("part end {e} outside 0..={n}"));
         }
-        out.push((start, e));
+        f(start, e);
         start = e;
     }
-    Ok(out)
+    Ok(ends.len())
 }
 
 fn scan_geometry(
@@ -127,51 +145,35 @@ fn scan_geometry(
         .ok_or_else(|| format!("unsupported geometry type {}", t.0))?;
     let members = match gt {
         GeomType::Point => {
-            if let Some(&(x, y)) = xy_pairs(g)?.first() {
+            let b = xy_bytes(g)?;
+            if !b.is_empty() {
+                let (x, y) = pt(b, 0);
                 scan.point(x, y);
             }
             1
         }
-        GeomType::MultiPoint => {
-            let pts = xy_pairs(g)?;
-            for &(x, y) in &pts {
-                scan.coord(x, y);
-            }
-            pts.len()
-        }
+        GeomType::MultiPoint => scan_points(xy_bytes(g)?, scan),
         GeomType::LineString | GeomType::CircularString => {
-            let pts = xy_pairs(g)?;
-            for &(x, y) in &pts {
-                scan.coord(x, y);
-            }
+            let n = scan_points(xy_bytes(g)?, scan);
             if gt == GeomType::LineString {
-                scan.line(pts.len());
+                scan.line(n);
             }
             1
         }
         GeomType::MultiLineString => {
-            let pts = xy_pairs(g)?;
-            for &(x, y) in &pts {
-                scan.coord(x, y);
-            }
-            let ps = parts(g, pts.len())?;
-            for (a, b) in &ps {
-                scan.line(b - a);
-            }
-            ps.len()
+            let n = scan_points(xy_bytes(g)?, scan);
+            for_parts(g, n, |a, b| scan.line(b - a))?
         }
         GeomType::Polygon | GeomType::Triangle => {
-            let pts = xy_pairs(g)?;
-            for &(x, y) in &pts {
-                scan.coord(x, y);
-            }
-            for (a, b) in parts(g, pts.len())? {
-                if b > a {
-                    scan.ring(b - a, pts[a], pts[b - 1]);
+            let b = xy_bytes(g)?;
+            let n = scan_points(b, scan);
+            for_parts(g, n, |s, e| {
+                if e > s {
+                    scan.ring(e - s, pt(b, s), pt(b, e - 1));
                 } else {
                     scan.ring(0, (0.0, 0.0), (0.0, 0.0));
                 }
-            }
+            })?;
             1
         }
         _ => {

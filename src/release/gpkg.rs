@@ -223,7 +223,8 @@ pub fn read(
     );
     let mut acc = proto.empty_like();
     if let (Some(lo), Some(hi)) = (lo, hi) {
-        let span = (hi - lo).saturating_add(1).max(1);
+        // Saturating: rowids are user data and may span the whole i64 range.
+        let span = hi.saturating_sub(lo).saturating_add(1).max(1);
         progress.start(path, span as u64);
         // Enough ranges to keep every core busy when rowids are unevenly dense.
         let n = if span < 20_000 {
@@ -234,8 +235,12 @@ pub fn read(
         let step = (span / n).max(1);
         let ranges: Vec<(i64, i64)> = (0..n)
             .map(|i| {
-                let a = lo + i * step;
-                let b = if i == n - 1 { hi } else { a + step - 1 };
+                let a = lo.saturating_add(i.saturating_mul(step));
+                let b = if i == n - 1 {
+                    hi
+                } else {
+                    a.saturating_add(step - 1)
+                };
                 (a, b)
             })
             .collect();
@@ -243,7 +248,7 @@ pub fn read(
             .par_iter()
             .map(|&(a, b)| {
                 let r = part(path, &layer, a, b, &proto);
-                progress.advance((b - a + 1) as u64);
+                progress.advance(b.saturating_sub(a).saturating_add(1) as u64);
                 r
             })
             .collect::<Result<_, _>>()?;

@@ -220,7 +220,9 @@ pub fn read(
                     }
                 }
             }
-            let f = file.try_clone().map_err(io_err(path))?;
+            // A file of its own: a cloned handle shares its seek offset with the others, and
+            // row groups read at the same time would read each other's bytes.
+            let f = File::open(path).map_err(io_err(path))?;
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone())
                 .with_row_groups(vec![g])
                 .with_projection(ProjectionMask::roots(descr, decode))

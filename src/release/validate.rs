@@ -449,3 +449,43 @@ pub fn validate(
         profile: profile.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crs84_and_4326_are_one_system_but_others_differ() {
+        assert!(same_crs("OGC:CRS84", "EPSG:4326"));
+        assert!(same_crs("epsg:27700", "EPSG:27700"));
+        assert!(!same_crs("EPSG:4326", "EPSG:4258"));
+    }
+
+    #[test]
+    fn the_manifest_is_strict_and_located() {
+        let m = parse_manifest(
+            "r.toml",
+            "version = \"1\"\ndate = 2026-01-02\nmetrics = { imputed_fraction = 0.1, n = 3 }\n",
+        )
+        .unwrap();
+        assert_eq!(m.metrics["n"], 3.0);
+        assert_eq!(m.date, NaiveDate::from_ymd_opt(2026, 1, 2));
+        let e = parse_manifest("r.toml", "version = \"1\"\nmetrics = { a = \"x\" }\n").unwrap_err();
+        assert_eq!((e.0[0].line, e.0[0].column), (2, 17));
+        let e = parse_manifest("r.toml", "date = 2026-01-02T10:00:00Z\n").unwrap_err();
+        assert_eq!(e.0[0].line, 1);
+        assert!(parse_manifest("r.toml", "verison = \"1\"\n").is_err());
+    }
+
+    #[test]
+    fn an_envelope_edge_within_float_noise_is_on_the_limit() {
+        let limit = Envelope {
+            minx: -180.0,
+            miny: -90.0,
+            maxx: 180.0,
+            maxy: 90.0,
+        };
+        assert!(limit.contains(&snap([-180.0, -90.0, 180.00000000000006, 83.6], &limit)));
+        assert!(!limit.contains(&snap([-180.0, -90.0, 180.001, 83.6], &limit)));
+    }
+}

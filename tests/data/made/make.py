@@ -49,3 +49,9 @@ typed.to_file("made/typed_nulls.gpkg", driver="GPKG")
 typed.to_file("made/typed_nulls.fgb", driver="FlatGeobuf", SPATIAL_INDEX="NO")
 typed.to_file("made/typed_nulls.geojson", driver="GeoJSON")
 typed.to_parquet("made/typed_nulls.parquet")
+
+# The cities in several row groups (50 rows each), so GeoParquet row groups are read in
+# parallel in the tests too (the copied files have a single row group).
+import pyarrow.parquet as pq
+
+pq.write_table(pq.read_table("naturalearth/cities.parquet"), "made/cities_rowgroups.parquet", row_group_size=50)

@@ -1,0 +1,87 @@
+"""Time `contracts profile` and its peers on the files bench/generate.py made.
+
+    python3 bench/run.py DATADIR RUNS
+
+For each format and tool: the median wall time of RUNS runs, MB/s and features/s from it,
+and the peak resident memory (max over the runs) from `/usr/bin/time -f %M`. Ratios are
+the peer's median time over `contracts`'. Every tool computes the same figures: feature
+count, envelope, null counts per attribute (and geometry types where it can).
+"""
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BIN = os.environ.get("CONTRACTS_BIN", str(HERE.parent / "target/release/contracts"))
+
+
+def ogrinfo_cmd(path):
+    geom = "GEOMETRY"
+    info = subprocess.run(["ogrinfo", "-ro", "-so", path, "release"], capture_output=True, text=True).stdout
+    for line in info.splitlines():
+        if line.startswith("Geometry Column = "):
+            geom = line.split("= ", 1)[1].strip()
+    nulls = ", ".join(f"SUM({c} IS NULL)" for c in ["name", "value", "category", "count", "flag"])
+    sql = (
+        f"SELECT count(*), SUM({geom} IS NULL), MIN(ST_MinX({geom})), MIN(ST_MinY({geom})), "
+        f"MAX(ST_MaxX({geom})), MAX(ST_MaxY({geom})), {nulls} FROM release"
+    )
+    return ["ogrinfo", "-ro", "-q", path, "-dialect", "sqlite", "-sql", sql]
+
+
+def tools(path):
+    py = sys.executable
+    out = {
+        "contracts": [BIN, "profile", "--format", "json", path],
+        "geopandas": [py, str(HERE / "peers/geopandas_profile.py"), path],
+        "sedonadb": [py, str(HERE / "peers/sedonadb_profile.py"), path],
+    }
+    # Debian's GDAL 3.6 has no Parquet driver.
+    if not path.endswith(".parquet"):
+        out["ogrinfo-sql"] = ogrinfo_cmd(path)
+    return out
+
+
+def measure(cmd):
+    r = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M"] + cmd, capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed: {r.stderr[-500:]}")
+    last = r.stderr.strip().splitlines()[-1].split()
+    return float(last[0]), int(last[1]) / 1024.0
+
+
+def main():
+    data = Path(sys.argv[1])
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    features = int((data / "features.txt").read_text())
+    print(f"{features} features; median of {runs} runs; peak RSS is the max over the runs")
+    print(f"{'format':<11}{'tool':<13}{'MB':>8}{'median s':>10}{'MB/s':>9}{'Mfeat/s':>9}{'peak MB':>9}{'x contracts':>13}")
+    for fmt in ["fgb", "parquet", "gpkg"]:
+        path = str(data / f"release.{fmt}")
+        mb = os.path.getsize(path) / 1e6
+        base = None
+        for name, cmd in tools(path).items():
+            times, peaks = [], []
+            try:
+                for _ in range(runs):
+                    t, m = measure(cmd)
+                    times.append(t)
+                    peaks.append(m)
+            except RuntimeError as e:
+                print(f"{fmt:<11}{name:<13}{mb:>8.0f}  failed: {e}")
+                continue
+            med = statistics.median(times)
+            base = base if base is not None else med
+            ratio = med / base if base else float("nan")
+            print(
+                f"{fmt:<11}{name:<13}{mb:>8.0f}{med:>10.2f}{mb / med:>9.0f}"
+                f"{features / med / 1e6:>9.2f}{max(peaks):>9.0f}{ratio:>13.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
