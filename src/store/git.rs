@@ -363,7 +363,14 @@ impl Repo {
     /// `author.*`/`committer.*`, else `user.name`/`user.email` from git config; the time is now
     /// unless a `*_DATE` variable says otherwise.
     pub fn identity(&self) -> Result<Identity, GitError> {
-        resolve_identity(&|var| std::env::var(var).ok(), &|key| {
+        self.identity_with_env(&|var| std::env::var(var).ok())
+    }
+
+    fn identity_with_env(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Identity, GitError> {
+        resolve_identity(env, &|key| {
             self.repo
                 .config_snapshot()
                 .string(key)
@@ -783,6 +790,70 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// Two writers race: W1 moves the ref first but reaches the index lock last. Its checkout
+    /// must then write what HEAD (W2's commit) says, not its own older commit.
+    #[test]
+    fn a_late_checkout_converges_on_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        let env = lookup(&[
+            ("GIT_AUTHOR_NAME", "Ada"),
+            ("GIT_AUTHOR_EMAIL", "ada@example.org"),
+            ("GIT_COMMITTER_NAME", "Ada"),
+            ("GIT_COMMITTER_EMAIL", "ada@example.org"),
+        ]);
+        let who = resolve_identity(&env, &lookup(&[])).unwrap();
+        let file = |p: &str, c: &str| vec![(p.to_string(), c.as_bytes().to_vec())];
+
+        let c0 = repo
+            .write_commit_objects(None, &file("h.toml", "0\n"), "c0", &who)
+            .unwrap();
+        repo.move_head(None, c0, "c0", &who).unwrap();
+        repo.checkout_paths(["h.toml"].into_iter()).unwrap();
+
+        // W1 commits and moves the ref, then stalls before its checkout.
+        let c1 = repo
+            .write_commit_objects(Some(c0), &file("h.toml", "0\n1\n"), "c1", &who)
+            .unwrap();
+        repo.move_head(Some(c0), c1, "c1", &who).unwrap();
+        // W2 commits on top and checks out.
+        let c2 = repo
+            .write_commit_objects(Some(c1), &file("h.toml", "0\n1\n2\n"), "c2", &who)
+            .unwrap();
+        repo.move_head(Some(c1), c2, "c2", &who).unwrap();
+        repo.checkout_paths(["h.toml"].into_iter()).unwrap();
+        // W1 resumes.
+        repo.checkout_paths(["h.toml"].into_iter()).unwrap();
+
+        let path = dir.path().join("h.toml");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "0\n1\n2\n");
+        let index = repo.repo.open_index().unwrap();
+        let entry = index.entry_by_path("h.toml".into()).unwrap();
+        assert_eq!(
+            entry.id,
+            repo.tree_of(c2)
+                .unwrap()
+                .lookup_entry_by_path("h.toml")
+                .unwrap()
+                .unwrap()
+                .object_id()
+        );
+    }
+
+    #[test]
+    fn identity_from_the_repository_config() {
+        let dir = tempfile::tempdir().unwrap();
+        Repo::init(dir.path()).unwrap();
+        let config = dir.path().join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[user]\n\tname = Repo User\n\temail = repo@example.org\n");
+        std::fs::write(&config, text).unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        let id = repo.identity_with_env(&|_| None).unwrap();
+        assert_eq!(id.author.name, "Repo User");
+        assert_eq!(id.committer.email, "repo@example.org");
     }
 
     #[test]
