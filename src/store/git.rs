@@ -21,6 +21,9 @@ use gix::refs::Target;
 pub use gix::ObjectId;
 pub use history::{CommitChanges, PathChange, Person};
 
+/// Memory for delta bases decoded from packs, per repository handle.
+const PACK_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
 /// The environment variable that injects a failure into [`Repo::commit_files`], for tests.
 pub const FAULT_ENV: &str = "CONTRACTS_FAULT";
 
@@ -216,7 +219,14 @@ impl Repo {
         Repo::from_gix(repo, dir)
     }
 
-    fn from_gix(repo: gix::Repository, dir: &Path) -> Result<Repo, GitError> {
+    fn from_gix(mut repo: gix::Repository, dir: &Path) -> Result<Repo, GitError> {
+        // Without a cache of delta bases, every object read from a pack re-applies its whole
+        // delta chain; history walks read thousands of trees that are deltas of each other.
+        repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                PACK_CACHE_BYTES,
+            ))
+        });
         let work_dir = repo
             .workdir()
             .ok_or_else(|| GitError::Bare {

@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use gix::bstr::{BString, ByteSlice, ByteVec};
+use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryMode;
-use gix::objs::{CommitRef, Find, TreeRefIter};
+use gix::objs::{CommitRef, Find};
 use gix::ObjectId;
 
 use super::GitError;
@@ -61,19 +61,19 @@ pub(super) fn walk(
         buf: Vec::new(),
     };
     let mut out = Vec::new();
-    let mut buf = Vec::new();
+    // The commit being diffed and its first parent; the parent's bytes become the next
+    // iteration's commit, so each commit is read once.
+    let (mut current, mut parent_data) = (Vec::new(), Vec::new());
+    let mut loaded = false;
     let mut next = Some(head);
     while let Some(id) = next {
         if Some(id) == since {
             break;
         }
-        let data = repo
-            .objects
-            .try_find(&id, &mut buf)
-            .map_err(GitError::git(format!("could not read commit {id}")))?
-            .filter(|d| d.kind == gix::objs::Kind::Commit)
-            .ok_or_else(|| missing(id, "commit"))?;
-        let commit = CommitRef::from_bytes(data.data, differ.hash)
+        if !loaded {
+            differ.read_commit(id, &mut current)?;
+        }
+        let commit = CommitRef::from_bytes(&current, differ.hash)
             .map_err(GitError::git(format!("could not decode commit {id}")))?;
         let tree = commit.tree();
         let parent = commit.parents().next();
@@ -98,9 +98,16 @@ pub(super) fn walk(
             summary: commit.message_summary().to_str_lossy().into_owned(),
             changes: Vec::new(),
         };
+        drop(commit);
 
         let parent_tree = match parent {
-            Some(p) => Some(differ.commit_tree(p)?),
+            Some(p) => {
+                differ.read_commit(p, &mut parent_data)?;
+                let tree = gix::objs::CommitRefIter::from_bytes(&parent_data, differ.hash)
+                    .tree_id()
+                    .map_err(GitError::git(format!("could not decode commit {p}")))?;
+                Some(tree)
+            }
             None => None,
         };
         let mut path = BString::default();
@@ -108,6 +115,8 @@ pub(super) fn walk(
         differ.next_generation();
 
         out.push(entry);
+        std::mem::swap(&mut current, &mut parent_data);
+        loaded = parent.is_some();
         next = parent;
     }
     if let Some(since) = since {
@@ -155,18 +164,18 @@ impl Differ<'_> {
         self.previous = std::mem::take(&mut self.current);
     }
 
-    fn commit_tree(&mut self, commit: ObjectId) -> Result<ObjectId, GitError> {
+    /// Read commit `id` into `out`.
+    fn read_commit(&mut self, id: ObjectId, out: &mut Vec<u8>) -> Result<(), GitError> {
         let data = self
             .repo
             .objects
-            .try_find(&commit, &mut self.buf)
-            .map_err(GitError::git(format!("could not read commit {commit}")))?
+            .try_find(&id, &mut self.buf)
+            .map_err(GitError::git(format!("could not read commit {id}")))?
             .filter(|d| d.kind == gix::objs::Kind::Commit)
-            .ok_or_else(|| missing(commit, "commit"))?;
-        let tree = gix::objs::CommitRefIter::from_bytes(data.data, self.hash)
-            .tree_id()
-            .map_err(GitError::git(format!("could not decode commit {commit}")))?;
-        Ok(tree)
+            .ok_or_else(|| missing(id, "commit"))?;
+        out.clear();
+        out.extend_from_slice(data.data);
+        Ok(())
     }
 
     fn tree(&mut self, id: ObjectId) -> Result<Rc<[u8]>, GitError> {
@@ -228,67 +237,62 @@ impl Differ<'_> {
             Some(id) => self.tree(id)?,
             None => Rc::from(&[][..]),
         };
-        let hash = self.hash;
-        let corrupt = |id: Option<ObjectId>| {
-            move |source: gix::Error| GitError::Git {
-                context: format!(
-                    "could not decode tree {}",
-                    id.unwrap_or_else(|| ObjectId::empty_tree(hash))
-                ),
-                source,
-            }
-        };
-        let mut a = TreeRefIter::from_bytes(&old_data, self.hash).peekable();
-        let mut b = TreeRefIter::from_bytes(&new_data, self.hash).peekable();
+        let hash_len = self.hash.len_in_bytes();
+        let mut a = RawEntries::new(&old_data, hash_len, old);
+        let mut b = RawEntries::new(&new_data, hash_len, new);
+        let (mut x, mut y) = (a.next_entry()?, b.next_entry()?);
         loop {
-            let step = match (a.peek(), b.peek()) {
+            let (old_entry, new_entry, name) = match (x, y) {
                 (None, None) => break,
-                (Some(Err(_)), _) => {
-                    let err = a.next().expect("peeked").expect_err("peeked an error");
-                    return Err(corrupt(old)(err));
+                (Some(o), None) => {
+                    x = a.next_entry()?;
+                    (Some(o), None, o.name)
                 }
-                (_, Some(Err(_))) => {
-                    let err = b.next().expect("peeked").expect_err("peeked an error");
-                    return Err(corrupt(new)(err));
+                (None, Some(n)) => {
+                    y = b.next_entry()?;
+                    (None, Some(n), n.name)
                 }
-                (Some(Ok(x)), None) => Step::Old(x.filename.to_owned()),
-                (None, Some(Ok(y))) => Step::New(y.filename.to_owned()),
-                (Some(Ok(x)), Some(Ok(y))) => {
+                (Some(o), Some(n)) => {
+                    // Most entries of two neighbouring trees are byte-for-byte the same.
+                    if o.raw == n.raw {
+                        x = a.next_entry()?;
+                        y = b.next_entry()?;
+                        continue;
+                    }
                     match gix::objs::tree::name_order(
-                        x.filename,
-                        x.mode.is_tree(),
-                        y.filename,
-                        y.mode.is_tree(),
+                        o.name.as_bstr(),
+                        o.mode.is_tree(),
+                        n.name.as_bstr(),
+                        n.mode.is_tree(),
                     ) {
-                        std::cmp::Ordering::Less => Step::Old(x.filename.to_owned()),
-                        std::cmp::Ordering::Greater => Step::New(y.filename.to_owned()),
-                        std::cmp::Ordering::Equal => Step::Both(x.filename.to_owned()),
+                        std::cmp::Ordering::Less => {
+                            x = a.next_entry()?;
+                            (Some(o), None, o.name)
+                        }
+                        std::cmp::Ordering::Greater => {
+                            y = b.next_entry()?;
+                            (None, Some(n), n.name)
+                        }
+                        std::cmp::Ordering::Equal => {
+                            x = a.next_entry()?;
+                            y = b.next_entry()?;
+                            (Some(o), Some(n), o.name)
+                        }
                     }
                 }
             };
-            let take = |it: &mut std::iter::Peekable<TreeRefIter<'_>>| {
-                let e = it.next().expect("peeked").expect("peeked ok");
-                Entry {
-                    mode: e.mode,
-                    id: e.oid.to_owned(),
-                }
-            };
-            let (name, old_entry, new_entry) = match step {
-                Step::Old(name) => (name, Some(take(&mut a)), None),
-                Step::New(name) => (name, None, Some(take(&mut b))),
-                Step::Both(name) => (name, Some(take(&mut a)), Some(take(&mut b))),
-            };
-            if let (Some(o), Some(n)) = (&old_entry, &new_entry) {
-                if o.id == n.id && o.mode == n.mode {
-                    continue;
-                }
-            }
             let len = path.len();
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.push_str(name);
-            self.entry_change(old_entry, new_entry, path, out)?;
+            path.extend_from_slice(name);
+            let owned = |e: Option<RawEntry<'_>>| {
+                e.map(|e| Entry {
+                    mode: e.mode,
+                    id: e.id.to_owned(),
+                })
+            };
+            self.entry_change(owned(old_entry), owned(new_entry), path, out)?;
             path.truncate(len);
         }
         Ok(())
@@ -325,10 +329,67 @@ impl Differ<'_> {
     }
 }
 
-enum Step {
-    Old(BString),
-    New(BString),
-    Both(BString),
+/// One entry of a tree's raw bytes: `<mode> <name>\0<id>`.
+#[derive(Clone, Copy)]
+struct RawEntry<'a> {
+    raw: &'a [u8],
+    mode: EntryMode,
+    name: &'a [u8],
+    id: &'a gix::hash::oid,
+}
+
+/// A minimal scanner over a tree's raw bytes. Neighbouring trees in a store share almost all
+/// entries, so the diff compares raw entries and needs no more than their boundaries, names and
+/// modes.
+struct RawEntries<'a> {
+    data: &'a [u8],
+    pos: usize,
+    hash_len: usize,
+    tree: Option<ObjectId>,
+}
+
+impl<'a> RawEntries<'a> {
+    fn new(data: &'a [u8], hash_len: usize, tree: Option<ObjectId>) -> Self {
+        RawEntries {
+            data,
+            pos: 0,
+            hash_len,
+            tree,
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Option<RawEntry<'a>>, GitError> {
+        let rest = &self.data[self.pos..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        let corrupt = || GitError::Git {
+            context: format!(
+                "tree {} is malformed at byte {}",
+                self.tree.map(|t| t.to_string()).unwrap_or_default(),
+                self.pos
+            ),
+            source: gix::Error::from_error(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "malformed tree entry",
+            )),
+        };
+        let space = rest.find_byte(b' ').ok_or_else(corrupt)?;
+        let nul = space + 1 + rest[space + 1..].find_byte(0).ok_or_else(corrupt)?;
+        let end = nul + 1 + self.hash_len;
+        if end > rest.len() {
+            return Err(corrupt());
+        }
+        let mode = EntryMode::from_bytes(&rest[..=space]).ok_or_else(corrupt)?;
+        let entry = RawEntry {
+            raw: &rest[..end],
+            mode,
+            name: &rest[space + 1..nul],
+            id: gix::hash::oid::from_bytes_unchecked(&rest[nul + 1..end]),
+        };
+        self.pos += end;
+        Ok(Some(entry))
+    }
 }
 
 /// `dir + "/"` starts with `prefix`.
