@@ -12,6 +12,7 @@ use std::rc::Rc;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryMode;
 use gix::objs::{CommitRef, Find};
+use gix::odb::Header;
 use gix::ObjectId;
 
 use super::GitError;
@@ -46,11 +47,31 @@ pub struct CommitChanges {
     pub changes: Vec<PathChange>,
 }
 
+/// The order in which pass 2 diffs the commits; only speed depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Auto,
+    #[cfg(test)]
+    NewestFirst,
+    #[cfg(test)]
+    OldestFirst,
+}
+
 pub(super) fn walk(
     repo: &gix::Repository,
     head: ObjectId,
     since: Option<ObjectId>,
     prefixes: &[&str],
+) -> Result<Vec<CommitChanges>, GitError> {
+    walk_in(repo, head, since, prefixes, Order::Auto)
+}
+
+fn walk_in(
+    repo: &gix::Repository,
+    head: ObjectId,
+    since: Option<ObjectId>,
+    prefixes: &[&str],
+    order: Order,
 ) -> Result<Vec<CommitChanges>, GitError> {
     let mut differ = Differ {
         repo,
@@ -60,23 +81,21 @@ pub(super) fn walk(
         previous: HashMap::new(),
         buf: Vec::new(),
     };
-    let mut out = Vec::new();
-    // The commit being diffed and its first parent; the parent's bytes become the next
-    // iteration's commit, so each commit is read once.
-    let (mut current, mut parent_data) = (Vec::new(), Vec::new());
-    let mut loaded = false;
+
+    // Pass 1: the first-parent chain, newest first, with each commit's root tree.
+    let mut chain: Vec<(CommitChanges, ObjectId)> = Vec::new();
+    let mut data = Vec::new();
     let mut next = Some(head);
+    // The tree of the commit just before the oldest one listed (`since`), if any.
+    let mut base_tree = None;
     while let Some(id) = next {
+        differ.read_commit(id, &mut data)?;
+        let commit = CommitRef::from_bytes(&data, differ.hash)
+            .map_err(GitError::git(format!("could not decode commit {id}")))?;
         if Some(id) == since {
+            base_tree = Some(commit.tree());
             break;
         }
-        if !loaded {
-            differ.read_commit(id, &mut current)?;
-        }
-        let commit = CommitRef::from_bytes(&current, differ.hash)
-            .map_err(GitError::git(format!("could not decode commit {id}")))?;
-        let tree = commit.tree();
-        let parent = commit.parents().next();
         let author = commit
             .author()
             .map_err(GitError::git(format!("bad author in commit {id}")))?;
@@ -87,7 +106,8 @@ pub(super) fn walk(
             context: format!("author time out of range in commit {id}"),
             source: gix::Error::from_error(std::io::Error::other("time out of range")),
         })?;
-        let mut entry = CommitChanges {
+        let parent = commit.parents().next();
+        let entry = CommitChanges {
             id,
             parent,
             author: Person {
@@ -98,34 +118,40 @@ pub(super) fn walk(
             summary: commit.message_summary().to_str_lossy().into_owned(),
             changes: Vec::new(),
         };
-        drop(commit);
-
-        let parent_tree = match parent {
-            Some(p) => {
-                differ.read_commit(p, &mut parent_data)?;
-                let tree = gix::objs::CommitRefIter::from_bytes(&parent_data, differ.hash)
-                    .tree_id()
-                    .map_err(GitError::git(format!("could not decode commit {p}")))?;
-                Some(tree)
-            }
-            None => None,
-        };
-        let mut path = BString::default();
-        differ.diff(parent_tree, Some(tree), &mut path, &mut entry.changes)?;
-        differ.next_generation();
-
-        out.push(entry);
-        std::mem::swap(&mut current, &mut parent_data);
-        loaded = parent.is_some();
+        chain.push((entry, commit.tree()));
         next = parent;
     }
     if let Some(since) = since {
-        if next != Some(since) {
+        if base_tree.is_none() {
             return Err(GitError::SinceNotInHistory { since });
         }
     }
-    out.reverse();
-    Ok(out)
+
+    // Pass 2: each commit's changes against its parent. The order follows the pack's delta
+    // chains, so that the tree read in one step is the delta base of the tree read in the
+    // next and sits in the pack cache (see `oldest_first`).
+    let trees: Vec<ObjectId> = chain.iter().map(|(_, t)| *t).collect();
+    let parent_tree = |i: usize| -> Option<ObjectId> { trees.get(i + 1).copied().or(base_tree) };
+    let oldest_first = match order {
+        Order::Auto => differ.oldest_first(&trees),
+        #[cfg(test)]
+        Order::NewestFirst => false,
+        #[cfg(test)]
+        Order::OldestFirst => true,
+    };
+    let order: Vec<usize> = if oldest_first {
+        (0..chain.len()).rev().collect()
+    } else {
+        (0..chain.len()).collect()
+    };
+    let mut path = BString::default();
+    for i in order {
+        let mut changes = Vec::new();
+        differ.diff(parent_tree(i), Some(trees[i]), &mut path, &mut changes)?;
+        differ.next_generation();
+        chain[i].0.changes = changes;
+    }
+    Ok(chain.into_iter().rev().map(|(c, _)| c).collect())
 }
 
 fn missing(id: ObjectId, kind: &str) -> GitError {
@@ -162,6 +188,32 @@ struct Entry {
 impl Differ<'_> {
     fn next_generation(&mut self) {
         self.previous = std::mem::take(&mut self.current);
+    }
+
+    /// Whether to diff from the oldest commit forward rather than from HEAD back. gix's pack
+    /// cache keeps the objects it was asked for, not the delta bases in between, so a walk is
+    /// cheap only in the direction the deltas run: git's own packing (a clone, `git gc`) stores
+    /// the newest version whole and older ones as deltas of newer ones, `git fast-import` the
+    /// other way round. The delta depths of the root trees at either end tell which it is.
+    fn oldest_first(&self, trees: &[ObjectId]) -> bool {
+        const SAMPLE: usize = 16;
+        if trees.len() < 2 * SAMPLE {
+            return false;
+        }
+        let depth = |ids: &[ObjectId]| -> u64 {
+            ids.iter()
+                .map(|id| {
+                    self.repo
+                        .objects
+                        .try_header(id)
+                        .ok()
+                        .flatten()
+                        .and_then(|h| h.num_deltas())
+                        .map_or(0, u64::from)
+                })
+                .sum()
+        };
+        depth(&trees[..SAMPLE]) > depth(&trees[trees.len() - SAMPLE..])
     }
 
     /// Read commit `id` into `out`.
@@ -404,6 +456,62 @@ fn starts_with_dir(dir: &[u8], prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_walk_orders_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = super::super::Repo::init(dir.path()).unwrap();
+        let who = super::super::resolve_identity(
+            &|k: &str| {
+                Some(match k {
+                    "GIT_AUTHOR_NAME" | "GIT_COMMITTER_NAME" => "Ada".to_string(),
+                    "GIT_AUTHOR_EMAIL" | "GIT_COMMITTER_EMAIL" => "ada@example.org".to_string(),
+                    _ => return None,
+                })
+            },
+            &|_: &str| None,
+        )
+        .unwrap();
+        let mut parent = None;
+        let mut commits = Vec::new();
+        for n in 0..40u32 {
+            let mut files = vec![(
+                format!("history/d{}.toml", n % 3),
+                format!("{n}\n").into_bytes(),
+            )];
+            files.push((
+                format!("contracts/d{}/{n}.toml", n % 3),
+                vec![b'x'; n as usize],
+            ));
+            if n % 5 == 0 {
+                files.push(("contracts.toml".to_string(), format!("{n}").into_bytes()));
+            }
+            let c = repo
+                .write_commit_objects(parent, &files, "step", &who)
+                .unwrap();
+            repo.move_head(parent, c, "step", &who).unwrap();
+            parent = Some(c);
+            commits.push(c);
+        }
+        let head = parent.unwrap();
+        let key = |h: Vec<CommitChanges>| {
+            h.into_iter()
+                .map(|c| (c.id, c.parent, c.changes))
+                .collect::<Vec<_>>()
+        };
+        // (since, prefixes, commits listed, commits with changes)
+        for (since, prefixes, listed, changed) in [
+            (None, &["contracts/", "history/"][..], 40, 40),
+            (Some(commits[7]), &[][..], 32, 32),
+            (None, &["contracts/d1/"][..], 40, 13),
+        ] {
+            let a = key(walk_in(&repo.repo, head, since, prefixes, Order::NewestFirst).unwrap());
+            let b = key(walk_in(&repo.repo, head, since, prefixes, Order::OldestFirst).unwrap());
+            assert_eq!(a, b);
+            assert_eq!(a.len(), listed);
+            assert_eq!(a.iter().filter(|(_, _, c)| !c.is_empty()).count(), changed);
+        }
+    }
 
     #[test]
     fn prefix_matching() {
