@@ -292,23 +292,25 @@ impl Differ<'_> {
         let hash_len = self.hash.len_in_bytes();
         let mut a = RawEntries::new(&old_data, hash_len, old);
         let mut b = RawEntries::new(&new_data, hash_len, new);
-        let (mut x, mut y) = (a.next_entry()?, b.next_entry()?);
+        // Neighbouring trees in a store share almost all their entries: step over the common
+        // prefix finding entry ends only, and stop as soon as the rest is byte-for-byte equal.
+        let common = common_prefix_len(&old_data, &new_data);
+        while let Some(end) = a.entry_end()? {
+            if end > common {
+                break;
+            }
+            a.pos = end;
+        }
+        b.pos = a.pos;
         loop {
-            let (old_entry, new_entry, name) = match (x, y) {
+            let (old_entry, new_entry) = match (a.peek()?, b.peek()?) {
                 (None, None) => break,
-                (Some(o), None) => {
-                    x = a.next_entry()?;
-                    (Some(o), None, o.name)
-                }
-                (None, Some(n)) => {
-                    y = b.next_entry()?;
-                    (None, Some(n), n.name)
-                }
+                (Some(o), None) => (Some(o), None),
+                (None, Some(n)) => (None, Some(n)),
                 (Some(o), Some(n)) => {
-                    // Most entries of two neighbouring trees are byte-for-byte the same.
                     if o.raw == n.raw {
-                        x = a.next_entry()?;
-                        y = b.next_entry()?;
+                        a.pos += o.raw.len();
+                        b.pos += n.raw.len();
                         continue;
                     }
                     match gix::objs::tree::name_order(
@@ -317,22 +319,13 @@ impl Differ<'_> {
                         n.name.as_bstr(),
                         n.mode.is_tree(),
                     ) {
-                        std::cmp::Ordering::Less => {
-                            x = a.next_entry()?;
-                            (Some(o), None, o.name)
-                        }
-                        std::cmp::Ordering::Greater => {
-                            y = b.next_entry()?;
-                            (None, Some(n), n.name)
-                        }
-                        std::cmp::Ordering::Equal => {
-                            x = a.next_entry()?;
-                            y = b.next_entry()?;
-                            (Some(o), Some(n), o.name)
-                        }
+                        std::cmp::Ordering::Less => (Some(o), None),
+                        std::cmp::Ordering::Greater => (None, Some(n)),
+                        std::cmp::Ordering::Equal => (Some(o), Some(n)),
                     }
                 }
             };
+            let name = old_entry.or(new_entry).expect("one side has an entry").name;
             let len = path.len();
             if !path.is_empty() {
                 path.push(b'/');
@@ -344,8 +337,17 @@ impl Differ<'_> {
                     id: e.id.to_owned(),
                 })
             };
+            if let Some(o) = old_entry {
+                a.pos += o.raw.len();
+            }
+            if let Some(n) = new_entry {
+                b.pos += n.raw.len();
+            }
             self.entry_change(owned(old_entry), owned(new_entry), path, out)?;
             path.truncate(len);
+            if old_data[a.pos..] == new_data[b.pos..] {
+                break;
+            }
         }
         Ok(())
     }
@@ -410,12 +412,8 @@ impl<'a> RawEntries<'a> {
         }
     }
 
-    fn next_entry(&mut self) -> Result<Option<RawEntry<'a>>, GitError> {
-        let rest = &self.data[self.pos..];
-        if rest.is_empty() {
-            return Ok(None);
-        }
-        let corrupt = || GitError::Git {
+    fn corrupt(&self) -> GitError {
+        GitError::Git {
             context: format!(
                 "tree {} is malformed at byte {}",
                 self.tree.map(|t| t.to_string()).unwrap_or_default(),
@@ -425,23 +423,54 @@ impl<'a> RawEntries<'a> {
                 std::io::ErrorKind::InvalidData,
                 "malformed tree entry",
             )),
-        };
-        let space = rest.find_byte(b' ').ok_or_else(corrupt)?;
-        let nul = space + 1 + rest[space + 1..].find_byte(0).ok_or_else(corrupt)?;
+        }
+    }
+
+    /// The end (absolute offset) of the entry at `pos`: the NUL after the name, then the id.
+    /// Neither mode nor name can hold a NUL, so this needs no other parsing.
+    fn entry_end(&self) -> Result<Option<usize>, GitError> {
+        let rest = &self.data[self.pos..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        let nul = rest.find_byte(0).ok_or_else(|| self.corrupt())?;
         let end = nul + 1 + self.hash_len;
         if end > rest.len() {
-            return Err(corrupt());
+            return Err(self.corrupt());
         }
-        let mode = EntryMode::from_bytes(&rest[..=space]).ok_or_else(corrupt)?;
-        let entry = RawEntry {
-            raw: &rest[..end],
-            mode,
-            name: &rest[space + 1..nul],
-            id: gix::hash::oid::from_bytes_unchecked(&rest[nul + 1..end]),
-        };
-        self.pos += end;
-        Ok(Some(entry))
+        Ok(Some(self.pos + end))
     }
+
+    /// The entry at `pos`, without moving past it.
+    fn peek(&self) -> Result<Option<RawEntry<'a>>, GitError> {
+        let Some(end) = self.entry_end()? else {
+            return Ok(None);
+        };
+        let raw = &self.data[self.pos..end];
+        let nul = raw.len() - 1 - self.hash_len;
+        let space = raw[..nul].find_byte(b' ').ok_or_else(|| self.corrupt())?;
+        let mode = EntryMode::from_bytes(&raw[..=space]).ok_or_else(|| self.corrupt())?;
+        Ok(Some(RawEntry {
+            raw,
+            mode,
+            name: &raw[space + 1..nul],
+            id: gix::hash::oid::from_bytes_unchecked(&raw[nul + 1..]),
+        }))
+    }
+}
+
+/// How many leading bytes `a` and `b` share.
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    const CHUNK: usize = 128;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
 }
 
 /// `dir + "/"` starts with `prefix`.
