@@ -518,7 +518,7 @@ impl Repo {
     /// says, so the checkout converges on HEAD whatever the order.
     fn checkout_paths<'a>(&self, paths: impl Iterator<Item = &'a str>) -> Result<(), GitError> {
         let index_path = self.repo.index_path();
-        let mut lock = gix::lock::File::acquire_to_update_resource(
+        let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
             gix::lock::acquire::Fail::AfterDurationWithBackoff(Duration::from_secs(30)),
             None,
@@ -587,9 +587,16 @@ impl Repo {
                 }
             }
         }
+        // Buffered: every write to a lock file is a system call and a round trip through
+        // gix's tempfile registry, and the index is written in many small pieces.
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, lock);
         index
-            .write_to(&mut lock, Default::default())
+            .write_to(&mut out, Default::default())
             .map_err(GitError::git("could not write the index"))?;
+        let lock = out.into_inner().map_err(|e| GitError::Io {
+            path: index_path.clone(),
+            source: e.into_error(),
+        })?;
         lock.commit().map_err(|e| GitError::Io {
             path: index_path.clone(),
             source: e.error,
