@@ -617,3 +617,53 @@ fn a_broken_repository_is_an_error_not_a_panic() {
         b"1\n2\n"
     );
 }
+
+#[test]
+fn history_sees_a_file_replaced_by_a_directory() {
+    let (dir, repo) = store();
+    let dir = dir.path();
+    let c1 = repo
+        .commit_files(None, &files(&[("contracts/roads", "a file")]), "one")
+        .unwrap();
+    git(dir, &["rm", "-q", "contracts/roads"]);
+    std::fs::create_dir_all(dir.join("contracts/roads")).unwrap();
+    std::fs::write(dir.join("contracts/roads/1.0.0.toml"), "v1\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "file to directory"]);
+    let h = repo.history(Some(c1), &["contracts/"]).unwrap();
+    assert_eq!(h.len(), 1);
+    assert_eq!(
+        h[0].changes,
+        vec![
+            change(
+                "contracts/roads",
+                Some(oid(dir, "HEAD~1:contracts/roads")),
+                None
+            ),
+            change(
+                "contracts/roads/1.0.0.toml",
+                None,
+                Some(oid(dir, "HEAD:contracts/roads/1.0.0.toml"))
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_failed_checkout_reports_the_commit_that_landed() {
+    let (dir, repo) = store();
+    let dir = dir.path();
+    let c1 = repo
+        .commit_files(None, &files(&[("history/a.toml", "1\n")]), "one")
+        .unwrap();
+    // Something in the way of the file the commit writes: a non-empty directory.
+    std::fs::create_dir_all(dir.join("history/b.toml/inside")).unwrap();
+    let err = repo
+        .commit_files(Some(c1), &files(&[("history/b.toml", "2\n")]), "two")
+        .unwrap_err();
+    let GitError::Checkout { commit, .. } = &err else {
+        panic!("expected a checkout error, got {err:?}");
+    };
+    assert_eq!(repo.head().unwrap(), Some(*commit));
+    assert!(err.to_string().contains("the commit is safe"), "{err}");
+}

@@ -21,6 +21,9 @@ use gix::refs::Target;
 pub use gix::ObjectId;
 pub use history::{CommitChanges, PathChange, Person};
 
+/// Memory for delta bases decoded from packs, per repository handle.
+const PACK_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
 /// The environment variable that injects a failure into [`Repo::commit_files`], for tests.
 pub const FAULT_ENV: &str = "CONTRACTS_FAULT";
 
@@ -216,7 +219,14 @@ impl Repo {
         Repo::from_gix(repo, dir)
     }
 
-    fn from_gix(repo: gix::Repository, dir: &Path) -> Result<Repo, GitError> {
+    fn from_gix(mut repo: gix::Repository, dir: &Path) -> Result<Repo, GitError> {
+        // Without a cache of delta bases, every object read from a pack re-applies its whole
+        // delta chain; history walks read thousands of trees that are deltas of each other.
+        repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                PACK_CACHE_BYTES,
+            ))
+        });
         let work_dir = repo
             .workdir()
             .ok_or_else(|| GitError::Bare {
@@ -363,7 +373,14 @@ impl Repo {
     /// `author.*`/`committer.*`, else `user.name`/`user.email` from git config; the time is now
     /// unless a `*_DATE` variable says otherwise.
     pub fn identity(&self) -> Result<Identity, GitError> {
-        resolve_identity(&|var| std::env::var(var).ok(), &|key| {
+        self.identity_with_env(&|var| std::env::var(var).ok())
+    }
+
+    fn identity_with_env(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Identity, GitError> {
+        resolve_identity(env, &|key| {
             self.repo
                 .config_snapshot()
                 .string(key)
@@ -501,7 +518,7 @@ impl Repo {
     /// says, so the checkout converges on HEAD whatever the order.
     fn checkout_paths<'a>(&self, paths: impl Iterator<Item = &'a str>) -> Result<(), GitError> {
         let index_path = self.repo.index_path();
-        let mut lock = gix::lock::File::acquire_to_update_resource(
+        let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
             gix::lock::acquire::Fail::AfterDurationWithBackoff(Duration::from_secs(30)),
             None,
@@ -570,9 +587,16 @@ impl Repo {
                 }
             }
         }
+        // Buffered: every write to a lock file is a system call and a round trip through
+        // gix's tempfile registry, and the index is written in many small pieces.
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, lock);
         index
-            .write_to(&mut lock, Default::default())
+            .write_to(&mut out, Default::default())
             .map_err(GitError::git("could not write the index"))?;
+        let lock = out.into_inner().map_err(|e| GitError::Io {
+            path: index_path.clone(),
+            source: e.into_error(),
+        })?;
         lock.commit().map_err(|e| GitError::Io {
             path: index_path.clone(),
             source: e.error,
@@ -783,6 +807,70 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// Two writers race: W1 moves the ref first but reaches the index lock last. Its checkout
+    /// must then write what HEAD (W2's commit) says, not its own older commit.
+    #[test]
+    fn a_late_checkout_converges_on_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::init(dir.path()).unwrap();
+        let env = lookup(&[
+            ("GIT_AUTHOR_NAME", "Ada"),
+            ("GIT_AUTHOR_EMAIL", "ada@example.org"),
+            ("GIT_COMMITTER_NAME", "Ada"),
+            ("GIT_COMMITTER_EMAIL", "ada@example.org"),
+        ]);
+        let who = resolve_identity(&env, &lookup(&[])).unwrap();
+        let file = |p: &str, c: &str| vec![(p.to_string(), c.as_bytes().to_vec())];
+
+        let c0 = repo
+            .write_commit_objects(None, &file("h.toml", "0\n"), "c0", &who)
+            .unwrap();
+        repo.move_head(None, c0, "c0", &who).unwrap();
+        repo.checkout_paths(["h.toml"].into_iter()).unwrap();
+
+        // W1 commits and moves the ref, then stalls before its checkout.
+        let c1 = repo
+            .write_commit_objects(Some(c0), &file("h.toml", "0\n1\n"), "c1", &who)
+            .unwrap();
+        repo.move_head(Some(c0), c1, "c1", &who).unwrap();
+        // W2 commits on top and checks out.
+        let c2 = repo
+            .write_commit_objects(Some(c1), &file("h.toml", "0\n1\n2\n"), "c2", &who)
+            .unwrap();
+        repo.move_head(Some(c1), c2, "c2", &who).unwrap();
+        repo.checkout_paths(["h.toml"].into_iter()).unwrap();
+        // W1 resumes.
+        repo.checkout_paths(["h.toml"].into_iter()).unwrap();
+
+        let path = dir.path().join("h.toml");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "0\n1\n2\n");
+        let index = repo.repo.open_index().unwrap();
+        let entry = index.entry_by_path("h.toml".into()).unwrap();
+        assert_eq!(
+            entry.id,
+            repo.tree_of(c2)
+                .unwrap()
+                .lookup_entry_by_path("h.toml")
+                .unwrap()
+                .unwrap()
+                .object_id()
+        );
+    }
+
+    #[test]
+    fn identity_from_the_repository_config() {
+        let dir = tempfile::tempdir().unwrap();
+        Repo::init(dir.path()).unwrap();
+        let config = dir.path().join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[user]\n\tname = Repo User\n\temail = repo@example.org\n");
+        std::fs::write(&config, text).unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        let id = repo.identity_with_env(&|_| None).unwrap();
+        assert_eq!(id.author.name, "Repo User");
+        assert_eq!(id.committer.email, "repo@example.org");
     }
 
     #[test]

@@ -9,9 +9,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use gix::bstr::{BString, ByteSlice, ByteVec};
+use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryMode;
-use gix::objs::{CommitRef, Find, TreeRefIter};
+use gix::objs::{CommitRef, Find};
+use gix::odb::Header;
 use gix::ObjectId;
 
 use super::GitError;
@@ -46,11 +47,31 @@ pub struct CommitChanges {
     pub changes: Vec<PathChange>,
 }
 
+/// The order in which pass 2 diffs the commits; only speed depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Auto,
+    #[cfg(test)]
+    NewestFirst,
+    #[cfg(test)]
+    OldestFirst,
+}
+
 pub(super) fn walk(
     repo: &gix::Repository,
     head: ObjectId,
     since: Option<ObjectId>,
     prefixes: &[&str],
+) -> Result<Vec<CommitChanges>, GitError> {
+    walk_in(repo, head, since, prefixes, Order::Auto)
+}
+
+fn walk_in(
+    repo: &gix::Repository,
+    head: ObjectId,
+    since: Option<ObjectId>,
+    prefixes: &[&str],
+    order: Order,
 ) -> Result<Vec<CommitChanges>, GitError> {
     let mut differ = Differ {
         repo,
@@ -60,23 +81,21 @@ pub(super) fn walk(
         previous: HashMap::new(),
         buf: Vec::new(),
     };
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
+
+    // Pass 1: the first-parent chain, newest first, with each commit's root tree.
+    let mut chain: Vec<(CommitChanges, ObjectId)> = Vec::new();
+    let mut data = Vec::new();
     let mut next = Some(head);
+    // The tree of the commit just before the oldest one listed (`since`), if any.
+    let mut base_tree = None;
     while let Some(id) = next {
+        differ.read_commit(id, &mut data)?;
+        let commit = CommitRef::from_bytes(&data, differ.hash)
+            .map_err(GitError::git(format!("could not decode commit {id}")))?;
         if Some(id) == since {
+            base_tree = Some(commit.tree());
             break;
         }
-        let data = repo
-            .objects
-            .try_find(&id, &mut buf)
-            .map_err(GitError::git(format!("could not read commit {id}")))?
-            .filter(|d| d.kind == gix::objs::Kind::Commit)
-            .ok_or_else(|| missing(id, "commit"))?;
-        let commit = CommitRef::from_bytes(data.data, differ.hash)
-            .map_err(GitError::git(format!("could not decode commit {id}")))?;
-        let tree = commit.tree();
-        let parent = commit.parents().next();
         let author = commit
             .author()
             .map_err(GitError::git(format!("bad author in commit {id}")))?;
@@ -87,7 +106,8 @@ pub(super) fn walk(
             context: format!("author time out of range in commit {id}"),
             source: gix::Error::from_error(std::io::Error::other("time out of range")),
         })?;
-        let mut entry = CommitChanges {
+        let parent = commit.parents().next();
+        let entry = CommitChanges {
             id,
             parent,
             author: Person {
@@ -98,25 +118,40 @@ pub(super) fn walk(
             summary: commit.message_summary().to_str_lossy().into_owned(),
             changes: Vec::new(),
         };
-
-        let parent_tree = match parent {
-            Some(p) => Some(differ.commit_tree(p)?),
-            None => None,
-        };
-        let mut path = BString::default();
-        differ.diff(parent_tree, Some(tree), &mut path, &mut entry.changes)?;
-        differ.next_generation();
-
-        out.push(entry);
+        chain.push((entry, commit.tree()));
         next = parent;
     }
     if let Some(since) = since {
-        if next != Some(since) {
+        if base_tree.is_none() {
             return Err(GitError::SinceNotInHistory { since });
         }
     }
-    out.reverse();
-    Ok(out)
+
+    // Pass 2: each commit's changes against its parent. The order follows the pack's delta
+    // chains, so that the tree read in one step is the delta base of the tree read in the
+    // next and sits in the pack cache (see `oldest_first`).
+    let trees: Vec<ObjectId> = chain.iter().map(|(_, t)| *t).collect();
+    let parent_tree = |i: usize| -> Option<ObjectId> { trees.get(i + 1).copied().or(base_tree) };
+    let oldest_first = match order {
+        Order::Auto => differ.oldest_first(&trees),
+        #[cfg(test)]
+        Order::NewestFirst => false,
+        #[cfg(test)]
+        Order::OldestFirst => true,
+    };
+    let order: Vec<usize> = if oldest_first {
+        (0..chain.len()).rev().collect()
+    } else {
+        (0..chain.len()).collect()
+    };
+    let mut path = BString::default();
+    for i in order {
+        let mut changes = Vec::new();
+        differ.diff(parent_tree(i), Some(trees[i]), &mut path, &mut changes)?;
+        differ.next_generation();
+        chain[i].0.changes = changes;
+    }
+    Ok(chain.into_iter().rev().map(|(c, _)| c).collect())
 }
 
 fn missing(id: ObjectId, kind: &str) -> GitError {
@@ -155,18 +190,44 @@ impl Differ<'_> {
         self.previous = std::mem::take(&mut self.current);
     }
 
-    fn commit_tree(&mut self, commit: ObjectId) -> Result<ObjectId, GitError> {
+    /// Whether to diff from the oldest commit forward rather than from HEAD back. gix's pack
+    /// cache keeps the objects it was asked for, not the delta bases in between, so a walk is
+    /// cheap only in the direction the deltas run: git's own packing (a clone, `git gc`) stores
+    /// the newest version whole and older ones as deltas of newer ones, `git fast-import` the
+    /// other way round. The delta depths of the root trees at either end tell which it is.
+    fn oldest_first(&self, trees: &[ObjectId]) -> bool {
+        const SAMPLE: usize = 16;
+        if trees.len() < 2 * SAMPLE {
+            return false;
+        }
+        let depth = |ids: &[ObjectId]| -> u64 {
+            ids.iter()
+                .map(|id| {
+                    self.repo
+                        .objects
+                        .try_header(id)
+                        .ok()
+                        .flatten()
+                        .and_then(|h| h.num_deltas())
+                        .map_or(0, u64::from)
+                })
+                .sum()
+        };
+        depth(&trees[..SAMPLE]) > depth(&trees[trees.len() - SAMPLE..])
+    }
+
+    /// Read commit `id` into `out`.
+    fn read_commit(&mut self, id: ObjectId, out: &mut Vec<u8>) -> Result<(), GitError> {
         let data = self
             .repo
             .objects
-            .try_find(&commit, &mut self.buf)
-            .map_err(GitError::git(format!("could not read commit {commit}")))?
+            .try_find(&id, &mut self.buf)
+            .map_err(GitError::git(format!("could not read commit {id}")))?
             .filter(|d| d.kind == gix::objs::Kind::Commit)
-            .ok_or_else(|| missing(commit, "commit"))?;
-        let tree = gix::objs::CommitRefIter::from_bytes(data.data, self.hash)
-            .tree_id()
-            .map_err(GitError::git(format!("could not decode commit {commit}")))?;
-        Ok(tree)
+            .ok_or_else(|| missing(id, "commit"))?;
+        out.clear();
+        out.extend_from_slice(data.data);
+        Ok(())
     }
 
     fn tree(&mut self, id: ObjectId) -> Result<Rc<[u8]>, GitError> {
@@ -228,68 +289,65 @@ impl Differ<'_> {
             Some(id) => self.tree(id)?,
             None => Rc::from(&[][..]),
         };
-        let hash = self.hash;
-        let corrupt = |id: Option<ObjectId>| {
-            move |source: gix::Error| GitError::Git {
-                context: format!(
-                    "could not decode tree {}",
-                    id.unwrap_or_else(|| ObjectId::empty_tree(hash))
-                ),
-                source,
+        let hash_len = self.hash.len_in_bytes();
+        let mut a = RawEntries::new(&old_data, hash_len, old);
+        let mut b = RawEntries::new(&new_data, hash_len, new);
+        // Neighbouring trees in a store share almost all their entries: step over the common
+        // prefix finding entry ends only, and stop as soon as the rest is byte-for-byte equal.
+        let common = common_prefix_len(&old_data, &new_data);
+        while let Some(end) = a.entry_end()? {
+            if end > common {
+                break;
             }
-        };
-        let mut a = TreeRefIter::from_bytes(&old_data, self.hash).peekable();
-        let mut b = TreeRefIter::from_bytes(&new_data, self.hash).peekable();
+            a.pos = end;
+        }
+        b.pos = a.pos;
         loop {
-            let step = match (a.peek(), b.peek()) {
+            let (old_entry, new_entry) = match (a.peek()?, b.peek()?) {
                 (None, None) => break,
-                (Some(Err(_)), _) => {
-                    let err = a.next().expect("peeked").expect_err("peeked an error");
-                    return Err(corrupt(old)(err));
-                }
-                (_, Some(Err(_))) => {
-                    let err = b.next().expect("peeked").expect_err("peeked an error");
-                    return Err(corrupt(new)(err));
-                }
-                (Some(Ok(x)), None) => Step::Old(x.filename.to_owned()),
-                (None, Some(Ok(y))) => Step::New(y.filename.to_owned()),
-                (Some(Ok(x)), Some(Ok(y))) => {
+                (Some(o), None) => (Some(o), None),
+                (None, Some(n)) => (None, Some(n)),
+                (Some(o), Some(n)) => {
+                    if o.raw == n.raw {
+                        a.pos += o.raw.len();
+                        b.pos += n.raw.len();
+                        continue;
+                    }
                     match gix::objs::tree::name_order(
-                        x.filename,
-                        x.mode.is_tree(),
-                        y.filename,
-                        y.mode.is_tree(),
+                        o.name.as_bstr(),
+                        o.mode.is_tree(),
+                        n.name.as_bstr(),
+                        n.mode.is_tree(),
                     ) {
-                        std::cmp::Ordering::Less => Step::Old(x.filename.to_owned()),
-                        std::cmp::Ordering::Greater => Step::New(y.filename.to_owned()),
-                        std::cmp::Ordering::Equal => Step::Both(x.filename.to_owned()),
+                        std::cmp::Ordering::Less => (Some(o), None),
+                        std::cmp::Ordering::Greater => (None, Some(n)),
+                        std::cmp::Ordering::Equal => (Some(o), Some(n)),
                     }
                 }
             };
-            let take = |it: &mut std::iter::Peekable<TreeRefIter<'_>>| {
-                let e = it.next().expect("peeked").expect("peeked ok");
-                Entry {
-                    mode: e.mode,
-                    id: e.oid.to_owned(),
-                }
-            };
-            let (name, old_entry, new_entry) = match step {
-                Step::Old(name) => (name, Some(take(&mut a)), None),
-                Step::New(name) => (name, None, Some(take(&mut b))),
-                Step::Both(name) => (name, Some(take(&mut a)), Some(take(&mut b))),
-            };
-            if let (Some(o), Some(n)) = (&old_entry, &new_entry) {
-                if o.id == n.id && o.mode == n.mode {
-                    continue;
-                }
-            }
+            let name = old_entry.or(new_entry).expect("one side has an entry").name;
             let len = path.len();
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.push_str(name);
-            self.entry_change(old_entry, new_entry, path, out)?;
+            path.extend_from_slice(name);
+            let owned = |e: Option<RawEntry<'_>>| {
+                e.map(|e| Entry {
+                    mode: e.mode,
+                    id: e.id.to_owned(),
+                })
+            };
+            if let Some(o) = old_entry {
+                a.pos += o.raw.len();
+            }
+            if let Some(n) = new_entry {
+                b.pos += n.raw.len();
+            }
+            self.entry_change(owned(old_entry), owned(new_entry), path, out)?;
             path.truncate(len);
+            if old_data[a.pos..] == new_data[b.pos..] {
+                break;
+            }
         }
         Ok(())
     }
@@ -325,10 +383,94 @@ impl Differ<'_> {
     }
 }
 
-enum Step {
-    Old(BString),
-    New(BString),
-    Both(BString),
+/// One entry of a tree's raw bytes: `<mode> <name>\0<id>`.
+#[derive(Clone, Copy)]
+struct RawEntry<'a> {
+    raw: &'a [u8],
+    mode: EntryMode,
+    name: &'a [u8],
+    id: &'a gix::hash::oid,
+}
+
+/// A minimal scanner over a tree's raw bytes. Neighbouring trees in a store share almost all
+/// entries, so the diff compares raw entries and needs no more than their boundaries, names and
+/// modes.
+struct RawEntries<'a> {
+    data: &'a [u8],
+    pos: usize,
+    hash_len: usize,
+    tree: Option<ObjectId>,
+}
+
+impl<'a> RawEntries<'a> {
+    fn new(data: &'a [u8], hash_len: usize, tree: Option<ObjectId>) -> Self {
+        RawEntries {
+            data,
+            pos: 0,
+            hash_len,
+            tree,
+        }
+    }
+
+    fn corrupt(&self) -> GitError {
+        GitError::Git {
+            context: format!(
+                "tree {} is malformed at byte {}",
+                self.tree.map(|t| t.to_string()).unwrap_or_default(),
+                self.pos
+            ),
+            source: gix::Error::from_error(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "malformed tree entry",
+            )),
+        }
+    }
+
+    /// The end (absolute offset) of the entry at `pos`: the NUL after the name, then the id.
+    /// Neither mode nor name can hold a NUL, so this needs no other parsing.
+    fn entry_end(&self) -> Result<Option<usize>, GitError> {
+        let rest = &self.data[self.pos..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        let nul = rest.find_byte(0).ok_or_else(|| self.corrupt())?;
+        let end = nul + 1 + self.hash_len;
+        if end > rest.len() {
+            return Err(self.corrupt());
+        }
+        Ok(Some(self.pos + end))
+    }
+
+    /// The entry at `pos`, without moving past it.
+    fn peek(&self) -> Result<Option<RawEntry<'a>>, GitError> {
+        let Some(end) = self.entry_end()? else {
+            return Ok(None);
+        };
+        let raw = &self.data[self.pos..end];
+        let nul = raw.len() - 1 - self.hash_len;
+        let space = raw[..nul].find_byte(b' ').ok_or_else(|| self.corrupt())?;
+        let mode = EntryMode::from_bytes(&raw[..=space]).ok_or_else(|| self.corrupt())?;
+        Ok(Some(RawEntry {
+            raw,
+            mode,
+            name: &raw[space + 1..nul],
+            id: gix::hash::oid::from_bytes_unchecked(&raw[nul + 1..]),
+        }))
+    }
+}
+
+/// How many leading bytes `a` and `b` share.
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    const CHUNK: usize = 128;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
 }
 
 /// `dir + "/"` starts with `prefix`.
@@ -343,6 +485,62 @@ fn starts_with_dir(dir: &[u8], prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_walk_orders_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = super::super::Repo::init(dir.path()).unwrap();
+        let who = super::super::resolve_identity(
+            &|k: &str| {
+                Some(match k {
+                    "GIT_AUTHOR_NAME" | "GIT_COMMITTER_NAME" => "Ada".to_string(),
+                    "GIT_AUTHOR_EMAIL" | "GIT_COMMITTER_EMAIL" => "ada@example.org".to_string(),
+                    _ => return None,
+                })
+            },
+            &|_: &str| None,
+        )
+        .unwrap();
+        let mut parent = None;
+        let mut commits = Vec::new();
+        for n in 0..40u32 {
+            let mut files = vec![(
+                format!("history/d{}.toml", n % 3),
+                format!("{n}\n").into_bytes(),
+            )];
+            files.push((
+                format!("contracts/d{}/{n}.toml", n % 3),
+                vec![b'x'; n as usize],
+            ));
+            if n % 5 == 0 {
+                files.push(("contracts.toml".to_string(), format!("{n}").into_bytes()));
+            }
+            let c = repo
+                .write_commit_objects(parent, &files, "step", &who)
+                .unwrap();
+            repo.move_head(parent, c, "step", &who).unwrap();
+            parent = Some(c);
+            commits.push(c);
+        }
+        let head = parent.unwrap();
+        let key = |h: Vec<CommitChanges>| {
+            h.into_iter()
+                .map(|c| (c.id, c.parent, c.changes))
+                .collect::<Vec<_>>()
+        };
+        // (since, prefixes, commits listed, commits with changes)
+        for (since, prefixes, listed, changed) in [
+            (None, &["contracts/", "history/"][..], 40, 40),
+            (Some(commits[7]), &[][..], 32, 32),
+            (None, &["contracts/d1/"][..], 40, 13),
+        ] {
+            let a = key(walk_in(&repo.repo, head, since, prefixes, Order::NewestFirst).unwrap());
+            let b = key(walk_in(&repo.repo, head, since, prefixes, Order::OldestFirst).unwrap());
+            assert_eq!(a, b);
+            assert_eq!(a.len(), listed);
+            assert_eq!(a.iter().filter(|(_, _, c)| !c.is_empty()).count(), changed);
+        }
+    }
 
     #[test]
     fn prefix_matching() {

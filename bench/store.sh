@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Store benchmark (issue 3): build a store of DATASETS x VERSIONS proposals (default
+# 1,000 x 20 = 20,000 commits) with valid contracts and history records, then time reading its
+# whole history: `git log -p` against the git layer (`examples/store_walk.rs`: history() plus
+# every changed blob).
+#
+#   bench/store.sh [STORE_DIR]
+#
+# Environment: DATASETS, VERSIONS (store size), RUNS (timed runs per command, default 5),
+# REBUILD=1 (regenerate an existing store), PACK=clone|fast-import (see build_store). The store
+# is kept between runs.
+#
+# To time another command, add a line at the bottom:
+#   time_cmd "contracts check" "$BIN" --repo "$STORE" check
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+DATASETS="${DATASETS:-1000}"
+VERSIONS="${VERSIONS:-20}"
+RUNS="${RUNS:-5}"
+PACK="${PACK:-clone}"
+STORE="${1:-${TMPDIR:-/tmp}/contracts-bench-store-${DATASETS}x${VERSIONS}-${PACK}}"
+
+# Hermetic git: no user or system config influences either side. Cargo and rustup keep their
+# real homes.
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+export HOME="${BENCH_HOME:-$(mktemp -d)}" GIT_CONFIG_NOSYSTEM=1 XDG_CONFIG_HOME="$HOME"
+export GIT_AUTHOR_NAME="Bench" GIT_AUTHOR_EMAIL="bench@example.org"
+export GIT_COMMITTER_NAME="Bench" GIT_COMMITTER_EMAIL="bench@example.org"
+
+build_store() {
+    if [[ -d "$STORE/.git" && "${REBUILD:-0}" != 1 ]]; then
+        echo "store: reusing $STORE ($(git -C "$STORE" rev-list --count HEAD) commits)" >&2
+        return
+    fi
+    rm -rf "$STORE"
+    mkdir -p "$STORE"
+    local t0=$SECONDS
+    git -C "$STORE" init -q -b main
+    python3 "$HERE/gen_store.py" "$DATASETS" "$VERSIONS" | git -C "$STORE" fast-import --done --quiet
+    # PACK=clone (default): repack from scratch, so objects are packed as a clone or a full
+    # `git gc` delivers them (newest versions whole, older ones as deltas against them), which
+    # is what `check` meets in CI. PACK=fast-import keeps fast-import's deltas, which run the
+    # other way (each version a delta of the one before): the worst case for gix, whose pack
+    # cache keeps only the objects asked for, not the bases in between.
+    if [[ "$PACK" == clone ]]; then
+        git -C "$STORE" repack -adf -q
+    fi
+    git -C "$STORE" gc --quiet
+    git -C "$STORE" checkout -q -f main
+    echo "store: built $STORE ($PACK pack) ($(git -C "$STORE" rev-list --count HEAD) commits) in $((SECONDS - t0))s" >&2
+}
+
+# Results as "name<TAB>median seconds", in the order timed.
+RESULTS=()
+
+# time_cmd NAME CMD...: run CMD RUNS times after one warm-up run (output discarded, except the
+# warm-up's stderr); print every run and the median; remember the median under NAME. A failing
+# CMD stops the script.
+time_cmd() {
+    local name="$1"
+    shift
+    "$@" >/dev/null
+    local times=() t0 t1
+    for ((i = 0; i < RUNS; i++)); do
+        t0=$(date +%s.%N)
+        "$@" >/dev/null 2>&1
+        t1=$(date +%s.%N)
+        times+=("$(echo "$t1 - $t0" | bc -l)")
+    done
+    local median
+    median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+    printf '%-28s median %7.3fs   runs: %s\n' "$name" "$median" "$(printf '%.3f ' "${times[@]}")" >&2
+    RESULTS+=("$name	$median")
+}
+
+# median_of NAME: the median recorded for NAME.
+median_of() {
+    local r
+    for r in "${RESULTS[@]}"; do
+        [[ "${r%%	*}" == "$1" ]] && { echo "${r#*	}"; return; }
+    done
+    return 1
+}
+
+# ratio A B: median(A) / median(B).
+ratio() {
+    echo "scale=2; $(median_of "$1") / $(median_of "$2")" | bc -l
+}
+
+build_store
+(cd "$ROOT" && cargo build --release --quiet --example store_walk)
+WALK="$ROOT/target/release/examples/store_walk"
+
+time_cmd "git log -p" git -C "$STORE" log -p
+time_cmd "store_walk (history+blobs)" "$WALK" "$STORE"
+
+echo >&2
+echo "store_walk / git log -p = $(ratio "store_walk (history+blobs)" "git log -p") (target <= 2)" >&2
