@@ -10,7 +10,7 @@
 # REBUILD=1 (regenerate an existing store), PACK=clone|fast-import (see build_store). The store
 # is kept between runs.
 #
-# To time another command, add a line at the bottom:
+# To time another command, add a line at the bottom ($BIN is the release `contracts` binary):
 #   time_cmd "contracts check" "$BIN" --repo "$STORE" check
 set -euo pipefail
 
@@ -25,7 +25,9 @@ STORE="${1:-${TMPDIR:-/tmp}/contracts-bench-store-${DATASETS}x${VERSIONS}-${PACK
 # Hermetic git: no user or system config influences either side. Cargo and rustup keep their
 # real homes.
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
-export HOME="${BENCH_HOME:-$(mktemp -d)}" GIT_CONFIG_NOSYSTEM=1 XDG_CONFIG_HOME="$HOME"
+BENCH_HOME="$(mktemp -d)"
+trap 'rm -rf "$BENCH_HOME"' EXIT
+export HOME="$BENCH_HOME" GIT_CONFIG_NOSYSTEM=1 XDG_CONFIG_HOME="$BENCH_HOME"
 export GIT_AUTHOR_NAME="Bench" GIT_AUTHOR_EMAIL="bench@example.org"
 export GIT_COMMITTER_NAME="Bench" GIT_COMMITTER_EMAIL="bench@example.org"
 
@@ -86,11 +88,12 @@ median_of() {
 
 # ratio A B: median(A) / median(B).
 ratio() {
-    echo "scale=2; $(median_of "$1") / $(median_of "$2")" | bc -l
+    printf '%.2f' "$(echo "$(median_of "$1") / $(median_of "$2")" | bc -l)"
 }
 
 build_store
-(cd "$ROOT" && cargo build --release --quiet --example store_walk)
+(cd "$ROOT" && cargo build --release --quiet --bins --example store_walk)
+BIN="$ROOT/target/release/contracts"
 WALK="$ROOT/target/release/examples/store_walk"
 
 time_cmd "git log -p" git -C "$STORE" log -p
