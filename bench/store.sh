@@ -101,3 +101,13 @@ time_cmd "store_walk (history+blobs)" "$WALK" "$STORE"
 
 echo >&2
 echo "store_walk / git log -p = $(ratio "store_walk (history+blobs)" "git log -p") (target <= 2)" >&2
+
+# The commands over the same store, in the same run.
+time_cmd "contracts check" "$BIN" --repo "$STORE" check
+time_cmd "contracts status" "$BIN" --repo "$STORE" --today 2027-06-01 status
+time_cmd "contracts log" "$BIN" --repo "$STORE" log
+time_cmd "contracts log <dataset>" "$BIN" --repo "$STORE" log ds0500
+
+echo >&2
+echo "contracts check / git log -p = $(ratio "contracts check" "git log -p") (target <= 2)" >&2
+echo "contracts status: $(median_of "contracts status") s (target < 0.2 s)" >&2
