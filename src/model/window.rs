@@ -23,24 +23,11 @@ pub struct Line {
     pub sunset: Option<NaiveDate>,
     /// Versions of the line, oldest first.
     pub versions: Vec<Version>,
-    /// `valid_from` of each version, in the same order.
-    #[serde(skip)]
-    pub valid_from: Vec<NaiveDate>,
 }
 
 impl Line {
     pub fn is_live(&self, day: NaiveDate) -> bool {
         self.opens <= day && self.sunset.is_none_or(|s| day < s)
-    }
-
-    /// The line's live contract on `day`: its newest version already valid.
-    pub fn current(&self, day: NaiveDate) -> Option<&Version> {
-        self.versions
-            .iter()
-            .zip(&self.valid_from)
-            .rev()
-            .find(|(_, from)| **from <= day)
-            .map(|(v, _)| v)
     }
 
     pub fn newest(&self) -> &Version {
@@ -77,8 +64,10 @@ pub struct SunsetMove {
     pub to: NaiveDate,
 }
 
-/// Build the lines of one dataset from its contracts (any order) and its sunset moves (in
-/// record order: the last move of a line wins).
+/// Build the lines of one dataset from its contracts (any order; at least the first version of
+/// each line) and its sunset moves (in record order: the last move of a line wins). Which
+/// version of a line is current on a day depends on every version's `valid_from`; the store
+/// answers that (`Store::current`), reading only as many versions as it needs.
 pub fn lines(contracts: &[&Contract], moves: &[SunsetMove]) -> Vec<Line> {
     let mut by_major: BTreeMap<u64, Vec<&Contract>> = BTreeMap::new();
     for c in contracts {
@@ -93,7 +82,6 @@ pub fn lines(contracts: &[&Contract], moves: &[SunsetMove]) -> Vec<Line> {
                 opens: vs[0].valid_from,
                 sunset: None,
                 versions: vs.iter().map(|c| c.version.clone()).collect(),
-                valid_from: vs.iter().map(|c| c.valid_from).collect(),
             }
         })
         .collect();

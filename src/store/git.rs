@@ -168,6 +168,14 @@ impl Fault {
     }
 }
 
+/// One entry of a tree: a file or a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    pub name: String,
+    pub id: ObjectId,
+    pub is_dir: bool,
+}
+
 /// A git repository with a work tree: the store.
 pub struct Repo {
     repo: gix::Repository,
@@ -356,6 +364,47 @@ impl Repo {
             .entries
             .iter()
             .map(|e| (e.filename.to_str_lossy().into_owned(), e.mode.is_tree()))
+            .collect())
+    }
+
+    /// The entries of directory `dir` at `commit` with their object ids; empty if there is no
+    /// such directory. For readers that visit many files of one directory: looking each up by
+    /// path would decode the directory's tree again for every file.
+    pub fn tree_entries_at(&self, commit: ObjectId, dir: &str) -> Result<Vec<TreeEntry>, GitError> {
+        let dir = dir.trim_end_matches('/');
+        let root = self.tree_of(commit)?;
+        if dir.is_empty() {
+            return self.tree_entries(root.id);
+        }
+        check_path(dir)?;
+        let entry = root
+            .lookup_entry_by_path(dir)
+            .map_err(GitError::git(format!(
+                "could not look up {dir} at {commit}"
+            )))?;
+        match entry {
+            Some(entry) if entry.mode().is_tree() => self.tree_entries(entry.object_id()),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// The entries of tree `id`.
+    pub fn tree_entries(&self, id: ObjectId) -> Result<Vec<TreeEntry>, GitError> {
+        let tree = self
+            .repo
+            .find_tree(id)
+            .map_err(GitError::git(format!("could not read tree {id}")))?;
+        let decoded = tree
+            .decode()
+            .map_err(GitError::git(format!("could not decode tree {id}")))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| TreeEntry {
+                name: e.filename.to_str_lossy().into_owned(),
+                id: e.oid.to_owned(),
+                is_dir: e.mode.is_tree(),
+            })
             .collect())
     }
 

@@ -7,13 +7,16 @@
 
 pub mod git;
 
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use chrono::NaiveDate;
 use gix::ObjectId;
 use semver::Version;
 
-pub use git::{CommitChanges, GitError, Repo};
+pub use git::{CommitChanges, GitError, Repo, TreeEntry};
 
 use crate::model::audit::moves_of;
 use crate::model::history::{parse_history, History};
@@ -90,10 +93,17 @@ impl StoreError {
 }
 
 /// An open store, pinned to the HEAD it was opened at.
+///
+/// Directory listings are read once and kept, so a command visiting thousands of datasets
+/// reads each tree once instead of once per file (a store is immutable at a commit, so nothing
+/// cached can go stale).
 pub struct Store {
     repo: Repo,
     head: ObjectId,
     config: Config,
+    contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
+    history_dir: OnceCell<HashMap<String, TreeEntry>>,
+    dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
 }
 
 impl Store {
@@ -111,7 +121,14 @@ impl Store {
             path: layout::CONFIG.to_string(),
         })?;
         let config = parse_config(layout::CONFIG, &text)?;
-        Ok(Store { repo, head, config })
+        Ok(Store {
+            repo,
+            head,
+            config,
+            contracts_dir: OnceCell::new(),
+            history_dir: OnceCell::new(),
+            dataset_files: RefCell::new(HashMap::new()),
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -147,15 +164,60 @@ impl Store {
         }
     }
 
+    /// A directory at HEAD, by entry name, read once.
+    fn dir<'a>(
+        &self,
+        cell: &'a OnceCell<HashMap<String, TreeEntry>>,
+        dir: &str,
+    ) -> Result<&'a HashMap<String, TreeEntry>, StoreError> {
+        if let Some(map) = cell.get() {
+            return Ok(map);
+        }
+        let map = self
+            .repo
+            .tree_entries_at(self.head, dir)?
+            .into_iter()
+            .map(|e| (e.name.clone(), e))
+            .collect();
+        Ok(cell.get_or_init(|| map))
+    }
+
+    /// The files of one dataset's folder, read once.
+    fn dataset_files(&self, dataset: &str) -> Result<Rc<Vec<TreeEntry>>, StoreError> {
+        Self::check_dataset(dataset)?;
+        if let Some(files) = self.dataset_files.borrow().get(dataset) {
+            return Ok(files.clone());
+        }
+        let files = match self
+            .dir(&self.contracts_dir, layout::CONTRACTS)?
+            .get(dataset)
+        {
+            Some(e) if e.is_dir => self.repo.tree_entries(e.id)?,
+            _ => Vec::new(),
+        };
+        let files = Rc::new(files);
+        self.dataset_files
+            .borrow_mut()
+            .insert(dataset.to_string(), files.clone());
+        Ok(files)
+    }
+
+    fn text(&self, id: ObjectId, path: &str) -> Result<String, StoreError> {
+        String::from_utf8(self.repo.blob(id)?).map_err(|_| StoreError::NotText {
+            path: path.to_string(),
+        })
+    }
+
     /// Every dataset with a contract folder, by name.
     pub fn datasets(&self) -> Result<Vec<String>, StoreError> {
-        Ok(self
-            .repo
-            .entries_at(self.head, layout::CONTRACTS)?
-            .into_iter()
-            .filter(|(name, is_dir)| *is_dir && is_dataset_name(name))
-            .map(|(name, _)| name)
-            .collect())
+        let mut out: Vec<String> = self
+            .dir(&self.contracts_dir, layout::CONTRACTS)?
+            .values()
+            .filter(|e| e.is_dir && is_dataset_name(&e.name))
+            .map(|e| e.name.clone())
+            .collect();
+        out.sort();
+        Ok(out)
     }
 
     fn check_dataset(dataset: &str) -> Result<(), StoreError> {
@@ -168,12 +230,10 @@ impl Store {
 
     /// The versions of a dataset, oldest first, from the file names alone.
     pub fn versions(&self, dataset: &str) -> Result<Vec<Version>, StoreError> {
-        Self::check_dataset(dataset)?;
         let mut out: Vec<Version> = self
-            .repo
-            .list_at(self.head, &format!("{}/{dataset}", layout::CONTRACTS))?
+            .dataset_files(dataset)?
             .iter()
-            .filter_map(|f| f.strip_suffix(".toml"))
+            .filter_map(|f| f.name.strip_suffix(".toml"))
             .filter_map(|stem| Version::parse(stem).ok())
             .collect();
         out.sort();
@@ -187,14 +247,18 @@ impl Store {
         version: &str,
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
-        Self::check_dataset(dataset)?;
         let path = layout::contract(dataset, version);
-        let text = self
-            .read(&path)?
+        let file = format!("{version}.toml");
+        let id = self
+            .dataset_files(dataset)?
+            .iter()
+            .find(|e| e.name == file && !e.is_dir)
+            .map(|e| e.id)
             .ok_or_else(|| StoreError::UnknownVersion {
                 dataset: dataset.to_string(),
                 version: version.to_string(),
             })?;
+        let text = self.text(id, &path)?;
         let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
         if c.dataset != dataset || c.version.to_string() != version {
             return Err(StoreError::Misnamed {
@@ -222,48 +286,61 @@ impl Store {
             .collect()
     }
 
-    /// The dataset's history file (empty when there is none yet).
-    pub fn history(&self, dataset: &str) -> Result<History, StoreError> {
+    /// The dataset's history file as text, if there is one.
+    fn history_text(&self, dataset: &str) -> Result<Option<String>, StoreError> {
         Self::check_dataset(dataset)?;
         let path = layout::history(dataset);
-        match self.read(&path)? {
-            None => Ok(History::default()),
-            Some(text) => Ok(parse_history(&path, &text)?),
+        match self
+            .dir(&self.history_dir, layout::HISTORY)?
+            .get(&format!("{dataset}.toml"))
+        {
+            Some(e) if !e.is_dir => Ok(Some(self.text(e.id, &path)?)),
+            _ => Ok(None),
         }
     }
 
-    /// The lines of a dataset, with sunsets as declared and as moved.
+    /// The dataset's history file (empty when there is none yet).
+    pub fn history(&self, dataset: &str) -> Result<History, StoreError> {
+        match self.history_text(dataset)? {
+            None => Ok(History::default()),
+            Some(text) => Ok(parse_history(&layout::history(dataset), &text)?),
+        }
+    }
+
+    /// The lines of a dataset, with sunsets as declared and as moved, and every version's
+    /// number.
     ///
-    /// Only the first and the newest version of each line are parsed (a line's dates live in
-    /// its first version, and its successor's first version declares its sunset), so `status`
-    /// over thousands of datasets does not parse every version. The returned lines' `versions`
-    /// hold just those two; [`Store::live_contracts`] finds the version current on a day.
+    /// Only the first version of each line is parsed: a line opens on its first version's
+    /// `valid_from`, and its successor's first version declares its sunset. So `status` over
+    /// thousands of datasets parses a few files per dataset, not every version.
     pub fn lines(&self, dataset: &str) -> Result<Vec<Line>, StoreError> {
         let versions = self.versions(dataset)?;
         if versions.is_empty() {
             return Err(StoreError::UnknownDataset(dataset.to_string()));
         }
-        let mut ends: Vec<&Version> = Vec::new();
-        for (i, v) in versions.iter().enumerate() {
-            let first = i == 0 || versions[i - 1].major != v.major;
-            let last = versions.get(i + 1).is_none_or(|n| n.major != v.major);
-            if first || last {
-                ends.push(v);
-            }
-        }
-        let parsed: Vec<Contract> = ends
+        let parsed: Vec<Contract> = versions
             .iter()
-            .map(|v| self.contract(dataset, &v.to_string(), Strictness::Reading))
+            .enumerate()
+            .filter(|(i, v)| *i == 0 || versions[i - 1].major != v.major)
+            .map(|(_, v)| self.contract(dataset, &v.to_string(), Strictness::Reading))
             .collect::<Result<_, _>>()?;
         let refs: Vec<&Contract> = parsed.iter().collect();
         // Most histories never moved a sunset; skip parsing those.
-        let moves = match self.read(&layout::history(dataset))? {
+        let moves = match self.history_text(dataset)? {
             Some(text) if text.contains("[[sunset]]") => {
                 moves_of(&parse_history(&layout::history(dataset), &text)?)
             }
             _ => Vec::new(),
         };
-        Ok(lines(&refs, &moves))
+        let mut out = lines(&refs, &moves);
+        for line in &mut out {
+            line.versions = versions
+                .iter()
+                .filter(|v| v.major == line.major)
+                .cloned()
+                .collect();
+        }
+        Ok(out)
     }
 
     /// The live contract of every line live on `day` (at most two), oldest line first.
