@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod consumers;
+mod consumption;
 mod context;
 mod diff;
 mod error;
@@ -53,6 +55,7 @@ pub enum Format {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Diff(diff::Args),
+    Consumers(consumers::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -72,6 +75,7 @@ pub fn main() -> ExitCode {
     let ctx = Context::new(&cli);
     let result = match &cli.command {
         Command::Diff(args) => diff::run(&ctx, args),
+        Command::Consumers(args) => consumers::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

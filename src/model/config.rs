@@ -134,8 +134,9 @@ struct RawConfig {
     consumption: Consumption,
 }
 
-/// The whole of `contracts.toml`, validated.
-#[derive(Debug, Clone, PartialEq)]
+/// The whole of `contracts.toml`, validated. The default is the built-in kinds and the
+/// documented defaults of every section.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Config {
     pub store: StoreSection,
     pub policy: Policy,
@@ -143,19 +144,6 @@ pub struct Config {
     pub notify: Notify,
     pub smtp: Smtp,
     pub consumption: Consumption,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            store: StoreSection::default(),
-            policy: Policy::default(),
-            kinds: KindTable::builtin(),
-            notify: Notify::default(),
-            smtp: Smtp::default(),
-            consumption: Consumption::default(),
-        }
-    }
 }
 
 /// Parse `contracts.toml`.

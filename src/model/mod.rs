@@ -17,3 +17,5 @@ pub use location::{Located, TomlErrors};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
 pub use window::{lines, Line, SunsetMove, Window};
+pub mod history;
+pub use history::{parse_history, ChangeRecord, History, RecordedWindow, SunsetRecord};

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use chrono::NaiveDate;
 
 use crate::model::{
-    is_dataset_name, lines, parse_config, parse_contract, Config, Contract, Line, Strictness,
-    TomlErrors,
+    is_dataset_name, lines, parse_config, parse_contract, parse_history, Config, Contract, History,
+    Line, Strictness, TomlErrors,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -118,5 +118,54 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// Every dataset of the store: the folders under `contracts/` with a valid dataset name,
+    /// sorted. A store with no `contracts/` yet has no dataset.
+    pub fn datasets(&self) -> Result<Vec<String>, StoreError> {
+        let dir = self.root.join("contracts");
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(StoreError::Io { path: dir, source }),
+        };
+        let mut out = Vec::new();
+        for e in entries {
+            let e = e.map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() && is_dataset_name(&name) {
+                out.push(name);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The change and sunset records of `dataset` (`history/<dataset>.toml`); empty when the
+    /// dataset has no history yet.
+    pub fn history(&self, dataset: &str) -> Result<History, StoreError> {
+        if !is_dataset_name(dataset) {
+            return Err(StoreError::BadDataset(dataset.to_string()));
+        }
+        let name = format!("history/{dataset}.toml");
+        match self.read(&name)? {
+            None => Ok(History::default()),
+            Some(text) => Ok(parse_history(&name, &text)?),
+        }
+    }
+
+    /// The text of a store file named by its path from the store root (`consumers.toml`,
+    /// `notifications/roads.toml`, `templates/notice.txt.j2`), or `None` when it does not
+    /// exist. Callers build the path from validated names only.
+    pub fn read(&self, path: &str) -> Result<Option<String>, StoreError> {
+        let full = self.root.join(path);
+        match std::fs::read_to_string(&full) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { path: full, source }),
+        }
     }
 }

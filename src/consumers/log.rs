@@ -1,0 +1,501 @@
+//! The consumption log (SPEC §9): JSON Lines and CSV files, matched by the globs of
+//! `[consumption] sources`, recording each read as `at`, `consumer`, `dataset`, `contract`.
+//!
+//! Logs run to hundreds of millions of lines, so they are streamed: one reused line buffer
+//! behind a large `BufReader`, fields borrowed from it (no allocation for a line that needs no
+//! unescaping), lines of other datasets skipped before any date is parsed, and only the newest
+//! read per (dataset, consumer) kept. A malformed line is handed to the caller, counted, and
+//! skipped: one bad line must not hide every good one.
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use semver::Version;
+use serde::{Deserialize, Serialize};
+
+/// Read buffer size: large enough that a gigabyte file costs a few thousand read calls.
+const BUFFER: usize = 1 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("[consumption] sources: `{pattern}` is not a valid glob: {source}")]
+    Pattern {
+        pattern: String,
+        #[source]
+        source: glob::PatternError,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: a consumption log must end in .jsonl, .ndjson or .csv",
+        path.display()
+    )]
+    UnknownFormat { path: PathBuf },
+}
+
+/// A line the scan could not use, with where it is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    pub file: PathBuf,
+    /// 1-based line number in the file.
+    pub line: u64,
+    pub reason: String,
+}
+
+/// The newest read of one consumer of one dataset within the scanned days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewestRead {
+    pub at: DateTime<FixedOffset>,
+    pub version: Version,
+    /// The oldest line read in the scanned days, to tell a consumer who moved from one who
+    /// was always on the newest line.
+    pub oldest_line: u64,
+    pub reads: u64,
+}
+
+/// What to look for: reads of these datasets on days `from..=to`.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    pub datasets: BTreeSet<String>,
+    /// The first day of the lookback.
+    pub from: NaiveDate,
+    /// The last day counted (`--today`): later events are ignored, so a past day replays.
+    pub to: NaiveDate,
+}
+
+impl ScanRequest {
+    /// The last `lookback_days` days up to and including `today`.
+    pub fn lookback(datasets: BTreeSet<String>, today: NaiveDate, lookback_days: i64) -> Self {
+        let from = today
+            .checked_sub_days(chrono::Days::new(
+                u64::try_from(lookback_days.max(1) - 1).unwrap_or(0),
+            ))
+            .unwrap_or(NaiveDate::MIN);
+        ScanRequest {
+            datasets,
+            from,
+            to: today,
+        }
+    }
+}
+
+/// Counts of one scan, for the summary a user sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ScanStats {
+    pub files: u64,
+    pub lines: u64,
+    /// Reads of a requested dataset within the days.
+    pub reads: u64,
+    pub malformed: u64,
+    /// Reads of a requested dataset after the last day (ignored).
+    pub after_today: u64,
+    /// Reads of a requested dataset before the lookback (ignored).
+    pub before_lookback: u64,
+}
+
+/// The result of a scan: the newest read per dataset and consumer.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    pub newest: HashMap<String, HashMap<String, NewestRead>>,
+    pub stats: ScanStats,
+}
+
+impl Scan {
+    /// The newest reads of one dataset, by consumer.
+    pub fn of(&self, dataset: &str) -> HashMap<String, NewestRead> {
+        self.newest.get(dataset).cloned().unwrap_or_default()
+    }
+
+    /// Fold one read in. Versions are parsed only for a read that may be the newest.
+    fn record(&mut self, dataset: &str, consumer: &str, at: DateTime<FixedOffset>, version: &str) {
+        let Some(per) = self.newest.get_mut(dataset) else {
+            return;
+        };
+        match per.get_mut(consumer) {
+            Some(n) => {
+                n.reads += 1;
+                if at >= n.at {
+                    if let Ok(v) = Version::parse(version) {
+                        n.oldest_line = n.oldest_line.min(v.major);
+                        // Two reads at the same instant: the higher version wins, so the
+                        // answer does not depend on file order.
+                        if at > n.at || v > n.version {
+                            n.at = at;
+                            n.version = v;
+                        }
+                    }
+                } else if let Ok(v) = Version::parse(version) {
+                    n.oldest_line = n.oldest_line.min(v.major);
+                }
+            }
+            None => {
+                if let Ok(v) = Version::parse(version) {
+                    per.insert(
+                        consumer.to_string(),
+                        NewestRead {
+                            at,
+                            oldest_line: v.major,
+                            version: v,
+                            reads: 1,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The four fields of a read, borrowed from the line when they need no unescaping.
+#[derive(Deserialize)]
+struct RawRead<'a> {
+    #[serde(borrow)]
+    at: Cow<'a, str>,
+    #[serde(borrow)]
+    consumer: Cow<'a, str>,
+    #[serde(borrow)]
+    dataset: Cow<'a, str>,
+    #[serde(borrow)]
+    contract: Cow<'a, str>,
+}
+
+/// The log files matched by `sources` (globs relative to `root`), sorted and deduplicated.
+pub fn log_files(root: &Path, sources: &[String]) -> Result<Vec<PathBuf>, LogError> {
+    let mut files = BTreeSet::new();
+    for pattern in sources {
+        let full = root.join(pattern);
+        let paths = glob::glob(&full.to_string_lossy()).map_err(|source| LogError::Pattern {
+            pattern: pattern.clone(),
+            source,
+        })?;
+        for p in paths {
+            let p = p.map_err(|e| LogError::Io {
+                path: e.path().to_path_buf(),
+                source: std::io::Error::new(e.error().kind(), e.error().to_string()),
+            })?;
+            if p.is_file() {
+                files.insert(p);
+            }
+        }
+    }
+    Ok(files.into_iter().collect())
+}
+
+/// Scan every file for reads matching `req`. `on_malformed` hears of each unusable line.
+pub fn scan(
+    files: &[PathBuf],
+    req: &ScanRequest,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<Scan, LogError> {
+    let mut scan = Scan::default();
+    for d in &req.datasets {
+        scan.newest.insert(d.clone(), HashMap::new());
+    }
+    for path in files {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let file = std::fs::File::open(path).map_err(|source| LogError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        scan.stats.files += 1;
+        match ext {
+            "jsonl" | "ndjson" => scan_json_lines(path, file, req, &mut scan, on_malformed)?,
+            "csv" => scan_csv(path, file, req, &mut scan, on_malformed)?,
+            _ => return Err(LogError::UnknownFormat { path: path.clone() }),
+        }
+    }
+    Ok(scan)
+}
+
+/// Where a read falls relative to the requested days.
+enum When {
+    Inside(DateTime<FixedOffset>),
+    Before,
+    After,
+}
+
+fn when(at: &str, req: &ScanRequest) -> Result<When, String> {
+    let at = DateTime::parse_from_rfc3339(at)
+        .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}"))?;
+    // Days are UTC days, as `--today` is.
+    let day = at.with_timezone(&Utc).date_naive();
+    Ok(if day > req.to {
+        When::After
+    } else if day < req.from {
+        When::Before
+    } else {
+        When::Inside(at)
+    })
+}
+
+/// Judge one read whose fields are extracted; `Err` is the reason it is malformed.
+fn fold(
+    scan: &mut Scan,
+    req: &ScanRequest,
+    at: &str,
+    consumer: &str,
+    dataset: &str,
+    contract: &str,
+) -> Result<(), String> {
+    if !req.datasets.contains(dataset) {
+        return Ok(());
+    }
+    if consumer.is_empty() {
+        return Err("`consumer` is empty".to_string());
+    }
+    match when(at, req)? {
+        When::After => scan.stats.after_today += 1,
+        When::Before => scan.stats.before_lookback += 1,
+        When::Inside(at) => {
+            if Version::parse(contract).is_err() {
+                return Err(format!("`contract` {contract:?} is not a semantic version"));
+            }
+            scan.stats.reads += 1;
+            scan.record(dataset, consumer, at, contract);
+        }
+    }
+    Ok(())
+}
+
+fn scan_json_lines(
+    path: &Path,
+    file: std::fs::File,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<(), LogError> {
+    let io = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    // With one dataset requested, a line that does not even contain its name cannot be a
+    // read of it and is skipped unparsed: most of a shared log is other datasets.
+    let only: Option<memchr::memmem::Finder> = match req.datasets.iter().collect::<Vec<_>>()[..] {
+        [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
+        _ => None,
+    };
+    let mut reader = BufReader::with_capacity(BUFFER, file);
+    let mut buf = Vec::with_capacity(256);
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        scan.stats.lines += 1;
+        let line = buf.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(f) = &only {
+            if f.find(line).is_none() {
+                continue;
+            }
+        }
+        let result = match serde_json::from_slice::<RawRead>(line) {
+            Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
+            Err(e) => Err(format!("not a JSON read record: {e}")),
+        };
+        if let Err(reason) = result {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line: number,
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn scan_csv(
+    path: &Path,
+    file: std::fs::File,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<(), LogError> {
+    let io = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        // A row with a missing or extra field is reported as malformed, not a fatal error.
+        .flexible(true)
+        .from_reader(BufReader::with_capacity(BUFFER, file));
+    let headers = match reader.byte_headers() {
+        Ok(h) => h.clone(),
+        Err(e) => return csv_failure(path, e, scan, on_malformed, io),
+    };
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim_ascii() == name.as_bytes())
+    };
+    let (Some(at), Some(consumer), Some(dataset), Some(contract)) =
+        (col("at"), col("consumer"), col("dataset"), col("contract"))
+    else {
+        scan.stats.malformed += 1;
+        on_malformed(&Malformed {
+            file: path.to_path_buf(),
+            line: 1,
+            reason: "the header must name the columns at, consumer, dataset and contract; \
+                     the file is skipped"
+                .to_string(),
+        });
+        return Ok(());
+    };
+    scan.stats.lines += 1;
+    let mut record = csv::ByteRecord::new();
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                if let csv::ErrorKind::Io(_) = e.kind() {
+                    return csv_failure(path, e, scan, on_malformed, io);
+                }
+                scan.stats.lines += 1;
+                scan.stats.malformed += 1;
+                on_malformed(&Malformed {
+                    file: path.to_path_buf(),
+                    line: e.position().map_or(0, |p| p.line()),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        }
+        scan.stats.lines += 1;
+        let number = record.position().map_or(0, |p| p.line());
+        let field = |i: usize| -> Result<&str, String> {
+            let raw = record.get(i).ok_or_else(|| {
+                format!("expected {} fields, found {}", headers.len(), record.len())
+            })?;
+            std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())
+        };
+        let result = (|| {
+            let ds = field(dataset)?;
+            if !req.datasets.contains(ds) {
+                return Ok(());
+            }
+            fold(
+                scan,
+                req,
+                field(at)?,
+                field(consumer)?,
+                ds,
+                field(contract)?,
+            )
+        })();
+        if let Err(reason) = result {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line: number,
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A CSV error before or between records: I/O is the environment's, anything else makes the
+/// file unusable and is reported as malformed at its position.
+fn csv_failure(
+    path: &Path,
+    e: csv::Error,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+    io: impl Fn(std::io::Error) -> LogError,
+) -> Result<(), LogError> {
+    let line = e.position().map_or(1, |p| p.line());
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => Err(io(source)),
+        other => {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line,
+                reason: format!("{other:?}"),
+            });
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn keeps_the_newest_read_within_the_days() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = write(
+            dir.path(),
+            "a.jsonl",
+            concat!(
+                r#"{"at":"2026-11-20T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.1.0"}"#,
+                "\n",
+                r#"{"at":"2026-11-25T03:00:00Z","consumer":"flood","dataset":"roads","contract":"2.0.0"}"#,
+                "\n",
+                r#"{"at":"2026-12-25T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+                r#"{"at":"2026-11-26T03:00:00Z","consumer":"flood","dataset":"rivers","contract":"1.0.0"}"#,
+                "\n",
+                "this is not json but mentions roads\n",
+                "\n",
+                r#"{"at":"2020-01-01T00:00:00Z","consumer":"old","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+            ),
+        );
+        let csv = write(
+            dir.path(),
+            "b.csv",
+            "at,consumer,dataset,contract\n\
+             2026-11-27T03:00:00+00:00,atlas,roads,1.1.0\n\
+             2026-11-27T03:00:00+00:00,atlas,roads\n\
+             yesterday,atlas,roads,1.1.0\n",
+        );
+        let req = ScanRequest::lookback(["roads".to_string()].into(), day("2026-11-29"), 30);
+        let mut bad = Vec::new();
+        let scan = scan(&[jsonl, csv], &req, &mut |m| bad.push(m.clone())).unwrap();
+        let roads = scan.of("roads");
+        assert_eq!(roads["flood"].version, Version::new(2, 0, 0));
+        assert_eq!(roads["flood"].oldest_line, 1);
+        assert_eq!(roads["atlas"].version, Version::new(1, 1, 0));
+        assert!(!roads.contains_key("old"));
+        assert_eq!(scan.stats.after_today, 1);
+        assert_eq!(scan.stats.before_lookback, 1);
+        assert_eq!(scan.stats.malformed, 3, "{bad:?}");
+        assert_eq!(bad[0].line, 5);
+        assert_eq!(bad[1].line, 3);
+        assert_eq!(bad[2].line, 4);
+    }
+
+    #[test]
+    fn lookback_counts_today() {
+        let r = ScanRequest::lookback(BTreeSet::new(), day("2026-11-29"), 1);
+        assert_eq!(r.from, day("2026-11-29"));
+        let r = ScanRequest::lookback(BTreeSet::new(), day("2026-11-29"), 30);
+        assert_eq!(r.from, day("2026-10-31"));
+    }
+}
