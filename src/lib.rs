@@ -8,5 +8,7 @@ pub mod cli;
 pub mod consumers;
 /// The pure domain: contracts, kinds, containment, verdicts, bumps, windows.
 pub mod model;
+/// The sunset notifier: plan, render, send, and the ledger of sent notices.
+pub mod notify;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;

@@ -13,6 +13,7 @@ mod consumption;
 mod context;
 mod diff;
 mod error;
+mod notify;
 mod output;
 
 pub use context::Context;
@@ -56,6 +57,7 @@ pub enum Format {
 pub enum Command {
     Diff(diff::Args),
     Consumers(consumers::Args),
+    Notify(notify::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -76,6 +78,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
+        Command::Notify(args) => notify::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

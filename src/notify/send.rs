@@ -1,0 +1,279 @@
+//! The mailer: notices as messages, over one SMTP connection for the whole batch.
+//!
+//! lettre's `SmtpTransport` reuses connections only with its `pool` feature; without it every
+//! send opens, greets, authenticates and quits. A nightly batch to thousands of consumers
+//! should not do a TLS handshake per notice, so the mailer holds one `SmtpConnection` itself,
+//! opens it on the first send, reopens it only after a failure broke it, and quits at the end.
+//!
+//! Credentials come only from the environment variables `[smtp]` names; their values are never
+//! formatted into any message or error.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use lettre::message::header::ContentType;
+use lettre::message::Mailbox;
+use lettre::transport::smtp::authentication::{Credentials, DEFAULT_MECHANISMS};
+use lettre::transport::smtp::client::{SmtpConnection, TlsParameters};
+use lettre::transport::smtp::extension::ClientId;
+use lettre::Message;
+
+use super::plan::Notice;
+use super::render::Rendered;
+use crate::model::config::{Smtp, Tls};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailError {
+    #[error(
+        "[smtp] tls = \"none\" would send notices and credentials in clear text; it is allowed \
+         only to a loopback host (localhost, 127.0.0.1, ::1), not `{0}`"
+    )]
+    PlainToRemote(String),
+    #[error("[smtp] {key} names the environment variable {var}, which is not set")]
+    MissingCredential { key: &'static str, var: String },
+    #[error("[smtp] names only one of username_env and password_env: give both or neither")]
+    HalfCredentials,
+    #[error("[notify] from {from:?} is not a valid mailbox: {reason}")]
+    BadFrom { from: String, reason: String },
+    #[error("notice to `{consumer}`: cannot build the message: {reason}")]
+    Build { consumer: String, reason: String },
+    #[error("SMTP {host}:{port}: {source}")]
+    Smtp {
+        host: String,
+        port: u16,
+        #[source]
+        source: lettre::transport::smtp::Error,
+    },
+}
+
+impl MailError {
+    /// Whether the configuration is at fault (exit 2) rather than the network or the
+    /// server (exit 3).
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            MailError::PlainToRemote(_)
+                | MailError::HalfCredentials
+                | MailError::BadFrom { .. }
+                | MailError::Build { .. }
+        )
+    }
+}
+
+/// Whether `host` is a loopback host, decided from its text alone: resolving a name could be
+/// redirected, and clear text must never leave the machine.
+pub fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The `from` mailbox of the notices, checked.
+pub fn sender(from: &str) -> Result<Mailbox, MailError> {
+    crate::consumers::check_mailbox(from).map_err(|reason| MailError::BadFrom {
+        from: from.to_string(),
+        reason,
+    })
+}
+
+/// Build the message of one rendered notice.
+pub fn message(from: &Mailbox, notice: &Notice, rendered: &Rendered) -> Result<Message, MailError> {
+    let build = |reason: String| MailError::Build {
+        consumer: notice.consumer.clone(),
+        reason,
+    };
+    let mut b = Message::builder()
+        .from(from.clone())
+        .subject(rendered.subject.clone())
+        .message_id(Some(notice.message_id.clone()))
+        .header(ContentType::TEXT_PLAIN);
+    for r in &notice.recipients {
+        // The registry checked every contact already; a failure here is still reported,
+        // never unwrapped.
+        let to: Mailbox = r
+            .parse()
+            .map_err(|e| build(format!("recipient {r:?}: {e}")))?;
+        b = b.to(to);
+    }
+    b.body(rendered.body.clone())
+        .map_err(|e| build(e.to_string()))
+}
+
+/// One SMTP session, reused for every message of a run.
+pub struct Mailer {
+    host: String,
+    port: u16,
+    tls: Tls,
+    tls_parameters: Option<TlsParameters>,
+    credentials: Option<Credentials>,
+    timeout: Option<Duration>,
+    hello: ClientId,
+    conn: Option<SmtpConnection>,
+    /// Connections opened so far (one for a batch without failures).
+    pub connections: u64,
+}
+
+impl Mailer {
+    /// Check the settings and read the credentials through `env` (the process environment in
+    /// the CLI). Nothing is connected yet: a dry run never gets here, a real run connects on
+    /// its first notice.
+    pub fn new(smtp: &Smtp, env: impl Fn(&str) -> Option<String>) -> Result<Mailer, MailError> {
+        if smtp.tls == Tls::None && !is_loopback(&smtp.host) {
+            return Err(MailError::PlainToRemote(smtp.host.clone()));
+        }
+        let credentials = match (&smtp.username_env, &smtp.password_env) {
+            (None, None) => None,
+            (Some(u), Some(p)) => {
+                let user = env(u).ok_or_else(|| MailError::MissingCredential {
+                    key: "username_env",
+                    var: u.clone(),
+                })?;
+                let pass = env(p).ok_or_else(|| MailError::MissingCredential {
+                    key: "password_env",
+                    var: p.clone(),
+                })?;
+                Some(Credentials::new(user, pass))
+            }
+            _ => return Err(MailError::HalfCredentials),
+        };
+        let tls_parameters = match smtp.tls {
+            Tls::None => None,
+            Tls::Tls | Tls::Starttls => Some(TlsParameters::new(smtp.host.clone()).map_err(
+                |source| MailError::Smtp {
+                    host: smtp.host.clone(),
+                    port: smtp.port,
+                    source,
+                },
+            )?),
+        };
+        Ok(Mailer {
+            host: smtp.host.clone(),
+            port: smtp.port,
+            tls: smtp.tls,
+            tls_parameters,
+            credentials,
+            timeout: Some(Duration::from_secs(smtp.timeout_seconds.max(1))),
+            hello: ClientId::default(),
+            conn: None,
+            connections: 0,
+        })
+    }
+
+    fn error(&self, source: lettre::transport::smtp::Error) -> MailError {
+        MailError::Smtp {
+            host: self.host.clone(),
+            port: self.port,
+            source,
+        }
+    }
+
+    fn connect(&mut self) -> Result<SmtpConnection, MailError> {
+        let implicit = match self.tls {
+            Tls::Tls => self.tls_parameters.as_ref(),
+            _ => None,
+        };
+        self.connections += 1;
+        let mut conn = SmtpConnection::connect(
+            (self.host.as_str(), self.port),
+            self.timeout,
+            &self.hello,
+            implicit,
+            None,
+        )
+        .map_err(|e| self.error(e))?;
+        if let (Tls::Starttls, Some(p)) = (self.tls, &self.tls_parameters) {
+            // Required, not opportunistic: a server that does not offer STARTTLS is refused
+            // rather than sent credentials in clear text. lettre says so in its error.
+            conn.starttls(p, &self.hello).map_err(|e| self.error(e))?;
+        }
+        if let Some(c) = &self.credentials {
+            conn.auth(DEFAULT_MECHANISMS, c)
+                .map_err(|e| self.error(e))?;
+        }
+        Ok(conn)
+    }
+
+    /// Send one message over the batch's connection, opening it if needed. After a failure
+    /// the connection is dropped if broken, so the next message starts clean.
+    pub fn send(&mut self, message: &Message) -> Result<(), MailError> {
+        let mut conn = match self.conn.take() {
+            Some(c) if !c.has_broken() => c,
+            _ => self.connect()?,
+        };
+        let result = conn.send(message.envelope(), &message.formatted());
+        if !conn.has_broken() {
+            self.conn = Some(conn);
+        }
+        result.map(|_| ()).map_err(|e| self.error(e))
+    }
+
+    /// End the session politely; a failure to say goodbye loses nothing.
+    pub fn close(mut self) {
+        if let Some(mut c) = self.conn.take() {
+            let _ = c.quit();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clear_text_only_to_loopback() {
+        for h in [
+            "localhost",
+            "127.0.0.1",
+            "127.1.2.3",
+            "::1",
+            "[::1]",
+            "LOCALHOST",
+        ] {
+            assert!(is_loopback(h), "{h}");
+        }
+        for h in [
+            "smtp.example.org",
+            "10.0.0.1",
+            "localhost.example.org",
+            "0.0.0.0",
+        ] {
+            assert!(!is_loopback(h), "{h}");
+        }
+        let smtp = Smtp {
+            host: "smtp.example.org".into(),
+            tls: Tls::None,
+            ..Smtp::default()
+        };
+        assert!(matches!(
+            Mailer::new(&smtp, |_| None),
+            Err(MailError::PlainToRemote(_))
+        ));
+    }
+
+    #[test]
+    fn credentials_come_from_the_environment_and_are_never_shown() {
+        let smtp = Smtp {
+            host: "127.0.0.1".into(),
+            tls: Tls::None,
+            username_env: Some("U".into()),
+            password_env: Some("P".into()),
+            ..Smtp::default()
+        };
+        let e = Mailer::new(&smtp, |v| (v == "U").then(|| "user-secret".to_string()))
+            .err()
+            .unwrap();
+        let shown = e.to_string();
+        assert!(
+            shown.contains("P") && !shown.contains("user-secret"),
+            "{shown}"
+        );
+        assert!(Mailer::new(&smtp, |v| Some(format!("{v}-value"))).is_ok());
+        let half = Smtp {
+            password_env: None,
+            ..smtp
+        };
+        assert!(matches!(
+            Mailer::new(&half, |_| None),
+            Err(MailError::HalfCredentials)
+        ));
+    }
+}
