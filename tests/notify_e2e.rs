@@ -337,3 +337,23 @@ fn a_store_template_overrides_the_builtin_one() {
     // The body still comes from the built-in template.
     assert!(m[0].body().contains("How to migrate"));
 }
+
+#[test]
+fn a_moved_sunset_moves_the_milestones() {
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    w.append(
+        "history/roads.toml",
+        "\n[[sunset]]\nat = 2026-11-20T10:00:00Z\nline = 1\nfrom = 2027-01-15\n\
+         to = 2027-03-15\nrationale = \"Hydrology asked for two more months.\"\n",
+    );
+    // 106 days before the moved sunset: no milestone is reached yet.
+    let run = w.run("2026-11-29", &["notify"]);
+    run.assert_code(0);
+    assert_eq!(smtp.mails().len(), 0);
+    // 60 days before it: the first notice, announcing the moved date.
+    w.run("2027-01-14", &["notify"]).assert_code(0);
+    let m = smtp.mail_to(ATLAS);
+    assert_eq!(m.len(), 1);
+    assert!(m[0].header("Subject").unwrap().contains("2027-03-15"));
+}

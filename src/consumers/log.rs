@@ -165,6 +165,79 @@ struct RawRead<'a> {
     contract: Cow<'a, str>,
 }
 
+/// The fast path for the common line: a flat JSON object whose values are all strings with
+/// no escapes. Returns `at`, `consumer`, `dataset` and `contract` borrowed from the line, or
+/// `None` whenever the line is anything else (then the full parser decides). Other keys are
+/// allowed, as with the full parser.
+fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
+    let mut out: [Option<&str>; 4] = [None; 4];
+    let ws = |i: &mut usize| {
+        while *i < line.len() && matches!(line[*i], b' ' | b'\t' | b'\r' | b'\n') {
+            *i += 1;
+        }
+    };
+    // A string starting at `i` (which must be a quote); `i` ends after the closing quote.
+    let string = |i: &mut usize| -> Option<&[u8]> {
+        if line.get(*i) != Some(&b'"') {
+            return None;
+        }
+        let start = *i + 1;
+        let len = memchr::memchr(b'"', &line[start..])?;
+        let s = &line[start..start + len];
+        // A backslash means escapes; a control character means invalid JSON: either way,
+        // leave it to the full parser.
+        if s.iter().any(|b| *b == b'\\' || *b < 0x20) {
+            return None;
+        }
+        *i = start + len + 1;
+        Some(s)
+    };
+    let mut i = 0;
+    ws(&mut i);
+    if line.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        ws(&mut i);
+        let key = string(&mut i)?;
+        ws(&mut i);
+        if line.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        ws(&mut i);
+        let value = std::str::from_utf8(string(&mut i)?).ok()?;
+        let slot = match key {
+            b"at" => 0,
+            b"consumer" => 1,
+            b"dataset" => 2,
+            b"contract" => 3,
+            _ => usize::MAX,
+        };
+        if slot != usize::MAX {
+            if out[slot].is_some() {
+                return None;
+            }
+            out[slot] = Some(value);
+        }
+        ws(&mut i);
+        match line.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => {
+                i += 1;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    ws(&mut i);
+    if i != line.len() {
+        return None;
+    }
+    Some([out[0]?, out[1]?, out[2]?, out[3]?])
+}
+
 /// The log files matched by `sources` (globs relative to `root`), sorted and deduplicated.
 pub fn log_files(root: &Path, sources: &[String]) -> Result<Vec<PathBuf>, LogError> {
     let mut files = BTreeSet::new();
@@ -300,9 +373,16 @@ fn scan_json_lines(
                 continue;
             }
         }
-        let result = match serde_json::from_slice::<RawRead>(line) {
-            Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
-            Err(e) => Err(format!("not a JSON read record: {e}")),
+        let result = match flat_fields(line) {
+            Some([at, consumer, dataset, contract]) => {
+                fold(scan, req, at, consumer, dataset, contract)
+            }
+            // Anything unusual (escapes, other value types, a missing field) goes through
+            // the full parser, which also gives the precise reason for a malformed line.
+            None => match serde_json::from_slice::<RawRead>(line) {
+                Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
+                Err(e) => Err(format!("not a JSON read record: {e}")),
+            },
         };
         if let Err(reason) = result {
             scan.stats.malformed += 1;
@@ -489,6 +569,41 @@ mod tests {
         assert_eq!(bad[0].line, 5);
         assert_eq!(bad[1].line, 3);
         assert_eq!(bad[2].line, 4);
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_full_parser() {
+        let lines: &[&[u8]] = &[
+            br#"{"at":"2026-11-28T03:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}"#,
+            br#" { "contract" : "1.0.0", "dataset":"roads" ,"consumer":"a","at":"t", "x":"y" } "#,
+            br#"{"at":"t","consumer":"a\u0062","dataset":"roads","contract":"1.0.0"}"#,
+            br#"{"at":"t","consumer":"a","dataset":"roads","contract":"1.0.0","n":1}"#,
+            br#"{"at":"t","consumer":"a","dataset":"roads"}"#,
+            br#"{"at":"t","consumer":"a","dataset":"roads","contract":"1.0.0"} junk"#,
+            br#"{"at":"t","at":"u","consumer":"a","dataset":"roads","contract":"1.0.0"}"#,
+            b"not json",
+        ];
+        for line in lines {
+            let full = serde_json::from_slice::<RawRead>(line).ok().map(|r| {
+                [
+                    r.at.into_owned(),
+                    r.consumer.into_owned(),
+                    r.dataset.into_owned(),
+                    r.contract.into_owned(),
+                ]
+            });
+            if let Some(fast) = flat_fields(line) {
+                assert_eq!(
+                    Some(fast.map(str::to_string)),
+                    full,
+                    "{}",
+                    String::from_utf8_lossy(line)
+                );
+            }
+        }
+        assert!(flat_fields(lines[0]).is_some());
+        assert!(flat_fields(lines[1]).is_some());
+        assert!(flat_fields(lines[2]).is_none());
     }
 
     #[test]

@@ -93,11 +93,12 @@ impl Store {
         Ok(out)
     }
 
-    /// The lines of `dataset` with their sunsets.
+    /// The lines of `dataset` with their sunsets, as moved by the `[[sunset]]` records.
     pub fn lines(&self, dataset: &str) -> Result<Vec<Line>, StoreError> {
         let all = self.contracts(dataset, Strictness::Reading)?;
         let refs: Vec<&Contract> = all.iter().collect();
-        Ok(lines(&refs, &[]))
+        let moves = self.history(dataset)?.sunset_moves();
+        Ok(lines(&refs, &moves))
     }
 
     /// The live contract of every line live on `day` (at most two), oldest line first.
