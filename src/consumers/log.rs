@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
@@ -267,7 +267,7 @@ pub fn scan(
         })?;
         scan.stats.files += 1;
         match ext {
-            "jsonl" | "ndjson" => scan_json_lines(path, file, req, &mut scan, on_malformed)?,
+            "jsonl" | "ndjson" => scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK)?,
             "csv" => scan_csv(path, file, req, &mut scan, on_malformed)?,
             _ => return Err(LogError::UnknownFormat { path: path.clone() }),
         }
@@ -357,64 +357,211 @@ fn fold(
     Ok(())
 }
 
+/// Bytes per block of a JSON Lines file: large enough that the per-block work (a partial
+/// result per consumer, merged in order) is small against the lines in it.
+const BLOCK: usize = 8 << 20;
+
+/// What one block of lines yields, before it is merged in file order.
+#[derive(Default)]
+struct Partial {
+    scan: Scan,
+    /// Lines in the block.
+    lines: u64,
+    /// Malformed lines: (1-based line number within the block, reason).
+    malformed: Vec<(u64, String)>,
+}
+
+/// JSON Lines files are cut into blocks that end at a line break; blocks are scanned in
+/// parallel (rayon) while the next batch is read, and their partial results merged in file
+/// order, so line numbers and the order of malformed-line reports are those of a sequential
+/// scan and the result does not depend on the thread count.
 fn scan_json_lines(
     path: &Path,
-    file: std::fs::File,
+    mut file: std::fs::File,
     req: &ScanRequest,
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
+    block_size: usize,
 ) -> Result<(), LogError> {
     let io = |source| LogError::Io {
         path: path.to_path_buf(),
         source,
     };
-    // With one dataset requested, a line that does not even contain its name cannot be a
-    // read of it and is skipped unparsed: most of a shared log is other datasets.
+    // With one dataset requested, only the lines that contain its name can be reads of it:
+    // the block is searched for the name and other lines are never looked at.
     let only: Option<memchr::memmem::Finder> = match req.datasets.iter().collect::<Vec<_>>()[..] {
         [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
         _ => None,
     };
-    let mut reader = BufReader::with_capacity(BUFFER, file);
-    let mut buf = Vec::with_capacity(256);
-    let mut number = 0u64;
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        number += 1;
-        scan.stats.lines += 1;
-        let line = buf.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(f) = &only {
-            if f.find(line).is_none() {
-                continue;
-            }
-        }
-        let result = match flat_fields(line) {
-            Some([at, consumer, dataset, contract]) => {
-                fold(scan, req, at, consumer, dataset, contract)
-            }
-            // Anything unusual (escapes, other value types, a missing field) goes through
-            // the full parser, which also gives the precise reason for a malformed line.
-            None => match serde_json::from_slice::<RawRead>(line) {
-                Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
-                Err(e) => Err(format!("not a JSON read record: {e}")),
+    let batch = rayon::current_num_threads().max(1) * 2;
+    let mut carry = Vec::new();
+    let mut eof = false;
+    let mut first_line = 1u64;
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let mut blocks = read_batch(
+        &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
+    )
+    .map_err(io)?;
+    while !blocks.is_empty() {
+        // Scan this batch while the next one is read.
+        let (partials, next) = rayon::join(
+            || {
+                use rayon::prelude::*;
+                blocks
+                    .par_iter()
+                    .map(|b| scan_block(b, req, only.as_ref()))
+                    .collect::<Vec<Partial>>()
             },
-        };
-        if let Err(reason) = result {
-            scan.stats.malformed += 1;
-            on_malformed(&Malformed {
-                file: path.to_path_buf(),
-                line: number,
-                reason,
-            });
+            || {
+                read_batch(
+                    &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
+                )
+            },
+        );
+        for p in partials {
+            for (line, reason) in p.malformed {
+                on_malformed(&Malformed {
+                    file: path.to_path_buf(),
+                    line: first_line + line - 1,
+                    reason,
+                });
+            }
+            first_line += p.lines;
+            let s = p.scan.stats;
+            scan.stats.lines += p.lines;
+            scan.stats.reads += s.reads;
+            scan.stats.malformed += s.malformed;
+            scan.stats.after_today += s.after_today;
+            scan.stats.before_lookback += s.before_lookback;
+            for (dataset, per) in p.scan.newest {
+                for (consumer, read) in per {
+                    scan.record(&dataset, &consumer, read);
+                }
+            }
         }
+        // The scanned buffers are reused for a later batch: fresh pages would cost a page
+        // fault per 4 KiB.
+        spare.append(&mut blocks);
+        blocks = next.map_err(io)?;
     }
     Ok(())
+}
+
+/// Read up to `count` blocks, each ending at a line break (the last one at end of file);
+/// the partial line after a block's last break is carried into the next block.
+fn read_batch(
+    file: &mut std::fs::File,
+    carry: &mut Vec<u8>,
+    eof: &mut bool,
+    count: usize,
+    spare: &mut Vec<Vec<u8>>,
+    block_size: usize,
+) -> std::io::Result<Vec<Vec<u8>>> {
+    use std::io::Read as _;
+    let mut blocks = Vec::with_capacity(count);
+    while blocks.len() < count && !*eof {
+        let mut buf = spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.append(carry);
+        let want = buf.len() + block_size;
+        buf.reserve(block_size);
+        while buf.len() < want {
+            let start = buf.len();
+            buf.resize(want, 0);
+            let n = match file.read(&mut buf[start..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+                Err(e) => return Err(e),
+            };
+            buf.truncate(start + n);
+            if n == 0 {
+                *eof = true;
+                break;
+            }
+        }
+        if *eof {
+            if !buf.is_empty() {
+                blocks.push(buf);
+            }
+        } else if let Some(i) = memchr::memrchr(b'\n', &buf) {
+            carry.extend_from_slice(&buf[i + 1..]);
+            buf.truncate(i + 1);
+            blocks.push(buf);
+        } else {
+            // One line longer than a block: keep reading until it ends.
+            *carry = buf;
+        }
+    }
+    Ok(blocks)
+}
+
+/// Scan one block of whole lines.
+fn scan_block(block: &[u8], req: &ScanRequest, only: Option<&memchr::memmem::Finder>) -> Partial {
+    let mut p = Partial::default();
+    for d in &req.datasets {
+        p.scan.newest.insert(d.clone(), HashMap::new());
+    }
+    p.lines = memchr::memchr_iter(b'\n', block).count() as u64
+        + u64::from(!block.is_empty() && !block.ends_with(b"\n"));
+    // Byte offsets of malformed lines; their line numbers are counted afterwards, only for
+    // them.
+    let mut bad: Vec<(usize, String)> = Vec::new();
+    let mut judge = |start: usize, line: &[u8], p: &mut Partial| {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            return;
+        }
+        if let Err(reason) = judge_line(&mut p.scan, req, line) {
+            p.scan.stats.malformed += 1;
+            bad.push((start, reason));
+        }
+    };
+    match only {
+        Some(finder) => {
+            let mut pos = 0;
+            while let Some(hit) = finder.find(&block[pos..]) {
+                let hit = pos + hit;
+                let start = memchr::memrchr(b'\n', &block[..hit]).map_or(0, |i| i + 1);
+                let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |i| hit + i);
+                judge(start, &block[start..end], &mut p);
+                pos = end + 1;
+                if pos >= block.len() {
+                    break;
+                }
+            }
+        }
+        None => {
+            let mut start = 0;
+            for end in memchr::memchr_iter(b'\n', block).chain(std::iter::once(block.len())) {
+                if start >= block.len() {
+                    break;
+                }
+                judge(start, &block[start..end], &mut p);
+                start = end + 1;
+            }
+        }
+    }
+    let mut line = 1u64;
+    let mut at = 0usize;
+    for (offset, reason) in bad {
+        line += memchr::memchr_iter(b'\n', &block[at..offset]).count() as u64;
+        at = offset;
+        p.malformed.push((line, reason));
+    }
+    p
+}
+
+/// One non-empty line: the fast path, else the full parser for a precise reason.
+fn judge_line(scan: &mut Scan, req: &ScanRequest, line: &[u8]) -> Result<(), String> {
+    match flat_fields(line) {
+        Some([at, consumer, dataset, contract]) => fold(scan, req, at, consumer, dataset, contract),
+        // Anything unusual (escapes, other value types, a missing field) goes through the
+        // full parser, which also gives the precise reason for a malformed line.
+        None => match serde_json::from_slice::<RawRead>(line) {
+            Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
+            Err(e) => Err(format!("not a JSON read record: {e}")),
+        },
+    }
 }
 
 fn scan_csv(
@@ -643,6 +790,84 @@ mod tests {
             "2026-1x-28T03:04:05Z",
         ] {
             assert_eq!(utc_seconds(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn blocks_of_any_size_give_the_sequential_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for i in 0..300 {
+            let (ds, v) = match i % 3 {
+                0 => ("roads", "1.1.0"),
+                1 => ("rivers", "1.0.0"),
+                _ => ("roads", "2.0.0"),
+            };
+            if i % 37 == 0 {
+                text.push_str("roads: broken line\n");
+            }
+            if i % 50 == 0 {
+                // A line much longer than the smallest blocks, with extra fields.
+                text.push_str(&format!(
+                    "{{\"pad\":\"{}\",\"at\":\"2026-11-{:02}T01:00:00Z\",\"consumer\":\"c{}\",\"dataset\":\"{ds}\",\"contract\":\"{v}\"}}\n",
+                    "x".repeat(200),
+                    1 + i % 28,
+                    i % 11
+                ));
+            }
+            text.push_str(&format!(
+                "{{\"at\":\"2026-11-{:02}T0{}:00:00Z\",\"consumer\":\"c{}\",\"dataset\":\"{ds}\",\"contract\":\"{v}\"}}\n",
+                1 + i % 28,
+                i % 10,
+                i % 11
+            ));
+        }
+        text.push_str("{\"at\":\"2026-11-28T09:00:00Z\",\"consumer\":\"last\",\"dataset\":\"roads\",\"contract\":\"1.0.0\"}");
+        let path = write(dir.path(), "log.jsonl", &text);
+        let run = |datasets: &[&str], block: usize| {
+            let req = ScanRequest::lookback(
+                datasets.iter().map(|d| d.to_string()).collect(),
+                day("2026-11-29"),
+                30,
+            );
+            let mut scan = Scan::default();
+            for d in &req.datasets {
+                scan.newest.insert(d.clone(), HashMap::new());
+            }
+            let mut bad = Vec::new();
+            let file = std::fs::File::open(&path).unwrap();
+            scan_json_lines(
+                &path,
+                file,
+                &req,
+                &mut scan,
+                &mut |m| bad.push(m.line),
+                block,
+            )
+            .unwrap();
+            let mut newest: Vec<_> = scan
+                .newest
+                .into_iter()
+                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c, r)))
+                .collect();
+            newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            (newest, scan.stats, bad)
+        };
+        let lines = text.lines().count() as u64;
+        let broken: Vec<u64> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("roads:"))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        for datasets in [&["roads"][..], &["roads", "rivers"][..]] {
+            let whole = run(datasets, 1 << 20);
+            assert_eq!(whole.1.lines, lines);
+            assert_eq!(whole.2, broken, "{datasets:?}");
+            assert!(whole.0.iter().any(|(_, c, _)| c == "last"));
+            for block in [1, 7, 64, 150, 4096] {
+                assert_eq!(run(datasets, block), whole, "block {block}, {datasets:?}");
+            }
         }
     }
 
