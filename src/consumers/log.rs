@@ -463,21 +463,10 @@ fn read_batch(
         let mut buf = spare.pop().unwrap_or_default();
         buf.clear();
         buf.append(carry);
-        let want = buf.len() + block_size;
-        buf.reserve(block_size);
-        while buf.len() < want {
-            let start = buf.len();
-            buf.resize(want, 0);
-            let n = match file.read(&mut buf[start..]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
-                Err(e) => return Err(e),
-            };
-            buf.truncate(start + n);
-            if n == 0 {
-                *eof = true;
-                break;
-            }
+        // `take` + `read_to_end` fills the spare capacity without zeroing it first.
+        let n = (&mut *file).take(block_size as u64).read_to_end(&mut buf)?;
+        if n < block_size {
+            *eof = true;
         }
         if *eof {
             if !buf.is_empty() {
