@@ -64,10 +64,11 @@ fn notices_name_dataset_versions_sunset_days_left_and_rationale() {
         "2.0.0",
         SUNSET,
         &format!("{left} days left"),
-        "Move to British National Grid to match the other layers.",
+        "Move to British National Grid — to match the other layers.",
         "crs",
         "How to migrate",
         "flood-model",
+        "<contracts.roads.1.flood-model.before-60@example.org>",
     ] {
         assert!(body.contains(needle), "body lacks {needle:?}:\n{body}");
     }

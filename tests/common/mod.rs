@@ -84,7 +84,7 @@ kind      = "fixed"
 direction = "changed"
 verdict   = "breaking"
 window    = {{ opens = 2026-11-01, sunset = {SUNSET} }}
-rationale = "Move to British National Grid to match the other layers."
+rationale = "Move to British National Grid — to match the other layers."
 "#
             ),
         );
@@ -244,12 +244,44 @@ impl Mail {
         })
     }
 
+    /// The body, decoded from quoted-printable when the message says so (lettre picks it
+    /// for lines with trailing spaces, long lines or non-ASCII text).
     pub fn body(&self) -> String {
-        self.data
+        let raw = self
+            .data
             .split_once("\r\n\r\n")
-            .map(|(_, b)| b.replace("\r\n", "\n"))
-            .unwrap_or_default()
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        let qp = self
+            .header("Content-Transfer-Encoding")
+            .is_some_and(|e| e.eq_ignore_ascii_case("quoted-printable"));
+        let text = if qp { decode_qp(&raw) } else { raw };
+        text.replace("\r\n", "\n")
     }
+}
+
+fn decode_qp(s: &str) -> String {
+    let joined = s.replace("=\r\n", "");
+    let b = joined.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'=', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[derive(Default)]
