@@ -6,7 +6,8 @@
 #
 # Knobs (environment): LINES, CONSUMERS, ROADS_SHARE (fraction of lines reading `roads`,
 # default 0.1; 1.0 is the worst case where no line can be skipped), RUNS (timed runs, median
-# reported, default 3), BENCH_DIR (where the store goes; default a fresh temp dir, removed).
+# reported, default 3), BENCH_DIR (where the store goes; default a fresh temp dir, removed;
+# a kept BENCH_DIR reuses a log generated with the same parameters).
 #
 # 1. scan: `contracts consumers roads` on the generated log against `wc -l` on the same file,
 #    both with the file in the page cache, medians of RUNS runs, and their ratio.
@@ -93,8 +94,14 @@ with open(sys.argv[1], "w") as f:
 PY
 
 log=$store/consumption/log.jsonl
-echo "generating $LINES lines ($ROADS_SHARE of them roads) for $CONSUMERS consumers..." >&2
-python3 "$here/bench/gen_consumption.py" "$log" "$LINES" "$CONSUMERS" "$ROADS_SHARE"
+params="$LINES $CONSUMERS $ROADS_SHARE"
+if [[ -f $log && "$(cat "$log.params" 2>/dev/null)" == "$params" ]]; then
+    echo "reusing $log" >&2   # same parameters, same seed: the same file
+else
+    echo "generating $LINES lines ($ROADS_SHARE of them roads) for $CONSUMERS consumers..." >&2
+    python3 "$here/bench/gen_consumption.py" "$log" "$LINES" "$CONSUMERS" "$ROADS_SHARE"
+    echo "$params" > "$log.params"
+fi
 size=$(stat -c %s "$log")
 cat "$log" > /dev/null  # into the page cache, for both contenders alike
 

@@ -146,8 +146,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     )
     .map_err(|e| CommandError::input(e.to_string()))?;
     let mut messages = Vec::with_capacity(notices.len());
+    let mut histories: BTreeMap<&str, crate::model::History> = BTreeMap::new();
     for n in &notices {
-        let history = store.history(&n.dataset).map_err(store_error)?;
+        if !histories.contains_key(n.dataset.as_str()) {
+            let h = store.history(&n.dataset).map_err(store_error)?;
+            histories.insert(&n.dataset, h);
+        }
+        let history = &histories[n.dataset.as_str()];
         let changes: Vec<_> = history
             .changes
             .iter()
