@@ -358,3 +358,22 @@ fn a_moved_sunset_moves_the_milestones() {
     assert_eq!(m.len(), 1);
     assert!(m[0].header("Subject").unwrap().contains("2027-03-15"));
 }
+
+#[test]
+fn a_body_line_starting_with_a_dot_arrives_intact() {
+    // DATA transparency: the mailer doubles a leading dot and the server removes it again.
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    w.write(
+        "templates/notice.txt.j2",
+        "first\n.{{ dataset }}\n..two dots\n.\nlast\n",
+    );
+    w.run("2026-11-29", &["notify"]).assert_code(0);
+    let m = smtp.mail_to(ATLAS);
+    assert_eq!(m.len(), 1);
+    assert!(
+        m[0].body().contains("first\n.roads\n..two dots\n.\nlast"),
+        "{:?}",
+        m[0].body()
+    );
+}
