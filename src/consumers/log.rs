@@ -411,12 +411,12 @@ fn fold(
     Ok(())
 }
 
-/// Bytes per block of a JSON Lines file: large enough that the per-block work (a partial
-/// result per consumer, merged in order) is small against the lines in it.
+/// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
+/// count) is small against the lines in it, small enough that a batch of them stays a few
+/// tens of megabytes.
 const BLOCK: usize = 8 << 20;
 
-/// What one block of lines yields, before it is merged in file order.
-#[derive(Default)]
+/// What one block of lines yields, taken in file order.
 struct Partial {
     /// Lines in the block.
     lines: u64,
@@ -559,8 +559,7 @@ fn scan_block(
     only: Option<&memchr::memmem::Finder>,
     acc: &mut Scan,
 ) -> Partial {
-    let mut p = Partial::default();
-    p.lines = memchr::memchr_iter(b'\n', block).count() as u64
+    let lines = memchr::memchr_iter(b'\n', block).count() as u64
         + u64::from(!block.is_empty() && !block.ends_with(b"\n"));
     // Byte offsets of malformed lines; their line numbers are counted afterwards, only for
     // them.
@@ -602,12 +601,13 @@ fn scan_block(
     }
     let mut line = 1u64;
     let mut at = 0usize;
+    let mut malformed = Vec::with_capacity(bad.len());
     for (offset, reason) in bad {
         line += memchr::memchr_iter(b'\n', &block[at..offset]).count() as u64;
         at = offset;
-        p.malformed.push((line, reason));
+        malformed.push((line, reason));
     }
-    p
+    Partial { lines, malformed }
 }
 
 /// One non-empty line: the fast path, else the full parser for a precise reason.
