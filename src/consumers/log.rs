@@ -106,6 +106,64 @@ pub struct ScanStats {
 /// multiply-rotate hash (as in rustc's FxHash) is used instead of a DoS-resistant one.
 pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
 
+/// The newest read of each consumer of one dataset.
+pub type ConsumerMap = HashMap<Key, NewestRead, BuildHasherDefault<NameHasher>>;
+
+/// A consumer name as a map key, kept inside the table when short: a large log has a read
+/// per line to look up, and chasing each key's heap pointer was a cache miss per read.
+#[derive(Clone, Debug)]
+pub enum Key {
+    Inline { len: u8, bytes: [u8; 31] },
+    Heap(Box<[u8]>),
+}
+
+impl Key {
+    pub fn new(name: &str) -> Key {
+        let b = name.as_bytes();
+        match u8::try_from(b.len()) {
+            Ok(len) if b.len() <= 31 => {
+                let mut bytes = [0u8; 31];
+                bytes[..b.len()].copy_from_slice(b);
+                Key::Inline { len, bytes }
+            }
+            _ => Key::Heap(b.into()),
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Key::Heap(b) => b,
+        }
+    }
+
+    /// The name; keys are only built from `&str`, so this is lossless.
+    pub fn name(&self) -> String {
+        String::from_utf8_lossy(self.as_bytes()).into_owned()
+    }
+}
+
+// Hash and equality are those of the bytes, so a `&[u8]` can look a key up (`Borrow`).
+impl std::hash::Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Key {}
+
+impl std::borrow::Borrow<[u8]> for Key {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
 /// The hasher of [`NameMap`].
 #[derive(Default, Clone, Copy)]
 pub struct NameHasher(u64);
@@ -138,7 +196,7 @@ impl Hasher for NameHasher {
 /// The result of a scan: the newest read per dataset and consumer.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
-    pub newest: NameMap<NameMap<NewestRead>>,
+    pub newest: NameMap<ConsumerMap>,
     pub stats: ScanStats,
 }
 
@@ -147,7 +205,7 @@ impl Scan {
     fn for_request(req: &ScanRequest) -> Scan {
         let mut scan = Scan::default();
         for d in &req.datasets {
-            scan.newest.insert(d.clone(), NameMap::default());
+            scan.newest.insert(d.clone(), ConsumerMap::default());
         }
         scan
     }
@@ -156,20 +214,19 @@ impl Scan {
     pub fn of(&self, dataset: &str) -> HashMap<String, NewestRead> {
         self.newest
             .get(dataset)
-            .map(|per| per.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .map(|per| per.iter().map(|(k, v)| (k.name(), v.clone())).collect())
             .unwrap_or_default()
     }
 
     /// Fold one read in.
-    fn record(&mut self, dataset: &str, consumer: &str, read: NewestRead) {
+    fn record(&mut self, dataset: &str, consumer: &Key, read: NewestRead) {
         let Some(per) = self.newest.get_mut(dataset) else {
             return;
         };
-        match per.get_mut(consumer) {
+        match per.get_mut(consumer.as_bytes()) {
             Some(n) => n.absorb(read),
-            // The only allocation per consumer, not per line.
             None => {
-                per.insert(consumer.to_string(), read);
+                per.insert(consumer.clone(), read);
             }
         }
     }
@@ -206,6 +263,9 @@ struct RawRead<'a> {
 /// `None` whenever the line is anything else (then the full parser decides). Other keys are
 /// allowed, as with the full parser.
 fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
+    // One UTF-8 check for the whole line; the quotes found below are ASCII, so every slice
+    // between them is on a character boundary.
+    let text = std::str::from_utf8(line).ok()?;
     let mut out: [Option<&str>; 4] = [None; 4];
     let ws = |i: &mut usize| {
         while *i < line.len() && matches!(line[*i], b' ' | b'\t' | b'\r' | b'\n') {
@@ -213,20 +273,24 @@ fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
         }
     };
     // A string starting at `i` (which must be a quote); `i` ends after the closing quote.
-    let string = |i: &mut usize| -> Option<&[u8]> {
+    // The fields are short, so a plain loop beats a memchr call per field.
+    let string = |i: &mut usize| -> Option<(usize, usize)> {
         if line.get(*i) != Some(&b'"') {
             return None;
         }
         let start = *i + 1;
-        let len = memchr::memchr(b'"', &line[start..])?;
-        let s = &line[start..start + len];
-        // A backslash means escapes; a control character means invalid JSON: either way,
-        // leave it to the full parser.
-        if s.iter().any(|b| *b == b'\\' || *b < 0x20) {
-            return None;
+        let mut end = start;
+        loop {
+            match *line.get(end)? {
+                b'"' => break,
+                // A backslash means escapes; a control character means invalid JSON: either
+                // way, leave it to the full parser.
+                b'\\' | 0..0x20 => return None,
+                _ => end += 1,
+            }
         }
-        *i = start + len + 1;
-        Some(s)
+        *i = end + 1;
+        Some((start, end))
     };
     let mut i = 0;
     ws(&mut i);
@@ -236,15 +300,15 @@ fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
     i += 1;
     loop {
         ws(&mut i);
-        let key = string(&mut i)?;
+        let (ks, ke) = string(&mut i)?;
         ws(&mut i);
         if line.get(i) != Some(&b':') {
             return None;
         }
         i += 1;
         ws(&mut i);
-        let value = std::str::from_utf8(string(&mut i)?).ok()?;
-        let slot = match key {
+        let (vs, ve) = string(&mut i)?;
+        let slot = match &line[ks..ke] {
             b"at" => 0,
             b"consumer" => 1,
             b"dataset" => 2,
@@ -255,7 +319,7 @@ fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
             if out[slot].is_some() {
                 return None;
             }
-            out[slot] = Some(value);
+            out[slot] = Some(text.get(vs..ve)?);
         }
         ws(&mut i);
         match line.get(i) {
@@ -304,7 +368,7 @@ pub fn scan(
 ) -> Result<Scan, LogError> {
     let mut scan = Scan::default();
     for d in &req.datasets {
-        scan.newest.insert(d.clone(), NameMap::default());
+        scan.newest.insert(d.clone(), ConsumerMap::default());
     }
     for path in files {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -399,11 +463,10 @@ fn fold(
                 version,
                 reads: 1,
             };
-            match per.get_mut(consumer) {
+            match per.get_mut(consumer.as_bytes()) {
                 Some(n) => n.absorb(read),
-                // The only allocation per consumer, not per line.
                 None => {
-                    per.insert(consumer.to_string(), read);
+                    per.insert(Key::new(consumer), read);
                 }
             }
         }
@@ -891,7 +954,7 @@ mod tests {
             );
             let mut scan = Scan::default();
             for d in &req.datasets {
-                scan.newest.insert(d.clone(), NameMap::default());
+                scan.newest.insert(d.clone(), ConsumerMap::default());
             }
             let mut bad = Vec::new();
             let file = std::fs::File::open(&path).unwrap();
@@ -907,7 +970,7 @@ mod tests {
             let mut newest: Vec<_> = scan
                 .newest
                 .into_iter()
-                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c, r)))
+                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c.name(), r)))
                 .collect();
             newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
             (newest, scan.stats, bad)
