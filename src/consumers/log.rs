@@ -475,9 +475,9 @@ fn fold(
 }
 
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
-/// count) is small against the lines in it, small enough that a batch of them stays a few
-/// tens of megabytes.
-const BLOCK: usize = 8 << 20;
+/// count) is small against the ten thousand lines in it, small enough that the kernel copies
+/// into buffers that stay in cache (8 MiB blocks cost a third more system time).
+const BLOCK: usize = 1 << 20;
 
 /// What one block of lines yields, taken in file order.
 struct Partial {
