@@ -282,6 +282,9 @@ fn clear_text_to_a_remote_host_is_refused() {
     let run = w.run("2026-11-29", &["notify"]);
     run.assert_code(2);
     assert!(run.stderr().contains("loopback"), "{}", run.stderr());
+    // Also on a dry run, and on a day with nothing to send.
+    w.run("2026-11-29", &["notify", "--dry-run"]).assert_code(2);
+    w.run("2026-06-01", &["notify"]).assert_code(2);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::notify::ledger::{
 };
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
 use crate::notify::render::{Templates, BODY, SUBJECT};
-use crate::notify::send::{message, sender, MailError, Mailer};
+use crate::notify::send::{check_settings, message, sender, MailError, Mailer};
 
 /// The cron job: email each registered consumer still on a line whose sunset is near.
 ///
@@ -56,6 +56,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = open_store(ctx)?;
     let config = store.config().clone();
     let from = sender(&config.notify.from).map_err(mail_error)?;
+    check_settings(&config.smtp).map_err(mail_error)?;
     let domain = from.email.domain().to_string();
     let registry = registry(&store)?;
 

@@ -76,6 +76,18 @@ pub fn is_loopback(host: &str) -> bool {
     h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The `[smtp]` rules that need no environment: checked on every run, dry or not, so a
+/// wrong setting shows up before the day it would have mattered.
+pub fn check_settings(smtp: &Smtp) -> Result<(), MailError> {
+    if smtp.tls == Tls::None && !is_loopback(&smtp.host) {
+        return Err(MailError::PlainToRemote(smtp.host.clone()));
+    }
+    if smtp.username_env.is_some() != smtp.password_env.is_some() {
+        return Err(MailError::HalfCredentials);
+    }
+    Ok(())
+}
+
 /// The `from` mailbox of the notices, checked.
 pub fn sender(from: &str) -> Result<Mailbox, MailError> {
     crate::consumers::check_mailbox(from).map_err(|reason| MailError::BadFrom {
@@ -126,9 +138,7 @@ impl Mailer {
     /// the CLI). Nothing is connected yet: a dry run never gets here, a real run connects on
     /// its first notice.
     pub fn new(smtp: &Smtp, env: impl Fn(&str) -> Option<String>) -> Result<Mailer, MailError> {
-        if smtp.tls == Tls::None && !is_loopback(&smtp.host) {
-            return Err(MailError::PlainToRemote(smtp.host.clone()));
-        }
+        check_settings(smtp)?;
         let credentials = match (&smtp.username_env, &smtp.password_env) {
             (None, None) => None,
             (Some(u), Some(p)) => {
