@@ -380,3 +380,49 @@ fn a_body_line_starting_with_a_dot_arrives_intact() {
         m[0].body()
     );
 }
+
+#[test]
+fn one_refused_notice_exits_3_and_the_others_are_sent_and_recorded() {
+    // The server refuses atlas's address: that notice fails first; flood-model's still goes out
+    // (over a fresh connection, since the failure broke the first), and only flood-model's is
+    // recorded. The next run retries atlas's alone.
+    let smtp = SmtpServer::start_rejecting(Some(ATLAS));
+    let w = World::new(smtp.port);
+    let run = w.run("2026-11-29", &["--format", "json", "notify"]);
+    run.assert_code(3);
+    assert_eq!(smtp.mail_to(FLOOD[0]).len(), 1);
+    assert!(smtp.mail_to(ATLAS).is_empty());
+    assert_eq!(w.ledger(), pairs(&[("flood-model", "before-60")]));
+    let statuses: Vec<(String, String)> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["consumer"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sorted(statuses),
+        pairs(&[("atlas", "failed"), ("flood-model", "sent")])
+    );
+    assert!(
+        run.stderr()
+            .contains("failed roads line 1 before-60 to atlas"),
+        "{}",
+        run.stderr()
+    );
+
+    let smtp = SmtpServer::start();
+    w.set_smtp_port(smtp.port);
+    w.run("2026-11-29", &["notify"]).assert_code(0);
+    assert_eq!(smtp.mails().len(), 1);
+    assert_eq!(smtp.mail_to(ATLAS).len(), 1);
+    assert_eq!(
+        sorted(w.ledger()),
+        pairs(&[("atlas", "before-60"), ("flood-model", "before-60")])
+    );
+}

@@ -295,9 +295,18 @@ struct Received {
 struct Handler {
     shared: Arc<Mutex<Received>>,
     current: Mail,
+    /// A recipient the server refuses (550), to make one notice fail.
+    reject: Option<String>,
 }
 
 impl mailin_embedded::Handler for Handler {
+    fn rcpt(&mut self, to: &str) -> mailin_embedded::Response {
+        if self.reject.as_deref().is_some_and(|r| to.contains(r)) {
+            return mailin_embedded::response::NO_MAILBOX;
+        }
+        mailin_embedded::response::OK
+    }
+
     fn helo(&mut self, _ip: std::net::IpAddr, _domain: &str) -> mailin_embedded::Response {
         self.shared.lock().unwrap().sessions += 1;
         mailin_embedded::response::OK
@@ -338,9 +347,17 @@ pub struct SmtpServer {
 
 impl SmtpServer {
     pub fn start() -> SmtpServer {
+        SmtpServer::start_rejecting(None)
+    }
+
+    /// A server that answers 550 to RCPT for any address containing `reject`.
+    pub fn start_rejecting(reject: Option<&str>) -> SmtpServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let handler = Handler::default();
+        let handler = Handler {
+            reject: reject.map(str::to_string),
+            ..Handler::default()
+        };
         let shared = handler.shared.clone();
         let mut server = mailin_embedded::Server::new(handler);
         server.with_name("sink.test").with_tcp_listener(listener);
