@@ -4,8 +4,12 @@
 
 /// The command line: clap types, one file per subcommand, output and exit codes.
 pub mod cli;
+/// The consumer registry, the consumption log and who is still on which line.
+pub mod consumers;
 /// The pure domain: contracts, kinds, containment, verdicts, bumps, windows.
 pub mod model;
+/// The sunset notifier: plan, render, send, and the ledger of sent notices.
+pub mod notify;
 /// Spatial data releases: streaming readers, the mergeable profile, validation and records.
 pub mod release;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.

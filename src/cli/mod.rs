@@ -21,12 +21,15 @@ macro_rules! outln {
 
 mod advisory;
 mod check;
+mod consumers;
+mod consumption;
 mod context;
 mod diff;
 mod error;
 mod init;
 mod log;
 mod new;
+mod notify;
 mod output;
 mod profile;
 mod propose;
@@ -86,6 +89,8 @@ pub enum Command {
     Validate(validate::Args),
     Advisory(advisory::Args),
     New(new::Args),
+    Consumers(consumers::Args),
+    Notify(notify::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -116,6 +121,8 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&ctx, args),
         Command::Advisory(args) => advisory::run(&ctx, args),
         Command::New(args) => new::run(&ctx, args),
+        Command::Consumers(args) => consumers::run(&ctx, args),
+        Command::Notify(args) => notify::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

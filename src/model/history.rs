@@ -101,6 +101,19 @@ struct RawHistory {
     sunset: Vec<toml::Spanned<RawSunset>>,
 }
 
+impl History {
+    /// The breaking change records of the versions after line `after` up to line `up_to`:
+    /// what a consumer still on line `after` must adapt to before moving to line `up_to`.
+    /// Breaking changes only come with a major bump, so they are the records whose `to` lies
+    /// on those lines.
+    pub fn breaking_between(&self, after: u64, up_to: u64) -> impl Iterator<Item = &ChangeRecord> {
+        self.change.iter().filter(move |c| {
+            c.verdict == Verdict::Breaking
+                && semver::Version::parse(&c.to).is_ok_and(|v| v.major > after && v.major <= up_to)
+        })
+    }
+}
+
 /// A TOML offset date-time as UTC.
 pub fn toml_instant(d: &Datetime) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(&d.to_string())

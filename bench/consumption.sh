@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Benchmark of the consumption scan and of the notifier, on data generated here.
+#
+#   bench/consumption.sh                       # 10 million lines (~1 GB), 10,000 consumers
+#   LINES=100000 CONSUMERS=500 bench/consumption.sh   # a quick small run
+#
+# Knobs (environment): LINES, CONSUMERS, ROADS_SHARE (fraction of lines reading `roads`,
+# default 0.1; 1.0 is the worst case where no line can be skipped), RUNS (timed runs, median
+# reported, default 3), BENCH_DIR (where the store goes; default a fresh temp dir, removed;
+# a kept BENCH_DIR reuses a log generated with the same parameters).
+#
+# 1. scan: `contracts consumers roads` on the generated log against `wc -l` on the same file,
+#    both with the file in the page cache, medians of RUNS runs, and their ratio.
+# 2. notify: `contracts notify` for CONSUMERS consumers all still on line 1, to a real SMTP
+#    server on loopback (examples/smtp_sink.rs, mailin-embedded), in notices per second.
+set -euo pipefail
+
+LINES=${LINES:-10000000}
+CONSUMERS=${CONSUMERS:-10000}
+ROADS_SHARE=${ROADS_SHARE:-0.1}
+RUNS=${RUNS:-3}
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [[ -n "${BENCH_DIR:-}" ]]; then
+    work=$BENCH_DIR; mkdir -p "$work"
+else
+    work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fi
+
+echo "building (release)..." >&2
+(cd "$here" && cargo build --release --quiet --bin contracts --example smtp_sink)
+bin=$here/target/release/contracts
+sink=$here/target/release/examples/smtp_sink
+
+store=$work/store
+mkdir -p "$store/contracts/roads" "$store/consumption" "$store/history"
+write_config() {
+    cat > "$store/contracts.toml" <<TOML
+[notify]
+days_before = [60, 30, 14, 7, 1]
+overdue_every_days = 7
+from = "Data Platform <data-platform@example.org>"
+
+[smtp]
+host = "127.0.0.1"
+port = $1
+tls = "none"
+
+[consumption]
+sources = ["$2"]
+lookback_days = 30
+TOML
+}
+cat > "$store/contracts/roads/1.0.0.toml" <<'TOML'
+dataset = "roads"
+version = "1.0.0"
+valid_from = 2026-01-01
+[clauses]
+crs = "EPSG:4326"
+TOML
+cat > "$store/contracts/roads/1.1.0.toml" <<'TOML'
+dataset = "roads"
+version = "1.1.0"
+supersedes = "1.0.0"
+valid_from = 2026-03-01
+[clauses]
+crs = "EPSG:4326"
+TOML
+cat > "$store/contracts/roads/2.0.0.toml" <<'TOML'
+dataset = "roads"
+version = "2.0.0"
+supersedes = "1.1.0"
+valid_from = 2026-11-01
+sunset = 2027-01-15
+[clauses]
+crs = "EPSG:27700"
+TOML
+cat > "$store/history/roads.toml" <<'TOML'
+[[change]]
+at        = 2026-10-01T17:00:00Z
+from      = "1.1.0"
+to        = "2.0.0"
+clause    = "crs"
+kind      = "fixed"
+direction = "changed"
+verdict   = "breaking"
+window    = { opens = 2026-11-01, sunset = 2027-01-15 }
+rationale = "Move to British National Grid to match the other layers."
+TOML
+python3 - "$store/consumers.toml" "$CONSUMERS" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(int(sys.argv[2])):
+        f.write('[consumers.consumer-%05d]\nteam = "Team %d"\ncontacts = ["consumer-%05d@example.org"]\n\n' % (i, i % 97, i))
+PY
+
+log=$store/consumption/log.jsonl
+params="$LINES $CONSUMERS $ROADS_SHARE"
+if [[ -f $log && "$(cat "$log.params" 2>/dev/null)" == "$params" ]]; then
+    echo "reusing $log" >&2   # same parameters, same seed: the same file
+else
+    echo "generating $LINES lines ($ROADS_SHARE of them roads) for $CONSUMERS consumers..." >&2
+    python3 "$here/bench/gen_consumption.py" "$log" "$LINES" "$CONSUMERS" "$ROADS_SHARE"
+    echo "$params" > "$log.params"
+fi
+size=$(stat -c %s "$log")
+cat "$log" > /dev/null  # into the page cache, for both contenders alike
+
+# Median wall time in seconds of RUNS runs of a command.
+median() {
+    local times=()
+    for _ in $(seq "$RUNS"); do
+        local t0 t1
+        t0=$(date +%s%N)
+        "$@" > /dev/null 2>&1
+        t1=$(date +%s%N)
+        times+=("$(( (t1 - t0) / 1000000 ))")
+    done
+    printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}'
+}
+
+write_config 25 "consumption/log.jsonl"
+wc_s=$(median wc -l "$log")
+scan_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
+"$bin" --repo "$store" --today 2026-11-29 consumers roads 2>&1 >/dev/null | tail -1 >&2
+
+# Notices: every consumer still on line 1 (one read each of 1.1.0), sunset 47 days ahead.
+python3 - "$store/consumption/notify.jsonl" "$CONSUMERS" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(int(sys.argv[2])):
+        f.write('{"at":"2026-11-28T03:00:00Z","consumer":"consumer-%05d","dataset":"roads","contract":"1.1.0"}\n' % i)
+PY
+"$sink" > "$work/sink.port" &
+sink_pid=$!
+for _ in $(seq 50); do [[ -s $work/sink.port ]] && break; sleep 0.1; done
+write_config "$(cat "$work/sink.port")" "consumption/notify.jsonl"
+notify_times=()
+for _ in $(seq "$RUNS"); do
+    rm -rf "$store/notifications"
+    t0=$(date +%s%N)
+    "$bin" --repo "$store" --today 2026-11-29 notify > /dev/null 2> "$work/notify.err"
+    t1=$(date +%s%N)
+    notify_times+=("$(( (t1 - t0) / 1000000 ))")
+done
+kill "$sink_pid"
+tail -1 "$work/notify.err" >&2
+sent=$(grep -c '^\[\[notice\]\]' "$store/notifications/roads.toml")
+notify_s=$(printf '%s\n' "${notify_times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}')
+
+awk -v lines="$LINES" -v size="$size" -v wc="$wc_s" -v scan="$scan_s" -v sent="$sent" \
+    -v notify="$notify_s" -v share="$ROADS_SHARE" -v runs="$RUNS" 'BEGIN {
+    printf "consumption log: %d lines, %.0f MB, roads share %s (median of %d runs)\n", lines, size/1e6, share, runs
+    printf "  wc -l                     %7.3f s  %6.0f MB/s\n", wc, size/1e6/wc
+    printf "  contracts consumers roads %7.3f s  %6.0f MB/s  %5.1f M lines/s\n", scan, size/1e6/scan, lines/1e6/scan
+    printf "  ratio scan / wc -l        %7.2f x\n", scan/wc
+    printf "notify: %d notices to a loopback SMTP server in %.3f s: %.0f notices/s\n", sent, notify, sent/notify
+}'

@@ -1,0 +1,71 @@
+//! What `consumers` and `notify` share: reading the registry, scanning the consumption log with
+//! malformed lines reported on stderr, and classifying the log's errors.
+
+use std::collections::BTreeSet;
+
+use super::{CommandError, Context};
+use crate::consumers::{log_files, parse_registry, scan, LogError, Registry, Scan, ScanRequest};
+use crate::store::Store;
+
+/// How many malformed lines are printed one by one; the rest are only counted, so a log
+/// gone wrong does not bury the report.
+const SHOWN_MALFORMED: u64 = 20;
+
+pub fn log_error(e: LogError) -> CommandError {
+    match e {
+        LogError::Io { .. } => CommandError::environment(e.to_string()),
+        LogError::Pattern { .. } | LogError::UnknownFormat { .. } => {
+            CommandError::input(e.to_string())
+        }
+    }
+}
+
+/// The registry; a store without `consumers.toml` has no registered consumer (everyone who
+/// reads is then `unknown`), which is said on stderr.
+pub fn registry(store: &Store) -> Result<Registry, CommandError> {
+    match store.read("consumers.toml")? {
+        Some(text) => Ok(parse_registry("consumers.toml", &text)?),
+        None => {
+            eprintln!("warning: the store has no consumers.toml: no consumer is registered");
+            Ok(Registry::default())
+        }
+    }
+}
+
+/// Scan the configured logs for reads of `datasets` in the lookback up to `--today`.
+pub fn scan_logs(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+) -> Result<(Scan, ScanRequest), CommandError> {
+    let consumption = &store.config().consumption;
+    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    if files.is_empty() {
+        eprintln!(
+            "warning: no consumption log matches [consumption] sources {:?}: every consumer is silent",
+            consumption.sources
+        );
+    }
+    let req = ScanRequest::lookback(datasets, ctx.today, consumption.lookback_days);
+    let mut shown = 0u64;
+    let result = scan(&files, &req, &mut |m| {
+        if shown < SHOWN_MALFORMED {
+            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+            eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+        }
+        shown += 1;
+    })
+    .map_err(log_error)?;
+    let s = &result.stats;
+    if s.malformed > SHOWN_MALFORMED {
+        eprintln!(
+            "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
+            s.malformed
+        );
+    }
+    eprintln!(
+        "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
+        s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
+    );
+    Ok((result, req))
+}

@@ -1,0 +1,11 @@
+//! Who reads the datasets: the consumer registry (`consumers.toml`), the consumption log
+//! (streamed, never loaded whole) and the classification of each consumer against the lines
+//! of a dataset. Reads files but no git, and takes the day as an argument.
+
+pub mod log;
+pub mod registry;
+pub mod standing;
+
+pub use log::{log_files, scan, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats};
+pub use registry::{check_mailbox, parse_registry, Consumer, Registry};
+pub use standing::{classify, Standing, Status};

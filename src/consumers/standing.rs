@@ -1,0 +1,173 @@
+//! Where each consumer of a dataset stands, from its newest read (SPEC §9). Pure: the lines,
+//! the registry and the newest reads come in; a sorted list of standings goes out.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use chrono::{DateTime, FixedOffset};
+use semver::Version;
+use serde::Serialize;
+
+use super::log::NewestRead;
+use super::registry::Registry;
+use crate::model::Line;
+
+/// How a consumer stands towards the lines of a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Registered; its newest read is of a line older than the newest line: it still has to
+    /// move. These are the consumers `notify` writes to once the line has a sunset.
+    StillOn,
+    /// Registered; its newest read is of the newest line, and it read an older line earlier in
+    /// the lookback: seen moving.
+    Migrated,
+    /// Registered; every read in the lookback is of the newest line.
+    Current,
+    /// Registered, but no read in the lookback: listed apart, never dropped, because a
+    /// consumer that reads monthly is still a consumer.
+    Silent,
+    /// Reads under a name that is not in `consumers.toml`: nobody can be told.
+    Unknown,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::StillOn => "still-on",
+            Status::Migrated => "migrated",
+            Status::Current => "current",
+            Status::Silent => "silent",
+            Status::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One consumer of one dataset.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Standing {
+    pub consumer: String,
+    pub status: Status,
+    pub team: Option<String>,
+    /// The line of the newest read; `None` for a silent consumer.
+    pub line: Option<u64>,
+    /// The contract version of the newest read.
+    pub version: Option<Version>,
+    pub last_read: Option<DateTime<FixedOffset>>,
+    /// Reads counted in the lookback.
+    pub reads: u64,
+}
+
+/// Classify every registered consumer and every unknown reader of one dataset.
+/// Sorted by status, then line, then name, so output is stable.
+pub fn classify(
+    lines: &[Line],
+    registry: &Registry,
+    newest: &HashMap<String, NewestRead>,
+) -> Vec<Standing> {
+    let newest_line = lines.iter().map(|l| l.major).max();
+    let mut out: Vec<Standing> = Vec::new();
+    for c in registry.consumers.values() {
+        out.push(match newest.get(&c.name) {
+            None => Standing {
+                consumer: c.name.clone(),
+                status: Status::Silent,
+                team: c.team.clone(),
+                line: None,
+                version: None,
+                last_read: None,
+                reads: 0,
+            },
+            Some(r) => {
+                let line = r.version.major;
+                let status = match newest_line {
+                    Some(n) if line < n => Status::StillOn,
+                    Some(n) if r.oldest_line < n => Status::Migrated,
+                    _ => Status::Current,
+                };
+                standing(&c.name, status, c.team.clone(), r)
+            }
+        });
+    }
+    for (name, r) in newest {
+        if registry.get(name).is_none() {
+            out.push(standing(name, Status::Unknown, None, r));
+        }
+    }
+    out.sort_by(|a, b| (a.status, a.line, &a.consumer).cmp(&(b.status, b.line, &b.consumer)));
+    out
+}
+
+fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) -> Standing {
+    Standing {
+        consumer: name.to_string(),
+        status,
+        team,
+        line: Some(r.version.major),
+        version: Some(r.version.clone()),
+        last_read: Some(r.at),
+        reads: r.reads,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consumers::registry::parse_registry;
+    use chrono::NaiveDate;
+
+    fn line(major: u64, sunset: Option<&str>) -> Line {
+        let d = NaiveDate::from_ymd_opt(2026, 1, 1).unwrap();
+        Line {
+            major,
+            opens: d,
+            sunset: sunset.map(|s| s.parse().unwrap()),
+            versions: vec![Version::new(major, 0, 0)],
+        }
+    }
+
+    fn read(v: &str, oldest_line: u64) -> NewestRead {
+        NewestRead {
+            at: "2026-11-28T03:00:00Z".parse().unwrap(),
+            version: v.parse().unwrap(),
+            oldest_line,
+            reads: 3,
+        }
+    }
+
+    #[test]
+    fn classifies_each_kind_of_consumer() {
+        let registry = parse_registry(
+            "consumers.toml",
+            "[consumers.a]\ncontacts=[\"a@x.org\"]\n[consumers.b]\ncontacts=[\"b@x.org\"]\n\
+             [consumers.c]\ncontacts=[\"c@x.org\"]\n[consumers.d]\ncontacts=[\"d@x.org\"]\n",
+        )
+        .unwrap();
+        let lines = [line(1, Some("2027-07-01")), line(2, None)];
+        let newest: HashMap<String, NewestRead> = [
+            ("a".to_string(), read("1.1.0", 1)),
+            ("b".to_string(), read("2.0.0", 1)),
+            ("c".to_string(), read("2.0.0", 2)),
+            ("z".to_string(), read("1.0.0", 1)),
+        ]
+        .into();
+        let got: Vec<(String, Status, Option<u64>)> = classify(&lines, &registry, &newest)
+            .into_iter()
+            .map(|s| (s.consumer, s.status, s.line))
+            .collect();
+        let want = vec![
+            ("a".to_string(), Status::StillOn, Some(1)),
+            ("b".to_string(), Status::Migrated, Some(2)),
+            ("c".to_string(), Status::Current, Some(2)),
+            ("d".to_string(), Status::Silent, None),
+            ("z".to_string(), Status::Unknown, Some(1)),
+        ];
+        assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,66 @@
+//! The sunset notifier: plan -> render -> send (SPEC §9).
+//!
+//! `plan` decides, purely, who is told what today; `render` turns a notice into subject and
+//! body from templates; `send` delivers over one SMTP connection; `ledger` records each
+//! delivered notice so that no notice is ever sent twice. The CLI drives the four in that
+//! order, which is why `--dry-run` is just "stop after the plan".
+
+pub mod ledger;
+pub mod plan;
+pub mod render;
+pub mod send;
+
+use crate::consumers::{Registry, Standing, Status};
+use crate::model::Line;
+use plan::{DatasetInput, Holder, WindowedLine};
+
+/// The planner's input for one dataset: each line with a sunset, paired with the registered
+/// consumers whose newest read is still on it. Consumers are told to move to the newest line,
+/// since that is the one that stays.
+pub fn dataset_input(
+    dataset: &str,
+    lines: &[Line],
+    standings: &[Standing],
+    registry: &Registry,
+) -> DatasetInput {
+    let Some(newest) = lines.iter().max_by_key(|l| l.major) else {
+        return DatasetInput {
+            dataset: dataset.to_string(),
+            lines: Vec::new(),
+        };
+    };
+    let windowed = lines
+        .iter()
+        .filter(|l| l.major < newest.major)
+        .filter_map(|l| {
+            let sunset = l.sunset?;
+            let holders = standings
+                .iter()
+                .filter(|s| s.status == Status::StillOn && s.line == Some(l.major))
+                .filter_map(|s| {
+                    let c = registry.get(&s.consumer)?;
+                    Some(Holder {
+                        consumer: s.consumer.clone(),
+                        team: c.team.clone(),
+                        recipients: c.contacts.clone(),
+                        reads_version: s.version.clone()?,
+                    })
+                })
+                .collect();
+            Some((
+                WindowedLine {
+                    line: l.major,
+                    sunset,
+                    old_version: l.newest().clone(),
+                    new_line: newest.major,
+                    new_version: newest.newest().clone(),
+                },
+                holders,
+            ))
+        })
+        .collect();
+    DatasetInput {
+        dataset: dataset.to_string(),
+        lines: windowed,
+    }
+}

@@ -1,0 +1,365 @@
+//! Who gets which notice today (SPEC §9). Pure: the day, the `[notify]` settings, each
+//! windowed line with the consumers still on it, and the ledger of notices already sent come in;
+//! the list of notices to send goes out. No clock, no files, no SMTP, so every rule below is a
+//! table test, and `--dry-run` prints exactly what a real run would send.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use chrono::NaiveDate;
+use semver::Version;
+use serde::{Serialize, Serializer};
+
+use crate::model::config::Notify;
+
+/// A point in a line's countdown at which a consumer is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Milestone {
+    /// `days_before` milestone: this many days before the sunset.
+    Before(i64),
+    /// The n-th overdue period (1-based) after the sunset, while the consumer still reads.
+    Overdue(i64),
+}
+
+impl fmt::Display for Milestone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Milestone::Before(d) => write!(f, "before-{d}"),
+            Milestone::Overdue(n) => write!(f, "overdue-{n}"),
+        }
+    }
+}
+
+impl Serialize for Milestone {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The milestone reached on `today` for a line whose sunset is `sunset`, if any.
+///
+/// Before the sunset it is the smallest milestone not yet passed (`days_left <= m`): the most
+/// recent one reached, so a cron that missed days sends one notice, not a burst of every
+/// milestone skipped. From the sunset day on (the sunset is exclusive, so the line is no longer
+/// published that day) it is the overdue period: `overdue-1` for the first
+/// `overdue_every_days` days, `overdue-2` for the next, and so on.
+pub fn milestone_due(
+    today: NaiveDate,
+    sunset: NaiveDate,
+    days_before: &[i64],
+    overdue_every_days: i64,
+) -> Option<Milestone> {
+    let days_left = (sunset - today).num_days();
+    if days_left <= 0 {
+        let every = overdue_every_days.max(1);
+        return Some(Milestone::Overdue(-days_left / every + 1));
+    }
+    days_before
+        .iter()
+        .copied()
+        .filter(|m| days_left <= *m)
+        .min()
+        .map(Milestone::Before)
+}
+
+/// A line with a sunset, and the line its consumers should move to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowedLine {
+    pub line: u64,
+    pub sunset: NaiveDate,
+    /// The newest version of the old line.
+    pub old_version: Version,
+    /// The newest line of the dataset: where a consumer should go.
+    pub new_line: u64,
+    pub new_version: Version,
+}
+
+/// A registered consumer whose newest read is still on a windowed line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Holder {
+    pub consumer: String,
+    pub team: Option<String>,
+    pub recipients: Vec<String>,
+    /// The version of its newest read.
+    pub reads_version: Version,
+}
+
+/// One dataset's input to the planner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetInput {
+    pub dataset: String,
+    pub lines: Vec<(WindowedLine, Vec<Holder>)>,
+}
+
+/// A notice already sent: (dataset, consumer, line, milestone), as the ledgers record it.
+pub type SentKey = (String, String, u64, String);
+
+/// One notice to send.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Notice {
+    pub dataset: String,
+    pub consumer: String,
+    pub team: Option<String>,
+    pub line: u64,
+    pub milestone: Milestone,
+    pub recipients: Vec<String>,
+    pub sunset: NaiveDate,
+    /// Days until the sunset; 0 or negative once the line is overdue.
+    pub days_left: i64,
+    pub old_version: Version,
+    pub reads_version: Version,
+    pub new_line: u64,
+    pub new_version: Version,
+    pub message_id: String,
+}
+
+/// The Message-ID of a notice: a function of (dataset, line, consumer, milestone) only, so a
+/// retried notice carries the same id and a reader's mail client can tell it is the same one.
+/// Every part is a validated name, a number or a fixed word, so the id is a valid dot-atom.
+pub fn message_id(
+    dataset: &str,
+    line: u64,
+    consumer: &str,
+    milestone: Milestone,
+    domain: &str,
+) -> String {
+    format!("<contracts.{dataset}.{line}.{consumer}.{milestone}@{domain}>")
+}
+
+/// Decide today's notices. `domain` is the domain of the `from` address (for Message-IDs).
+pub fn plan(
+    today: NaiveDate,
+    notify: &Notify,
+    domain: &str,
+    datasets: &[DatasetInput],
+    sent: &HashSet<SentKey>,
+) -> Vec<Notice> {
+    let mut out = Vec::new();
+    for d in datasets {
+        for (line, holders) in &d.lines {
+            let Some(milestone) = milestone_due(
+                today,
+                line.sunset,
+                &notify.days_before,
+                notify.overdue_every_days,
+            ) else {
+                continue;
+            };
+            let name = milestone.to_string();
+            for h in holders {
+                let key = (
+                    d.dataset.clone(),
+                    h.consumer.clone(),
+                    line.line,
+                    name.clone(),
+                );
+                if sent.contains(&key) {
+                    continue;
+                }
+                out.push(Notice {
+                    dataset: d.dataset.clone(),
+                    consumer: h.consumer.clone(),
+                    team: h.team.clone(),
+                    line: line.line,
+                    milestone,
+                    recipients: h.recipients.clone(),
+                    sunset: line.sunset,
+                    days_left: (line.sunset - today).num_days(),
+                    old_version: line.old_version.clone(),
+                    reads_version: h.reads_version.clone(),
+                    new_line: line.new_line,
+                    new_version: line.new_version.clone(),
+                    message_id: message_id(&d.dataset, line.line, &h.consumer, milestone, domain),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    const DAYS: [i64; 5] = [60, 30, 14, 7, 1];
+
+    #[test]
+    fn milestone_table() {
+        use Milestone::*;
+        // (today, expected) for a sunset on 2027-01-31 with weekly overdue notices.
+        let sunset = day("2027-01-31");
+        let table: &[(&str, Option<Milestone>)] = &[
+            ("2026-11-01", None),             // 91 days left: before every milestone
+            ("2026-12-01", None),             // 61 days: the first milestone is not reached
+            ("2026-12-02", Some(Before(60))), // 60 days: reached exactly
+            ("2026-12-20", Some(Before(60))), // 42 days: still the 60-day notice
+            ("2027-01-01", Some(Before(30))), // 30 days
+            ("2027-01-17", Some(Before(14))), // 14 days
+            ("2027-01-20", Some(Before(14))), // 11 days
+            ("2027-01-24", Some(Before(7))),  // 7 days
+            ("2027-01-29", Some(Before(7))),  // 2 days
+            ("2027-01-30", Some(Before(1))),  // 1 day: the last day the line is live
+            ("2027-01-31", Some(Overdue(1))), // sunset day: no longer published
+            ("2027-02-06", Some(Overdue(1))), // 6 days over
+            ("2027-02-07", Some(Overdue(2))), // 7 days over: second period
+            ("2027-02-21", Some(Overdue(4))), // 21 days over
+        ];
+        for (today, want) in table {
+            assert_eq!(
+                milestone_due(day(today), sunset, &DAYS, 7),
+                *want,
+                "today {today}"
+            );
+        }
+    }
+
+    #[test]
+    fn milestones_need_not_be_sorted_and_may_be_empty() {
+        let sunset = day("2027-01-31");
+        assert_eq!(
+            milestone_due(day("2027-01-25"), sunset, &[1, 30, 7], 3),
+            Some(Milestone::Before(7))
+        );
+        assert_eq!(milestone_due(day("2027-01-25"), sunset, &[], 3), None);
+        assert_eq!(
+            milestone_due(day("2027-02-06"), sunset, &[], 3),
+            Some(Milestone::Overdue(3))
+        );
+    }
+
+    fn input(sunset: &str, consumers: &[&str]) -> DatasetInput {
+        DatasetInput {
+            dataset: "roads".to_string(),
+            lines: vec![(
+                WindowedLine {
+                    line: 1,
+                    sunset: day(sunset),
+                    old_version: Version::new(1, 1, 0),
+                    new_line: 2,
+                    new_version: Version::new(2, 0, 0),
+                },
+                consumers
+                    .iter()
+                    .map(|c| Holder {
+                        consumer: c.to_string(),
+                        team: None,
+                        recipients: vec![format!("{c}@example.org")],
+                        reads_version: Version::new(1, 0, 0),
+                    })
+                    .collect(),
+            )],
+        }
+    }
+
+    fn keys(notices: &[Notice]) -> Vec<(String, String)> {
+        notices
+            .iter()
+            .map(|n| (n.consumer.clone(), n.milestone.to_string()))
+            .collect()
+    }
+
+    /// Run the planner day by day over `days`, recording what it sends, as a cron would.
+    fn replay(days: &[&str], sunset: &str) -> Vec<(String, String, String)> {
+        let notify = Notify {
+            days_before: DAYS.to_vec(),
+            overdue_every_days: 7,
+            from: String::new(),
+        };
+        let inputs = [input(sunset, &["a"])];
+        let mut sent = HashSet::new();
+        let mut log = Vec::new();
+        for d in days {
+            for n in plan(day(d), &notify, "example.org", &inputs, &sent) {
+                sent.insert((
+                    n.dataset.clone(),
+                    n.consumer.clone(),
+                    n.line,
+                    n.milestone.to_string(),
+                ));
+                log.push((d.to_string(), n.consumer, n.milestone.to_string()));
+            }
+        }
+        log
+    }
+
+    #[test]
+    fn a_daily_cron_sends_each_milestone_once() {
+        let start = day("2026-11-20");
+        let days: Vec<String> = (0..100)
+            .map(|i| (start + chrono::Days::new(i)).to_string())
+            .collect();
+        let refs: Vec<&str> = days.iter().map(String::as_str).collect();
+        let got = replay(&refs, "2027-01-31");
+        let milestones: Vec<&str> = got.iter().map(|(_, _, m)| m.as_str()).collect();
+        assert_eq!(
+            milestones,
+            [
+                "before-60",
+                "before-30",
+                "before-14",
+                "before-7",
+                "before-1",
+                "overdue-1",
+                "overdue-2",
+                "overdue-3",
+                "overdue-4",
+            ]
+        );
+        assert_eq!(got[0].0, "2026-12-02");
+        assert_eq!(got[5].0, "2027-01-31");
+        assert_eq!(got[6].0, "2027-02-07");
+    }
+
+    #[test]
+    fn missed_days_send_one_notice_not_a_burst() {
+        // The cron last ran 70 days before and next runs 10 days before the sunset: the 60,
+        // 30 and 14 day milestones all passed, but only the 14-day notice goes out.
+        let got = replay(&["2026-11-22", "2027-01-21"], "2027-01-31");
+        assert_eq!(
+            got,
+            vec![("2027-01-21".into(), "a".into(), "before-14".into())]
+        );
+    }
+
+    #[test]
+    fn a_second_run_the_same_day_sends_nothing() {
+        let got = replay(&["2027-01-21", "2027-01-21"], "2027-01-31");
+        assert_eq!(got.len(), 1);
+    }
+
+    #[test]
+    fn the_ledger_is_per_consumer_and_line() {
+        let notify = Notify::default();
+        let inputs = [input("2027-01-31", &["a", "b"])];
+        let sent: HashSet<SentKey> = [(
+            "roads".to_string(),
+            "a".to_string(),
+            1,
+            "before-14".to_string(),
+        )]
+        .into();
+        let got = plan(day("2027-01-21"), &notify, "example.org", &inputs, &sent);
+        assert_eq!(keys(&got), vec![("b".to_string(), "before-14".to_string())]);
+        assert_eq!(got[0].days_left, 10);
+        assert_eq!(
+            got[0].message_id,
+            "<contracts.roads.1.b.before-14@example.org>"
+        );
+        // Another line's notice does not count for this one.
+        let other: HashSet<SentKey> = [(
+            "roads".to_string(),
+            "b".to_string(),
+            2,
+            "before-14".to_string(),
+        )]
+        .into();
+        assert_eq!(
+            plan(day("2027-01-21"), &notify, "x.org", &inputs, &other).len(),
+            2
+        );
+    }
+}

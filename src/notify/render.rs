@@ -1,0 +1,231 @@
+//! A notice as text: subject and plain-text body rendered with minijinja from
+//! `notice.subject.j2` and `notice.txt.j2`. The built-in templates are embedded in the binary;
+//! a store overrides either by keeping a file of the same name in its `templates/` folder.
+//! Undefined variables are errors, so a typo in a store's template fails the run before any
+//! mail is sent instead of mailing a blank.
+
+use minijinja::{context, Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use super::plan::Notice;
+use crate::model::history::ChangeRecord;
+
+pub const SUBJECT: &str = "notice.subject.j2";
+pub const BODY: &str = "notice.txt.j2";
+const BUILTIN_SUBJECT: &str = include_str!("../../templates/notice.subject.j2");
+const BUILTIN_BODY: &str = include_str!("../../templates/notice.txt.j2");
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("template {template}: {message}")]
+    Template { template: String, message: String },
+    #[error("template {SUBJECT} rendered {0:?}: a subject must be one non-empty line")]
+    Subject(String),
+}
+
+/// The two templates, built-in or the store's own.
+pub struct Templates {
+    env: Environment<'static>,
+}
+
+/// One rendered notice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub subject: String,
+    pub body: String,
+}
+
+/// A breaking change as a template sees it.
+#[derive(Serialize)]
+struct ChangeView<'a> {
+    clause: &'a str,
+    kind: String,
+    direction: String,
+    from: String,
+    to: String,
+    rationale: &'a str,
+}
+
+impl Templates {
+    /// Compile the templates; `subject`/`body` are the store's overrides, if any.
+    pub fn new(subject: Option<String>, body: Option<String>) -> Result<Templates, RenderError> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // Plain text: never HTML-escape a rationale.
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        for (name, source) in [
+            (
+                SUBJECT,
+                subject.unwrap_or_else(|| BUILTIN_SUBJECT.to_string()),
+            ),
+            (BODY, body.unwrap_or_else(|| BUILTIN_BODY.to_string())),
+        ] {
+            env.add_template_owned(name, source)
+                .map_err(|e| template_error(name, &e))?;
+        }
+        Ok(Templates { env })
+    }
+
+    /// Render one notice. `changes` are the breaking change records of the new line(s);
+    /// `sender` is the `from` mailbox; `lookback_days` says how far back "still reads" looked.
+    pub fn render(
+        &self,
+        notice: &Notice,
+        changes: &[&ChangeRecord],
+        sender: &str,
+        lookback_days: i64,
+    ) -> Result<Rendered, RenderError> {
+        let changes: Vec<ChangeView> = changes
+            .iter()
+            .map(|c| ChangeView {
+                clause: &c.clause,
+                kind: c.kind.map_or_else(|| "-".to_string(), |k| k.to_string()),
+                direction: c.direction.to_string(),
+                from: c.from.clone().unwrap_or_default(),
+                to: c.to.clone(),
+                rationale: &c.rationale,
+            })
+            .collect();
+        let ctx = context! {
+            dataset => &notice.dataset,
+            consumer => &notice.consumer,
+            team => &notice.team,
+            line => notice.line,
+            milestone => notice.milestone.to_string(),
+            recipients => &notice.recipients,
+            sunset => notice.sunset.to_string(),
+            last_day => notice.sunset.pred_opt().map(|d| d.to_string()),
+            days_left => notice.days_left.max(0),
+            days_overdue => (-notice.days_left).max(0),
+            overdue => notice.days_left <= 0,
+            old_version => notice.old_version.to_string(),
+            reads_version => notice.reads_version.to_string(),
+            new_line => notice.new_line,
+            new_version => notice.new_version.to_string(),
+            message_id => &notice.message_id,
+            changes => minijinja::value::Serde(&changes),
+            sender => sender,
+            lookback_days => lookback_days,
+        };
+        let subject = self.render_one(SUBJECT, &ctx)?;
+        let subject = subject.trim().to_string();
+        if subject.is_empty() || subject.contains(['\r', '\n']) {
+            return Err(RenderError::Subject(subject));
+        }
+        let body = self.render_one(BODY, &ctx)?;
+        Ok(Rendered { subject, body })
+    }
+
+    fn render_one(&self, name: &str, ctx: &minijinja::Value) -> Result<String, RenderError> {
+        self.env
+            .get_template(name)
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| template_error(name, &e))
+    }
+}
+
+/// minijinja's error with its whole chain, which carries the line in the template.
+fn template_error(name: &str, e: &minijinja::Error) -> RenderError {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    RenderError::Template {
+        template: name.to_string(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notify::plan::Milestone;
+    use semver::Version;
+
+    fn notice(days_left: i64) -> Notice {
+        let sunset: chrono::NaiveDate = "2027-01-15".parse().unwrap();
+        Notice {
+            dataset: "roads".into(),
+            consumer: "flood-model".into(),
+            team: Some("Hydrology".into()),
+            line: 1,
+            milestone: if days_left > 0 {
+                Milestone::Before(30)
+            } else {
+                Milestone::Overdue(1)
+            },
+            recipients: vec!["a@example.org".into()],
+            sunset,
+            days_left,
+            old_version: Version::new(1, 1, 0),
+            reads_version: Version::new(1, 0, 0),
+            new_line: 2,
+            new_version: Version::new(2, 0, 0),
+            message_id: "<m@example.org>".into(),
+        }
+    }
+
+    fn change() -> ChangeRecord {
+        crate::model::history::parse_history(
+            "h",
+            "[[change]]\nat = 2026-10-01T00:00:00Z\nfrom = \"1.1.0\"\nto = \"2.0.0\"\n\
+             clause = \"crs\"\nkind = \"fixed\"\ndirection = \"changed\"\nverdict = \"breaking\"\n\
+             rationale = \"Use <BNG> & metres.\"\n",
+        )
+        .unwrap()
+        .change
+        .remove(0)
+    }
+
+    #[test]
+    fn the_builtin_templates_name_what_a_consumer_needs() {
+        let t = Templates::new(None, None).unwrap();
+        let c = change();
+        let r = t
+            .render(&notice(17), &[&c], "Data Platform <dp@example.org>", 30)
+            .unwrap();
+        assert!(
+            r.subject.contains("roads") && r.subject.contains("2027-01-15"),
+            "{}",
+            r.subject
+        );
+        assert!(r.subject.contains("17 days left"), "{}", r.subject);
+        for needle in [
+            "roads",
+            "1.0.0",
+            "1.1.0",
+            "2.0.0",
+            "2027-01-15",
+            "17 days left",
+            "crs",
+            "Use <BNG> & metres.",
+            "How to migrate",
+        ] {
+            assert!(
+                r.body.contains(needle),
+                "missing {needle:?} in:\n{}",
+                r.body
+            );
+        }
+        let over = t.render(&notice(-3), &[], "dp@example.org", 30).unwrap();
+        assert!(over.subject.contains("3 days ago"), "{}", over.subject);
+        assert!(over.body.contains("No breaking change"), "{}", over.body);
+    }
+
+    #[test]
+    fn a_store_template_overrides_and_typos_fail() {
+        let t = Templates::new(Some("{{ dataset }} by {{ sunset }}".into()), None).unwrap();
+        let r = t.render(&notice(5), &[], "dp@example.org", 30).unwrap();
+        assert_eq!(r.subject, "roads by 2027-01-15");
+        let t = Templates::new(None, Some("{{ datset }}".into())).unwrap();
+        let e = t.render(&notice(5), &[], "dp@example.org", 30).unwrap_err();
+        assert!(e.to_string().contains(BODY), "{e}");
+        let t = Templates::new(Some("a\nb".into()), None).unwrap();
+        assert!(matches!(
+            t.render(&notice(5), &[], "x", 30),
+            Err(RenderError::Subject(_))
+        ));
+    }
+}

@@ -1,0 +1,428 @@
+//! A hermetic world for the CLI tests: a store laid out by hand in a temporary directory and
+//! committed with plain git (the tool reads the store at HEAD; consumption logs are the
+//! platform's files and stay uncommitted), the real binary run with a fixed --today and its
+//! own HOME, and a real SMTP server on loopback.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+use chrono::NaiveDate;
+
+pub const SUNSET: &str = "2027-01-15";
+
+pub fn day(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+/// Days from `today` to the fixture's sunset, computed here rather than read off the output.
+pub fn days_left(today: &str) -> i64 {
+    (day(SUNSET) - day(today)).num_days()
+}
+
+pub struct World {
+    pub dir: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+impl World {
+    /// roads 1.0.0, 1.1.0 and 2.0.0 (sunset of line 1 on 2027-01-15), a breaking change record,
+    /// four registered consumers and a log in which:
+    /// flood-model still reads 1.1.0; atlas reads 1.1.0 (and 2.0.0 only after the test days);
+    /// router moved from 1.1.0 to 2.0.0; archive is silent; ghost is not registered.
+    pub fn new(smtp_port: u16) -> World {
+        let w = World {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        };
+        w.git(&["init", "-q"]);
+        w.write("contracts.toml", &config(smtp_port));
+        w.write(
+            "consumers.toml",
+            r#"
+[consumers.flood-model]
+team = "Hydrology"
+contacts = ["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]
+
+[consumers.atlas]
+team = "Cartography"
+contacts = ["atlas@example.org"]
+
+[consumers.router]
+team = "Routing"
+contacts = ["routing@example.org"]
+
+[consumers.archive]
+contacts = ["records@example.org"]
+"#,
+        );
+        w.write(
+            "contracts/roads/1.0.0.toml",
+            "dataset = \"roads\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+             [clauses]\ncrs = \"EPSG:4326\"\n",
+        );
+        w.write(
+            "contracts/roads/1.1.0.toml",
+            "dataset = \"roads\"\nversion = \"1.1.0\"\nsupersedes = \"1.0.0\"\n\
+             valid_from = 2026-03-01\n[clauses]\ncrs = \"EPSG:4326\"\n",
+        );
+        w.write(
+            "contracts/roads/2.0.0.toml",
+            &format!(
+                "dataset = \"roads\"\nversion = \"2.0.0\"\nsupersedes = \"1.1.0\"\n\
+                 valid_from = 2026-11-01\nsunset = {SUNSET}\n[clauses]\ncrs = \"EPSG:27700\"\n"
+            ),
+        );
+        w.write(
+            "history/roads.toml",
+            &format!(
+                r#"[[change]]
+at        = 2026-10-01T17:00:00Z
+from      = "1.1.0"
+to        = "2.0.0"
+clause    = "crs"
+kind      = "fixed"
+direction = "changed"
+verdict   = "breaking"
+window    = {{ opens = 2026-11-01, sunset = {SUNSET} }}
+rationale = "Move to British National Grid — to match the other layers."
+"#
+            ),
+        );
+        w.write(
+            "consumption/reads.jsonl",
+            concat!(
+                r#"{"at":"2026-11-28T03:00:00Z","consumer":"flood-model","dataset":"roads","contract":"1.1.0"}"#, "\n",
+                r#"{"at":"2026-11-20T03:00:00Z","consumer":"router","dataset":"roads","contract":"1.1.0"}"#, "\n",
+                r#"{"at":"2026-11-25T03:00:00Z","consumer":"router","dataset":"roads","contract":"2.0.0"}"#, "\n",
+                r#"{"at":"2026-11-26T03:00:00Z","consumer":"ghost","dataset":"roads","contract":"1.0.0"}"#, "\n",
+                r#"{"at":"2026-11-26T03:00:00Z","consumer":"archive","dataset":"rivers","contract":"1.0.0"}"#, "\n",
+            ),
+        );
+        w.write(
+            "consumption/platform.csv",
+            "at,consumer,dataset,contract\n\
+             2026-11-27T03:00:00Z,atlas,roads,1.1.0\n\
+             2027-03-01T03:00:00Z,atlas,roads,2.0.0\n",
+        );
+        w
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Write a file; a store file (anything but a consumption log) is committed at once.
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.root().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        if !rel.starts_with("consumption/") {
+            self.git(&["add", rel]);
+            self.git(&["commit", "-q", "-m", &format!("fixture: {rel}")]);
+        }
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(self.root())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Fixture")
+            .env("GIT_AUTHOR_EMAIL", "fixture@example.org")
+            .env("GIT_COMMITTER_NAME", "Fixture")
+            .env("GIT_COMMITTER_EMAIL", "fixture@example.org")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Append to a file; like `write`, a store file is committed at once.
+    pub fn append(&self, rel: &str, text: &str) {
+        let mut content = self.read(rel).unwrap_or_default();
+        content.push_str(text);
+        self.write(rel, &content);
+    }
+
+    pub fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.root().join(rel)).ok()
+    }
+
+    pub fn set_smtp_port(&self, port: u16) {
+        self.write("contracts.toml", &config(port));
+    }
+
+    /// Run the real binary in the store on `today`.
+    pub fn run(&self, today: &str, args: &[&str]) -> Run {
+        self.run_env(today, args, &[])
+    }
+
+    pub fn run_env(&self, today: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"));
+        cmd.current_dir(self.root())
+            .arg("--repo")
+            .arg(self.root())
+            .arg("--today")
+            .arg(today)
+            .args(args)
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Notifier")
+            .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
+            .env("GIT_COMMITTER_NAME", "Notifier")
+            .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
+            .env_remove("CONTRACTS_TODAY")
+            .env_remove("CONTRACTS_SMTP_USER")
+            .env_remove("CONTRACTS_SMTP_PASSWORD");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run(cmd.output().unwrap())
+    }
+
+    /// The notices recorded in the ledger, as (consumer, milestone).
+    pub fn ledger(&self) -> Vec<(String, String)> {
+        let Some(text) = self.read("notifications/roads.toml") else {
+            return Vec::new();
+        };
+        let v: toml::Value = toml::from_str(&text).unwrap();
+        v["notice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["consumer"].as_str().unwrap().to_string(),
+                    n["milestone"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+pub fn config(smtp_port: u16) -> String {
+    format!(
+        r#"[notify]
+days_before = [60, 30, 14, 7, 1]
+overdue_every_days = 7
+from = "Data Platform <data-platform@example.org>"
+
+[smtp]
+host = "127.0.0.1"
+port = {smtp_port}
+tls = "none"
+
+[consumption]
+sources = ["consumption/*.jsonl", "consumption/*.csv"]
+lookback_days = 365
+"#
+    )
+}
+
+pub struct Run(pub Output);
+
+impl Run {
+    pub fn code(&self) -> i32 {
+        self.0.status.code().unwrap_or(-1)
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.0.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout()))
+    }
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code(),
+            code,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+}
+
+/// One message as the SMTP server received it.
+#[derive(Debug, Clone, Default)]
+pub struct Mail {
+    pub from: String,
+    pub to: Vec<String>,
+    pub data: String,
+}
+
+impl Mail {
+    /// A header's value, unfolded.
+    pub fn header(&self, name: &str) -> Option<String> {
+        let head = self.data.split("\r\n\r\n").next()?;
+        let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
+        unfolded.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+
+    /// The body, decoded from quoted-printable when the message says so (lettre picks it
+    /// for lines with trailing spaces, long lines or non-ASCII text).
+    pub fn body(&self) -> String {
+        let raw = self
+            .data
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        let qp = self
+            .header("Content-Transfer-Encoding")
+            .is_some_and(|e| e.eq_ignore_ascii_case("quoted-printable"));
+        let text = if qp { decode_qp(&raw) } else { raw };
+        text.replace("\r\n", "\n")
+    }
+}
+
+fn decode_qp(s: &str) -> String {
+    let joined = s.replace("=\r\n", "");
+    let b = joined.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'=', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[derive(Default)]
+struct Received {
+    mails: Vec<Mail>,
+    sessions: usize,
+}
+
+/// The mailin handler: one clone per SMTP session, the received mail shared.
+#[derive(Clone, Default)]
+struct Handler {
+    shared: Arc<Mutex<Received>>,
+    current: Mail,
+    /// A recipient the server refuses (550), to make one notice fail.
+    reject: Option<String>,
+}
+
+impl mailin_embedded::Handler for Handler {
+    fn rcpt(&mut self, to: &str) -> mailin_embedded::Response {
+        if self.reject.as_deref().is_some_and(|r| to.contains(r)) {
+            return mailin_embedded::response::NO_MAILBOX;
+        }
+        mailin_embedded::response::OK
+    }
+
+    fn helo(&mut self, _ip: std::net::IpAddr, _domain: &str) -> mailin_embedded::Response {
+        self.shared.lock().unwrap().sessions += 1;
+        mailin_embedded::response::OK
+    }
+
+    fn data_start(
+        &mut self,
+        _domain: &str,
+        from: &str,
+        _is8bit: bool,
+        to: &[String],
+    ) -> mailin_embedded::Response {
+        self.current = Mail {
+            from: from.to_string(),
+            to: to.to_vec(),
+            data: String::new(),
+        };
+        mailin_embedded::response::OK
+    }
+
+    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.current.data.push_str(&String::from_utf8_lossy(buf));
+        Ok(())
+    }
+
+    fn data_end(&mut self) -> mailin_embedded::Response {
+        let mail = std::mem::take(&mut self.current);
+        self.shared.lock().unwrap().mails.push(mail);
+        mailin_embedded::response::OK
+    }
+}
+
+/// A real SMTP server on 127.0.0.1, serving until the test process ends.
+pub struct SmtpServer {
+    pub port: u16,
+    shared: Arc<Mutex<Received>>,
+}
+
+impl SmtpServer {
+    pub fn start() -> SmtpServer {
+        SmtpServer::start_rejecting(None)
+    }
+
+    /// A server that answers 550 to RCPT for any address containing `reject`.
+    pub fn start_rejecting(reject: Option<&str>) -> SmtpServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let handler = Handler {
+            reject: reject.map(str::to_string),
+            ..Handler::default()
+        };
+        let shared = handler.shared.clone();
+        let mut server = mailin_embedded::Server::new(handler);
+        server.with_name("sink.test").with_tcp_listener(listener);
+        std::thread::spawn(move || {
+            // serve() runs forever; its error type is not Send, so it is dropped here.
+            let _ = server.serve();
+        });
+        SmtpServer { port, shared }
+    }
+
+    pub fn mails(&self) -> Vec<Mail> {
+        self.shared.lock().unwrap().mails.clone()
+    }
+
+    /// SMTP sessions opened (one EHLO each, no STARTTLS here).
+    pub fn sessions(&self) -> usize {
+        self.shared.lock().unwrap().sessions
+    }
+
+    /// The mail whose envelope includes `rcpt`.
+    pub fn mail_to(&self, rcpt: &str) -> Vec<Mail> {
+        self.mails()
+            .into_iter()
+            .filter(|m| m.to.iter().any(|t| t == rcpt))
+            .collect()
+    }
+}
+
+/// A loopback port on which nothing listens: the server is down.
+pub fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+pub fn path(p: &Path) -> PathBuf {
+    p.to_path_buf()
+}
