@@ -146,3 +146,20 @@ fn bad_input_exits_2() {
     run.assert_code(2);
     assert!(run.stderr().contains("`atlas`"), "{}", run.stderr());
 }
+
+#[test]
+fn status_counts_the_consumers_still_on_a_line_in_a_window() {
+    let w = World::new(25);
+    let run = w.run("2026-11-29", &["--format", "json", "status"]);
+    run.assert_code(0);
+    let rows: serde_json::Value = serde_json::from_str(&run.stdout()).unwrap();
+    // flood-model (1.1.0 on 11-28) and atlas (1.1.0 on 11-27) are still on line 1; router
+    // moved to 2.0.0, archive is silent and ghost is not registered.
+    assert_eq!(rows[0]["line"], 1);
+    assert_eq!(rows[0]["consumers_still_on"], 2);
+    // Line 2 has no sunset: nobody is counted as "still on" it.
+    assert_eq!(rows[1]["line"], 2);
+    assert_eq!(rows[1]["consumers_still_on"], serde_json::Value::Null);
+    let text = w.run("2026-11-29", &["status"]);
+    assert!(text.stdout().contains("still on"), "{}", text.stdout());
+}

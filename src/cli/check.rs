@@ -219,6 +219,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
         }
     }
+    if let Some(text) = store.read(layout::CONSUMERS)? {
+        if let Err(e) = crate::consumers::parse_registry(layout::CONSUMERS, &text) {
+            findings.push(Finding {
+                file: layout::CONSUMERS.to_string(),
+                commit: None,
+                author: None,
+                message: e.to_string(),
+            });
+        }
+    }
     // Ledgers and release records must at least parse; their shape is their writers' concern.
     for dir in [layout::HISTORY, layout::NOTIFICATIONS] {
         for f in store

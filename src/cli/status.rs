@@ -1,9 +1,13 @@
+use std::collections::BTreeSet;
+
 use chrono::NaiveDate;
 use serde::Serialize;
 
+use super::consumption::{registry, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::store::StoreError;
+use crate::consumers::{classify, Status};
+use crate::store::{Store, StoreError};
 
 /// Live lines per dataset on `--today`: the current version of each, the window dates and the
 /// days left to a sunset. Lines that have not opened yet are shown as upcoming; retired lines
@@ -26,6 +30,9 @@ pub struct LineStatus {
     pub opens: NaiveDate,
     pub sunset: Option<NaiveDate>,
     pub days_to_sunset: Option<i64>,
+    /// Registered consumers whose newest read is still on this line; counted only for a live
+    /// line with a sunset (the old side of a window).
+    pub consumers_still_on: Option<usize>,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -62,9 +69,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 opens: line.opens,
                 sunset: line.sunset,
                 days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
+                consumers_still_on: None,
             });
         }
     }
+    count_still_on(ctx, &store, &mut rows)?;
     match ctx.format {
         Format::Json => print_json(&rows),
         _ => {
@@ -77,6 +86,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.opens.to_string(),
                     r.sunset.map_or("-".to_string(), |d| d.to_string()),
                     r.days_to_sunset.map_or("-".to_string(), |d| d.to_string()),
+                    r.consumers_still_on
+                        .map_or("-".to_string(), |n| n.to_string()),
                 ]
             });
             outln!(
@@ -89,7 +100,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         "version",
                         "opens",
                         "sunset",
-                        "days left"
+                        "days left",
+                        "still on"
                     ],
                     text
                 )
@@ -97,4 +109,38 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     Ok(Outcome::Clean)
+}
+
+/// Fill in who is still on each line that has a sunset. The consumption log is scanned once,
+/// for just the datasets in a window, and not at all when none is: the log can be huge.
+fn count_still_on(
+    ctx: &Context,
+    store: &Store,
+    rows: &mut [LineStatus],
+) -> Result<(), CommandError> {
+    let windowed: BTreeSet<String> = rows
+        .iter()
+        .filter(|r| r.state == "live" && r.sunset.is_some())
+        .map(|r| r.dataset.clone())
+        .collect();
+    if windowed.is_empty() {
+        return Ok(());
+    }
+    let registry = registry(store)?;
+    let (scan, _) = scan_logs(ctx, store, windowed.clone())?;
+    for dataset in &windowed {
+        let standings = classify(&store.lines(dataset)?, &registry, &scan.of(dataset));
+        for row in rows
+            .iter_mut()
+            .filter(|r| &r.dataset == dataset && r.state == "live" && r.sunset.is_some())
+        {
+            row.consumers_still_on = Some(
+                standings
+                    .iter()
+                    .filter(|s| s.status == Status::StillOn && s.line == Some(row.line))
+                    .count(),
+            );
+        }
+    }
+    Ok(())
 }
