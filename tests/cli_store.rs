@@ -95,6 +95,22 @@ impl Store {
         );
     }
 
+    /// roads 2.0.0 (a breaking change of crs), live from 2027-01-01; line 1 sunsets 2027-07-01.
+    fn with_line_2(&self) {
+        self.propose_ok(
+            &draft(
+                "roads",
+                "2.0.0",
+                Some("1.1.0"),
+                "2027-01-01",
+                Some("2027-07-01"),
+                &[],
+                &CLAUSES_V1.replace("EPSG:4326", "EPSG:4258"),
+            ),
+            "ETRS89.",
+        );
+    }
+
     fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
             .current_dir(&self.dir)
@@ -446,19 +462,7 @@ fn every_refusal_is_named_and_writes_nothing() {
 fn a_third_live_line_is_refused() {
     let s = Store::new();
     s.with_roads();
-    let v2 = CLAUSES_V1.replace("EPSG:4326", "EPSG:4258");
-    s.propose_ok(
-        &draft(
-            "roads",
-            "2.0.0",
-            Some("1.1.0"),
-            "2027-01-01",
-            Some("2027-07-01"),
-            &[],
-            &v2,
-        ),
-        "ETRS89.",
-    );
+    s.with_line_2();
     let v3 = CLAUSES_V1
         .replace("EPSG:4326", "EPSG:3035")
         .replace("[-10.0, 40.0, 10.0, 60.0]", "[0.0, 0.0, 1.0, 1.0]");
@@ -565,19 +569,7 @@ fn dry_run_prints_the_records_and_writes_nothing() {
 fn sunset_moves_later_freely_and_earlier_only_with_force() {
     let s = Store::new();
     s.with_roads();
-    let v2 = CLAUSES_V1.replace("EPSG:4326", "EPSG:4258");
-    s.propose_ok(
-        &draft(
-            "roads",
-            "2.0.0",
-            Some("1.1.0"),
-            "2027-01-01",
-            Some("2027-07-01"),
-            &[],
-            &v2,
-        ),
-        "ETRS89.",
-    );
+    s.with_line_2();
     let run = s.run(&[
         "sunset",
         "roads",
