@@ -5,7 +5,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{Run, TestEnv};
 
@@ -112,23 +111,12 @@ impl Store {
     }
 
     fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(&self.dir)
-            .env("HOME", self.env.home())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Mallory Editor")
-            .env("GIT_AUTHOR_EMAIL", "mallory@example.org")
-            .env("GIT_COMMITTER_NAME", "Mallory Editor")
-            .env("GIT_COMMITTER_EMAIL", "mallory@example.org")
-            .args(args)
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        common::git_as(
+            &self.dir,
+            self.env.home(),
+            ("Mallory Editor", "mallory@example.org"),
+            args,
+        )
     }
 
     /// Every file of the work tree and of `.git`, for byte-for-byte comparison.
@@ -831,19 +819,7 @@ fn an_adopted_repository_proves_from_its_since_commit() {
     // Earlier history with a file that check would otherwise flag: it is before `since`.
     std::fs::write(dir.join("contracts/old/notes.txt"), "pre-store notes\n").unwrap();
     let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .current_dir(&dir)
-            .env("HOME", env.home())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Old")
-            .env("GIT_AUTHOR_EMAIL", "old@example.org")
-            .env("GIT_COMMITTER_NAME", "Old")
-            .env("GIT_COMMITTER_EMAIL", "old@example.org")
-            .args(args)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        common::git_as(&dir, env.home(), ("Old", "old@example.org"), args);
     };
     git(&["init", "-q"]);
     git(&["add", "."]);

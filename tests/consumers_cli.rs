@@ -1,5 +1,6 @@
 //! `contracts consumers` end to end on a store laid out by hand.
 
+mod common;
 mod world;
 
 use world::World;

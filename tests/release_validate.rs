@@ -3,6 +3,8 @@
 //! Hand-written, not proposed: line 2 carries a clause this build has no kind for, which
 //! `propose` would refuse but a reader must tolerate.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -78,23 +80,12 @@ impl Store {
     }
 
     fn git(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .current_dir(self.dir.path())
-            .env("HOME", self.dir.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Fixture")
-            .env("GIT_AUTHOR_EMAIL", "fixture@example.org")
-            .env("GIT_COMMITTER_NAME", "Fixture")
-            .env("GIT_COMMITTER_EMAIL", "fixture@example.org")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        common::git_as(
+            self.dir.path(),
+            self.dir.path(),
+            ("Fixture", "fixture@example.org"),
+            args,
+        )
     }
 
     /// Commit whatever the work tree holds.

@@ -74,3 +74,25 @@ pub fn fixture(path: &str) -> PathBuf {
 pub fn fixture_str(path: &str) -> String {
     fixture(path).to_string_lossy().into_owned()
 }
+
+/// Run plain git in `dir` as `author` (name, email), with `home` as HOME and no system config:
+/// how tests lay out fixtures and tamper with a store, as a user would. Panics on failure.
+pub fn git_as(dir: &Path, home: &Path, author: (&str, &str), args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", author.0)
+        .env("GIT_AUTHOR_EMAIL", author.1)
+        .env("GIT_COMMITTER_NAME", author.0)
+        .env("GIT_COMMITTER_EMAIL", author.1)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -126,23 +126,12 @@ rationale = "Move to British National Grid — to match the other layers."
     }
 
     pub fn git(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .current_dir(self.root())
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Fixture")
-            .env("GIT_AUTHOR_EMAIL", "fixture@example.org")
-            .env("GIT_COMMITTER_NAME", "Fixture")
-            .env("GIT_COMMITTER_EMAIL", "fixture@example.org")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        crate::common::git_as(
+            self.root(),
+            self.home.path(),
+            ("Fixture", "fixture@example.org"),
+            args,
+        )
     }
 
     /// Append to a file; like `write`, a store file is committed at once.
