@@ -641,6 +641,35 @@ fn sunset_moves_later_freely_and_earlier_only_with_force() {
     assert_eq!(run.code, 2);
 }
 
+/// The finding (optionally of `file`) whose message contains `text`; fails the test if none.
+fn finding<'a>(
+    findings: &'a [serde_json::Value],
+    file: Option<&str>,
+    text: &str,
+) -> &'a serde_json::Value {
+    findings
+        .iter()
+        .find(|f| {
+            file.is_none_or(|file| f["file"] == file)
+                && f["message"].as_str().unwrap().contains(text)
+        })
+        .unwrap_or_else(|| panic!("no finding `{text}` in {findings:#?}"))
+}
+
+/// Write a roads contract file by hand, bypassing `propose` (the test commits it with git).
+fn sneak_in(s: &Store, version: &str, clauses: &str) {
+    let text = draft(
+        "roads",
+        version,
+        Some("1.1.0"),
+        "2026-05-01",
+        None,
+        &[],
+        clauses,
+    );
+    std::fs::write(s.dir.join(format!("contracts/roads/{version}.toml")), text).unwrap();
+}
+
 #[test]
 fn check_catches_an_edited_published_contract_naming_commit_and_author() {
     let s = Store::new();
@@ -654,20 +683,15 @@ fn check_catches_an_edited_published_contract_naming_commit_and_author() {
     s.git(&["commit", "-qam", "quietly loosen 1.0.0"]);
     let head = s.head();
     let f = s.findings();
-    let edited = f
-        .iter()
-        .find(|f| f["message"] == "a published contract was edited")
-        .expect("the edit is found");
+    let edited = finding(&f, None, "a published contract was edited");
     assert_eq!(edited["file"], "contracts/roads/1.0.0.toml");
     assert_eq!(edited["commit"], head);
     assert_eq!(edited["author"], "Mallory Editor <mallory@example.org>");
     // The edit also makes the recorded verdict of 1.1.0 wrong: re-derivation sees it.
-    assert!(
-        f.iter().any(|f| f["message"]
-            .as_str()
-            .unwrap()
-            .contains("the record of 1.1.0 says `metric_tolerances` (narrowing, tightened")),
-        "{f:?}"
+    finding(
+        &f,
+        None,
+        "the record of 1.1.0 says `metric_tolerances` (narrowing, tightened",
     );
 }
 
@@ -678,13 +702,12 @@ fn check_catches_a_deleted_contract() {
     s.git(&["rm", "-q", "contracts/roads/1.1.0.toml"]);
     s.git(&["commit", "-qm", "drop 1.1.0"]);
     let f = s.findings();
-    assert!(
-        f.iter()
-            .any(|f| f["message"] == "a published contract was deleted"
-                && f["file"] == "contracts/roads/1.1.0.toml"
-                && f["author"] == "Mallory Editor <mallory@example.org>"),
-        "{f:?}"
+    let deleted = finding(
+        &f,
+        Some("contracts/roads/1.1.0.toml"),
+        "a published contract was deleted",
     );
+    assert_eq!(deleted["author"], "Mallory Editor <mallory@example.org>");
 }
 
 #[test]
@@ -700,13 +723,10 @@ fn check_catches_a_rewritten_or_dropped_history_record() {
     .unwrap();
     s.git(&["commit", "-qam", "reword"]);
     let f = s.findings();
-    assert!(
-        f.iter().any(|f| f["file"] == "history/roads.toml"
-            && f["message"]
-                .as_str()
-                .unwrap()
-                .contains("`[[change]]` record 1 was rewritten")),
-        "{f:?}"
+    finding(
+        &f,
+        Some("history/roads.toml"),
+        "`[[change]]` record 1 was rewritten",
     );
 
     let s = Store::new();
@@ -717,50 +737,20 @@ fn check_catches_a_rewritten_or_dropped_history_record() {
     std::fs::write(&path, &original[..cut]).unwrap();
     s.git(&["commit", "-qam", "drop the last record"]);
     let f = s.findings();
-    assert!(
-        f.iter().any(|f| f["file"] == "history/roads.toml"
-            && f["message"]
-                .as_str()
-                .unwrap()
-                .contains("shrank from 2 to 1 records")),
-        "{f:?}"
-    );
-    assert!(
-        f.iter().any(|f| f["message"]
-            .as_str()
-            .unwrap()
-            .contains("contract 1.1.0 has no change records")),
-        "{f:?}"
-    );
+    finding(&f, Some("history/roads.toml"), "shrank from 2 to 1 records");
+    finding(&f, None, "contract 1.1.0 has no change records");
 }
 
 #[test]
 fn check_catches_a_contract_added_without_propose() {
     let s = Store::new();
     s.with_roads();
-    let text = draft(
-        "roads",
-        "1.2.0",
-        Some("1.1.0"),
-        "2026-05-01",
-        None,
-        &[],
-        CLAUSES_V1,
-    );
-    std::fs::write(s.dir.join("contracts/roads/1.2.0.toml"), text).unwrap();
+    sneak_in(&s, "1.2.0", CLAUSES_V1);
     s.git(&["add", "."]);
     s.git(&["commit", "-qm", "sneak in 1.2.0"]);
     let head = s.head();
     let f = s.findings();
-    let bypass = f
-        .iter()
-        .find(|f| {
-            f["message"]
-                .as_str()
-                .unwrap()
-                .contains("contract 1.2.0 has no change records")
-        })
-        .unwrap_or_else(|| panic!("{f:?}"));
+    let bypass = finding(&f, None, "contract 1.2.0 has no change records");
     assert_eq!(bypass["file"], "contracts/roads/1.2.0.toml");
     assert_eq!(bypass["commit"], head);
     assert_eq!(bypass["author"], "Mallory Editor <mallory@example.org>");
@@ -771,18 +761,13 @@ fn check_catches_a_forged_verdict() {
     let s = Store::new();
     s.with_roads();
     // A breaking 1.2.0 added with a hand-written record calling it compatible.
-    let text = draft(
-        "roads",
+    sneak_in(
+        &s,
         "1.2.0",
-        Some("1.1.0"),
-        "2026-05-01",
-        None,
-        &[],
         &CLAUSES_V1
             .replace("1.5 }", "3.0 }")
             .replace("2.0 }", "3.0 }"),
     );
-    std::fs::write(s.dir.join("contracts/roads/1.2.0.toml"), text).unwrap();
     let path = s.dir.join("history/roads.toml");
     let mut history = std::fs::read_to_string(&path).unwrap();
     history += "\n[[change]]\nat        = 2026-11-29T10:00:00Z\nfrom      = \"1.1.0\"\nto        = \"1.2.0\"\nclause    = \"metric_tolerances\"\nkind      = \"narrowing\"\ndirection = \"tightened\"\nverdict   = \"compatible\"\nrationale = \"Trust me.\"\n";
@@ -790,24 +775,20 @@ fn check_catches_a_forged_verdict() {
     s.git(&["add", "."]);
     s.git(&["commit", "-qm", "forge"]);
     let f = s.findings();
-    let msgs: Vec<&str> = f.iter().map(|f| f["message"].as_str().unwrap()).collect();
-    assert!(
-        msgs.iter()
-            .any(|m| m
-                .contains("1.1.0 -> 1.2.0 is a minor bump, but the changes require a major bump")),
-        "{msgs:?}"
+    finding(
+        &f,
+        None,
+        "1.1.0 -> 1.2.0 is a minor bump, but the changes require a major bump",
     );
-    assert!(
-        msgs.iter().any(|m| m.contains(
-            "the record of 1.2.0 says `metric_tolerances` (narrowing, tightened, compatible)"
-        )),
-        "{msgs:?}"
+    finding(
+        &f,
+        None,
+        "the record of 1.2.0 says `metric_tolerances` (narrowing, tightened, compatible)",
     );
-    assert!(
-        msgs.iter().any(|m| m.contains(
-            "the contract files give `metric_tolerances` (narrowing, loosened, breaking) for 1.2.0"
-        )),
-        "{msgs:?}"
+    finding(
+        &f,
+        None,
+        "the contract files give `metric_tolerances` (narrowing, loosened, breaking) for 1.2.0",
     );
 }
 
