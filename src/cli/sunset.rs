@@ -7,7 +7,7 @@ use crate::model::audit::moves_of;
 use crate::model::history::{history_header, SunsetRecord};
 use crate::model::proposal::check_two_live;
 use crate::model::{Contract, Strictness, SunsetMove};
-use crate::store::layout;
+use crate::store::{layout, Edit, Step, Store};
 
 /// Set or move a line's sunset, recorded as a `[[sunset]]` event in one commit.
 ///
@@ -50,7 +50,105 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "--rationale is empty: say why the sunset moves",
         ));
     }
-    let store = ctx.store()?;
+    let store = ctx.writer_store()?;
+    let now = chrono::Utc::now();
+    let rationale = args.rationale.trim().to_string();
+    // The rules are checked at whatever HEAD the record lands on: when another writer moves
+    // the store first (another sunset of this line, a new line), they are checked again there.
+    let done = store.transact(|store| -> Result<_, CommandError> {
+        let decided = decide(ctx, args, store)?;
+        if decided.already || !decided.refusals.is_empty() {
+            return Ok(Step::Nothing(decided));
+        }
+        let record = SunsetRecord {
+            at: now,
+            line: args.line,
+            from: decided.current,
+            to: args.on,
+            rationale: rationale.clone(),
+            forced: decided.forced,
+        };
+        let path = layout::history(&args.dataset);
+        let content = store.appended(&path, &history_header(&args.dataset), &record.to_toml())?;
+        let message = format!(
+            "sunset {} line {}: {} -> {}{}\n\n{}\n",
+            args.dataset,
+            args.line,
+            decided
+                .current
+                .map_or("none".to_string(), |d| d.to_string()),
+            args.on,
+            if decided.forced { " (forced)" } else { "" },
+            record.rationale
+        );
+        Ok(Step::Commit(
+            Edit {
+                files: vec![(path, content)],
+                message,
+            },
+            decided,
+        ))
+    })?;
+    let Decided {
+        current,
+        refusals,
+        forced,
+        already,
+    } = done.value;
+    if already {
+        eprintln!(
+            "line {} of {} already sunsets on {}; nothing to record",
+            args.line, args.dataset, args.on
+        );
+        return Ok(Outcome::Clean);
+    }
+    let accepted = refusals.is_empty();
+    let commit = done.commit.map(|id| id.to_string());
+    let report = Report {
+        dataset: &args.dataset,
+        line: args.line,
+        from: current,
+        to: args.on,
+        accepted,
+        refusals: &refusals,
+        forced,
+        commit: commit.clone(),
+    };
+    match ctx.format {
+        Format::Json => print_json(&report),
+        _ => outln!(
+            "{} line {}: sunset {} -> {}{}",
+            args.dataset,
+            args.line,
+            current.map_or("none".to_string(), |d| d.to_string()),
+            args.on,
+            if accepted { "" } else { "  REFUSED" }
+        ),
+    }
+    if !accepted {
+        eprintln!("error: sunset refused; nothing was written:");
+        for r in &refusals {
+            eprintln!("  - {r}");
+        }
+        return Ok(Outcome::Findings);
+    }
+    if let Some(id) = commit {
+        eprintln!("recorded in commit {}", &id[..12]);
+    }
+    Ok(Outcome::Clean)
+}
+
+/// What the rules said at the HEAD the last attempt read.
+struct Decided {
+    current: Option<NaiveDate>,
+    refusals: Vec<String>,
+    forced: bool,
+    /// The line already sunsets on the day asked for: nothing to record.
+    already: bool,
+}
+
+/// Check the sunset move against the store at one HEAD.
+fn decide(ctx: &Context, args: &Args, store: &Store) -> Result<Decided, CommandError> {
     let lines = store.lines(&args.dataset)?;
     let Some(idx) = lines.iter().position(|l| l.major == args.line) else {
         return Err(CommandError::input(format!(
@@ -67,11 +165,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let line = &lines[idx];
     let current = line.sunset;
     if current == Some(args.on) {
-        eprintln!(
-            "line {} of {} already sunsets on {}; nothing to record",
-            args.line, args.dataset, args.on
-        );
-        return Ok(Outcome::Clean);
+        return Ok(Decided {
+            current,
+            refusals: Vec::new(),
+            forced: false,
+            already: true,
+        });
     }
     let policy = &store.config().policy;
     let mut refusals = Vec::new();
@@ -123,61 +222,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         refusals.push(r.to_string());
     }
 
-    let accepted = refusals.is_empty();
     let forced = args.force && !needs_force.is_empty();
-    let mut commit = None;
-    if accepted {
-        let record = SunsetRecord {
-            at: chrono::Utc::now(),
-            line: args.line,
-            from: current,
-            to: args.on,
-            rationale: args.rationale.trim().to_string(),
-            forced,
-        };
-        let path = layout::history(&args.dataset);
-        let content = store.appended(&path, &history_header(&args.dataset), &record.to_toml())?;
-        let message = format!(
-            "sunset {} line {}: {} -> {}{}\n\n{}\n",
-            args.dataset,
-            args.line,
-            current.map_or("none".to_string(), |d| d.to_string()),
-            args.on,
-            if forced { " (forced)" } else { "" },
-            record.rationale
-        );
-        commit = Some(store.commit(&[(path, content)], &message)?.to_string());
-    }
-    let report = Report {
-        dataset: &args.dataset,
-        line: args.line,
-        from: current,
-        to: args.on,
-        accepted,
-        refusals: &refusals,
+    Ok(Decided {
+        current,
+        refusals,
         forced,
-        commit: commit.clone(),
-    };
-    match ctx.format {
-        Format::Json => print_json(&report),
-        _ => outln!(
-            "{} line {}: sunset {} -> {}{}",
-            args.dataset,
-            args.line,
-            current.map_or("none".to_string(), |d| d.to_string()),
-            args.on,
-            if accepted { "" } else { "  REFUSED" }
-        ),
-    }
-    if !accepted {
-        eprintln!("error: sunset refused; nothing was written:");
-        for r in &refusals {
-            eprintln!("  - {r}");
-        }
-        return Ok(Outcome::Findings);
-    }
-    if let Some(id) = commit {
-        eprintln!("recorded in commit {}", &id[..12]);
-    }
-    Ok(Outcome::Clean)
+        already: false,
+    })
 }

@@ -7,7 +7,7 @@ use super::profile::profile_release;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, Report, Status};
-use crate::store::layout;
+use crate::store::{layout, Edit, Step};
 
 /// Validate a release against every contract of DATASET live on `--today`: profile the
 /// FILEs, then check each clause of each live contract, printing clause × contract →
@@ -35,15 +35,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    let store = ctx.store()?;
-    let live = store.live_contracts(&args.dataset, ctx.today)?;
-    if live.is_empty() {
-        return Err(CommandError::input(format!(
-            "dataset `{}` has no live contract on {}",
-            args.dataset, ctx.today
-        ))
-        .with_hint("check --today, or the contracts' valid_from and sunset"));
-    }
+    // Only a recording run writes: it alone repairs the checkout and syncs with the remote.
+    let store = if args.record {
+        ctx.writer_store()?
+    } else {
+        ctx.store()?
+    };
     let manifest = match &args.manifest {
         None => None,
         Some(p) => {
@@ -51,8 +48,51 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let profile = profile_release(&args.files)?;
-    let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+    // The live contracts are those of the HEAD the record lands on: when another writer
+    // moves the store first, the release is judged again there (the files are profiled once).
+    let mut profile = None;
+    let done = store.transact(|store| -> Result<_, CommandError> {
+        let live = store.live_contracts(&args.dataset, ctx.today)?;
+        if live.is_empty() {
+            return Err(CommandError::input(format!(
+                "dataset `{}` has no live contract on {}",
+                args.dataset, ctx.today
+            ))
+            .with_hint("check --today, or the contracts' valid_from and sunset"));
+        }
+        if profile.is_none() {
+            profile = Some(profile_release(&args.files)?);
+        }
+        let profile = profile.as_ref().expect("profiled above");
+        let report = validate(&args.dataset, profile, manifest.as_ref(), &live);
+        if !args.record {
+            return Ok(Step::Nothing(report));
+        }
+        let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
+            CommandError::environment(format!("could not render the release record: {e}"))
+        })?;
+        let path = layout::releases(&args.dataset);
+        let content =
+            store.appended(&path, &releases_header(&args.dataset), &format!("\n{text}"))?;
+        let what = report
+            .release
+            .version
+            .clone()
+            .unwrap_or_else(|| report.profile.files.join(", "));
+        let message = format!(
+            "validate {}: record release {what} ({})",
+            args.dataset,
+            if report.passed { "passed" } else { "failed" }
+        );
+        Ok(Step::Commit(
+            Edit {
+                files: vec![(path, content)],
+                message,
+            },
+            report,
+        ))
+    })?;
+    let report = done.value;
 
     match ctx.format {
         Format::Json => print_json(&report),
@@ -74,25 +114,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             );
         }
     }
-    if args.record {
-        let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
-            CommandError::environment(format!("could not render the release record: {e}"))
-        })?;
-        let path = layout::releases(&args.dataset);
-        let content =
-            store.appended(&path, &releases_header(&args.dataset), &format!("\n{text}"))?;
-        let what = report
-            .release
-            .version
-            .clone()
-            .unwrap_or_else(|| report.profile.files.join(", "));
-        let message = format!(
-            "validate {}: record release {what} ({})",
-            args.dataset,
-            if report.passed { "passed" } else { "failed" }
+    if let Some(id) = done.commit {
+        eprintln!(
+            "recorded in {} (commit {})",
+            layout::releases(&args.dataset),
+            &id.to_string()[..12]
         );
-        let id = store.commit(&[(path.clone(), content)], &message)?;
-        eprintln!("recorded in {path} (commit {})", &id.to_string()[..12]);
     }
     Ok(Outcome::findings_if(!report.passed))
 }

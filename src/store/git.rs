@@ -8,10 +8,11 @@
 //! that loses the race, therefore leaves the store exactly as it was apart from unreachable
 //! objects, which `git gc` removes and nothing ever reads.
 
+mod guard;
 mod history;
+mod remote;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::objs::tree::EntryKind;
@@ -19,7 +20,10 @@ use gix::refs::transaction::{PreviousValue, RefEdit};
 use gix::refs::Target;
 
 pub use gix::ObjectId;
+pub(crate) use guard::jitter as jitter_ms;
+pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV, TEMP_SUFFIX};
 pub use history::{CommitChanges, PathChange, Person};
+pub use remote::{Pushed, Remote};
 
 /// Memory for delta bases decoded from packs, per repository handle.
 const PACK_CACHE_BYTES: usize = 64 * 1024 * 1024;
@@ -53,6 +57,51 @@ pub enum GitError {
     /// the ref's lock at that instant. Nothing was changed; reading again and retrying is safe.
     #[error("the store moved; run again")]
     Moved {
+        #[source]
+        source: gix::Error,
+    },
+    /// A lock file another writer should have removed long ago: it died holding it. Nothing
+    /// was written.
+    #[error(
+        "{} is {age_secs} s old and was still there after waiting {waited_ms} ms: a lock left \
+         by a git or contracts process that died; nothing was written",
+        path.display()
+    )]
+    StaleLock {
+        path: PathBuf,
+        age_secs: u64,
+        waited_ms: u64,
+    },
+    /// A component of a path the store writes is a symbolic link: writing would follow it out
+    /// of the store. Nothing was written.
+    #[error(
+        "`{link}` is a symbolic link ({}) on the way to {path}; the store never writes through \
+         a link, and nothing was written",
+        if *committed { "committed, git mode 120000" } else { "in the work tree" }
+    )]
+    Symlink {
+        link: String,
+        path: String,
+        committed: bool,
+    },
+    /// The `git` executable, needed only to fetch from and push to a remote, is not there.
+    #[error("`{command}` could not run: {source}; syncing with a remote needs the git executable")]
+    NoGit {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Fetching or pushing failed for another reason than a moved remote branch.
+    #[error("`{command}` failed: {stderr}")]
+    Sync { command: String, stderr: String },
+    /// The local branch has commits the remote lacks and the remote has commits the local
+    /// branch lacks.
+    #[error("the local branch ({local}) and {remote} have diverged; nothing was written")]
+    Diverged { local: ObjectId, remote: String },
+    /// The branch's lock was held at the instant of the compare-and-swap; waited for and
+    /// retried inside the commit, so callers see it only as [`GitError::StaleLock`].
+    #[error("the branch is locked by another writer")]
+    Locked {
         #[source]
         source: gix::Error,
     },
@@ -113,6 +162,36 @@ pub enum GitError {
 }
 
 impl GitError {
+    /// What the user can do about it, where there is something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GitError::StaleLock { path, .. } => Some(format!(
+                "make sure no git or contracts command is still running on this store (a live \
+                 one holds a lock for milliseconds), then remove the lock: rm '{}'",
+                path.display()
+            )),
+            GitError::Symlink {
+                link, committed, ..
+            } => {
+                Some(if *committed {
+                    format!("replace the link with a real directory or file: git rm '{link}' and commit")
+                } else {
+                    format!("remove the link from the work tree (rm '{link}') and run `git checkout -- .`")
+                })
+            }
+            GitError::NoGit { .. } => Some(
+                "install git, or run with --no-sync to write to this checkout only".to_string(),
+            ),
+            GitError::Diverged { .. } => Some(
+                "reconcile by hand (git pull --rebase, then git push), then run again".to_string(),
+            ),
+            GitError::Moved { .. } => {
+                Some("another writer committed first; nothing was written".to_string())
+            }
+            _ => None,
+        }
+    }
+
     /// True for errors caused by what the user typed or configured (exit 2 in the CLI); every
     /// other variant is an environment failure (exit 3), including [`GitError::Moved`] and
     /// [`GitError::InjectedFault`].
@@ -124,6 +203,7 @@ impl GitError {
                 | GitError::NoIdentity { .. }
                 | GitError::BadDate { .. }
                 | GitError::AlreadyExists { .. }
+                | GitError::Symlink { .. }
         )
     }
 
@@ -451,9 +531,34 @@ impl Repo {
         files: &[(String, Vec<u8>)],
         message: &str,
     ) -> Result<ObjectId, GitError> {
+        let (commit, lag) = self.commit_files_lagging(parent, files, message)?;
+        match lag {
+            None => Ok(commit),
+            Some(source) => Err(GitError::Checkout {
+                commit,
+                source: Box::new(source),
+            }),
+        }
+    }
+
+    /// Like [`Repo::commit_files`], but a commit that landed is a success even when the
+    /// checkout that follows fails: the failure comes back beside the commit id, for the caller
+    /// to warn about, and the next writer repairs the checkout ([`Repo::repair_checkout`]).
+    ///
+    /// Before anything is written, every path is checked for a symbolic link on the way
+    /// ([`GitError::Symlink`]); a ref lock held by another writer is waited for with bounded
+    /// backoff, and one left by a dead writer is reported as [`GitError::StaleLock`].
+    pub fn commit_files_lagging(
+        &self,
+        parent: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<(ObjectId, Option<GitError>), GitError> {
         for (path, _) in files {
             check_path(path)?;
         }
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        self.refuse_symlinks(parent, &paths)?;
         let identity = self.identity()?;
         let commit = self.write_commit_objects(parent, files, message, &identity)?;
 
@@ -461,14 +566,18 @@ impl Repo {
             return Err(GitError::InjectedFault);
         }
 
-        self.move_head(parent, commit, message, &identity)?;
+        let locks = self.ref_locks();
+        loop {
+            self.wait_for_locks(&locks)?;
+            match self.move_head(parent, commit, message, &identity) {
+                Err(GitError::Locked { .. }) => continue,
+                other => other?,
+            }
+            break;
+        }
 
-        self.checkout_paths(files.iter().map(|(p, _)| p.as_str()))
-            .map_err(|source| GitError::Checkout {
-                commit,
-                source: Box::new(source),
-            })?;
-        Ok(commit)
+        let lag = self.checkout_paths(paths.into_iter()).err();
+        Ok((commit, lag))
     }
 
     /// Blobs, trees and the commit object; no ref is touched.
@@ -548,11 +657,10 @@ impl Repo {
         let committer = identity.committer.to_ref(&mut time);
         match self.repo.edit_references_as(Some(edit), Some(committer)) {
             Ok(_) => Ok(()),
-            // A changed ref is a conflict; a held lock is retryable: both mean another writer
-            // is moving the store right now.
-            Err(source) if source.is_conflict() || source.is_retryable() => {
-                Err(GitError::Moved { source })
-            }
+            // A changed ref is a conflict: another writer committed first.
+            Err(source) if source.is_conflict() => Err(GitError::Moved { source }),
+            // A held lock: another writer is moving the store right now, or died doing it.
+            Err(source) if source.is_retryable() => Err(GitError::Locked { source }),
             Err(source) => Err(GitError::Git {
                 context: format!("could not move the branch to {commit}"),
                 source,
@@ -567,13 +675,23 @@ impl Repo {
     /// says, so the checkout converges on HEAD whatever the order.
     fn checkout_paths<'a>(&self, paths: impl Iterator<Item = &'a str>) -> Result<(), GitError> {
         let index_path = self.repo.index_path();
+        let mut index_lock = index_path.as_os_str().to_owned();
+        index_lock.push(".lock");
+        let index_lock = PathBuf::from(index_lock);
+        // A lock already older than the wait will not go away: say so at once.
+        self.wait_for_locks(std::slice::from_ref(&index_lock))?;
         let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
-            gix::lock::acquire::Fail::AfterDurationWithBackoff(Duration::from_secs(30)),
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(guard::lock_wait()),
             None,
             0,
         )
-        .map_err(GitError::git("could not lock the index"))?;
+        .map_err(|source| {
+            match self.wait_for_locks(std::slice::from_ref(&index_lock)) {
+                Err(stale) => stale,
+                Ok(()) => GitError::git("could not lock the index")(source),
+            }
+        })?;
 
         let head = self.head()?.ok_or_else(|| GitError::Git {
             context: "HEAD vanished after the commit".into(),
@@ -581,6 +699,9 @@ impl Repo {
         })?;
         let tree = self.tree_of(head)?;
 
+        let paths: Vec<&str> = paths.collect();
+        // Checked again under the lock: a link may have appeared since the commit was built.
+        self.refuse_symlinks(Some(head), &paths)?;
         let mut written = std::collections::HashMap::new();
         for path in paths {
             let target = self.work_dir.join(path);

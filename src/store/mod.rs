@@ -6,6 +6,7 @@
 //! cannot both build on the same state. This module is the only place that knows the layout.
 
 pub mod git;
+mod transact;
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
@@ -16,7 +17,8 @@ use chrono::NaiveDate;
 use gix::ObjectId;
 use semver::Version;
 
-pub use git::{CommitChanges, GitError, Repo, TreeEntry};
+pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
+pub use transact::{Edit, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::audit::moves_of;
 use crate::model::history::{parse_history, History};
@@ -104,12 +106,17 @@ pub struct Store {
     contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
     history_dir: OnceCell<HashMap<String, TreeEntry>>,
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
+    /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
+    remote: Option<Remote>,
 }
 
 impl Store {
     /// Open the store whose repository contains `dir`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let repo = Repo::open(dir)?;
+        Store::from_repo(Repo::open(dir)?)
+    }
+
+    fn from_repo(repo: Repo) -> Result<Store, StoreError> {
         let not_a_store = || StoreError::NotAStore {
             path: repo.work_dir().to_path_buf(),
         };
@@ -128,6 +135,7 @@ impl Store {
             contracts_dir: OnceCell::new(),
             history_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
+            remote: None,
         })
     }
 
@@ -386,12 +394,16 @@ impl Store {
         Ok(content.into_bytes())
     }
 
-    /// Write `files` as one commit on top of the HEAD this store was opened at.
+    /// Write `files` as one commit on top of the HEAD this store was opened at: one attempt of
+    /// [`Store::transact`] (the retries are the caller's). A commit that landed is a success even
+    /// when the checkout lags behind it (a warning on stderr; the next writer repairs it). For a
+    /// store opened with a remote, the commit is pushed; a rejected push leaves the local branch
+    /// at the remote's new head and is [`GitError::Moved`].
     pub fn commit(
         &self,
         files: &[(String, Vec<u8>)],
         message: &str,
     ) -> Result<ObjectId, StoreError> {
-        Ok(self.repo.commit_files(Some(self.head), files, message)?)
+        self.commit_once(files, message)
     }
 }

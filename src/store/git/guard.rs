@@ -1,0 +1,325 @@
+//! What keeps a write inside the store and the store usable after a crash: no symbolic link on
+//! the way to a file the store writes, bounded waiting for another writer's lock (and a clear
+//! report of a lock nobody will release), repair of a checkout left behind HEAD, and removal of
+//! temporary files a killed writer left.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use gix::bstr::ByteSlice;
+use gix::ObjectId;
+
+use super::{io_err, GitError, Repo};
+
+/// The environment variable that sets how long a writer waits for another writer's lock, in
+/// milliseconds (default [`DEFAULT_LOCK_WAIT`]). A lock at least this old is called stale.
+pub const LOCK_WAIT_ENV: &str = "CONTRACTS_LOCK_WAIT_MS";
+
+/// A live writer holds git's locks for milliseconds; ten seconds is far beyond that, and short
+/// enough for a cron job to fail clearly rather than hang.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The suffix of the temporary files the checkout writes, followed by the writer's process id.
+pub const TEMP_SUFFIX: &str = ".contracts-tmp-";
+
+/// The top-level entries of the work tree the store writes and repairs.
+const STORE_PATHS: [&str; 6] = [
+    "contracts.toml",
+    "consumers.toml",
+    "contracts",
+    "history",
+    "notifications",
+    "templates",
+];
+
+pub(crate) fn lock_wait() -> Duration {
+    std::env::var(LOCK_WAIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_LOCK_WAIT)
+}
+
+/// A small pseudo-random number, for jitter: the process id and the clock's nanoseconds are
+/// enough to keep concurrent writers from retrying in lock step.
+pub(crate) fn jitter(bound: u64) -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    let mut x = nanos ^ (u64::from(std::process::id()) << 17) ^ 0x9e37_79b9_7f4a_7c15;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    if bound == 0 {
+        0
+    } else {
+        x % bound
+    }
+}
+
+/// How old a file is, by its modification time; `None` if it is gone.
+fn age_of(path: &Path) -> Option<Duration> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let modified = meta.modified().ok()?;
+    Some(
+        SystemTime::now()
+            .duration_since(modified)
+            .unwrap_or_default(),
+    )
+}
+
+/// Whether the process with id `pid` is alive. Where that cannot be known, it is assumed alive.
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    if proc.join("self").exists() {
+        proc.join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+impl Repo {
+    /// The lock files a commit takes: `HEAD.lock` and the branch's `refs/heads/<name>.lock`.
+    pub(crate) fn ref_locks(&self) -> Vec<PathBuf> {
+        let git_dir = self.repo.git_dir().to_path_buf();
+        let mut out = vec![git_dir.join("HEAD.lock")];
+        if let Ok(Some(name)) = self.repo.head_name() {
+            let mut lock = git_dir.join(name.as_bstr().to_str_lossy().as_ref());
+            lock.as_mut_os_string().push(".lock");
+            out.push(lock);
+        }
+        out
+    }
+
+    /// Wait, with bounded backoff, until none of `locks` exists. A lock still there after the
+    /// wait, or already older than the wait, was left by a writer that died:
+    /// [`GitError::StaleLock`].
+    pub(crate) fn wait_for_locks(&self, locks: &[PathBuf]) -> Result<(), GitError> {
+        let wait = lock_wait();
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let held: Vec<(&PathBuf, Duration)> = locks
+                .iter()
+                .filter_map(|p| age_of(p).map(|age| (p, age)))
+                .collect();
+            let Some(&(path, age)) = held.iter().max_by_key(|(_, age)| *age) else {
+                return Ok(());
+            };
+            if age >= wait || start.elapsed() >= wait {
+                return Err(GitError::StaleLock {
+                    path: path.clone(),
+                    age_secs: age.as_secs(),
+                    waited_ms: start.elapsed().as_millis() as u64,
+                });
+            }
+            std::thread::sleep(pause + Duration::from_millis(jitter(pause.as_millis() as u64)));
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// Refuse to write `paths` if any component of any of them is a symbolic link, committed
+    /// at `head` (git mode 120000) or present only in the work tree: writing there would follow
+    /// the link out of the store. Nothing is written before this check passes.
+    pub(crate) fn refuse_symlinks(
+        &self,
+        head: Option<ObjectId>,
+        paths: &[&str],
+    ) -> Result<(), GitError> {
+        let tree = match head {
+            Some(h) => Some(self.tree_of(h)?),
+            None => None,
+        };
+        let mut seen = HashSet::new();
+        for path in paths {
+            let mut prefix = String::new();
+            for component in path.split('/') {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(component);
+                if !seen.insert(prefix.clone()) {
+                    continue;
+                }
+                if let Some(tree) = &tree {
+                    let entry = tree
+                        .lookup_entry_by_path(prefix.as_str())
+                        .map_err(GitError::git(format!("could not look up {prefix}")))?;
+                    if entry.is_some_and(|e| e.mode().is_link()) {
+                        return Err(GitError::Symlink {
+                            link: prefix,
+                            path: path.to_string(),
+                            committed: true,
+                        });
+                    }
+                }
+                let on_disk = self.work_dir.join(&prefix);
+                if std::fs::symlink_metadata(&on_disk).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(GitError::Symlink {
+                        link: prefix,
+                        path: path.to_string(),
+                        committed: false,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every path of the tree at `commit` whose entry is a symbolic link (git mode 120000).
+    pub fn symlinks_at(&self, commit: ObjectId) -> Result<Vec<String>, GitError> {
+        let mut out = Vec::new();
+        let mut stack = vec![(String::new(), self.tree_of(commit)?.id)];
+        while let Some((prefix, id)) = stack.pop() {
+            let tree = self
+                .repo
+                .find_tree(id)
+                .map_err(GitError::git(format!("could not read tree {id}")))?;
+            let decoded = tree
+                .decode()
+                .map_err(GitError::git(format!("could not decode tree {id}")))?;
+            for e in &decoded.entries {
+                let path = format!("{prefix}{}", e.filename.to_str_lossy());
+                if e.mode.is_link() {
+                    out.push(path);
+                } else if e.mode.is_tree() {
+                    stack.push((format!("{path}/"), e.oid.to_owned()));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Bring the store's files in the work tree and the index up to HEAD where a writer left
+    /// them behind (a commit that landed but whose checkout failed or was killed). Only files
+    /// the user has not edited are rewritten: a work-tree file is repaired when it still holds
+    /// what the index says (or is missing). Returns the repaired paths.
+    pub fn repair_checkout(&self) -> Result<Vec<String>, GitError> {
+        let Some(head) = self.head()? else {
+            return Ok(Vec::new());
+        };
+        let tree = self.tree_of(head)?;
+        let at_head = self
+            .repo
+            .index_from_tree(&tree.id)
+            .map_err(GitError::git(format!(
+                "could not build the index for {head}"
+            )))?;
+        let index_path = self.repo.index_path();
+        let on_disk = if index_path.exists() {
+            Some(
+                gix::index::File::at(
+                    &index_path,
+                    self.repo.object_hash(),
+                    false,
+                    Default::default(),
+                )
+                .map_err(GitError::git("could not read the index"))?,
+            )
+        } else {
+            None
+        };
+        let ours = |p: &str| {
+            STORE_PATHS
+                .iter()
+                .any(|s| p == *s || p.strip_prefix(s).is_some_and(|r| r.starts_with('/')))
+        };
+        let mut stale = Vec::new();
+        let mut consider = |path: &str, old: Option<ObjectId>, new: Option<ObjectId>| {
+            if old == new || !ours(path) {
+                return Ok::<(), GitError>(());
+            }
+            let target = self.work_dir.join(path);
+            let untouched = match std::fs::symlink_metadata(&target) {
+                Err(_) => true,
+                Ok(m) if !m.is_file() => false,
+                Ok(_) => {
+                    let data = std::fs::read(&target).map_err(io_err(&target))?;
+                    let id = gix::objs::compute_hash(
+                        self.repo.object_hash(),
+                        gix::objs::Kind::Blob,
+                        &data,
+                    )
+                    .map_err(GitError::git(format!("could not hash {path}")))?;
+                    Some(id) == old || Some(id) == new
+                }
+            };
+            if untouched {
+                stale.push(path.to_string());
+            }
+            Ok(())
+        };
+        let old_of = |path: &gix::bstr::BStr| {
+            on_disk
+                .as_ref()
+                .and_then(|i| i.entry_by_path(path))
+                .map(|e| e.id)
+        };
+        for entry in at_head.entries() {
+            let path = entry.path(&at_head);
+            consider(path.to_str_lossy().as_ref(), old_of(path), Some(entry.id))?;
+        }
+        if let Some(disk) = &on_disk {
+            for entry in disk.entries() {
+                let path = entry.path(disk);
+                if at_head.entry_by_path(path).is_none() {
+                    consider(path.to_str_lossy().as_ref(), Some(entry.id), None)?;
+                }
+            }
+        }
+        if !stale.is_empty() {
+            let paths: Vec<&str> = stale.iter().map(String::as_str).collect();
+            self.refuse_symlinks(Some(head), &paths)?;
+            self.checkout_paths(stale.iter().map(String::as_str))?;
+        }
+        Ok(stale)
+    }
+
+    /// Remove the temporary files (`<file>.contracts-tmp-<pid>`) that writers which are no
+    /// longer running left among the store's files. Returns the removed paths.
+    pub fn remove_stale_temps(&self) -> Result<Vec<String>, GitError> {
+        let mut removed = Vec::new();
+        let mut dirs = vec![self.work_dir.clone()];
+        while let Some(dir) = dirs.pop() {
+            let Ok(read) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in read.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let rel = entry
+                    .path()
+                    .strip_prefix(&self.work_dir)
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if kind.is_dir() {
+                    let top = rel.split('/').next().unwrap_or_default();
+                    if STORE_PATHS.contains(&top) {
+                        dirs.push(entry.path());
+                    }
+                    continue;
+                }
+                let Some((_, pid)) = name.rsplit_once(TEMP_SUFFIX) else {
+                    continue;
+                };
+                let Ok(pid) = pid.parse::<u32>() else {
+                    continue;
+                };
+                if kind.is_file() && !process_alive(pid) {
+                    std::fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
+                    removed.push(rel);
+                }
+            }
+        }
+        removed.sort();
+        Ok(removed)
+    }
+}

@@ -1,0 +1,275 @@
+//! The one way the store is written: [`Store::transact`] reads HEAD, lets the caller check its
+//! rules there and build its change, commits it with a compare-and-swap, and when another
+//! writer got there first does it all again on the new HEAD, a bounded number of times. With a
+//! remote, it fetches and fast-forwards before and pushes after, and a rejected push is handled
+//! the same way as a moved branch. Every writer (propose, sunset, validate --record, the
+//! notification ledger) goes through here, so the retry behaviour lives in one place.
+
+use std::path::Path;
+use std::time::Duration;
+
+use gix::ObjectId;
+
+use super::git::{Pushed, Remote, Repo};
+use super::{GitError, Store, StoreError};
+
+/// How many times a writer builds and commits its change before it gives up with "the store
+/// moved".
+pub const ATTEMPTS: usize = 10;
+
+/// A change to commit: files (path → full new content) and the commit message.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub message: String,
+}
+
+/// What the caller's step decided at one HEAD.
+pub enum Step<T> {
+    /// Commit this change; `T` is what the caller reports.
+    Commit(Edit, T),
+    /// Nothing to write (a refusal, nothing to do): stop here.
+    Nothing(T),
+}
+
+/// The outcome of [`Store::transact`]: the caller's value from the attempt that ended it, the
+/// commit (if one was made), and the store at the HEAD that attempt read.
+pub struct Transacted<T> {
+    pub value: T,
+    pub commit: Option<ObjectId>,
+    pub store: Store,
+}
+
+/// Whether a writer syncs with a remote.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Sync {
+    /// As `[store] remote` says (no remote when it is unset).
+    #[default]
+    Config,
+    /// Never (`--no-sync`): write to this checkout only.
+    Off,
+    /// With this remote, whatever the config says (`--remote NAME`).
+    Remote(String),
+}
+
+/// Talk on stderr: what a writer did on its own (retries, repairs, a lagging checkout).
+fn notice(message: &str) {
+    eprintln!("{message}");
+}
+
+/// Bounded, jittered backoff before attempt `attempt + 1`.
+fn backoff(attempt: usize) {
+    let base = 10u64 << attempt.min(6);
+    let ms = base + super::git::jitter_ms(base);
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+impl Store {
+    /// Open the store for writing: repair a checkout a killed writer left behind HEAD, remove
+    /// its temporary files, and with a remote (per `sync`) fetch and fast-forward, so the writer
+    /// builds on the newest shared HEAD. A failed repair is a warning, not an error: the commit
+    /// itself does not depend on the work tree.
+    pub fn open_writer(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
+        let repo = Repo::open(dir)?;
+        tidy(&repo);
+        let mut store = Store::from_repo(repo)?;
+        let name = match sync {
+            Sync::Off => None,
+            Sync::Remote(name) => Some(name.clone()),
+            Sync::Config => store.config.store.remote.clone(),
+        };
+        let Some(name) = name else {
+            return Ok(store);
+        };
+        let branch = store.repo.branch()?.ok_or_else(|| GitError::Sync {
+            command: format!("sync with {name}"),
+            stderr: "HEAD is detached; a store shared through a remote writes to a branch".into(),
+        })?;
+        let remote = Remote { name, branch };
+        if let Some(theirs) = store.repo.fetch(&remote)? {
+            let ours = store.head;
+            if ours != theirs {
+                if store.repo.is_ancestor(ours, theirs)? {
+                    let lag = store.repo.move_branch(
+                        ours,
+                        theirs,
+                        &format!(
+                            "contracts: fast-forward to {}/{}",
+                            remote.name, remote.branch
+                        ),
+                    )?;
+                    warn_lag(theirs, lag);
+                    store = Store::open(dir)?;
+                } else if !store.repo.is_ancestor(theirs, ours)? {
+                    return Err(GitError::Diverged {
+                        local: ours,
+                        remote: format!("{}/{}", remote.name, remote.branch),
+                    }
+                    .into());
+                }
+                // Otherwise this checkout is ahead (a commit whose push did not happen): the
+                // next push carries it.
+            }
+        }
+        store.remote = Some(remote);
+        Ok(store)
+    }
+
+    /// The remote this store pushes to, if it was opened with one.
+    pub fn remote(&self) -> Option<&Remote> {
+        self.remote.as_ref()
+    }
+
+    /// The same store read again at the current HEAD, keeping its remote.
+    fn reopen(&self) -> Result<Store, StoreError> {
+        let mut store = Store::open(self.root())?;
+        store.remote = self.remote.clone();
+        Ok(store)
+    }
+
+    /// Check, build and commit a change, again on the new HEAD whenever the store moved.
+    ///
+    /// `step` is called with the store at HEAD; it checks the caller's rules there and returns
+    /// the change to commit, or [`Step::Nothing`] (a refusal, nothing to do). When the commit's
+    /// compare-and-swap finds that another writer moved the branch (or, with a remote, the push
+    /// is rejected), the store is read again and `step` called again on the new HEAD, so a
+    /// change that still applies lands, and one the new HEAD forbids is refused by the caller's
+    /// own rules. After [`ATTEMPTS`] the error is [`GitError::Moved`].
+    pub fn transact<T, E>(
+        self,
+        mut step: impl FnMut(&Store) -> Result<Step<T>, E>,
+    ) -> Result<Transacted<T>, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut store = self;
+        let mut attempt = 1;
+        loop {
+            let (change, value) = match step(&store)? {
+                Step::Nothing(value) => {
+                    return Ok(Transacted {
+                        value,
+                        commit: None,
+                        store,
+                    })
+                }
+                Step::Commit(change, value) => (change, value),
+            };
+            match store.commit_once(&change.files, &change.message) {
+                Ok(id) => {
+                    return Ok(Transacted {
+                        value,
+                        commit: Some(id),
+                        store,
+                    })
+                }
+                Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
+                    notice(&format!(
+                        "the store moved under this writer (attempt {attempt} of {ATTEMPTS}); \
+                         reading the new HEAD, checking again and retrying"
+                    ));
+                    backoff(attempt);
+                    store = store.reopen()?;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// One commit on top of the HEAD this store was opened at; with a remote, pushed.
+    pub(super) fn commit_once(
+        &self,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
+        let (id, lag) = self
+            .repo
+            .commit_files_lagging(Some(self.head), files, message)?;
+        warn_lag(id, lag);
+        let Some(remote) = &self.remote else {
+            return Ok(id);
+        };
+        match self.repo.push(remote, id)? {
+            Pushed::Done => Ok(id),
+            Pushed::Rejected => {
+                // The remote moved on. Drop the local commit (its change is re-applied on the
+                // remote's new head by the caller) and report the move.
+                let theirs = self.repo.fetch(remote)?.ok_or_else(|| GitError::Sync {
+                    command: format!("git fetch {}", remote.name),
+                    stderr: format!("the branch {} vanished from the remote", remote.branch),
+                })?;
+                let lag = self.repo.move_branch(
+                    id,
+                    theirs,
+                    &format!(
+                        "contracts: push rejected, back to {}/{}",
+                        remote.name, remote.branch
+                    ),
+                )?;
+                warn_lag(theirs, lag);
+                Err(GitError::Moved {
+                    source: gix::Error::from_error(std::io::Error::other(format!(
+                        "{}/{} moved on; the push was rejected",
+                        remote.name, remote.branch
+                    ))),
+                }
+                .into())
+            }
+        }
+    }
+}
+
+/// Repair the checkout and remove dead writers' temporary files, saying what was done.
+fn tidy(repo: &Repo) {
+    match repo.repair_checkout() {
+        Ok(paths) if !paths.is_empty() => notice(&format!(
+            "repaired the checkout: {} file(s) were behind HEAD ({})",
+            paths.len(),
+            paths.join(", ")
+        )),
+        Ok(_) => {}
+        Err(e) => notice(&format!(
+            "warning: could not repair the checkout: {}",
+            chain(&e)
+        )),
+    }
+    match repo.remove_stale_temps() {
+        Ok(paths) if !paths.is_empty() => notice(&format!(
+            "removed {} temporary file(s) left by a writer that died ({})",
+            paths.len(),
+            paths.join(", ")
+        )),
+        Ok(_) => {}
+        Err(e) => notice(&format!(
+            "warning: could not remove temporary files: {}",
+            chain(&e)
+        )),
+    }
+}
+
+fn warn_lag(commit: ObjectId, lag: Option<GitError>) {
+    if let Some(e) = lag {
+        let hint = e
+            .hint()
+            .map(|h| format!("\n  hint: {h}"))
+            .unwrap_or_default();
+        notice(&format!(
+            "warning: committed {commit}, but updating the work tree and index failed: {}; \
+             the commit is safe, and the next writer repairs the checkout{hint}",
+            chain(&e)
+        ));
+    }
+}
+
+/// An error with its causes, for a one-line warning.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
