@@ -254,6 +254,8 @@ pub struct TreeEntry {
     pub name: String,
     pub id: ObjectId,
     pub is_dir: bool,
+    /// A symbolic link (git mode 120000): readers treat it as absent, writers refuse it.
+    pub is_link: bool,
 }
 
 /// A git repository with a work tree: the store.
@@ -484,6 +486,7 @@ impl Repo {
                 name: e.filename.to_str_lossy().into_owned(),
                 id: e.oid.to_owned(),
                 is_dir: e.mode.is_tree(),
+                is_link: e.mode.is_link(),
             })
             .collect())
     }

@@ -260,7 +260,7 @@ impl Store {
         let id = self
             .dataset_files(dataset)?
             .iter()
-            .find(|e| e.name == file && !e.is_dir)
+            .find(|e| e.name == file && !e.is_dir && !e.is_link)
             .map(|e| e.id)
             .ok_or_else(|| StoreError::UnknownVersion {
                 dataset: dataset.to_string(),
@@ -302,7 +302,7 @@ impl Store {
             .dir(&self.history_dir, layout::HISTORY)?
             .get(&format!("{dataset}.toml"))
         {
-            Some(e) if !e.is_dir => Ok(Some(self.text(e.id, &path)?)),
+            Some(e) if !e.is_dir && !e.is_link => Ok(Some(self.text(e.id, &path)?)),
             _ => Ok(None),
         }
     }

@@ -1,0 +1,608 @@
+//! The store under faults, through the real binary: symbolic links that would lead a write out
+//! of the store, locks left by a writer that died, a checkout left behind HEAD, temporary files
+//! of a killed writer, writers racing, writers killed at random moments, and two hosts sharing
+//! a store through a bare remote on the local disk.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::{Run, TestEnv};
+
+const CLAUSES: &str = "crs = \"EPSG:4326\"\n";
+
+fn draft(dataset: &str, version: &str, supersedes: Option<&str>, valid_from: &str) -> String {
+    let mut t = format!("dataset = \"{dataset}\"\nversion = \"{version}\"\n");
+    if let Some(s) = supersedes {
+        t += &format!("supersedes = \"{s}\"\n");
+    }
+    t + &format!("valid_from = {valid_from}\n\n[clauses]\n{CLAUSES}")
+}
+
+/// Version 2.0.0 of `dataset`: a breaking change of crs, live from 2027-01-01, with line 1
+/// sunsetting on 2027-07-01 (a 181-day window, inside the default policy).
+fn line_2(dataset: &str) -> String {
+    format!(
+        "dataset = \"{dataset}\"\nversion = \"2.0.0\"\nsupersedes = \"1.0.0\"\n\
+         valid_from = 2027-01-01\nsunset = 2027-07-01\n\n[clauses]\ncrs = \"EPSG:4258\"\n"
+    )
+}
+
+/// A real GeoPackage in EPSG:4326 (Natural Earth countries; see tests/data/README.md).
+fn countries() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/naturalearth/countries.gpkg")
+        .to_string_lossy()
+        .into_owned()
+}
+
+struct Store {
+    env: TestEnv,
+    dir: PathBuf,
+}
+
+impl Store {
+    fn new() -> Store {
+        let env = TestEnv::new();
+        let dir = env.home().join("store");
+        let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        Store { env, dir }
+    }
+
+    /// A second checkout's view of the same test environment.
+    fn at(env: TestEnv, dir: PathBuf) -> Store {
+        Store { env, dir }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = self.env.command(&self.dir);
+        c.args(args);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.env.run_in(&self.dir, args)
+    }
+
+    fn run_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
+        let mut c = self.cmd(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn write_draft(&self, name: &str, text: &str) -> String {
+        let p = self.env.home().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    /// Propose `version`: 1.0.0 a first version, 2.0.0 its breaking successor (live from
+    /// 2027-01-01, line 1 sunsetting on 2027-07-01).
+    fn propose(&self, dataset: &str, version: &str, supersedes: Option<&str>) -> Run {
+        let text = if version == "2.0.0" {
+            line_2(dataset)
+        } else {
+            draft(dataset, version, supersedes, "2026-01-01")
+        };
+        let path = self.write_draft(&format!("{dataset}-{version}.toml"), &text);
+        self.run(&["propose", &path, "--rationale", "Test."])
+    }
+
+    fn propose_ok(&self, dataset: &str, version: &str, supersedes: Option<&str>) {
+        let run = self.propose(dataset, version, supersedes);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        common::git_as(
+            &self.dir,
+            self.env.home(),
+            ("Mallory Editor", "mallory@example.org"),
+            args,
+        )
+    }
+
+    fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    fn at_head(&self, path: &str) -> Option<String> {
+        let out = Command::new("git")
+            .current_dir(&self.dir)
+            .args(["show", &format!("HEAD:{path}")])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn assert_sound(&self) {
+        self.git(&["fsck", "--strict", "--no-progress"]);
+        let run = self.run(&["check"]);
+        assert_eq!(run.code, 0, "check: {}\n{}", run.stdout, run.stderr);
+    }
+
+    fn assert_clean(&self) {
+        assert_eq!(
+            self.git(&["status", "--porcelain"]),
+            "",
+            "work tree not clean"
+        );
+    }
+}
+
+/// Every file under `dir`, with its bytes (`.git/objects` left out: unreachable objects are
+/// allowed to remain after a refused write).
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".git/objects" {
+                continue;
+            }
+            let t = e.file_type().unwrap();
+            if t.is_symlink() {
+                out.push((
+                    rel,
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                ));
+            } else if t.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+fn set_age(path: &Path, age: Duration) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(SystemTime::now() - age).unwrap();
+}
+
+// --- 1. symbolic links -------------------------------------------------------------------
+
+/// A refused write through a link: exit 2 naming the link, nothing written in the store or at
+/// the link's target.
+fn assert_refused_through_link(
+    s: &Store,
+    outside: &Path,
+    run: Run,
+    link: &str,
+    before: &[(String, Vec<u8>)],
+    head: &str,
+) {
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!("`{link}` is a symbolic link")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(outside).unwrap().count(),
+        0,
+        "something was written at the link's target"
+    );
+    assert_eq!(s.head(), head, "HEAD moved");
+    assert!(snapshot(&s.dir) == before, "a file of the store changed");
+}
+
+#[test]
+fn a_committed_dataset_link_is_not_followed() {
+    let s = Store::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.dir.join("contracts/evil")).unwrap();
+    s.git(&["add", "contracts/evil"]);
+    s.git(&["commit", "-qm", "a link"]);
+    let (before, head) = (snapshot(&s.dir), s.head());
+    let run = s.propose("evil", "1.0.0", None);
+    assert_refused_through_link(&s, outside.path(), run, "contracts/evil", &before, &head);
+    // check names it too.
+    let run = s.run(&["--format", "json", "check"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let findings = run.json()["findings"].as_array().unwrap().clone();
+    assert!(
+        findings.iter().any(|f| f["file"] == "contracts/evil"
+            && f["message"].as_str().unwrap().contains("symbolic link")),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn a_work_tree_only_dataset_link_is_not_followed() {
+    let s = Store::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.dir.join("contracts/evil")).unwrap();
+    let (before, head) = (snapshot(&s.dir), s.head());
+    let run = s.propose("evil", "1.0.0", None);
+    assert_refused_through_link(&s, outside.path(), run, "contracts/evil", &before, &head);
+}
+
+#[test]
+fn linked_top_level_folders_are_not_followed_committed_or_not() {
+    for (folder, committed) in [
+        ("history", false),
+        ("history", true),
+        ("contracts", false),
+        ("contracts", true),
+    ] {
+        let s = Store::new();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::remove_dir_all(s.dir.join(folder)).unwrap();
+        std::os::unix::fs::symlink(outside.path(), s.dir.join(folder)).unwrap();
+        if committed {
+            s.git(&["add", "-A", folder]);
+            s.git(&["commit", "-qm", "a link"]);
+        }
+        let (before, head) = (snapshot(&s.dir), s.head());
+        let run = s.propose("roads", "1.0.0", None);
+        assert_refused_through_link(&s, outside.path(), run, folder, &before, &head);
+    }
+}
+
+#[test]
+fn a_linked_history_file_is_not_followed_by_sunset_or_validate() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    s.propose_ok("roads", "2.0.0", Some("1.0.0"));
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("victim.toml");
+    for file in ["history/roads.toml", "history/roads.releases.toml"] {
+        let _ = std::fs::remove_file(s.dir.join(file));
+        std::os::unix::fs::symlink(&target, s.dir.join(file)).unwrap();
+    }
+    s.git(&["add", "-A", "history"]);
+    s.git(&["commit", "-qm", "links"]);
+    let (before, head) = (snapshot(&s.dir), s.head());
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        "2027-06-01",
+        "--rationale",
+        "r",
+        "--force",
+    ]);
+    assert_refused_through_link(
+        &s,
+        outside.path(),
+        run,
+        "history/roads.toml",
+        &before,
+        &head,
+    );
+    let run = s.run(&["validate", "roads", &countries(), "--record"]);
+    assert_refused_through_link(
+        &s,
+        outside.path(),
+        run,
+        "history/roads.releases.toml",
+        &before,
+        &head,
+    );
+}
+
+#[test]
+fn a_linked_notifications_folder_is_refused_by_the_store() {
+    // notify writes through Store::commit; the refusal lives there, so test it there.
+    let s = Store::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(s.dir.join("notifications")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.dir.join("notifications")).unwrap();
+    let (before, head) = (snapshot(&s.dir), s.head());
+    std::env::set_var("GIT_AUTHOR_NAME", "Ada");
+    std::env::set_var("GIT_AUTHOR_EMAIL", "ada@example.org");
+    std::env::set_var("GIT_COMMITTER_NAME", "Ada");
+    std::env::set_var("GIT_COMMITTER_EMAIL", "ada@example.org");
+    let store = contracts::store::Store::open(&s.dir).unwrap();
+    let err = store
+        .commit(
+            &[("notifications/roads.toml".into(), b"# ledger\n".to_vec())],
+            "ledger",
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`notifications` is a symbolic link"),
+        "{err}"
+    );
+    assert!(err.is_input());
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert_eq!(s.head(), head);
+    assert!(snapshot(&s.dir) == before);
+}
+
+// --- 2. locks, a lagging checkout, temporary files -----------------------------------------
+
+#[test]
+fn a_dead_writers_ref_lock_is_reported_as_such() {
+    for lock in [".git/refs/heads/main.lock", ".git/HEAD.lock"] {
+        let s = Store::new();
+        let path = s.dir.join(lock);
+        std::fs::write(&path, "").unwrap();
+        set_age(&path, Duration::from_secs(3600));
+        let head = s.head();
+        let run = s.propose("roads", "1.0.0", None);
+        assert_eq!(run.code, 3, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&path.display().to_string()),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("s old"), "{}", run.stderr);
+        assert!(run.stderr.contains("died"), "{}", run.stderr);
+        assert!(run.stderr.contains("rm '"), "{}", run.stderr);
+        assert!(!run.stderr.contains("moved"), "{}", run.stderr);
+        assert_eq!(s.head(), head);
+        // Cleared the safe way, the next run succeeds.
+        std::fs::remove_file(&path).unwrap();
+        s.propose_ok("roads", "1.0.0", None);
+        s.assert_clean();
+        s.assert_sound();
+    }
+}
+
+#[test]
+fn a_live_writers_lock_is_waited_for() {
+    let s = Store::new();
+    let path = s.dir.join(".git/refs/heads/main.lock");
+    std::fs::write(&path, "").unwrap();
+    let draft = s.write_draft("roads.toml", &draft("roads", "1.0.0", None, "2026-01-01"));
+    let child = s
+        .cmd(&["propose", &draft, "--rationale", "r"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::remove_file(&path).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.at_head("contracts/roads/1.0.0.toml").is_some());
+    s.assert_clean();
+}
+
+#[test]
+fn a_stale_index_lock_does_not_make_a_landed_record_fail_or_repeat() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    let lock = s.dir.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    set_age(&lock, Duration::from_secs(3600));
+    let run = s.run(&["validate", "roads", &countries(), "--record"]);
+    // The record landed: success, with a warning that the checkout lags.
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("warning: committed"), "{}", run.stderr);
+    assert!(run.stderr.contains("index.lock"), "{}", run.stderr);
+    let recorded = s.at_head("history/roads.releases.toml").unwrap();
+    assert_eq!(recorded.matches("[[release]]").count(), 1, "{recorded}");
+    // The lock removed, the next writer repairs the checkout.
+    std::fs::remove_file(&lock).unwrap();
+    let run = s.propose("rivers", "1.0.0", None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("repaired the checkout"),
+        "{}",
+        run.stderr
+    );
+    s.assert_clean();
+    let on_disk = std::fs::read_to_string(s.dir.join("history/roads.releases.toml")).unwrap();
+    assert_eq!(on_disk.matches("[[release]]").count(), 1, "{on_disk}");
+    s.assert_sound();
+}
+
+#[test]
+fn a_checkout_left_behind_head_is_repaired_without_touching_user_edits() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    // A commit that landed while its checkout did not: plain git moves the branch only.
+    let before = s.head();
+    let path = s.write_draft("x.toml", &draft("lakes", "1.0.0", None, "2026-01-01"));
+    let run = s.run(&["propose", &path, "--rationale", "r"]);
+    assert_eq!(run.code, 0);
+    let after = s.head();
+    s.git(&["update-ref", "refs/heads/main", &before]);
+    s.git(&["reset", "-q", "--hard"]);
+    s.git(&["update-ref", "refs/heads/main", &after]);
+    assert!(!s.dir.join("contracts/lakes/1.0.0.toml").exists());
+    // A file the user edited is left alone.
+    std::fs::write(s.dir.join("consumers.toml"), "# mine\n").unwrap();
+    let run = s.propose("rivers", "1.0.0", None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("repaired the checkout"),
+        "{}",
+        run.stderr
+    );
+    assert!(s.dir.join("contracts/lakes/1.0.0.toml").exists());
+    assert_eq!(s.git(&["status", "--porcelain"]), " M consumers.toml\n");
+}
+
+#[test]
+fn temporary_files_of_a_dead_writer_are_removed() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    // A process id no live process has: beyond Linux's pid_max.
+    let dead = s.dir.join("history/roads.toml.contracts-tmp-4999999");
+    std::fs::write(&dead, "half a file").unwrap();
+    let mine = format!("history/roads.toml.contracts-tmp-{}", std::process::id());
+    std::fs::write(s.dir.join(&mine), "a live writer's").unwrap();
+    let run = s.propose("rivers", "1.0.0", None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!dead.exists());
+    assert!(
+        run.stderr.contains("contracts-tmp-4999999"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        s.dir.join(&mine).exists(),
+        "a live process's file was removed"
+    );
+}
+
+// --- 3. writers that do not conflict -------------------------------------------------------
+
+/// A writer that lost the compare-and-swap re-reads and lands, and a real conflict refuses.
+#[test]
+fn twenty_four_mixed_concurrent_writers_all_land_once() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    s.propose_ok("roads", "2.0.0", Some("1.0.0"));
+    // 16 proposals of distinct datasets, 2 of the same version, 4 validate --record, 2 sunsets
+    // of the same line to different days.
+    let mut jobs: Vec<(String, Vec<String>)> = Vec::new();
+    for i in 0..16 {
+        let name = format!("set{i:02}");
+        let d = s.write_draft(
+            &format!("{name}.toml"),
+            &draft(&name, "1.0.0", None, "2026-01-01"),
+        );
+        jobs.push((
+            name,
+            vec!["propose".into(), d, "--rationale".into(), "race".into()],
+        ));
+    }
+    for i in 0..2 {
+        let d = s.write_draft(
+            &format!("twin{i}.toml"),
+            &draft("twin", "1.0.0", None, "2026-01-01"),
+        );
+        jobs.push((
+            "twin".into(),
+            vec!["propose".into(), d, "--rationale".into(), "race".into()],
+        ));
+    }
+    for i in 0..4 {
+        let manifest = s.write_draft(
+            &format!("release{i}.toml"),
+            &format!("version = \"r{i}\"\ndate = 2026-11-29\n"),
+        );
+        jobs.push((
+            format!("release r{i}"),
+            vec![
+                "validate".into(),
+                "roads".into(),
+                countries(),
+                "--manifest".into(),
+                manifest,
+                "--record".into(),
+            ],
+        ));
+    }
+    for day in ["2027-08-01", "2027-09-01"] {
+        jobs.push((
+            format!("sunset {day}"),
+            [
+                "sunset",
+                "roads",
+                "1",
+                "--on",
+                day,
+                "--rationale",
+                "race",
+                "--force",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect(),
+        ));
+    }
+    let start = Instant::now();
+    let children: Vec<_> = jobs
+        .iter()
+        .map(|(_, args)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            s.cmd(&args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
+    let retried = outs
+        .iter()
+        .filter(|o| {
+            String::from_utf8_lossy(&o.stderr).contains("the store moved under this writer")
+        })
+        .count();
+    eprintln!(
+        "concurrency: {} writers, exit codes {:?}, {} retried at least once, {:.1} s",
+        jobs.len(),
+        codes,
+        retried,
+        start.elapsed().as_secs_f64()
+    );
+    for (i, ((what, _), o)) in jobs.iter().zip(&outs).enumerate() {
+        if i < 16 || (18..22).contains(&i) {
+            assert_eq!(
+                codes[i],
+                0,
+                "{what}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    let mut twins = vec![codes[16], codes[17]];
+    twins.sort();
+    assert_eq!(twins, vec![0, 1], "one twin lands, the other is refused");
+    // Each landed record is at HEAD exactly once: one commit per writer that exited 0
+    // (init and the two setup proposals before them), and each one's file in place.
+    let landed_all = codes.iter().filter(|c| **c == 0).count();
+    assert_eq!(
+        s.git(&["rev-list", "--count", "HEAD"]).trim(),
+        (3 + landed_all).to_string()
+    );
+    for i in 0..16 {
+        let name = format!("set{i:02}");
+        assert!(s.at_head(&format!("contracts/{name}/1.0.0.toml")).is_some());
+        let log = s.git(&["log", "--format=%s", "--", &format!("contracts/{name}")]);
+        assert_eq!(log.lines().count(), 1, "{log}");
+    }
+    let releases = s.at_head("history/roads.releases.toml").unwrap();
+    for i in 0..4 {
+        assert_eq!(
+            releases.matches(&format!("version = \"r{i}\"")).count(),
+            1,
+            "{releases}"
+        );
+    }
+    let history = s.at_head("history/roads.toml").unwrap();
+    let sunsets = history.matches("[[sunset]]").count();
+    let landed = codes[22..].iter().filter(|c| **c == 0).count();
+    assert_eq!(sunsets, landed, "{history}");
+    assert!(landed >= 1);
+    s.assert_clean();
+    s.assert_sound();
+}
