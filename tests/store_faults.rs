@@ -606,3 +606,175 @@ fn twenty_four_mixed_concurrent_writers_all_land_once() {
     s.assert_clean();
     s.assert_sound();
 }
+
+// --- 4. a store shared through a remote -----------------------------------------------------
+
+/// A bare repository on the local disk as the team's git server, and two checkouts of it
+/// acting as two hosts, both with `[store] remote = "origin"`.
+fn two_hosts() -> (tempfile::TempDir, Store, Store) {
+    let a = Store::new();
+    let server = tempfile::tempdir().unwrap();
+    let bare = server.path().join("store.git");
+    let bare_s = bare.to_str().unwrap();
+    let env_home = a.env.home().to_path_buf();
+    common::git_as(
+        server.path(),
+        &env_home,
+        ("Admin", "admin@example.org"),
+        &["init", "-q", "--bare", "--initial-branch=main", bare_s],
+    );
+    let config = std::fs::read_to_string(a.dir.join("contracts.toml")).unwrap();
+    std::fs::write(
+        a.dir.join("contracts.toml"),
+        format!("[store]\nremote = \"origin\"\n\n{config}"),
+    )
+    .unwrap();
+    a.git(&["commit", "-qam", "share the store through origin"]);
+    a.git(&["remote", "add", "origin", bare_s]);
+    a.git(&["push", "-q", "origin", "main"]);
+    let b_dir = env_home.join("host-b");
+    common::git_as(
+        &env_home,
+        &env_home,
+        ("Admin", "admin@example.org"),
+        &["clone", "-q", bare_s, b_dir.to_str().unwrap()],
+    );
+    let b = Store::at(
+        TestEnv {
+            home: tempfile::tempdir().unwrap(),
+            today: a.env.today.clone(),
+        },
+        b_dir,
+    );
+    (server, a, b)
+}
+
+fn remote_has(server: &Path, path: &str) -> bool {
+    Command::new("git")
+        .current_dir(server.join("store.git"))
+        .args(["cat-file", "-e", &format!("main:{path}")])
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[test]
+fn two_hosts_writing_distinct_datasets_both_land_on_the_remote() {
+    let (server, a, b) = two_hosts();
+    let mut children = Vec::new();
+    for (host, tag) in [(&a, "a"), (&b, "b")] {
+        for i in 0..4 {
+            let name = format!("{tag}{i}");
+            let d = host.write_draft(
+                &format!("{name}.toml"),
+                &draft(&name, "1.0.0", None, "2026-01-01"),
+            );
+            let child = host
+                .cmd(&["propose", &d, "--rationale", "two hosts"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            children.push((name, child));
+        }
+    }
+    let mut codes = Vec::new();
+    for (name, child) in children {
+        let out = child.wait_with_output().unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        assert_eq!(code, 0, "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        codes.push(code);
+    }
+    eprintln!("two hosts, 8 concurrent writers of distinct datasets: exit codes {codes:?}");
+    for tag in ["a", "b"] {
+        for i in 0..4 {
+            assert!(
+                remote_has(server.path(), &format!("contracts/{tag}{i}/1.0.0.toml")),
+                "{tag}{i} missing on the remote"
+            );
+        }
+    }
+    common::git_as(
+        &server.path().join("store.git"),
+        a.env.home(),
+        ("x", "x@example.org"),
+        &["fsck", "--strict", "--no-progress"],
+    );
+    // Each host, after its next write, has everything, and passes check.
+    a.propose_ok("zz-a", "1.0.0", None);
+    b.propose_ok("zz-b", "1.0.0", None);
+    a.propose_ok("zz-c", "1.0.0", None);
+    assert_eq!(
+        a.head(),
+        common::git_as(
+            &server.path().join("store.git"),
+            a.env.home(),
+            ("x", "x@example.org"),
+            &["rev-parse", "main"]
+        )
+        .trim()
+    );
+    a.assert_clean();
+    a.assert_sound();
+    assert!(a.dir.join("contracts/zz-b/1.0.0.toml").exists());
+}
+
+#[test]
+fn the_same_version_from_two_hosts_lands_once() {
+    let (server, a, b) = two_hosts();
+    let children: Vec<_> = [&a, &b]
+        .iter()
+        .map(|host| {
+            let d = host.write_draft("twin.toml", &draft("twin", "1.0.0", None, "2026-01-01"));
+            host.cmd(&["propose", &d, "--rationale", "twice"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap().status.code().unwrap_or(-1))
+        .collect();
+    codes.sort();
+    assert_eq!(codes, vec![0, 1]);
+    assert!(remote_has(server.path(), "contracts/twin/1.0.0.toml"));
+    let log = common::git_as(
+        &server.path().join("store.git"),
+        a.env.home(),
+        ("x", "x@example.org"),
+        &["log", "--format=%s", "main", "--", "contracts/twin"],
+    );
+    assert_eq!(log.lines().count(), 1, "{log}");
+}
+
+#[test]
+fn no_sync_writes_locally_and_a_missing_git_is_a_clear_error() {
+    let (server, a, _b) = two_hosts();
+    let run = a.run(&[
+        "--no-sync",
+        "propose",
+        &a.write_draft("l.toml", &draft("local", "1.0.0", None, "2026-01-01")),
+        "--rationale",
+        "r",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!remote_has(server.path(), "contracts/local/1.0.0.toml"));
+    // The next synced writer carries the local commit along.
+    a.propose_ok("after", "1.0.0", None);
+    assert!(remote_has(server.path(), "contracts/local/1.0.0.toml"));
+    let empty = tempfile::tempdir().unwrap();
+    let d = a.write_draft("g.toml", &draft("nogit", "1.0.0", None, "2026-01-01"));
+    let run = a.run_env(
+        &[("PATH", empty.path().to_str().unwrap())],
+        &["propose", &d, "--rationale", "r"],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("needs the git executable"),
+        "{}",
+        run.stderr
+    );
+    assert!(!a.dir.join("contracts/nogit").exists());
+}

@@ -557,17 +557,8 @@ impl Repo {
         files: &[(String, Vec<u8>)],
         message: &str,
     ) -> Result<(ObjectId, Option<GitError>), GitError> {
-        for (path, _) in files {
-            check_path(path)?;
-        }
         let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-        self.refuse_symlinks(parent, &paths)?;
-        let identity = self.identity()?;
-        let commit = self.write_commit_objects(parent, files, message, &identity)?;
-
-        if self.fault == Some(Fault::AfterObjects) {
-            return Err(GitError::InjectedFault);
-        }
+        let (commit, identity) = self.write_commit_with(parent, files, message)?;
 
         let locks = self.ref_locks();
         loop {
@@ -581,6 +572,38 @@ impl Repo {
 
         let lag = self.checkout_paths(paths.into_iter()).err();
         Ok((commit, lag))
+    }
+
+    /// Write the objects of ONE commit that sets `files` on top of `parent`, and return its
+    /// id; no ref moves, nothing in the work tree changes. For a store shared through a remote,
+    /// where the push is the compare-and-swap and the local branch follows it. Checks paths and
+    /// symbolic links first, like [`Repo::commit_files`].
+    pub fn write_commit(
+        &self,
+        parent: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<ObjectId, GitError> {
+        Ok(self.write_commit_with(parent, files, message)?.0)
+    }
+
+    fn write_commit_with(
+        &self,
+        parent: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<(ObjectId, Identity), GitError> {
+        for (path, _) in files {
+            check_path(path)?;
+        }
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        self.refuse_symlinks(parent, &paths)?;
+        let identity = self.identity()?;
+        let commit = self.write_commit_objects(parent, files, message, &identity)?;
+        if self.fault == Some(Fault::AfterObjects) {
+            return Err(GitError::InjectedFault);
+        }
+        Ok((commit, identity))
     }
 
     /// Blobs, trees and the commit object; no ref is touched.

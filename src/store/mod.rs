@@ -113,14 +113,18 @@ pub struct Store {
 impl Store {
     /// Open the store whose repository contains `dir`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        Store::from_repo(Repo::open(dir)?)
+        Store::from_repo(Repo::open(dir)?, None)
     }
 
-    fn from_repo(repo: Repo) -> Result<Store, StoreError> {
+    /// The store in `repo` at `head`, or at HEAD.
+    fn from_repo(repo: Repo, head: Option<ObjectId>) -> Result<Store, StoreError> {
         let not_a_store = || StoreError::NotAStore {
             path: repo.work_dir().to_path_buf(),
         };
-        let head = repo.head()?.ok_or_else(not_a_store)?;
+        let head = match head {
+            Some(h) => h,
+            None => repo.head()?.ok_or_else(not_a_store)?,
+        };
         let bytes = repo
             .read_at(head, layout::CONFIG)?
             .ok_or_else(not_a_store)?;

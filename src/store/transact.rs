@@ -72,7 +72,7 @@ impl Store {
     pub fn open_writer(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
         let repo = Repo::open(dir)?;
         tidy(&repo);
-        let mut store = Store::from_repo(repo)?;
+        let store = Store::from_repo(repo, None)?;
         let name = match sync {
             Sync::Off => None,
             Sync::Remote(name) => Some(name.clone()),
@@ -85,13 +85,27 @@ impl Store {
             command: format!("sync with {name}"),
             stderr: "HEAD is detached; a store shared through a remote writes to a branch".into(),
         })?;
-        let remote = Remote { name, branch };
-        if let Some(theirs) = store.repo.fetch(&remote)? {
-            let ours = store.head;
-            if ours != theirs {
-                if store.repo.is_ancestor(ours, theirs)? {
-                    let lag = store.repo.move_branch(
-                        ours,
+        store.synced(Remote { name, branch })
+    }
+
+    /// This store read again at the remote's head: fetch; fast-forward the local branch when
+    /// it is behind; push it first when it is ahead (commits made with `--no-sync`), so the
+    /// change is built on exactly what the remote holds.
+    fn synced(self, remote: Remote) -> Result<Store, StoreError> {
+        let repo = self.repo;
+        for _ in 0..ATTEMPTS {
+            let ours = repo.head()?.ok_or_else(|| StoreError::NotAStore {
+                path: repo.work_dir().to_path_buf(),
+            })?;
+            let base = match repo.fetch(&remote)? {
+                // A remote without the branch yet: this checkout's history starts it.
+                None => match repo.push(&remote, ours)? {
+                    Pushed::Done => ours,
+                    Pushed::Rejected => continue,
+                },
+                Some(theirs) if theirs == ours => ours,
+                Some(theirs) if repo.is_ancestor(ours, theirs)? => {
+                    let lag = repo.advance_branch(
                         theirs,
                         &format!(
                             "contracts: fast-forward to {}/{}",
@@ -99,20 +113,33 @@ impl Store {
                         ),
                     )?;
                     warn_lag(theirs, lag);
-                    store = Store::open(dir)?;
-                } else if !store.repo.is_ancestor(theirs, ours)? {
+                    theirs
+                }
+                Some(theirs) if repo.is_ancestor(theirs, ours)? => {
+                    match repo.push(&remote, ours)? {
+                        Pushed::Done => {
+                            notice(&format!(
+                                "pushed this checkout's earlier commits to {}/{}",
+                                remote.name, remote.branch
+                            ));
+                            ours
+                        }
+                        Pushed::Rejected => continue,
+                    }
+                }
+                Some(_) => {
                     return Err(GitError::Diverged {
                         local: ours,
                         remote: format!("{}/{}", remote.name, remote.branch),
                     }
-                    .into());
+                    .into())
                 }
-                // Otherwise this checkout is ahead (a commit whose push did not happen): the
-                // next push carries it.
-            }
+            };
+            let mut store = Store::from_repo(repo, Some(base))?;
+            store.remote = Some(remote);
+            return Ok(store);
         }
-        store.remote = Some(remote);
-        Ok(store)
+        Err(moved(&remote).into())
     }
 
     /// The remote this store pushes to, if it was opened with one.
@@ -121,10 +148,11 @@ impl Store {
     }
 
     /// The same store read again at the current HEAD, keeping its remote.
-    fn reopen(&self) -> Result<Store, StoreError> {
-        let mut store = Store::open(self.root())?;
-        store.remote = self.remote.clone();
-        Ok(store)
+    fn reopen(self) -> Result<Store, StoreError> {
+        match self.remote.clone() {
+            None => Store::open(self.root()),
+            Some(remote) => self.synced(remote),
+        }
     }
 
     /// Check, build and commit a change, again on the new HEAD whenever the store moved.
@@ -177,46 +205,41 @@ impl Store {
         }
     }
 
-    /// One commit on top of the HEAD this store was opened at; with a remote, pushed.
+    /// One commit on top of the HEAD this store was opened at. With a remote, the push is the
+    /// compare-and-swap: the commit is written, pushed, and only once the remote took it does
+    /// the local branch follow, so a rejected attempt leaves nothing behind.
     pub(super) fn commit_once(
         &self,
         files: &[(String, Vec<u8>)],
         message: &str,
     ) -> Result<ObjectId, StoreError> {
-        let (id, lag) = self
-            .repo
-            .commit_files_lagging(Some(self.head), files, message)?;
-        warn_lag(id, lag);
         let Some(remote) = &self.remote else {
+            let (id, lag) = self
+                .repo
+                .commit_files_lagging(Some(self.head), files, message)?;
+            warn_lag(id, lag);
             return Ok(id);
         };
+        let id = self.repo.write_commit(Some(self.head), files, message)?;
         match self.repo.push(remote, id)? {
-            Pushed::Done => Ok(id),
-            Pushed::Rejected => {
-                // The remote moved on. Drop the local commit (its change is re-applied on the
-                // remote's new head by the caller) and report the move.
-                let theirs = self.repo.fetch(remote)?.ok_or_else(|| GitError::Sync {
-                    command: format!("git fetch {}", remote.name),
-                    stderr: format!("the branch {} vanished from the remote", remote.branch),
-                })?;
-                let lag = self.repo.move_branch(
-                    id,
-                    theirs,
-                    &format!(
-                        "contracts: push rejected, back to {}/{}",
-                        remote.name, remote.branch
-                    ),
-                )?;
-                warn_lag(theirs, lag);
-                Err(GitError::Moved {
-                    source: gix::Error::from_error(std::io::Error::other(format!(
-                        "{}/{} moved on; the push was rejected",
-                        remote.name, remote.branch
-                    ))),
-                }
-                .into())
+            Pushed::Done => {
+                let summary = message.lines().next().unwrap_or_default();
+                let lag = self.repo.advance_branch(id, summary)?;
+                warn_lag(id, lag);
+                Ok(id)
             }
+            Pushed::Rejected => Err(moved(remote).into()),
         }
+    }
+}
+
+/// The remote's branch moved on: the push was rejected.
+fn moved(remote: &Remote) -> GitError {
+    GitError::Moved {
+        source: gix::Error::from_error(std::io::Error::other(format!(
+            "{}/{} moved on; the push was rejected",
+            remote.name, remote.branch
+        ))),
     }
 }
 

@@ -57,20 +57,48 @@ impl Repo {
         Ok(name.map(|n| n.shorten().to_string()))
     }
 
+    /// The URL of `remote`, from git config (a clear error when there is no such remote).
+    fn remote_url(&self, remote: &Remote) -> Result<String, GitError> {
+        let args = ["remote", "get-url", remote.name.as_str()];
+        let out = git(&self.work_dir, &args)?;
+        if !out.status.success() {
+            return Err(failed(&args, &out));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
     /// Fetch `remote`'s branch and return the commit it points at (`None` when the remote has
     /// no such branch yet).
+    ///
+    /// The fetched head lands in a ref of this process's own (`refs/contracts-sync/<pid>`),
+    /// read and then deleted, and the URL is fetched rather than the remote's name, so
+    /// concurrent writers in one checkout never contend for a remote-tracking ref.
     pub fn fetch(&self, remote: &Remote) -> Result<Option<ObjectId>, GitError> {
-        let tracking = format!("refs/contracts-sync/{}/{}", remote.name, remote.branch);
+        let url = self.remote_url(remote)?;
+        let tracking = format!("refs/contracts-sync/{}", std::process::id());
         let spec = format!("+refs/heads/{}:{tracking}", remote.branch);
         let args = [
             "fetch",
             "--quiet",
             "--no-tags",
             "--no-write-fetch-head",
-            remote.name.as_str(),
+            url.as_str(),
             spec.as_str(),
         ];
-        let out = git(&self.work_dir, &args)?;
+        let mut attempt = 0;
+        let out = loop {
+            let out = git(&self.work_dir, &args)?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            // Another process of this checkout writing an object pack or a ref at that instant.
+            if !out.status.success() && stderr.contains(".lock") && attempt < 10 {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(
+                    20 * attempt + super::guard::jitter(50),
+                ));
+                continue;
+            }
+            break out;
+        };
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             if stderr.contains("couldn't find remote ref") {
@@ -78,66 +106,75 @@ impl Repo {
             }
             return Err(failed(&args, &out));
         }
-        // A fresh handle: the refs just written by another process.
+        // A fresh handle: the ref was just written by another process.
         let fresh = gix::open(self.repo.git_dir()).map_err(|source| GitError::Open {
             path: self.work_dir.clone(),
             source,
         })?;
-        let id = fresh
+        let reference = fresh
             .find_reference(tracking.as_str())
-            .map_err(GitError::git(format!("could not read {tracking}")))?
+            .map_err(GitError::git(format!("could not read {tracking}")))?;
+        let id = reference
+            .clone()
             .into_fully_peeled_id()
-            .map_err(GitError::git(format!("could not resolve {tracking}")))?;
-        Ok(Some(id.detach()))
+            .map_err(GitError::git(format!("could not resolve {tracking}")))?
+            .detach();
+        // The objects are what matters; the ref was only the way to learn the id.
+        let _ = reference.delete();
+        Ok(Some(id))
     }
 
     /// Push `commit` to `remote`'s branch, refusing anything but a fast-forward there.
     pub fn push(&self, remote: &Remote, commit: ObjectId) -> Result<Pushed, GitError> {
+        let url = self.remote_url(remote)?;
         let spec = format!("{commit}:refs/heads/{}", remote.branch);
-        let args = [
-            "push",
-            "--quiet",
-            "--porcelain",
-            remote.name.as_str(),
-            spec.as_str(),
-        ];
+        let args = ["push", "--porcelain", url.as_str(), spec.as_str()];
         let out = git(&self.work_dir, &args)?;
         if out.status.success() {
             return Ok(Pushed::Done);
         }
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        if text.contains("[rejected]")
-            || text.contains("non-fast-forward")
-            || text.contains("fetch first")
-            || text.contains("cannot lock ref")
-            || text.contains("failed to update ref")
-        {
-            return Ok(Pushed::Rejected);
+        // `--porcelain`: one line per ref, `!` when it was not updated, with the reason.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let refused = stdout
+            .lines()
+            .find(|l| l.starts_with('!') && l.contains(&format!("refs/heads/{}", remote.branch)));
+        match refused {
+            // The branch moved on (non-fast-forward), or another push held its lock.
+            Some(line)
+                if line.contains("[rejected]")
+                    || line.contains("fetch first")
+                    || line.contains("non-fast-forward")
+                    || line.contains("failed to update ref")
+                    || line.contains("failed to lock")
+                    || line.contains("cannot lock") =>
+            {
+                Ok(Pushed::Rejected)
+            }
+            _ => Err(failed(&args, &out)),
         }
-        Err(failed(&args, &out))
     }
 
-    /// Move the branch from `from` to `to` (compare-and-swap on `from`, waiting for a live
-    /// writer's lock), then bring the checkout up to it. Used to fast-forward to a fetched
-    /// remote head, and to drop a local commit whose push was rejected so that it can be
-    /// re-applied on the remote's new head. A checkout that fails is returned, not raised:
-    /// the ref moved.
-    pub fn move_branch(
+    /// Fast-forward the local branch to `target` if it is behind it (an ancestor), waiting for
+    /// a live writer's lock and re-reading when another local writer moved it meanwhile; then
+    /// bring the checkout up to HEAD. Leaves a branch that is not behind `target` alone. A
+    /// checkout that fails is returned, not raised: the ref moved.
+    pub fn advance_branch(
         &self,
-        from: ObjectId,
-        to: ObjectId,
+        target: ObjectId,
         why: &str,
     ) -> Result<Option<GitError>, GitError> {
         let identity = self.identity()?;
         let locks = self.ref_locks();
         loop {
+            let Some(local) = self.head()? else {
+                break;
+            };
+            if local == target || !self.is_ancestor(local, target)? {
+                break;
+            }
             self.wait_for_locks(&locks)?;
-            match self.move_head(Some(from), to, why, &identity) {
-                Err(GitError::Locked { .. }) => continue,
+            match self.move_head(Some(local), target, why, &identity) {
+                Err(GitError::Locked { .. }) | Err(GitError::Moved { .. }) => continue,
                 other => other?,
             }
             break;
