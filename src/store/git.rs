@@ -63,8 +63,8 @@ pub enum GitError {
     /// A lock file another writer should have removed long ago: it died holding it. Nothing
     /// was written.
     #[error(
-        "{} is {age_secs} s old and was still there after waiting {waited_ms} ms: a lock left \
-         by a git or contracts process that died; nothing was written",
+        "{} is {age_secs} s old: a lock left by a git or contracts process that died (waited \
+         {waited_ms} ms for it to go); nothing was written",
         path.display()
     )]
     StaleLock {
