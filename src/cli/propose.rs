@@ -60,7 +60,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "--rationale is empty: say why the change is wanted; it is unrecoverable later",
         ));
     }
-    let store = ctx.writer_store()?;
+    // A dry run writes nothing, so it neither repairs the checkout nor syncs with the remote.
+    let store = if args.dry_run {
+        ctx.store()?
+    } else {
+        ctx.writer_store()?
+    };
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     let now = chrono::Utc::now();

@@ -1,7 +1,6 @@
-//! What keeps a write inside the store and the store usable after a crash: no symbolic link on
-//! the way to a file the store writes, bounded waiting for another writer's lock (and a clear
-//! report of a lock nobody will release), repair of a checkout left behind HEAD, and removal of
-//! temporary files a killed writer left.
+//! What keeps a write inside the store and writers out of each other's way: no symbolic link
+//! on the way to a file the store writes, and bounded waiting for another writer's lock (with a
+//! clear report of a lock nobody will release).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -10,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
-use super::{io_err, GitError, Repo};
+use super::{GitError, Repo};
 
 /// The environment variable that sets how long a writer waits for another writer's lock, in
 /// milliseconds (default [`DEFAULT_LOCK_WAIT`]). A lock at least this old is called stale.
@@ -19,19 +18,6 @@ pub const LOCK_WAIT_ENV: &str = "CONTRACTS_LOCK_WAIT_MS";
 /// A live writer holds git's locks for milliseconds; ten seconds is far beyond that, and short
 /// enough for a cron job to fail clearly rather than hang.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
-
-/// The suffix of the temporary files the checkout writes, followed by the writer's process id.
-pub const TEMP_SUFFIX: &str = ".contracts-tmp-";
-
-/// The top-level entries of the work tree the store writes and repairs.
-const STORE_PATHS: [&str; 6] = [
-    "contracts.toml",
-    "consumers.toml",
-    "contracts",
-    "history",
-    "notifications",
-    "templates",
-];
 
 pub(crate) fn lock_wait() -> Duration {
     std::env::var(LOCK_WAIT_ENV)
@@ -68,19 +54,6 @@ fn age_of(path: &Path) -> Option<Duration> {
             .duration_since(modified)
             .unwrap_or_default(),
     )
-}
-
-/// Whether the process with id `pid` is alive. Where that cannot be known, it is assumed alive.
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let proc = Path::new("/proc");
-    if proc.join("self").exists() {
-        proc.join(pid.to_string()).exists()
-    } else {
-        true
-    }
 }
 
 impl Repo {
@@ -194,132 +167,5 @@ impl Repo {
         }
         out.sort();
         Ok(out)
-    }
-
-    /// Bring the store's files in the work tree and the index up to HEAD where a writer left
-    /// them behind (a commit that landed but whose checkout failed or was killed). Only files
-    /// the user has not edited are rewritten: a work-tree file is repaired when it still holds
-    /// what the index says (or is missing). Returns the repaired paths.
-    pub fn repair_checkout(&self) -> Result<Vec<String>, GitError> {
-        let Some(head) = self.head()? else {
-            return Ok(Vec::new());
-        };
-        let tree = self.tree_of(head)?;
-        let at_head = self
-            .repo
-            .index_from_tree(&tree.id)
-            .map_err(GitError::git(format!(
-                "could not build the index for {head}"
-            )))?;
-        let index_path = self.repo.index_path();
-        let on_disk = if index_path.exists() {
-            Some(
-                gix::index::File::at(
-                    &index_path,
-                    self.repo.object_hash(),
-                    false,
-                    Default::default(),
-                )
-                .map_err(GitError::git("could not read the index"))?,
-            )
-        } else {
-            None
-        };
-        let ours = |p: &str| {
-            STORE_PATHS
-                .iter()
-                .any(|s| p == *s || p.strip_prefix(s).is_some_and(|r| r.starts_with('/')))
-        };
-        let mut stale = Vec::new();
-        let mut consider = |path: &str, old: Option<ObjectId>, new: Option<ObjectId>| {
-            if old == new || !ours(path) {
-                return Ok::<(), GitError>(());
-            }
-            let target = self.work_dir.join(path);
-            let untouched = match std::fs::symlink_metadata(&target) {
-                Err(_) => true,
-                Ok(m) if !m.is_file() => false,
-                Ok(_) => {
-                    let data = std::fs::read(&target).map_err(io_err(&target))?;
-                    let id = gix::objs::compute_hash(
-                        self.repo.object_hash(),
-                        gix::objs::Kind::Blob,
-                        &data,
-                    )
-                    .map_err(GitError::git(format!("could not hash {path}")))?;
-                    Some(id) == old || Some(id) == new
-                }
-            };
-            if untouched {
-                stale.push(path.to_string());
-            }
-            Ok(())
-        };
-        let old_of = |path: &gix::bstr::BStr| {
-            on_disk
-                .as_ref()
-                .and_then(|i| i.entry_by_path(path))
-                .map(|e| e.id)
-        };
-        for entry in at_head.entries() {
-            let path = entry.path(&at_head);
-            consider(path.to_str_lossy().as_ref(), old_of(path), Some(entry.id))?;
-        }
-        if let Some(disk) = &on_disk {
-            for entry in disk.entries() {
-                let path = entry.path(disk);
-                if at_head.entry_by_path(path).is_none() {
-                    consider(path.to_str_lossy().as_ref(), Some(entry.id), None)?;
-                }
-            }
-        }
-        if !stale.is_empty() {
-            let paths: Vec<&str> = stale.iter().map(String::as_str).collect();
-            self.refuse_symlinks(Some(head), &paths)?;
-            self.checkout_paths(stale.iter().map(String::as_str))?;
-        }
-        Ok(stale)
-    }
-
-    /// Remove the temporary files (`<file>.contracts-tmp-<pid>`) that writers which are no
-    /// longer running left among the store's files. Returns the removed paths.
-    pub fn remove_stale_temps(&self) -> Result<Vec<String>, GitError> {
-        let mut removed = Vec::new();
-        let mut dirs = vec![self.work_dir.clone()];
-        while let Some(dir) = dirs.pop() {
-            let Ok(read) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in read.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                let rel = entry
-                    .path()
-                    .strip_prefix(&self.work_dir)
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if kind.is_dir() {
-                    let top = rel.split('/').next().unwrap_or_default();
-                    if STORE_PATHS.contains(&top) {
-                        dirs.push(entry.path());
-                    }
-                    continue;
-                }
-                let Some((_, pid)) = name.rsplit_once(TEMP_SUFFIX) else {
-                    continue;
-                };
-                let Ok(pid) = pid.parse::<u32>() else {
-                    continue;
-                };
-                if kind.is_file() && !process_alive(pid) {
-                    std::fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
-                    removed.push(rel);
-                }
-            }
-        }
-        removed.sort();
-        Ok(removed)
     }
 }
