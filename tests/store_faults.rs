@@ -1013,3 +1013,20 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
         "too few kills to prove anything: {killed}"
     );
 }
+
+#[test]
+fn a_checkout_diverged_from_the_remote_is_a_clear_error() {
+    let (server, a, b) = two_hosts();
+    let d = a.write_draft("l.toml", &draft("local", "1.0.0", None, "2026-01-01"));
+    let run = a.run(&["--no-sync", "propose", &d, "--rationale", "r"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    b.propose_ok("remote-side", "1.0.0", None);
+    let head = a.head();
+    let run = a.propose("third", "1.0.0", None);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("have diverged"), "{}", run.stderr);
+    assert!(run.stderr.contains("git pull --rebase"), "{}", run.stderr);
+    assert_eq!(a.head(), head);
+    assert!(!remote_has(server.path(), "contracts/third/1.0.0.toml"));
+    assert!(!remote_has(server.path(), "contracts/local/1.0.0.toml"));
+}
