@@ -797,49 +797,53 @@ impl Rng {
     }
 }
 
-/// Kill `propose`, `sunset` and `validate --record` with SIGKILL after a random delay, many
-/// times, and after every trial and at the end check that nothing was lost or doubled: a
-/// record whose writer exited 0 is at HEAD exactly once, a killed writer's record at most once,
-/// `git fsck` and `check` pass, and the next run succeeds.
-#[test]
-fn writers_killed_at_random_moments_lose_and_double_nothing() {
-    const TRIALS: usize = 200;
-    const BUDGET: Duration = Duration::from_secs(60);
-    let s = Store::new();
-    s.propose_ok("roads", "1.0.0", None);
-    s.propose_ok("roads", "2.0.0", Some("1.0.0"));
-    let seed = std::env::var("CONTRACTS_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    let mut rng = Rng(seed);
+/// What each trial tried to record, and how its writer ended (`None`: killed).
+struct Trial {
+    kind: &'static str,
+    key: String,
+    exit: Option<i32>,
+}
 
-    // How long a write takes here, so the kills land across its whole run.
-    let t = Instant::now();
-    s.propose_ok("warmup", "1.0.0", None);
-    let mut span = (t.elapsed().as_millis() as u64).max(20);
-    let first_span = span;
+/// Runs writers and kills them after a random delay, aimed across the whole of a write: the
+/// delay bound shrinks when a writer finished before its kill and grows when it was killed.
+struct Crasher {
+    rng: Rng,
+    seed: u64,
+    span: u64,
+    first_span: u64,
+    locks_cleared: std::collections::BTreeMap<&'static str, usize>,
+}
 
-    /// What each trial tried to record, and how its writer ended.
-    struct Trial {
-        kind: &'static str,
-        key: String,
-        exit: Option<i32>,
-    }
-    let mut trials: Vec<Trial> = Vec::new();
-    let mut locks_cleared: std::collections::BTreeMap<&str, usize> = Default::default();
-    let start = Instant::now();
-    for i in 0..TRIALS {
-        if start.elapsed() > BUDGET {
-            break;
+impl Crasher {
+    /// Seeded from the clock, or from `CONTRACTS_CRASH_SEED` to replay a run; the span is how
+    /// long one (unkilled) write takes on `s` now.
+    fn new(s: &Store) -> Crasher {
+        let seed = std::env::var("CONTRACTS_CRASH_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        let t = Instant::now();
+        s.propose_ok("warmup", "1.0.0", None);
+        let span = (t.elapsed().as_millis() as u64).max(20);
+        Crasher {
+            rng: Rng(seed),
+            seed,
+            span,
+            first_span: span,
+            locks_cleared: Default::default(),
         }
-        let (kind, key, args): (&str, String, Vec<String>) = match rng.below(3) {
+    }
+
+    /// One trial number `i` on `s`: `propose` of a new dataset, `sunset` of roads line 1 to a
+    /// day later than any before, or `validate --record` of a release named after `i`.
+    fn trial(&mut self, s: &Store, i: usize) -> Trial {
+        let (kind, key, args): (&'static str, String, Vec<String>) = match self.rng.below(3) {
             0 => {
                 let name = format!("k{i:03}");
                 let d = s.write_draft(
@@ -853,7 +857,6 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
                 )
             }
             1 => {
-                // Each trial moves line 1's sunset one day later than any before.
                 let day = chrono::NaiveDate::from_ymd_opt(2027, 8, 1).unwrap()
                     + chrono::Days::new(i as u64);
                 let day = day.to_string();
@@ -902,62 +905,51 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(rng.below(2 * span)));
+        std::thread::sleep(Duration::from_millis(self.rng.below(2 * self.span)));
         let exit = match child.try_wait().unwrap() {
-            // Finished before the kill: aim the next kills earlier.
             Some(status) => {
-                span = (span * 9 / 10).max(5);
+                self.span = (self.span * 9 / 10).max(5);
                 status.code()
             }
             None => {
                 child.kill().unwrap();
                 child.wait().unwrap();
-                span = span * 21 / 20 + 1;
+                self.span = self.span * 21 / 20 + 1;
                 None
             }
         };
-        trials.push(Trial { kind, key, exit });
-        // A lock the killed writer held stays; the store reports it (see the lock tests) and the
-        // safe way to clear it is to remove it once no writer runs, as here.
+        // A lock the killed writer held stays; the store reports it (see the lock tests) and
+        // the safe way to clear it is to remove it once no writer runs, as here.
         for lock in [
             ".git/index.lock",
             ".git/HEAD.lock",
             ".git/refs/heads/main.lock",
         ] {
             if std::fs::remove_file(s.dir.join(lock)).is_ok() {
-                *locks_cleared.entry(lock).or_default() += 1;
+                *self.locks_cleared.entry(lock).or_default() += 1;
             }
         }
+        Trial { kind, key, exit }
     }
+}
 
-    // The next run succeeds, and repairs whatever the last kill left.
-    let after = s.propose("after-crash", "1.0.0", None);
-    assert_eq!(after.code, 0, "{}", after.stderr);
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2028-06-01",
-        "--rationale",
-        "after",
-        "--force",
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    s.assert_clean();
-    s.assert_sound();
-    let leftovers: Vec<_> = snapshot(&s.dir)
-        .into_iter()
-        .filter(|(p, _)| p.contains(".contracts-tmp-"))
-        .map(|(p, _)| p)
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-
+/// Counts over `trials` against HEAD of `s`: (lost, doubled, killed, killed but landed, exit
+/// codes). A lost record is one whose writer exited 0 and which is not at HEAD.
+fn tally(
+    s: &Store,
+    trials: &[Trial],
+) -> (
+    usize,
+    usize,
+    usize,
+    usize,
+    std::collections::BTreeMap<String, usize>,
+) {
     let history = s.at_head("history/roads.toml").unwrap();
     let releases = s.at_head("history/roads.releases.toml").unwrap_or_default();
     let (mut lost, mut doubled, mut killed, mut landed_killed) = (0, 0, 0, 0);
     let mut codes: std::collections::BTreeMap<String, usize> = Default::default();
-    for t in &trials {
+    for t in trials {
         let count = match t.kind {
             "propose" => s
                 .git(&[
@@ -999,12 +991,64 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
             }
         }
     }
+    (lost, doubled, killed, landed_killed, codes)
+}
+
+/// Kill `propose`, `sunset` and `validate --record` with SIGKILL after a random delay, many
+/// times, and check that nothing was lost or doubled: a record whose writer exited 0 is at HEAD
+/// exactly once, a killed writer's record at most once, `git fsck` and `check` pass, and the
+/// next run succeeds.
+#[test]
+fn writers_killed_at_random_moments_lose_and_double_nothing() {
+    const TRIALS: usize = 200;
+    const BUDGET: Duration = Duration::from_secs(60);
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    s.propose_ok("roads", "2.0.0", Some("1.0.0"));
+    let mut crasher = Crasher::new(&s);
+    let mut trials = Vec::new();
+    let start = Instant::now();
+    for i in 0..TRIALS {
+        if start.elapsed() > BUDGET {
+            break;
+        }
+        trials.push(crasher.trial(&s, i));
+    }
+    let elapsed = start.elapsed();
+
+    // The next run succeeds, and repairs whatever the last kill left.
+    let after = s.propose("after-crash", "1.0.0", None);
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    let run = s.run(&[
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        "2028-06-01",
+        "--rationale",
+        "after",
+        "--force",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    s.assert_clean();
+    s.assert_sound();
+    let leftovers: Vec<_> = snapshot(&s.dir)
+        .into_iter()
+        .filter(|(p, _)| p.contains(".contracts-tmp-"))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let (lost, doubled, killed, landed_killed, codes) = tally(&s, &trials);
     eprintln!(
-        "crash: seed {seed}, {} trials in {:.1} s (a write took {first_span} ms), {killed} killed \
-         ({landed_killed} of them had landed), exit codes {codes:?}, locks left by killed writers \
-         {locks_cleared:?}, lost records {lost}, records twice {doubled}",
+        "crash: seed {}, {} trials in {:.1} s (a write took {} ms), {killed} killed \
+         ({landed_killed} of them had landed), exit codes {codes:?}, locks left by killed \
+         writers {:?}, lost records {lost}, records twice {doubled}",
+        crasher.seed,
         trials.len(),
-        start.elapsed().as_secs_f64()
+        elapsed.as_secs_f64(),
+        crasher.first_span,
+        crasher.locks_cleared,
     );
     assert_eq!(lost, 0);
     assert_eq!(doubled, 0);
@@ -1014,19 +1058,68 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
     );
 }
 
+/// The same kills on a host of a store shared through a remote, while the other host keeps
+/// writing: whatever moment a writer dies at (before, during or after its fetch or push), the
+/// remote stays sound, nothing that exited 0 is missing from it, nothing is there twice, and
+/// both hosts' next runs succeed.
 #[test]
-fn a_checkout_diverged_from_the_remote_is_a_clear_error() {
+fn writers_killed_while_syncing_with_a_remote_lose_and_double_nothing() {
+    const TRIALS: usize = 60;
+    const BUDGET: Duration = Duration::from_secs(45);
     let (server, a, b) = two_hosts();
-    let d = a.write_draft("l.toml", &draft("local", "1.0.0", None, "2026-01-01"));
-    let run = a.run(&["--no-sync", "propose", &d, "--rationale", "r"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    b.propose_ok("remote-side", "1.0.0", None);
-    let head = a.head();
-    let run = a.propose("third", "1.0.0", None);
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(run.stderr.contains("have diverged"), "{}", run.stderr);
-    assert!(run.stderr.contains("git pull --rebase"), "{}", run.stderr);
-    assert_eq!(a.head(), head);
-    assert!(!remote_has(server.path(), "contracts/third/1.0.0.toml"));
-    assert!(!remote_has(server.path(), "contracts/local/1.0.0.toml"));
+    a.propose_ok("roads", "1.0.0", None);
+    a.propose_ok("roads", "2.0.0", Some("1.0.0"));
+    let mut crasher = Crasher::new(&a);
+    let mut trials = Vec::new();
+    let start = Instant::now();
+    for i in 0..TRIALS {
+        if start.elapsed() > BUDGET {
+            break;
+        }
+        trials.push(crasher.trial(&a, i));
+        if i % 4 == 0 {
+            b.propose_ok(&format!("b{i:03}"), "1.0.0", None);
+        }
+    }
+    let elapsed = start.elapsed();
+    a.propose_ok("after-crash-a", "1.0.0", None);
+    b.propose_ok("after-crash-b", "1.0.0", None);
+    a.propose_ok("after-crash-c", "1.0.0", None);
+    let remote_main = common::git_as(
+        &server.path().join("store.git"),
+        a.env.home(),
+        ("x", "x@example.org"),
+        &["rev-parse", "main"],
+    );
+    assert_eq!(a.head(), remote_main.trim());
+    common::git_as(
+        &server.path().join("store.git"),
+        a.env.home(),
+        ("x", "x@example.org"),
+        &["fsck", "--strict", "--no-progress"],
+    );
+    a.assert_clean();
+    a.assert_sound();
+    assert_eq!(
+        a.git(&["for-each-ref", "refs/contracts-sync"]),
+        "",
+        "fetch refs of killed writers remain"
+    );
+    let (lost, doubled, killed, landed_killed, codes) = tally(&a, &trials);
+    eprintln!(
+        "crash with a remote: seed {}, {} trials in {:.1} s (a write took {} ms), {killed} \
+         killed ({landed_killed} of them had landed), exit codes {codes:?}, locks left by \
+         killed writers {:?}, lost records {lost}, records twice {doubled}",
+        crasher.seed,
+        trials.len(),
+        elapsed.as_secs_f64(),
+        crasher.first_span,
+        crasher.locks_cleared,
+    );
+    assert_eq!(lost, 0);
+    assert_eq!(doubled, 0);
+    assert!(
+        killed >= trials.len() / 4,
+        "too few kills to prove anything: {killed}"
+    );
 }

@@ -230,7 +230,8 @@ impl Repo {
     }
 
     /// Remove the temporary files (`<file>.contracts-tmp-<pid>`) that writers which are no
-    /// longer running left among the store's files. Returns the removed paths.
+    /// longer running left among the store's files, and the refs such writers fetched a
+    /// remote's head into (`refs/contracts-sync/<pid>`). Returns the removed paths.
     pub fn remove_stale_temps(&self) -> Result<Vec<String>, GitError> {
         let mut removed = Vec::new();
         let mut dirs = vec![self.work_dir.clone()];
@@ -264,6 +265,17 @@ impl Repo {
                 if kind.is_file() && !process_alive(pid) {
                     std::fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
                     removed.push(rel);
+                }
+            }
+        }
+        // The refs a killed writer fetched a remote's head into (see `Repo::fetch`).
+        let sync_refs = self.repo.git_dir().join(super::remote::SYNC_REFS);
+        if let Ok(read) = std::fs::read_dir(&sync_refs) {
+            for entry in read.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.parse::<u32>().is_ok_and(|pid| !process_alive(pid)) {
+                    std::fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
+                    removed.push(format!("{}/{name}", super::remote::SYNC_REFS));
                 }
             }
         }

@@ -12,6 +12,9 @@ use gix::ObjectId;
 
 use super::{GitError, Repo};
 
+/// Where a writer fetches the remote's head, one ref per process: `refs/contracts-sync/<pid>`.
+pub(super) const SYNC_REFS: &str = "refs/contracts-sync";
+
 /// The remote a store syncs with, and the branch on both sides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
@@ -75,7 +78,7 @@ impl Repo {
     /// concurrent writers in one checkout never contend for a remote-tracking ref.
     pub fn fetch(&self, remote: &Remote) -> Result<Option<ObjectId>, GitError> {
         let url = self.remote_url(remote)?;
-        let tracking = format!("refs/contracts-sync/{}", std::process::id());
+        let tracking = format!("{SYNC_REFS}/{}", std::process::id());
         let spec = format!("+refs/heads/{}:{tracking}", remote.branch);
         let args = [
             "fetch",
