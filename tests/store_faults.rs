@@ -445,6 +445,21 @@ fn a_checkout_left_behind_head_is_repaired_without_touching_user_edits() {
 }
 
 #[test]
+fn a_staged_edit_is_not_mistaken_for_a_lagging_checkout() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    let path = s.dir.join("history/roads.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("# a note being drafted\n");
+    std::fs::write(&path, &text).unwrap();
+    s.git(&["add", "history/roads.toml"]);
+    let run = s.propose("rivers", "1.0.0", None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("repaired"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
 fn temporary_files_of_a_dead_writer_are_removed() {
     let s = Store::new();
     s.propose_ok("roads", "1.0.0", None);

@@ -146,8 +146,9 @@ impl Repo {
 
     /// Bring the store's files in the work tree and the index up to HEAD where a writer left
     /// them behind (a commit that landed but whose checkout failed or was killed). Only files
-    /// the user has not edited are rewritten: a work-tree file is repaired when it still holds
-    /// what the index says (or is missing). Returns the repaired paths.
+    /// the user has not edited are rewritten: a work-tree file is repaired when it is missing,
+    /// already holds HEAD's content, or still holds what the index says and that content was
+    /// committed at an ancestor of HEAD. Files are never deleted. Returns the repaired paths.
     pub fn repair_checkout(&self) -> Result<Vec<String>, GitError> {
         let Some(head) = self.head()? else {
             return Ok(Vec::new());
@@ -179,12 +180,19 @@ impl Repo {
                 .any(|s| p == *s || p.strip_prefix(s).is_some_and(|r| r.starts_with('/')))
         };
         let mut stale = Vec::new();
-        let mut consider = |path: &str, old: Option<ObjectId>, new: Option<ObjectId>| {
-            if old == new || !ours(path) {
-                return Ok::<(), GitError>(());
+        for entry in at_head.entries() {
+            let path = entry.path(&at_head).to_str_lossy().into_owned();
+            let new = entry.id;
+            let old = on_disk
+                .as_ref()
+                .and_then(|i| i.entry_by_path(path.as_str().into()))
+                .map(|e| e.id);
+            if old == Some(new) || !ours(&path) {
+                continue;
             }
-            let target = self.work_dir.join(path);
-            let untouched = match std::fs::symlink_metadata(&target) {
+            let target = self.work_dir.join(&path);
+            let repair = match std::fs::symlink_metadata(&target) {
+                // Missing: a file a landed commit added, or one the user deleted; HEAD has it.
                 Err(_) => true,
                 Ok(m) if !m.is_file() => false,
                 Ok(_) => {
@@ -195,30 +203,14 @@ impl Repo {
                         &data,
                     )
                     .map_err(GitError::git(format!("could not hash {path}")))?;
-                    Some(id) == old || Some(id) == new
+                    // Already HEAD's content (only the index lags), or still an earlier
+                    // commit's content as the index says: left behind. Anything else, or a
+                    // staged version no commit ever had, is the user's edit and stays.
+                    id == new || (Some(id) == old && self.was_committed(head, &path, id, 100)?)
                 }
             };
-            if untouched {
-                stale.push(path.to_string());
-            }
-            Ok(())
-        };
-        let old_of = |path: &gix::bstr::BStr| {
-            on_disk
-                .as_ref()
-                .and_then(|i| i.entry_by_path(path))
-                .map(|e| e.id)
-        };
-        for entry in at_head.entries() {
-            let path = entry.path(&at_head);
-            consider(path.to_str_lossy().as_ref(), old_of(path), Some(entry.id))?;
-        }
-        if let Some(disk) = &on_disk {
-            for entry in disk.entries() {
-                let path = entry.path(disk);
-                if at_head.entry_by_path(path).is_none() {
-                    consider(path.to_str_lossy().as_ref(), Some(entry.id), None)?;
-                }
+            if repair {
+                stale.push(path);
             }
         }
         if !stale.is_empty() {
@@ -227,6 +219,40 @@ impl Repo {
             self.checkout_paths(stale.iter().map(String::as_str))?;
         }
         Ok(stale)
+    }
+
+    /// Whether `path` held blob `id` in one of the `depth` first-parent ancestors of `head`.
+    fn was_committed(
+        &self,
+        head: ObjectId,
+        path: &str,
+        id: ObjectId,
+        depth: usize,
+    ) -> Result<bool, GitError> {
+        let mut commit = head;
+        for _ in 0..depth {
+            let parent = self
+                .repo
+                .find_commit(commit)
+                .map_err(GitError::git(format!("could not read commit {commit}")))?
+                .parent_ids()
+                .next()
+                .map(|p| p.detach());
+            let Some(parent) = parent else {
+                return Ok(false);
+            };
+            let entry = self
+                .tree_of(parent)?
+                .lookup_entry_by_path(path)
+                .map_err(GitError::git(format!(
+                    "could not look up {path} at {parent}"
+                )))?;
+            if entry.is_some_and(|e| e.object_id() == id) {
+                return Ok(true);
+            }
+            commit = parent;
+        }
+        Ok(false)
     }
 
     /// Remove the temporary files (`<file>.contracts-tmp-<pid>`) that writers which are no
