@@ -143,14 +143,15 @@ impl Store {
 }
 
 /// Every file under `dir`, with its bytes (`.git/objects` left out: unreachable objects are
-/// allowed to remain after a refused write).
+/// allowed to remain after a refused write; and `.git/contracts-writers`, the empty file every
+/// writer takes its OS lock on, created by the first writer).
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
             let p = e.path();
             let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if rel == ".git/objects" {
+            if rel == ".git/objects" || rel == ".git/contracts-writers" {
                 continue;
             }
             let t = e.file_type().unwrap();
@@ -484,7 +485,104 @@ fn temporary_files_of_a_dead_writer_are_removed() {
 
 // --- 3. writers that do not conflict -------------------------------------------------------
 
-/// A writer that lost the compare-and-swap re-reads and lands, and a real conflict refuses.
+/// Run `args` on `s` with a pause between writing its objects and moving the branch, and
+/// meanwhile let `foreign` (plain git, not a contracts writer: it does not queue for the
+/// writers' lock) commit, until the writer says the store moved under it. Returns the run.
+fn race_with_git(s: &Store, args: &[&str], mut foreign: impl FnMut(usize)) -> Run {
+    use std::io::{BufRead, BufReader};
+    let mut child = s
+        .cmd(args)
+        .env("CONTRACTS_FAULT", "pause-before-ref=300")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let line = line.unwrap();
+            if line.contains("the store moved under this writer") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut k = 0;
+    while rx.try_recv().is_err() && Instant::now() < deadline {
+        foreign(k);
+        k += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: reader.join().unwrap(),
+    }
+}
+
+#[test]
+fn a_writer_whose_branch_moved_rechecks_and_lands() {
+    let s = Store::new();
+    s.propose_ok("roads", "1.0.0", None);
+    let d = s.write_draft("rivers.toml", &draft("rivers", "1.0.0", None, "2026-01-01"));
+    let run = race_with_git(&s, &["propose", &d, "--rationale", "r"], |k| {
+        std::fs::create_dir_all(s.dir.join("notes")).unwrap();
+        std::fs::write(s.dir.join(format!("notes/{k}.txt")), "note\n").unwrap();
+        s.git(&["add", "notes"]);
+        s.git(&["commit", "-qm", &format!("note {k}")]);
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("(attempt 1 of 10)"), "{}", run.stderr);
+    assert!(s.at_head("contracts/rivers/1.0.0.toml").is_some());
+    assert!(
+        s.at_head("notes/0.txt").is_some(),
+        "the other commits were kept"
+    );
+    let log = s.git(&["log", "--format=%s", "--", "contracts/rivers"]);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    s.assert_clean();
+    s.assert_sound();
+}
+
+#[test]
+fn a_writer_whose_branch_moved_to_a_conflict_refuses() {
+    let s = Store::new();
+    let d = s.write_draft("twin.toml", &draft("twin", "1.0.0", None, "2026-01-01"));
+    let mut landed = false;
+    let run = race_with_git(&s, &["propose", &d, "--rationale", "r"], |_| {
+        if landed {
+            return;
+        }
+        landed = true;
+        // The same version, committed by another route (by hand, with plain git).
+        std::fs::create_dir_all(s.dir.join("contracts/twin")).unwrap();
+        std::fs::write(
+            s.dir.join("contracts/twin/1.0.0.toml"),
+            draft("twin", "1.0.0", None, "2026-01-01"),
+        )
+        .unwrap();
+        s.git(&["add", "contracts/twin"]);
+        s.git(&["commit", "-qm", "twin by hand"]);
+    });
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("not greater than the newest version 1.0.0"),
+        "{}",
+        run.stderr
+    );
+    let log = s.git(&["log", "--format=%s", "--", "contracts/twin"]);
+    assert_eq!(log.trim(), "twin by hand");
+}
+
+/// Writers of one checkout queue for the writers' lock, so none loses to another; a real
+/// conflict still refuses.
 #[test]
 fn twenty_four_mixed_concurrent_writers_all_land_once() {
     let s = Store::new();
@@ -748,12 +846,19 @@ fn the_same_version_from_two_hosts_lands_once() {
                 .unwrap()
         })
         .collect();
-    let mut codes: Vec<i32> = children
+    let outs: Vec<_> = children
         .into_iter()
-        .map(|c| c.wait_with_output().unwrap().status.code().unwrap_or(-1))
+        .map(|c| c.wait_with_output().unwrap())
         .collect();
+    let mut codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
     codes.sort();
-    assert_eq!(codes, vec![0, 1]);
+    assert_eq!(
+        codes,
+        vec![0, 1],
+        "{}\n---\n{}",
+        String::from_utf8_lossy(&outs[0].stderr),
+        String::from_utf8_lossy(&outs[1].stderr)
+    );
     assert!(remote_has(server.path(), "contracts/twin/1.0.0.toml"));
     let log = common::git_as(
         &server.path().join("store.git"),

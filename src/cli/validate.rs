@@ -35,23 +35,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    // Only a recording run writes: it alone repairs the checkout and syncs with the remote.
-    let store = if args.record {
-        ctx.writer_store()?
-    } else {
-        ctx.store()?
-    };
-    let manifest = match &args.manifest {
-        None => None,
-        Some(p) => {
-            let text = read_input(p)?;
-            Some(parse_manifest(&p.display().to_string(), &text)?)
-        }
-    };
-    // The live contracts are those of the HEAD the record lands on: when another writer
-    // moves the store first, the release is judged again there (the files are profiled once).
-    let mut profile = None;
-    let done = store.transact(|store| -> Result<_, CommandError> {
+    let store = ctx.store()?;
+    let live_at = |store: &crate::store::Store| -> Result<_, CommandError> {
         let live = store.live_contracts(&args.dataset, ctx.today)?;
         if live.is_empty() {
             return Err(CommandError::input(format!(
@@ -60,14 +45,30 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ))
             .with_hint("check --today, or the contracts' valid_from and sunset"));
         }
-        if profile.is_none() {
-            profile = Some(profile_release(&args.files)?);
+        Ok(live)
+    };
+    let live = live_at(&store)?;
+    let manifest = match &args.manifest {
+        None => None,
+        Some(p) => {
+            let text = read_input(p)?;
+            Some(parse_manifest(&p.display().to_string(), &text)?)
         }
-        let profile = profile.as_ref().expect("profiled above");
-        let report = validate(&args.dataset, profile, manifest.as_ref(), &live);
-        if !args.record {
-            return Ok(Step::Nothing(report));
-        }
+    };
+    let profile = profile_release(&args.files)?;
+    if !args.record {
+        let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        return finish(ctx, args, report, None);
+    }
+    drop(store);
+    // Only a recording run writes: it alone queues for the writers' lock, repairs the checkout
+    // and syncs with the remote. The live contracts are those of the HEAD the record lands on:
+    // when the store moved since, the release is judged again there (the files were profiled
+    // once).
+    let store = ctx.writer_store()?;
+    let done = store.transact(|store| -> Result<_, CommandError> {
+        let live = live_at(store)?;
+        let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
             CommandError::environment(format!("could not render the release record: {e}"))
         })?;
@@ -92,8 +93,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             report,
         ))
     })?;
-    let report = done.value;
+    finish(ctx, args, done.value, done.commit)
+}
 
+/// Print the report and its warnings, and say where it was recorded.
+fn finish(
+    ctx: &Context,
+    args: &Args,
+    report: Report,
+    commit: Option<crate::store::git::ObjectId>,
+) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Junit => print!("{}", junit(&report)),
@@ -114,7 +123,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             );
         }
     }
-    if let Some(id) = done.commit {
+    if let Some(id) = commit {
         eprintln!(
             "recorded in {} (commit {})",
             layout::releases(&args.dataset),

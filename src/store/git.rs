@@ -30,7 +30,7 @@ use error::io_err;
 pub use error::GitError;
 pub use gix::ObjectId;
 pub(crate) use guard::jitter as jitter_ms;
-pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV};
+pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV, WRITERS_LOCK};
 pub use history::{CommitChanges, PathChange, Person};
 #[cfg(test)]
 use identity::resolve_identity;
@@ -48,6 +48,9 @@ pub const FAULT_ENV: &str = "CONTRACTS_FAULT";
 pub enum Fault {
     /// Fail after every object of the commit is written, before the branch moves.
     AfterObjects,
+    /// Pause this many milliseconds after the objects are written, before the branch moves:
+    /// the moment another writer can move the branch under this one (`pause-before-ref=MS`).
+    PauseBeforeRef(u64),
 }
 
 impl Fault {
@@ -59,7 +62,11 @@ impl Fault {
     fn parse(value: Option<&str>) -> Option<Fault> {
         match value {
             Some("after-objects") => Some(Fault::AfterObjects),
-            _ => None,
+            Some(v) => v
+                .strip_prefix("pause-before-ref=")
+                .and_then(|ms| ms.parse().ok())
+                .map(Fault::PauseBeforeRef),
+            None => None,
         }
     }
 }
@@ -361,6 +368,11 @@ mod tests {
             Fault::parse(Some("after-objects")),
             Some(Fault::AfterObjects)
         );
+        assert_eq!(
+            Fault::parse(Some("pause-before-ref=250")),
+            Some(Fault::PauseBeforeRef(250))
+        );
+        assert_eq!(Fault::parse(Some("pause-before-ref=soon")), None);
         assert_eq!(Fault::parse(Some("")), None);
         assert_eq!(Fault::parse(None), None);
     }

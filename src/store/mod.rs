@@ -108,6 +108,8 @@ pub struct Store {
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
     /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
     remote: Option<Remote>,
+    /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
+    writers_lock: Option<std::fs::File>,
 }
 
 impl Store {
@@ -140,6 +142,7 @@ impl Store {
             history_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
             remote: None,
+            writers_lock: None,
         })
     }
 

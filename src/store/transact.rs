@@ -71,8 +71,12 @@ impl Store {
     /// itself does not depend on the work tree.
     pub fn open_writer(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
         let repo = Repo::open(dir)?;
+        // Writers of one checkout queue here, so they never race each other; what is left to
+        // race is other programs (git itself) and, with a remote, other hosts.
+        let lock = repo.lock_writers()?;
         tidy(&repo);
-        let store = Store::from_repo(repo, None)?;
+        let mut store = Store::from_repo(repo, None)?;
+        store.writers_lock = Some(lock);
         let name = match sync {
             Sync::Off => None,
             Sync::Remote(name) => Some(name.clone()),
@@ -93,14 +97,15 @@ impl Store {
     /// change is built on exactly what the remote holds.
     fn synced(self, remote: Remote) -> Result<Store, StoreError> {
         let repo = self.repo;
+        let lock = self.writers_lock;
         for _ in 0..ATTEMPTS {
             let ours = repo.head()?.ok_or_else(|| StoreError::NotAStore {
                 path: repo.work_dir().to_path_buf(),
             })?;
             let base = match repo.fetch(&remote)? {
                 // A remote without the branch yet: this checkout's history starts it.
-                None => match repo.push(&remote, ours)? {
-                    Pushed::Done => ours,
+                None => match repo.push(&remote, ours, None)? {
+                    Pushed::Done | Pushed::AlreadyThere => ours,
                     Pushed::Rejected => continue,
                 },
                 Some(theirs) if theirs == ours => ours,
@@ -116,7 +121,8 @@ impl Store {
                     theirs
                 }
                 Some(theirs) if repo.is_ancestor(theirs, ours)? => {
-                    match repo.push(&remote, ours)? {
+                    match repo.push(&remote, ours, Some(theirs))? {
+                        Pushed::AlreadyThere => ours,
                         Pushed::Done => {
                             notice(&format!(
                                 "pushed this checkout's earlier commits to {}/{}",
@@ -137,6 +143,7 @@ impl Store {
             };
             let mut store = Store::from_repo(repo, Some(base))?;
             store.remote = Some(remote);
+            store.writers_lock = lock;
             return Ok(store);
         }
         Err(moved(&remote).into())
@@ -148,9 +155,13 @@ impl Store {
     }
 
     /// The same store read again at the current HEAD, keeping its remote.
-    fn reopen(self) -> Result<Store, StoreError> {
+    fn reopen(mut self) -> Result<Store, StoreError> {
         match self.remote.clone() {
-            None => Store::open(self.root()),
+            None => {
+                let mut store = Store::open(self.root())?;
+                store.writers_lock = self.writers_lock.take();
+                Ok(store)
+            }
             Some(remote) => self.synced(remote),
         }
     }
@@ -221,14 +232,17 @@ impl Store {
             return Ok(id);
         };
         let id = self.repo.write_commit(Some(self.head), files, message)?;
-        match self.repo.push(remote, id)? {
+        match self.repo.push(remote, id, Some(self.head))? {
             Pushed::Done => {
                 let summary = message.lines().next().unwrap_or_default();
                 let lag = self.repo.advance_branch(id, summary)?;
                 warn_lag(id, lag);
                 Ok(id)
             }
-            Pushed::Rejected => Err(moved(remote).into()),
+            // AlreadyThere: another writer pushed a byte-identical commit (same parent, content,
+            // author and second) first. Its change, not this one, moved the branch: like a lost
+            // compare-and-swap, re-read and re-check (a proposal is then refused).
+            Pushed::Rejected | Pushed::AlreadyThere => Err(moved(remote).into()),
         }
     }
 }

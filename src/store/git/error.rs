@@ -48,6 +48,12 @@ pub enum GitError {
         age_secs: u64,
         waited_ms: u64,
     },
+    /// Other writers of this checkout held the writers' lock for the whole wait.
+    #[error(
+        "other contracts writers held {} for {waited_secs} s; nothing was written",
+        path.display()
+    )]
+    Busy { path: PathBuf, waited_secs: u64 },
     /// A component of a path the store writes is a symbolic link: writing would follow it out
     /// of the store. Nothing was written.
     #[error(

@@ -56,7 +56,50 @@ fn age_of(path: &Path) -> Option<Duration> {
     )
 }
 
+/// The file local writers hold an OS lock on (`flock`) for the whole of a write, so writers
+/// in one checkout queue instead of racing. The kernel releases it when its holder dies, so a
+/// `kill -9` can never leave it held.
+pub const WRITERS_LOCK: &str = "contracts-writers";
+
+/// How long a writer queues behind other writers of the same checkout before giving up.
+fn writers_wait() -> Duration {
+    6 * lock_wait()
+}
+
 impl Repo {
+    /// Queue for the writers' lock ([`WRITERS_LOCK`] in the git directory) and hold it until
+    /// the returned file is dropped. Bounded: after six times the lock wait (60 s by default)
+    /// the result is [`GitError::Busy`].
+    pub fn lock_writers(&self) -> Result<std::fs::File, GitError> {
+        let path = self.repo.git_dir().join(WRITERS_LOCK);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(super::io_err(&path))?;
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(2);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < writers_wait() => {
+                    std::thread::sleep(
+                        pause + Duration::from_millis(jitter(pause.as_millis() as u64)),
+                    );
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(GitError::Busy {
+                        path,
+                        waited_secs: start.elapsed().as_secs(),
+                    })
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(super::io_err(&path)(e)),
+            }
+        }
+    }
+
     /// The lock files a commit takes: `HEAD.lock` and the branch's `refs/heads/<name>.lock`.
     pub(crate) fn ref_locks(&self) -> Vec<PathBuf> {
         let git_dir = self.repo.git_dir().to_path_buf();
@@ -67,6 +110,38 @@ impl Repo {
             out.push(lock);
         }
         out
+    }
+
+    /// Move the branch from `parent` to `commit` (see `move_head`), waiting while another writer
+    /// holds the ref's locks. Bounded: each wait ends at [`lock_wait`] with a stale lock, and
+    /// the whole at three times that (a lock that every attempt finds freshly taken again).
+    pub(crate) fn move_head_waiting(
+        &self,
+        parent: Option<ObjectId>,
+        commit: ObjectId,
+        message: &str,
+        identity: &super::Identity,
+    ) -> Result<(), GitError> {
+        let locks = self.ref_locks();
+        let deadline = Instant::now() + 3 * lock_wait();
+        loop {
+            self.wait_for_locks(&locks)?;
+            match self.move_head(parent, commit, message, identity) {
+                Err(GitError::Locked { source }) if Instant::now() >= deadline => {
+                    return Err(GitError::Git {
+                        context: format!(
+                            "the branch stayed locked by other writers for {} s",
+                            (3 * lock_wait()).as_secs()
+                        ),
+                        source,
+                    })
+                }
+                Err(GitError::Locked { .. }) => {
+                    std::thread::sleep(Duration::from_millis(1 + jitter(10)));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Wait, with bounded backoff, until none of `locks` exists. A lock still there after the

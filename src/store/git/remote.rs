@@ -25,7 +25,10 @@ pub struct Remote {
 /// How a push ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
+    /// This push moved the remote branch to the commit.
     Done,
+    /// The remote branch was at the commit already: someone pushed the very same commit.
+    AlreadyThere,
     /// The remote branch moved on: fetch, re-apply, push again.
     Rejected,
 }
@@ -127,17 +130,46 @@ impl Repo {
         Ok(Some(id))
     }
 
-    /// Push `commit` to `remote`'s branch, refusing anything but a fast-forward there.
-    pub fn push(&self, remote: &Remote, commit: ObjectId) -> Result<Pushed, GitError> {
+    /// Push `commit` to `remote`'s branch with a compare-and-swap there: only if the branch
+    /// is still at `expected` (`None`: only if it does not exist yet), through git's
+    /// `--force-with-lease`. So a writer whose commit happens to be byte-identical to one
+    /// another writer pushed first (same parent, content, author and second) is rejected too,
+    /// as a local commit would be, rather than taking the other's push for its own.
+    pub fn push(
+        &self,
+        remote: &Remote,
+        commit: ObjectId,
+        expected: Option<ObjectId>,
+    ) -> Result<Pushed, GitError> {
         let url = self.remote_url(remote)?;
         let spec = format!("{commit}:refs/heads/{}", remote.branch);
-        let args = ["push", "--porcelain", url.as_str(), spec.as_str()];
+        let lease = format!(
+            "--force-with-lease=refs/heads/{}:{}",
+            remote.branch,
+            expected.map(|e| e.to_string()).unwrap_or_default()
+        );
+        let args = [
+            "push",
+            "--porcelain",
+            lease.as_str(),
+            url.as_str(),
+            spec.as_str(),
+        ];
         let out = git(&self.work_dir, &args)?;
-        if out.status.success() {
-            return Ok(Pushed::Done);
-        }
-        // `--porcelain`: one line per ref, `!` when it was not updated, with the reason.
+        // `--porcelain`: one line per ref, flagged `=` when it was up to date already, `!` when
+        // it was not updated, with the reason.
         let stdout = String::from_utf8_lossy(&out.stdout);
+        let dst = format!("refs/heads/{}", remote.branch);
+        if out.status.success() {
+            let up_to_date = stdout
+                .lines()
+                .any(|l| l.starts_with('=') && l.contains(&dst));
+            return Ok(if up_to_date {
+                Pushed::AlreadyThere
+            } else {
+                Pushed::Done
+            });
+        }
         let refused = stdout
             .lines()
             .find(|l| l.starts_with('!') && l.contains(&format!("refs/heads/{}", remote.branch)));
@@ -145,6 +177,7 @@ impl Repo {
             // The branch moved on (non-fast-forward), or another push held its lock.
             Some(line)
                 if line.contains("[rejected]")
+                    || line.contains("stale info")
                     || line.contains("fetch first")
                     || line.contains("non-fast-forward")
                     || line.contains("failed to update ref")
@@ -167,7 +200,6 @@ impl Repo {
         why: &str,
     ) -> Result<Option<GitError>, GitError> {
         let identity = self.identity()?;
-        let locks = self.ref_locks();
         loop {
             let Some(local) = self.head()? else {
                 break;
@@ -175,9 +207,9 @@ impl Repo {
             if local == target || !self.is_ancestor(local, target)? {
                 break;
             }
-            self.wait_for_locks(&locks)?;
-            match self.move_head(Some(local), target, why, &identity) {
-                Err(GitError::Locked { .. }) | Err(GitError::Moved { .. }) => continue,
+            match self.move_head_waiting(Some(local), target, why, &identity) {
+                // Another local writer moved it meanwhile: look again.
+                Err(GitError::Moved { .. }) => continue,
                 other => other?,
             }
             break;

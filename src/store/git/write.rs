@@ -50,15 +50,7 @@ impl Repo {
         let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
         let (commit, identity) = self.write_commit_with(parent, files, message)?;
 
-        let locks = self.ref_locks();
-        loop {
-            self.wait_for_locks(&locks)?;
-            match self.move_head(parent, commit, message, &identity) {
-                Err(GitError::Locked { .. }) => continue,
-                other => other?,
-            }
-            break;
-        }
+        self.move_head_waiting(parent, commit, message, &identity)?;
 
         let lag = self.checkout_paths(paths.into_iter()).err();
         Ok((commit, lag))
@@ -90,8 +82,12 @@ impl Repo {
         self.refuse_symlinks(parent, &paths)?;
         let identity = self.identity()?;
         let commit = self.write_commit_objects(parent, files, message, &identity)?;
-        if self.fault == Some(Fault::AfterObjects) {
-            return Err(GitError::InjectedFault);
+        match self.fault {
+            Some(Fault::AfterObjects) => return Err(GitError::InjectedFault),
+            Some(Fault::PauseBeforeRef(ms)) => {
+                std::thread::sleep(std::time::Duration::from_millis(ms))
+            }
+            None => {}
         }
         Ok((commit, identity))
     }
