@@ -143,15 +143,14 @@ impl Store {
 }
 
 /// Every file under `dir`, with its bytes (`.git/objects` left out: unreachable objects are
-/// allowed to remain after a refused write; and `.git/contracts-writers`, the empty file every
-/// writer takes its OS lock on, created by the first writer).
+/// allowed to remain after a refused write).
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
             let p = e.path();
             let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if rel == ".git/objects" || rel == ".git/contracts-writers" {
+            if rel == ".git/objects" {
                 continue;
             }
             let t = e.file_type().unwrap();

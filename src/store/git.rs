@@ -30,7 +30,7 @@ use error::io_err;
 pub use error::GitError;
 pub use gix::ObjectId;
 pub(crate) use guard::jitter as jitter_ms;
-pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV, WRITERS_LOCK};
+pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV};
 pub use history::{CommitChanges, PathChange, Person};
 #[cfg(test)]
 use identity::resolve_identity;

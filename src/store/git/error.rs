@@ -48,9 +48,10 @@ pub enum GitError {
         age_secs: u64,
         waited_ms: u64,
     },
-    /// Other writers of this checkout held the writers' lock for the whole wait.
+    /// Other writers of this checkout held the writers' lock (on the git directory) for the
+    /// whole wait.
     #[error(
-        "other contracts writers held {} for {waited_secs} s; nothing was written",
+        "other contracts writers of {} kept the store for {waited_secs} s; nothing was written",
         path.display()
     )]
     Busy { path: PathBuf, waited_secs: u64 },

@@ -56,28 +56,20 @@ fn age_of(path: &Path) -> Option<Duration> {
     )
 }
 
-/// The file local writers hold an OS lock on (`flock`) for the whole of a write, so writers
-/// in one checkout queue instead of racing. The kernel releases it when its holder dies, so a
-/// `kill -9` can never leave it held.
-pub const WRITERS_LOCK: &str = "contracts-writers";
-
 /// How long a writer queues behind other writers of the same checkout before giving up.
 fn writers_wait() -> Duration {
     6 * lock_wait()
 }
 
 impl Repo {
-    /// Queue for the writers' lock ([`WRITERS_LOCK`] in the git directory) and hold it until
-    /// the returned file is dropped. Bounded: after six times the lock wait (60 s by default)
-    /// the result is [`GitError::Busy`].
+    /// Queue for the writers' lock and hold it until the returned handle is dropped: an OS
+    /// lock (`flock`) on the git directory itself, so writers in one checkout queue instead of
+    /// racing, no file is created for it, and the kernel releases it when its holder dies (a
+    /// `kill -9` can never leave it held). Bounded: after six times the lock wait (60 s by
+    /// default) the result is [`GitError::Busy`].
     pub fn lock_writers(&self) -> Result<std::fs::File, GitError> {
-        let path = self.repo.git_dir().join(WRITERS_LOCK);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(super::io_err(&path))?;
+        let path = self.repo.git_dir().to_path_buf();
+        let file = std::fs::File::open(&path).map_err(super::io_err(&path))?;
         let start = Instant::now();
         let mut pause = Duration::from_millis(2);
         loop {
