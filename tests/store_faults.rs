@@ -1242,3 +1242,41 @@ fn writers_killed_while_syncing_with_a_remote_lose_and_double_nothing() {
         "too few kills to prove anything: {killed}"
     );
 }
+
+#[test]
+fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
+    let s = Store::new();
+    // Another writer of this checkout, holding the writers' lock (a flock on .git).
+    let holder = std::fs::File::open(s.dir.join(".git")).unwrap();
+    holder.lock().unwrap();
+    let head = s.head();
+    let d = s.write_draft("q.toml", &draft("queued", "1.0.0", None, "2026-01-01"));
+    let run = s.run_env(
+        &[("CONTRACTS_LOCK_WAIT_MS", "100")],
+        &["propose", &d, "--rationale", "r"],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("other contracts writers"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(s.head(), head);
+    // Released while the writer queues: it proceeds.
+    let mut child = s
+        .cmd(&["propose", &d, "--rationale", "r"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "did not queue");
+    drop(holder);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.at_head("contracts/queued/1.0.0.toml").is_some());
+}
