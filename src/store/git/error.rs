@@ -162,6 +162,11 @@ impl GitError {
                     format!("remove the link from the work tree (rm '{link}') and run `git checkout -- .`")
                 })
             }
+            GitError::Busy { .. } => Some(
+                "another contracts command is writing to this store (a hung one keeps the lock \
+                 until it exits); run again when it is done"
+                    .to_string(),
+            ),
             GitError::NoGit { .. } => Some(
                 "install git, or run with --no-sync to write to this checkout only".to_string(),
             ),
