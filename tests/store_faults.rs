@@ -310,11 +310,10 @@ fn a_linked_notifications_folder_is_refused_by_the_store() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::remove_dir_all(s.dir.join("notifications")).unwrap();
     std::os::unix::fs::symlink(outside.path(), s.dir.join("notifications")).unwrap();
+    // The identity from the repository's config: this process's environment stays untouched.
+    s.git(&["config", "user.name", "Ada Tester"]);
+    s.git(&["config", "user.email", "ada@example.org"]);
     let (before, head) = (snapshot(&s.dir), s.head());
-    std::env::set_var("GIT_AUTHOR_NAME", "Ada");
-    std::env::set_var("GIT_AUTHOR_EMAIL", "ada@example.org");
-    std::env::set_var("GIT_COMMITTER_NAME", "Ada");
-    std::env::set_var("GIT_COMMITTER_EMAIL", "ada@example.org");
     let store = contracts::store::Store::open(&s.dir).unwrap();
     let err = store
         .commit(
