@@ -36,6 +36,7 @@ mod propose;
 mod show;
 mod status;
 mod sunset;
+mod timeline;
 mod validate;
 
 pub use context::Context;
@@ -91,6 +92,7 @@ pub enum Command {
     New(new::Args),
     Consumers(consumers::Args),
     Notify(notify::Args),
+    Timeline(timeline::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -123,6 +125,7 @@ pub fn main() -> ExitCode {
         Command::New(args) => new::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
+        Command::Timeline(args) => timeline::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
