@@ -2,58 +2,11 @@
 //! releases, a moved sunset and a consumption log.
 
 mod common;
+mod look;
 mod world;
 
+use look::with_releases_and_a_move;
 use world::World;
-
-/// Two recorded releases (one passed both live contracts, one failed line 2's) and line 1's
-/// sunset moved from 2027-01-15 to 2027-02-01.
-fn with_releases_and_a_move() -> World {
-    let w = World::new(25);
-    w.write(
-        "history/roads.releases.toml",
-        r#"[[release]]
-version = "2026.11"
-date = "2026-11-10"
-validated = "2026-11-10"
-files = ["roads.gpkg"]
-passed = true
-
-[[release.contract]]
-version = "1.1.0"
-results = { crs = "pass" }
-
-[[release.contract]]
-version = "2.0.0"
-results = { crs = "pass" }
-
-[[release]]
-validated = "2026-11-24"
-files = ["roads.fgb"]
-passed = false
-
-[[release.contract]]
-version = "1.1.0"
-results = { crs = "pass" }
-
-[[release.contract]]
-version = "2.0.0"
-results = { crs = "fail" }
-"#,
-    );
-    w.append(
-        "history/roads.toml",
-        r#"
-[[sunset]]
-at        = 2026-11-15T09:00:00Z
-line      = 1
-from      = 2027-01-15
-to        = 2027-02-01
-rationale = "Two consumers asked for more time."
-"#,
-    );
-    w
-}
 
 #[test]
 fn the_facts_behind_the_picture() {

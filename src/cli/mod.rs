@@ -34,6 +34,7 @@ mod output;
 mod profile;
 mod propose;
 mod show;
+mod site;
 mod status;
 mod sunset;
 mod timeline;
@@ -93,6 +94,7 @@ pub enum Command {
     Consumers(consumers::Args),
     Notify(notify::Args),
     Timeline(timeline::Args),
+    Site(site::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -126,6 +128,7 @@ pub fn main() -> ExitCode {
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
+        Command::Site(args) => site::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
