@@ -7,7 +7,7 @@ use crate::consumers::{classify, Standing, Status as Standing_};
 use crate::model::{Line, Strictness, BUILTIN};
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
-use crate::render::html::{page, table, Cell};
+use crate::render::html::{dataset_page, page, table, Cell};
 use crate::render::{escape, timeline::svg};
 use crate::store::{layout, Store};
 
@@ -27,11 +27,6 @@ pub struct Args {
     out_dir: PathBuf,
 }
 
-/// The page of a dataset, relative to the registry's root (and so to `registry_url`).
-pub fn page_name(dataset: &str) -> String {
-    format!("{dataset}.html")
-}
-
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("site")?;
     let store = ctx.store()?;
@@ -44,14 +39,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     for d in &datasets {
         let lines = store.lines(d)?;
         let standings = classify(&lines, &registry, &scan.of(d));
-        let body = dataset_page(ctx, &store, d, &lines, &standings, &log)?;
+        let body = dataset_body(ctx, &store, d, &lines, &standings, &log)?;
         let newest = store.contracts(d, Strictness::Reading)?;
         let description = newest
             .last()
             .and_then(|c| c.description.clone())
             .unwrap_or_default();
         pages.push((
-            page_name(d),
+            dataset_page(d),
             page(
                 &format!("{d} — data contract"),
                 Some("index.html"),
@@ -66,7 +61,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             .filter(|s| s.status == Standing_::StillOn)
             .count();
         index_rows.push(vec![
-            Cell::link(d.clone(), page_name(d)),
+            Cell::link(d.clone(), dataset_page(d)),
             Cell::text(description),
             Cell::text(
                 live.iter()
@@ -150,7 +145,7 @@ fn value_text(v: &serde_json::Value) -> String {
     }
 }
 
-fn dataset_page(
+fn dataset_body(
     ctx: &Context,
     store: &Store,
     dataset: &str,

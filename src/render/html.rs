@@ -7,6 +7,11 @@ use std::fmt::Write as _;
 
 use super::escape;
 
+/// A dataset's page, relative to the registry's root (and so to `[notify] registry_url`).
+pub fn dataset_page(dataset: &str) -> String {
+    format!("{dataset}.html")
+}
+
 /// The style sheet every page carries inline.
 const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;margin:0;color:#1f2328;background:#fff;line-height:1.45}
