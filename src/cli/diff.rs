@@ -3,10 +3,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::context::read_input;
-use super::output::{cell, changes_table, print_json};
+use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::proposal::demanding;
 use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
+use crate::render::delta::delta;
 
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
 /// verdict, and the version bump the change requires.
@@ -94,12 +95,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         );
         for c in &demanding(&set.changes, actual) {
             eprintln!(
-                "  {} ({}, {}): {} -> {}",
+                "  {} ({}, {}): {}",
                 c.clause,
                 c.kind,
                 c.direction,
-                cell(c.old.as_ref()),
-                cell(c.new.as_ref())
+                delta(c.old.as_ref(), c.new.as_ref())
             );
         }
     }

@@ -65,8 +65,36 @@ pub struct Cli {
     )]
     pub today: Option<NaiveDate>,
 
+    /// Colour verdicts and results: `auto` colours a terminal unless `NO_COLOR` is set
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// When to colour table cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour: `auto` means stdout is a terminal and `NO_COLOR` is unset or empty
+    /// (no-color.org); an explicit `always` or `never` wins over the environment.
+    pub fn resolve(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
 }
 
 /// Output formats. `junit` is accepted by `validate` only.
@@ -111,6 +139,7 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    output::set_colour(cli.color.resolve());
     let ctx = Context::new(&cli);
     let result = match &cli.command {
         Command::Init(args) => init::run(&ctx, args),

@@ -130,7 +130,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         version: draft.version.to_string(),
         supersedes: draft.supersedes.as_ref().map(|v| v.to_string()),
         accepted,
-        refusals: refusals.iter().map(|r| r.to_string()).collect(),
+        refusals: refusals.iter().map(refusal_text).collect(),
         bump: prev.map(|_| step.bump),
         changes: &step.changes.changes,
         records: &recs,
@@ -148,7 +148,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             refusals.len()
         );
         for r in &refusals {
-            eprintln!("  - {r}");
+            eprintln!("  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);
     }
@@ -188,4 +188,34 @@ fn print_text(r: &Report) {
         );
     }
     outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+}
+
+/// A refusal in words; an insufficient bump names what breaks in each clause (the keys of a
+/// map, the members of a set) instead of printing both whole values.
+fn refusal_text(r: &Refusal) -> String {
+    match r {
+        Refusal::InsufficientBump {
+            from,
+            to,
+            actual,
+            required,
+            demanding,
+        } => {
+            let mut s = format!(
+                "{from} -> {to} is a {actual} bump, but the changes require a {required} bump:"
+            );
+            for c in demanding {
+                s += &format!(
+                    "\n    {} ({} {}, {}): {}",
+                    c.clause,
+                    c.kind,
+                    c.direction,
+                    c.verdict,
+                    crate::render::delta::delta(c.old.as_ref(), c.new.as_ref())
+                );
+            }
+            s
+        }
+        other => other.to_string(),
+    }
 }

@@ -6,7 +6,7 @@ use super::output::{cell, print_json, table};
 use super::profile::profile_release;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
-use crate::release::validate::{parse_manifest, validate, Report, Status};
+use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
 use crate::store::layout;
 
 /// Validate a release against every contract of DATASET live on `--today`: profile the
@@ -104,16 +104,68 @@ fn status_cell(s: Status) -> String {
     }
 }
 
+/// The keys of a failed map-valued result that fail, as (key, measured, limit) cells: a type
+/// that differs or is missing, or a number over its bound. `None` when the result passed, is
+/// not a map on both sides, or no single key can be blamed.
+fn failing_keys(x: &ClauseResult) -> Option<Vec<(String, String, String)>> {
+    use serde_json::Value;
+    if !x.status.is_failure() {
+        return None;
+    }
+    let (Some(Value::Object(measured)), Some(Value::Object(limit))) = (&x.measured, &x.limit)
+    else {
+        return None;
+    };
+    let keys: Vec<(String, String, String)> = limit
+        .iter()
+        .filter_map(|(k, want)| {
+            let got = measured.get(k).unwrap_or(&Value::Null);
+            let fails = match (got, want) {
+                (Value::Number(g), Value::Number(w)) => {
+                    g.as_f64().zip(w.as_f64()).is_some_and(|(g, w)| g > w)
+                }
+                // Present in the limit, absent from the release: a missing attribute.
+                (Value::Null, _) => measured.contains_key(k),
+                (g, w) => g != w,
+            };
+            fails.then(|| {
+                let got = match got {
+                    Value::Null => "missing".to_string(),
+                    v => cell(Some(v)),
+                };
+                (k.clone(), got, cell(Some(want)))
+            })
+        })
+        .collect();
+    (!keys.is_empty()).then_some(keys)
+}
+
 fn print_text(r: &Report) {
     let rows = r.contracts.iter().flat_map(|c| {
-        c.results.iter().map(move |x| {
-            vec![
-                format!("{}@{}", c.dataset, c.version),
-                x.clause.clone(),
-                status_cell(x.status),
-                cell(x.measured.as_ref()),
-                cell(x.limit.as_ref()),
-            ]
+        c.results.iter().flat_map(move |x| {
+            let contract = format!("{}@{}", c.dataset, c.version);
+            match failing_keys(x) {
+                // A failed map-valued clause: one row per key that fails, not two whole maps.
+                Some(keys) => keys
+                    .into_iter()
+                    .map(|(key, measured, limit)| {
+                        vec![
+                            contract.clone(),
+                            format!("{}.{key}", x.clause),
+                            status_cell(x.status),
+                            measured,
+                            limit,
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+                None => vec![vec![
+                    contract,
+                    x.clause.clone(),
+                    status_cell(x.status),
+                    cell(x.measured.as_ref()),
+                    cell(x.limit.as_ref()),
+                ]],
+            }
         })
     });
     outln!(
