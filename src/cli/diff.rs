@@ -49,8 +49,23 @@ fn load(ctx: &Context, arg: &str, kinds: &KindTable) -> Result<Contract, Command
     Ok(parse_contract(arg, &text, kinds, Strictness::Writing)?)
 }
 
+/// Where a contract named on the command line lives, for annotations, and its text.
+fn source(ctx: &Context, arg: &str) -> (String, Option<String>) {
+    if let Some((dataset, version)) = arg.split_once('@').filter(|_| !Path::new(arg).exists()) {
+        let path = crate::store::layout::contract(dataset, version);
+        return match ctx.store() {
+            Ok(store) => (
+                super::ci::shown_path(store.root(), &path),
+                store.read(&path).ok().flatten(),
+            ),
+            Err(_) => (path, None),
+        };
+    }
+    (arg.replace('\\', "/"), std::fs::read_to_string(arg).ok())
+}
+
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("diff")?;
+    ctx.refuse_junit_only("diff")?;
     let config = ctx.config()?;
     let old = load(ctx, &args.old, &config.kinds)?;
     let new = load(ctx, &args.new, &config.kinds)?;
@@ -86,6 +101,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
+        Format::Github | Format::Sarif => {
+            let (file, text) = source(ctx, &args.new);
+            super::ci::print(
+                ctx,
+                &super::ci::change_findings(&set.changes, sufficient, &file, text.as_deref()),
+            );
+        }
         _ => print_text(&report),
     }
     if !sufficient {

@@ -21,6 +21,7 @@ macro_rules! outln {
 
 mod advisory;
 mod check;
+mod ci;
 mod consumers;
 mod consumption;
 mod context;
@@ -52,7 +53,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub repo: Option<PathBuf>,
 
-    /// Output format: `text` is a table for people, `json` is stable for scripts
+    /// Output format: `text` is a table for people, `json` is stable for scripts; `junit`,
+    /// `github` and `sarif` are for CI (see each command)
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -97,12 +99,16 @@ impl ColorChoice {
     }
 }
 
-/// Output formats. `junit` is accepted by `validate` only.
+/// Output formats. `junit` is accepted by `validate` only; `github` (workflow commands that
+/// annotate a pull request) and `sarif` (SARIF 2.1.0) by `check`, `validate`, `diff` and
+/// `propose --dry-run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Text,
     Json,
     Junit,
+    Github,
+    Sarif,
 }
 
 #[derive(Debug, Subcommand)]

@@ -44,7 +44,8 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("propose")?;
+    ctx.refuse_junit_only("propose")?;
+    super::ci::refuse_unless_dry_run(ctx, args.dry_run)?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
             "--rationale is empty: say why the change is wanted; it is unrecoverable later",
@@ -53,6 +54,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
+    let draft_text = text.clone();
     // Read leniently so a clause with no kind is one refusal among the others (exit 1), not
     // a parse error; every other mistake in the draft is bad input (exit 2).
     let draft = parse_contract(
@@ -139,6 +141,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
+        Format::Github | Format::Sarif => {
+            let file = draft_name.replace('\\', "/");
+            let findings = if accepted {
+                super::ci::change_findings(&step.changes.changes, true, &file, Some(&draft_text))
+            } else {
+                super::ci::refusal_findings(&refusals, &file, &draft_text)
+            };
+            super::ci::print(ctx, &findings);
+        }
         _ => print_text(&report),
     }
     if !accepted {

@@ -57,6 +57,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Junit => print!("{}", junit(&report)),
+        Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(&store, &report)?),
         Format::Text => print_text(&report),
     }
     for c in &report.contracts {
@@ -295,4 +296,40 @@ pub fn junit(r: &Report) -> String {
     }
     s.push_str("</testsuites>\n");
     s
+}
+
+/// Failed clauses as CI annotations on the clause's line of the contract it fails; advisory
+/// failures as warnings.
+fn ci_findings(
+    store: &crate::store::Store,
+    r: &Report,
+) -> Result<Vec<crate::render::ci::Finding>, CommandError> {
+    use crate::render::ci::{toml_line, Finding, Level};
+    let mut out = Vec::new();
+    for c in &r.contracts {
+        let path = layout::contract(&c.dataset, &c.version);
+        let text = store.read(&path)?;
+        for x in &c.results {
+            let (rule, level) = match x.status {
+                Status::Fail => ("clause-failed", Level::Error),
+                Status::AdvisoryFail => ("advisory-failed", Level::Warning),
+                _ => continue,
+            };
+            out.push(Finding {
+                rule,
+                level,
+                title: format!("{} fails {}@{}", x.clause, c.dataset, c.version),
+                message: format!(
+                    "{} (measured {}, limit {}) in {}",
+                    x.reason.as_deref().unwrap_or("failed"),
+                    cell(x.measured.as_ref()),
+                    cell(x.limit.as_ref()),
+                    r.profile.files.join(", ")
+                ),
+                file: Some(super::ci::shown_path(store.root(), &path)),
+                line: text.as_deref().and_then(|t| toml_line(t, &x.clause)),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -1,6 +1,7 @@
 //! Pictures and pages: the timeline SVG and the static HTML registry. Pure: plain values in,
 //! text out, byte for byte the same for the same input (the tests snapshot them), no script.
 
+pub mod ci;
 pub mod delta;
 pub mod html;
 pub mod timeline;
