@@ -22,6 +22,7 @@ macro_rules! outln {
 mod advisory;
 mod check;
 mod ci;
+mod completions;
 mod consumers;
 mod consumption;
 mod context;
@@ -129,6 +130,8 @@ pub enum Command {
     Notify(notify::Args),
     Timeline(timeline::Args),
     Site(site::Args),
+    Completions(completions::Args),
+    Man(completions::ManArgs),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -164,6 +167,8 @@ pub fn main() -> ExitCode {
         Command::Notify(args) => notify::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
         Command::Site(args) => site::run(&ctx, args),
+        Command::Completions(args) => completions::run(&ctx, args),
+        Command::Man(args) => completions::run_man(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
