@@ -35,6 +35,7 @@ mod notify;
 mod output;
 mod profile;
 mod propose;
+mod schema;
 mod show;
 mod site;
 mod status;
@@ -132,6 +133,7 @@ pub enum Command {
     Site(site::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
+    Schema(schema::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -169,6 +171,7 @@ pub fn main() -> ExitCode {
         Command::Site(args) => site::run(&ctx, args),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Man(args) => completions::run_man(&ctx, args),
+        Command::Schema(args) => schema::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),
