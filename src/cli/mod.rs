@@ -28,6 +28,7 @@ mod consumption;
 mod context;
 mod diff;
 mod error;
+mod export;
 mod init;
 mod log;
 mod new;
@@ -134,6 +135,7 @@ pub enum Command {
     Completions(completions::Args),
     Man(completions::ManArgs),
     Schema(schema::Args),
+    Export(export::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -172,6 +174,7 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Man(args) => completions::run_man(&ctx, args),
         Command::Schema(args) => schema::run(&ctx, args),
+        Command::Export(args) => export::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

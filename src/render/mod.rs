@@ -4,6 +4,7 @@
 pub mod ci;
 pub mod delta;
 pub mod html;
+pub mod odcs;
 pub mod timeline;
 
 /// Escape text for XML and HTML content and attribute values.
