@@ -233,7 +233,7 @@ struct Notify {
 
 #[derive(JsonSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::enum_variant_names)]
 enum Tls {
     Starttls,
     Tls,
