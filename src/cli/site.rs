@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use super::consumption::{registry, scan_logs};
 use super::log::{entries, Entry};
 use super::{CommandError, Context, Outcome};
-use crate::consumers::{classify, Standing, Status as Standing_};
+use crate::consumers::{classify, Standing, Status as StandingStatus};
 use crate::model::{Line, Strictness, BUILTIN};
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let next_sunset = live.iter().filter_map(|l| l.sunset).min();
         let still_on = standings
             .iter()
-            .filter(|s| s.status == Standing_::StillOn)
+            .filter(|s| s.status == StandingStatus::StillOn)
             .count();
         index_rows.push(vec![
             Cell::link(d.clone(), dataset_page(d)),
@@ -176,7 +176,7 @@ fn dataset_body(
             .map_or_else(|| l.versions[0].to_string(), |c| c.version.to_string());
         let still_on = standings
             .iter()
-            .filter(|s| s.status == Standing_::StillOn && s.line == Some(l.major))
+            .filter(|s| s.status == StandingStatus::StillOn && s.line == Some(l.major))
             .count();
         rows.push(vec![
             Cell::text(format!("line {}", l.major)),
