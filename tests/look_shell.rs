@@ -74,3 +74,16 @@ fn the_man_page_is_roff_naming_every_command() {
         assert!(man.contains(cmd), "no {cmd} in the man page");
     }
 }
+
+#[test]
+fn man_out_writes_a_page_per_subcommand() {
+    let env = TestEnv::new();
+    let dir = env.home().join("man");
+    let r = env.run_in(env.home(), &["man", "--out", dir.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = std::fs::read_to_string(dir.join("contracts-timeline.1")).unwrap();
+    assert!(page.contains(".TH contracts-timeline 1"), "{page}");
+    assert!(page.contains("\\-\\-out"), "the page lists --out: {page}");
+    assert!(dir.join("contracts.1").is_file());
+    assert!(dir.join("contracts-propose.1").is_file());
+}

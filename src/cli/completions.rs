@@ -20,17 +20,40 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 }
 
 /// Print the man page, contracts(1), as roff on stdout, e.g.
-/// `contracts man > /usr/local/share/man/man1/contracts.1`.
+/// `contracts man > /usr/local/share/man/man1/contracts.1`; with --out DIR, write it and one
+/// page per subcommand (`contracts-propose.1`, …) into DIR.
 #[derive(Debug, clap::Args)]
-pub struct ManArgs {}
+pub struct ManArgs {
+    /// Write contracts.1 and a contracts-<command>.1 for every subcommand into this directory
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
+}
 
-pub fn run_man(ctx: &Context, _args: &ManArgs) -> Result<Outcome, CommandError> {
+pub fn run_man(ctx: &Context, args: &ManArgs) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("man")?;
-    let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut out)
-        .map_err(|e| CommandError::environment(format!("cannot render the man page: {e}")))?;
-    write_out(&out)
+    let render = |cmd: clap::Command| -> Result<Vec<u8>, CommandError> {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd)
+            .render(&mut out)
+            .map_err(|e| CommandError::environment(format!("cannot render the man page: {e}")))?;
+        Ok(out)
+    };
+    let Some(dir) = &args.out else {
+        return write_out(&render(Cli::command())?);
+    };
+    let fail = |e: std::io::Error| CommandError::environment(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let top = Cli::command();
+    std::fs::write(dir.join("contracts.1"), render(top.clone())?).map_err(fail)?;
+    let mut pages = 1;
+    for sub in top.get_subcommands() {
+        let name = format!("contracts-{}", sub.get_name());
+        let page = sub.clone().name(name.clone());
+        std::fs::write(dir.join(format!("{name}.1")), render(page)?).map_err(fail)?;
+        pages += 1;
+    }
+    eprintln!("wrote {pages} man page(s) to {}", dir.display());
+    Ok(Outcome::Clean)
 }
 
 fn write_out(bytes: &[u8]) -> Result<Outcome, CommandError> {
