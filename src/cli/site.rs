@@ -34,12 +34,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let registry = registry(&store)?;
     let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect())?;
     let log = entries(&store, &datasets, None)?;
+    // One pass over the log for every dataset's timeline, not one per dataset.
+    let daily = super::timeline::scan_daily(ctx, &store, &datasets.iter().cloned().collect())?;
     let mut pages: Vec<(String, String)> = Vec::new();
     let mut index_rows = Vec::new();
     for d in &datasets {
         let lines = store.lines(d)?;
         let standings = classify(&lines, &registry, &scan.of(d));
-        let body = dataset_body(ctx, &store, d, &lines, &standings, &log)?;
+        let body = dataset_body(ctx, &store, d, &lines, &standings, &log, daily.get(d))?;
         let newest = store.contracts(d, Strictness::Reading)?;
         let description = newest
             .last()
@@ -152,6 +154,7 @@ fn dataset_body(
     lines: &[Line],
     standings: &[Standing],
     log: &[Entry],
+    daily: Option<&crate::consumers::daily::DailyReads>,
 ) -> Result<String, CommandError> {
     let contracts = store.contracts(dataset, Strictness::Reading)?;
     let mut s = String::new();
@@ -208,7 +211,8 @@ fn dataset_body(
     );
 
     // The timeline, inline.
-    let t = super::timeline::gather(ctx, store, dataset)?;
+    let empty = crate::consumers::daily::DailyReads::default();
+    let t = super::timeline::gather_with(ctx, store, dataset, Some(daily.unwrap_or(&empty)))?;
     s += "<h2 id=\"timeline\">Timeline</h2>\n<figure>\n";
     s += svg(&t).trim_end();
     s += "\n</figure>\n";

@@ -4,7 +4,7 @@ use semver::Version;
 
 use super::consumption::{log_error, registry};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::daily::{daily_reads, still_on_by_day};
+use crate::consumers::daily::{daily_reads_of, still_on_by_day, DailyReads};
 use crate::consumers::log_files;
 use crate::model::{window::windows, Strictness};
 use crate::release::record::parse_records;
@@ -53,6 +53,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
 /// Everything the picture of one dataset shows, read from the store and the consumption log.
 pub fn gather(ctx: &Context, store: &Store, dataset: &str) -> Result<Timeline, CommandError> {
+    gather_with(ctx, store, dataset, None)
+}
+
+/// [`gather`], with the dataset's daily reads already scanned (`None`: scan the log for it
+/// when it has a window).
+pub fn gather_with(
+    ctx: &Context,
+    store: &Store,
+    dataset: &str,
+    scanned: Option<&DailyReads>,
+) -> Result<Timeline, CommandError> {
     let lines = store.lines(dataset)?;
     let contracts = store.contracts(dataset, Strictness::Reading)?;
     let history = store.history(dataset)?;
@@ -111,27 +122,22 @@ pub fn gather(ctx: &Context, store: &Store, dataset: &str) -> Result<Timeline, C
     let consumption = &store.config().consumption;
     let mut still_on = Vec::new();
     if !windows.is_empty() {
-        let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
         let registry = registry(store)?;
-        let mut shown = 0;
-        let reads = daily_reads(&files, dataset, ctx.today, &mut |m| {
-            if shown < 20 {
-                let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+        let own;
+        let reads = match scanned {
+            Some(r) => r,
+            None => {
+                let names = [dataset.to_string()].into_iter().collect();
+                own = scan_daily(ctx, store, &names)?
+                    .remove(dataset)
+                    .unwrap_or_default();
+                &own
             }
-            shown += 1;
-        })
-        .map_err(log_error)?;
-        if reads.malformed > 20 {
-            eprintln!(
-                "warning: {} malformed lines in all; the first 20 are shown above",
-                reads.malformed
-            );
-        }
+        };
         for w in &windows {
             let counts = if w.opens <= ctx.today {
                 still_on_by_day(
-                    &reads,
+                    reads,
                     &registry,
                     w.old_line,
                     w.opens,
@@ -157,4 +163,28 @@ pub fn gather(ctx: &Context, store: &Store, dataset: &str) -> Result<Timeline, C
         releases,
         still_on,
     })
+}
+
+/// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
+/// reported on stderr (the first 20 one by one).
+pub fn scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: &std::collections::BTreeSet<String>,
+) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
+    let consumption = &store.config().consumption;
+    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    let mut shown = 0u64;
+    let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
+        if shown < 20 {
+            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+            eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+        }
+        shown += 1;
+    })
+    .map_err(log_error)?;
+    if shown > 20 {
+        eprintln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+    }
+    Ok(all)
 }

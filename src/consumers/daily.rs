@@ -76,16 +76,38 @@ pub fn daily_reads(
     until: NaiveDate,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<DailyReads, LogError> {
-    let mut out = DailyReads::default();
-    let finder = memchr::memmem::Finder::new(dataset.as_bytes());
+    let datasets = [dataset.to_string()].into_iter().collect();
+    let mut all = daily_reads_of(files, &datasets, until, on_malformed)?;
+    Ok(all.remove(dataset).unwrap_or_default())
+}
+
+/// [`daily_reads`] for several datasets in one pass over the log (the site draws every
+/// dataset's timeline: one scan, not one per dataset). A malformed line is counted once, under
+/// the first dataset.
+pub fn daily_reads_of(
+    files: &[PathBuf],
+    datasets: &std::collections::BTreeSet<String>,
+    until: NaiveDate,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<HashMap<String, DailyReads>, LogError> {
+    let mut all: HashMap<String, DailyReads> = datasets
+        .iter()
+        .map(|d| (d.clone(), DailyReads::default()))
+        .collect();
+    let mut malformed = 0u64;
+    // With one dataset, a line that does not contain its name cannot be a read of it.
+    let finder = match datasets.iter().collect::<Vec<_>>()[..] {
+        [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
+        _ => None,
+    };
     for path in files {
         let io = |source| LogError::Io {
             path: path.clone(),
             source,
         };
         let file = std::fs::File::open(path).map_err(io)?;
-        let mut bad = |line: u64, reason: String, out: &mut DailyReads| {
-            out.malformed += 1;
+        let mut bad = |line: u64, reason: String, malformed: &mut u64| {
+            *malformed += 1;
             on_malformed(&Malformed {
                 file: path.clone(),
                 line,
@@ -104,21 +126,17 @@ pub fn daily_reads(
                     }
                     number += 1;
                     let line = buf.trim_ascii();
-                    // A line that does not contain the name cannot be a read of it.
-                    if line.is_empty() || finder.find(line).is_none() {
+                    if line.is_empty() || finder.as_ref().is_some_and(|f| f.find(line).is_none()) {
                         continue;
                     }
                     let result = serde_json::from_slice::<Read>(line)
                         .map_err(|e| format!("not a JSON read record: {e}"))
-                        .and_then(|r| {
-                            if r.dataset == dataset {
-                                out.fold(&r.at, &r.consumer, &r.contract, until)
-                            } else {
-                                Ok(())
-                            }
+                        .and_then(|r| match all.get_mut(&r.dataset) {
+                            Some(out) => out.fold(&r.at, &r.consumer, &r.contract, until),
+                            None => Ok(()),
                         });
                     if let Err(reason) = result {
-                        bad(number, reason, &mut out);
+                        bad(number, reason, &mut malformed);
                     }
                 }
             }
@@ -130,12 +148,15 @@ pub fn daily_reads(
                 for (i, row) in reader.deserialize::<Read>().enumerate() {
                     let number = i as u64 + 2;
                     match row {
-                        Ok(r) if r.dataset == dataset => {
-                            if let Err(reason) = out.fold(&r.at, &r.consumer, &r.contract, until) {
-                                bad(number, reason, &mut out);
+                        Ok(r) => {
+                            if let Some(out) = all.get_mut(&r.dataset) {
+                                if let Err(reason) =
+                                    out.fold(&r.at, &r.consumer, &r.contract, until)
+                                {
+                                    bad(number, reason, &mut malformed);
+                                }
                             }
                         }
-                        Ok(_) => {}
                         Err(e) => {
                             if let csv::ErrorKind::Io(_) = e.kind() {
                                 return Err(LogError::Io {
@@ -143,7 +164,7 @@ pub fn daily_reads(
                                     source: std::io::Error::other(e.to_string()),
                                 });
                             }
-                            bad(number, e.to_string(), &mut out);
+                            bad(number, e.to_string(), &mut malformed);
                         }
                     }
                 }
@@ -151,7 +172,10 @@ pub fn daily_reads(
             _ => return Err(LogError::UnknownFormat { path: path.clone() }),
         }
     }
-    Ok(out)
+    if let Some(first) = datasets.iter().next().and_then(|d| all.get_mut(d)) {
+        first.malformed = malformed;
+    }
+    Ok(all)
 }
 
 /// One day's count of registered consumers still on a line.
@@ -250,5 +274,35 @@ mod tests {
         // 1st: a. 2nd: a and b. 3rd: b only (a moved to line 2 later that day). 4th: the
         // lookback is the 3rd and 4th, with no read of b in it: 0.
         assert_eq!(counts, vec![1, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn one_pass_serves_several_datasets() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("r.csv");
+        std::fs::write(
+            &log,
+            "at,consumer,dataset,contract\n\
+             2027-01-01T08:00:00Z,a,roads,1.0.0\n\
+             2027-01-01T08:00:00Z,a,roadsides,2.0.0\n\
+             2027-01-02T08:00:00Z,b,roadsides,1.0.0\n\
+             2027-01-02T08:00:00Z,b,rivers,1.0.0\n\
+             2027-01-02T08:00:00Z,b,roads,not-a-version\n",
+        )
+        .unwrap();
+        let sets = ["roads".to_string(), "roadsides".to_string()]
+            .into_iter()
+            .collect();
+        let mut bad = Vec::new();
+        let all =
+            daily_reads_of(&[log], &sets, d("2027-01-05"), &mut |m| bad.push(m.line)).unwrap();
+        assert_eq!(bad, vec![6], "the bad version, on line 6 of the file");
+        let days = |ds: &str, c: &str| all[ds].by_consumer.get(c).map(|m| m.len());
+        assert_eq!((days("roads", "a"), days("roads", "b")), (Some(1), None));
+        assert_eq!(
+            (days("roadsides", "a"), days("roadsides", "b")),
+            (Some(1), Some(1))
+        );
+        assert!(!all.contains_key("rivers"));
     }
 }
