@@ -12,5 +12,7 @@ pub mod model;
 pub mod notify;
 /// Spatial data releases: streaming readers, the mergeable profile, validation and records.
 pub mod release;
+/// Pictures and pages: the timeline SVG and the static HTML registry (pure renderers).
+pub mod render;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;

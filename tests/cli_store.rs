@@ -309,7 +309,9 @@ fn every_refusal_is_named_and_writes_nothing() {
         ),
         &[
             "1.1.0 -> 1.2.0 is a minor bump, but the changes require a major bump",
-            "crs (fixed changed, breaking): \"EPSG:4326\" -> \"EPSG:4258\"",
+            "crs (fixed changed, breaking): EPSG:4326 → EPSG:4258",
+            // A map-valued clause names the key that breaks.
+            "metric_tolerances (narrowing loosened, breaking): `positional_rmse_m` 1.5 → 2.0",
         ],
     );
     // Not greater than the newest; supersedes not the newest.

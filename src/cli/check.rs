@@ -55,7 +55,7 @@ fn text_of(store: &Store, id: gix::ObjectId, path: &str) -> Result<String, Store
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("check")?;
+    ctx.refuse_junit_only("check")?;
     let store = ctx.store()?;
     let mut findings = Vec::new();
 
@@ -276,6 +276,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
+        Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(&store, &report)),
         _ => print_text(&report),
     }
     Ok(Outcome::findings_if(!report.findings.is_empty()))
@@ -309,4 +310,29 @@ fn print_text(r: &Report) {
         r.contracts,
         r.commits
     );
+}
+
+/// The findings as CI annotations, each on the line its message names when it names one.
+fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
+    r.findings
+        .iter()
+        .map(|f| crate::render::ci::Finding {
+            rule: "check",
+            level: crate::render::ci::Level::Error,
+            title: format!("contracts check: {}", f.file),
+            message: match (&f.commit, &f.author) {
+                (Some(c), Some(a)) => format!("{} (commit {}, {a})", f.message, &c[..12]),
+                _ => f.message.clone(),
+            },
+            file: Some(f.file.clone()),
+            line: crate::render::ci::line_in_message(&f.file, &f.message),
+        })
+        .map(|mut f| {
+            // Paths in findings are relative to the store's root.
+            if let Some(file) = &f.file {
+                f.file = Some(super::ci::shown_path(store.root(), file));
+            }
+            f
+        })
+        .collect()
 }

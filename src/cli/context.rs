@@ -84,11 +84,25 @@ impl Context {
         Ok(Store::open_writer(&dir, &self.sync)?)
     }
 
-    /// Refuse a format the command does not speak.
+    /// Refuse a format the command does not speak: it speaks text and json only.
     pub fn refuse_junit(&self, command: &str) -> Result<(), CommandError> {
+        match self.format {
+            Format::Text | Format::Json => Ok(()),
+            Format::Junit => Err(CommandError::input(format!(
+                "`{command}` speaks --format text or json; junit is for `validate`"
+            ))),
+            Format::Github | Format::Sarif => Err(CommandError::input(format!(
+                "`{command}` speaks --format text or json; github and sarif are for `check`, \
+                 `validate`, `diff` and `propose --dry-run`"
+            ))),
+        }
+    }
+
+    /// Refuse junit only: for the commands that also speak github and sarif.
+    pub fn refuse_junit_only(&self, command: &str) -> Result<(), CommandError> {
         if self.format == Format::Junit {
             return Err(CommandError::input(format!(
-                "`{command}` speaks --format text or json; junit is for `validate`"
+                "`{command}` speaks --format text, json, github or sarif; junit is for `validate`"
             )));
         }
         Ok(())

@@ -3,10 +3,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::context::read_input;
-use super::output::{cell, changes_table, print_json};
+use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::proposal::demanding;
 use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
+use crate::render::delta::delta;
 
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
 /// verdict, and the version bump the change requires.
@@ -48,8 +49,23 @@ fn load(ctx: &Context, arg: &str, kinds: &KindTable) -> Result<Contract, Command
     Ok(parse_contract(arg, &text, kinds, Strictness::Writing)?)
 }
 
+/// Where a contract named on the command line lives, for annotations, and its text.
+fn source(ctx: &Context, arg: &str) -> (String, Option<String>) {
+    if let Some((dataset, version)) = arg.split_once('@').filter(|_| !Path::new(arg).exists()) {
+        let path = crate::store::layout::contract(dataset, version);
+        return match ctx.store() {
+            Ok(store) => (
+                super::ci::shown_path(store.root(), &path),
+                store.read(&path).ok().flatten(),
+            ),
+            Err(_) => (path, None),
+        };
+    }
+    (arg.replace('\\', "/"), std::fs::read_to_string(arg).ok())
+}
+
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("diff")?;
+    ctx.refuse_junit_only("diff")?;
     let config = ctx.config()?;
     let old = load(ctx, &args.old, &config.kinds)?;
     let new = load(ctx, &args.new, &config.kinds)?;
@@ -85,6 +101,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
+        Format::Github | Format::Sarif => {
+            let (file, text) = source(ctx, &args.new);
+            super::ci::print(
+                ctx,
+                &super::ci::change_findings(&set.changes, sufficient, &file, text.as_deref()),
+            );
+        }
         _ => print_text(&report),
     }
     if !sufficient {
@@ -94,12 +117,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         );
         for c in &demanding(&set.changes, actual) {
             eprintln!(
-                "  {} ({}, {}): {} -> {}",
+                "  {} ({}, {}): {}",
                 c.clause,
                 c.kind,
                 c.direction,
-                cell(c.old.as_ref()),
-                cell(c.new.as_ref())
+                delta(c.old.as_ref(), c.new.as_ref())
             );
         }
     }

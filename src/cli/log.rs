@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::history::{ChangeRecord, SunsetRecord};
-use crate::store::{layout, StoreError};
+use crate::store::{layout, Store, StoreError};
 
 /// The change records and sunset events, each with the commit that recorded it (id, author,
 /// date), newest first.
@@ -16,15 +16,15 @@ pub struct Args {
 }
 
 #[derive(Serialize, Clone)]
-struct CommitInfo {
-    id: String,
-    author: String,
-    date: String,
+pub struct CommitInfo {
+    pub id: String,
+    pub author: String,
+    pub date: String,
 }
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-enum Entry {
+pub enum Entry {
     Change {
         dataset: String,
         #[serde(flatten)]
@@ -57,7 +57,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
         None => store.datasets()?,
     };
-    let prefix = match &args.dataset {
+    let entries = entries(&store, &datasets, args.dataset.as_deref())?;
+    match ctx.format {
+        Format::Json => print_json(&entries),
+        _ => print_text(&entries),
+    }
+    Ok(Outcome::Clean)
+}
+
+/// The change records and sunset events of `datasets`, each with the commit that appended it,
+/// newest first. `only` narrows the git walk to one dataset's history file.
+pub fn entries(
+    store: &Store,
+    datasets: &[String],
+    only: Option<&str>,
+) -> Result<Vec<Entry>, CommandError> {
+    let prefix = match only {
         Some(d) => layout::history(d),
         None => format!("{}/", layout::HISTORY),
     };
@@ -94,7 +109,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     let mut entries = Vec::new();
-    for d in &datasets {
+    for d in datasets {
         let path = layout::history(d);
         let h = store.history(d)?;
         for (i, r) in h.change.into_iter().enumerate() {
@@ -119,11 +134,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // Newest first, so records of one proposal appear in reverse file order.
     entries.reverse();
     entries.sort_by_key(|e| std::cmp::Reverse(at(e)));
-    match ctx.format {
-        Format::Json => print_json(&entries),
-        _ => print_text(&entries),
-    }
-    Ok(Outcome::Clean)
+    Ok(entries)
 }
 
 fn print_text(entries: &[Entry]) {

@@ -21,11 +21,14 @@ macro_rules! outln {
 
 mod advisory;
 mod check;
+mod ci;
+mod completions;
 mod consumers;
 mod consumption;
 mod context;
 mod diff;
 mod error;
+mod export;
 mod init;
 mod log;
 mod new;
@@ -33,9 +36,12 @@ mod notify;
 mod output;
 mod profile;
 mod propose;
+mod schema;
 mod show;
+mod site;
 mod status;
 mod sunset;
+mod timeline;
 mod validate;
 
 pub use context::Context;
@@ -50,7 +56,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub repo: Option<PathBuf>,
 
-    /// Output format: `text` is a table for people, `json` is stable for scripts
+    /// Output format: `text` is a table for people, `json` is stable for scripts; `junit`,
+    /// `github` and `sarif` are for CI (see each command)
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -72,16 +79,48 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_sync: bool,
 
+    /// Colour verdicts and results: `auto` colours a terminal unless `NO_COLOR` is set
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Output formats. `junit` is accepted by `validate` only.
+/// When to colour table cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour: `auto` means stdout is a terminal and `NO_COLOR` is unset or empty
+    /// (no-color.org); an explicit `always` or `never` wins over the environment.
+    pub fn resolve(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}
+
+/// Output formats. `junit` is accepted by `validate` only; `github` (workflow commands that
+/// annotate a pull request) and `sarif` (SARIF 2.1.0) by `check`, `validate`, `diff` and
+/// `propose --dry-run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Text,
     Json,
     Junit,
+    Github,
+    Sarif,
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +139,12 @@ pub enum Command {
     New(new::Args),
     Consumers(consumers::Args),
     Notify(notify::Args),
+    Timeline(timeline::Args),
+    Site(site::Args),
+    Completions(completions::Args),
+    Man(completions::ManArgs),
+    Schema(schema::Args),
+    Export(export::Args),
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -116,6 +161,7 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    output::set_colour(cli.color.resolve());
     let ctx = Context::new(&cli);
     let result = match &cli.command {
         Command::Init(args) => init::run(&ctx, args),
@@ -132,6 +178,12 @@ pub fn main() -> ExitCode {
         Command::New(args) => new::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
+        Command::Timeline(args) => timeline::run(&ctx, args),
+        Command::Site(args) => site::run(&ctx, args),
+        Command::Completions(args) => completions::run(&ctx, args),
+        Command::Man(args) => completions::run_man(&ctx, args),
+        Command::Schema(args) => schema::run(&ctx, args),
+        Command::Export(args) => export::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

@@ -12,7 +12,7 @@ use crate::notify::ledger::{
     commit_ledger, entry_text, ledger_path, parse_ledger, sent_keys, LedgerEntry,
 };
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
-use crate::notify::render::{Templates, BODY, SUBJECT};
+use crate::notify::render::{ChangeValues, Templates, BODY, SUBJECT};
 use crate::notify::send::{check_settings, message, sender, MailError, Mailer};
 
 /// The cron job: email each registered consumer still on a line whose sunset is near.
@@ -141,7 +141,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         store.read(&format!("templates/{SUBJECT}"))?,
         store.read(&format!("templates/{BODY}"))?,
     )
-    .map_err(|e| CommandError::input(e.to_string()))?;
+    .map_err(|e| CommandError::input(e.to_string()))?
+    .with_registry_url(config.notify.registry_url.clone());
     let mut messages = Vec::with_capacity(notices.len());
     let mut histories: BTreeMap<&str, crate::model::history::History> = BTreeMap::new();
     for n in &notices {
@@ -150,9 +151,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             histories.insert(&n.dataset, h);
         }
         let history = &histories[n.dataset.as_str()];
-        let changes: Vec<_> = history.breaking_between(n.line, n.new_line).collect();
+        let changes: Vec<_> = history
+            .breaking_between(n.line, n.new_line)
+            .map(|c| (c, change_values(&store, &n.dataset, c)))
+            .collect();
         let rendered = templates
-            .render(
+            .render_with_values(
                 n,
                 &changes,
                 &from.to_string(),
@@ -274,4 +278,30 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
             table_rows
         )
     );
+}
+
+/// The old and new value behind a change record, re-derived from the two contracts it
+/// compares (the record names the clause, not the values). A record whose contracts cannot be
+/// read gets no values rather than stopping the run: `check` is where records are proved.
+fn change_values(
+    store: &crate::store::Store,
+    dataset: &str,
+    record: &crate::model::history::ChangeRecord,
+) -> ChangeValues {
+    let Some(from) = &record.from else {
+        return ChangeValues::default();
+    };
+    let read = |v: &str| store.contract(dataset, v, crate::model::Strictness::Reading);
+    let (Ok(old), Ok(new)) = (read(from), read(&record.to)) else {
+        return ChangeValues::default();
+    };
+    crate::model::derive_changes(&old, &new)
+        .changes
+        .into_iter()
+        .find(|c| c.clause == record.clause)
+        .map(|c| ChangeValues {
+            old: c.old,
+            new: c.new,
+        })
+        .unwrap_or_default()
 }

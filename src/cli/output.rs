@@ -1,24 +1,140 @@
 //! Rendering: text tables for people, JSON for scripts. Both go to stdout; talk goes to stderr.
+//!
+//! Tables fit the terminal: when a table is wider than `COLUMNS` (or the terminal, or 100
+//! columns when stdout is not a terminal), its widest columns give way first and long values
+//! end in an ellipsis. JSON always keeps every value whole. Verdicts and results are coloured
+//! when colour is on (`--color`, `NO_COLOR`).
 
-use tabled::builder::Builder;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::model::Change;
-use tabled::settings::Style;
+use crate::render::delta::delta;
 
-/// A plain table with a header row.
+/// The width tables fit in when stdout is not a terminal and `COLUMNS` is not set.
+pub const DEFAULT_WIDTH: usize = 100;
+
+static COLOUR: AtomicBool = AtomicBool::new(false);
+
+/// Colour verdicts and results in tables from now on.
+pub fn set_colour(on: bool) {
+    COLOUR.store(on, Ordering::Relaxed);
+}
+
+pub fn colour() -> bool {
+    COLOUR.load(Ordering::Relaxed)
+}
+
+/// The width tables must fit in: `COLUMNS`, else the terminal's width, else
+/// [`DEFAULT_WIDTH`].
+pub fn width() -> usize {
+    if let Some(n) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return n;
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map_or(DEFAULT_WIDTH, |(_, cols)| usize::from(cols))
+}
+
+/// The ANSI colour of a cell whose whole text is a verdict or a result.
+fn style_of(text: &str) -> Option<&'static str> {
+    Some(match text {
+        "compatible" | "pass" | "passed" | "accepted" | "live" | "current" | "migrated"
+        | "sent" | "ok" => "32",
+        "breaking" | "FAIL" | "fail" | "failed" | "REFUSED" | "still-on" | "unknown" | "error" => {
+            "31"
+        }
+        "advisory-fail" | "advisory" | "silent" | "upcoming" | "planned" | "warning" => "33",
+        "not-evaluated" | "retired" => "2",
+        _ => return None,
+    })
+}
+
+fn text_width(s: &str) -> usize {
+    console::measure_text_width(s)
+}
+
+/// A plain table with a header row, fitted to [`width`].
 pub fn table<I, R>(headers: &[&str], rows: I) -> String
 where
     I: IntoIterator<Item = R>,
     R: IntoIterator<Item = String>,
 {
-    let mut b = Builder::default();
-    b.push_record(headers.iter().map(|h| h.to_string()));
+    fit_table(headers, rows, width(), colour())
+}
+
+/// A table fitted to `max` columns: each cell is padded by one space on each side and cells
+/// are separated by one space; the widest columns shrink first, never below their header's
+/// width; a shortened value ends in `…`.
+pub fn fit_table<I, R>(headers: &[&str], rows: I, max: usize, colour: bool) -> String
+where
+    I: IntoIterator<Item = R>,
+    R: IntoIterator<Item = String>,
+{
+    let mut grid: Vec<Vec<String>> = vec![headers.iter().map(|h| h.to_string()).collect()];
     for r in rows {
-        b.push_record(r);
+        // One line per cell: a newline would break the columns.
+        grid.push(
+            r.into_iter()
+                .map(|c| c.replace(['\n', '\r'], " "))
+                .collect(),
+        );
     }
-    let mut t = b.build();
-    t.with(Style::blank());
-    t.to_string()
+    let cols = grid.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths: Vec<usize> = (0..cols)
+        .map(|i| {
+            grid.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| text_width(c))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let floor: Vec<usize> = (0..cols)
+        .map(|i| {
+            let header = headers.get(i).map_or(0, |h| text_width(h));
+            widths[i].min(header.max(3))
+        })
+        .collect();
+    let total = |w: &[usize]| w.iter().map(|x| x + 2).sum::<usize>() + w.len().saturating_sub(1);
+    while total(&widths) > max {
+        // Shrink the widest column that can still give way.
+        let Some(i) = (0..cols)
+            .filter(|&i| widths[i] > floor[i])
+            .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)))
+        else {
+            break;
+        };
+        widths[i] -= 1;
+    }
+    let mut out = String::new();
+    for (n, row) in grid.iter().enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        for (i, w) in widths.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            let cell = row.get(i).map_or("", String::as_str);
+            let shown = if text_width(cell) > *w {
+                console::truncate_str(cell, *w, "…").into_owned()
+            } else {
+                cell.to_string()
+            };
+            let pad = w - text_width(&shown).min(*w);
+            out.push(' ');
+            match style_of(cell).filter(|_| colour && n > 0) {
+                Some(code) => out.push_str(&format!("\x1b[{code}m{shown}\x1b[0m")),
+                None => out.push_str(&shown),
+            }
+            out.push_str(&" ".repeat(pad + 1));
+        }
+    }
+    out
 }
 
 /// Print a value as pretty JSON on stdout.
@@ -39,22 +155,19 @@ pub fn cell(v: Option<&serde_json::Value>) -> String {
     }
 }
 
-/// The per-clause change table of `diff` and `propose`.
+/// The per-clause change table of `diff` and `propose`: what changed in words, a map key by
+/// key and a set item by item (JSON keeps both whole values).
 pub fn changes_table(changes: &[Change]) -> String {
     let rows = changes.iter().map(|c| {
         vec![
             c.clause.clone(),
             c.kind.to_string(),
-            cell(c.old.as_ref()),
-            cell(c.new.as_ref()),
+            delta(c.old.as_ref(), c.new.as_ref()),
             c.direction.to_string(),
             c.verdict.to_string(),
         ]
     });
-    table(
-        &["clause", "kind", "old", "new", "direction", "verdict"],
-        rows,
-    )
+    table(&["clause", "kind", "change", "direction", "verdict"], rows)
 }
 
 /// Write one line of data to stdout. If the reader went away (a closed pipe) or stdout
@@ -67,5 +180,55 @@ pub fn emit(args: std::fmt::Arguments) {
             eprintln!("error: cannot write to stdout: {e}");
         }
         std::process::exit(3);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<Vec<String>> {
+        vec![vec![
+            "crs".to_string(),
+            "a long rationale that does not fit".to_string(),
+            "breaking".to_string(),
+        ]]
+    }
+
+    #[test]
+    fn the_widest_column_gives_way_with_an_ellipsis() {
+        let t = fit_table(&["clause", "rationale", "verdict"], rows(), 40, false);
+        // Natural widths 6, 34 and 8: (6+2) + (34+2) + (8+2) + 2 separators = 56 columns.
+        // 40 takes 16 from the rationale, the widest: 18 columns, 17 characters and `…`.
+        for line in t.lines() {
+            assert_eq!(line.chars().count(), 40, "{line:?}");
+        }
+        assert!(t.contains(" a long rationale … "), "{t}");
+        assert!(t.contains(" breaking "), "{t}");
+        let whole = fit_table(&["clause", "rationale", "verdict"], rows(), 200, false);
+        assert!(
+            whole.contains("a long rationale that does not fit"),
+            "{whole}"
+        );
+    }
+
+    #[test]
+    fn colour_wraps_only_verdict_cells_and_keeps_the_columns() {
+        let t = fit_table(
+            &["clause", "verdict"],
+            [vec!["crs".into(), "breaking".into()]],
+            80,
+            true,
+        );
+        assert!(t.contains("\u{1b}[31mbreaking\u{1b}[0m"), "{t:?}");
+        // The header is never coloured, and the padding is outside the colour.
+        assert!(t.starts_with(" clause   verdict  "), "{t:?}");
+        let plain = fit_table(
+            &["clause", "verdict"],
+            [vec!["crs".into(), "breaking".into()]],
+            80,
+            false,
+        );
+        assert_eq!(console::strip_ansi_codes(&t), plain);
     }
 }

@@ -54,7 +54,8 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("propose")?;
+    ctx.refuse_junit_only("propose")?;
+    super::ci::refuse_unless_dry_run(ctx, args.dry_run)?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
             "--rationale is empty: say why the change is wanted; it is unrecoverable later",
@@ -68,6 +69,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
+    let draft_text = text.clone();
     let now = chrono::Utc::now();
     let rationale = args.rationale.trim();
     // The rules are checked at whatever HEAD the commit lands on: when another writer moves
@@ -175,7 +177,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         version: draft.version.to_string(),
         supersedes: draft.supersedes.as_ref().map(|v| v.to_string()),
         accepted,
-        refusals: refusals.iter().map(|r| r.to_string()).collect(),
+        refusals: refusals.iter().map(refusal_text).collect(),
         bump: prev.map(|_| step.bump),
         changes: &step.changes.changes,
         records: &recs,
@@ -184,6 +186,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
+        Format::Github | Format::Sarif => {
+            let file = draft_name.replace('\\', "/");
+            let findings = if accepted {
+                super::ci::change_findings(&step.changes.changes, true, &file, Some(&draft_text))
+            } else {
+                super::ci::refusal_findings(&refusals, &file, &draft_text)
+            };
+            super::ci::print(ctx, &findings);
+        }
         _ => print_text(&report),
     }
     if !accepted {
@@ -193,7 +204,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             refusals.len()
         );
         for r in &refusals {
-            eprintln!("  - {r}");
+            eprintln!("  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);
     }
@@ -233,4 +244,34 @@ fn print_text(r: &Report) {
         );
     }
     outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+}
+
+/// A refusal in words; an insufficient bump names what breaks in each clause (the keys of a
+/// map, the members of a set) instead of printing both whole values.
+fn refusal_text(r: &Refusal) -> String {
+    match r {
+        Refusal::InsufficientBump {
+            from,
+            to,
+            actual,
+            required,
+            demanding,
+        } => {
+            let mut s = format!(
+                "{from} -> {to} is a {actual} bump, but the changes require a {required} bump:"
+            );
+            for c in demanding {
+                s += &format!(
+                    "\n    {} ({} {}, {}): {}",
+                    c.clause,
+                    c.kind,
+                    c.direction,
+                    c.verdict,
+                    crate::render::delta::delta(c.old.as_ref(), c.new.as_ref())
+                );
+            }
+            s
+        }
+        other => other.to_string(),
+    }
 }

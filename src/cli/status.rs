@@ -11,11 +11,14 @@ use crate::store::{Store, StoreError};
 
 /// Live lines per dataset on `--today`: the current version of each, the window dates and the
 /// days left to a sunset. Lines that have not opened yet are shown as upcoming; retired lines
-/// are left out.
+/// are left out unless --all is given.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this dataset
     dataset: Option<String>,
+    /// Also list retired lines (state `retired`)
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(Serialize)]
@@ -53,6 +56,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 "live"
             } else if line.opens > ctx.today {
                 "upcoming"
+            } else if args.all {
+                "retired"
             } else {
                 continue;
             };

@@ -6,7 +6,7 @@ use super::output::{cell, print_json, table};
 use super::profile::profile_release;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
-use crate::release::validate::{parse_manifest, validate, Report, Status};
+use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
 use crate::store::{layout, Edit, Step};
 
 /// Validate a release against every contract of DATASET live on `--today`: profile the
@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let profile = profile_release(&args.files)?;
     if !args.record {
         let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
-        return finish(ctx, args, report, None);
+        return finish(ctx, args, &store, report, None);
     }
     drop(store);
     // Only a recording run writes: it alone queues for the writers' lock, repairs the checkout
@@ -93,19 +93,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             report,
         ))
     })?;
-    finish(ctx, args, done.value, done.commit)
+    // `transact` consumed the writer's store; the contracts it judged are immutable, so any
+    // fresh read serves the CI formats.
+    finish(ctx, args, &ctx.store()?, done.value, done.commit)
 }
 
 /// Print the report and its warnings, and say where it was recorded.
 fn finish(
     ctx: &Context,
     args: &Args,
+    store: &crate::store::Store,
     report: Report,
     commit: Option<crate::store::git::ObjectId>,
 ) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Junit => print!("{}", junit(&report)),
+        Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(store, &report)?),
         Format::Text => print_text(&report),
     }
     for c in &report.contracts {
@@ -140,16 +144,68 @@ fn status_cell(s: Status) -> String {
     }
 }
 
+/// The keys of a failed map-valued result that fail, as (key, measured, limit) cells: a type
+/// that differs or is missing, or a number over its bound. `None` when the result passed, is
+/// not a map on both sides, or no single key can be blamed.
+fn failing_keys(x: &ClauseResult) -> Option<Vec<(String, String, String)>> {
+    use serde_json::Value;
+    if !x.status.is_failure() {
+        return None;
+    }
+    let (Some(Value::Object(measured)), Some(Value::Object(limit))) = (&x.measured, &x.limit)
+    else {
+        return None;
+    };
+    let keys: Vec<(String, String, String)> = limit
+        .iter()
+        .filter_map(|(k, want)| {
+            let got = measured.get(k).unwrap_or(&Value::Null);
+            let fails = match (got, want) {
+                (Value::Number(g), Value::Number(w)) => {
+                    g.as_f64().zip(w.as_f64()).is_some_and(|(g, w)| g > w)
+                }
+                // Present in the limit, absent from the release: a missing attribute.
+                (Value::Null, _) => measured.contains_key(k),
+                (g, w) => g != w,
+            };
+            fails.then(|| {
+                let got = match got {
+                    Value::Null => "missing".to_string(),
+                    v => cell(Some(v)),
+                };
+                (k.clone(), got, cell(Some(want)))
+            })
+        })
+        .collect();
+    (!keys.is_empty()).then_some(keys)
+}
+
 fn print_text(r: &Report) {
     let rows = r.contracts.iter().flat_map(|c| {
-        c.results.iter().map(move |x| {
-            vec![
-                format!("{}@{}", c.dataset, c.version),
-                x.clause.clone(),
-                status_cell(x.status),
-                cell(x.measured.as_ref()),
-                cell(x.limit.as_ref()),
-            ]
+        c.results.iter().flat_map(move |x| {
+            let contract = format!("{}@{}", c.dataset, c.version);
+            match failing_keys(x) {
+                // A failed map-valued clause: one row per key that fails, not two whole maps.
+                Some(keys) => keys
+                    .into_iter()
+                    .map(|(key, measured, limit)| {
+                        vec![
+                            contract.clone(),
+                            format!("{}.{key}", x.clause),
+                            status_cell(x.status),
+                            measured,
+                            limit,
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+                None => vec![vec![
+                    contract,
+                    x.clause.clone(),
+                    status_cell(x.status),
+                    cell(x.measured.as_ref()),
+                    cell(x.limit.as_ref()),
+                ]],
+            }
         })
     });
     outln!(
@@ -279,4 +335,40 @@ pub fn junit(r: &Report) -> String {
     }
     s.push_str("</testsuites>\n");
     s
+}
+
+/// Failed clauses as CI annotations on the clause's line of the contract it fails; advisory
+/// failures as warnings.
+fn ci_findings(
+    store: &crate::store::Store,
+    r: &Report,
+) -> Result<Vec<crate::render::ci::Finding>, CommandError> {
+    use crate::render::ci::{toml_line, Finding, Level};
+    let mut out = Vec::new();
+    for c in &r.contracts {
+        let path = layout::contract(&c.dataset, &c.version);
+        let text = store.read(&path)?;
+        for x in &c.results {
+            let (rule, level) = match x.status {
+                Status::Fail => ("clause-failed", Level::Error),
+                Status::AdvisoryFail => ("advisory-failed", Level::Warning),
+                _ => continue,
+            };
+            out.push(Finding {
+                rule,
+                level,
+                title: format!("{} fails {}@{}", x.clause, c.dataset, c.version),
+                message: format!(
+                    "{} (measured {}, limit {}) in {}",
+                    x.reason.as_deref().unwrap_or("failed"),
+                    cell(x.measured.as_ref()),
+                    cell(x.limit.as_ref()),
+                    r.profile.files.join(", ")
+                ),
+                file: Some(super::ci::shown_path(store.root(), &path)),
+                line: text.as_deref().and_then(|t| toml_line(t, &x.clause)),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -53,6 +53,9 @@ pub struct Notify {
     /// After the sunset, a reminder this often while a consumer still reads the old line.
     pub overdue_every_days: i64,
     pub from: String,
+    /// Where `contracts site` is published; each notice links to its dataset's page there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_url: Option<String>,
 }
 
 impl Default for Notify {
@@ -61,6 +64,7 @@ impl Default for Notify {
             days_before: vec![60, 30, 14, 7, 1],
             overdue_every_days: 7,
             from: "Data Platform <data-platform@example.org>".to_string(),
+            registry_url: None,
         }
     }
 }
@@ -179,6 +183,20 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             "[notify] days_before must be non-negative and overdue_every_days at least 1"
                 .to_string(),
         ));
+    }
+    if let Some(url) = &raw.notify.registry_url {
+        let scheme = url.split_once("://").map(|(s, _)| s);
+        if !matches!(scheme, Some("http" | "https" | "file")) || url.contains(char::is_whitespace) {
+            errors.push(Located::at(
+                file,
+                text,
+                None,
+                format!(
+                    "[notify] registry_url {url:?} must be an absolute http, https or file URL \
+                     (where `contracts site` is published)"
+                ),
+            ));
+        }
     }
     if raw.consumption.lookback_days < 1 {
         errors.push(Located::at(

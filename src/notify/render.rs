@@ -9,6 +9,8 @@ use serde::Serialize;
 
 use super::plan::Notice;
 use crate::model::history::ChangeRecord;
+use crate::render::delta::{delta, words};
+use crate::render::html::dataset_page;
 
 pub const SUBJECT: &str = "notice.subject.j2";
 pub const BODY: &str = "notice.txt.j2";
@@ -26,6 +28,16 @@ pub enum RenderError {
 /// The two templates, built-in or the store's own.
 pub struct Templates {
     env: Environment<'static>,
+    /// `[notify] registry_url`: where `contracts site` is published.
+    registry_url: Option<String>,
+}
+
+/// The values behind a breaking change record, read from the two contracts it compares, so
+/// the notice can say what changed and not only which clause.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChangeValues {
+    pub old: Option<serde_json::Value>,
+    pub new: Option<serde_json::Value>,
 }
 
 /// One rendered notice.
@@ -44,6 +56,11 @@ struct ChangeView<'a> {
     from: String,
     to: String,
     rationale: &'a str,
+    /// The old and new value in words ("-" when unknown or absent).
+    old_value: String,
+    new_value: String,
+    /// What changed, key by key for a map: "`CNTY_` removed (was float64); ...".
+    change: String,
 }
 
 impl Templates {
@@ -63,7 +80,16 @@ impl Templates {
             env.add_template_owned(name, source)
                 .map_err(|e| template_error(name, &e))?;
         }
-        Ok(Templates { env })
+        Ok(Templates {
+            env,
+            registry_url: None,
+        })
+    }
+
+    /// Link each notice to its dataset's page of the registry published at `url`.
+    pub fn with_registry_url(mut self, url: Option<String>) -> Templates {
+        self.registry_url = url.map(|u| u.trim_end_matches('/').to_string());
+        self
     }
 
     /// Render one notice. `changes` are the breaking change records of the new line(s);
@@ -75,17 +101,43 @@ impl Templates {
         sender: &str,
         lookback_days: i64,
     ) -> Result<Rendered, RenderError> {
+        let bare: Vec<(&ChangeRecord, ChangeValues)> = changes
+            .iter()
+            .map(|c| (*c, ChangeValues::default()))
+            .collect();
+        self.render_with_values(notice, &bare, sender, lookback_days)
+    }
+
+    /// [`Templates::render`], with each change record's old and new value.
+    pub fn render_with_values(
+        &self,
+        notice: &Notice,
+        changes: &[(&ChangeRecord, ChangeValues)],
+        sender: &str,
+        lookback_days: i64,
+    ) -> Result<Rendered, RenderError> {
         let changes: Vec<ChangeView> = changes
             .iter()
-            .map(|c| ChangeView {
+            .map(|(c, v)| ChangeView {
                 clause: &c.clause,
                 kind: c.kind.map_or_else(|| "-".to_string(), |k| k.to_string()),
                 direction: c.direction.to_string(),
                 from: c.from.clone().unwrap_or_default(),
                 to: c.to.clone(),
                 rationale: &c.rationale,
+                old_value: words(v.old.as_ref()),
+                new_value: words(v.new.as_ref()),
+                change: if v.old.is_none() && v.new.is_none() {
+                    String::new()
+                } else {
+                    delta(v.old.as_ref(), v.new.as_ref())
+                },
             })
             .collect();
+        let page_url = self
+            .registry_url
+            .as_ref()
+            .map(|u| format!("{u}/{}", dataset_page(&notice.dataset)));
         let ctx = context! {
             dataset => &notice.dataset,
             consumer => &notice.consumer,
@@ -106,6 +158,8 @@ impl Templates {
             changes => minijinja::value::Serde(&changes),
             sender => sender,
             lookback_days => lookback_days,
+            registry_url => &self.registry_url,
+            page_url => page_url,
         };
         let subject = self.render_one(SUBJECT, &ctx)?;
         let subject = subject.trim().to_string();

@@ -1,0 +1,80 @@
+use std::path::PathBuf;
+
+use super::{CommandError, Context, Outcome};
+use crate::model::Strictness;
+use crate::render::odcs::{document, status_word, yaml};
+use crate::store::StoreError;
+
+/// Export a contract to another standard's format.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    to: To,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum To {
+    Odcs(OdcsArgs),
+}
+
+/// DATASET[@VERSION] (the newest version by default) as an Open Data Contract Standard v3.1.0
+/// document in YAML: attributes as properties, their meanings as descriptions, null bounds
+/// and a feature-count floor as quality checks, and every clause ODCS has no place for kept
+/// whole as a custom property. The status is the version's on --today: proposed, active,
+/// deprecated (an old line in its window, or superseded within its line) or retired.
+#[derive(Debug, clap::Args)]
+struct OdcsArgs {
+    /// DATASET or DATASET@VERSION
+    target: String,
+    /// Write the document to this file instead of stdout
+    #[arg(long, value_name = "FILE.yaml")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("export")?;
+    let To::Odcs(a) = &args.to;
+    let store = ctx.store()?;
+    let (dataset, version) = match a.target.split_once('@') {
+        Some((d, v)) => (d.to_string(), v.to_string()),
+        None => {
+            let versions = store.versions(&a.target)?;
+            let newest = versions
+                .last()
+                .ok_or_else(|| StoreError::UnknownDataset(a.target.clone()))?;
+            (a.target.clone(), newest.to_string())
+        }
+    };
+    let c = store.contract(&dataset, &version, Strictness::Reading)?;
+    let versions = store.versions(&dataset)?;
+    let lines = store.lines(&dataset)?;
+    let line = lines.iter().find(|l| l.major == c.version.major);
+    let current = store.current(&dataset, &versions, c.version.major, ctx.today)?;
+    let state = match line {
+        _ if c.valid_from > ctx.today => "upcoming",
+        Some(l) if l.sunset.is_some_and(|s| s <= ctx.today) => "retired",
+        // An old line is deprecated once its successor is live: the window is open.
+        Some(l)
+            if l.sunset.is_some()
+                && lines
+                    .iter()
+                    .any(|n| n.major > l.major && n.opens <= ctx.today) =>
+        {
+            "deprecated"
+        }
+        _ if current.as_ref().is_some_and(|cur| cur.version != c.version) => "deprecated",
+        _ => "live",
+    };
+    let doc = document(&c, status_word(state), line.and_then(|l| l.sunset));
+    let text = yaml(&doc);
+    match &a.out {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| {
+                CommandError::environment(format!("cannot write {}: {e}", path.display()))
+            })?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => outln!("{}", text.trim_end()),
+    }
+    Ok(Outcome::Clean)
+}

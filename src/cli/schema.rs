@@ -1,0 +1,379 @@
+//! JSON Schemas of the store's hand-edited files, generated with `schemars` from the types
+//! below, so that editors (Taplo / Even Better TOML) complete and check them as they are typed.
+//!
+//! The parsers read TOML through serde into span-carrying raw types (`Spanned`, TOML dates)
+//! that have no JSON Schema of their own, so the file formats are restated here as plain
+//! types, field for field, with the same `deny_unknown_fields`. Two tests keep them honest:
+//! the committed `schema/` files must equal what this build generates, and every contract,
+//! config, registry and manifest in `tests/` and the example store must validate against them
+//! (a field the parser learns and a fixture uses fails the second test until it is added here).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+
+use super::{CommandError, Context, Outcome};
+
+/// A TOML local date (`2027-01-01`); a TOML-to-JSON editor sees it as a string.
+struct Date;
+
+impl JsonSchema for Date {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Date".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "format": "date",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+            "description": "A TOML local date, e.g. 2027-01-01"
+        })
+    }
+}
+
+/// A semantic version, e.g. `2.0.0`.
+struct SemVer;
+
+impl JsonSchema for SemVer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SemVer".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$",
+            "description": "A semantic version, e.g. 2.0.0"
+        })
+    }
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code, non_camel_case_types)]
+enum GeometryType {
+    Point,
+    LineString,
+    Polygon,
+    MultiPoint,
+    MultiLineString,
+    MultiPolygon,
+    GeometryCollection,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum AttrType {
+    Bool,
+    Int32,
+    Int64,
+    Float64,
+    String,
+    Date,
+    Datetime,
+    Binary,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code, clippy::upper_case_acronyms)]
+enum Dimension {
+    XY,
+    XYZ,
+    XYM,
+    XYZM,
+}
+
+/// An upper bound for every attribute, or one per attribute.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Bounds {
+    All(f64),
+    PerAttribute(BTreeMap<String, f64>),
+}
+
+/// The built-in clauses. A custom clause may be any value; its kind is declared in
+/// `contracts.toml` `[kinds]`.
+#[derive(JsonSchema, Default)]
+#[allow(dead_code)]
+struct Clauses {
+    /// fixed: the exact CRS, `AUTHORITY:CODE`
+    crs: Option<String>,
+    /// fixed: the unit of the coordinates
+    units: Option<String>,
+    /// widening: `[minx, miny, maxx, maxy]` in `crs`; minx > maxx crosses the antimeridian
+    #[schemars(length(equal = 4))]
+    envelope: Option<Vec<f64>>,
+    /// widening: the geometry types a release may contain
+    permitted_geometry: Option<Vec<GeometryType>>,
+    /// fixed: the geometry types a release does contain
+    emitted_geometry: Option<Vec<GeometryType>>,
+    /// narrowing: the CRSs a release may be delivered in
+    permitted_crs: Option<Vec<String>>,
+    /// fixed: attribute name → type, always present
+    required_attributes: Option<BTreeMap<String, AttrType>>,
+    /// widening: attribute name → type, may be present
+    optional_attributes: Option<BTreeMap<String, AttrType>>,
+    /// fixed, key by key: attribute name → its meaning
+    attribute_semantics: Option<BTreeMap<String, String>>,
+    /// narrowing: the largest null fraction, overall or per attribute
+    max_null_fraction: Option<Bounds>,
+    /// narrowing: metric → upper bound
+    metric_tolerances: Option<BTreeMap<String, f64>>,
+    /// narrowing: the largest imputed fraction
+    #[schemars(range(min = 0.0, max = 1.0))]
+    max_imputed_fraction: Option<f64>,
+    /// widening: the formats a release is published in
+    supported_output_formats: Option<Vec<String>>,
+    /// fixed: the coordinate dimensions
+    dimensions: Option<Vec<Dimension>>,
+    /// Custom clauses (declared in `contracts.toml` `[kinds]`).
+    #[serde(flatten)]
+    custom: BTreeMap<String, serde_json::Value>,
+}
+
+/// A contract file: `contracts/<dataset>/<version>.toml`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ContractFile {
+    /// Equals the folder name.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$"))]
+    dataset: String,
+    /// Equals the file stem.
+    version: SemVer,
+    /// The newest version before this one; absent only on the first version.
+    supersedes: Option<SemVer>,
+    /// The day this version becomes live.
+    valid_from: Date,
+    /// Major bumps only: the day the previous line stops being published.
+    sunset: Option<Date>,
+    description: Option<String>,
+    /// Clauses published but not yet enforced.
+    advisory: Option<Vec<String>>,
+    #[serde(default)]
+    clauses: Clauses,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum NewClauses {
+    Advisory,
+    Enforced,
+}
+
+#[derive(JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StoreSection {
+    /// The commit the immutability proofs start from.
+    since: Option<String>,
+}
+
+#[derive(JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Policy {
+    /// A major bump's window (sunset - valid_from) is at least this long [90].
+    min_window_days: Option<i64>,
+    /// ... and at most this long [365].
+    max_window_days: Option<i64>,
+    /// Whether a newly added clause must be advisory in the version that adds it [advisory].
+    new_clauses: Option<NewClauses>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum KindName {
+    Widening,
+    Narrowing,
+    Fixed,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum ShapeName {
+    Bbox,
+    Set,
+    Map,
+    UpperBound,
+    LowerBound,
+    UpperBounds,
+    Value,
+}
+
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CustomKind {
+    kind: KindName,
+    shape: ShapeName,
+    /// The profile figure or manifest metric `validate` checks the clause against.
+    metric: Option<String>,
+}
+
+#[derive(JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Notify {
+    /// Milestones, in days before a sunset [60, 30, 14, 7, 1].
+    days_before: Option<Vec<u32>>,
+    /// After a sunset, a reminder this often while a consumer still reads the old line [7].
+    #[schemars(range(min = 1))]
+    overdue_every_days: Option<i64>,
+    /// The sender mailbox.
+    from: Option<String>,
+    /// Where `contracts site` is published; notices link to `<registry_url>/<dataset>.html`.
+    #[schemars(regex(pattern = r"^(https?|file)://\S+$"))]
+    registry_url: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code, clippy::enum_variant_names)]
+enum Tls {
+    Starttls,
+    Tls,
+    None,
+}
+
+#[derive(JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Smtp {
+    host: Option<String>,
+    port: Option<u16>,
+    /// `none` only to a loopback host.
+    tls: Option<Tls>,
+    /// The name of the environment variable holding the user name (never the secret).
+    username_env: Option<String>,
+    /// The name of the environment variable holding the password (never the secret).
+    password_env: Option<String>,
+    timeout_seconds: Option<u64>,
+}
+
+#[derive(JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Consumption {
+    /// Globs relative to the store root: JSON Lines (.jsonl, .ndjson) or CSV (.csv).
+    sources: Option<Vec<String>>,
+    #[schemars(range(min = 1))]
+    lookback_days: Option<i64>,
+}
+
+/// `contracts.toml`: the store's configuration.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ConfigFile {
+    #[serde(default)]
+    store: StoreSection,
+    #[serde(default)]
+    policy: Policy,
+    /// Custom clause kinds: clause name → kind, shape and metric.
+    kinds: Option<BTreeMap<String, CustomKind>>,
+    #[serde(default)]
+    notify: Notify,
+    #[serde(default)]
+    smtp: Smtp,
+    #[serde(default)]
+    consumption: Consumption,
+}
+
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Consumer {
+    team: Option<String>,
+    /// Mailboxes, e.g. `Atlas Team <atlas@example.org>`.
+    #[schemars(length(min = 1))]
+    contacts: Vec<String>,
+}
+
+/// `consumers.toml`: who reads the store's datasets.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ConsumersFile {
+    /// Consumer name ([A-Za-z0-9_-]) → team and contacts.
+    consumers: Option<BTreeMap<String, Consumer>>,
+}
+
+/// `release.toml`: what a release says about itself (`validate --manifest`).
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ManifestFile {
+    /// The release's own version.
+    version: Option<String>,
+    /// The release's date.
+    date: Option<Date>,
+    /// Metrics that cannot be computed from the data, e.g. positional_rmse_m.
+    metrics: Option<BTreeMap<String, f64>>,
+}
+
+/// The schemas, by file name under `schema/`.
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    let with_id = |name: &'static str, mut s: Schema| {
+        s.insert(
+            "$id".to_string(),
+            format!("https://contracts.invalid/schema/{name}").into(),
+        );
+        (name, s.to_value())
+    };
+    vec![
+        with_id("contract.schema.json", schemars::schema_for!(ContractFile)),
+        with_id(
+            "contracts-toml.schema.json",
+            schemars::schema_for!(ConfigFile),
+        ),
+        with_id(
+            "consumers.schema.json",
+            schemars::schema_for!(ConsumersFile),
+        ),
+        with_id(
+            "release-manifest.schema.json",
+            schemars::schema_for!(ManifestFile),
+        ),
+    ]
+}
+
+/// The JSON Schemas of contract files, `contracts.toml`, `consumers.toml` and release
+/// manifests (`release.toml`), for editors: with --out DIR, one file each (the repository
+/// keeps them under `schema/`); without, one JSON object of all four on stdout, by file name.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Write `contract.schema.json`, `contracts-toml.schema.json`, `consumers.schema.json` and
+    /// `release-manifest.schema.json` into this directory
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("schema")?;
+    let all = schemas();
+    match &args.out {
+        None => {
+            let map: serde_json::Map<String, serde_json::Value> = all
+                .into_iter()
+                .map(|(name, v)| (name.to_string(), v))
+                .collect();
+            super::output::print_json(&map);
+        }
+        Some(dir) => {
+            let fail =
+                |e: std::io::Error| CommandError::environment(format!("{}: {e}", dir.display()));
+            std::fs::create_dir_all(dir).map_err(fail)?;
+            for (name, v) in all {
+                let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+                std::fs::write(dir.join(name), text).map_err(fail)?;
+            }
+            eprintln!("wrote 4 schemas to {}", dir.display());
+        }
+    }
+    Ok(Outcome::Clean)
+}

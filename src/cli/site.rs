@@ -1,0 +1,450 @@
+use std::path::{Path, PathBuf};
+
+use super::consumption::{registry, scan_logs};
+use super::log::{entries, Entry};
+use super::{CommandError, Context, Outcome};
+use crate::consumers::{classify, Standing, Status as StandingStatus};
+use crate::model::{Line, Strictness, BUILTIN};
+use crate::release::record::parse_records;
+use crate::release::validate::Status;
+use crate::render::html::{dataset_page, page, table, Cell};
+use crate::render::{escape, timeline::svg};
+use crate::store::{layout, Store};
+
+/// Write a static HTML registry of the store into OUT_DIR: `index.html` lists every dataset
+/// with its live lines and days to sunset; `<dataset>.html` shows its timeline, every contract
+/// version with each clause's kind and value, the change log with rationale, commit and
+/// author, the recorded release validations, and the consumers and where each stands.
+///
+/// Pages are self-contained (inline style, no script, nothing fetched), so OUT_DIR works
+/// from any file server or as a CI artefact. Publish it where `[notify] registry_url` points
+/// and every notice links to its dataset's page. Existing files of the same names are
+/// replaced; nothing else in OUT_DIR is touched. Exit 0, 2 for a bad store, 3 when OUT_DIR
+/// cannot be written.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to write the pages (created if missing)
+    out_dir: PathBuf,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("site")?;
+    let store = ctx.store()?;
+    let datasets = store.datasets()?;
+    let registry = registry(&store)?;
+    let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect())?;
+    let log = entries(&store, &datasets, None)?;
+    // One pass over the log for every dataset's timeline, not one per dataset.
+    let daily = super::timeline::scan_daily(ctx, &store, &datasets.iter().cloned().collect())?;
+    let mut pages: Vec<(String, String)> = Vec::new();
+    let mut index_rows = Vec::new();
+    for d in &datasets {
+        let lines = store.lines(d)?;
+        let standings = classify(&lines, &registry, &scan.of(d));
+        let body = dataset_body(ctx, &store, d, &lines, &standings, &log, daily.get(d))?;
+        let newest = store.contracts(d, Strictness::Reading)?;
+        let description = newest
+            .last()
+            .and_then(|c| c.description.clone())
+            .unwrap_or_default();
+        pages.push((
+            dataset_page(d),
+            page(
+                &format!("{d} — data contract"),
+                Some("index.html"),
+                &body,
+                &footer(ctx),
+            ),
+        ));
+        let live: Vec<&Line> = lines.iter().filter(|l| l.is_live(ctx.today)).collect();
+        let next_sunset = live.iter().filter_map(|l| l.sunset).min();
+        let still_on = standings
+            .iter()
+            .filter(|s| s.status == StandingStatus::StillOn)
+            .count();
+        index_rows.push(vec![
+            Cell::link(d.clone(), dataset_page(d)),
+            Cell::text(description),
+            Cell::text(
+                live.iter()
+                    .map(|l| format!("line {} ({})", l.major, l.newest()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            Cell::text(next_sunset.map_or("-".to_string(), |s| s.to_string())),
+            match next_sunset {
+                Some(s) => Cell::class((s - ctx.today).num_days().to_string(), "num"),
+                None => Cell::class("-", "num"),
+            },
+            Cell::class(still_on.to_string(), "num"),
+        ]);
+    }
+    let index = format!(
+        "<h1>Data contracts</h1>\n<p class=\"lead\">{} dataset{}, as of {}. Each dataset's page \
+         has its timeline, every contract version, the change log, the release validations \
+         and its consumers.</p>\n{}",
+        datasets.len(),
+        if datasets.len() == 1 { "" } else { "s" },
+        ctx.today,
+        table(
+            &[
+                "dataset",
+                "description",
+                "live lines (newest version)",
+                "next sunset",
+                "days to sunset",
+                "consumers still on an old line"
+            ],
+            &index_rows,
+            "This store has no dataset yet.",
+        )
+    );
+    pages.push((
+        "index.html".to_string(),
+        page("Data contracts registry", None, &index, &footer(ctx)),
+    ));
+    write_pages(&args.out_dir, &pages)?;
+    eprintln!(
+        "wrote {} page(s) to {}",
+        pages.len(),
+        args.out_dir.display()
+    );
+    Ok(Outcome::Clean)
+}
+
+fn footer(ctx: &Context) -> String {
+    format!(
+        "Written by contracts site {} for {}. Static pages: no script, nothing fetched.",
+        env!("CARGO_PKG_VERSION"),
+        ctx.today
+    )
+}
+
+fn write_pages(dir: &Path, pages: &[(String, String)]) -> Result<(), CommandError> {
+    let fail =
+        |p: &Path, e: std::io::Error| CommandError::environment(format!("{}: {e}", p.display()));
+    std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+    for (name, html) in pages {
+        let path = dir.join(name);
+        std::fs::write(&path, html).map_err(|e| fail(&path, e))?;
+    }
+    Ok(())
+}
+
+/// A clause value in words: a map as `key = value` lines, a list comma-separated.
+fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => {
+            items.iter().map(value_text).collect::<Vec<_>>().join(", ")
+        }
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", value_text(v)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        v => v.to_string(),
+    }
+}
+
+fn dataset_body(
+    ctx: &Context,
+    store: &Store,
+    dataset: &str,
+    lines: &[Line],
+    standings: &[Standing],
+    log: &[Entry],
+    daily: Option<&crate::consumers::daily::DailyReads>,
+) -> Result<String, CommandError> {
+    let contracts = store.contracts(dataset, Strictness::Reading)?;
+    let mut s = String::new();
+    s += &format!("<h1>{}</h1>\n", escape(dataset));
+    if let Some(d) = contracts.last().and_then(|c| c.description.as_ref()) {
+        s += &format!("<p class=\"lead\">{}</p>\n", escape(d));
+    }
+
+    // Lines.
+    let versions = store.versions(dataset)?;
+    let mut rows = Vec::new();
+    for l in lines {
+        let state = if l.is_live(ctx.today) {
+            "live"
+        } else if l.opens > ctx.today {
+            "upcoming"
+        } else {
+            "retired"
+        };
+        let current = store
+            .current(dataset, &versions, l.major, ctx.today)?
+            .map_or_else(|| l.versions[0].to_string(), |c| c.version.to_string());
+        let still_on = standings
+            .iter()
+            .filter(|s| s.status == StandingStatus::StillOn && s.line == Some(l.major))
+            .count();
+        rows.push(vec![
+            Cell::text(format!("line {}", l.major)),
+            Cell::class(state, state),
+            Cell::text(current),
+            Cell::text(l.opens.to_string()),
+            Cell::text(l.sunset.map_or("-".to_string(), |d| d.to_string())),
+            Cell::class(
+                l.sunset
+                    .map_or("-".to_string(), |d| (d - ctx.today).num_days().to_string()),
+                "num",
+            ),
+            Cell::class(still_on.to_string(), "num"),
+        ]);
+    }
+    s += "<h2 id=\"lines\">Lines</h2>\n";
+    s += &table(
+        &[
+            "line",
+            "state",
+            "current version",
+            "opens",
+            "sunset",
+            "days to sunset",
+            "consumers still on it",
+        ],
+        &rows,
+        "No line.",
+    );
+
+    // The timeline, inline.
+    let empty = crate::consumers::daily::DailyReads::default();
+    let t = super::timeline::gather_with(ctx, store, dataset, Some(daily.unwrap_or(&empty)))?;
+    s += "<h2 id=\"timeline\">Timeline</h2>\n<figure>\n";
+    s += svg(&t).trim_end();
+    s += "\n</figure>\n";
+
+    // Every contract version, newest first.
+    s += "<h2 id=\"contracts\">Contract versions</h2>\n";
+    for c in contracts.iter().rev() {
+        s += &format!(
+            "<h3 id=\"v{0}\">{1} {0}</h3>\n<p class=\"lead\">valid from {2}{3}{4}</p>\n",
+            escape(&c.version.to_string()),
+            escape(dataset),
+            c.valid_from,
+            c.supersedes
+                .as_ref()
+                .map_or(String::new(), |v| format!("; supersedes {v}")),
+            c.sunset.map_or(String::new(), |d| format!(
+                "; declared sunset of line {}: {d}",
+                c.version.major.saturating_sub(1)
+            )),
+        );
+        let mut rows: Vec<Vec<Cell>> = c
+            .clauses
+            .iter()
+            .map(|(name, clause)| {
+                let evaluated = !BUILTIN
+                    .iter()
+                    .any(|b| b.name == name && b.checks.starts_with("not evaluated"));
+                let status = if c.is_advisory(name) {
+                    "advisory"
+                } else if evaluated {
+                    "enforced"
+                } else {
+                    "not evaluated"
+                };
+                vec![
+                    Cell::text(name.clone()),
+                    Cell::text(clause.spec.kind.to_string()),
+                    Cell::class(value_text(&clause.value.to_json()), "value"),
+                    Cell::class(status, status.replace(' ', "-")),
+                ]
+            })
+            .collect();
+        rows.extend(c.unknown.iter().map(|(name, v)| {
+            vec![
+                Cell::text(name.clone()),
+                Cell::text("-"),
+                Cell::class(v.to_string(), "value"),
+                Cell::class("not evaluated (unknown to this build)", "not-evaluated"),
+            ]
+        }));
+        s += &table(&["clause", "kind", "value", "status"], &rows, "No clause.");
+    }
+
+    // The change log.
+    let rows: Vec<Vec<Cell>> = log
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Change {
+                dataset: d,
+                record: r,
+                commit,
+            } if d == dataset => Some(vec![
+                Cell::text(r.at.format("%Y-%m-%d").to_string()),
+                Cell::text(format!("{} → {}", r.from.as_deref().unwrap_or("-"), r.to)),
+                Cell::text(r.clause.clone()),
+                Cell::text(r.kind.map_or("-".to_string(), |k| k.to_string())),
+                Cell::text(r.direction.to_string()),
+                Cell::class(r.verdict.to_string(), r.verdict.to_string()),
+                Cell::text(r.rationale.clone()),
+                Cell::class(
+                    commit
+                        .as_ref()
+                        .map_or("-".to_string(), |c| c.id[..12].to_string()),
+                    "value",
+                ),
+                Cell::text(
+                    commit
+                        .as_ref()
+                        .map_or("-".to_string(), |c| c.author.clone()),
+                ),
+            ]),
+            Entry::Sunset {
+                dataset: d,
+                record: r,
+                commit,
+            } if d == dataset => Some(vec![
+                Cell::text(r.at.format("%Y-%m-%d").to_string()),
+                Cell::text(format!("line {}", r.line)),
+                Cell::text("(sunset)"),
+                Cell::text("-"),
+                Cell::text(format!(
+                    "{} → {}{}",
+                    r.from.map_or("none".to_string(), |d| d.to_string()),
+                    r.to,
+                    if r.forced { " (forced)" } else { "" }
+                )),
+                Cell::text("-"),
+                Cell::text(r.rationale.clone()),
+                Cell::class(
+                    commit
+                        .as_ref()
+                        .map_or("-".to_string(), |c| c.id[..12].to_string()),
+                    "value",
+                ),
+                Cell::text(
+                    commit
+                        .as_ref()
+                        .map_or("-".to_string(), |c| c.author.clone()),
+                ),
+            ]),
+            _ => None,
+        })
+        .collect();
+    s += "<h2 id=\"changes\">Change log</h2>\n";
+    s += &table(
+        &[
+            "date",
+            "versions",
+            "clause",
+            "kind",
+            "direction",
+            "verdict",
+            "rationale",
+            "commit",
+            "author",
+        ],
+        &rows,
+        "No change record.",
+    );
+
+    // Recorded release validations, newest first.
+    let path = layout::releases(dataset);
+    let records = match store.read(&path)? {
+        Some(text) => parse_records(&path, &text)?,
+        None => Vec::new(),
+    };
+    let rows: Vec<Vec<Cell>> = records
+        .iter()
+        .rev()
+        .map(|r| {
+            let per: Vec<String> = r
+                .contract
+                .iter()
+                .map(|c| {
+                    let failed: Vec<&str> = c
+                        .results
+                        .iter()
+                        .filter(|(_, s)| **s == Status::Fail)
+                        .map(|(k, _)| k.as_str())
+                        .collect();
+                    let warned: Vec<&str> = c
+                        .results
+                        .iter()
+                        .filter(|(_, s)| **s == Status::AdvisoryFail)
+                        .map(|(k, _)| k.as_str())
+                        .collect();
+                    let mut t = if failed.is_empty() {
+                        format!("{}: passed", c.version)
+                    } else {
+                        format!("{}: failed {}", c.version, failed.join(", "))
+                    };
+                    if !warned.is_empty() {
+                        t += &format!(" (advisory: {})", warned.join(", "));
+                    }
+                    t
+                })
+                .collect();
+            let verdict = if r.passed { "pass" } else { "fail" };
+            vec![
+                Cell::text(r.date.unwrap_or(r.validated).to_string()),
+                Cell::text(r.version.clone().unwrap_or_else(|| "-".to_string())),
+                Cell::text(r.validated.to_string()),
+                Cell::class(if r.passed { "passed" } else { "failed" }, verdict),
+                Cell::class(per.join("\n"), "value"),
+                Cell::class(r.files.join("\n"), "value"),
+            ]
+        })
+        .collect();
+    s += "<h2 id=\"releases\">Release validations</h2>\n";
+    s += &table(
+        &[
+            "release date",
+            "release",
+            "validated",
+            "result",
+            "per contract",
+            "files",
+        ],
+        &rows,
+        "No release validation is recorded (contracts validate --record).",
+    );
+
+    // Consumers.
+    let rows: Vec<Vec<Cell>> = standings
+        .iter()
+        .map(|c| {
+            vec![
+                Cell::text(c.consumer.clone()),
+                Cell::text(c.team.clone().unwrap_or_else(|| "-".to_string())),
+                Cell::class(c.status.to_string(), c.status.to_string()),
+                Cell::text(c.line.map_or("-".to_string(), |l| l.to_string())),
+                Cell::text(
+                    c.version
+                        .as_ref()
+                        .map_or("-".to_string(), |v| v.to_string()),
+                ),
+                Cell::text(c.last_read.map_or("-".to_string(), |t| {
+                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                })),
+                Cell::class(c.reads.to_string(), "num"),
+            ]
+        })
+        .collect();
+    s += &format!(
+        "<h2 id=\"consumers\">Consumers</h2>\n<p class=\"lead\">From the consumption log, the \
+         last {} days up to {}: still-on means the newest read is of an older line than the \
+         newest.</p>\n",
+        store.config().consumption.lookback_days,
+        ctx.today
+    );
+    s += &table(
+        &[
+            "consumer",
+            "team",
+            "status",
+            "line",
+            "version",
+            "last read",
+            "reads",
+        ],
+        &rows,
+        "No consumer is registered or seen reading this dataset.",
+    );
+    Ok(s)
+}

@@ -1,0 +1,190 @@
+use std::path::PathBuf;
+
+use semver::Version;
+
+use super::consumption::{log_error, registry};
+use super::{CommandError, Context, Format, Outcome};
+use crate::consumers::daily::{daily_reads_of, still_on_by_day, DailyReads};
+use crate::consumers::log_files;
+use crate::model::{window::windows, Strictness};
+use crate::release::record::parse_records;
+use crate::release::validate::Status;
+use crate::render::timeline::{
+    svg, ContractResult, LineSpan, ReleaseMark, StillOn, SunsetMark, Timeline, VersionMark,
+};
+use crate::store::{layout, Store};
+
+/// The window picture of DATASET as SVG: each contract line from its `valid_from` to its
+/// sunset, the deprecation windows, sunset moves, every recorded release (`validate --record`)
+/// as a mark on each contract it was validated against, today, and underneath the number of
+/// registered consumers still reading the old line, day by day from the consumption log.
+///
+/// The SVG goes to stdout, or to FILE with --out; --format json prints the facts it shows.
+/// Exit 0, or 2 for an unknown dataset or unreadable records.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The dataset
+    dataset: String,
+    /// Write the SVG to this file instead of stdout
+    #[arg(long, value_name = "FILE.svg")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("timeline")?;
+    let store = ctx.store()?;
+    let t = gather(ctx, &store, &args.dataset)?;
+    if ctx.format == Format::Json {
+        super::output::print_json(&t);
+        return Ok(Outcome::Clean);
+    }
+    let picture = svg(&t);
+    match &args.out {
+        Some(path) => {
+            std::fs::write(path, picture).map_err(|e| {
+                CommandError::environment(format!("cannot write {}: {e}", path.display()))
+            })?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => outln!("{}", picture.trim_end()),
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Everything the picture of one dataset shows, read from the store and the consumption log.
+pub fn gather(ctx: &Context, store: &Store, dataset: &str) -> Result<Timeline, CommandError> {
+    gather_with(ctx, store, dataset, None)
+}
+
+/// [`gather`], with the dataset's daily reads already scanned (`None`: scan the log for it
+/// when it has a window).
+pub fn gather_with(
+    ctx: &Context,
+    store: &Store,
+    dataset: &str,
+    scanned: Option<&DailyReads>,
+) -> Result<Timeline, CommandError> {
+    let lines = store.lines(dataset)?;
+    let contracts = store.contracts(dataset, Strictness::Reading)?;
+    let history = store.history(dataset)?;
+    let path = layout::releases(dataset);
+    let records = match store.read(&path)? {
+        Some(text) => parse_records(&path, &text)?,
+        None => Vec::new(),
+    };
+    let spans = lines
+        .iter()
+        .map(|l| LineSpan {
+            major: l.major,
+            opens: l.opens,
+            sunset: l.sunset,
+            versions: contracts
+                .iter()
+                .filter(|c| c.version.major == l.major)
+                .map(|c| VersionMark {
+                    version: c.version.to_string(),
+                    valid_from: c.valid_from,
+                })
+                .collect(),
+        })
+        .collect();
+    let sunset_moves = history
+        .sunset
+        .iter()
+        .map(|s| SunsetMark {
+            line: s.line,
+            recorded: s.at.date_naive(),
+            from: s.from,
+            to: s.to,
+            forced: s.forced,
+        })
+        .collect();
+    let releases = records
+        .iter()
+        .map(|r| ReleaseMark {
+            day: r.date.unwrap_or(r.validated),
+            version: r.version.clone(),
+            results: r
+                .contract
+                .iter()
+                .filter_map(|c| {
+                    let v = Version::parse(&c.version).ok()?;
+                    Some(ContractResult {
+                        line: v.major,
+                        contract: c.version.clone(),
+                        passed: !c.results.values().any(|s| *s == Status::Fail),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let windows = windows(&lines);
+    let consumption = &store.config().consumption;
+    let mut still_on = Vec::new();
+    if !windows.is_empty() {
+        let registry = registry(store)?;
+        let own;
+        let reads = match scanned {
+            Some(r) => r,
+            None => {
+                let names = [dataset.to_string()].into_iter().collect();
+                own = scan_daily(ctx, store, &names)?
+                    .remove(dataset)
+                    .unwrap_or_default();
+                &own
+            }
+        };
+        for w in &windows {
+            let counts = if w.opens <= ctx.today {
+                still_on_by_day(
+                    reads,
+                    &registry,
+                    w.old_line,
+                    w.opens,
+                    ctx.today,
+                    consumption.lookback_days,
+                )
+            } else {
+                Vec::new()
+            };
+            still_on.push(StillOn {
+                line: w.old_line,
+                counts,
+            });
+        }
+    }
+    Ok(Timeline {
+        dataset: dataset.to_string(),
+        today: ctx.today,
+        lookback_days: consumption.lookback_days,
+        lines: spans,
+        windows,
+        sunset_moves,
+        releases,
+        still_on,
+    })
+}
+
+/// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
+/// reported on stderr (the first 20 one by one).
+pub fn scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: &std::collections::BTreeSet<String>,
+) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
+    let consumption = &store.config().consumption;
+    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    let mut shown = 0u64;
+    let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
+        if shown < 20 {
+            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+            eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+        }
+        shown += 1;
+    })
+    .map_err(log_error)?;
+    if shown > 20 {
+        eprintln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+    }
+    Ok(all)
+}

@@ -1,0 +1,308 @@
+//! Day by day: how many consumers were still on an old line on each day of a window, for the
+//! timeline picture (SPEC §8 `timeline`).
+//!
+//! `scan` keeps only the newest read per consumer in one lookback, which answers "who is
+//! still on line N today". The picture needs that answer for every day of a window, so this
+//! module streams the log once for one dataset and keeps each consumer's newest read per UTC
+//! day — a few hundred entries per consumer, however long the log — and then replays the
+//! lookback rule day after day. It reads files but takes every day as an argument.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use semver::Version;
+use serde::{Deserialize, Serialize};
+
+use super::log::{LogError, Malformed};
+use super::registry::Registry;
+
+/// Each consumer's newest read of one dataset per UTC day: consumer → day → (instant, version).
+#[derive(Debug, Clone, Default)]
+pub struct DailyReads {
+    pub by_consumer: HashMap<String, BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>>,
+    pub malformed: u64,
+}
+
+impl DailyReads {
+    fn fold(
+        &mut self,
+        at: &str,
+        consumer: &str,
+        contract: &str,
+        until: NaiveDate,
+    ) -> Result<(), String> {
+        if consumer.is_empty() {
+            return Err("`consumer` is empty".to_string());
+        }
+        let at = DateTime::parse_from_rfc3339(at)
+            .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}"))?;
+        let version = Version::parse(contract)
+            .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+        let day = at.with_timezone(&Utc).date_naive();
+        // Reads after the day the picture is drawn on are ignored, as everywhere else.
+        if day > until {
+            return Ok(());
+        }
+        let days = self.by_consumer.entry(consumer.to_string()).or_default();
+        match days.get_mut(&day) {
+            // Same rule as the scan: the newest instant wins, the higher version on a tie.
+            Some(slot) => {
+                if (at, &version) > (slot.0, &slot.1) {
+                    *slot = (at, version);
+                }
+            }
+            None => {
+                days.insert(day, (at, version));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Deserialize)]
+struct Read {
+    at: String,
+    consumer: String,
+    dataset: String,
+    contract: String,
+}
+
+/// Stream every log file for reads of `dataset` up to `until`.
+pub fn daily_reads(
+    files: &[PathBuf],
+    dataset: &str,
+    until: NaiveDate,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<DailyReads, LogError> {
+    let datasets = [dataset.to_string()].into_iter().collect();
+    let mut all = daily_reads_of(files, &datasets, until, on_malformed)?;
+    Ok(all.remove(dataset).unwrap_or_default())
+}
+
+/// [`daily_reads`] for several datasets in one pass over the log (the site draws every
+/// dataset's timeline: one scan, not one per dataset). A malformed line is counted once, under
+/// the first dataset.
+pub fn daily_reads_of(
+    files: &[PathBuf],
+    datasets: &std::collections::BTreeSet<String>,
+    until: NaiveDate,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<HashMap<String, DailyReads>, LogError> {
+    let mut all: HashMap<String, DailyReads> = datasets
+        .iter()
+        .map(|d| (d.clone(), DailyReads::default()))
+        .collect();
+    let mut malformed = 0u64;
+    // With one dataset, a line that does not contain its name cannot be a read of it.
+    let finder = match datasets.iter().collect::<Vec<_>>()[..] {
+        [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
+        _ => None,
+    };
+    for path in files {
+        let io = |source| LogError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut bad = |line: u64, reason: String, malformed: &mut u64| {
+            *malformed += 1;
+            on_malformed(&Malformed {
+                file: path.clone(),
+                line,
+                reason,
+            });
+        };
+        match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+            "jsonl" | "ndjson" => {
+                let mut reader = BufReader::with_capacity(1 << 20, file);
+                let mut buf = Vec::new();
+                let mut number = 0u64;
+                loop {
+                    buf.clear();
+                    if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+                        break;
+                    }
+                    number += 1;
+                    let line = buf.trim_ascii();
+                    if line.is_empty() || finder.as_ref().is_some_and(|f| f.find(line).is_none()) {
+                        continue;
+                    }
+                    let result = serde_json::from_slice::<Read>(line)
+                        .map_err(|e| format!("not a JSON read record: {e}"))
+                        .and_then(|r| match all.get_mut(&r.dataset) {
+                            Some(out) => out.fold(&r.at, &r.consumer, &r.contract, until),
+                            None => Ok(()),
+                        });
+                    if let Err(reason) = result {
+                        bad(number, reason, &mut malformed);
+                    }
+                }
+            }
+            "csv" => {
+                let mut reader = csv::ReaderBuilder::new()
+                    .has_headers(true)
+                    .flexible(true)
+                    .from_reader(BufReader::with_capacity(1 << 20, file));
+                for (i, row) in reader.deserialize::<Read>().enumerate() {
+                    let number = i as u64 + 2;
+                    match row {
+                        Ok(r) => {
+                            if let Some(out) = all.get_mut(&r.dataset) {
+                                if let Err(reason) =
+                                    out.fold(&r.at, &r.consumer, &r.contract, until)
+                                {
+                                    bad(number, reason, &mut malformed);
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            if let csv::ErrorKind::Io(_) = e.kind() {
+                                return Err(LogError::Io {
+                                    path: path.clone(),
+                                    source: std::io::Error::other(e.to_string()),
+                                });
+                            }
+                            bad(number, e.to_string(), &mut malformed);
+                        }
+                    }
+                }
+            }
+            _ => return Err(LogError::UnknownFormat { path: path.clone() }),
+        }
+    }
+    if let Some(first) = datasets.iter().next().and_then(|d| all.get_mut(d)) {
+        first.malformed = malformed;
+    }
+    Ok(all)
+}
+
+/// One day's count of registered consumers still on a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DayCount {
+    pub day: NaiveDate,
+    pub consumers: u32,
+}
+
+/// For each day of `from..=to`, how many registered consumers' newest read within the
+/// `lookback_days` ending that day was of line `major` — the rule of `consumers` and `notify`,
+/// replayed day by day. Readers missing from the registry are not counted: nobody can be told.
+pub fn still_on_by_day(
+    reads: &DailyReads,
+    registry: &Registry,
+    major: u64,
+    from: NaiveDate,
+    to: NaiveDate,
+    lookback_days: i64,
+) -> Vec<DayCount> {
+    let lookback = lookback_days.max(1) - 1;
+    let mut out = Vec::new();
+    let consumers: Vec<&BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>> = reads
+        .by_consumer
+        .iter()
+        .filter(|(name, _)| registry.get(name).is_some())
+        .map(|(_, days)| days)
+        .collect();
+    let mut day = from;
+    while day <= to {
+        let first = day - chrono::Duration::days(lookback);
+        let consumers_on = consumers
+            .iter()
+            .filter(|days| {
+                days.range(first..=day)
+                    .next_back()
+                    .is_some_and(|(_, (_, v))| v.major == major)
+            })
+            .count();
+        out.push(DayCount {
+            day,
+            consumers: u32::try_from(consumers_on).unwrap_or(u32::MAX),
+        });
+        match day.succ_opt() {
+            Some(d) => day = d,
+            None => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consumers::parse_registry;
+
+    fn d(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn replays_the_lookback_day_by_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("r.jsonl");
+        // a: line 1 on the 1st, moves to line 2 on the 3rd. b: line 1 on the 2nd only, so with
+        // a 2-day lookback it counts on the 2nd and 3rd and is silent from the 4th.
+        // ghost is not registered; the other dataset is ignored; the 9th is after `until`.
+        std::fs::write(
+            &log,
+            concat!(
+                r#"{"at":"2027-01-01T08:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}"#, "\n",
+                r#"{"at":"2027-01-02T08:00:00Z","consumer":"b","dataset":"roads","contract":"1.1.0"}"#, "\n",
+                r#"{"at":"2027-01-03T08:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}"#, "\n",
+                r#"{"at":"2027-01-03T09:00:00Z","consumer":"a","dataset":"roads","contract":"2.0.0"}"#, "\n",
+                r#"{"at":"2027-01-02T08:00:00Z","consumer":"ghost","dataset":"roads","contract":"1.0.0"}"#, "\n",
+                r#"{"at":"2027-01-02T08:00:00Z","consumer":"a","dataset":"roadsides","contract":"1.0.0"}"#, "\n",
+                r#"{"at":"2027-01-09T08:00:00Z","consumer":"b","dataset":"roads","contract":"1.0.0"}"#, "\n",
+                "not json roads\n",
+            ),
+        )
+        .unwrap();
+        let mut bad = Vec::new();
+        let reads =
+            daily_reads(&[log], "roads", d("2027-01-05"), &mut |m| bad.push(m.line)).unwrap();
+        assert_eq!(bad, vec![8]);
+        let registry = parse_registry(
+            "consumers.toml",
+            "[consumers.a]\ncontacts=[\"a@x.org\"]\n[consumers.b]\ncontacts=[\"b@x.org\"]\n",
+        )
+        .unwrap();
+        let counts: Vec<u32> =
+            still_on_by_day(&reads, &registry, 1, d("2027-01-01"), d("2027-01-05"), 2)
+                .iter()
+                .map(|c| c.consumers)
+                .collect();
+        // 1st: a. 2nd: a and b. 3rd: b only (a moved to line 2 later that day). 4th: the
+        // lookback is the 3rd and 4th, with no read of b in it: 0.
+        assert_eq!(counts, vec![1, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn one_pass_serves_several_datasets() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("r.csv");
+        std::fs::write(
+            &log,
+            "at,consumer,dataset,contract\n\
+             2027-01-01T08:00:00Z,a,roads,1.0.0\n\
+             2027-01-01T08:00:00Z,a,roadsides,2.0.0\n\
+             2027-01-02T08:00:00Z,b,roadsides,1.0.0\n\
+             2027-01-02T08:00:00Z,b,rivers,1.0.0\n\
+             2027-01-02T08:00:00Z,b,roads,not-a-version\n",
+        )
+        .unwrap();
+        let sets = ["roads".to_string(), "roadsides".to_string()]
+            .into_iter()
+            .collect();
+        let mut bad = Vec::new();
+        let all =
+            daily_reads_of(&[log], &sets, d("2027-01-05"), &mut |m| bad.push(m.line)).unwrap();
+        assert_eq!(bad, vec![6], "the bad version, on line 6 of the file");
+        let days = |ds: &str, c: &str| all[ds].by_consumer.get(c).map(|m| m.len());
+        assert_eq!((days("roads", "a"), days("roads", "b")), (Some(1), None));
+        assert_eq!(
+            (days("roadsides", "a"), days("roadsides", "b")),
+            (Some(1), Some(1))
+        );
+        assert!(!all.contains_key("rivers"));
+    }
+}

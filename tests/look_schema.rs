@@ -1,0 +1,201 @@
+//! The JSON Schemas under `schema/`: in sync with what this build generates, accepting every
+//! contract, config, registry and manifest in `tests/` and the example store, and rejecting
+//! wrong ones that the parsers reject too.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::TestEnv;
+use contracts::model::{parse_config, parse_contract, KindTable, Strictness};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// TOML as an editor's TOML-to-JSON bridge sees it: dates and times become strings.
+fn to_json(v: toml::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        toml::Value::String(s) => J::String(s),
+        toml::Value::Integer(i) => J::from(i),
+        toml::Value::Float(f) => J::from(f),
+        toml::Value::Boolean(b) => J::Bool(b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(a) => J::Array(a.into_iter().map(to_json).collect()),
+        toml::Value::Table(t) => J::Object(t.into_iter().map(|(k, v)| (k, to_json(v))).collect()),
+    }
+}
+
+fn schema(name: &str) -> jsonschema::Validator {
+    let text = std::fs::read_to_string(root().join("schema").join(name))
+        .unwrap_or_else(|e| panic!("schema/{name}: {e}"));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("schema/{name} compiles: {e}"))
+}
+
+fn errors(v: &jsonschema::Validator, file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let value: toml::Value =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    v.iter_errors(&to_json(value))
+        .map(|e| e.to_string())
+        .collect()
+}
+
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(toml_files(&p));
+        } else if p.extension().is_some_and(|x| x == "toml") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_committed_schemas_are_what_this_build_generates() {
+    let env = TestEnv::new();
+    let run = env.run_in(env.home(), &["schema"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let generated = run.json();
+    let names: Vec<&String> = generated.as_object().unwrap().keys().collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    for (name, schema) in generated.as_object().unwrap() {
+        let committed: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root().join("schema").join(name))
+                .unwrap_or_else(|e| panic!("schema/{name} is not committed: {e}")),
+        )
+        .unwrap();
+        assert_eq!(
+            &committed, schema,
+            "schema/{name} is stale: run `cargo run -- schema --out schema` and commit it"
+        );
+    }
+}
+
+#[test]
+fn every_real_file_validates() {
+    let contract = schema("contract.schema.json");
+    let mut contracts: Vec<PathBuf> = toml_files(&root().join("contracts"));
+    contracts.extend(
+        toml_files(&root().join("tests/fixtures/diff"))
+            .into_iter()
+            .filter(|p| !p.ends_with("bad-syntax.toml")),
+    );
+    assert!(contracts.len() >= 14, "{contracts:?}");
+    let config_text = std::fs::read_to_string(root().join("contracts.toml")).unwrap();
+    let custom_kinds = parse_config("contracts.toml", &config_text).unwrap().kinds;
+    for f in &contracts {
+        let e = errors(&contract, f);
+        assert!(e.is_empty(), "{}: {e:#?}", f.display());
+    }
+    // The example store's contracts parse with its kinds, as the schema says they should.
+    for f in toml_files(&root().join("contracts")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        parse_contract(
+            &f.display().to_string(),
+            &text,
+            &custom_kinds,
+            Strictness::Writing,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    for (schema_name, file) in [
+        ("contracts-toml.schema.json", "contracts.toml"),
+        ("consumers.schema.json", "consumers.toml"),
+        (
+            "release-manifest.schema.json",
+            "tests/fixtures/schema/release.toml",
+        ),
+    ] {
+        let e = errors(&schema(schema_name), &root().join(file));
+        assert!(e.is_empty(), "{file}: {e:#?}");
+    }
+    contracts::release::validate::parse_manifest(
+        "release.toml",
+        &std::fs::read_to_string(root().join("tests/fixtures/schema/release.toml")).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn wrong_files_are_rejected_by_the_schema_and_the_parser() {
+    let dir = root().join("tests/fixtures/schema");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let kinds = KindTable::builtin();
+
+    let typo = errors(
+        &schema("contract.schema.json"),
+        &dir.join("wrong-contract-typo.toml"),
+    );
+    assert!(typo.iter().any(|e| e.contains("valid_form")), "{typo:#?}");
+    assert!(parse_contract(
+        "x",
+        &read("wrong-contract-typo.toml"),
+        &kinds,
+        Strictness::Writing
+    )
+    .is_err());
+
+    let types = errors(
+        &schema("contract.schema.json"),
+        &dir.join("wrong-contract-types.toml"),
+    );
+    // One error each for the geometry name, the attribute type and the envelope's length.
+    assert_eq!(types.len(), 3, "{types:#?}");
+    assert!(parse_contract(
+        "x",
+        &read("wrong-contract-types.toml"),
+        &kinds,
+        Strictness::Writing
+    )
+    .is_err());
+
+    let config = errors(
+        &schema("contracts-toml.schema.json"),
+        &dir.join("wrong-config.toml"),
+    );
+    assert_eq!(config.len(), 3, "tls, lookback_days, shape: {config:#?}");
+    assert!(parse_config("x", &read("wrong-config.toml")).is_err());
+
+    let consumers = errors(
+        &schema("consumers.schema.json"),
+        &dir.join("wrong-consumers.toml"),
+    );
+    assert!(!consumers.is_empty());
+    assert!(contracts::consumers::parse_registry("x", &read("wrong-consumers.toml")).is_err());
+
+    let release = errors(
+        &schema("release-manifest.schema.json"),
+        &dir.join("wrong-release.toml"),
+    );
+    assert_eq!(release.len(), 2, "date and metric: {release:#?}");
+    assert!(
+        contracts::release::validate::parse_manifest("x", &read("wrong-release.toml")).is_err()
+    );
+}
+
+#[test]
+fn taplo_is_pointed_at_the_schemas() {
+    let taplo: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root().join(".taplo.toml")).unwrap()).unwrap();
+    let rules = taplo["rule"].as_array().unwrap();
+    for path in [
+        "./schema/contract.schema.json",
+        "./schema/contracts-toml.schema.json",
+        "./schema/consumers.schema.json",
+    ] {
+        assert!(
+            rules
+                .iter()
+                .any(|r| r["schema"]["path"].as_str() == Some(path)),
+            "no rule for {path}"
+        );
+        assert!(root().join(path).is_file(), "{path}");
+    }
+}
