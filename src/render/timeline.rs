@@ -167,7 +167,7 @@ impl Scale {
         let mut out = Vec::new();
         let mut d = self.start;
         while d <= self.end {
-            if (d.month0() % step) == 0 {
+            if d.month0().is_multiple_of(step) {
                 out.push(d);
             }
             d = next_month(d);
