@@ -15,7 +15,7 @@ pub mod value;
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
 pub use config::{parse_config, Config};
 pub use contract::{is_dataset_name, parse_contract, Clause, Contract, Strictness};
-pub use kind::{ClauseSpec, Kind, KindTable, Shape, BUILTIN};
+pub use kind::{Check, ClauseSpec, Kind, KindTable, Shape, BUILTIN};
 pub use location::{Located, TomlErrors};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
