@@ -276,6 +276,49 @@ fn empty_layers_have_no_envelope() {
     }
 }
 
+fn dims(p: &Value) -> Vec<&str> {
+    p["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn dimensions_are_those_gdal_reports() {
+    // ogrinfo -ro -al (GDAL 3.6.2) prints each feature's geometry as `LINESTRING ZM`,
+    // `LINESTRING Z`, `LINESTRING M`; the edge/line_* copies were made from line_zm.gpkg with
+    // ogr2ogr (tests/data/README.md).
+    for (file, want) in [
+        ("edge/line_zm.gpkg", "XYZM"),
+        ("edge/line_zm.fgb", "XYZM"),
+        ("edge/line_zm.shp", "XYZM"),
+        ("edge/line_z.shp", "XYZ"),
+        ("edge/line_m.shp", "XYM"),
+        ("edge/line_zm.geojson", "XYZ"),
+        ("edge/curve.gpkg", "XY"),
+        ("naturalearth/countries.shp", "XY"),
+        ("naturalearth/cities.fgb", "XY"),
+        ("naturalearth/countries.geojson", "XY"),
+    ] {
+        let p = profile(&data(file));
+        assert_eq!(dims(&p), [want], "{file}");
+    }
+    // No geometry, no dimension.
+    assert!(dims(&profile(&data("made/empty.gpkg"))).is_empty());
+    // Several files (and so `--merge`): the union.
+    let z = data("edge/line_z.shp");
+    let m = data("edge/line_m.shp");
+    let zm = data("edge/line_zm.shp");
+    let p = profile_many(&[
+        z.to_str().unwrap(),
+        m.to_str().unwrap(),
+        zm.to_str().unwrap(),
+    ]);
+    assert_eq!(dims(&p), ["XYZ", "XYM", "XYZM"]);
+}
+
 #[test]
 fn z_and_m_are_dropped_and_curves_keep_their_name() {
     let p = profile(&data("edge/line_zm.gpkg"));

@@ -304,6 +304,7 @@ null_geometries = 0
 invalid_geometries = 0
 envelope = [-10.0, -5.0, 10.0, 5.0]
 geometry_types = ["Polygon"]
+dimensions = ["XY"]
 attributes = { name = { type = "string", nulls = 0 }, pop = { type = "int64", nulls = 2 } }
 "#,
     )

@@ -122,6 +122,10 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
         let _ = writeln!(t, "permitted_geometry       = {}", list(&p.geometry_types));
         let _ = writeln!(t, "emitted_geometry         = {}", list(&p.geometry_types));
     }
+    if !p.dimensions.is_empty() {
+        let dims: Vec<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
+        let _ = writeln!(t, "dimensions               = {}", list(&dims));
+    }
     let attrs = |required: bool| {
         let v: Vec<String> = p
             .attributes

@@ -189,6 +189,14 @@ pub(super) fn print_text(p: &Profile) {
                 .collect::<Vec<_>>()
                 .join(", "),
         ],
+        vec![
+            "dimensions".to_string(),
+            p.dimensions
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ],
     ];
     for r in rows {
         outln!("{:<20}{}", r[0], r[1]);

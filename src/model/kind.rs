@@ -108,6 +108,8 @@ pub enum Domain {
     GeometryTypes,
     /// Map values are attribute type names.
     AttributeTypes,
+    /// Set members are coordinate dimensions (`XY`, `XYZ`, `XYM`, `XYZM`).
+    Dimensions,
     /// Map values are metric limits; keys ending in `_fraction` are fractions.
     Metrics,
     /// Numbers are non-negative (counts, metres).
@@ -128,6 +130,8 @@ pub enum Check {
     TypesSubset,
     /// The release's geometry types are exactly the listed ones (`set`).
     TypesEqual,
+    /// The release's coordinate dimensions are exactly the listed ones (`set`).
+    DimensionsEqual,
     /// Each listed attribute is present with exactly its type (`map`).
     AttributesPresent,
     /// Each listed attribute, if present, has its type (`map`).
@@ -153,7 +157,11 @@ impl Check {
         use Check as C;
         match self {
             C::CrsEquals => shape == Shape::Value,
-            C::CrsListed | C::TypesSubset | C::TypesEqual | C::FormatListed => shape == Shape::Set,
+            C::CrsListed
+            | C::TypesSubset
+            | C::TypesEqual
+            | C::DimensionsEqual
+            | C::FormatListed => shape == Shape::Set,
             C::EnvelopeInside => shape == Shape::Bbox,
             C::AttributesPresent | C::AttributesTyped => shape == Shape::Map,
             C::NullFractions | C::MetricLimits => shape == Shape::UpperBounds,
@@ -289,6 +297,15 @@ pub const BUILTIN: &[Builtin] = &[
         metric: None,
         check: Check::TypesEqual,
         checks: "the release's geometry types are exactly these",
+    },
+    Builtin {
+        name: "dimensions",
+        kind: Kind::Fixed,
+        shape: Shape::Set,
+        domain: Domain::Dimensions,
+        metric: None,
+        check: Check::DimensionsEqual,
+        checks: "the release's coordinate dimensions are exactly these",
     },
     Builtin {
         name: "required_attributes",

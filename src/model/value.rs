@@ -11,6 +11,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::kind::{Domain, Shape};
+use super::spatial::Dimension;
 
 /// OGC simple-feature geometry type names (ISO 19125 and its SQL/MM curve types).
 pub const GEOMETRY_TYPES: &[&str] = &[
@@ -233,6 +234,10 @@ fn member(name: &str, domain: Domain) -> Result<(), ValueError> {
         Domain::AttributeTypes if !ATTRIBUTE_TYPES.contains(&name) => err(format!(
             "unknown attribute type `{name}` (expected one of: {})",
             ATTRIBUTE_TYPES.join(", ")
+        )),
+        Domain::Dimensions if Dimension::from_name(name).is_none() => err(format!(
+            "unknown coordinate dimension `{name}` (expected one of: {})",
+            Dimension::ALL.map(Dimension::as_str).join(", ")
         )),
         _ => Ok(()),
     }

@@ -199,6 +199,7 @@ fn batch(
     buf: &[u8],
     spans: &[(usize, usize)],
     header_type: GeometryType,
+    (has_z, has_m): (bool, bool),
     columns: &[ColumnType],
     proto: &Accumulator,
 ) -> Result<Accumulator, String> {
@@ -212,7 +213,13 @@ fn batch(
         match f.geometry() {
             None => acc.null_geometries += 1,
             Some(g) => {
-                let mut scan = GeomScan::default();
+                // The header's flags say which coordinates every geometry carries (GDAL
+                // reads them so too).
+                let mut scan = GeomScan {
+                    z: has_z,
+                    m: has_m,
+                    ..GeomScan::default()
+                };
                 let (t, members) = scan_geometry(&g, header_type, &mut scan, 0)?;
                 scan.commit(&mut acc, t.normalised(members));
             }
@@ -304,6 +311,7 @@ pub fn read(
         }
     });
     let header_type = header.geometry_type();
+    let zm = (header.has_z(), header.has_m());
     let promised = header.features_count();
     let index = index_size(promised, header.index_node_size()).ok_or_else(|| {
         bad(format!(
@@ -330,7 +338,7 @@ pub fn read(
         let chunk = (spans.len() / (rayon::current_num_threads() * 4)).max(64);
         let parts: Vec<Accumulator> = spans
             .par_chunks(chunk)
-            .map(|c| batch(buf, c, header_type, &columns, &proto))
+            .map(|c| batch(buf, c, header_type, zm, &columns, &proto))
             .collect::<Result<_, _>>()?;
         for p in &parts {
             acc.absorb(p);

@@ -112,8 +112,13 @@ struct RawGeometry {
     geometries: Vec<RawGeometry>,
 }
 
-fn position(v: &Value) -> Result<(f64, f64), String> {
+/// A position's x and y; a third number (a height) marks the geometry `XYZ`. A fourth is
+/// ignored, as GDAL does: RFC 7946 gives positions no measure.
+fn position(v: &Value, scan: &mut GeomScan) -> Result<(f64, f64), String> {
     let a = v.as_array().ok_or("a position is not an array")?;
+    if a.len() >= 3 {
+        scan.z = true;
+    }
     match (
         a.first().and_then(Value::as_f64),
         a.get(1).and_then(Value::as_f64),
@@ -127,7 +132,7 @@ fn positions(v: &Value, scan: &mut GeomScan) -> Result<Vec<(f64, f64)>, String> 
     let a = v.as_array().ok_or("coordinates are not an array")?;
     let mut out = Vec::with_capacity(a.len());
     for p in a {
-        let (x, y) = position(p)?;
+        let (x, y) = position(p, scan)?;
         scan.coord(x, y);
         out.push((x, y));
     }
@@ -160,7 +165,7 @@ fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeomType, 
             if list(c)?.is_empty() {
                 // An empty position is the empty point.
             } else {
-                let (x, y) = position(c)?;
+                let (x, y) = position(c, scan)?;
                 scan.point(x, y);
             }
             GeomType::Point

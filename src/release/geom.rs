@@ -21,6 +21,7 @@
 //! needs a topology engine and would cost more than reading the file.
 
 use super::profile::Accumulator;
+use crate::model::Dimension;
 
 /// OGC geometry types; the discriminant is the bit used in [`Accumulator::types`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -126,6 +127,9 @@ pub struct GeomScan {
     pub maxx: f64,
     pub maxy: f64,
     pub invalid: bool,
+    /// The geometry has Z (heights) or M (measures) coordinates.
+    pub z: bool,
+    pub m: bool,
 }
 
 impl Default for GeomScan {
@@ -136,6 +140,8 @@ impl Default for GeomScan {
             maxx: f64::NEG_INFINITY,
             maxy: f64::NEG_INFINITY,
             invalid: false,
+            z: false,
+            m: false,
         }
     }
 }
@@ -181,6 +187,7 @@ impl GeomScan {
     #[inline]
     pub fn commit(self, acc: &mut Accumulator, t: GeomType) {
         acc.add_type(t);
+        acc.dims |= Dimension::of(self.z, self.m).bit();
         if self.invalid {
             acc.invalid_geometries += 1;
         }
@@ -285,6 +292,8 @@ impl Wkb<'_> {
             self.u32(le)?;
         }
         let dims = 2 + usize::from(z) + usize::from(m);
+        scan.z |= z;
+        scan.m |= m;
         let t = GeomType::from_code(code % 1000)
             .ok_or_else(|| format!("unknown WKB geometry type {raw}"))?;
         let members = match t {

@@ -11,6 +11,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::geom::GeomType;
+use crate::model::Dimension;
 
 /// An attribute's type, in the contract's names (SPEC §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -90,6 +91,10 @@ pub struct Profile {
     pub envelope: Option<[f64; 4]>,
     /// Normalised type names (see [`super::geom`]), sorted.
     pub geometry_types: BTreeSet<String>,
+    /// The coordinate dimensions that occur (`XY`, `XYZ`, `XYM`, `XYZM`), over non-null
+    /// geometries. Absent in a profile written before it existed: none.
+    #[serde(default)]
+    pub dimensions: BTreeSet<Dimension>,
     pub attributes: BTreeMap<String, AttributeProfile>,
     /// Figures `validate` checks clauses against by name. Derived; recomputed on load.
     #[serde(default)]
@@ -253,6 +258,7 @@ impl Profile {
                 .union(&other.geometry_types)
                 .cloned()
                 .collect(),
+            dimensions: self.dimensions.union(&other.dimensions).copied().collect(),
             attributes,
             metrics: BTreeMap::new(),
         };
@@ -282,6 +288,8 @@ pub struct Accumulator {
     pub maxy: f64,
     /// Bit `GeomType as u32` is set when that type occurred.
     pub types: u32,
+    /// Bit [`Dimension::bit`] is set when that dimension occurred.
+    pub dims: u8,
     pub attributes: Vec<AttrAcc>,
 }
 
@@ -302,6 +310,7 @@ impl Accumulator {
             maxx: f64::NEG_INFINITY,
             maxy: f64::NEG_INFINITY,
             types: 0,
+            dims: 0,
             attributes,
         }
     }
@@ -331,6 +340,7 @@ impl Accumulator {
         self.maxx = self.maxx.max(other.maxx);
         self.maxy = self.maxy.max(other.maxy);
         self.types |= other.types;
+        self.dims |= other.dims;
         for (a, b) in self.attributes.iter_mut().zip(&other.attributes) {
             a.nulls += b.nulls;
         }
@@ -347,6 +357,10 @@ impl Accumulator {
             .iter()
             .filter(|t| self.types & (1 << (**t as u32)) != 0)
             .map(|t| t.name().to_string())
+            .collect();
+        let dimensions = Dimension::ALL
+            .into_iter()
+            .filter(|d| self.dims & d.bit() != 0)
             .collect();
         let attributes = self
             .attributes
@@ -371,6 +385,7 @@ impl Accumulator {
             invalid_geometries: self.invalid_geometries,
             envelope,
             geometry_types,
+            dimensions,
             attributes,
             metrics: BTreeMap::new(),
         };

@@ -141,10 +141,42 @@ fn f64_le(b: &[u8], at: usize) -> Result<f64, String> {
     Ok(f64::from_le_bytes(a))
 }
 
+/// Whether a Z record's content is long enough to hold its M range and values (shapelib's
+/// test: the M part of a Z record is optional).
+fn has_measures(st: i32, c: &[u8]) -> bool {
+    let len = c.len();
+    match st {
+        11 => len >= 36,
+        18 => i32_le(c, 36)
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| n.checked_mul(32))
+            .is_some_and(|b| len >= 40 + 16 + b + 16),
+        13 | 15 => {
+            let (Ok(parts), Ok(pts)) = (i32_le(c, 36), i32_le(c, 40)) else {
+                return false;
+            };
+            let (Ok(parts), Ok(pts)) = (usize::try_from(parts), usize::try_from(pts)) else {
+                return false;
+            };
+            parts
+                .checked_mul(4)
+                .and_then(|p| pts.checked_mul(32).and_then(|b| b.checked_add(p)))
+                .and_then(|b| b.checked_add(44 + 16 + 16))
+                .is_some_and(|need| len >= need)
+        }
+        _ => false,
+    }
+}
+
 /// One `.shp` record's content (after the 8-byte record header).
 fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
     let st = i32_le(c, 0)?;
     let mut scan = GeomScan::default();
+    // Z types (11, 13, 15, 18) carry heights and, when the record is long enough to hold
+    // them, measures; M types (21, 23, 25, 28) measures: shapelib's reading, so GDAL's.
+    scan.z = matches!(st, 11 | 13 | 15 | 18);
+    scan.m = matches!(st, 21 | 23 | 25 | 28) || (scan.z && has_measures(st, c));
     let t = match st {
         0 => {
             acc.null_geometries += 1;

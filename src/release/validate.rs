@@ -291,6 +291,18 @@ fn evaluate(
                 )
             },
         )),
+        (Rule::DimensionsEqual, ClauseValue::Set(set)) => {
+            let have: BTreeSet<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
+            one(check(&have == set, names(&have), || {
+                let extra: Vec<&String> = have.difference(set).collect();
+                let missing: Vec<&String> = set.difference(&have).collect();
+                format!(
+                    "the release's coordinates are exactly its dimensions: extra [{}], missing [{}]",
+                    join(&extra),
+                    join(&missing)
+                )
+            }))
+        }
         (rule @ (Rule::AttributesPresent | Rule::AttributesTyped), ClauseValue::Map(map)) => {
             let required = rule == Rule::AttributesPresent;
             let mut measured = serde_json::Map::new();
