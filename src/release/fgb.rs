@@ -132,7 +132,7 @@ fn scan_geometry(
     t: GeometryType,
     scan: &mut GeomScan,
     depth: usize,
-) -> Result<(GeomType, usize), String> {
+) -> Result<GeomType, String> {
     if depth > 32 {
         return Err("geometry nested too deep".to_string());
     }
@@ -143,26 +143,26 @@ fn scan_geometry(
     };
     let gt = GeomType::from_code(u32::from(t.0))
         .ok_or_else(|| format!("unsupported geometry type {}", t.0))?;
-    let members = match gt {
+    match gt {
         GeomType::Point => {
             let b = xy_bytes(g)?;
             if !b.is_empty() {
                 let (x, y) = pt(b, 0);
                 scan.point(x, y);
             }
-            1
         }
-        GeomType::MultiPoint => scan_points(xy_bytes(g)?, scan),
+        GeomType::MultiPoint => {
+            scan_points(xy_bytes(g)?, scan);
+        }
         GeomType::LineString | GeomType::CircularString => {
             let n = scan_points(xy_bytes(g)?, scan);
             if gt == GeomType::LineString {
                 scan.line(n);
             }
-            1
         }
         GeomType::MultiLineString => {
             let n = scan_points(xy_bytes(g)?, scan);
-            for_parts(g, n, |a, b| scan.line(b - a))?
+            for_parts(g, n, |a, b| scan.line(b - a))?;
         }
         GeomType::Polygon | GeomType::Triangle => {
             let b = xy_bytes(g)?;
@@ -174,7 +174,6 @@ fn scan_geometry(
                     scan.ring(0, (0.0, 0.0), (0.0, 0.0));
                 }
             })?;
-            1
         }
         _ => {
             // Collections and curves are made of parts, each a geometry of its own.
@@ -183,15 +182,12 @@ fn scan_geometry(
                 GeomType::Tin => GeometryType::Triangle,
                 _ => GeometryType::Unknown,
             };
-            let ps = g.parts();
-            let n = ps.as_ref().map_or(0, |p| p.len());
-            for p in ps.iter().flatten() {
+            for p in g.parts().iter().flatten() {
                 scan_geometry(&p, child, scan, depth + 1)?;
             }
-            n
         }
-    };
-    Ok((gt, members))
+    }
+    Ok(gt)
 }
 
 /// Profile a batch of features (each a size-prefixed FlatBuffer in `buf`).
@@ -220,8 +216,8 @@ fn batch(
                     m: has_m,
                     ..GeomScan::default()
                 };
-                let (t, members) = scan_geometry(&g, header_type, &mut scan, 0)?;
-                scan.commit(&mut acc, t.normalised(members));
+                let t = scan_geometry(&g, header_type, &mut scan, 0)?;
+                scan.commit(&mut acc, t);
             }
         }
         if let Some(props) = f.properties() {

@@ -179,21 +179,24 @@ fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeomType, 
             polygon(c, scan)?;
             GeomType::Polygon
         }
-        "MultiPoint" => GeomType::MultiPoint.normalised(positions(c, scan)?.len()),
+        "MultiPoint" => {
+            positions(c, scan)?;
+            GeomType::MultiPoint
+        }
         "MultiLineString" => {
             let parts = list(c)?;
             for p in parts {
                 let n = positions(p, scan)?.len();
                 scan.line(n);
             }
-            GeomType::MultiLineString.normalised(parts.len())
+            GeomType::MultiLineString
         }
         "MultiPolygon" => {
             let parts = list(c)?;
             for p in parts {
                 polygon(p, scan)?;
             }
-            GeomType::MultiPolygon.normalised(parts.len())
+            GeomType::MultiPolygon
         }
         "GeometryCollection" => {
             for m in &g.geometries {

@@ -1,17 +1,17 @@
 //! Geometry rules shared by every reader, so that one dataset in five formats gives one
 //! profile.
 //!
-//! **Type normalisation.** A geometry's type is its OGC simple-feature name with Z and M
-//! dropped (`LineString ZM` is `LineString`). A `MultiPoint`, `MultiLineString` or
-//! `MultiPolygon` with exactly one member is reported as `Point`, `LineString` or `Polygon`:
-//! writers disagree on promotion (GDAL and geopandas write a shapefile's single-ring polygons
-//! as `MultiPolygon` into GeoPackage and FlatGeobuf, but keep them `Polygon` in GeoJSON and
-//! GeoParquet), so only the member count is a fact about the data. For a shapefile this is
-//! GDAL's rule: a polygon record with one outer ring (clockwise, per the shapefile spec) is a
-//! `Polygon`, with several a `MultiPolygon`; a polyline record with one part is a
-//! `LineString`. Curved types (`CircularString`, `CompoundCurve`, `CurvePolygon`,
-//! `MultiCurve`, `MultiSurface`) are reported under their own names, never linearised; their
-//! envelope is taken over their control points.
+//! **Types as stored.** A geometry's type is its OGC simple-feature name as the file stores it,
+//! with Z and M dropped (`LineString ZM` is `LineString`; the dimensions are reported apart):
+//! a `MultiPolygon` with one member is a `MultiPolygon`, because that is what a consumer
+//! reading the file receives. Shapefile alone has no such distinction in the format, so its
+//! reader applies GDAL's rule (what GDAL, pyogrio and Fiona hand every consumer): a polygon
+//! record with one outer ring (clockwise, per the shapefile spec) is a `Polygon`, with several
+//! a `MultiPolygon`; a polyline record with one part is a `LineString`, with several a
+//! `MultiLineString`; a multipoint record is a `MultiPoint`. Curved types (`CircularString`,
+//! `CompoundCurve`, `CurvePolygon`, `MultiCurve`, `MultiSurface`) and `PolyhedralSurface`,
+//! `Tin` and `Triangle` are reported under their own names, never linearised; their envelope
+//! is taken over their control points.
 //!
 //! **Invalid geometry** is decided cheaply, per geometry, without topology: it is invalid when
 //! a coordinate is not finite (NaN or infinite x or y; the all-NaN point that WKB uses for
@@ -107,16 +107,6 @@ impl GeomType {
             _ => return None,
         })
     }
-
-    /// The normalisation rule: a simple multi-type with one member is its member's type.
-    pub fn normalised(self, members: usize) -> GeomType {
-        match (self, members) {
-            (GeomType::MultiPoint, 1) => GeomType::Point,
-            (GeomType::MultiLineString, 1) => GeomType::LineString,
-            (GeomType::MultiPolygon, 1) => GeomType::Polygon,
-            (t, _) => t,
-        }
-    }
 }
 
 /// The figures of one geometry while it is read; committed to an [`Accumulator`] at its end.
@@ -183,7 +173,7 @@ impl GeomScan {
         }
     }
 
-    /// Add this geometry, of normalised type `t`, to `acc`.
+    /// Add this geometry, of type `t` (as stored), to `acc`.
     #[inline]
     pub fn commit(self, acc: &mut Accumulator, t: GeomType) {
         acc.add_type(t);
@@ -266,8 +256,8 @@ impl Wkb<'_> {
         Ok((first, last))
     }
 
-    /// One geometry with its header; returns its type and member count.
-    fn geometry(&mut self, scan: &mut GeomScan, depth: usize) -> Result<(GeomType, usize), String> {
+    /// One geometry with its header; returns its type.
+    fn geometry(&mut self, scan: &mut GeomScan, depth: usize) -> Result<GeomType, String> {
         if depth > MAX_DEPTH {
             return Err(format!("geometry nested deeper than {MAX_DEPTH} levels"));
         }
@@ -296,13 +286,12 @@ impl Wkb<'_> {
         scan.m |= m;
         let t = GeomType::from_code(code % 1000)
             .ok_or_else(|| format!("unknown WKB geometry type {raw}"))?;
-        let members = match t {
+        match t {
             GeomType::Point => {
                 let s = self.take(dims * 8)?;
                 let x = f64_at(s, 0, le);
                 let y = f64_at(s, 8, le);
                 scan.point(x, y);
-                1
             }
             GeomType::LineString | GeomType::CircularString => {
                 let n = self.u32(le)? as usize;
@@ -310,7 +299,6 @@ impl Wkb<'_> {
                 if t == GeomType::LineString {
                     scan.line(n);
                 }
-                1
             }
             GeomType::Polygon | GeomType::Triangle => {
                 let rings = self.u32(le)? as usize;
@@ -319,7 +307,6 @@ impl Wkb<'_> {
                     let (first, last) = self.coords(n, dims, le, scan)?;
                     scan.ring(n, first, last);
                 }
-                1
             }
             _ => {
                 let n = self.u32(le)? as usize;
@@ -329,10 +316,9 @@ impl Wkb<'_> {
                 for _ in 0..n {
                     self.geometry(scan, depth + 1)?;
                 }
-                n
             }
-        };
-        Ok((t, members))
+        }
+        Ok(t)
     }
 }
 
@@ -351,8 +337,8 @@ fn f64_at(s: &[u8], at: usize, le: bool) -> f64 {
 pub fn add_wkb(acc: &mut Accumulator, bytes: &[u8]) -> Result<(), String> {
     let mut scan = GeomScan::default();
     let mut r = Wkb { b: bytes, pos: 0 };
-    let (t, members) = r.geometry(&mut scan, 0)?;
-    scan.commit(acc, t.normalised(members));
+    let t = r.geometry(&mut scan, 0)?;
+    scan.commit(acc, t);
     Ok(())
 }
 
@@ -420,11 +406,12 @@ mod tests {
     }
 
     #[test]
-    fn a_multipolygon_of_one_is_a_polygon_and_of_two_stays_multi() {
+    fn a_multipolygon_of_one_is_a_multipolygon_as_stored() {
         let sq = wkb_polygon(&[(0., 0.), (1., 0.), (1., 1.), (0., 0.)]);
         let mut acc = Accumulator::default();
         add_wkb(&mut acc, &multi(6, std::slice::from_ref(&sq))).unwrap();
-        assert_eq!(types(&acc), ["Polygon"]);
+        assert_eq!(types(&acc), ["MultiPolygon"]);
+        add_wkb(&mut acc, &sq).unwrap();
         add_wkb(&mut acc, &multi(6, &[sq.clone(), sq])).unwrap();
         assert_eq!(types(&acc), ["Polygon", "MultiPolygon"]);
         assert_eq!(acc.invalid_geometries, 0);

@@ -1,8 +1,8 @@
 //! Spatial data releases: one streaming reader per format, the mergeable [`Profile`] they
 //! produce, and the validation of a profile against every live contract.
 //!
-//! Every reader feeds the same [`Accumulator`], so the rules that make five formats of one
-//! dataset give one profile live in one place: the geometry-type normalisation and the
+//! Every reader feeds the same [`Accumulator`], so the rules every format is read by live in
+//! one place: the geometry types as stored, the dimensions and the
 //! invalid-geometry definition in [`geom`], the attribute type names in [`profile`]. Readers
 //! never hold more than a bounded batch of features in memory; where a format has independent
 //! parts (GeoParquet row groups, GeoPackage rowid ranges, FlatGeobuf feature batches) the

@@ -89,7 +89,7 @@ pub struct Profile {
     pub invalid_geometries: u64,
     /// `[minx, miny, maxx, maxy]` over every finite coordinate; null when there is none.
     pub envelope: Option<[f64; 4]>,
-    /// Normalised type names (see [`super::geom`]), sorted.
+    /// Type names as stored (see [`super::geom`]), sorted.
     pub geometry_types: BTreeSet<String>,
     /// The coordinate dimensions that occur (`XY`, `XYZ`, `XYM`, `XYZM`), over non-null
     /// geometries. Absent in a profile written before it existed: none.

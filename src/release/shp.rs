@@ -199,7 +199,8 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
             for p in pts.chunks_exact(16) {
                 scan.coord(f64_le(p, 0)?, f64_le(p, 8)?);
             }
-            GeomType::MultiPoint.normalised(n)
+            // GDAL: a multipoint record is a MultiPoint, whatever its count.
+            GeomType::MultiPoint
         }
         3 | 13 | 23 | 5 | 15 | 25 => {
             let nparts = usize::try_from(i32_le(c, 36)?).map_err(|_| "negative part count")?;
@@ -259,11 +260,14 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
                     scan.line(b - a);
                 }
             }
-            if polygon {
-                // No clockwise ring at all is a mis-oriented single polygon, not zero polygons.
-                GeomType::MultiPolygon.normalised(outer.max(1))
-            } else {
-                GeomType::MultiLineString.normalised(nparts)
+            // GDAL's rule (shape2ogr): one outer ring is a Polygon, several a MultiPolygon (no
+            // clockwise ring at all is a mis-oriented single polygon, not zero polygons); one
+            // part is a LineString, several a MultiLineString.
+            match (polygon, if polygon { outer.max(1) } else { nparts }) {
+                (true, 1) => GeomType::Polygon,
+                (true, _) => GeomType::MultiPolygon,
+                (false, 1) => GeomType::LineString,
+                (false, _) => GeomType::MultiLineString,
             }
         }
         31 => return Err("MultiPatch records are not supported".to_string()),
@@ -365,4 +369,66 @@ pub fn read(
         )));
     }
     Ok((crs, acc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn types(acc: &Accumulator) -> Vec<&'static str> {
+        GeomType::ALL
+            .iter()
+            .filter(|t| acc.types & (1 << (**t as u32)) != 0)
+            .map(|t| t.name())
+            .collect()
+    }
+
+    /// A polyline (3) or polygon (5) record of `parts`, each a list of points.
+    fn record(st: i32, parts: &[&[(f64, f64)]]) -> Vec<u8> {
+        let mut v = st.to_le_bytes().to_vec();
+        v.extend([0u8; 32]);
+        let n: usize = parts.iter().map(|p| p.len()).sum();
+        v.extend((parts.len() as i32).to_le_bytes());
+        v.extend((n as i32).to_le_bytes());
+        let mut at = 0;
+        for p in parts {
+            v.extend((at as i32).to_le_bytes());
+            at += p.len();
+        }
+        for p in parts {
+            for (x, y) in *p {
+                v.extend(x.to_le_bytes());
+                v.extend(y.to_le_bytes());
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn gdals_rule_for_shapefile_records() {
+        let line: &[(f64, f64)] = &[(0., 0.), (1., 1.)];
+        let mut acc = Accumulator::default();
+        shape(&mut acc, &record(3, &[line])).unwrap();
+        assert_eq!(types(&acc), ["LineString"]);
+        shape(&mut acc, &record(3, &[line, line])).unwrap();
+        assert_eq!(types(&acc), ["LineString", "MultiLineString"]);
+        // Clockwise outer ring, then a counter-clockwise hole: one Polygon.
+        let outer: &[(f64, f64)] = &[(0., 0.), (0., 4.), (4., 4.), (4., 0.), (0., 0.)];
+        let hole: &[(f64, f64)] = &[(1., 1.), (2., 1.), (2., 2.), (1., 2.), (1., 1.)];
+        let far: &[(f64, f64)] = &[(9., 9.), (9., 10.), (10., 10.), (10., 9.), (9., 9.)];
+        let mut acc = Accumulator::default();
+        shape(&mut acc, &record(5, &[outer, hole])).unwrap();
+        assert_eq!(types(&acc), ["Polygon"]);
+        shape(&mut acc, &record(5, &[outer, far])).unwrap();
+        assert_eq!(types(&acc), ["Polygon", "MultiPolygon"]);
+        // A multipoint of one point stays a MultiPoint.
+        let mut mp = 8i32.to_le_bytes().to_vec();
+        mp.extend([0u8; 32]);
+        mp.extend(1i32.to_le_bytes());
+        mp.extend(1f64.to_le_bytes());
+        mp.extend(2f64.to_le_bytes());
+        let mut acc = Accumulator::default();
+        shape(&mut acc, &mp).unwrap();
+        assert_eq!(types(&acc), ["MultiPoint"]);
+    }
 }
