@@ -147,6 +147,7 @@ fn number(x: f64) -> String {
 
 pub(super) fn print_text(p: &Profile) {
     let envelope = p.envelope.map_or("-".to_string(), |e| {
+        let e: [f64; 4] = e.into();
         format!(
             "[{}, {}, {}, {}]",
             number(e[0]),
@@ -185,7 +186,7 @@ pub(super) fn print_text(p: &Profile) {
             "geometry types".to_string(),
             p.geometry_types
                 .iter()
-                .cloned()
+                .map(|t| t.name())
                 .collect::<Vec<_>>()
                 .join(", "),
         ],

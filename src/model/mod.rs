@@ -18,7 +18,7 @@ pub use config::{parse_config, Config};
 pub use contract::{is_dataset_name, parse_contract, Clause, Contract, Strictness};
 pub use kind::{Check, ClauseSpec, Kind, KindTable, Shape, BUILTIN};
 pub use location::{Located, TomlErrors};
-pub use spatial::Dimension;
+pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
 pub use window::{lines, Line, SunsetMove, Window};

@@ -11,12 +11,13 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use flatgeobuf::{ColumnType, Geometry, GeometryType};
+use flatgeobuf::{ColumnType, Geometry, GeometryType as FgbType};
 use rayon::prelude::*;
 
-use super::geom::{GeomScan, GeomType};
+use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReleaseError};
+use crate::model::spatial::GeometryType;
 
 const F: Format = Format::FlatGeobuf;
 /// Features are profiled in batches of about this many bytes: large enough to share out
@@ -129,42 +130,38 @@ fn for_parts(g: &Geometry<'_>, n: usize, mut f: impl FnMut(usize, usize)) -> Res
 
 fn scan_geometry(
     g: &Geometry<'_>,
-    t: GeometryType,
+    t: FgbType,
     scan: &mut GeomScan,
     depth: usize,
-) -> Result<GeomType, String> {
+) -> Result<GeometryType, String> {
     if depth > 32 {
         return Err("geometry nested too deep".to_string());
     }
-    let t = if t == GeometryType::Unknown {
-        g.type_()
-    } else {
-        t
-    };
-    let gt = GeomType::from_code(u32::from(t.0))
+    let t = if t == FgbType::Unknown { g.type_() } else { t };
+    let gt = GeometryType::from_code(u32::from(t.0))
         .ok_or_else(|| format!("unsupported geometry type {}", t.0))?;
     match gt {
-        GeomType::Point => {
+        GeometryType::Point => {
             let b = xy_bytes(g)?;
             if !b.is_empty() {
                 let (x, y) = pt(b, 0);
                 scan.point(x, y);
             }
         }
-        GeomType::MultiPoint => {
+        GeometryType::MultiPoint => {
             scan_points(xy_bytes(g)?, scan);
         }
-        GeomType::LineString | GeomType::CircularString => {
+        GeometryType::LineString | GeometryType::CircularString => {
             let n = scan_points(xy_bytes(g)?, scan);
-            if gt == GeomType::LineString {
+            if gt == GeometryType::LineString {
                 scan.line(n);
             }
         }
-        GeomType::MultiLineString => {
+        GeometryType::MultiLineString => {
             let n = scan_points(xy_bytes(g)?, scan);
             for_parts(g, n, |a, b| scan.line(b - a))?;
         }
-        GeomType::Polygon | GeomType::Triangle => {
+        GeometryType::Polygon | GeometryType::Triangle => {
             let b = xy_bytes(g)?;
             let n = scan_points(b, scan);
             for_parts(g, n, |s, e| {
@@ -178,9 +175,9 @@ fn scan_geometry(
         _ => {
             // Collections and curves are made of parts, each a geometry of its own.
             let child = match gt {
-                GeomType::MultiPolygon | GeomType::PolyhedralSurface => GeometryType::Polygon,
-                GeomType::Tin => GeometryType::Triangle,
-                _ => GeometryType::Unknown,
+                GeometryType::MultiPolygon | GeometryType::PolyhedralSurface => FgbType::Polygon,
+                GeometryType::Tin => FgbType::Triangle,
+                _ => FgbType::Unknown,
             };
             for p in g.parts().iter().flatten() {
                 scan_geometry(&p, child, scan, depth + 1)?;
@@ -194,7 +191,7 @@ fn scan_geometry(
 fn batch(
     buf: &[u8],
     spans: &[(usize, usize)],
-    header_type: GeometryType,
+    header_type: FgbType,
     (has_z, has_m): (bool, bool),
     columns: &[ColumnType],
     proto: &Accumulator,

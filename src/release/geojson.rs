@@ -24,9 +24,10 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::geom::{GeomScan, GeomType};
+use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, io_err, Accumulator, Format, Progress, ReleaseError};
+use crate::model::spatial::GeometryType;
 
 const F: Format = Format::GeoJson;
 
@@ -155,7 +156,7 @@ fn polygon(v: &Value, scan: &mut GeomScan) -> Result<(), String> {
     Ok(())
 }
 
-fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeomType, String> {
+fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeometryType, String> {
     if depth > 32 {
         return Err("geometry nested too deep".to_string());
     }
@@ -168,20 +169,20 @@ fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeomType, 
                 let (x, y) = position(c, scan)?;
                 scan.point(x, y);
             }
-            GeomType::Point
+            GeometryType::Point
         }
         "LineString" => {
             let n = positions(c, scan)?.len();
             scan.line(n);
-            GeomType::LineString
+            GeometryType::LineString
         }
         "Polygon" => {
             polygon(c, scan)?;
-            GeomType::Polygon
+            GeometryType::Polygon
         }
         "MultiPoint" => {
             positions(c, scan)?;
-            GeomType::MultiPoint
+            GeometryType::MultiPoint
         }
         "MultiLineString" => {
             let parts = list(c)?;
@@ -189,20 +190,20 @@ fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeomType, 
                 let n = positions(p, scan)?.len();
                 scan.line(n);
             }
-            GeomType::MultiLineString
+            GeometryType::MultiLineString
         }
         "MultiPolygon" => {
             let parts = list(c)?;
             for p in parts {
                 polygon(p, scan)?;
             }
-            GeomType::MultiPolygon
+            GeometryType::MultiPolygon
         }
         "GeometryCollection" => {
             for m in &g.geometries {
                 walk(m, scan, depth + 1)?;
             }
-            GeomType::GeometryCollection
+            GeometryType::GeometryCollection
         }
         other => return Err(format!("unknown geometry type `{other}`")),
     };

@@ -21,101 +21,12 @@
 //! needs a topology engine and would cost more than reading the file.
 
 use super::profile::Accumulator;
-use crate::model::Dimension;
-
-/// OGC geometry types; the discriminant is the bit used in [`Accumulator::types`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GeomType {
-    Point = 0,
-    LineString,
-    Polygon,
-    MultiPoint,
-    MultiLineString,
-    MultiPolygon,
-    GeometryCollection,
-    CircularString,
-    CompoundCurve,
-    CurvePolygon,
-    MultiCurve,
-    MultiSurface,
-    PolyhedralSurface,
-    Tin,
-    Triangle,
-}
-
-impl GeomType {
-    pub const ALL: [GeomType; 15] = [
-        GeomType::Point,
-        GeomType::LineString,
-        GeomType::Polygon,
-        GeomType::MultiPoint,
-        GeomType::MultiLineString,
-        GeomType::MultiPolygon,
-        GeomType::GeometryCollection,
-        GeomType::CircularString,
-        GeomType::CompoundCurve,
-        GeomType::CurvePolygon,
-        GeomType::MultiCurve,
-        GeomType::MultiSurface,
-        GeomType::PolyhedralSurface,
-        GeomType::Tin,
-        GeomType::Triangle,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            GeomType::Point => "Point",
-            GeomType::LineString => "LineString",
-            GeomType::Polygon => "Polygon",
-            GeomType::MultiPoint => "MultiPoint",
-            GeomType::MultiLineString => "MultiLineString",
-            GeomType::MultiPolygon => "MultiPolygon",
-            GeomType::GeometryCollection => "GeometryCollection",
-            GeomType::CircularString => "CircularString",
-            GeomType::CompoundCurve => "CompoundCurve",
-            GeomType::CurvePolygon => "CurvePolygon",
-            GeomType::MultiCurve => "MultiCurve",
-            GeomType::MultiSurface => "MultiSurface",
-            GeomType::PolyhedralSurface => "PolyhedralSurface",
-            GeomType::Tin => "Tin",
-            GeomType::Triangle => "Triangle",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<GeomType> {
-        GeomType::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// The type for an ISO WKB / FlatGeobuf type code (the two number their types alike).
-    pub fn from_code(code: u32) -> Option<GeomType> {
-        Some(match code {
-            1 => GeomType::Point,
-            2 => GeomType::LineString,
-            3 => GeomType::Polygon,
-            4 => GeomType::MultiPoint,
-            5 => GeomType::MultiLineString,
-            6 => GeomType::MultiPolygon,
-            7 => GeomType::GeometryCollection,
-            8 => GeomType::CircularString,
-            9 => GeomType::CompoundCurve,
-            10 => GeomType::CurvePolygon,
-            11 => GeomType::MultiCurve,
-            12 => GeomType::MultiSurface,
-            15 => GeomType::PolyhedralSurface,
-            16 => GeomType::Tin,
-            17 => GeomType::Triangle,
-            _ => return None,
-        })
-    }
-}
+use crate::model::spatial::{Dimension, Envelope, GeometryType};
 
 /// The figures of one geometry while it is read; committed to an [`Accumulator`] at its end.
 #[derive(Debug, Clone, Copy)]
 pub struct GeomScan {
-    pub minx: f64,
-    pub miny: f64,
-    pub maxx: f64,
-    pub maxy: f64,
+    pub envelope: Envelope,
     pub invalid: bool,
     /// The geometry has Z (heights) or M (measures) coordinates.
     pub z: bool,
@@ -125,10 +36,7 @@ pub struct GeomScan {
 impl Default for GeomScan {
     fn default() -> Self {
         GeomScan {
-            minx: f64::INFINITY,
-            miny: f64::INFINITY,
-            maxx: f64::NEG_INFINITY,
-            maxy: f64::NEG_INFINITY,
+            envelope: Envelope::EMPTY,
             invalid: false,
             z: false,
             m: false,
@@ -140,10 +48,7 @@ impl GeomScan {
     #[inline]
     pub fn coord(&mut self, x: f64, y: f64) {
         if x.is_finite() && y.is_finite() {
-            self.minx = self.minx.min(x);
-            self.maxx = self.maxx.max(x);
-            self.miny = self.miny.min(y);
-            self.maxy = self.maxy.max(y);
+            self.envelope.add(x, y);
         } else {
             self.invalid = true;
         }
@@ -175,16 +80,13 @@ impl GeomScan {
 
     /// Add this geometry, of type `t` (as stored), to `acc`.
     #[inline]
-    pub fn commit(self, acc: &mut Accumulator, t: GeomType) {
+    pub fn commit(self, acc: &mut Accumulator, t: GeometryType) {
         acc.add_type(t);
         acc.dims |= Dimension::of(self.z, self.m).bit();
         if self.invalid {
             acc.invalid_geometries += 1;
         }
-        acc.minx = acc.minx.min(self.minx);
-        acc.miny = acc.miny.min(self.miny);
-        acc.maxx = acc.maxx.max(self.maxx);
-        acc.maxy = acc.maxy.max(self.maxy);
+        acc.envelope = acc.envelope.union(&self.envelope);
     }
 }
 
@@ -257,7 +159,7 @@ impl Wkb<'_> {
     }
 
     /// One geometry with its header; returns its type.
-    fn geometry(&mut self, scan: &mut GeomScan, depth: usize) -> Result<GeomType, String> {
+    fn geometry(&mut self, scan: &mut GeomScan, depth: usize) -> Result<GeometryType, String> {
         if depth > MAX_DEPTH {
             return Err(format!("geometry nested deeper than {MAX_DEPTH} levels"));
         }
@@ -284,23 +186,23 @@ impl Wkb<'_> {
         let dims = 2 + usize::from(z) + usize::from(m);
         scan.z |= z;
         scan.m |= m;
-        let t = GeomType::from_code(code % 1000)
+        let t = GeometryType::from_code(code % 1000)
             .ok_or_else(|| format!("unknown WKB geometry type {raw}"))?;
         match t {
-            GeomType::Point => {
+            GeometryType::Point => {
                 let s = self.take(dims * 8)?;
                 let x = f64_at(s, 0, le);
                 let y = f64_at(s, 8, le);
                 scan.point(x, y);
             }
-            GeomType::LineString | GeomType::CircularString => {
+            GeometryType::LineString | GeometryType::CircularString => {
                 let n = self.u32(le)? as usize;
                 self.coords(n, dims, le, scan)?;
-                if t == GeomType::LineString {
+                if t == GeometryType::LineString {
                     scan.line(n);
                 }
             }
-            GeomType::Polygon | GeomType::Triangle => {
+            GeometryType::Polygon | GeometryType::Triangle => {
                 let rings = self.u32(le)? as usize;
                 for _ in 0..rings {
                     let n = self.u32(le)? as usize;
@@ -398,9 +300,7 @@ mod tests {
     }
 
     fn types(acc: &Accumulator) -> Vec<&'static str> {
-        GeomType::ALL
-            .iter()
-            .filter(|t| acc.types & (1 << (**t as u32)) != 0)
+        GeometryType::from_bits(acc.types)
             .map(|t| t.name())
             .collect()
     }
@@ -432,7 +332,7 @@ mod tests {
         let mut acc = Accumulator::default();
         add_wkb(&mut acc, &wkb_point(f64::NAN, f64::NAN)).unwrap();
         assert_eq!(acc.invalid_geometries, 0);
-        assert!(acc.minx > acc.maxx);
+        assert!(acc.envelope.is_empty());
     }
 
     #[test]
@@ -447,10 +347,7 @@ mod tests {
         let mut acc = Accumulator::default();
         add_wkb(&mut acc, &v).unwrap();
         assert_eq!(types(&acc), ["LineString"]);
-        assert_eq!(
-            (acc.minx, acc.miny, acc.maxx, acc.maxy),
-            (1.0, 2.0, 3.0, 4.0)
-        );
+        assert_eq!(<[f64; 4]>::from(acc.envelope), [1.0, 2.0, 3.0, 4.0]);
     }
 
     #[test]

@@ -11,9 +11,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::geom::{GeomScan, GeomType};
+use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReadNotes, ReleaseError};
+use crate::model::spatial::GeometryType;
 
 const F: Format = Format::Shapefile;
 
@@ -184,7 +185,7 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
         }
         1 | 11 | 21 => {
             scan.point(f64_le(c, 4)?, f64_le(c, 12)?);
-            GeomType::Point
+            GeometryType::Point
         }
         8 | 18 | 28 => {
             let n = usize::try_from(i32_le(c, 36)?).map_err(|_| "negative point count")?;
@@ -200,7 +201,7 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
                 scan.coord(f64_le(p, 0)?, f64_le(p, 8)?);
             }
             // GDAL: a multipoint record is a MultiPoint, whatever its count.
-            GeomType::MultiPoint
+            GeometryType::MultiPoint
         }
         3 | 13 | 23 | 5 | 15 | 25 => {
             let nparts = usize::try_from(i32_le(c, 36)?).map_err(|_| "negative part count")?;
@@ -264,10 +265,10 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
             // clockwise ring at all is a mis-oriented single polygon, not zero polygons); one
             // part is a LineString, several a MultiLineString.
             match (polygon, if polygon { outer.max(1) } else { nparts }) {
-                (true, 1) => GeomType::Polygon,
-                (true, _) => GeomType::MultiPolygon,
-                (false, 1) => GeomType::LineString,
-                (false, _) => GeomType::MultiLineString,
+                (true, 1) => GeometryType::Polygon,
+                (true, _) => GeometryType::MultiPolygon,
+                (false, 1) => GeometryType::LineString,
+                (false, _) => GeometryType::MultiLineString,
             }
         }
         31 => return Err("MultiPatch records are not supported".to_string()),
@@ -376,9 +377,7 @@ mod tests {
     use super::*;
 
     fn types(acc: &Accumulator) -> Vec<&'static str> {
-        GeomType::ALL
-            .iter()
-            .filter(|t| acc.types & (1 << (**t as u32)) != 0)
+        GeometryType::from_bits(acc.types)
             .map(|t| t.name())
             .collect()
     }

@@ -210,7 +210,7 @@ fn same_format(a: &str, b: &str) -> bool {
 /// from a writer (180.00000000000006) is not a breach of `[-180, -90, 180, 90]`.
 const EDGE_TOLERANCE: f64 = 1e-9;
 
-fn snap(measured: [f64; 4], limit: &Envelope) -> Envelope {
+fn snap(measured: Envelope, limit: &Envelope) -> Envelope {
     let s = |m: f64, l: f64| {
         if (m - l).abs() <= EDGE_TOLERANCE * l.abs().max(1.0) {
             l
@@ -219,10 +219,10 @@ fn snap(measured: [f64; 4], limit: &Envelope) -> Envelope {
         }
     };
     Envelope {
-        minx: s(measured[0], limit.minx),
-        miny: s(measured[1], limit.miny),
-        maxx: s(measured[2], limit.maxx),
-        maxy: s(measured[3], limit.maxy),
+        minx: s(measured.minx, limit.minx),
+        miny: s(measured.miny, limit.miny),
+        maxx: s(measured.maxx, limit.maxx),
+        maxy: s(measured.maxy, limit.maxy),
     }
 }
 
@@ -234,6 +234,11 @@ fn metric(name: &str, profile: &Profile, manifest: Option<&Manifest>) -> Option<
         .get(name)
         .or_else(|| manifest.and_then(|m| m.metrics.get(name)))
         .copied()
+}
+
+/// The release's geometry type names, for comparison with a clause's set.
+fn type_names(p: &Profile) -> BTreeSet<String> {
+    p.geometry_types.iter().map(|t| t.to_string()).collect()
 }
 
 fn names(set: &BTreeSet<String>) -> Value {
@@ -273,24 +278,24 @@ fn evaluate(
             }),
         }),
         (Rule::TypesSubset, ClauseValue::Set(set)) => {
-            let extra: Vec<&String> = p.geometry_types.difference(set).collect();
-            one(check(extra.is_empty(), names(&p.geometry_types), || {
+            let have = type_names(p);
+            let extra: Vec<&String> = have.difference(set).collect();
+            one(check(extra.is_empty(), names(&have), || {
                 format!("not permitted: {}", join(&extra))
             }))
         }
-        (Rule::TypesEqual, ClauseValue::Set(set)) => one(check(
-            &p.geometry_types == set,
-            names(&p.geometry_types),
-            || {
-                let extra: Vec<&String> = p.geometry_types.difference(set).collect();
-                let missing: Vec<&String> = set.difference(&p.geometry_types).collect();
+        (Rule::TypesEqual, ClauseValue::Set(set)) => {
+            let have = type_names(p);
+            one(check(&have == set, names(&have), || {
+                let extra: Vec<&String> = have.difference(set).collect();
+                let missing: Vec<&String> = set.difference(&have).collect();
                 format!(
                     "the release emits exactly its types: extra [{}], missing [{}]",
                     join(&extra),
                     join(&missing)
                 )
-            },
-        )),
+            }))
+        }
         (Rule::DimensionsEqual, ClauseValue::Set(set)) => {
             let have: BTreeSet<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
             one(check(&have == set, names(&have), || {
@@ -496,7 +501,8 @@ mod tests {
             maxx: 180.0,
             maxy: 90.0,
         };
-        assert!(limit.contains(&snap([-180.0, -90.0, 180.00000000000006, 83.6], &limit)));
-        assert!(!limit.contains(&snap([-180.0, -90.0, 180.001, 83.6], &limit)));
+        let e = |a: [f64; 4]| snap(Envelope::from(a), &limit);
+        assert!(limit.contains(&e([-180.0, -90.0, 180.00000000000006, 83.6])));
+        assert!(!limit.contains(&e([-180.0, -90.0, 180.001, 83.6])));
     }
 }
