@@ -549,3 +549,92 @@ fn an_unknown_extension_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown format"));
 }
+
+#[test]
+fn every_kind_of_geojson_document_opens() {
+    // Each expectation is from `ogrinfo -ro -al -so F` (GDAL 3.6.2) on the file
+    // (tests/data/README.md says how each was made).
+    for (file, count, ty) in [
+        // cities.geojson through `ogr2ogr -f GeoJSONSeq` (newline-delimited) and with
+        // `-lco RS=YES` (RFC 8142): Feature Count: 243, Geometry: Point.
+        ("geojson/cities.geojsonl", 243, "Point"),
+        ("geojson/cities.geojsons", 243, "Point"),
+        // edge/null_geom.geojson after a UTF-8 byte-order mark: Feature Count: 2.
+        ("geojson/bom.geojson", 2, "LineString"),
+        // A single Feature: Feature Count: 1, Geometry: 3D Multi Point.
+        ("geojson/feature.geojson", 1, "MultiPoint"),
+        // A bare geometry: Feature Count: 1, Geometry: Multi Polygon.
+        ("geojson/geometry.geojson", 1, "MultiPolygon"),
+    ] {
+        let p = profile(&data(file));
+        assert_eq!(p["feature_count"], count, "{file}");
+        assert_eq!(types(&p), [ty], "{file}");
+    }
+    let p = profile(&data("geojson/cities.geojsons"));
+    assert_eq!(attr(&p, "name"), ("string", 0));
+    // ogrinfo Extent: (-175.220564, -41.292068) - (179.216647, 64.143460), as the cities.
+    let e = envelope(&p);
+    assert!((e[0] + 175.220564).abs() < 1e-6 && (e[3] - 64.143460).abs() < 1e-6);
+    let p = profile(&data("geojson/feature.geojson"));
+    // name: String, pop: Integer, note: String (null in the only feature).
+    assert_eq!(attr(&p, "name"), ("string", 0));
+    assert_eq!(attr(&p, "pop"), ("int64", 0));
+    assert_eq!(attr(&p, "note"), ("string", 1));
+    assert_eq!(dims(&p), ["XYZ"]);
+    let p = profile(&data("geojson/geometry.geojson"));
+    assert_eq!(envelope(&p), [-10.0, -5.0, 10.0, 5.0]);
+    assert!(p["attributes"].as_object().unwrap().is_empty());
+}
+
+#[test]
+fn a_geojson_property_null_everywhere_is_a_string_column() {
+    // ogrinfo: `nothing: String (0.0)` although no feature gives it a value.
+    let p = profile(&data("geojson/all_null.geojson"));
+    assert_eq!(attr(&p, "nothing"), ("string", 2));
+    assert_eq!(attr(&p, "name"), ("string", 0));
+}
+
+#[test]
+fn a_geojson_member_given_twice_is_an_error_not_a_doubled_count() {
+    // GDAL 3.6 reads both `features` arrays (Feature Count: 2); a document with a member
+    // twice is not valid JSON text for an object (RFC 8259 §4: names SHOULD be unique) and
+    // its meaning is the writer's bug, so it is refused.
+    let f = data("geojson/features_twice.geojson");
+    let out = run(&["profile", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("features_twice.geojson"), "{err}");
+    assert!(err.contains("`features` is given twice"), "{err}");
+}
+
+#[test]
+fn flatgeobuf_padding_after_the_last_property_and_every_column_type() {
+    // alldatatypes.fgb (flatgeobuf test data; GDAL's autotest has the same file): its one
+    // feature's property buffer ends in a padding byte. `ogrinfo -ro -al` (GDAL 3.6.2):
+    // byte Integer, ubyte Integer, bool Integer(Boolean), short Integer(Int16), ushort
+    // Integer, int Integer, uint Integer64, long Integer64, ulong Real (= 1.84467440737096e+19),
+    // float Real(Float32), double Real, string String, json String, datetime DateTime,
+    // binary Binary; Feature Count: 1; POINT (0 0).
+    let p = profile(&data("fgb/alldatatypes.fgb"));
+    assert_eq!(p["feature_count"], 1);
+    assert_eq!(types(&p), ["Point"]);
+    for (name, ty) in [
+        ("byte", "int32"),
+        ("ubyte", "int32"),
+        ("bool", "bool"),
+        ("short", "int32"),
+        ("ushort", "int32"),
+        ("int", "int32"),
+        ("uint", "int64"),
+        ("long", "int64"),
+        ("ulong", "float64"),
+        ("float", "float64"),
+        ("double", "float64"),
+        ("string", "string"),
+        ("json", "string"),
+        ("datetime", "datetime"),
+        ("binary", "binary"),
+    ] {
+        assert_eq!(attr(&p, name), (ty, 0), "{name}");
+    }
+}

@@ -4,7 +4,10 @@
 //! size prefix is refused against the file's length instead of becoming a huge allocation.
 //!
 //! A property absent from a feature's property buffer is null (that is how FlatGeobuf writes
-//! a null). GDAL's FlatGeobuf writer drops features whose geometry is null, so a FlatGeobuf
+//! a null). Column types map as GDAL maps them: `Bool` is bool; `Byte`, `UByte`, `Short`,
+//! `UShort`, `Int` int32; `UInt`, `Long` int64; `ULong` float64 (GDAL's Real: 2^64 - 1 is
+//! 1.8446744073709552e19); `Float`, `Double` float64; `String`, `Json` string; `DateTime`
+//! datetime; `Binary` binary. A trailing byte too short to hold a column index is padding. GDAL's FlatGeobuf writer drops features whose geometry is null, so a FlatGeobuf
 //! converted by GDAL can hold fewer features than its source.
 
 use std::fs::File;
@@ -32,8 +35,10 @@ fn attr_type(t: ColumnType) -> Result<AttrType, String> {
         | ColumnType::Short
         | ColumnType::UShort
         | ColumnType::Int => AttrType::Int32,
-        ColumnType::UInt | ColumnType::Long | ColumnType::ULong => AttrType::Int64,
-        ColumnType::Float | ColumnType::Double => AttrType::Float64,
+        ColumnType::UInt | ColumnType::Long => AttrType::Int64,
+        // GDAL maps ULong to Real: a value beyond 2^63 fits no int64 (2^64 - 1 reads as
+        // 1.8446744073709552e19, and beyond 2^53 a value is rounded).
+        ColumnType::ULong | ColumnType::Float | ColumnType::Double => AttrType::Float64,
         ColumnType::String | ColumnType::Json => AttrType::String,
         ColumnType::DateTime => AttrType::Datetime,
         ColumnType::Binary => AttrType::Binary,
@@ -220,7 +225,9 @@ fn batch(
         if let Some(props) = f.properties() {
             let p = props.bytes();
             let mut at = 0usize;
-            while at < p.len() {
+            // Fewer bytes left than a column index are padding (GDAL writes one after the
+            // last value, and reads the buffer so: `while offset + 1 < size`).
+            while at + 1 < p.len() {
                 let col = p
                     .get(at..at + 2)
                     .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize)

@@ -51,7 +51,8 @@ impl Format {
     pub fn of_path(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
-            "geojson" | "json" => Format::GeoJson,
+            // Newline-delimited GeoJSON and RFC 8142 sequences are read by the same reader.
+            "geojson" | "json" | "geojsonl" | "geojsons" | "ndjson" => Format::GeoJson,
             "fgb" => Format::FlatGeobuf,
             "gpkg" => Format::Gpkg,
             "parquet" | "geoparquet" => Format::GeoParquet,
@@ -70,7 +71,7 @@ impl std::fmt::Display for Format {
 /// Why a release could not be profiled.
 #[derive(Debug, thiserror::Error)]
 pub enum ReleaseError {
-    #[error("{path}: unknown format (expected .geojson, .fgb, .gpkg, .parquet or .shp)")]
+    #[error("{path}: unknown format (expected .geojson, .json, .geojsonl, .geojsons, .ndjson, .fgb, .gpkg, .parquet or .shp)")]
     UnknownFormat { path: PathBuf },
     #[error("{path}: {source}")]
     Io {
