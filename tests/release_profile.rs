@@ -638,3 +638,100 @@ fn flatgeobuf_padding_after_the_last_property_and_every_column_type() {
         assert_eq!(attr(&p, name), (ty, 0), "{name}");
     }
 }
+
+/// Run `profile` on a file; its exit code, JSON (when 0) and stderr.
+fn profile_with_stderr(file: &Path) -> (Option<i32>, Value, String) {
+    let out = run(&["profile", "--format", "json", file.to_str().unwrap()]);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_shapefile_gdal_and_pyshp_read_is_read_with_a_warning_naming_what_was_ignored() {
+    // Each variant is naturalearth/countries with one fault; `ogrinfo -ro -al -so` (GDAL
+    // 3.6.2) and pyshp 2.x (`len(shapefile.Reader(f).shapes())`) both read 177 shapes from
+    // every one but `shx` (their count there comes from the short .shx: 100; the .shp and
+    // the .dbf both hold 177, and 177 is what is read here).
+    let dir = tempfile::tempdir().unwrap();
+    let shp = |name: &str| copy_set("naturalearth/countries", "shp", dir.path(), name);
+    let header_len = |b: &mut Vec<u8>, len: usize| {
+        b[24..28].copy_from_slice(&((len / 2) as u32).to_be_bytes());
+    };
+    // The header's length runs past the last record into 1000 zero bytes of padding.
+    let pad = shp("pad");
+    let mut b = std::fs::read(&pad).unwrap();
+    b.extend([0u8; 1000]);
+    let n = b.len();
+    header_len(&mut b, n);
+    std::fs::write(&pad, &b).unwrap();
+    // Junk after the last record; the header is right.
+    let junk = shp("junk");
+    let mut b = std::fs::read(&junk).unwrap();
+    b.extend((0..777u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8));
+    std::fs::write(&junk, &b).unwrap();
+    // A header length short of the last records.
+    let short = shp("short");
+    let mut b = std::fs::read(&short).unwrap();
+    let n = b.len() - 2000;
+    header_len(&mut b, n);
+    std::fs::write(&short, &b).unwrap();
+    // A .shx of 100 entries.
+    let shx = shp("shx");
+    let idx = dir.path().join("shx.shx");
+    let mut x = std::fs::read(&idx).unwrap();
+    x.truncate(100 + 8 * 100);
+    header_len(&mut x, 900);
+    std::fs::write(&idx, &x).unwrap();
+    for (file, ignored) in [
+        (&pad, "ignored 1000 bytes after the last record"),
+        (&pad, "ignored the header's file length (181744 bytes)"),
+        (&junk, "ignored 777 bytes after the last record"),
+        (&short, "ignored the header's file length"),
+        (
+            &shx,
+            "ignored its .shx, which lists 100 records where the .shp holds 177",
+        ),
+    ] {
+        let (code, p, err) = profile_with_stderr(file);
+        assert_eq!(code, Some(0), "{}: {err}", file.display());
+        assert_eq!(p["feature_count"], 177, "{}", file.display());
+        assert_eq!(types(&p), ["MultiPolygon", "Polygon"]);
+        assert!(err.contains(ignored), "{}: {err}", file.display());
+        assert!(
+            err.contains(file.file_name().unwrap().to_str().unwrap()),
+            "{err}"
+        );
+    }
+    // Cut inside the last record: damage, not padding.
+    let cut = shp("cut");
+    let b = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &b[..b.len() - 10]).unwrap();
+    let (code, _, err) = profile_with_stderr(&cut);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("cut.shp") && err.contains("truncated"),
+        "{err}"
+    );
+}
+
+#[test]
+fn multipatch_is_a_valid_file_of_a_kind_this_build_does_not_read() {
+    // shapefile-rs test data; `ogrinfo` needs its .shx restored (SHAPE_RESTORE_SHX=YES) and
+    // then reads it as a MultiPolygon. This build refuses it, as unsupported, not damaged.
+    let (code, _, err) = profile_with_stderr(&data("shp/multipatch.shp"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("multipatch.shp"), "{err}");
+    assert!(
+        err.contains("a valid Shapefile file of a kind this build does not read"),
+        "{err}"
+    );
+    assert!(err.contains("MultiPatch"), "{err}");
+    assert!(
+        !err.contains("is damaged") && !err.contains("corrupt"),
+        "{err}"
+    );
+}

@@ -85,7 +85,7 @@ pub enum ReleaseError {
         format: Format,
         reason: String,
     },
-    #[error("{path}: {format} feature not supported: {reason}")]
+    #[error("{path}: a valid {format} file of a kind this build does not read: {reason}")]
     Unsupported {
         path: PathBuf,
         format: Format,

@@ -65,7 +65,6 @@ fn is_null(kind: u8, v: &[u8]) -> bool {
 struct Dbf {
     r: BufReader<File>,
     records: u64,
-    record_len: usize,
     fields: Vec<Field>,
     row: Vec<u8>,
 }
@@ -119,7 +118,6 @@ fn open_dbf(path: &Path) -> Result<(Dbf, Vec<AttrAcc>), ReleaseError> {
         Dbf {
             r,
             records,
-            record_len,
             fields,
             row: vec![0u8; record_len],
         },
@@ -271,13 +269,22 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
                 (false, _) => GeometryType::MultiLineString,
             }
         }
-        31 => return Err("MultiPatch records are not supported".to_string()),
+        MULTIPATCH => return Err("MultiPatch records are not read by this build".to_string()),
         other => return Err(format!("unknown shape type {other}")),
     };
     scan.commit(acc, t);
     Ok(())
 }
 
+/// What a `.shp` is read as: its records from byte 100 on, one after another, while they are
+/// records. A record is its 8-byte header (number, content length) and a content that fits in
+/// the file; its number is the next one, or its content starts with a shape type this file
+/// may hold. The first bytes that are no record end the walk: padding or junk after the last
+/// record is ignored with a warning (as GDAL and pyshp ignore it), a record that is cut short
+/// by the end of the file is damage. The count is then checked against the `.dbf`'s rows, so
+/// a walk that stopped early is an error, never a wrong count. The header's file length and
+/// the `.shx` are an index to the same records: when they disagree with the records, they are
+/// ignored with a warning.
 pub fn read(
     path: &Path,
     progress: &dyn Progress,
@@ -294,14 +301,26 @@ pub fn read(
         return Err(bad("no shapefile file code (9994)".into()));
     }
     let declared = u64::from(u32::from_be_bytes([h[24], h[25], h[26], h[27]])) * 2;
-    if declared > size {
-        return Err(bad(format!(
-            "the header says {declared} bytes but the file has {size} (truncated?)"
-        )));
+    let file_type = i32::from_le_bytes([h[32], h[33], h[34], h[35]]);
+    if file_type == MULTIPATCH {
+        return Err(multipatch(path));
     }
-    let dbf_path = sibling(path, "dbf")
-        .ok_or_else(|| bad("its .dbf (the attribute table) is missing".into()))?;
-    let (mut dbf, attrs) = open_dbf(&dbf_path)?;
+    // Without its .dbf a shapefile still has shapes (GDAL reads it with no attributes).
+    let dbf_path = sibling(path, "dbf");
+    let (mut dbf, attrs) = match &dbf_path {
+        Some(p) => {
+            let (d, a) = open_dbf(p)?;
+            (Some(d), a)
+        }
+        None => {
+            notes.warnings.push(format!(
+                "{}: no .dbf file; reading the shapes without attributes",
+                path.display()
+            ));
+            (None, Vec::new())
+        }
+    };
+    let rows = dbf.as_ref().map(|d| d.records);
     let crs = match sibling(path, "prj") {
         Some(prj) => {
             let text = std::fs::read(&prj).map_err(io_err(&prj))?;
@@ -322,39 +341,56 @@ pub fn read(
             None
         }
     };
-    progress.start(path, declared);
+    progress.start(path, size);
     let mut acc = Accumulator::new(attrs);
     let mut pos = 100u64;
     let mut content = Vec::new();
     let mut done = 0u64;
-    while pos < declared {
+    let type_ok = |t: i32| t == 0 || t == file_type;
+    while pos < size {
+        let next = acc.features + 1;
+        if size - pos < 8 {
+            break;
+        }
         let mut rh = [0u8; 8];
-        r.read_exact(&mut rh)
-            .map_err(|_| bad(format!("truncated after {} records", acc.features)))?;
+        r.read_exact(&mut rh).map_err(io_err(path))?;
+        let number = u64::from(u32::from_be_bytes([rh[0], rh[1], rh[2], rh[3]]));
         let len = u64::from(u32::from_be_bytes([rh[4], rh[5], rh[6], rh[7]])) * 2;
-        if pos + 8 + len > declared {
-            return Err(bad(format!(
-                "record {} claims {len} bytes, more than the file has left",
-                acc.features + 1
-            )));
+        let fits = len <= size - pos - 8;
+        if len < 4 || !fits {
+            if number == next && len >= 4 && rows.is_none_or(|n| acc.features < n) {
+                return Err(bad(format!(
+                    "record {next} claims {len} bytes, more than the file has left (truncated?)"
+                )));
+            }
+            break;
         }
         content.resize(len as usize, 0);
         r.read_exact(&mut content).map_err(io_err(path))?;
+        let st = i32::from_le_bytes([content[0], content[1], content[2], content[3]]);
+        if number != next && !type_ok(st) {
+            break;
+        }
+        if st == MULTIPATCH {
+            return Err(multipatch(path));
+        }
         pos += 8 + len;
         acc.features += 1;
         shape(&mut acc, &content).map_err(|e| bad(format!("record {}: {e}", acc.features)))?;
-        if acc.features > dbf.records {
-            return Err(bad(format!(
-                "more shapes than the .dbf's {} rows",
-                dbf.records
-            )));
-        }
-        dbf.r
-            .read_exact(&mut dbf.row)
-            .map_err(|_| corrupt(&dbf_path, F, format!("truncated at row {}", acc.features)))?;
-        for (f, a) in dbf.fields.iter().zip(acc.attributes.iter_mut()) {
-            if is_null(f.kind, &dbf.row[f.offset..f.offset + f.len]) {
-                a.nulls += 1;
+        if let (Some(dbf), Some(dbf_path)) = (dbf.as_mut(), &dbf_path) {
+            if acc.features > dbf.records {
+                return Err(bad(format!(
+                    "more shapes than the .dbf's {} rows",
+                    dbf.records
+                )));
+            }
+            dbf.r
+                .read_exact(&mut dbf.row)
+                .map_err(|_| corrupt(dbf_path, F, format!("truncated at row {}", acc.features)))?;
+            for (f, a) in dbf.fields.iter().zip(acc.attributes.iter_mut()) {
+                if is_null(f.kind, &dbf.row[f.offset..f.offset + f.len]) {
+                    a.nulls += 1;
+                }
             }
         }
         if pos - done >= 1 << 20 {
@@ -362,14 +398,53 @@ pub fn read(
             done = pos;
         }
     }
-    debug_assert!(dbf.record_len == dbf.row.len());
-    if acc.features != dbf.records {
+    if let Some(rows) = rows.filter(|&n| n != acc.features) {
         return Err(bad(format!(
-            "{} shapes but {} rows in the .dbf",
-            acc.features, dbf.records
+            "{} shapes but {rows} rows in the .dbf{}",
+            acc.features,
+            if pos < size {
+                format!(" (the records stop at byte {pos} of {size})")
+            } else {
+                String::new()
+            }
         )));
     }
+    let shown = path.display();
+    if pos < size {
+        notes.warnings.push(format!(
+            "{shown}: ignored {} bytes after the last record ({}), padding or junk",
+            size - pos,
+            acc.features
+        ));
+    }
+    if declared != pos {
+        notes.warnings.push(format!(
+            "{shown}: ignored the header's file length ({declared} bytes): the {} records end at byte {pos}",
+            acc.features
+        ));
+    }
+    if let Some(shx) = sibling(path, "shx") {
+        let len = std::fs::metadata(&shx).map_err(io_err(&shx))?.len();
+        let listed = len.saturating_sub(100) / 8;
+        if listed != acc.features || len < 100 || (len - 100) % 8 != 0 {
+            notes.warnings.push(format!(
+                "{shown}: ignored its .shx, which lists {listed} records where the .shp holds {}",
+                acc.features
+            ));
+        }
+    }
     Ok((crs, acc))
+}
+
+/// The MultiPatch shape type (3-D surfaces), which this build does not read.
+const MULTIPATCH: i32 = 31;
+
+fn multipatch(path: &Path) -> ReleaseError {
+    ReleaseError::Unsupported {
+        path: path.to_path_buf(),
+        format: F,
+        reason: "MultiPatch shapes (3-D surface patches) are not read by this build".to_string(),
+    }
 }
 
 #[cfg(test)]
