@@ -735,3 +735,46 @@ fn multipatch_is_a_valid_file_of_a_kind_this_build_does_not_read() {
         "{err}"
     );
 }
+
+#[test]
+fn one_huge_geojson_geometry_is_streamed_in_bounded_memory() {
+    // A 24 MB LineString of 1.2 M positions, profiled under a 128 MiB address-space limit
+    // (`ulimit -v`; the streaming reader runs in under 64 MiB): held as a JSON tree (about
+    // 110 bytes a position as `serde_json::Value`s) it would need more than that.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.geojson");
+    let mut text = String::from(
+        r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":1},"geometry":{"type":"LineString","coordinates":["#,
+    );
+    let n = 1_200_000;
+    for i in 0..n {
+        let x = (i % 360) as f64 - 180.0 + 0.5;
+        let y = (i % 170) as f64 - 85.0 + 0.25;
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!("[{x},{y}]"));
+    }
+    text.push_str("]}}]}");
+    std::fs::write(&path, &text).unwrap();
+    drop(text);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 131072 && exec "$0" profile --format json "$1""#)
+        .arg(env!("CARGO_BIN_EXE_contracts"))
+        .arg(&path)
+        .env_remove("CONTRACTS_TODAY")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(p["feature_count"], 1);
+    assert_eq!(types(&p), ["LineString"]);
+    // Worked out from the generator: x runs over -179.5..=179.5, y over -84.75..=84.25.
+    assert_eq!(envelope(&p), [-179.5, -84.75, 179.5, 84.25]);
+}

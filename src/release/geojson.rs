@@ -658,11 +658,10 @@ impl<'de> Visitor<'de> for Document<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let st = self.0;
-        let before = (st.acc.features, st.acc.null_geometries);
-        // Counted now, as a Feature's properties may come before its `type`; taken back
-        // below if the text is a FeatureCollection.
-        st.acc.features += 1;
         let mut seen = Members::default();
+        // A Feature's properties, kept until the `type` says this text is one (a single
+        // feature's properties are small).
+        let mut props: Vec<(String, Value)> = Vec::new();
         let mut kind: Option<String> = None;
         let mut feature = FeatureParts::default();
         let mut collection = false;
@@ -686,6 +685,12 @@ impl<'de> Visitor<'de> for Document<'_> {
                     let v = map.next_value::<Value>()?;
                     st.crs = legacy_crs(&v);
                 }
+                "properties" => {
+                    seen.first("properties")?;
+                    if let Some(m) = map.next_value::<Option<serde_json::Map<String, Value>>>()? {
+                        props.extend(m);
+                    }
+                }
                 k if feature.member(k, &mut map, &mut seen, st)? => {}
                 k if geometry.member(k, &mut map, &mut seen, &mut scan, 0)? => {}
                 _ => {
@@ -703,15 +708,19 @@ impl<'de> Visitor<'de> for Document<'_> {
                 if !collection {
                     return Err(de::Error::custom("a FeatureCollection has no `features`"));
                 }
-                // The text itself is no feature; a foreign `geometry` member counted none.
-                st.acc.features -= 1;
                 if feature.geometry {
                     return Err(de::Error::custom(
                         "a FeatureCollection has a `geometry` member",
                     ));
                 }
             }
-            "Feature" => feature.finish(st),
+            "Feature" => {
+                st.acc.features += 1;
+                for (k, v) in props {
+                    st.property(k, &v);
+                }
+                feature.finish(st);
+            }
             _ => {
                 if feature.geometry || collection {
                     return Err(de::Error::custom(format!(
@@ -729,10 +738,10 @@ impl<'de> Visitor<'de> for Document<'_> {
                         de::Error::custom(e)
                     }
                 })?;
+                st.acc.features += 1;
                 scan.commit(&mut st.acc, t);
             }
         }
-        debug_assert!(st.acc.features >= before.0 && st.acc.null_geometries >= before.1);
         Ok(())
     }
 }
@@ -927,6 +936,17 @@ mod tests {
             one(r#"{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[1,1],[0,0]]]]}"#).unwrap(),
             (vec![GeometryType::MultiPolygon], 0)
         );
+    }
+
+    #[test]
+    fn foreign_members_of_a_collection_count_nothing() {
+        let st = profile(
+            br#"{"properties":{"a":1},"type":"FeatureCollection","features":[{"type":"Feature","geometry":null,"properties":{"b":2}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(st.acc.features, 1);
+        assert_eq!(st.columns.len(), 1);
+        assert_eq!(st.columns[0].name, "b");
     }
 
     #[test]
