@@ -22,7 +22,8 @@
 //! other strings, arrays and objects `string`. Mixed columns take the common type of
 //! [`AttrType::join`], or `string` if there is none. A property absent from a feature is
 //! null in it; a property that is null in every feature is a column of type `string`, all
-//! null (as GDAL makes it).
+//! null (as GDAL makes it). A Feature's string `id` is a column `id`, as GDAL makes it (an
+//! integer `id` is the feature id, not an attribute).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -543,6 +544,14 @@ impl FeatureParts {
                 seen.first("properties")?;
                 map.next_value_seed(Properties(st))?;
             }
+            "id" => {
+                seen.first("id")?;
+                // GDAL: an integer id is the feature id; a string id is a column `id`.
+                let v: Value = map.next_value()?;
+                if v.is_string() {
+                    st.property("id".to_string(), &v);
+                }
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -689,6 +698,13 @@ impl<'de> Visitor<'de> for Document<'_> {
                     seen.first("properties")?;
                     if let Some(m) = map.next_value::<Option<serde_json::Map<String, Value>>>()? {
                         props.extend(m);
+                    }
+                }
+                "id" => {
+                    seen.first("id")?;
+                    let v: Value = map.next_value()?;
+                    if v.is_string() {
+                        props.push(("id".to_string(), v));
                     }
                 }
                 k if feature.member(k, &mut map, &mut seen, st)? => {}
