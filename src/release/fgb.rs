@@ -58,7 +58,8 @@ fn fixed_size(t: ColumnType) -> Option<usize> {
     }
 }
 
-/// The packed R-tree's size in bytes (the FlatGeobuf spec's formula), checked.
+/// The packed R-tree's size in bytes (the FlatGeobuf spec's formula), checked: an absurd
+/// feature count overflows to `None` rather than to a small wrong size.
 fn index_size(features: u64, node_size: u16) -> Option<u64> {
     if features == 0 || node_size == 0 {
         return Some(0);
@@ -315,7 +316,7 @@ pub fn read(
     let promised = header.features_count();
     let index = index_size(promised, header.index_node_size()).ok_or_else(|| {
         bad(format!(
-            "index node size {} is invalid",
+            "the header's feature count {promised} and index node size {} give no valid index",
             header.index_node_size()
         ))
     })?;
@@ -386,4 +387,20 @@ pub fn read(
         )));
     }
     Ok((crs, acc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_size_is_the_specs_and_absurd_counts_overflow_to_none() {
+        // One feature under a root: 2 nodes of 40 bytes. 100 features, node size 16:
+        // 100 + 7 + 1 nodes.
+        assert_eq!(index_size(1, 16), Some(80));
+        assert_eq!(index_size(100, 16), Some(108 * 40));
+        assert_eq!(index_size(0, 16), Some(0));
+        assert_eq!(index_size(10, 1), None);
+        assert_eq!(index_size(u64::MAX, 16), None);
+    }
 }
