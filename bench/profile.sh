@@ -11,7 +11,8 @@
 # sedonadb and geoarrow-pyarrow; gdal-bin; /usr/bin/time (GNU time).
 #
 # Before/after in one run: BEFORE=REV builds REV's release binary too (from a temporary git
-# worktree, sharing target/ so only the crate is rebuilt) and times it beside this one, e.g.
+# worktree, in a copy of target/release so only the crate is rebuilt: sharing target/ itself
+# would let the two trees overwrite each other's artifacts) and times it beside this one, e.g.
 #   BEFORE=main BENCH_FORMATS="geojson fgb shp" BENCH_PEERS=0 bench/profile.sh 100 3
 set -euo pipefail
 SIZE=${1:-1000}
@@ -24,10 +25,13 @@ fi
 ROOT=$(cd "$HERE/.." && pwd)
 if [[ -n "${BEFORE:-}" ]]; then
   WT=$(mktemp -d)
+  TD=$(mktemp -d)
   git -C "$ROOT" worktree add --detach -q "$WT" "$BEFORE"
-  (cd "$WT" && CARGO_TARGET_DIR="$ROOT/target" cargo build --release --quiet)
-  cp "$ROOT/target/release/contracts" "$DIR/contracts-before"
+  if [[ -d "$ROOT/target/release" ]]; then cp -a "$ROOT/target/release" "$TD/release"; fi
+  (cd "$WT" && CARGO_TARGET_DIR="$TD" cargo build --release --quiet)
+  cp "$TD/release/contracts" "$DIR/contracts-before"
   git -C "$ROOT" worktree remove --force "$WT"
+  rm -rf "$TD"
   export CONTRACTS_BIN_BEFORE="$DIR/contracts-before"
 fi
 (cd "$ROOT" && cargo build --release --quiet)
