@@ -304,6 +304,14 @@ fn dimensions_are_those_gdal_reports() {
         ("edge/line_zm.geojson", "XYZ"),
         ("edge/curve.gpkg", "XY"),
         ("naturalearth/countries.shp", "XY"),
+        // shapefile-rs test data, read with `ogrinfo --config SHAPE_RESTORE_SHX YES -ro -al`
+        // (they have no .shx): MULTILINESTRING ZM, POINT Z (its M values are all "no data"),
+        // POINT M, POLYGON ZM, MULTIPOINT Z (M "no data").
+        ("shp/linez.shp", "XYZM"),
+        ("shp/pointz.shp", "XYZ"),
+        ("shp/pointm.shp", "XYM"),
+        ("shp/polygonz.shp", "XYZM"),
+        ("shp/multipointz.shp", "XYZ"),
         ("naturalearth/cities.fgb", "XY"),
         ("naturalearth/countries.geojson", "XY"),
     ] {

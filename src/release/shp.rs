@@ -140,31 +140,48 @@ fn f64_le(b: &[u8], at: usize) -> Result<f64, String> {
     Ok(f64::from_le_bytes(a))
 }
 
-/// Whether a Z record's content is long enough to hold its M range and values (shapelib's
-/// test: the M part of a Z record is optional).
+/// Whether a Z record carries measures, as shapelib and GDAL decide: the M part of a Z record
+/// is optional (the record must be long enough to hold it), and a record whose every M value
+/// is "no data" (below -1e38, the shapefile spec's marker) has none.
 fn has_measures(st: i32, c: &[u8]) -> bool {
-    let len = c.len();
-    match st {
-        11 => len >= 36,
-        18 => i32_le(c, 36)
-            .ok()
-            .and_then(|n| usize::try_from(n).ok())
-            .and_then(|n| n.checked_mul(32))
-            .is_some_and(|b| len >= 40 + 16 + b + 16),
+    // Where the M values start and how many there are.
+    let (start, n) = match st {
+        11 => (28usize, 1usize),
+        18 => {
+            let Some(n) = i32_le(c, 36).ok().and_then(|n| usize::try_from(n).ok()) else {
+                return false;
+            };
+            match n.checked_mul(24).and_then(|b| b.checked_add(40 + 32)) {
+                Some(start) => (start, n),
+                None => return false,
+            }
+        }
         13 | 15 => {
             let (Ok(parts), Ok(pts)) = (i32_le(c, 36), i32_le(c, 40)) else {
                 return false;
             };
-            let (Ok(parts), Ok(pts)) = (usize::try_from(parts), usize::try_from(pts)) else {
+            let (Ok(parts), Ok(n)) = (usize::try_from(parts), usize::try_from(pts)) else {
                 return false;
             };
-            parts
+            let start = parts
                 .checked_mul(4)
-                .and_then(|p| pts.checked_mul(32).and_then(|b| b.checked_add(p)))
-                .and_then(|b| b.checked_add(44 + 16 + 16))
-                .is_some_and(|need| len >= need)
+                .and_then(|p| n.checked_mul(24).and_then(|b| b.checked_add(p)))
+                .and_then(|b| b.checked_add(44 + 32));
+            match start {
+                Some(start) => (start, n),
+                None => return false,
+            }
         }
-        _ => false,
+        _ => return false,
+    };
+    let Some(end) = n.checked_mul(8).and_then(|b| b.checked_add(start)) else {
+        return false;
+    };
+    match c.get(start..end) {
+        None => false,
+        Some(ms) => ms
+            .chunks_exact(8)
+            .any(|m| f64_le(m, 0).is_ok_and(|v| v > -1e38)),
     }
 }
 
@@ -172,8 +189,8 @@ fn has_measures(st: i32, c: &[u8]) -> bool {
 fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
     let st = i32_le(c, 0)?;
     let mut scan = GeomScan::default();
-    // Z types (11, 13, 15, 18) carry heights and, when the record is long enough to hold
-    // them, measures; M types (21, 23, 25, 28) measures: shapelib's reading, so GDAL's.
+    // Z types (11, 13, 15, 18) carry heights and, when the record holds them and one is not
+    // "no data", measures; M types (21, 23, 25, 28) measures: shapelib's reading, so GDAL's.
     scan.z = matches!(st, 11 | 13 | 15 | 18);
     scan.m = matches!(st, 21 | 23 | 25 | 28) || (scan.z && has_measures(st, c));
     let t = match st {
