@@ -2,7 +2,7 @@
 
     python3 bench/generate.py SIZE_MB OUTDIR
 
-Writes OUTDIR/release.{fgb,parquet,gpkg}: the same features in each, small random
+Writes OUTDIR/release.{fgb,parquet,gpkg,geojson,shp}: the same features in each, small random
 polygons over the globe (5-point rings) with six attributes, some of them with nulls. No
 geometry is null: SedonaDB 0.5 fails on the empty WKB that pyogrio hands it for a null
 geometry ("failed to fill whole buffer"), and the benchmark compares speed, not edge cases
@@ -62,7 +62,9 @@ def main():
     df.to_parquet(out / "release.parquet", row_group_size=100_000)
     df.to_file(out / "release.fgb", driver="FlatGeobuf", engine="pyogrio", use_arrow=True)
     df.to_file(out / "release.gpkg", driver="GPKG", layer="release", engine="pyogrio", use_arrow=True)
-    print(f"wrote three formats in {time.time() - t0:.1f}s", file=sys.stderr)
+    df.to_file(out / "release.geojson", driver="GeoJSON", engine="pyogrio", use_arrow=True)
+    df.to_file(out / "release.shp", driver="ESRI Shapefile", engine="pyogrio", use_arrow=True)
+    print(f"wrote five formats in {time.time() - t0:.1f}s", file=sys.stderr)
     (out / "features.txt").write_text(f"{n}\n")
 
 

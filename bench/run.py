@@ -6,6 +6,10 @@ For each format and tool: the median wall time of RUNS runs, MB/s and features/s
 and the peak resident memory (max over the runs) from `/usr/bin/time -f %M`. Ratios are
 the peer's median time over `contracts`'. Every tool computes the same figures: feature
 count, envelope, null counts per attribute (and geometry types where it can).
+
+Environment: BENCH_FORMATS (default "fgb parquet gpkg"; also "geojson", "shp"),
+BENCH_PEERS=0 to time `contracts` alone, CONTRACTS_BIN_BEFORE=PATH to time an earlier
+build of `contracts` too (row `contracts-before`), in the same run.
 """
 import os
 import statistics
@@ -33,13 +37,16 @@ def ogrinfo_cmd(path):
 
 def tools(path):
     py = sys.executable
-    out = {
-        "contracts": [BIN, "profile", "--format", "json", path],
-        "geopandas": [py, str(HERE / "peers/geopandas_profile.py"), path],
-        "sedonadb": [py, str(HERE / "peers/sedonadb_profile.py"), path],
-    }
+    out = {"contracts": [BIN, "profile", "--format", "json", path]}
+    before = os.environ.get("CONTRACTS_BIN_BEFORE")
+    if before:
+        out["contracts-before"] = [before, "profile", "--format", "json", path]
+    if os.environ.get("BENCH_PEERS", "1") == "0":
+        return out
+    out["geopandas"] = [py, str(HERE / "peers/geopandas_profile.py"), path]
+    out["sedonadb"] = [py, str(HERE / "peers/sedonadb_profile.py"), path]
     # Debian's GDAL 3.6 has no Parquet driver.
-    if not path.endswith(".parquet"):
+    if path.endswith((".fgb", ".gpkg")):
         out["ogrinfo-sql"] = ogrinfo_cmd(path)
     return out
 
@@ -59,27 +66,38 @@ def main():
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     features = int((data / "features.txt").read_text())
     print(f"{features} features; median of {runs} runs; peak RSS is the max over the runs")
-    print(f"{'format':<11}{'tool':<13}{'MB':>8}{'median s':>10}{'MB/s':>9}{'Mfeat/s':>9}{'peak MB':>9}{'x contracts':>13}")
-    for fmt in ["fgb", "parquet", "gpkg"]:
+    print(f"{'format':<11}{'tool':<17}{'MB':>8}{'median s':>10}{'MB/s':>9}{'Mfeat/s':>9}{'peak MB':>9}{'x contracts':>13}")
+    for fmt in os.environ.get("BENCH_FORMATS", "fgb parquet gpkg").split():
         path = str(data / f"release.{fmt}")
         mb = os.path.getsize(path) / 1e6
         base = None
-        for name, cmd in tools(path).items():
-            times, peaks = [], []
-            try:
-                for _ in range(runs):
+        # Runs are interleaved (run 1 of every tool, then run 2, ...) so that a change in the
+        # machine's load during the benchmark falls on every tool alike.
+        cmds = tools(path)
+        times = {name: [] for name in cmds}
+        peaks = {name: [] for name in cmds}
+        failed = {}
+        for _ in range(runs):
+            for name, cmd in cmds.items():
+                if name in failed:
+                    continue
+                try:
                     t, m = measure(cmd)
-                    times.append(t)
-                    peaks.append(m)
-            except RuntimeError as e:
-                print(f"{fmt:<11}{name:<13}{mb:>8.0f}  failed: {e}")
+                except RuntimeError as e:
+                    failed[name] = e
+                    continue
+                times[name].append(t)
+                peaks[name].append(m)
+        for name in cmds:
+            if name in failed:
+                print(f"{fmt:<11}{name:<13}{mb:>8.0f}  failed: {failed[name]}")
                 continue
-            med = statistics.median(times)
+            med = statistics.median(times[name])
             base = base if base is not None else med
             ratio = med / base if base else float("nan")
             print(
-                f"{fmt:<11}{name:<13}{mb:>8.0f}{med:>10.2f}{mb / med:>9.0f}"
-                f"{features / med / 1e6:>9.2f}{max(peaks):>9.0f}{ratio:>13.1f}"
+                f"{fmt:<11}{name:<17}{mb:>8.0f}{med:>10.2f}{mb / med:>9.0f}"
+                f"{features / med / 1e6:>9.2f}{max(peaks[name]):>9.0f}{ratio:>13.1f}"
             )
 
 

@@ -79,10 +79,15 @@ fn countries_in_five_formats_give_one_profile() {
         assert_eq!(p["null_geometries"], 0, "{ext}");
         assert_eq!(p["invalid_geometries"], 0, "{ext}");
         assert_eq!(p["crs"], "EPSG:4326", "{ext}");
-        // geopandas on the .shp: {'Polygon': 148, 'MultiPolygon': 29}; the GPKG and
-        // FlatGeobuf writers promoted the 148 to one-part MultiPolygons, which the
-        // normalisation rule reports as Polygon again.
-        assert_eq!(types(&p), ["MultiPolygon", "Polygon"], "{ext}");
+        // Types as stored. `ogrinfo -ro -al F | grep -oE '^  (MULTIPOLYGON|POLYGON)' | sort |
+        // uniq -c`: the .shp and the .geojson hold 148 POLYGON and 29 MULTIPOLYGON, the .gpkg
+        // and the .fgb 177 MULTIPOLYGON (their writer promoted every polygon); the .parquet's
+        // WKB type codes (pyarrow, `struct.unpack('<I', wkb[1:5])`) are 148 × 3 and 29 × 6.
+        let want: &[&str] = match ext {
+            "gpkg" | "fgb" => &["MultiPolygon"],
+            _ => &["MultiPolygon", "Polygon"],
+        };
+        assert_eq!(types(&p), want, "{ext}");
         // geopandas total_bounds; the GeoJSON writer rounded 180.00000000000006 to 180.
         let want = if ext == "geojson" {
             [-180.0, -90.0, 180.0, 83.64513]
@@ -274,6 +279,57 @@ fn empty_layers_have_no_envelope() {
             assert_eq!(attr(&p, "name"), ("string", 0), "{ext}");
         }
     }
+}
+
+fn dims(p: &Value) -> Vec<&str> {
+    p["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn dimensions_are_those_gdal_reports() {
+    // ogrinfo -ro -al (GDAL 3.6.2) prints each feature's geometry as `LINESTRING ZM`,
+    // `LINESTRING Z`, `LINESTRING M`; the edge/line_* copies were made from line_zm.gpkg with
+    // ogr2ogr (tests/data/README.md).
+    for (file, want) in [
+        ("edge/line_zm.gpkg", "XYZM"),
+        ("edge/line_zm.fgb", "XYZM"),
+        ("edge/line_zm.shp", "XYZM"),
+        ("edge/line_z.shp", "XYZ"),
+        ("edge/line_m.shp", "XYM"),
+        ("edge/line_zm.geojson", "XYZ"),
+        ("edge/curve.gpkg", "XY"),
+        ("naturalearth/countries.shp", "XY"),
+        // shapefile-rs test data, read with `ogrinfo --config SHAPE_RESTORE_SHX YES -ro -al`
+        // (they have no .shx): MULTILINESTRING ZM, POINT Z (its M values are all "no data"),
+        // POINT M, POLYGON ZM, MULTIPOINT Z (M "no data").
+        ("shp/linez.shp", "XYZM"),
+        ("shp/pointz.shp", "XYZ"),
+        ("shp/pointm.shp", "XYM"),
+        ("shp/polygonz.shp", "XYZM"),
+        ("shp/multipointz.shp", "XYZ"),
+        ("naturalearth/cities.fgb", "XY"),
+        ("naturalearth/countries.geojson", "XY"),
+    ] {
+        let p = profile(&data(file));
+        assert_eq!(dims(&p), [want], "{file}");
+    }
+    // No geometry, no dimension.
+    assert!(dims(&profile(&data("made/empty.gpkg"))).is_empty());
+    // Several files (and so `--merge`): the union.
+    let z = data("edge/line_z.shp");
+    let m = data("edge/line_m.shp");
+    let zm = data("edge/line_zm.shp");
+    let p = profile_many(&[
+        z.to_str().unwrap(),
+        m.to_str().unwrap(),
+        zm.to_str().unwrap(),
+    ]);
+    assert_eq!(dims(&p), ["XYZ", "XYM", "XYZM"]);
 }
 
 #[test]
@@ -500,4 +556,233 @@ fn an_unknown_extension_is_bad_input() {
     let out = run(&["profile", data("naturalearth/cities.cpg").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown format"));
+}
+
+#[test]
+fn every_kind_of_geojson_document_opens() {
+    // Each expectation is from `ogrinfo -ro -al -so F` (GDAL 3.6.2) on the file
+    // (tests/data/README.md says how each was made).
+    for (file, count, ty) in [
+        // cities.geojson through `ogr2ogr -f GeoJSONSeq` (newline-delimited) and with
+        // `-lco RS=YES` (RFC 8142): Feature Count: 243, Geometry: Point.
+        ("geojson/cities.geojsonl", 243, "Point"),
+        ("geojson/cities.geojsons", 243, "Point"),
+        // edge/null_geom.geojson after a UTF-8 byte-order mark: Feature Count: 2.
+        ("geojson/bom.geojson", 2, "LineString"),
+        // A single Feature: Feature Count: 1, Geometry: 3D Multi Point.
+        ("geojson/feature.geojson", 1, "MultiPoint"),
+        // A bare geometry: Feature Count: 1, Geometry: Multi Polygon.
+        ("geojson/geometry.geojson", 1, "MultiPolygon"),
+    ] {
+        let p = profile(&data(file));
+        assert_eq!(p["feature_count"], count, "{file}");
+        assert_eq!(types(&p), [ty], "{file}");
+    }
+    let p = profile(&data("geojson/cities.geojsons"));
+    assert_eq!(attr(&p, "name"), ("string", 0));
+    // ogrinfo Extent: (-175.220564, -41.292068) - (179.216647, 64.143460), as the cities.
+    let e = envelope(&p);
+    assert!((e[0] + 175.220564).abs() < 1e-6 && (e[3] - 64.143460).abs() < 1e-6);
+    let p = profile(&data("geojson/feature.geojson"));
+    // name: String, pop: Integer, note: String (null in the only feature).
+    assert_eq!(attr(&p, "name"), ("string", 0));
+    assert_eq!(attr(&p, "pop"), ("int64", 0));
+    assert_eq!(attr(&p, "note"), ("string", 1));
+    assert_eq!(dims(&p), ["XYZ"]);
+    let p = profile(&data("geojson/geometry.geojson"));
+    assert_eq!(envelope(&p), [-10.0, -5.0, 10.0, 5.0]);
+    assert!(p["attributes"].as_object().unwrap().is_empty());
+}
+
+#[test]
+fn a_geojson_property_null_everywhere_is_a_string_column() {
+    // ogrinfo: `nothing: String (0.0)` although no feature gives it a value.
+    let p = profile(&data("geojson/all_null.geojson"));
+    assert_eq!(attr(&p, "nothing"), ("string", 2));
+    assert_eq!(attr(&p, "name"), ("string", 0));
+}
+
+#[test]
+fn a_geojson_member_given_twice_is_an_error_not_a_doubled_count() {
+    // GDAL 3.6 reads both `features` arrays (Feature Count: 2); a document with a member
+    // twice is not valid JSON text for an object (RFC 8259 §4: names SHOULD be unique) and
+    // its meaning is the writer's bug, so it is refused.
+    let f = data("geojson/features_twice.geojson");
+    let out = run(&["profile", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("features_twice.geojson"), "{err}");
+    assert!(err.contains("`features` is given twice"), "{err}");
+}
+
+#[test]
+fn flatgeobuf_padding_after_the_last_property_and_every_column_type() {
+    // alldatatypes.fgb (flatgeobuf test data; GDAL's autotest has the same file): its one
+    // feature's property buffer ends in a padding byte. `ogrinfo -ro -al` (GDAL 3.6.2):
+    // byte Integer, ubyte Integer, bool Integer(Boolean), short Integer(Int16), ushort
+    // Integer, int Integer, uint Integer64, long Integer64, ulong Real (= 1.84467440737096e+19),
+    // float Real(Float32), double Real, string String, json String, datetime DateTime,
+    // binary Binary; Feature Count: 1; POINT (0 0).
+    let p = profile(&data("fgb/alldatatypes.fgb"));
+    assert_eq!(p["feature_count"], 1);
+    assert_eq!(types(&p), ["Point"]);
+    for (name, ty) in [
+        ("byte", "int32"),
+        ("ubyte", "int32"),
+        ("bool", "bool"),
+        ("short", "int32"),
+        ("ushort", "int32"),
+        ("int", "int32"),
+        ("uint", "int64"),
+        ("long", "int64"),
+        ("ulong", "float64"),
+        ("float", "float64"),
+        ("double", "float64"),
+        ("string", "string"),
+        ("json", "string"),
+        ("datetime", "datetime"),
+        ("binary", "binary"),
+    ] {
+        assert_eq!(attr(&p, name), (ty, 0), "{name}");
+    }
+}
+
+/// Run `profile` on a file; its exit code, JSON (when 0) and stderr.
+fn profile_with_stderr(file: &Path) -> (Option<i32>, Value, String) {
+    let out = run(&["profile", "--format", "json", file.to_str().unwrap()]);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_shapefile_gdal_and_pyshp_read_is_read_with_a_warning_naming_what_was_ignored() {
+    // Each variant is naturalearth/countries with one fault; `ogrinfo -ro -al -so` (GDAL
+    // 3.6.2) and pyshp 2.x (`len(shapefile.Reader(f).shapes())`) both read 177 shapes from
+    // every one but `shx` (their count there comes from the short .shx: 100; the .shp and
+    // the .dbf both hold 177, and 177 is what is read here).
+    let dir = tempfile::tempdir().unwrap();
+    let shp = |name: &str| copy_set("naturalearth/countries", "shp", dir.path(), name);
+    let header_len = |b: &mut Vec<u8>, len: usize| {
+        b[24..28].copy_from_slice(&((len / 2) as u32).to_be_bytes());
+    };
+    // The header's length runs past the last record into 1000 zero bytes of padding.
+    let pad = shp("pad");
+    let mut b = std::fs::read(&pad).unwrap();
+    b.extend([0u8; 1000]);
+    let n = b.len();
+    header_len(&mut b, n);
+    std::fs::write(&pad, &b).unwrap();
+    // Junk after the last record; the header is right.
+    let junk = shp("junk");
+    let mut b = std::fs::read(&junk).unwrap();
+    b.extend((0..777u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8));
+    std::fs::write(&junk, &b).unwrap();
+    // A header length short of the last records.
+    let short = shp("short");
+    let mut b = std::fs::read(&short).unwrap();
+    let n = b.len() - 2000;
+    header_len(&mut b, n);
+    std::fs::write(&short, &b).unwrap();
+    // A .shx of 100 entries.
+    let shx = shp("shx");
+    let idx = dir.path().join("shx.shx");
+    let mut x = std::fs::read(&idx).unwrap();
+    x.truncate(100 + 8 * 100);
+    header_len(&mut x, 900);
+    std::fs::write(&idx, &x).unwrap();
+    for (file, ignored) in [
+        (&pad, "ignored 1000 bytes after the last record"),
+        (&pad, "ignored the header's file length (181744 bytes)"),
+        (&junk, "ignored 777 bytes after the last record"),
+        (&short, "ignored the header's file length"),
+        (
+            &shx,
+            "ignored its .shx, which lists 100 records where the .shp holds 177",
+        ),
+    ] {
+        let (code, p, err) = profile_with_stderr(file);
+        assert_eq!(code, Some(0), "{}: {err}", file.display());
+        assert_eq!(p["feature_count"], 177, "{}", file.display());
+        assert_eq!(types(&p), ["MultiPolygon", "Polygon"]);
+        assert!(err.contains(ignored), "{}: {err}", file.display());
+        assert!(
+            err.contains(file.file_name().unwrap().to_str().unwrap()),
+            "{err}"
+        );
+    }
+    // Cut inside the last record: damage, not padding.
+    let cut = shp("cut");
+    let b = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &b[..b.len() - 10]).unwrap();
+    let (code, _, err) = profile_with_stderr(&cut);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("cut.shp") && err.contains("truncated"),
+        "{err}"
+    );
+}
+
+#[test]
+fn multipatch_is_a_valid_file_of_a_kind_this_build_does_not_read() {
+    // shapefile-rs test data; `ogrinfo` needs its .shx restored (SHAPE_RESTORE_SHX=YES) and
+    // then reads it as a MultiPolygon. This build refuses it, as unsupported, not damaged.
+    let (code, _, err) = profile_with_stderr(&data("shp/multipatch.shp"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("multipatch.shp"), "{err}");
+    assert!(
+        err.contains("a valid Shapefile file of a kind this build does not read"),
+        "{err}"
+    );
+    assert!(err.contains("MultiPatch"), "{err}");
+    assert!(
+        !err.contains("is damaged") && !err.contains("corrupt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_huge_geojson_geometry_is_streamed_in_bounded_memory() {
+    // A 24 MB LineString of 1.2 M positions, profiled under a 128 MiB address-space limit
+    // (`ulimit -v`; the streaming reader runs in under 64 MiB): held as a JSON tree (about
+    // 110 bytes a position as `serde_json::Value`s) it would need more than that.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.geojson");
+    let mut text = String::from(
+        r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":1},"geometry":{"type":"LineString","coordinates":["#,
+    );
+    let n = 1_200_000;
+    for i in 0..n {
+        let x = (i % 360) as f64 - 180.0 + 0.5;
+        let y = (i % 170) as f64 - 85.0 + 0.25;
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!("[{x},{y}]"));
+    }
+    text.push_str("]}}]}");
+    std::fs::write(&path, &text).unwrap();
+    drop(text);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 131072 && exec "$0" profile --format json "$1""#)
+        .arg(env!("CARGO_BIN_EXE_contracts"))
+        .arg(&path)
+        .env_remove("CONTRACTS_TODAY")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(p["feature_count"], 1);
+    assert_eq!(types(&p), ["LineString"]);
+    // Worked out from the generator: x runs over -179.5..=179.5, y over -84.75..=84.25.
+    assert_eq!(envelope(&p), [-179.5, -84.75, 179.5, 84.25]);
 }

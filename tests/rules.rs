@@ -5,14 +5,22 @@
 //! SPEC §4 demands. The expectations were written from the spec's tables, not from the tool's
 //! output. A guard test fails when a built-in clause has no fixture, lacks a case for a
 //! direction its kind can take, or has no row in the README's clause table.
+//!
+//! Each file in `tests/fixtures/validate/` holds the validation cases of one clause: a clause
+//! value, a profile (a base profile with changes), an optional manifest and the result the
+//! README's "checked as" table demands. The guard test also fails when a built-in clause has
+//! a check that cannot decide its shape, or no validation fixture with a passing and a failing
+//! case (a not-evaluated case for a clause that is never evaluated).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use contracts::model::{
-    derive_changes, parse_config, parse_contract, Bump, Contract, Kind, KindTable, Strictness,
-    Verdict, BUILTIN,
+    derive_changes, parse_config, parse_contract, Bump, Check, Contract, Kind, KindTable,
+    Strictness, Verdict, BUILTIN,
 };
+use contracts::release::validate::{validate, Manifest};
+use contracts::release::Profile;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -173,6 +181,7 @@ fn directions_of(kind: Kind) -> &'static [&'static str] {
 #[test]
 fn every_builtin_clause_has_a_kind_a_shape_fixtures_for_each_direction_and_a_readme_row() {
     let fixtures = fixtures();
+    let validation = validation_fixtures();
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md exists");
     let table = KindTable::builtin();
@@ -198,7 +207,163 @@ fn every_builtin_clause_has_a_kind_a_shape_fixtures_for_each_direction_and_a_rea
             readme.contains(&row),
             "README.md has no clause-table row `{row}`"
         );
+        assert!(
+            b.check.fits(b.shape),
+            "`{}`: check {:?} cannot decide a {} clause",
+            b.name,
+            b.check,
+            b.shape
+        );
+        let Some((_, vf)) = validation.iter().find(|(c, _)| c == b.name) else {
+            panic!("built-in clause `{}` has no validation fixture", b.name);
+        };
+        let seen: BTreeSet<&str> = vf.case.iter().flat_map(|c| c.statuses()).collect();
+        let needed: &[&str] = match b.check {
+            Check::NotEvaluated(_) => &["not-evaluated"],
+            _ => &["pass", "fail"],
+        };
+        for st in needed {
+            assert!(
+                seen.contains(st),
+                "`{}` has no validation case whose result is `{st}`",
+                b.name
+            );
+        }
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValidationFixture {
+    #[serde(default)]
+    kinds: toml::Table,
+    /// Other clauses the contract needs (a geographic `crs` for a crossing envelope); their
+    /// results are not compared.
+    #[serde(default)]
+    base: toml::Table,
+    case: Vec<ValidationCase>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValidationCase {
+    value: toml::Value,
+    #[serde(default)]
+    profile: toml::Table,
+    #[serde(default)]
+    unset: Vec<String>,
+    #[serde(default)]
+    manifest: Option<std::collections::BTreeMap<String, f64>>,
+    #[serde(default)]
+    advisory: bool,
+    /// The result of a clause that yields one result, under its own name.
+    status: Option<String>,
+    /// The results of a clause that yields one per key, by label.
+    results: Option<std::collections::BTreeMap<String, String>>,
+}
+
+impl ValidationCase {
+    fn statuses(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.status.iter().map(String::as_str).collect();
+        out.extend(
+            self.results
+                .iter()
+                .flat_map(|r| r.values().map(String::as_str)),
+        );
+        out
+    }
+}
+
+fn validation_fixtures() -> Vec<(String, ValidationFixture)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validate");
+    let mut out: Vec<(String, ValidationFixture)> = std::fs::read_dir(dir)
+        .expect("validation fixture directory exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|path| {
+            let clause = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).expect("readable fixture");
+            let f: ValidationFixture =
+                toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (clause, f)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The base profile of every validation case (described in the fixtures' README).
+fn base_profile() -> toml::Table {
+    toml::from_str(
+        r#"
+files = ["fixture.gpkg"]
+format = "GPKG"
+crs = "EPSG:4326"
+feature_count = 10
+null_geometries = 0
+invalid_geometries = 0
+envelope = [-10.0, -5.0, 10.0, 5.0]
+geometry_types = ["Polygon"]
+dimensions = ["XY"]
+attributes = { name = { type = "string", nulls = 0 }, pop = { type = "int64", nulls = 2 } }
+"#,
+    )
+    .unwrap()
+}
+
+#[test]
+fn every_validation_fixture_gives_the_result_the_readme_demands() {
+    let mut checked = 0;
+    for (clause, fixture) in validation_fixtures() {
+        let kinds = kind_table(&Fixture {
+            kinds: fixture.kinds.clone(),
+            base: toml::Table::new(),
+            case: Vec::new(),
+        });
+        for (i, case) in fixture.case.iter().enumerate() {
+            let what = format!("validate/{clause}.toml case {}", i + 1);
+            let mut p = base_profile();
+            for (k, v) in &case.profile {
+                p.insert(k.clone(), v.clone());
+            }
+            for k in &case.unset {
+                p.remove(k);
+            }
+            let profile: Profile = toml::Value::Table(p)
+                .try_into()
+                .unwrap_or_else(|e| panic!("{what}: bad profile: {e}"));
+            let profile = profile.checked().expect("consistent counts");
+            let text = contract_text(
+                "1.0.0",
+                &fixture.base,
+                &clause,
+                Some(&case.value),
+                case.advisory,
+            );
+            let contract = parse("fixture.toml", &text, &kinds);
+            let manifest = case.manifest.as_ref().map(|m| Manifest {
+                metrics: m.clone(),
+                ..Manifest::default()
+            });
+            let report = validate("fixture", &profile, manifest.as_ref(), &[contract]);
+            let got: std::collections::BTreeMap<String, String> = report.contracts[0]
+                .results
+                .iter()
+                .filter(|r| r.clause == clause || r.clause.starts_with(&format!("{clause}.")))
+                .map(|r| (r.clause.clone(), r.status.as_str().to_string()))
+                .collect();
+            let want = match (&case.status, &case.results) {
+                (Some(s), None) => std::collections::BTreeMap::from([(clause.clone(), s.clone())]),
+                (None, Some(r)) => r.clone(),
+                _ => panic!("{what}: give exactly one of `status` and `results`"),
+            };
+            assert_eq!(got, want, "{what}: {:#?}", report.contracts[0].results);
+            let failed = want.values().any(|s| s == "fail");
+            assert_eq!(report.passed, !failed, "{what}: passed");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 50, "only {checked} validation cases ran");
 }
 
 #[test]

@@ -97,6 +97,7 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
         }
     }
     if let Some(e) = p.envelope {
+        let e: [f64; 4] = e.into();
         let e = if p.crs.as_deref().is_some_and(is_geographic_crs) {
             // A geographic envelope must lie within the globe; writers' float noise
             // (180.00000000000006) is tolerated by `validate`.
@@ -119,8 +120,13 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
         );
     }
     if !p.geometry_types.is_empty() {
-        let _ = writeln!(t, "permitted_geometry       = {}", list(&p.geometry_types));
-        let _ = writeln!(t, "emitted_geometry         = {}", list(&p.geometry_types));
+        let types: Vec<String> = p.geometry_types.iter().map(|g| g.to_string()).collect();
+        let _ = writeln!(t, "permitted_geometry       = {}", list(&types));
+        let _ = writeln!(t, "emitted_geometry         = {}", list(&types));
+    }
+    if !p.dimensions.is_empty() {
+        let dims: Vec<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
+        let _ = writeln!(t, "dimensions               = {}", list(&dims));
     }
     let attrs = |required: bool| {
         let v: Vec<String> = p

@@ -32,6 +32,9 @@ impl From<ReleaseError> for CommandError {
     fn from(e: ReleaseError) -> Self {
         let hint = match &e {
             ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
+            ReleaseError::Unsupported { .. } => Some(
+                "the file is not damaged: convert it to a kind this build reads (e.g. with ogr2ogr)",
+            ),
             ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
             _ => None,
         };
@@ -147,6 +150,7 @@ fn number(x: f64) -> String {
 
 pub(super) fn print_text(p: &Profile) {
     let envelope = p.envelope.map_or("-".to_string(), |e| {
+        let e: [f64; 4] = e.into();
         format!(
             "[{}, {}, {}, {}]",
             number(e[0]),
@@ -185,7 +189,15 @@ pub(super) fn print_text(p: &Profile) {
             "geometry types".to_string(),
             p.geometry_types
                 .iter()
-                .cloned()
+                .map(|t| t.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ],
+        vec![
+            "dimensions".to_string(),
+            p.dimensions
+                .iter()
+                .map(|d| d.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
         ],

@@ -2,7 +2,7 @@ use serde::Serialize;
 
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::{Strictness, BUILTIN};
+use crate::model::{Check, Strictness};
 
 /// How `validate` reads a contract, stated once (SPEC §5).
 pub const READING_RULES: &str = "\
@@ -59,9 +59,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .clauses
         .iter()
         .map(|(name, clause)| {
-            let evaluated = !BUILTIN
-                .iter()
-                .any(|b| b.name == name && b.checks.starts_with("not evaluated"));
+            let evaluated = !matches!(clause.spec.check, Check::NotEvaluated(_));
             ClauseRow {
                 clause: name.clone(),
                 kind: Some(clause.spec.kind.to_string()),

@@ -2,7 +2,8 @@
 //!
 //! The table is data, not code: every built-in clause is one row of [`BUILTIN`], and a store adds
 //! rows for its own clauses in `contracts.toml` `[kinds]`. Nothing else in the crate names a
-//! clause, so adding a clause is adding a row (and its fixture pair in `tests/fixtures/rules`).
+//! clause, so adding a clause is adding a row (with its [`Check`]), its fixture pair in
+//! `tests/fixtures/rules` and its validation fixture in `tests/fixtures/validate`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -107,10 +108,67 @@ pub enum Domain {
     GeometryTypes,
     /// Map values are attribute type names.
     AttributeTypes,
+    /// Set members are coordinate dimensions (`XY`, `XYZ`, `XYM`, `XYZM`).
+    Dimensions,
     /// Map values are metric limits; keys ending in `_fraction` are fractions.
     Metrics,
     /// Numbers are non-negative (counts, metres).
     NonNegative,
+}
+
+/// How `validate` decides a clause against a release: the row's behaviour as data, so
+/// validation dispatches on it and never on a clause's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Check {
+    /// The release's CRS is the clause's (`value`).
+    CrsEquals,
+    /// The release's CRS is one of the clause's (`set`).
+    CrsListed,
+    /// The release's envelope lies inside the clause's (`bbox`).
+    EnvelopeInside,
+    /// Every geometry type of the release is listed (`set`).
+    TypesSubset,
+    /// The release's geometry types are exactly the listed ones (`set`).
+    TypesEqual,
+    /// The release's coordinate dimensions are exactly the listed ones (`set`).
+    DimensionsEqual,
+    /// Each listed attribute is present with exactly its type (`map`).
+    AttributesPresent,
+    /// Each listed attribute, if present, has its type (`map`).
+    AttributesTyped,
+    /// Each attribute's null fraction is at most its limit (`upper_bounds`).
+    NullFractions,
+    /// Each named metric, measured or from the manifest, is at most its limit, one result per
+    /// metric (`upper_bounds`).
+    MetricLimits,
+    /// The release's format is listed (`set`).
+    FormatListed,
+    /// The row's `metric` against the clause's bound (`upper_bound` / `lower_bound`); the
+    /// check of every custom clause.
+    MetricBound,
+    /// Never evaluated, for the reason given.
+    NotEvaluated(&'static str),
+}
+
+impl Check {
+    /// Whether this check can decide a clause of `shape`: the guard test holds every built-in
+    /// row to it.
+    pub fn fits(self, shape: Shape) -> bool {
+        use Check as C;
+        match self {
+            C::CrsEquals => shape == Shape::Value,
+            C::CrsListed
+            | C::TypesSubset
+            | C::TypesEqual
+            | C::DimensionsEqual
+            | C::FormatListed => shape == Shape::Set,
+            C::EnvelopeInside => shape == Shape::Bbox,
+            C::AttributesPresent | C::AttributesTyped => shape == Shape::Map,
+            C::NullFractions | C::MetricLimits => shape == Shape::UpperBounds,
+            C::MetricBound => matches!(shape, Shape::UpperBound | Shape::LowerBound),
+            C::NotEvaluated(_) => true,
+        }
+    }
 }
 
 /// One row of the clause table.
@@ -122,6 +180,8 @@ pub struct ClauseSpec {
     pub domain: Domain,
     /// The profile figure or manifest metric `validate` checks the clause against.
     pub metric: Option<String>,
+    /// How `validate` decides it.
+    pub check: Check,
     pub builtin: bool,
 }
 
@@ -132,6 +192,7 @@ pub struct Builtin {
     pub shape: Shape,
     pub domain: Domain,
     pub metric: Option<&'static str>,
+    pub check: Check,
     /// How `validate` decides the clause against a release, for the README and `show`.
     pub checks: &'static str,
 }
@@ -144,6 +205,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Bbox,
         domain: Domain::Any,
         metric: None,
+        check: Check::EnvelopeInside,
         checks: "the release's envelope lies inside it",
     },
     Builtin {
@@ -152,6 +214,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Set,
         domain: Domain::GeometryTypes,
         metric: None,
+        check: Check::TypesSubset,
         checks: "every geometry type in the release is listed",
     },
     Builtin {
@@ -160,6 +223,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Map,
         domain: Domain::AttributeTypes,
         metric: None,
+        check: Check::AttributesTyped,
         checks: "each listed attribute, if present, has the listed type",
     },
     Builtin {
@@ -168,6 +232,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Set,
         domain: Domain::Any,
         metric: None,
+        check: Check::FormatListed,
         checks: "the release's format is listed",
     },
     Builtin {
@@ -176,6 +241,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::UpperBounds,
         domain: Domain::Fraction,
         metric: None,
+        check: Check::NullFractions,
         checks: "each attribute's null fraction is at most its limit",
     },
     Builtin {
@@ -184,6 +250,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::UpperBounds,
         domain: Domain::Metrics,
         metric: None,
+        check: Check::MetricLimits,
         checks: "each named metric (profile or manifest) is at most its limit",
     },
     Builtin {
@@ -192,6 +259,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Set,
         domain: Domain::Any,
         metric: None,
+        check: Check::CrsListed,
         checks: "the release's CRS is listed",
     },
     Builtin {
@@ -200,6 +268,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::UpperBound,
         domain: Domain::Fraction,
         metric: Some("imputed_fraction"),
+        check: Check::MetricBound,
         checks: "the manifest's imputed_fraction is at most the limit",
     },
     Builtin {
@@ -208,6 +277,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Value,
         domain: Domain::Any,
         metric: None,
+        check: Check::CrsEquals,
         checks: "the release's CRS equals it",
     },
     Builtin {
@@ -216,6 +286,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Value,
         domain: Domain::Any,
         metric: None,
+        check: Check::NotEvaluated("no format states its units reliably"),
         checks: "not evaluated (no format states units reliably)",
     },
     Builtin {
@@ -224,7 +295,17 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Set,
         domain: Domain::GeometryTypes,
         metric: None,
+        check: Check::TypesEqual,
         checks: "the release's geometry types are exactly these",
+    },
+    Builtin {
+        name: "dimensions",
+        kind: Kind::Fixed,
+        shape: Shape::Set,
+        domain: Domain::Dimensions,
+        metric: None,
+        check: Check::DimensionsEqual,
+        checks: "the release's coordinate dimensions are exactly these",
     },
     Builtin {
         name: "required_attributes",
@@ -232,6 +313,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Map,
         domain: Domain::AttributeTypes,
         metric: None,
+        check: Check::AttributesPresent,
         checks: "each attribute is present with exactly this type",
     },
     Builtin {
@@ -240,6 +322,7 @@ pub const BUILTIN: &[Builtin] = &[
         shape: Shape::Meanings,
         domain: Domain::Any,
         metric: None,
+        check: Check::NotEvaluated("a meaning is a promise, not a measurement"),
         checks: "not evaluated (a meaning is a promise, not a measurement)",
     },
 ];
@@ -280,6 +363,7 @@ impl KindTable {
                         shape: b.shape,
                         domain: b.domain,
                         metric: b.metric.map(str::to_string),
+                        check: b.check,
                         builtin: true,
                     },
                 )
@@ -314,6 +398,7 @@ impl KindTable {
                 shape,
                 domain: Domain::Any,
                 metric: metric.map(str::to_string),
+                check: Check::MetricBound,
                 builtin: false,
             },
         );

@@ -10,13 +10,15 @@ pub mod history;
 pub mod kind;
 pub mod location;
 pub mod proposal;
+pub mod spatial;
 pub mod value;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
 pub use config::{parse_config, Config};
 pub use contract::{is_dataset_name, parse_contract, Clause, Contract, Strictness};
-pub use kind::{ClauseSpec, Kind, KindTable, Shape, BUILTIN};
+pub use kind::{Check, ClauseSpec, Kind, KindTable, Shape, BUILTIN};
 pub use location::{Located, TomlErrors};
+pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
 pub use window::{lines, Line, SunsetMove, Window};

@@ -11,80 +11,9 @@ use std::fmt;
 use serde::Serialize;
 
 use super::kind::{Domain, Shape};
+use super::spatial::{AttrType, Dimension, GeometryType};
 
-/// OGC simple-feature geometry type names (ISO 19125 and its SQL/MM curve types).
-pub const GEOMETRY_TYPES: &[&str] = &[
-    "Point",
-    "LineString",
-    "Polygon",
-    "MultiPoint",
-    "MultiLineString",
-    "MultiPolygon",
-    "GeometryCollection",
-    "CircularString",
-    "CompoundCurve",
-    "CurvePolygon",
-    "MultiCurve",
-    "MultiSurface",
-    "PolyhedralSurface",
-    "Tin",
-    "Triangle",
-];
-
-/// Attribute type names (SPEC §3).
-pub const ATTRIBUTE_TYPES: &[&str] = &[
-    "bool", "int32", "int64", "float64", "string", "date", "datetime", "binary",
-];
-
-/// An envelope `[minx, miny, maxx, maxy]`. `minx > maxx` means the box crosses the
-/// antimeridian (RFC 7946 §5.2): it covers `minx..=180` and `-180..=maxx`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(into = "[f64; 4]")]
-pub struct Envelope {
-    pub minx: f64,
-    pub miny: f64,
-    pub maxx: f64,
-    pub maxy: f64,
-}
-
-impl From<Envelope> for [f64; 4] {
-    fn from(e: Envelope) -> Self {
-        [e.minx, e.miny, e.maxx, e.maxy]
-    }
-}
-
-impl Envelope {
-    pub fn crosses_antimeridian(&self) -> bool {
-        self.minx > self.maxx
-    }
-
-    /// Whether the point lies inside (edges included).
-    pub fn covers_point(&self, x: f64, y: f64) -> bool {
-        let in_y = self.miny <= y && y <= self.maxy;
-        let in_x = if self.crosses_antimeridian() {
-            x >= self.minx || x <= self.maxx
-        } else {
-            self.minx <= x && x <= self.maxx
-        };
-        in_x && in_y
-    }
-
-    /// Whether every point of `other` lies inside `self`.
-    pub fn contains(&self, other: &Envelope) -> bool {
-        if !(self.miny <= other.miny && other.maxy <= self.maxy) {
-            return false;
-        }
-        match (self.crosses_antimeridian(), other.crosses_antimeridian()) {
-            (false, false) => self.minx <= other.minx && other.maxx <= self.maxx,
-            // `self` is two pieces, `minx..` and `..maxx`; a plain interval must fit in one.
-            (true, false) => other.minx >= self.minx || other.maxx <= self.maxx,
-            (true, true) => other.minx >= self.minx && other.maxx <= self.maxx,
-            // A crossing box reaches both ends of the axis, so only a box spanning the whole
-            // axis holds it.
-            (false, true) => self.minx <= -180.0 && self.maxx >= 180.0,
-        }
-    }
-}
+pub use super::spatial::Envelope;
 
 /// Per-key upper limits, with an optional limit for every key not named.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -226,13 +155,17 @@ fn string(v: &toml::Value) -> Result<&str, ValueError> {
 
 fn member(name: &str, domain: Domain) -> Result<(), ValueError> {
     match domain {
-        Domain::GeometryTypes if !GEOMETRY_TYPES.contains(&name) => err(format!(
+        Domain::GeometryTypes if GeometryType::from_name(name).is_none() => err(format!(
             "unknown geometry type `{name}` (expected one of: {})",
-            GEOMETRY_TYPES.join(", ")
+            GeometryType::ALL.map(GeometryType::name).join(", ")
         )),
-        Domain::AttributeTypes if !ATTRIBUTE_TYPES.contains(&name) => err(format!(
+        Domain::AttributeTypes if AttrType::from_name(name).is_none() => err(format!(
             "unknown attribute type `{name}` (expected one of: {})",
-            ATTRIBUTE_TYPES.join(", ")
+            AttrType::ALL.map(AttrType::as_str).join(", ")
+        )),
+        Domain::Dimensions if Dimension::from_name(name).is_none() => err(format!(
+            "unknown coordinate dimension `{name}` (expected one of: {})",
+            Dimension::ALL.map(Dimension::as_str).join(", ")
         )),
         _ => Ok(()),
     }

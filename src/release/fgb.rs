@@ -4,19 +4,23 @@
 //! size prefix is refused against the file's length instead of becoming a huge allocation.
 //!
 //! A property absent from a feature's property buffer is null (that is how FlatGeobuf writes
-//! a null). GDAL's FlatGeobuf writer drops features whose geometry is null, so a FlatGeobuf
+//! a null). Column types map as GDAL maps them: `Bool` is bool; `Byte`, `UByte`, `Short`,
+//! `UShort`, `Int` int32; `UInt`, `Long` int64; `ULong` float64 (GDAL's Real: 2^64 - 1 is
+//! 1.8446744073709552e19); `Float`, `Double` float64; `String`, `Json` string; `DateTime`
+//! datetime; `Binary` binary. A trailing byte too short to hold a column index is padding. GDAL's FlatGeobuf writer drops features whose geometry is null, so a FlatGeobuf
 //! converted by GDAL can hold fewer features than its source.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use flatgeobuf::{ColumnType, Geometry, GeometryType};
+use flatgeobuf::{ColumnType, Geometry, GeometryType as FgbType};
 use rayon::prelude::*;
 
-use super::geom::{GeomScan, GeomType};
+use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReleaseError};
+use crate::model::spatial::GeometryType;
 
 const F: Format = Format::FlatGeobuf;
 /// Features are profiled in batches of about this many bytes: large enough to share out
@@ -31,8 +35,10 @@ fn attr_type(t: ColumnType) -> Result<AttrType, String> {
         | ColumnType::Short
         | ColumnType::UShort
         | ColumnType::Int => AttrType::Int32,
-        ColumnType::UInt | ColumnType::Long | ColumnType::ULong => AttrType::Int64,
-        ColumnType::Float | ColumnType::Double => AttrType::Float64,
+        ColumnType::UInt | ColumnType::Long => AttrType::Int64,
+        // GDAL maps ULong to Real: a value beyond 2^63 fits no int64 (2^64 - 1 reads as
+        // 1.8446744073709552e19, and beyond 2^53 a value is rounded).
+        ColumnType::ULong | ColumnType::Float | ColumnType::Double => AttrType::Float64,
         ColumnType::String | ColumnType::Json => AttrType::String,
         ColumnType::DateTime => AttrType::Datetime,
         ColumnType::Binary => AttrType::Binary,
@@ -52,7 +58,8 @@ fn fixed_size(t: ColumnType) -> Option<usize> {
     }
 }
 
-/// The packed R-tree's size in bytes (the FlatGeobuf spec's formula), checked.
+/// The packed R-tree's size in bytes (the FlatGeobuf spec's formula), checked: an absurd
+/// feature count overflows to `None` rather than to a small wrong size.
 fn index_size(features: u64, node_size: u16) -> Option<u64> {
     if features == 0 || node_size == 0 {
         return Some(0);
@@ -129,42 +136,38 @@ fn for_parts(g: &Geometry<'_>, n: usize, mut f: impl FnMut(usize, usize)) -> Res
 
 fn scan_geometry(
     g: &Geometry<'_>,
-    t: GeometryType,
+    t: FgbType,
     scan: &mut GeomScan,
     depth: usize,
-) -> Result<(GeomType, usize), String> {
+) -> Result<GeometryType, String> {
     if depth > 32 {
         return Err("geometry nested too deep".to_string());
     }
-    let t = if t == GeometryType::Unknown {
-        g.type_()
-    } else {
-        t
-    };
-    let gt = GeomType::from_code(u32::from(t.0))
+    let t = if t == FgbType::Unknown { g.type_() } else { t };
+    let gt = GeometryType::from_code(u32::from(t.0))
         .ok_or_else(|| format!("unsupported geometry type {}", t.0))?;
-    let members = match gt {
-        GeomType::Point => {
+    match gt {
+        GeometryType::Point => {
             let b = xy_bytes(g)?;
             if !b.is_empty() {
                 let (x, y) = pt(b, 0);
                 scan.point(x, y);
             }
-            1
         }
-        GeomType::MultiPoint => scan_points(xy_bytes(g)?, scan),
-        GeomType::LineString | GeomType::CircularString => {
+        GeometryType::MultiPoint => {
+            scan_points(xy_bytes(g)?, scan);
+        }
+        GeometryType::LineString | GeometryType::CircularString => {
             let n = scan_points(xy_bytes(g)?, scan);
-            if gt == GeomType::LineString {
+            if gt == GeometryType::LineString {
                 scan.line(n);
             }
-            1
         }
-        GeomType::MultiLineString => {
+        GeometryType::MultiLineString => {
             let n = scan_points(xy_bytes(g)?, scan);
-            for_parts(g, n, |a, b| scan.line(b - a))?
+            for_parts(g, n, |a, b| scan.line(b - a))?;
         }
-        GeomType::Polygon | GeomType::Triangle => {
+        GeometryType::Polygon | GeometryType::Triangle => {
             let b = xy_bytes(g)?;
             let n = scan_points(b, scan);
             for_parts(g, n, |s, e| {
@@ -174,31 +177,28 @@ fn scan_geometry(
                     scan.ring(0, (0.0, 0.0), (0.0, 0.0));
                 }
             })?;
-            1
         }
         _ => {
             // Collections and curves are made of parts, each a geometry of its own.
             let child = match gt {
-                GeomType::MultiPolygon | GeomType::PolyhedralSurface => GeometryType::Polygon,
-                GeomType::Tin => GeometryType::Triangle,
-                _ => GeometryType::Unknown,
+                GeometryType::MultiPolygon | GeometryType::PolyhedralSurface => FgbType::Polygon,
+                GeometryType::Tin => FgbType::Triangle,
+                _ => FgbType::Unknown,
             };
-            let ps = g.parts();
-            let n = ps.as_ref().map_or(0, |p| p.len());
-            for p in ps.iter().flatten() {
+            for p in g.parts().iter().flatten() {
                 scan_geometry(&p, child, scan, depth + 1)?;
             }
-            n
         }
-    };
-    Ok((gt, members))
+    }
+    Ok(gt)
 }
 
 /// Profile a batch of features (each a size-prefixed FlatBuffer in `buf`).
 fn batch(
     buf: &[u8],
     spans: &[(usize, usize)],
-    header_type: GeometryType,
+    header_type: FgbType,
+    (has_z, has_m): (bool, bool),
     columns: &[ColumnType],
     proto: &Accumulator,
 ) -> Result<Accumulator, String> {
@@ -212,15 +212,23 @@ fn batch(
         match f.geometry() {
             None => acc.null_geometries += 1,
             Some(g) => {
-                let mut scan = GeomScan::default();
-                let (t, members) = scan_geometry(&g, header_type, &mut scan, 0)?;
-                scan.commit(&mut acc, t.normalised(members));
+                // The header's flags say which coordinates every geometry carries (GDAL
+                // reads them so too).
+                let mut scan = GeomScan {
+                    z: has_z,
+                    m: has_m,
+                    ..GeomScan::default()
+                };
+                let t = scan_geometry(&g, header_type, &mut scan, 0)?;
+                scan.commit(&mut acc, t);
             }
         }
         if let Some(props) = f.properties() {
             let p = props.bytes();
             let mut at = 0usize;
-            while at < p.len() {
+            // Fewer bytes left than a column index are padding (GDAL writes one after the
+            // last value, and reads the buffer so: `while offset + 1 < size`).
+            while at + 1 < p.len() {
                 let col = p
                     .get(at..at + 2)
                     .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize)
@@ -304,10 +312,11 @@ pub fn read(
         }
     });
     let header_type = header.geometry_type();
+    let zm = (header.has_z(), header.has_m());
     let promised = header.features_count();
     let index = index_size(promised, header.index_node_size()).ok_or_else(|| {
         bad(format!(
-            "index node size {} is invalid",
+            "the header's feature count {promised} and index node size {} give no valid index",
             header.index_node_size()
         ))
     })?;
@@ -330,7 +339,7 @@ pub fn read(
         let chunk = (spans.len() / (rayon::current_num_threads() * 4)).max(64);
         let parts: Vec<Accumulator> = spans
             .par_chunks(chunk)
-            .map(|c| batch(buf, c, header_type, &columns, &proto))
+            .map(|c| batch(buf, c, header_type, zm, &columns, &proto))
             .collect::<Result<_, _>>()?;
         for p in &parts {
             acc.absorb(p);
@@ -378,4 +387,20 @@ pub fn read(
         )));
     }
     Ok((crs, acc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_size_is_the_specs_and_absurd_counts_overflow_to_none() {
+        // One feature under a root: 2 nodes of 40 bytes. 100 features, node size 16:
+        // 100 + 7 + 1 nodes.
+        assert_eq!(index_size(1, 16), Some(80));
+        assert_eq!(index_size(100, 16), Some(108 * 40));
+        assert_eq!(index_size(0, 16), Some(0));
+        assert_eq!(index_size(10, 1), None);
+        assert_eq!(index_size(u64::MAX, 16), None);
+    }
 }

@@ -1,6 +1,15 @@
-//! GeoJSON, streamed: the `features` array is walked one feature at a time with a serde
-//! visitor, so memory holds one feature, never the file (geozero's and serde_json's
-//! whole-document readers would hold it all).
+//! GeoJSON, streamed: the document is walked with serde visitors, one feature at a time and,
+//! inside a geometry, one position at a time, so memory holds neither the file nor a whole
+//! geometry (geozero's and serde_json's whole-document readers would hold it all; a 200 MB
+//! geometry as a `serde_json::Value` takes gigabytes). What is kept is one feature's
+//! properties, the nesting depth of the coordinates and a few counts.
+//!
+//! What a file may hold, as GDAL reads it: a FeatureCollection, a single Feature or a bare
+//! geometry as the whole document (one feature), after an optional UTF-8 byte-order mark; or a
+//! sequence of such texts — newline-delimited GeoJSON (`.geojsonl`, `.ndjson`) or an RFC 8142
+//! sequence (`.geojsons`, each text after an ASCII record separator) — whose features add up.
+//! A member given twice in one object (`features`, `type`, `geometry`, `properties`,
+//! `coordinates`, ...) is an error, not a doubled count.
 //!
 //! CRS: RFC 7946 fixes GeoJSON to WGS 84 longitude/latitude. We report `EPSG:4326`, the
 //! identifier the other formats use for the same data, so one dataset gives one profile in
@@ -12,28 +21,65 @@
 //! columns as 64-bit), other numbers `float64`, ISO dates and date-times `date`/`datetime`,
 //! other strings, arrays and objects `string`. Mixed columns take the common type of
 //! [`AttrType::join`], or `string` if there is none. A property absent from a feature is
-//! null in it; a column that is null everywhere is `string`.
+//! null in it; a property that is null in every feature is a column of type `string`, all
+//! null (as GDAL makes it). A Feature's string `id` is a column `id`, as GDAL makes it (an
+//! integer `id` is the feature id, not an attribute).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::geom::{GeomScan, GeomType};
+use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, io_err, Accumulator, Format, Progress, ReleaseError};
+use crate::model::spatial::GeometryType;
 
 const F: Format = Format::GeoJson;
 
+/// Nesting deeper than this (collections in collections, arrays in coordinates) is refused:
+/// real data nests a few levels, and a crafted file must not exhaust the stack.
+const MAX_DEPTH: usize = 32;
+
+/// At most this many characters of a value from the file are quoted in an error.
+const EXCERPT: usize = 40;
+
+/// A value from the file, cut to a short excerpt for an error message.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(EXCERPT) {
+        None => format!("`{s}`"),
+        Some((at, _)) => format!("`{}…` ({} bytes)", &s[..at], s.len()),
+    }
+}
+
+/// A parser message, with any long run cut (serde quotes offending strings whole).
+fn clip(msg: &str) -> String {
+    const MAX: usize = 160;
+    let (body, tail) = match msg.rfind(" at line ") {
+        Some(i) => msg.split_at(i),
+        None => (msg, ""),
+    };
+    if body.len() <= MAX {
+        return msg.to_string();
+    }
+    let mut cut = MAX;
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes){tail}", &body[..cut], body.len())
+}
+
 struct Column {
-    name: String,
     ty: Option<AttrType>,
     present: u64,
+    /// The feature (1-based) this column was last seen in, so a key repeated inside one
+    /// feature's properties counts once.
+    seen_in: u64,
+    name: String,
 }
 
 struct State {
@@ -41,7 +87,6 @@ struct State {
     columns: Vec<Column>,
     index: HashMap<String, usize>,
     crs: Option<String>,
-    kind: Option<String>,
 }
 
 fn is_date(s: &[u8]) -> bool {
@@ -78,8 +123,8 @@ fn value_type(v: &Value) -> Option<AttrType> {
 }
 
 impl State {
+    /// One property of the current feature (number `self.acc.features`).
     fn property(&mut self, key: String, v: &Value) {
-        let Some(t) = value_type(v) else { return };
         let i = match self.index.get(&key) {
             Some(&i) => i,
             None => {
@@ -87,13 +132,19 @@ impl State {
                     name: key.clone(),
                     ty: None,
                     present: 0,
+                    seen_in: 0,
                 });
                 self.index.insert(key, self.columns.len() - 1);
                 self.columns.len() - 1
             }
         };
+        let Some(t) = value_type(v) else { return };
         let c = &mut self.columns[i];
-        c.present += 1;
+        let feature = self.acc.features;
+        if c.seen_in != feature {
+            c.seen_in = feature;
+            c.present += 1;
+        }
         c.ty = Some(match c.ty {
             None => t,
             Some(old) => AttrType::join(old, t).unwrap_or(AttrType::String),
@@ -101,104 +152,417 @@ impl State {
     }
 }
 
-/// A GeoJSON geometry object, with its coordinates kept as JSON until walked.
-#[derive(Deserialize)]
-struct RawGeometry {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    coordinates: Value,
-    #[serde(default)]
-    geometries: Vec<RawGeometry>,
-}
+/// Refuses a member given twice in one object.
+#[derive(Default)]
+struct Members(Vec<&'static str>);
 
-fn position(v: &Value) -> Result<(f64, f64), String> {
-    let a = v.as_array().ok_or("a position is not an array")?;
-    match (
-        a.first().and_then(Value::as_f64),
-        a.get(1).and_then(Value::as_f64),
-    ) {
-        (Some(x), Some(y)) => Ok((x, y)),
-        _ => Err("a position needs two numbers".to_string()),
+impl Members {
+    fn first<E: de::Error>(&mut self, name: &'static str) -> Result<(), E> {
+        if self.0.contains(&name) {
+            return Err(E::custom(format!("member `{name}` is given twice")));
+        }
+        self.0.push(name);
+        Ok(())
     }
 }
 
-fn positions(v: &Value, scan: &mut GeomScan) -> Result<Vec<(f64, f64)>, String> {
-    let a = v.as_array().ok_or("coordinates are not an array")?;
-    let mut out = Vec::with_capacity(a.len());
-    for p in a {
-        let (x, y) = position(p)?;
-        scan.coord(x, y);
-        out.push((x, y));
-    }
-    Ok(out)
+/// What the coordinates of one geometry looked like, gathered while they streamed by.
+#[derive(Default)]
+struct Shape {
+    /// The nesting level (1 = the `coordinates` array) of the arrays that hold positions.
+    list_level: Option<usize>,
+    /// Bit `l` is set when an empty array occurred at level `l`.
+    empty_levels: u64,
+    /// Some list of positions has exactly one (a bad LineString).
+    line_bad: bool,
+    /// Some list of positions is not a closed ring of at least 4 (a bad linear ring).
+    ring_bad: bool,
 }
 
-fn list(v: &Value) -> Result<&Vec<Value>, String> {
-    v.as_array()
-        .ok_or_else(|| "coordinates are not an array".to_string())
+/// What one JSON array (or number) inside `coordinates` turned out to be.
+enum Node {
+    Number(f64),
+    Position(f64, f64),
+    List,
 }
 
-fn polygon(v: &Value, scan: &mut GeomScan) -> Result<(), String> {
-    for ring in list(v)? {
-        let pts = positions(ring, scan)?;
-        match (pts.first(), pts.last()) {
-            (Some(&a), Some(&b)) => scan.ring(pts.len(), a, b),
-            _ => scan.ring(0, (0.0, 0.0), (0.0, 0.0)),
-        }
-    }
-    Ok(())
+struct CoordSeed<'a> {
+    scan: &'a mut GeomScan,
+    shape: &'a mut Shape,
+    level: usize,
 }
 
-fn walk(g: &RawGeometry, scan: &mut GeomScan, depth: usize) -> Result<GeomType, String> {
-    if depth > 32 {
-        return Err("geometry nested too deep".to_string());
+impl<'de> DeserializeSeed<'de> for CoordSeed<'_> {
+    type Value = Node;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
     }
-    let c = &g.coordinates;
-    let t = match g.kind.as_str() {
-        "Point" => {
-            if list(c)?.is_empty() {
-                // An empty position is the empty point.
-            } else {
-                let (x, y) = position(c)?;
-                scan.point(x, y);
+}
+
+impl<'de> Visitor<'de> for CoordSeed<'_> {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("GeoJSON coordinates (nested arrays of numbers)")
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        Ok(Node::Number(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Number(v as f64))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::Number(v as f64))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        if self.level > MAX_DEPTH {
+            return Err(de::Error::custom("coordinates nested too deep"));
+        }
+        // What this array holds: numbers (a position), positions (a list) or arrays.
+        let mut numbers = 0usize;
+        let mut xy = [f64::NAN; 2];
+        let mut points = 0usize;
+        let mut first = (f64::NAN, f64::NAN);
+        let mut last = first;
+        let mut arrays = false;
+        loop {
+            let child = CoordSeed {
+                scan: &mut *self.scan,
+                shape: &mut *self.shape,
+                level: self.level + 1,
+            };
+            let Some(node) = seq.next_element_seed(child)? else {
+                break;
+            };
+            match node {
+                Node::Number(v) if points == 0 && !arrays => {
+                    if numbers < 2 {
+                        xy[numbers] = v;
+                    }
+                    numbers += 1;
+                }
+                Node::Position(x, y) if numbers == 0 && !arrays => {
+                    self.scan.coord(x, y);
+                    if points == 0 {
+                        first = (x, y);
+                    }
+                    last = (x, y);
+                    points += 1;
+                }
+                Node::List if numbers == 0 && points == 0 => arrays = true,
+                _ => {
+                    return Err(de::Error::custom(
+                        "coordinates mix numbers, positions and arrays in one array",
+                    ))
+                }
             }
-            GeomType::Point
         }
-        "LineString" => {
-            let n = positions(c, scan)?.len();
-            scan.line(n);
-            GeomType::LineString
-        }
-        "Polygon" => {
-            polygon(c, scan)?;
-            GeomType::Polygon
-        }
-        "MultiPoint" => GeomType::MultiPoint.normalised(positions(c, scan)?.len()),
-        "MultiLineString" => {
-            let parts = list(c)?;
-            for p in parts {
-                let n = positions(p, scan)?.len();
-                scan.line(n);
+        if numbers > 0 {
+            if numbers < 2 {
+                return Err(de::Error::custom("a position needs two numbers"));
             }
-            GeomType::MultiLineString.normalised(parts.len())
-        }
-        "MultiPolygon" => {
-            let parts = list(c)?;
-            for p in parts {
-                polygon(p, scan)?;
+            // A third number is a height; a fourth is ignored, as GDAL does (RFC 7946
+            // positions carry no measure).
+            if numbers >= 3 {
+                self.scan.z = true;
             }
-            GeomType::MultiPolygon.normalised(parts.len())
+            return Ok(Node::Position(xy[0], xy[1]));
         }
-        "GeometryCollection" => {
-            for m in &g.geometries {
-                walk(m, scan, depth + 1)?;
+        if points > 0 {
+            match self.shape.list_level {
+                None => self.shape.list_level = Some(self.level),
+                Some(l) if l == self.level => {}
+                Some(_) => {
+                    return Err(de::Error::custom(
+                        "positions at different depths in one geometry",
+                    ))
+                }
             }
-            GeomType::GeometryCollection
+            self.shape.line_bad |= points == 1;
+            self.shape.ring_bad |= points < 4 || first != last;
+        } else if !arrays {
+            self.shape.empty_levels |= 1 << self.level.min(63);
         }
-        other => return Err(format!("unknown geometry type `{other}`")),
-    };
-    Ok(t)
+        Ok(Node::List)
+    }
+}
+
+/// A GeoJSON geometry object: its type, coordinates and members, streamed.
+struct GeometrySeed<'a> {
+    scan: &'a mut GeomScan,
+    depth: usize,
+}
+
+/// The parts of a geometry object gathered so far, whatever order its members come in.
+#[derive(Default)]
+struct GeometryParts {
+    kind: Option<String>,
+    /// The `coordinates` member: what its top-level array was, and its shape.
+    coords: Option<(Node, Shape)>,
+    /// The types of the `geometries` members, in order.
+    members: Option<Vec<GeometryType>>,
+}
+
+impl GeometryParts {
+    /// Take one member of a geometry object; `false` when the key is not a geometry's.
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        seen: &mut Members,
+        scan: &mut GeomScan,
+        depth: usize,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "type" => {
+                seen.first("type")?;
+                self.kind = Some(map.next_value::<String>()?);
+            }
+            "coordinates" => {
+                seen.first("coordinates")?;
+                let mut shape = Shape::default();
+                let node = map.next_value_seed(CoordSeed {
+                    scan,
+                    shape: &mut shape,
+                    level: 1,
+                })?;
+                self.coords = Some((node, shape));
+            }
+            "geometries" => {
+                seen.first("geometries")?;
+                if depth >= MAX_DEPTH {
+                    return Err(de::Error::custom("geometry collections nested too deep"));
+                }
+                self.members = Some(map.next_value_seed(Members2 { scan, depth })?);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The geometry's type, once its members are all read; validity goes to `scan`.
+    fn finish(self, scan: &mut GeomScan) -> Result<GeometryType, String> {
+        let kind = self.kind.ok_or("a geometry has no `type`")?;
+        let t = match kind.as_str() {
+            "Point" => GeometryType::Point,
+            "LineString" => GeometryType::LineString,
+            "Polygon" => GeometryType::Polygon,
+            "MultiPoint" => GeometryType::MultiPoint,
+            "MultiLineString" => GeometryType::MultiLineString,
+            "MultiPolygon" => GeometryType::MultiPolygon,
+            "GeometryCollection" => {
+                if self.members.is_none() {
+                    return Err("a GeometryCollection has no `geometries`".to_string());
+                }
+                return Ok(GeometryType::GeometryCollection);
+            }
+            other => return Err(format!("unknown geometry type {}", excerpt(other))),
+        };
+        let Some((top, shape)) = self.coords else {
+            return Err(format!("a {kind} has no `coordinates`"));
+        };
+        // The level of the arrays that list positions, for each type.
+        let lists_at = match t {
+            GeometryType::Point => {
+                return match top {
+                    Node::Position(x, y) => {
+                        scan.point(x, y);
+                        Ok(t)
+                    }
+                    // An empty position is the empty point.
+                    Node::List if shape.list_level.is_none() && shape.empty_levels == 2 => Ok(t),
+                    _ => Err("a Point's coordinates are not one position".to_string()),
+                };
+            }
+            GeometryType::LineString | GeometryType::MultiPoint => 1,
+            GeometryType::Polygon | GeometryType::MultiLineString => 2,
+            _ => 3,
+        };
+        if matches!(top, Node::Position(..))
+            || shape.list_level.is_some_and(|l| l != lists_at)
+            || shape.empty_levels >> (lists_at + 1) != 0
+        {
+            return Err(format!("coordinates nested wrongly for a {kind}"));
+        }
+        match t {
+            GeometryType::LineString | GeometryType::MultiLineString => {
+                scan.invalid |= shape.line_bad;
+            }
+            GeometryType::Polygon | GeometryType::MultiPolygon => {
+                // An empty array where a ring belongs is a ring of no points.
+                scan.invalid |= shape.ring_bad || shape.empty_levels & (1 << lists_at) != 0;
+            }
+            _ => {}
+        }
+        Ok(t)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for GeometrySeed<'_> {
+    type Value = GeometryType;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<GeometryType, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for GeometrySeed<'_> {
+    type Value = GeometryType;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a GeoJSON geometry object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<GeometryType, A::Error> {
+        let mut parts = GeometryParts::default();
+        let mut seen = Members::default();
+        while let Some(key) = map.next_key::<String>()? {
+            if !parts.member(&key, &mut map, &mut seen, self.scan, self.depth)? {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        parts.finish(self.scan).map_err(de::Error::custom)
+    }
+}
+
+/// The `geometries` array of a GeometryCollection.
+struct Members2<'a> {
+    scan: &'a mut GeomScan,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Members2<'_> {
+    type Value = Vec<GeometryType>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Members2<'_> {
+    type Value = Vec<GeometryType>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of geometries")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(t) = seq.next_element_seed(GeometrySeed {
+            scan: &mut *self.scan,
+            depth: self.depth + 1,
+        })? {
+            out.push(t);
+        }
+        Ok(out)
+    }
+}
+
+/// A Feature's `geometry`: null, or a geometry, added to the accumulator.
+struct FeatureGeometry<'a>(&'a mut Accumulator);
+
+impl<'de> DeserializeSeed<'de> for FeatureGeometry<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FeatureGeometry<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a GeoJSON geometry or null")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.0.null_geometries += 1;
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.visit_none()
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let mut scan = GeomScan::default();
+        let t = GeometrySeed {
+            scan: &mut scan,
+            depth: 0,
+        }
+        .deserialize(d)?;
+        scan.commit(self.0, t);
+        Ok(())
+    }
+}
+
+/// A Feature's `properties`: null, or an object whose members go to the columns one by one.
+struct Properties<'a>(&'a mut State);
+
+impl<'de> DeserializeSeed<'de> for Properties<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Properties<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of properties or null")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(k) = map.next_key::<String>()? {
+            let v: Value = map.next_value()?;
+            self.0.property(k, &v);
+        }
+        Ok(())
+    }
+}
+
+/// Which members of a Feature have been read.
+#[derive(Default)]
+struct FeatureParts {
+    geometry: bool,
+}
+
+impl FeatureParts {
+    /// Take one member of a Feature (the feature is already counted); `false` when the key
+    /// is not a Feature's.
+    fn member<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        seen: &mut Members,
+        st: &mut State,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "geometry" => {
+                seen.first("geometry")?;
+                self.geometry = true;
+                map.next_value_seed(FeatureGeometry(&mut st.acc))?;
+            }
+            "properties" => {
+                seen.first("properties")?;
+                map.next_value_seed(Properties(st))?;
+            }
+            "id" => {
+                seen.first("id")?;
+                // GDAL: an integer id is the feature id; a string id is a column `id`.
+                let v: Value = map.next_value()?;
+                if v.is_string() {
+                    st.property("id".to_string(), &v);
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn finish(self, st: &mut State) {
+        if !self.geometry {
+            // RFC 7946 requires the member; a feature without one has no geometry.
+            st.acc.null_geometries += 1;
+        }
+    }
 }
 
 struct FeatureSeed<'a>(&'a mut State);
@@ -217,47 +581,27 @@ impl<'de> Visitor<'de> for FeatureSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let st = self.0;
-        let mut geometry_seen = false;
         st.acc.features += 1;
+        let mut parts = FeatureParts::default();
+        let mut seen = Members::default();
         while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "geometry" => {
-                    geometry_seen = true;
-                    match map.next_value::<Option<RawGeometry>>()? {
-                        None => st.acc.null_geometries += 1,
-                        Some(g) => {
-                            let mut scan = GeomScan::default();
-                            let t = walk(&g, &mut scan, 0).map_err(de::Error::custom)?;
-                            scan.commit(&mut st.acc, t);
-                        }
-                    }
+            if parts.member(&key, &mut map, &mut seen, st)? {
+                continue;
+            }
+            if key == "type" {
+                seen.first("type")?;
+                let t = map.next_value::<String>()?;
+                if t != "Feature" {
+                    return Err(de::Error::custom(format!(
+                        "a member of `features` has type {}, not `Feature`",
+                        excerpt(&t)
+                    )));
                 }
-                "properties" => {
-                    if let Some(props) =
-                        map.next_value::<Option<serde_json::Map<String, Value>>>()?
-                    {
-                        for (k, v) in props {
-                            st.property(k, &v);
-                        }
-                    }
-                }
-                "type" => {
-                    let t = map.next_value::<String>()?;
-                    if t != "Feature" {
-                        return Err(de::Error::custom(format!(
-                            "a member of `features` has type `{t}`, not `Feature`"
-                        )));
-                    }
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+            } else {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        if !geometry_seen {
-            // RFC 7946 requires the member; a feature without one has no geometry.
-            st.acc.null_geometries += 1;
-        }
+        parts.finish(st);
         Ok(())
     }
 }
@@ -279,15 +623,6 @@ impl<'de> Visitor<'de> for Features<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(FeatureSeed(self.0))?.is_some() {}
         Ok(())
-    }
-}
-
-struct Collection<'a>(&'a mut State);
-
-impl<'de> DeserializeSeed<'de> for Collection<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
     }
 }
 
@@ -313,24 +648,114 @@ fn legacy_crs(v: &Value) -> Option<String> {
     }
 }
 
-impl<'de> Visitor<'de> for Collection<'_> {
+/// One GeoJSON text: a FeatureCollection, a Feature or a geometry. Its members may come in
+/// any order, so every kind's members are taken as they come and the `type` decides at the
+/// end (a member of another kind is a foreign member and ignored, as RFC 7946 allows).
+struct Document<'a>(&'a mut State);
+
+impl<'de> DeserializeSeed<'de> for Document<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Document<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a GeoJSON FeatureCollection object")
+        f.write_str("a GeoJSON object (FeatureCollection, Feature or geometry)")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let st = self.0;
+        let mut seen = Members::default();
+        // A Feature's properties, kept until the `type` says this text is one (a single
+        // feature's properties are small).
+        let mut props: Vec<(String, Value)> = Vec::new();
+        let mut kind: Option<String> = None;
+        let mut feature = FeatureParts::default();
+        let mut collection = false;
+        let mut geometry = GeometryParts::default();
+        let mut scan = GeomScan::default();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
-                "type" => st.kind = Some(map.next_value::<String>()?),
-                "features" => map.next_value_seed(Features(st))?,
+                "type" => {
+                    seen.first("type")?;
+                    let t = map.next_value::<String>()?;
+                    geometry.kind = Some(t.clone());
+                    kind = Some(t);
+                }
+                "features" => {
+                    seen.first("features")?;
+                    collection = true;
+                    map.next_value_seed(Features(st))?;
+                }
                 "crs" => {
+                    seen.first("crs")?;
                     let v = map.next_value::<Value>()?;
                     st.crs = legacy_crs(&v);
                 }
+                "properties" => {
+                    seen.first("properties")?;
+                    if let Some(m) = map.next_value::<Option<serde_json::Map<String, Value>>>()? {
+                        props.extend(m);
+                    }
+                }
+                "id" => {
+                    seen.first("id")?;
+                    let v: Value = map.next_value()?;
+                    if v.is_string() {
+                        props.push(("id".to_string(), v));
+                    }
+                }
+                k if feature.member(k, &mut map, &mut seen, st)? => {}
+                k if geometry.member(k, &mut map, &mut seen, &mut scan, 0)? => {}
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
+            }
+        }
+        let Some(kind) = kind else {
+            return Err(de::Error::custom(
+                "the document has no `type` (expected a FeatureCollection, a Feature or a geometry)",
+            ));
+        };
+        match kind.as_str() {
+            "FeatureCollection" => {
+                if !collection {
+                    return Err(de::Error::custom("a FeatureCollection has no `features`"));
+                }
+                if feature.geometry {
+                    return Err(de::Error::custom(
+                        "a FeatureCollection has a `geometry` member",
+                    ));
+                }
+            }
+            "Feature" => {
+                st.acc.features += 1;
+                for (k, v) in props {
+                    st.property(k, &v);
+                }
+                feature.finish(st);
+            }
+            _ => {
+                if feature.geometry || collection {
+                    return Err(de::Error::custom(format!(
+                        "a document of type {} has `geometry` or `features` members",
+                        excerpt(&kind)
+                    )));
+                }
+                let t = geometry.finish(&mut scan).map_err(|e| {
+                    if e.starts_with("unknown geometry type") {
+                        de::Error::custom(format!(
+                            "the document's type is {}, not a FeatureCollection, a Feature or a geometry",
+                            excerpt(&kind)
+                        ))
+                    } else {
+                        de::Error::custom(e)
+                    }
+                })?;
+                st.acc.features += 1;
+                scan.commit(&mut st.acc, t);
             }
         }
         Ok(())
@@ -356,6 +781,54 @@ impl<R: Read> Read for Counting<'_, R> {
     }
 }
 
+/// Skip whitespace and RFC 8142 record separators; `false` at the end of the input.
+fn skip_separators<R: BufRead>(r: &mut R) -> std::io::Result<bool> {
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        let n = buf
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x1E))
+            .unwrap_or(buf.len());
+        let more = n < buf.len();
+        r.consume(n);
+        if more {
+            return Ok(true);
+        }
+    }
+}
+
+/// Read every GeoJSON text of `r` into `st`; returns how many there were.
+fn read_texts<R: BufRead>(mut r: R, st: &mut State) -> Result<u64, String> {
+    // A UTF-8 byte-order mark is allowed before the first text (RFC 8259 §8.1 lets a parser
+    // ignore it; GDAL does).
+    let head = r.fill_buf().map_err(|e| e.to_string())?;
+    if head.starts_with(b"\xEF\xBB\xBF") {
+        r.consume(3);
+    }
+    let mut texts = 0u64;
+    while skip_separators(&mut r).map_err(|e| e.to_string())? {
+        texts += 1;
+        // A fresh parser per text, on the same buffered reader: an object ends at its `}`,
+        // so no byte of the next text is consumed.
+        let mut de = serde_json::Deserializer::from_reader(&mut r);
+        Document(st).deserialize(&mut de).map_err(|e| {
+            let m = clip(&e.to_string());
+            if texts > 1 {
+                format!("text {texts} of the sequence: {m}")
+            } else {
+                m
+            }
+        })?;
+    }
+    if texts == 0 {
+        return Err("the file holds no GeoJSON text".to_string());
+    }
+    Ok(texts)
+}
+
 pub fn read(
     path: &Path,
     progress: &dyn Progress,
@@ -363,33 +836,21 @@ pub fn read(
     let file = File::open(path).map_err(io_err(path))?;
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
-    let reader = Counting {
-        inner: BufReader::with_capacity(1 << 20, file),
-        progress,
-        pending: 0,
-    };
+    let reader = BufReader::with_capacity(
+        1 << 20,
+        Counting {
+            inner: file,
+            progress,
+            pending: 0,
+        },
+    );
     let mut st = State {
         acc: Accumulator::default(),
         columns: Vec::new(),
         index: HashMap::new(),
         crs: Some("EPSG:4326".to_string()),
-        kind: None,
     };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    Collection(&mut st)
-        .deserialize(&mut de)
-        .and_then(|()| de.end())
-        .map_err(|e| corrupt(path, F, e.to_string()))?;
-    if st.kind.as_deref() != Some("FeatureCollection") {
-        return Err(corrupt(
-            path,
-            F,
-            format!(
-                "top-level type is {}, expected a FeatureCollection",
-                st.kind.map_or("missing".to_string(), |k| format!("`{k}`"))
-            ),
-        ));
-    }
+    read_texts(reader, &mut st).map_err(|e| corrupt(path, F, e))?;
     let features = st.acc.features;
     st.acc.attributes = st
         .columns
@@ -406,6 +867,17 @@ pub fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn profile(text: &[u8]) -> Result<State, String> {
+        let mut st = State {
+            acc: Accumulator::default(),
+            columns: Vec::new(),
+            index: HashMap::new(),
+            crs: None,
+        };
+        read_texts(text, &mut st)?;
+        Ok(st)
+    }
 
     #[test]
     fn legacy_crs_names() {
@@ -432,5 +904,88 @@ mod tests {
         assert!(is_datetime(b"2024-01-31 10:00:00.123+02:00"));
         assert!(!is_date(b"2024-1-31"));
         assert!(!is_datetime(b"2024-01-31"));
+    }
+
+    #[test]
+    fn coordinates_are_checked_against_the_type_whatever_the_member_order() {
+        let one = |g: &str| {
+            let st = profile(
+                format!(r#"{{"type":"Feature","properties":{{}},"geometry":{g}}}"#).as_bytes(),
+            )?;
+            Ok::<_, String>((
+                GeometryType::from_bits(st.acc.types).collect::<Vec<_>>(),
+                st.acc.invalid_geometries,
+            ))
+        };
+        // Coordinates before the type.
+        assert_eq!(
+            one(r#"{"coordinates":[[0,0],[1,0],[1,1],[0,0]],"type":"LineString"}"#).unwrap(),
+            (vec![GeometryType::LineString], 0)
+        );
+        // An open ring is invalid; a one-point line is invalid.
+        assert_eq!(
+            one(r#"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}"#)
+                .unwrap()
+                .1,
+            1
+        );
+        assert_eq!(
+            one(r#"{"type":"MultiLineString","coordinates":[[[0,0]]]}"#)
+                .unwrap()
+                .1,
+            1
+        );
+        // An empty ring is invalid; an empty polygon is not.
+        assert_eq!(
+            one(r#"{"type":"Polygon","coordinates":[[]]}"#).unwrap().1,
+            1
+        );
+        assert_eq!(one(r#"{"type":"Polygon","coordinates":[]}"#).unwrap().1, 0);
+        assert_eq!(one(r#"{"type":"Point","coordinates":[]}"#).unwrap().1, 0);
+        // Wrong nesting for the type is an error.
+        assert!(one(r#"{"type":"Polygon","coordinates":[[0,0],[1,1]]}"#).is_err());
+        assert!(one(r#"{"type":"Point","coordinates":[[0,0]]}"#).is_err());
+        assert!(one(r#"{"type":"LineString","coordinates":[[0,0],[[1,1]]]}"#).is_err());
+        assert!(one(r#"{"type":"LineString","coordinates":[[0]]}"#).is_err());
+        // A single member is stored as a Multi*, and reported so.
+        assert_eq!(
+            one(r#"{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[1,1],[0,0]]]]}"#).unwrap(),
+            (vec![GeometryType::MultiPolygon], 0)
+        );
+    }
+
+    #[test]
+    fn foreign_members_of_a_collection_count_nothing() {
+        let st = profile(
+            br#"{"properties":{"a":1},"type":"FeatureCollection","features":[{"type":"Feature","geometry":null,"properties":{"b":2}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(st.acc.features, 1);
+        assert_eq!(st.columns.len(), 1);
+        assert_eq!(st.columns[0].name, "b");
+    }
+
+    #[test]
+    fn a_member_given_twice_is_an_error() {
+        let e = profile(br#"{"type":"FeatureCollection","features":[],"features":[]}"#)
+            .err()
+            .unwrap();
+        assert!(e.contains("`features` is given twice"), "{e}");
+        assert!(profile(br#"{"type":"Feature","geometry":null,"geometry":null}"#).is_err());
+        assert!(profile(
+            br#"{"type":"Feature","geometry":{"type":"Point","type":"Point","coordinates":[1,2]}}"#
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn long_values_are_quoted_as_a_short_excerpt() {
+        let long = "x".repeat(1 << 20);
+        let doc = format!(r#"{{"type":"{long}","features":[]}}"#);
+        let e = profile(doc.as_bytes()).err().unwrap();
+        assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..200]);
+        let doc = format!(r#"{{"type":"FeatureCollection","features":["{long}"]}}"#);
+        let e = profile(doc.as_bytes()).err().unwrap();
+        assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..200]);
     }
 }

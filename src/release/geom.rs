@@ -1,17 +1,17 @@
 //! Geometry rules shared by every reader, so that one dataset in five formats gives one
 //! profile.
 //!
-//! **Type normalisation.** A geometry's type is its OGC simple-feature name with Z and M
-//! dropped (`LineString ZM` is `LineString`). A `MultiPoint`, `MultiLineString` or
-//! `MultiPolygon` with exactly one member is reported as `Point`, `LineString` or `Polygon`:
-//! writers disagree on promotion (GDAL and geopandas write a shapefile's single-ring polygons
-//! as `MultiPolygon` into GeoPackage and FlatGeobuf, but keep them `Polygon` in GeoJSON and
-//! GeoParquet), so only the member count is a fact about the data. For a shapefile this is
-//! GDAL's rule: a polygon record with one outer ring (clockwise, per the shapefile spec) is a
-//! `Polygon`, with several a `MultiPolygon`; a polyline record with one part is a
-//! `LineString`. Curved types (`CircularString`, `CompoundCurve`, `CurvePolygon`,
-//! `MultiCurve`, `MultiSurface`) are reported under their own names, never linearised; their
-//! envelope is taken over their control points.
+//! **Types as stored.** A geometry's type is its OGC simple-feature name as the file stores it,
+//! with Z and M dropped (`LineString ZM` is `LineString`; the dimensions are reported apart):
+//! a `MultiPolygon` with one member is a `MultiPolygon`, because that is what a consumer
+//! reading the file receives. Shapefile alone has no such distinction in the format, so its
+//! reader applies GDAL's rule (what GDAL, pyogrio and Fiona hand every consumer): a polygon
+//! record with one outer ring (clockwise, per the shapefile spec) is a `Polygon`, with several
+//! a `MultiPolygon`; a polyline record with one part is a `LineString`, with several a
+//! `MultiLineString`; a multipoint record is a `MultiPoint`. Curved types (`CircularString`,
+//! `CompoundCurve`, `CurvePolygon`, `MultiCurve`, `MultiSurface`) and `PolyhedralSurface`,
+//! `Tin` and `Triangle` are reported under their own names, never linearised; their envelope
+//! is taken over their control points.
 //!
 //! **Invalid geometry** is decided cheaply, per geometry, without topology: it is invalid when
 //! a coordinate is not finite (NaN or infinite x or y; the all-NaN point that WKB uses for
@@ -21,121 +21,25 @@
 //! needs a topology engine and would cost more than reading the file.
 
 use super::profile::Accumulator;
-
-/// OGC geometry types; the discriminant is the bit used in [`Accumulator::types`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GeomType {
-    Point = 0,
-    LineString,
-    Polygon,
-    MultiPoint,
-    MultiLineString,
-    MultiPolygon,
-    GeometryCollection,
-    CircularString,
-    CompoundCurve,
-    CurvePolygon,
-    MultiCurve,
-    MultiSurface,
-    PolyhedralSurface,
-    Tin,
-    Triangle,
-}
-
-impl GeomType {
-    pub const ALL: [GeomType; 15] = [
-        GeomType::Point,
-        GeomType::LineString,
-        GeomType::Polygon,
-        GeomType::MultiPoint,
-        GeomType::MultiLineString,
-        GeomType::MultiPolygon,
-        GeomType::GeometryCollection,
-        GeomType::CircularString,
-        GeomType::CompoundCurve,
-        GeomType::CurvePolygon,
-        GeomType::MultiCurve,
-        GeomType::MultiSurface,
-        GeomType::PolyhedralSurface,
-        GeomType::Tin,
-        GeomType::Triangle,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            GeomType::Point => "Point",
-            GeomType::LineString => "LineString",
-            GeomType::Polygon => "Polygon",
-            GeomType::MultiPoint => "MultiPoint",
-            GeomType::MultiLineString => "MultiLineString",
-            GeomType::MultiPolygon => "MultiPolygon",
-            GeomType::GeometryCollection => "GeometryCollection",
-            GeomType::CircularString => "CircularString",
-            GeomType::CompoundCurve => "CompoundCurve",
-            GeomType::CurvePolygon => "CurvePolygon",
-            GeomType::MultiCurve => "MultiCurve",
-            GeomType::MultiSurface => "MultiSurface",
-            GeomType::PolyhedralSurface => "PolyhedralSurface",
-            GeomType::Tin => "Tin",
-            GeomType::Triangle => "Triangle",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<GeomType> {
-        GeomType::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// The type for an ISO WKB / FlatGeobuf type code (the two number their types alike).
-    pub fn from_code(code: u32) -> Option<GeomType> {
-        Some(match code {
-            1 => GeomType::Point,
-            2 => GeomType::LineString,
-            3 => GeomType::Polygon,
-            4 => GeomType::MultiPoint,
-            5 => GeomType::MultiLineString,
-            6 => GeomType::MultiPolygon,
-            7 => GeomType::GeometryCollection,
-            8 => GeomType::CircularString,
-            9 => GeomType::CompoundCurve,
-            10 => GeomType::CurvePolygon,
-            11 => GeomType::MultiCurve,
-            12 => GeomType::MultiSurface,
-            15 => GeomType::PolyhedralSurface,
-            16 => GeomType::Tin,
-            17 => GeomType::Triangle,
-            _ => return None,
-        })
-    }
-
-    /// The normalisation rule: a simple multi-type with one member is its member's type.
-    pub fn normalised(self, members: usize) -> GeomType {
-        match (self, members) {
-            (GeomType::MultiPoint, 1) => GeomType::Point,
-            (GeomType::MultiLineString, 1) => GeomType::LineString,
-            (GeomType::MultiPolygon, 1) => GeomType::Polygon,
-            (t, _) => t,
-        }
-    }
-}
+use crate::model::spatial::{Dimension, Envelope, GeometryType};
 
 /// The figures of one geometry while it is read; committed to an [`Accumulator`] at its end.
 #[derive(Debug, Clone, Copy)]
 pub struct GeomScan {
-    pub minx: f64,
-    pub miny: f64,
-    pub maxx: f64,
-    pub maxy: f64,
+    pub envelope: Envelope,
     pub invalid: bool,
+    /// The geometry has Z (heights) or M (measures) coordinates.
+    pub z: bool,
+    pub m: bool,
 }
 
 impl Default for GeomScan {
     fn default() -> Self {
         GeomScan {
-            minx: f64::INFINITY,
-            miny: f64::INFINITY,
-            maxx: f64::NEG_INFINITY,
-            maxy: f64::NEG_INFINITY,
+            envelope: Envelope::EMPTY,
             invalid: false,
+            z: false,
+            m: false,
         }
     }
 }
@@ -144,10 +48,7 @@ impl GeomScan {
     #[inline]
     pub fn coord(&mut self, x: f64, y: f64) {
         if x.is_finite() && y.is_finite() {
-            self.minx = self.minx.min(x);
-            self.maxx = self.maxx.max(x);
-            self.miny = self.miny.min(y);
-            self.maxy = self.maxy.max(y);
+            self.envelope.add(x, y);
         } else {
             self.invalid = true;
         }
@@ -177,17 +78,15 @@ impl GeomScan {
         }
     }
 
-    /// Add this geometry, of normalised type `t`, to `acc`.
+    /// Add this geometry, of type `t` (as stored), to `acc`.
     #[inline]
-    pub fn commit(self, acc: &mut Accumulator, t: GeomType) {
+    pub fn commit(self, acc: &mut Accumulator, t: GeometryType) {
         acc.add_type(t);
+        acc.dims |= Dimension::of(self.z, self.m).bit();
         if self.invalid {
             acc.invalid_geometries += 1;
         }
-        acc.minx = acc.minx.min(self.minx);
-        acc.miny = acc.miny.min(self.miny);
-        acc.maxx = acc.maxx.max(self.maxx);
-        acc.maxy = acc.maxy.max(self.maxy);
+        acc.envelope = acc.envelope.union(&self.envelope);
     }
 }
 
@@ -259,8 +158,8 @@ impl Wkb<'_> {
         Ok((first, last))
     }
 
-    /// One geometry with its header; returns its type and member count.
-    fn geometry(&mut self, scan: &mut GeomScan, depth: usize) -> Result<(GeomType, usize), String> {
+    /// One geometry with its header; returns its type.
+    fn geometry(&mut self, scan: &mut GeomScan, depth: usize) -> Result<GeometryType, String> {
         if depth > MAX_DEPTH {
             return Err(format!("geometry nested deeper than {MAX_DEPTH} levels"));
         }
@@ -285,32 +184,31 @@ impl Wkb<'_> {
             self.u32(le)?;
         }
         let dims = 2 + usize::from(z) + usize::from(m);
-        let t = GeomType::from_code(code % 1000)
+        scan.z |= z;
+        scan.m |= m;
+        let t = GeometryType::from_code(code % 1000)
             .ok_or_else(|| format!("unknown WKB geometry type {raw}"))?;
-        let members = match t {
-            GeomType::Point => {
+        match t {
+            GeometryType::Point => {
                 let s = self.take(dims * 8)?;
                 let x = f64_at(s, 0, le);
                 let y = f64_at(s, 8, le);
                 scan.point(x, y);
-                1
             }
-            GeomType::LineString | GeomType::CircularString => {
+            GeometryType::LineString | GeometryType::CircularString => {
                 let n = self.u32(le)? as usize;
                 self.coords(n, dims, le, scan)?;
-                if t == GeomType::LineString {
+                if t == GeometryType::LineString {
                     scan.line(n);
                 }
-                1
             }
-            GeomType::Polygon | GeomType::Triangle => {
+            GeometryType::Polygon | GeometryType::Triangle => {
                 let rings = self.u32(le)? as usize;
                 for _ in 0..rings {
                     let n = self.u32(le)? as usize;
                     let (first, last) = self.coords(n, dims, le, scan)?;
                     scan.ring(n, first, last);
                 }
-                1
             }
             _ => {
                 let n = self.u32(le)? as usize;
@@ -320,10 +218,9 @@ impl Wkb<'_> {
                 for _ in 0..n {
                     self.geometry(scan, depth + 1)?;
                 }
-                n
             }
-        };
-        Ok((t, members))
+        }
+        Ok(t)
     }
 }
 
@@ -342,8 +239,8 @@ fn f64_at(s: &[u8], at: usize, le: bool) -> f64 {
 pub fn add_wkb(acc: &mut Accumulator, bytes: &[u8]) -> Result<(), String> {
     let mut scan = GeomScan::default();
     let mut r = Wkb { b: bytes, pos: 0 };
-    let (t, members) = r.geometry(&mut scan, 0)?;
-    scan.commit(acc, t.normalised(members));
+    let t = r.geometry(&mut scan, 0)?;
+    scan.commit(acc, t);
     Ok(())
 }
 
@@ -403,19 +300,18 @@ mod tests {
     }
 
     fn types(acc: &Accumulator) -> Vec<&'static str> {
-        GeomType::ALL
-            .iter()
-            .filter(|t| acc.types & (1 << (**t as u32)) != 0)
+        GeometryType::from_bits(acc.types)
             .map(|t| t.name())
             .collect()
     }
 
     #[test]
-    fn a_multipolygon_of_one_is_a_polygon_and_of_two_stays_multi() {
+    fn a_multipolygon_of_one_is_a_multipolygon_as_stored() {
         let sq = wkb_polygon(&[(0., 0.), (1., 0.), (1., 1.), (0., 0.)]);
         let mut acc = Accumulator::default();
         add_wkb(&mut acc, &multi(6, std::slice::from_ref(&sq))).unwrap();
-        assert_eq!(types(&acc), ["Polygon"]);
+        assert_eq!(types(&acc), ["MultiPolygon"]);
+        add_wkb(&mut acc, &sq).unwrap();
         add_wkb(&mut acc, &multi(6, &[sq.clone(), sq])).unwrap();
         assert_eq!(types(&acc), ["Polygon", "MultiPolygon"]);
         assert_eq!(acc.invalid_geometries, 0);
@@ -436,7 +332,7 @@ mod tests {
         let mut acc = Accumulator::default();
         add_wkb(&mut acc, &wkb_point(f64::NAN, f64::NAN)).unwrap();
         assert_eq!(acc.invalid_geometries, 0);
-        assert!(acc.minx > acc.maxx);
+        assert!(acc.envelope.is_empty());
     }
 
     #[test]
@@ -451,10 +347,7 @@ mod tests {
         let mut acc = Accumulator::default();
         add_wkb(&mut acc, &v).unwrap();
         assert_eq!(types(&acc), ["LineString"]);
-        assert_eq!(
-            (acc.minx, acc.miny, acc.maxx, acc.maxy),
-            (1.0, 2.0, 3.0, 4.0)
-        );
+        assert_eq!(<[f64; 4]>::from(acc.envelope), [1.0, 2.0, 3.0, 4.0]);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Spatial data releases: one streaming reader per format, the mergeable [`Profile`] they
 //! produce, and the validation of a profile against every live contract.
 //!
-//! Every reader feeds the same [`Accumulator`], so the rules that make five formats of one
-//! dataset give one profile live in one place: the geometry-type normalisation and the
+//! Every reader feeds the same [`Accumulator`], so the rules every format is read by live in
+//! one place: the geometry types as stored, the dimensions and the
 //! invalid-geometry definition in [`geom`], the attribute type names in [`profile`]. Readers
 //! never hold more than a bounded batch of features in memory; where a format has independent
 //! parts (GeoParquet row groups, GeoPackage rowid ranges, FlatGeobuf feature batches) the
@@ -51,7 +51,8 @@ impl Format {
     pub fn of_path(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
-            "geojson" | "json" => Format::GeoJson,
+            // Newline-delimited GeoJSON and RFC 8142 sequences are read by the same reader.
+            "geojson" | "json" | "geojsonl" | "geojsons" | "ndjson" => Format::GeoJson,
             "fgb" => Format::FlatGeobuf,
             "gpkg" => Format::Gpkg,
             "parquet" | "geoparquet" => Format::GeoParquet,
@@ -70,7 +71,7 @@ impl std::fmt::Display for Format {
 /// Why a release could not be profiled.
 #[derive(Debug, thiserror::Error)]
 pub enum ReleaseError {
-    #[error("{path}: unknown format (expected .geojson, .fgb, .gpkg, .parquet or .shp)")]
+    #[error("{path}: unknown format (expected .geojson, .json, .geojsonl, .geojsons, .ndjson, .fgb, .gpkg, .parquet or .shp)")]
     UnknownFormat { path: PathBuf },
     #[error("{path}: {source}")]
     Io {
@@ -84,7 +85,7 @@ pub enum ReleaseError {
         format: Format,
         reason: String,
     },
-    #[error("{path}: {format} feature not supported: {reason}")]
+    #[error("{path}: a valid {format} file of a kind this build does not read: {reason}")]
     Unsupported {
         path: PathBuf,
         format: Format,

@@ -5,62 +5,11 @@
 //! profile is built or merged, so `merge(profile(A), profile(B))` is exactly `profile(A ∪ B)`
 //! and no rounding accumulates however many partitions are merged.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::geom::GeomType;
-
-/// An attribute's type, in the contract's names (SPEC §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AttrType {
-    Bool,
-    Int32,
-    Int64,
-    Float64,
-    String,
-    Date,
-    Datetime,
-    Binary,
-}
-
-impl AttrType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttrType::Bool => "bool",
-            AttrType::Int32 => "int32",
-            AttrType::Int64 => "int64",
-            AttrType::Float64 => "float64",
-            AttrType::String => "string",
-            AttrType::Date => "date",
-            AttrType::Datetime => "datetime",
-            AttrType::Binary => "binary",
-        }
-    }
-
-    /// The narrowest type that holds values of both, if there is one: integers widen to
-    /// int64 and to float64, a date to a datetime. Anything else has no common type.
-    pub fn join(a: AttrType, b: AttrType) -> Option<AttrType> {
-        use AttrType as T;
-        match (a, b) {
-            _ if a == b => Some(a),
-            (T::Int32, T::Int64) | (T::Int64, T::Int32) => Some(T::Int64),
-            (T::Int32 | T::Int64, T::Float64) | (T::Float64, T::Int32 | T::Int64) => {
-                Some(T::Float64)
-            }
-            (T::Date, T::Datetime) | (T::Datetime, T::Date) => Some(T::Datetime),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for AttrType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::model::spatial::AttrType;
+use crate::model::spatial::{Dimension, Envelope, GeometryType};
 
 /// One attribute of a release.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,9 +36,13 @@ pub struct Profile {
     /// Geometries that break the cheap validity rules of [`super::geom`].
     pub invalid_geometries: u64,
     /// `[minx, miny, maxx, maxy]` over every finite coordinate; null when there is none.
-    pub envelope: Option<[f64; 4]>,
-    /// Normalised type names (see [`super::geom`]), sorted.
-    pub geometry_types: BTreeSet<String>,
+    pub envelope: Option<Envelope>,
+    /// Types as stored (see [`super::geom`]), sorted by name.
+    pub geometry_types: BTreeSet<GeometryType>,
+    /// The coordinate dimensions that occur (`XY`, `XYZ`, `XYM`, `XYZM`), over non-null
+    /// geometries. Absent in a profile written before it existed: none.
+    #[serde(default)]
+    pub dimensions: BTreeSet<Dimension>,
     pub attributes: BTreeMap<String, AttributeProfile>,
     /// Figures `validate` checks clauses against by name. Derived; recomputed on load.
     #[serde(default)]
@@ -231,15 +184,11 @@ impl Profile {
                 },
             );
         }
-        let envelope = match (self.envelope, other.envelope) {
-            (Some(a), Some(b)) => Some([
-                a[0].min(b[0]),
-                a[1].min(b[1]),
-                a[2].max(b[2]),
-                a[3].max(b[3]),
-            ]),
-            (a, b) => a.or(b),
-        };
+        let envelope = self
+            .envelope
+            .unwrap_or(Envelope::EMPTY)
+            .union(&other.envelope.unwrap_or(Envelope::EMPTY))
+            .non_empty();
         let mut out = Profile {
             files: self.files.iter().chain(&other.files).cloned().collect(),
             format: self.format.clone(),
@@ -251,8 +200,9 @@ impl Profile {
             geometry_types: self
                 .geometry_types
                 .union(&other.geometry_types)
-                .cloned()
+                .copied()
                 .collect(),
+            dimensions: self.dimensions.union(&other.dimensions).copied().collect(),
             attributes,
             metrics: BTreeMap::new(),
         };
@@ -276,12 +226,12 @@ pub struct Accumulator {
     pub features: u64,
     pub null_geometries: u64,
     pub invalid_geometries: u64,
-    pub minx: f64,
-    pub miny: f64,
-    pub maxx: f64,
-    pub maxy: f64,
-    /// Bit `GeomType as u32` is set when that type occurred.
+    /// Over every finite coordinate so far ([`Envelope::EMPTY`] when none).
+    pub envelope: Envelope,
+    /// Bit [`GeometryType::bit`] is set when that type occurred.
     pub types: u32,
+    /// Bit [`Dimension::bit`] is set when that dimension occurred.
+    pub dims: u8,
     pub attributes: Vec<AttrAcc>,
 }
 
@@ -297,11 +247,9 @@ impl Accumulator {
             features: 0,
             null_geometries: 0,
             invalid_geometries: 0,
-            minx: f64::INFINITY,
-            miny: f64::INFINITY,
-            maxx: f64::NEG_INFINITY,
-            maxy: f64::NEG_INFINITY,
+            envelope: Envelope::EMPTY,
             types: 0,
+            dims: 0,
             attributes,
         }
     }
@@ -326,27 +274,24 @@ impl Accumulator {
         self.features += other.features;
         self.null_geometries += other.null_geometries;
         self.invalid_geometries += other.invalid_geometries;
-        self.minx = self.minx.min(other.minx);
-        self.miny = self.miny.min(other.miny);
-        self.maxx = self.maxx.max(other.maxx);
-        self.maxy = self.maxy.max(other.maxy);
+        self.envelope = self.envelope.union(&other.envelope);
         self.types |= other.types;
+        self.dims |= other.dims;
         for (a, b) in self.attributes.iter_mut().zip(&other.attributes) {
             a.nulls += b.nulls;
         }
     }
 
-    pub fn add_type(&mut self, t: GeomType) {
-        self.types |= 1 << (t as u32);
+    pub fn add_type(&mut self, t: GeometryType) {
+        self.types |= t.bit();
     }
 
     pub fn into_profile(self, files: Vec<String>, format: &str, crs: Option<String>) -> Profile {
-        let envelope = (self.minx <= self.maxx && self.miny <= self.maxy)
-            .then_some([self.minx, self.miny, self.maxx, self.maxy]);
-        let geometry_types = GeomType::ALL
-            .iter()
-            .filter(|t| self.types & (1 << (**t as u32)) != 0)
-            .map(|t| t.name().to_string())
+        let envelope = self.envelope.non_empty();
+        let geometry_types = GeometryType::from_bits(self.types).collect();
+        let dimensions = Dimension::ALL
+            .into_iter()
+            .filter(|d| self.dims & d.bit() != 0)
             .collect();
         let attributes = self
             .attributes
@@ -371,6 +316,7 @@ impl Accumulator {
             invalid_geometries: self.invalid_geometries,
             envelope,
             geometry_types,
+            dimensions,
             attributes,
             metrics: BTreeMap::new(),
         };

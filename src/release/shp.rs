@@ -11,9 +11,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::geom::{GeomScan, GeomType};
+use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReadNotes, ReleaseError};
+use crate::model::spatial::GeometryType;
 
 const F: Format = Format::Shapefile;
 
@@ -64,7 +65,6 @@ fn is_null(kind: u8, v: &[u8]) -> bool {
 struct Dbf {
     r: BufReader<File>,
     records: u64,
-    record_len: usize,
     fields: Vec<Field>,
     row: Vec<u8>,
 }
@@ -118,7 +118,6 @@ fn open_dbf(path: &Path) -> Result<(Dbf, Vec<AttrAcc>), ReleaseError> {
         Dbf {
             r,
             records,
-            record_len,
             fields,
             row: vec![0u8; record_len],
         },
@@ -141,10 +140,59 @@ fn f64_le(b: &[u8], at: usize) -> Result<f64, String> {
     Ok(f64::from_le_bytes(a))
 }
 
+/// Whether a Z record carries measures, as shapelib and GDAL decide: the M part of a Z record
+/// is optional (the record must be long enough to hold it), and a record whose every M value
+/// is "no data" (below -1e38, the shapefile spec's marker) has none.
+fn has_measures(st: i32, c: &[u8]) -> bool {
+    // Where the M values start and how many there are.
+    let (start, n) = match st {
+        11 => (28usize, 1usize),
+        18 => {
+            let Some(n) = i32_le(c, 36).ok().and_then(|n| usize::try_from(n).ok()) else {
+                return false;
+            };
+            match n.checked_mul(24).and_then(|b| b.checked_add(40 + 32)) {
+                Some(start) => (start, n),
+                None => return false,
+            }
+        }
+        13 | 15 => {
+            let (Ok(parts), Ok(pts)) = (i32_le(c, 36), i32_le(c, 40)) else {
+                return false;
+            };
+            let (Ok(parts), Ok(n)) = (usize::try_from(parts), usize::try_from(pts)) else {
+                return false;
+            };
+            let start = parts
+                .checked_mul(4)
+                .and_then(|p| n.checked_mul(24).and_then(|b| b.checked_add(p)))
+                .and_then(|b| b.checked_add(44 + 32));
+            match start {
+                Some(start) => (start, n),
+                None => return false,
+            }
+        }
+        _ => return false,
+    };
+    let Some(end) = n.checked_mul(8).and_then(|b| b.checked_add(start)) else {
+        return false;
+    };
+    match c.get(start..end) {
+        None => false,
+        Some(ms) => ms
+            .chunks_exact(8)
+            .any(|m| f64_le(m, 0).is_ok_and(|v| v > -1e38)),
+    }
+}
+
 /// One `.shp` record's content (after the 8-byte record header).
 fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
     let st = i32_le(c, 0)?;
     let mut scan = GeomScan::default();
+    // Z types (11, 13, 15, 18) carry heights and, when the record holds them and one is not
+    // "no data", measures; M types (21, 23, 25, 28) measures: shapelib's reading, so GDAL's.
+    scan.z = matches!(st, 11 | 13 | 15 | 18);
+    scan.m = matches!(st, 21 | 23 | 25 | 28) || (scan.z && has_measures(st, c));
     let t = match st {
         0 => {
             acc.null_geometries += 1;
@@ -152,7 +200,7 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
         }
         1 | 11 | 21 => {
             scan.point(f64_le(c, 4)?, f64_le(c, 12)?);
-            GeomType::Point
+            GeometryType::Point
         }
         8 | 18 | 28 => {
             let n = usize::try_from(i32_le(c, 36)?).map_err(|_| "negative point count")?;
@@ -167,7 +215,8 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
             for p in pts.chunks_exact(16) {
                 scan.coord(f64_le(p, 0)?, f64_le(p, 8)?);
             }
-            GeomType::MultiPoint.normalised(n)
+            // GDAL: a multipoint record is a MultiPoint, whatever its count.
+            GeometryType::MultiPoint
         }
         3 | 13 | 23 | 5 | 15 | 25 => {
             let nparts = usize::try_from(i32_le(c, 36)?).map_err(|_| "negative part count")?;
@@ -227,20 +276,32 @@ fn shape(acc: &mut Accumulator, c: &[u8]) -> Result<(), String> {
                     scan.line(b - a);
                 }
             }
-            if polygon {
-                // No clockwise ring at all is a mis-oriented single polygon, not zero polygons.
-                GeomType::MultiPolygon.normalised(outer.max(1))
-            } else {
-                GeomType::MultiLineString.normalised(nparts)
+            // GDAL's rule (shape2ogr): one outer ring is a Polygon, several a MultiPolygon (no
+            // clockwise ring at all is a mis-oriented single polygon, not zero polygons); one
+            // part is a LineString, several a MultiLineString.
+            match (polygon, if polygon { outer.max(1) } else { nparts }) {
+                (true, 1) => GeometryType::Polygon,
+                (true, _) => GeometryType::MultiPolygon,
+                (false, 1) => GeometryType::LineString,
+                (false, _) => GeometryType::MultiLineString,
             }
         }
-        31 => return Err("MultiPatch records are not supported".to_string()),
+        MULTIPATCH => return Err("MultiPatch records are not read by this build".to_string()),
         other => return Err(format!("unknown shape type {other}")),
     };
     scan.commit(acc, t);
     Ok(())
 }
 
+/// What a `.shp` is read as: its records from byte 100 on, one after another, while they are
+/// records. A record is its 8-byte header (number, content length) and a content that fits in
+/// the file; its number is the next one, or its content starts with a shape type this file
+/// may hold. The first bytes that are no record end the walk: padding or junk after the last
+/// record is ignored with a warning (as GDAL and pyshp ignore it), a record that is cut short
+/// by the end of the file is damage. The count is then checked against the `.dbf`'s rows, so
+/// a walk that stopped early is an error, never a wrong count. The header's file length and
+/// the `.shx` are an index to the same records: when they disagree with the records, they are
+/// ignored with a warning.
 pub fn read(
     path: &Path,
     progress: &dyn Progress,
@@ -257,14 +318,26 @@ pub fn read(
         return Err(bad("no shapefile file code (9994)".into()));
     }
     let declared = u64::from(u32::from_be_bytes([h[24], h[25], h[26], h[27]])) * 2;
-    if declared > size {
-        return Err(bad(format!(
-            "the header says {declared} bytes but the file has {size} (truncated?)"
-        )));
+    let file_type = i32::from_le_bytes([h[32], h[33], h[34], h[35]]);
+    if file_type == MULTIPATCH {
+        return Err(multipatch(path));
     }
-    let dbf_path = sibling(path, "dbf")
-        .ok_or_else(|| bad("its .dbf (the attribute table) is missing".into()))?;
-    let (mut dbf, attrs) = open_dbf(&dbf_path)?;
+    // Without its .dbf a shapefile still has shapes (GDAL reads it with no attributes).
+    let dbf_path = sibling(path, "dbf");
+    let (mut dbf, attrs) = match &dbf_path {
+        Some(p) => {
+            let (d, a) = open_dbf(p)?;
+            (Some(d), a)
+        }
+        None => {
+            notes.warnings.push(format!(
+                "{}: no .dbf file; reading the shapes without attributes",
+                path.display()
+            ));
+            (None, Vec::new())
+        }
+    };
+    let rows = dbf.as_ref().map(|d| d.records);
     let crs = match sibling(path, "prj") {
         Some(prj) => {
             let text = std::fs::read(&prj).map_err(io_err(&prj))?;
@@ -285,39 +358,56 @@ pub fn read(
             None
         }
     };
-    progress.start(path, declared);
+    progress.start(path, size);
     let mut acc = Accumulator::new(attrs);
     let mut pos = 100u64;
     let mut content = Vec::new();
     let mut done = 0u64;
-    while pos < declared {
+    let type_ok = |t: i32| t == 0 || t == file_type;
+    while pos < size {
+        let next = acc.features + 1;
+        if size - pos < 8 {
+            break;
+        }
         let mut rh = [0u8; 8];
-        r.read_exact(&mut rh)
-            .map_err(|_| bad(format!("truncated after {} records", acc.features)))?;
+        r.read_exact(&mut rh).map_err(io_err(path))?;
+        let number = u64::from(u32::from_be_bytes([rh[0], rh[1], rh[2], rh[3]]));
         let len = u64::from(u32::from_be_bytes([rh[4], rh[5], rh[6], rh[7]])) * 2;
-        if pos + 8 + len > declared {
-            return Err(bad(format!(
-                "record {} claims {len} bytes, more than the file has left",
-                acc.features + 1
-            )));
+        let fits = len <= size - pos - 8;
+        if len < 4 || !fits {
+            if number == next && len >= 4 && rows.is_none_or(|n| acc.features < n) {
+                return Err(bad(format!(
+                    "record {next} claims {len} bytes, more than the file has left (truncated?)"
+                )));
+            }
+            break;
         }
         content.resize(len as usize, 0);
         r.read_exact(&mut content).map_err(io_err(path))?;
+        let st = i32::from_le_bytes([content[0], content[1], content[2], content[3]]);
+        if number != next && !type_ok(st) {
+            break;
+        }
+        if st == MULTIPATCH {
+            return Err(multipatch(path));
+        }
         pos += 8 + len;
         acc.features += 1;
         shape(&mut acc, &content).map_err(|e| bad(format!("record {}: {e}", acc.features)))?;
-        if acc.features > dbf.records {
-            return Err(bad(format!(
-                "more shapes than the .dbf's {} rows",
-                dbf.records
-            )));
-        }
-        dbf.r
-            .read_exact(&mut dbf.row)
-            .map_err(|_| corrupt(&dbf_path, F, format!("truncated at row {}", acc.features)))?;
-        for (f, a) in dbf.fields.iter().zip(acc.attributes.iter_mut()) {
-            if is_null(f.kind, &dbf.row[f.offset..f.offset + f.len]) {
-                a.nulls += 1;
+        if let (Some(dbf), Some(dbf_path)) = (dbf.as_mut(), &dbf_path) {
+            if acc.features > dbf.records {
+                return Err(bad(format!(
+                    "more shapes than the .dbf's {} rows",
+                    dbf.records
+                )));
+            }
+            dbf.r
+                .read_exact(&mut dbf.row)
+                .map_err(|_| corrupt(dbf_path, F, format!("truncated at row {}", acc.features)))?;
+            for (f, a) in dbf.fields.iter().zip(acc.attributes.iter_mut()) {
+                if is_null(f.kind, &dbf.row[f.offset..f.offset + f.len]) {
+                    a.nulls += 1;
+                }
             }
         }
         if pos - done >= 1 << 20 {
@@ -325,12 +415,111 @@ pub fn read(
             done = pos;
         }
     }
-    debug_assert!(dbf.record_len == dbf.row.len());
-    if acc.features != dbf.records {
+    if let Some(rows) = rows.filter(|&n| n != acc.features) {
         return Err(bad(format!(
-            "{} shapes but {} rows in the .dbf",
-            acc.features, dbf.records
+            "{} shapes but {rows} rows in the .dbf{}",
+            acc.features,
+            if pos < size {
+                format!(" (the records stop at byte {pos} of {size})")
+            } else {
+                String::new()
+            }
         )));
     }
+    let shown = path.display();
+    if pos < size {
+        notes.warnings.push(format!(
+            "{shown}: ignored {} bytes after the last record ({}), padding or junk",
+            size - pos,
+            acc.features
+        ));
+    }
+    if declared != pos {
+        notes.warnings.push(format!(
+            "{shown}: ignored the header's file length ({declared} bytes): the {} records end at byte {pos}",
+            acc.features
+        ));
+    }
+    if let Some(shx) = sibling(path, "shx") {
+        let len = std::fs::metadata(&shx).map_err(io_err(&shx))?.len();
+        let listed = len.saturating_sub(100) / 8;
+        if listed != acc.features || len < 100 || (len - 100) % 8 != 0 {
+            notes.warnings.push(format!(
+                "{shown}: ignored its .shx, which lists {listed} records where the .shp holds {}",
+                acc.features
+            ));
+        }
+    }
     Ok((crs, acc))
+}
+
+/// The MultiPatch shape type (3-D surfaces), which this build does not read.
+const MULTIPATCH: i32 = 31;
+
+fn multipatch(path: &Path) -> ReleaseError {
+    ReleaseError::Unsupported {
+        path: path.to_path_buf(),
+        format: F,
+        reason: "MultiPatch shapes (3-D surface patches) are not read by this build".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn types(acc: &Accumulator) -> Vec<&'static str> {
+        GeometryType::from_bits(acc.types)
+            .map(|t| t.name())
+            .collect()
+    }
+
+    /// A polyline (3) or polygon (5) record of `parts`, each a list of points.
+    fn record(st: i32, parts: &[&[(f64, f64)]]) -> Vec<u8> {
+        let mut v = st.to_le_bytes().to_vec();
+        v.extend([0u8; 32]);
+        let n: usize = parts.iter().map(|p| p.len()).sum();
+        v.extend((parts.len() as i32).to_le_bytes());
+        v.extend((n as i32).to_le_bytes());
+        let mut at = 0;
+        for p in parts {
+            v.extend((at as i32).to_le_bytes());
+            at += p.len();
+        }
+        for p in parts {
+            for (x, y) in *p {
+                v.extend(x.to_le_bytes());
+                v.extend(y.to_le_bytes());
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn gdals_rule_for_shapefile_records() {
+        let line: &[(f64, f64)] = &[(0., 0.), (1., 1.)];
+        let mut acc = Accumulator::default();
+        shape(&mut acc, &record(3, &[line])).unwrap();
+        assert_eq!(types(&acc), ["LineString"]);
+        shape(&mut acc, &record(3, &[line, line])).unwrap();
+        assert_eq!(types(&acc), ["LineString", "MultiLineString"]);
+        // Clockwise outer ring, then a counter-clockwise hole: one Polygon.
+        let outer: &[(f64, f64)] = &[(0., 0.), (0., 4.), (4., 4.), (4., 0.), (0., 0.)];
+        let hole: &[(f64, f64)] = &[(1., 1.), (2., 1.), (2., 2.), (1., 2.), (1., 1.)];
+        let far: &[(f64, f64)] = &[(9., 9.), (9., 10.), (10., 10.), (10., 9.), (9., 9.)];
+        let mut acc = Accumulator::default();
+        shape(&mut acc, &record(5, &[outer, hole])).unwrap();
+        assert_eq!(types(&acc), ["Polygon"]);
+        shape(&mut acc, &record(5, &[outer, far])).unwrap();
+        assert_eq!(types(&acc), ["Polygon", "MultiPolygon"]);
+        // A multipoint of one point stays a MultiPoint.
+        let mut mp = 8i32.to_le_bytes().to_vec();
+        mp.extend([0u8; 32]);
+        mp.extend(1i32.to_le_bytes());
+        mp.extend(1f64.to_le_bytes());
+        mp.extend(2f64.to_le_bytes());
+        let mut acc = Accumulator::default();
+        shape(&mut acc, &mp).unwrap();
+        assert_eq!(types(&acc), ["MultiPoint"]);
+    }
 }

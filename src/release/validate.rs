@@ -17,7 +17,9 @@ use toml::Spanned;
 
 use crate::model::contract::toml_date;
 use crate::model::location::from_toml;
-use crate::model::{Clause, ClauseValue, Contract, Envelope, Located, Shape, TomlErrors};
+use crate::model::{
+    Check as Rule, Clause, ClauseValue, Contract, Envelope, Located, Shape, TomlErrors,
+};
 
 use super::Profile;
 
@@ -208,7 +210,7 @@ fn same_format(a: &str, b: &str) -> bool {
 /// from a writer (180.00000000000006) is not a breach of `[-180, -90, 180, 90]`.
 const EDGE_TOLERANCE: f64 = 1e-9;
 
-fn snap(measured: [f64; 4], limit: &Envelope) -> Envelope {
+fn snap(measured: Envelope, limit: &Envelope) -> Envelope {
     let s = |m: f64, l: f64| {
         if (m - l).abs() <= EDGE_TOLERANCE * l.abs().max(1.0) {
             l
@@ -217,10 +219,10 @@ fn snap(measured: [f64; 4], limit: &Envelope) -> Envelope {
         }
     };
     Envelope {
-        minx: s(measured[0], limit.minx),
-        miny: s(measured[1], limit.miny),
-        maxx: s(measured[2], limit.maxx),
-        maxy: s(measured[3], limit.maxy),
+        minx: s(measured.minx, limit.minx),
+        miny: s(measured.miny, limit.miny),
+        maxx: s(measured.maxx, limit.maxx),
+        maxy: s(measured.maxy, limit.maxy),
     }
 }
 
@@ -234,11 +236,16 @@ fn metric(name: &str, profile: &Profile, manifest: Option<&Manifest>) -> Option<
         .copied()
 }
 
+/// The release's geometry type names, for comparison with a clause's set.
+fn type_names(p: &Profile) -> BTreeSet<String> {
+    p.geometry_types.iter().map(|t| t.to_string()).collect()
+}
+
 fn names(set: &BTreeSet<String>) -> Value {
     json!(set)
 }
 
-/// Evaluate one clause; `metric_tolerances` yields one check per metric.
+/// Evaluate one clause by its row's [`Check`]; a per-metric check yields one result per metric.
 fn evaluate(
     name: &str,
     clause: &Clause,
@@ -248,8 +255,8 @@ fn evaluate(
     let limit = Some(clause.value.to_json());
     let one = |c: Check| vec![(name.to_string(), c, limit.clone())];
     let v = &clause.value;
-    match (name, v) {
-        ("crs", ClauseValue::Value(toml::Value::String(want))) => one(match &p.crs {
+    match (clause.spec.check, v) {
+        (Rule::CrsEquals, ClauseValue::Value(toml::Value::String(want))) => one(match &p.crs {
             Some(crs) => check(same_crs(crs, want), json!(crs), || {
                 format!("the release is in {crs}, the contract says {want}")
             }),
@@ -257,40 +264,52 @@ fn evaluate(
                 "the release's CRS is unknown, so it cannot be shown to be the contract's".into()
             }),
         }),
-        ("permitted_crs", ClauseValue::Set(set)) => one(match &p.crs {
+        (Rule::CrsListed, ClauseValue::Set(set)) => one(match &p.crs {
             Some(crs) => check(set.iter().any(|s| same_crs(s, crs)), json!(crs), || {
                 format!("{crs} is not a permitted CRS")
             }),
             None => check(false, Value::Null, || "the release's CRS is unknown".into()),
         }),
-        ("envelope", ClauseValue::Bbox(limit_env)) => one(match p.envelope {
+        (Rule::EnvelopeInside, ClauseValue::Bbox(limit_env)) => one(match p.envelope {
             // No coordinate at all lies outside any envelope.
             None => check(true, Value::Null, String::new),
             Some(e) => check(limit_env.contains(&snap(e, limit_env)), json!(e), || {
                 "the release's envelope reaches outside the contract's".into()
             }),
         }),
-        ("permitted_geometry", ClauseValue::Set(set)) => {
-            let extra: Vec<&String> = p.geometry_types.difference(set).collect();
-            one(check(extra.is_empty(), names(&p.geometry_types), || {
+        (Rule::TypesSubset, ClauseValue::Set(set)) => {
+            let have = type_names(p);
+            let extra: Vec<&String> = have.difference(set).collect();
+            one(check(extra.is_empty(), names(&have), || {
                 format!("not permitted: {}", join(&extra))
             }))
         }
-        ("emitted_geometry", ClauseValue::Set(set)) => one(check(
-            &p.geometry_types == set,
-            names(&p.geometry_types),
-            || {
-                let extra: Vec<&String> = p.geometry_types.difference(set).collect();
-                let missing: Vec<&String> = set.difference(&p.geometry_types).collect();
+        (Rule::TypesEqual, ClauseValue::Set(set)) => {
+            let have = type_names(p);
+            one(check(&have == set, names(&have), || {
+                let extra: Vec<&String> = have.difference(set).collect();
+                let missing: Vec<&String> = set.difference(&have).collect();
                 format!(
                     "the release emits exactly its types: extra [{}], missing [{}]",
                     join(&extra),
                     join(&missing)
                 )
-            },
-        )),
-        ("required_attributes" | "optional_attributes", ClauseValue::Map(map)) => {
-            let required = name == "required_attributes";
+            }))
+        }
+        (Rule::DimensionsEqual, ClauseValue::Set(set)) => {
+            let have: BTreeSet<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
+            one(check(&have == set, names(&have), || {
+                let extra: Vec<&String> = have.difference(set).collect();
+                let missing: Vec<&String> = set.difference(&have).collect();
+                format!(
+                    "the release's coordinates are exactly its dimensions: extra [{}], missing [{}]",
+                    join(&extra),
+                    join(&missing)
+                )
+            }))
+        }
+        (rule @ (Rule::AttributesPresent | Rule::AttributesTyped), ClauseValue::Map(map)) => {
+            let required = rule == Rule::AttributesPresent;
             let mut measured = serde_json::Map::new();
             let mut wrong = Vec::new();
             for (attr, want) in map {
@@ -312,7 +331,7 @@ fn evaluate(
                 wrong.join("; ")
             }))
         }
-        ("max_null_fraction", ClauseValue::UpperBounds(bounds)) => {
+        (Rule::NullFractions, ClauseValue::UpperBounds(bounds)) => {
             let mut measured = serde_json::Map::new();
             let mut over = Vec::new();
             for (attr, a) in &p.attributes {
@@ -327,7 +346,7 @@ fn evaluate(
                 over.join("; ")
             }))
         }
-        ("metric_tolerances", ClauseValue::UpperBounds(bounds)) => {
+        (Rule::MetricLimits, ClauseValue::UpperBounds(bounds)) => {
             let mut out = Vec::new();
             if let Some(all) = bounds.all {
                 out.push((
@@ -349,15 +368,12 @@ fn evaluate(
             }
             out
         }
-        ("supported_output_formats", ClauseValue::Set(set)) => one(check(
+        (Rule::FormatListed, ClauseValue::Set(set)) => one(check(
             set.iter().any(|f| same_format(f, &p.format)),
             json!(p.format),
             || format!("{} is not a supported output format", p.format),
         )),
-        ("units", _) => one(not_evaluated("no format states its units reliably")),
-        ("attribute_semantics", _) => {
-            one(not_evaluated("a meaning is a promise, not a measurement"))
-        }
+        (Rule::NotEvaluated(why), _) => one(not_evaluated(why)),
         _ => one(match (&clause.spec.metric, v) {
             (Some(m), ClauseValue::UpperBound(max)) => match metric(m, p, manifest) {
                 Some(x) => check(x <= *max, json!(x), || format!("{m} = {x} > {max}")),
@@ -485,7 +501,8 @@ mod tests {
             maxx: 180.0,
             maxy: 90.0,
         };
-        assert!(limit.contains(&snap([-180.0, -90.0, 180.00000000000006, 83.6], &limit)));
-        assert!(!limit.contains(&snap([-180.0, -90.0, 180.001, 83.6], &limit)));
+        let e = |a: [f64; 4]| snap(Envelope::from(a), &limit);
+        assert!(limit.contains(&e([-180.0, -90.0, 180.00000000000006, 83.6])));
+        assert!(!limit.contains(&e([-180.0, -90.0, 180.001, 83.6])));
     }
 }
