@@ -135,6 +135,8 @@ pub fn profile_file(
         Format::Shapefile => shp::read(path, progress, notes)?,
     };
     progress.finish();
+    // One name per system in every format: `OGC:CRS84` data prints as `EPSG:4326`.
+    let crs = crs.as_deref().map(crate::model::crs::canonical_text);
     Ok(acc.into_profile(vec![path.display().to_string()], format.name(), crs))
 }
 
