@@ -143,6 +143,7 @@ fn add_geometries(acc: &mut Accumulator, col: &dyn Array) -> Result<(), String> 
 
 pub fn read(
     path: &Path,
+    _opts: &super::ReadOptions,
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {

