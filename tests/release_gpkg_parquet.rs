@@ -127,3 +127,82 @@ fn gdal_undefined_srs_is_null() {
     let p = profile_ok(&[f.to_str().unwrap()]);
     assert_eq!(p["crs"], Value::Null);
 }
+
+/// Every GeoPackage and GeoParquet file of the corpus profiles as GDAL / pyarrow read it:
+/// `tests/data/corpus/expected-gpkg-parquet.toml`, written by the script beside it.
+#[test]
+fn corpus_profiles_as_gdal_and_pyarrow_read_it() {
+    let text = std::fs::read_to_string(data("corpus/expected-gpkg-parquet.toml")).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    let files = doc["file"].as_array().unwrap();
+    assert!(files.len() >= 20, "{} files", files.len());
+    let mut wrong = Vec::new();
+    for f in files {
+        let rel = f["path"].as_str().unwrap();
+        let path = data(rel).display().to_string();
+        let mut args = vec![];
+        let layer = f.get("layer").and_then(|l| l.as_str());
+        if let Some(l) = layer {
+            args.extend(["--layer", l]);
+        }
+        args.push(&path);
+        let p = profile_ok(&args);
+        let who = format!("{rel} {}", layer.unwrap_or(""));
+        let int = |k: &str| f[k].as_integer().unwrap() as u64;
+        if p["feature_count"].as_u64() != Some(int("feature_count")) {
+            wrong.push(format!(
+                "{who}: feature_count {} vs {}",
+                p["feature_count"],
+                int("feature_count")
+            ));
+        }
+        if p["null_geometries"].as_u64() != Some(int("null_geometries")) {
+            wrong.push(format!("{who}: null_geometries {}", p["null_geometries"]));
+        }
+        let crs = f["crs"].as_str().unwrap();
+        let got_crs = p["crs"].as_str().unwrap_or("");
+        if got_crs != crs {
+            wrong.push(format!("{who}: crs {got_crs:?} vs {crs:?}"));
+        }
+        // GDAL prints 15 significant digits; pyarrow/shapely give the doubles themselves.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(1.0);
+        match f.get("envelope") {
+            Some(e) => {
+                let want: Vec<f64> = e
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_float().unwrap())
+                    .collect();
+                let got: Vec<f64> = p["envelope"]
+                    .as_array()
+                    .map(|a| a.iter().map(|v| v.as_f64().unwrap()).collect())
+                    .unwrap_or_default();
+                if got.len() != 4 || got.iter().zip(&want).any(|(a, b)| !close(*a, *b)) {
+                    wrong.push(format!("{who}: envelope {got:?} vs {want:?}"));
+                }
+            }
+            None => {
+                if !p["envelope"].is_null() {
+                    wrong.push(format!("{who}: envelope {} vs none", p["envelope"]));
+                }
+            }
+        }
+        let nulls = f["nulls"].as_table().unwrap();
+        let attrs = p["attributes"].as_object().unwrap();
+        let mut want_names: Vec<&String> = nulls.keys().collect();
+        let mut got_names: Vec<&String> = attrs.keys().collect();
+        want_names.sort();
+        got_names.sort();
+        if want_names != got_names {
+            wrong.push(format!("{who}: attributes {got_names:?} vs {want_names:?}"));
+        }
+        for (k, v) in nulls {
+            let got = attrs.get(k).and_then(|a| a["nulls"].as_u64());
+            if got != Some(v.as_integer().unwrap() as u64) {
+                wrong.push(format!("{who}: `{k}` nulls {got:?} vs {v}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

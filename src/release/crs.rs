@@ -392,7 +392,7 @@ fn canonical(method: &str, raw: Vec<(String, f64)>) -> (String, Vec<(String, f64
                 p.remove("lat0");
             }
             match get(&p, "lat1") {
-                Some(l) if l == 0.0 => {
+                Some(0.0) => {
                     p.remove("lat1");
                     p.entry("k".into()).or_insert(1.0);
                 }

@@ -17,6 +17,7 @@ mod geojson;
 pub mod geom;
 mod gpkg;
 mod parquet;
+mod parquet_footer;
 pub mod profile;
 pub mod record;
 mod shp;
