@@ -206,3 +206,89 @@ fn corpus_profiles_as_gdal_and_pyarrow_read_it() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn several_geometry_columns_primary_by_default_and_geometry_column_chooses() {
+    // tests/data/parquet/make.py says what the file holds.
+    let f = data("parquet/two_geoms.parquet").display().to_string();
+    let p = profile_ok(&[&f]);
+    assert_eq!(p["feature_count"], 3);
+    assert_eq!(p["null_geometries"], 1);
+    assert_eq!(p["envelope"], serde_json::json!([1.0, 2.0, 3.0, 4.0]));
+    assert_eq!(p["crs"], "EPSG:4326");
+    // Neither geometry column is an attribute.
+    assert_eq!(
+        p["attributes"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["n"]
+    );
+    let out = run(&["--format", "json", "profile", "--geometry-column", "b", &f]);
+    assert_eq!(out.status.code(), Some(0));
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(p["null_geometries"], 0);
+    assert_eq!(p["envelope"], serde_json::json!([10.0, 20.0, 30.0, 40.0]));
+    assert_eq!(p["crs"], Value::Null);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("spherical edges"), "{err}");
+    assert!(err.contains("`crs` is null"), "{err}");
+    let err = profile_fails(&["--geometry-column", "c", &f]);
+    assert!(err.contains("no geometry column `c`"), "{err}");
+    assert!(err.contains("a, b"), "{err}");
+}
+
+#[test]
+fn parquet_without_geo_metadata_is_a_valid_file_of_a_kind_not_read() {
+    // pyogrio's fixture: a plain Parquet table with a binary column, no `geo` metadata.
+    let f = data("corpus/geoparquet/list_field_values_file.parquet");
+    let err = profile_fails(&[f.to_str().unwrap()]);
+    assert!(
+        err.contains("a valid GeoParquet file of a kind this build does not read"),
+        "{err}"
+    );
+    assert!(err.contains("without `geo` metadata"), "{err}");
+}
+
+/// Hostile files: each exit 2 naming the file, never a panic (exit 101), within a memory
+/// bound (the README's: 1 GiB of address space is more than enough).
+#[test]
+fn hostile_files_are_exit_2_within_the_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let cities = std::fs::read(data("naturalearth/cities.parquet")).unwrap();
+    let n = cities.len();
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    // A footer length pointing before the file's start.
+    let mut c = cities.clone();
+    c[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    cases.push(("footer_len.parquet", c));
+    // The footer overwritten with 0xff (varints that never end, absurd counts).
+    let mut c = cities.clone();
+    let flen = u32::from_le_bytes(cities[n - 8..n - 4].try_into().unwrap()) as usize;
+    for b in &mut c[n - 8 - flen..n - 8 - flen / 2] {
+        *b = 0xff;
+    }
+    cases.push(("footer_ff.parquet", c));
+    cases.push(("short.parquet", b"PAR1PAR1".to_vec()));
+    // A GeoPackage cut in half, and one whose header is zeroed.
+    let g = std::fs::read(data("naturalearth/cities.gpkg")).unwrap();
+    cases.push(("half.gpkg", g[..g.len() / 2].to_vec()));
+    let mut z = g.clone();
+    z[..100].fill(0);
+    cases.push(("zeroed.gpkg", z));
+    for (name, bytes) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let out = Command::new("prlimit")
+            .arg("--as=1073741824")
+            .arg(env!("CARGO_BIN_EXE_contracts"))
+            .args(["profile", p.to_str().unwrap()])
+            .output()
+            .expect("prlimit (util-linux) runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(name), "{name}: {err}");
+        assert!(err.len() < 2000, "{name}: a short message: {err}");
+    }
+}

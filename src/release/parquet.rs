@@ -844,3 +844,162 @@ fn read_checked(
     }
     Ok((crs, acc))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::{NoProgress, ReleaseError};
+
+    fn data(rel: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(rel)
+    }
+
+    /// `file` with the `index`-th footer value named `what` set to `value` (the footer
+    /// re-framed with its new length).
+    fn damage(file: &[u8], what: &str, index: usize, value: i64) -> Vec<u8> {
+        let n = file.len();
+        let flen = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
+        let start = n - 8 - flen;
+        let mut footer = file[start..n - 8].to_vec();
+        let span = parquet_footer::spans(&footer, what)[index].clone();
+        let mut v = Vec::new();
+        parquet_footer::write::zigzag(&mut v, value);
+        footer.splice(span, v);
+        let mut out = file[..start].to_vec();
+        out.extend(&footer);
+        out.extend((footer.len() as u32).to_le_bytes());
+        out.extend(b"PAR1");
+        out
+    }
+
+    fn read_bytes(bytes: &[u8]) -> Result<(Option<String>, Accumulator), ReleaseError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        std::fs::write(&p, bytes).unwrap();
+        read(
+            &p,
+            &ReadOptions::default(),
+            &NoProgress,
+            &mut ReadNotes::default(),
+        )
+    }
+
+    #[test]
+    fn a_negative_page_offset_is_damage_where_the_parquet_crate_panics() {
+        let file = std::fs::read(data("naturalearth/cities.parquet")).unwrap();
+        // The first column chunk starts at its dictionary page: put that before the file.
+        let bad = damage(&file, "dictionary_page_offset", 0, -4096);
+        // The parquet crate on its own: a panic (the failure this check exists for).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        std::fs::write(&p, &bad).unwrap();
+        let raw = catch_unwind(|| {
+            let f = File::open(&p).unwrap();
+            let m = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new())?;
+            let r = ParquetRecordBatchReaderBuilder::new_with_metadata(File::open(&p).unwrap(), m)
+                .build()?;
+            for b in r {
+                b?;
+            }
+            Ok::<_, Box<dyn std::error::Error>>(())
+        });
+        assert!(
+            raw.is_err(),
+            "the crate alone does not panic: {:?}",
+            raw.ok()
+        );
+        match read_bytes(&bad) {
+            Err(ReleaseError::Corrupt { reason, .. }) => {
+                assert!(
+                    reason.contains("negative dictionary page offset"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_schema_declaring_two_billion_children_is_damage_not_an_allocation() {
+        let file = std::fs::read(data("naturalearth/cities.parquet")).unwrap();
+        let bad = damage(&file, "num_children", 0, i64::from(i32::MAX));
+        match read_bytes(&bad) {
+            Err(ReleaseError::Corrupt { reason, .. }) => {
+                assert!(reason.contains("2147483647 children"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_null_count_larger_than_the_row_count_is_ignored_and_the_column_decoded() {
+        let file = std::fs::read(data("made/typed_nulls.parquet")).unwrap();
+        let (_, good) = read_bytes(&file).unwrap();
+        // `b`, the first column, really has 1 null in 4 rows; say 4.5e9.
+        let bad = damage(&file, "null_count", 0, 4_500_000_000);
+        let (_, acc) = read_bytes(&bad).unwrap();
+        assert_eq!(acc.features, 4);
+        assert_eq!(acc.attributes[0].name, "b");
+        assert_eq!(acc.attributes[0].nulls, 1);
+        assert_eq!(acc.attributes, good.attributes);
+    }
+
+    #[test]
+    fn parquet_geometry_logical_type_is_read_as_wkb_with_its_crs() {
+        use parquet::basic::{Repetition, Type as Physical};
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        use parquet::file::writer::SerializedFileWriter;
+        use parquet::schema::types::Type;
+        use std::sync::Arc;
+        let geom = Type::primitive_type_builder("geom", Physical::BYTE_ARRAY)
+            .with_repetition(Repetition::OPTIONAL)
+            .with_logical_type(Some(LogicalType::Geometry(parquet::basic::GeometryType {
+                crs: Some("srid:32633".into()),
+            })))
+            .build()
+            .unwrap();
+        let schema = Type::group_type_builder("schema")
+            .with_fields(vec![Arc::new(geom)])
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("g.parquet");
+        let f = File::create(&p).unwrap();
+        let mut w = SerializedFileWriter::new(f, Arc::new(schema), Default::default()).unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        let mut col = rg.next_column().unwrap().unwrap();
+        // Two points by hand: (500000, 0) and (600000, 7000000); one null.
+        let pt = |x: f64, y: f64| {
+            let mut v = vec![1u8];
+            v.extend(1u32.to_le_bytes());
+            v.extend(x.to_le_bytes());
+            v.extend(y.to_le_bytes());
+            ByteArray::from(v)
+        };
+        col.typed::<ByteArrayType>()
+            .write_batch(
+                &[pt(500000.0, 0.0), pt(600000.0, 7e6)],
+                Some(&[1, 0, 1]),
+                None,
+            )
+            .unwrap();
+        col.close().unwrap();
+        rg.close().unwrap();
+        w.close().unwrap();
+        let (crs, acc) = read(
+            &p,
+            &ReadOptions::default(),
+            &NoProgress,
+            &mut ReadNotes::default(),
+        )
+        .unwrap();
+        assert_eq!(crs.as_deref(), Some("EPSG:32633"));
+        assert_eq!((acc.features, acc.null_geometries), (3, 1));
+        assert_eq!(
+            (acc.minx, acc.miny, acc.maxx, acc.maxy),
+            (500000.0, 0.0, 600000.0, 7e6)
+        );
+    }
+}

@@ -18,6 +18,8 @@ const MAX_CHUNK_UNCOMPRESSED: i64 = 4 << 30;
 /// What the walk found, for the checks.
 #[derive(Debug, Default)]
 struct Meta {
+    /// Where some values lie in the footer, for tests that damage them.
+    spans: Vec<(&'static str, std::ops::Range<usize>)>,
     schema_children: Vec<Option<i64>>,
     num_rows: Option<i64>,
     row_groups: Vec<RowGroup>,
@@ -232,11 +234,14 @@ fn walk(b: &[u8]) -> Res<Meta> {
     r.fields(0, |r, id, ty, d| {
         match (id, ty) {
             (2, T_LIST) => {
+                let spans = &mut m.spans;
                 m.schema_children = r.each(ty, d, |r, d| {
                     let mut children = None;
                     r.fields(d, |r, id, ty, d| match (id, ty) {
                         (5, T_I32) => {
+                            let at = r.pos;
                             children = Some(r.int(ty)?);
+                            spans.push(("num_children", at..r.pos));
                             Ok(())
                         }
                         _ => r.skip(ty, d),
@@ -250,7 +255,9 @@ fn walk(b: &[u8]) -> Res<Meta> {
                     let mut g = RowGroup::default();
                     r.fields(d, |r, id, ty, d| {
                         match (id, ty) {
-                            (1, T_LIST) => g.columns = r.each(ty, d, chunk)?,
+                            (1, T_LIST) => {
+                                g.columns = r.each(ty, d, |r, d| chunk(r, d, &mut m.spans))?
+                            }
                             (2, T_I64) => g.total_byte_size = Some(r.int(ty)?),
                             (3, T_I64) => g.num_rows = Some(r.int(ty)?),
                             _ => r.skip(ty, d)?,
@@ -267,7 +274,11 @@ fn walk(b: &[u8]) -> Res<Meta> {
     Ok(m)
 }
 
-fn chunk(r: &mut R<'_>, d: usize) -> Res<Chunk> {
+fn chunk(
+    r: &mut R<'_>,
+    d: usize,
+    spans: &mut Vec<(&'static str, std::ops::Range<usize>)>,
+) -> Res<Chunk> {
     let mut c = Chunk::default();
     let mut index = [None::<i64>; 4];
     r.fields(d, |r, id, ty, d| {
@@ -284,9 +295,27 @@ fn chunk(r: &mut R<'_>, d: usize) -> Res<Chunk> {
                         (5, T_I64) => c.num_values = Some(r.int(ty)?),
                         (6, T_I64) => c.uncompressed = Some(r.int(ty)?),
                         (7, T_I64) => c.compressed = Some(r.int(ty)?),
-                        (9, T_I64) => c.data_page_offset = Some(r.int(ty)?),
+                        (9, T_I64) => {
+                            let at = r.pos;
+                            c.data_page_offset = Some(r.int(ty)?);
+                            spans.push(("data_page_offset", at..r.pos));
+                        }
+                        (12, T_STRUCT) => r.fields(d + 1, |r, id, ty, d| {
+                            if (id, ty) == (3, T_I64) {
+                                let at = r.pos;
+                                r.int(ty)?;
+                                spans.push(("null_count", at..r.pos));
+                                Ok(())
+                            } else {
+                                r.skip(ty, d)
+                            }
+                        })?,
                         (10, T_I64) => c.index_page_offset = Some(r.int(ty)?),
-                        (11, T_I64) => c.dictionary_page_offset = Some(r.int(ty)?),
+                        (11, T_I64) => {
+                            let at = r.pos;
+                            c.dictionary_page_offset = Some(r.int(ty)?);
+                            spans.push(("dictionary_page_offset", at..r.pos));
+                        }
                         _ => r.skip(ty, d)?,
                     }
                     Ok(())
@@ -419,6 +448,18 @@ pub fn check(footer: &[u8], data_end: u64) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Where the values named `what` lie in a footer (for tests that damage them).
+#[cfg(test)]
+pub(crate) fn spans(footer: &[u8], what: &str) -> Vec<std::ops::Range<usize>> {
+    walk(footer)
+        .expect("a sound footer")
+        .spans
+        .into_iter()
+        .filter(|(w, _)| *w == what)
+        .map(|(_, r)| r)
+        .collect()
 }
 
 /// A Thrift compact-protocol writer for the tests: enough to build footers by hand.
