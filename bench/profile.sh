@@ -9,6 +9,10 @@
 # (read_file/read_parquet, total_bounds, isna().sum()), GDAL `ogrinfo` with a SQL aggregate
 # (SQLite dialect) and SedonaDB. Needs: cargo, python3 with geopandas, pyogrio, pyarrow,
 # sedonadb and geoarrow-pyarrow; gdal-bin; /usr/bin/time (GNU time).
+#
+# Environment: CONTRACTS_BASE_BIN=PATH also times another contracts build in the same run
+# (row `contracts-base`: a "before" beside the "after"); BENCH_TOOLS=contracts,contracts-base
+# runs only those tools; BENCH_FORMATS=parquet,gpkg only those formats.
 set -euo pipefail
 SIZE=${1:-1000}
 RUNS=${2:-3}

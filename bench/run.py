@@ -15,6 +15,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BIN = os.environ.get("CONTRACTS_BIN", str(HERE.parent / "target/release/contracts"))
+# Another build of contracts to time in the same run (a "before" for an "after"), and the
+# tools to run (comma-separated names; all by default).
+BASE_BIN = os.environ.get("CONTRACTS_BASE_BIN")
+ONLY = [t for t in os.environ.get("BENCH_TOOLS", "").split(",") if t]
 
 
 def ogrinfo_cmd(path):
@@ -38,9 +42,13 @@ def tools(path):
         "geopandas": [py, str(HERE / "peers/geopandas_profile.py"), path],
         "sedonadb": [py, str(HERE / "peers/sedonadb_profile.py"), path],
     }
+    if BASE_BIN:
+        out["contracts-base"] = [BASE_BIN, "profile", "--format", "json", path]
     # Debian's GDAL 3.6 has no Parquet driver.
     if not path.endswith(".parquet"):
         out["ogrinfo-sql"] = ogrinfo_cmd(path)
+    if ONLY:
+        out = {k: v for k, v in out.items() if k in ONLY}
     return out
 
 
@@ -60,7 +68,8 @@ def main():
     features = int((data / "features.txt").read_text())
     print(f"{features} features; median of {runs} runs; peak RSS is the max over the runs")
     print(f"{'format':<11}{'tool':<13}{'MB':>8}{'median s':>10}{'MB/s':>9}{'Mfeat/s':>9}{'peak MB':>9}{'x contracts':>13}")
-    for fmt in ["fgb", "parquet", "gpkg"]:
+    formats = [f for f in os.environ.get("BENCH_FORMATS", "fgb,parquet,gpkg").split(",") if f]
+    for fmt in formats:
         path = str(data / f"release.{fmt}")
         mb = os.path.getsize(path) / 1e6
         base = None

@@ -292,3 +292,10 @@ fn hostile_files_are_exit_2_within_the_memory_bound() {
         assert!(err.len() < 2000, "{name}: a short message: {err}");
     }
 }
+
+#[test]
+fn a_view_registered_as_a_feature_table_is_read_in_one_pass() {
+    // ogrinfo -ro -so view.gpkg cities_view: Feature Count: 243.
+    let p = profile_ok(&["--layer", "cities_view", &gpkg("view.gpkg")]);
+    assert_eq!(p["feature_count"], 243);
+}

@@ -318,14 +318,22 @@ pub fn read(
     std::fs::metadata(path).map_err(io_err(path))?;
     let conn = open(path)?;
     let layer = layer(path, &conn, opts.layer.as_deref())?;
+    let mut layer = layer;
     let bounds: (Option<i64>, Option<i64>) = match &layer.key {
-        Some(key) => conn
-            .query_row(
-                &format!("SELECT min({key}), max({key}) FROM {}", quote(&layer.table)),
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(|e| corrupt(path, F, e.to_string()))?,
+        Some(key) => match conn.query_row(
+            &format!("SELECT min({key}), max({key}) FROM {}", quote(&layer.table)),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        ) {
+            Ok(b) => b,
+            // A view (GDAL registers views as feature tables) has no row id, and a key
+            // that is not an integer cannot be ranged over: one sequential pass.
+            Err(_) if !key.starts_with('"') => {
+                layer.key = None;
+                (None, None)
+            }
+            Err(e) => return Err(corrupt(path, F, e.to_string())),
+        },
         None => (None, None),
     };
     let whole_table = layer.key.is_none();

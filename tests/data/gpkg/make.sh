@@ -5,7 +5,7 @@
 # The expected figures in ../corpus/expected-gpkg-parquet.toml come from
 #   ogrinfo -ro -al -so FILE
 set -euo pipefail
-rm -f two_layers.gpkg attributes_only.gpkg rowid_column.gpkg tiles_only.gpkg placeholder.gpkg
+rm -f two_layers.gpkg attributes_only.gpkg rowid_column.gpkg tiles_only.gpkg placeholder.gpkg view.gpkg
 NE=../naturalearth/cities.gpkg
 # Two feature tables: all 243 cities, and the 9 with fid < 10.
 ogr2ogr -f GPKG two_layers.gpkg "$NE" -nln cities
@@ -27,3 +27,8 @@ gdal_translate -q -of GPKG /tmp/tiles.tif tiles_only.gpkg
 # cities: GDAL lists only `cities`.
 ogr2ogr -f GPKG placeholder.gpkg "$NE" -nln cities
 ogr2ogr -f GPKG -update placeholder.gpkg "$NE" -nln ogr_empty_table -where "1 = 0"
+# A view registered as a feature table (GDAL reads such views; a view has no row id).
+ogr2ogr -f GPKG view.gpkg "$NE" -nln cities
+ogrinfo -q view.gpkg -sql "CREATE VIEW cities_view AS SELECT fid AS OGC_FID, geom, name FROM cities"
+ogrinfo -q view.gpkg -sql "INSERT INTO gpkg_contents (table_name, identifier, data_type, srs_id) VALUES ('cities_view', 'cities_view', 'features', 4326)"
+ogrinfo -q view.gpkg -sql "INSERT INTO gpkg_geometry_columns (table_name, column_name, geometry_type_name, srs_id, z, m) VALUES ('cities_view', 'geom', 'POINT', 4326, 0, 0)"
