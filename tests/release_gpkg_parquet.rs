@@ -299,3 +299,16 @@ fn a_view_registered_as_a_feature_table_is_read_in_one_pass() {
     let p = profile_ok(&["--layer", "cities_view", &gpkg("view.gpkg")]);
     assert_eq!(p["feature_count"], 243);
 }
+
+#[test]
+fn native_interleaved_xyz_linestrings() {
+    // tests/data/parquet/make.py: two LINESTRING Z and a null; z is not in the envelope.
+    let p = profile_ok(&[data("parquet/native_xyz_interleaved.parquet")
+        .to_str()
+        .unwrap()]);
+    assert_eq!(p["feature_count"], 3);
+    assert_eq!(p["null_geometries"], 1);
+    assert_eq!(p["invalid_geometries"], 0);
+    assert_eq!(p["envelope"], serde_json::json!([-1.0, -2.0, 5.0, 5.0]));
+    assert_eq!(p["attributes"]["k"]["nulls"], 1);
+}

@@ -27,3 +27,18 @@ geo = {
 }
 t = t.replace_schema_metadata({"geo": json.dumps(geo)})
 pq.write_table(t, "two_geoms.parquet")
+
+# native_xyz_interleaved.parquet: GeoArrow `linestring` with interleaved XYZ coordinates
+# (fixed_size_list<double>[3], child field "xyz"), two rows and a null:
+#   LINESTRING Z (0 0 5, 2 1 6), LINESTRING Z (-1 3 7, 4 -2 8, 5 5 9), null
+#   -> 3 features, 1 null geometry, envelope [-1, -2, 5, 5] (z is not in the envelope)
+coord = pa.list_(pa.field("xyz", pa.float64()), 3)
+rows = [[[0, 0, 5], [2, 1, 6]], [[-1, 3, 7], [4, -2, 8], [5, 5, 9]], None]
+col = pa.array(rows, pa.list_(pa.field("vertices", coord)))
+t = pa.table({"geometry": col, "k": pa.array(["a", "b", None])})
+geo = {
+    "version": "1.1.0",
+    "primary_column": "geometry",
+    "columns": {"geometry": {"encoding": "linestring", "geometry_types": ["LineString Z"]}},
+}
+pq.write_table(t.replace_schema_metadata({"geo": json.dumps(geo)}), "native_xyz_interleaved.parquet")
