@@ -19,6 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BIN = os.environ.get("CONTRACTS_BIN", str(HERE.parent / "target/release/contracts"))
+# The tools to run (comma-separated names; all by default).
+ONLY = [t for t in os.environ.get("BENCH_TOOLS", "").split(",") if t]
 
 
 def ogrinfo_cmd(path):
@@ -48,6 +50,8 @@ def tools(path):
     # Debian's GDAL 3.6 has no Parquet driver.
     if path.endswith((".fgb", ".gpkg")):
         out["ogrinfo-sql"] = ogrinfo_cmd(path)
+    if ONLY:
+        out = {k: v for k, v in out.items() if k in ONLY}
     return out
 
 

@@ -255,3 +255,39 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(3), "{stderr}");
 }
+
+#[test]
+fn crs84_for_4326_is_no_change_but_another_crs_is() {
+    let env = TestEnv::new();
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let text = std::fs::read_to_string(&old).unwrap();
+    let crs84 = text
+        .replace("version     = \"1.3.0\"", "version     = \"1.3.1\"")
+        .replace(
+            "crs                      = \"EPSG:4326\"",
+            "crs                      = \"OGC:CRS84\"",
+        )
+        .replace(
+            "\"EPSG:4326\", \"EPSG:3857\"]",
+            "\"OGC:CRS84\", \"EPSG:3857\"]",
+        );
+    assert_ne!(
+        crs84,
+        text.replace("version     = \"1.3.0\"", "version     = \"1.3.1\"")
+    );
+    let new = env.home().join("roads-1.3.1-crs84.toml");
+    std::fs::write(&new, &crs84).unwrap();
+    let run = env.run_in(
+        env.home(),
+        &["--format", "json", "diff", &old, new.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["changes"].as_array().unwrap().len(), 0);
+    let moved = crs84.replace("\"OGC:CRS84\"", "\"EPSG:4258\"");
+    std::fs::write(&new, moved).unwrap();
+    let run = env.run_in(
+        env.home(),
+        &["--format", "json", "diff", &old, new.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+}

@@ -127,3 +127,20 @@ fn a_saved_profile_round_trips_through_json() {
     let back: Profile = serde_json::from_str(&text).unwrap();
     assert_eq!(back.checked().unwrap(), prof);
 }
+
+/// `OGC:CRS84` (as an older profile or a GeoParquet file states it) and `EPSG:4326` are one
+/// system: the parts merge, and the merged profile prints the EPSG code.
+#[test]
+fn crs84_and_4326_parts_merge_and_print_as_4326() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.geojson");
+    write(&p, &[]);
+    let a = profile(&p);
+    let mut b = a.clone();
+    b.crs = Some("OGC:CRS84".into());
+    let m = b.merge(&a).expect("one system");
+    assert_eq!(m.crs.as_deref(), Some("EPSG:4326"));
+    let mut c = a.clone();
+    c.crs = Some("EPSG:4258".into());
+    assert!(a.merge(&c).is_err());
+}

@@ -180,7 +180,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let profile = if args.from.is_empty() {
         None
     } else {
-        Some(profile_release(&args.from)?)
+        Some(profile_release(
+            &args.from,
+            &crate::release::ReadOptions::default(),
+        )?)
     };
     print!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
     Ok(Outcome::Clean)

@@ -25,6 +25,28 @@ pub struct Args {
     /// Saved profiles (`profile --format json`) to merge into the result
     #[arg(long, value_name = "P.json", num_args = 1..)]
     merge: Vec<PathBuf>,
+    #[command(flatten)]
+    part: PartArgs,
+}
+
+/// Which part of a file to read, where a format holds several.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PartArgs {
+    /// The GeoPackage feature table to read (required when the file has several)
+    #[arg(long, value_name = "NAME")]
+    layer: Option<String>,
+    /// The GeoParquet geometry column to read [default: the primary column]
+    #[arg(long, value_name = "NAME")]
+    geometry_column: Option<String>,
+}
+
+impl PartArgs {
+    pub(super) fn options(&self) -> release::ReadOptions {
+        release::ReadOptions {
+            layer: self.layer.clone(),
+            geometry_column: self.geometry_column.clone(),
+        }
+    }
 }
 
 impl From<ReleaseError> for CommandError {
@@ -36,6 +58,9 @@ impl From<ReleaseError> for CommandError {
                 "the file is not damaged: convert it to a kind this build reads (e.g. with ogr2ogr)",
             ),
             ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
+            ReleaseError::Unsupported { .. } => {
+                Some("the file is valid, but this build does not read that kind of content")
+            }
             _ => None,
         };
         let err = CommandError::input(e.to_string());
@@ -92,10 +117,13 @@ impl Progress for Bar {
 }
 
 /// Profile the files of one release, printing the readers' warnings on stderr.
-pub(super) fn profile_release(files: &[PathBuf]) -> Result<Profile, CommandError> {
+pub(super) fn profile_release(
+    files: &[PathBuf],
+    opts: &release::ReadOptions,
+) -> Result<Profile, CommandError> {
     let mut notes = ReadNotes::default();
     let bar = Bar::new();
-    let result = release::profile_files(files, &bar, &mut notes);
+    let result = release::profile_files_with(files, opts, &bar, &mut notes);
     bar.finish();
     for w in &notes.warnings {
         eprintln!("warning: {w}");
@@ -123,7 +151,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut profile = if args.files.is_empty() {
         None
     } else {
-        Some(profile_release(&args.files)?)
+        Some(profile_release(&args.files, &args.part.options())?)
     };
     for m in &args.merge {
         let p = load_profile(m)?;

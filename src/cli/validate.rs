@@ -32,6 +32,8 @@ pub struct Args {
     /// Append the outcome to history/<dataset>.releases.toml, for `contracts advisory`
     #[arg(long)]
     record: bool,
+    #[command(flatten)]
+    part: super::profile::PartArgs,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -55,7 +57,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let profile = profile_release(&args.files)?;
+    let profile = profile_release(&args.files, &args.part.options())?;
     if !args.record {
         let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         return finish(ctx, args, &store, report, None);

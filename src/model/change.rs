@@ -172,6 +172,21 @@ fn change(
     }
 }
 
+/// A CRS clause's value with every CRS in its canonical name, so that `OGC:CRS84` →
+/// `EPSG:4326` is no change (the one equivalence rule of [`super::crs`]).
+fn crs_canonical(name: &str, v: &ClauseValue) -> ClauseValue {
+    use super::crs::canonical_text;
+    match (name, v) {
+        ("crs", ClauseValue::Value(toml::Value::String(s))) => {
+            ClauseValue::Value(toml::Value::String(canonical_text(s)))
+        }
+        ("permitted_crs", ClauseValue::Set(set)) => {
+            ClauseValue::Set(set.iter().map(|s| canonical_text(s)).collect())
+        }
+        _ => v.clone(),
+    }
+}
+
 /// Derive every clause change from `old` to `new`. Both must have been parsed with the same
 /// kind table; the result is in clause-name order.
 pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
@@ -198,13 +213,14 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
                 Direction::Removed,
             )),
             (Some(a), Some(b)) => {
+                let (va, vb) = (crs_canonical(name, &a.value), crs_canonical(name, &b.value));
                 if spec.shape == Shape::Meanings {
                     meanings(name, kind, &a.value, &b.value, &mut changes);
-                } else if a.value != b.value {
+                } else if va != vb {
                     let direction = match kind {
-                        Kind::Widening if b.value.contains(&a.value) => Direction::Grew,
+                        Kind::Widening if vb.contains(&va) => Direction::Grew,
                         Kind::Widening => Direction::Shrank,
-                        Kind::Narrowing if a.value.contains(&b.value) => Direction::Tightened,
+                        Kind::Narrowing if va.contains(&vb) => Direction::Tightened,
                         Kind::Narrowing => Direction::Loosened,
                         Kind::Fixed => Direction::Changed,
                     };

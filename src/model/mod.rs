@@ -6,6 +6,7 @@ pub mod audit;
 pub mod change;
 pub mod config;
 pub mod contract;
+pub mod crs;
 pub mod history;
 pub mod kind;
 pub mod location;

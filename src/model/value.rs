@@ -274,23 +274,7 @@ pub fn parse_value(
 }
 
 /// Whether a CRS identifier names a geographic (longitude/latitude) system. Only those may
-/// carry an envelope across the antimeridian.
+/// carry an envelope across the antimeridian. See [`super::crs`].
 pub fn is_geographic_crs(crs: &str) -> bool {
-    const GEOGRAPHIC: &[&str] = &[
-        "EPSG:4326",
-        "EPSG:4258",
-        "EPSG:4269",
-        "EPSG:4267",
-        "EPSG:4283",
-        "EPSG:4617",
-        "EPSG:4674",
-        "EPSG:4979",
-        "EPSG:4230",
-        "EPSG:4277",
-        "EPSG:7844",
-        "OGC:CRS84",
-        "OGC:CRS83",
-        "OGC:CRS27",
-    ];
-    GEOGRAPHIC.iter().any(|g| g.eq_ignore_ascii_case(crs))
+    super::crs::is_geographic_crs(crs)
 }

@@ -12,16 +12,37 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::geom::add_gpkg;
 use super::profile::{AttrAcc, AttrType};
-use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReleaseError};
+use super::{
+    corrupt, crs, io_err, unsupported, Accumulator, Format, Progress, ReadOptions, ReleaseError,
+};
 
 const F: Format = Format::Gpkg;
 
+/// The largest value (a geometry blob, a text) SQLite hands over: a damaged record that
+/// declares a larger one is refused by SQLite itself rather than allocated.
+const MAX_VALUE_BYTES: i32 = 256 << 20;
+
 fn open(path: &Path) -> Result<Connection, ReleaseError> {
-    Connection::open_with_flags(
+    let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| corrupt(path, F, e.to_string()))
+    .map_err(|e| corrupt(path, F, e.to_string()))?;
+    let bad = |e: rusqlite::Error| corrupt(path, F, e.to_string());
+    conn.set_limit(
+        rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+        MAX_VALUE_BYTES,
+    )
+    .map_err(bad)?;
+    // Check every b-tree cell against its page as it is read, and keep SQLite's page cache
+    // small (2 MiB per connection): a damaged file is an error, never a crash or a large
+    // allocation.
+    conn.execute_batch("PRAGMA cell_size_check = ON; PRAGMA cache_size = -2048;")
+        .map_err(bad)?;
+    // Not a database at all: SQLite only notices at the first read.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+        .map_err(bad)?;
+    Ok(conn)
 }
 
 fn quote(ident: &str) -> String {
@@ -56,20 +77,93 @@ struct Layer {
     geom: String,
     crs: Option<String>,
     attrs: Vec<(String, AttrType)>,
+    /// What `WHERE key BETWEEN` ranges over: the integer primary key (SQLite's rowid under
+    /// its own name), else whichever of `rowid`, `_rowid_`, `oid` no user column shadows.
+    /// `None`: no way to name the row id, so the table is read in one part.
+    key: Option<String>,
 }
 
-fn layer(path: &Path, conn: &Connection) -> Result<Layer, ReleaseError> {
+/// GDAL's placeholder table in a GeoPackage it created without layers: never a layer.
+const PLACEHOLDER: &str = "ogr_empty_table";
+
+/// Why there is no feature table, as the `gpkg_contents` table tells it.
+fn no_feature_table(path: &Path, conn: &Connection) -> ReleaseError {
+    let contents: Result<Vec<(String, String)>, _> = conn
+        .prepare("SELECT table_name, data_type FROM gpkg_contents ORDER BY table_name")
+        .and_then(|mut st| {
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<Vec<_>, _>>()
+        });
+    let Ok(contents) = contents else {
+        return corrupt(
+            path,
+            F,
+            "not a GeoPackage: it has no readable gpkg_contents table",
+        );
+    };
+    let of = |kinds: &[&str]| -> Vec<String> {
+        contents
+            .iter()
+            .filter(|(t, k)| t != PLACEHOLDER && kinds.contains(&k.as_str()))
+            .map(|(t, _)| excerpt(t))
+            .collect()
+    };
+    let tiles = of(&["tiles", "2d-gridded-coverage"]);
+    let attributes = of(&["attributes", "aspatial"]);
+    if !tiles.is_empty() {
+        unsupported(
+            path,
+            F,
+            format!(
+                "raster tiles only ({}); this build reads feature tables",
+                tiles.join(", ")
+            ),
+        )
+    } else if !attributes.is_empty() {
+        unsupported(
+            path,
+            F,
+            format!(
+                "no feature table: its tables hold attributes only ({})",
+                attributes.join(", ")
+            ),
+        )
+    } else {
+        unsupported(path, F, "no feature table: the GeoPackage holds no table")
+    }
+}
+
+/// A name from the file, as an error quotes it: at most 80 characters.
+fn excerpt(s: &str) -> String {
+    if s.chars().count() <= 80 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(80).collect::<String>())
+    }
+}
+
+fn layer(path: &Path, conn: &Connection, want: Option<&str>) -> Result<Layer, ReleaseError> {
     let bad = |e: rusqlite::Error| corrupt(path, F, e.to_string());
+    // GDAL's rule: a feature table is registered in both gpkg_geometry_columns and
+    // gpkg_contents (as `features`), and is not GDAL's placeholder.
     let mut stmt = conn
         .prepare(
             "SELECT g.table_name, g.column_name, s.organization, s.organization_coordsys_id
              FROM gpkg_geometry_columns g
+             JOIN gpkg_contents c ON c.table_name = g.table_name
              LEFT JOIN gpkg_spatial_ref_sys s ON s.srs_id = g.srs_id
+             WHERE c.data_type = 'features' AND g.table_name <> ?1
              ORDER BY g.table_name",
         )
-        .map_err(bad)?;
+        .map_err(|e| {
+            if e.to_string().contains("no such table") {
+                no_feature_table(path, conn)
+            } else {
+                bad(e)
+            }
+        })?;
     let mut layers = stmt
-        .query_map([], |r| {
+        .query_map([PLACEHOLDER], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -80,28 +174,31 @@ fn layer(path: &Path, conn: &Connection) -> Result<Layer, ReleaseError> {
         .map_err(bad)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(bad)?;
-    let (table, geom, org, code) = match layers.len() {
-        0 => {
-            return Err(corrupt(
-                path,
-                F,
-                "no feature table (gpkg_geometry_columns is empty)",
-            ))
-        }
-        1 => layers.remove(0),
-        _ => {
-            let names: Vec<&str> = layers.iter().map(|l| l.0.as_str()).collect();
-            return Err(ReleaseError::Unsupported {
+    let names = || layers.iter().map(|l| excerpt(&l.0)).collect::<Vec<_>>();
+    let pick = match (layers.len(), want) {
+        (0, _) => return Err(no_feature_table(path, conn)),
+        (_, Some(w)) => match layers.iter().position(|l| l.0 == w) {
+            Some(i) => i,
+            None => {
+                return Err(ReleaseError::Choose {
+                    path: path.to_path_buf(),
+                    problem: format!("no feature table `{}`", excerpt(w)),
+                    flag: "--layer",
+                    names: names(),
+                })
+            }
+        },
+        (1, None) => 0,
+        (n, None) => {
+            return Err(ReleaseError::Choose {
                 path: path.to_path_buf(),
-                format: F,
-                reason: format!(
-                    "{} feature tables ({}); a release is one layer, so give one table per file",
-                    layers.len(),
-                    names.join(", ")
-                ),
-            });
+                problem: format!("{n} feature tables"),
+                flag: "--layer",
+                names: names(),
+            })
         }
     };
+    let (table, geom, org, code) = layers.swap_remove(pick);
     let crs = match (org, code) {
         (Some(org), Some(code)) => crs::from_org_code(&org, code),
         _ => None,
@@ -124,16 +221,25 @@ fn layer(path: &Path, conn: &Connection) -> Result<Layer, ReleaseError> {
         return Err(corrupt(
             path,
             F,
-            format!("feature table `{table}` does not exist"),
+            format!("feature table `{}` does not exist", excerpt(&table)),
         ));
     }
+    // The feature id is the integer primary key: an identity, not data. Only a single-column
+    // INTEGER PRIMARY KEY is SQLite's rowid under another name.
+    let pks: Vec<&(String, String, i64)> = cols.iter().filter(|c| c.2 > 0).collect();
+    let fid = match pks.as_slice() {
+        [c] if c.1.eq_ignore_ascii_case("INTEGER") => Some(c.0.clone()),
+        _ => None,
+    };
+    let key = fid.clone().map(|f| quote(&f)).or_else(|| {
+        ["rowid", "_rowid_", "oid"]
+            .into_iter()
+            .find(|k| !cols.iter().any(|c| c.0.eq_ignore_ascii_case(k)))
+            .map(str::to_string)
+    });
     let attrs = cols
         .into_iter()
-        .filter(|(name, ty, pk)| {
-            // The feature id is the integer primary key: an identity, not data.
-            let fid = *pk > 0 && ty.eq_ignore_ascii_case("INTEGER");
-            !fid && !name.eq_ignore_ascii_case(&geom)
-        })
+        .filter(|(name, _, _)| Some(name) != fid.as_ref() && !name.eq_ignore_ascii_case(&geom))
         .map(|(name, ty, _)| {
             let t = attr_type(&ty);
             (name, t)
@@ -144,26 +250,35 @@ fn layer(path: &Path, conn: &Connection) -> Result<Layer, ReleaseError> {
         geom,
         crs,
         attrs,
+        key,
     })
 }
 
-/// Profile one rowid range `lo..=hi` on its own connection.
+/// Profile one row-id range `lo..=hi` (or, without a key, the whole table) on its own
+/// connection.
 fn part(
     path: &Path,
     layer: &Layer,
-    lo: i64,
-    hi: i64,
+    range: Option<(i64, i64)>,
     proto: &Accumulator,
 ) -> Result<Accumulator, ReleaseError> {
     let conn = open(path)?;
     let bad = |e: rusqlite::Error| corrupt(path, F, e.to_string());
     let mut cols = vec![quote(&layer.geom)];
     cols.extend(layer.attrs.iter().map(|(n, _)| quote(n)));
-    let sql = format!(
-        "SELECT {} FROM {} WHERE rowid BETWEEN ?1 AND ?2",
-        cols.join(", "),
-        quote(&layer.table)
-    );
+    let mut sql = format!("SELECT {} FROM {}", cols.join(", "), quote(&layer.table));
+    let (lo, hi) = match (range, &layer.key) {
+        (Some(r), Some(key)) => {
+            sql.push_str(&format!(" WHERE {key} BETWEEN ?1 AND ?2"));
+            r
+        }
+        // Without a key the bounds are a tautology, so the statement takes the same two
+        // parameters.
+        _ => {
+            sql.push_str(" WHERE ?1 <= ?2");
+            (0, 0)
+        }
+    };
     let mut stmt = conn.prepare(&sql).map_err(bad)?;
     let mut rows = stmt.query([lo, hi]).map_err(bad)?;
     let mut acc = proto.empty_like();
@@ -197,19 +312,33 @@ fn part(
 
 pub fn read(
     path: &Path,
+    opts: &ReadOptions,
     progress: &dyn Progress,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
     std::fs::metadata(path).map_err(io_err(path))?;
     let conn = open(path)?;
-    let layer = layer(path, &conn)?;
-    let (lo, hi): (Option<i64>, Option<i64>) = conn
-        .query_row(
-            &format!("SELECT min(rowid), max(rowid) FROM {}", quote(&layer.table)),
+    let layer = layer(path, &conn, opts.layer.as_deref())?;
+    let mut layer = layer;
+    let bounds: (Option<i64>, Option<i64>) = match &layer.key {
+        Some(key) => match conn.query_row(
+            &format!("SELECT min({key}), max({key}) FROM {}", quote(&layer.table)),
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(|e| corrupt(path, F, e.to_string()))?;
+        ) {
+            Ok(b) => b,
+            // A view (GDAL registers views as feature tables) has no row id, and a key
+            // that is not an integer cannot be ranged over: one sequential pass.
+            Err(_) if !key.starts_with('"') => {
+                layer.key = None;
+                (None, None)
+            }
+            Err(e) => return Err(corrupt(path, F, e.to_string())),
+        },
+        None => (None, None),
+    };
+    let whole_table = layer.key.is_none();
     drop(conn);
+    let (lo, hi) = bounds;
     let proto = Accumulator::new(
         layer
             .attrs
@@ -222,7 +351,11 @@ pub fn read(
             .collect(),
     );
     let mut acc = proto.empty_like();
-    if let (Some(lo), Some(hi)) = (lo, hi) {
+    if whole_table {
+        progress.start(path, 1);
+        acc.absorb(&part(path, &layer, None, &proto)?);
+        progress.advance(1);
+    } else if let (Some(lo), Some(hi)) = (lo, hi) {
         // Saturating: rowids are user data and may span the whole i64 range.
         let span = hi.saturating_sub(lo).saturating_add(1).max(1);
         progress.start(path, span as u64);
@@ -247,7 +380,7 @@ pub fn read(
         let parts: Vec<Accumulator> = ranges
             .par_iter()
             .map(|&(a, b)| {
-                let r = part(path, &layer, a, b, &proto);
+                let r = part(path, &layer, Some((a, b)), &proto);
                 progress.advance(b.saturating_sub(a).saturating_add(1) as u64);
                 r
             })

@@ -17,12 +17,21 @@ mod geojson;
 pub mod geom;
 mod gpkg;
 mod parquet;
+mod parquet_footer;
 pub mod profile;
 pub mod record;
 mod shp;
 pub mod validate;
 
 pub use profile::{Accumulator, AttrType, AttributeProfile, MergeError, Profile};
+
+pub(crate) fn unsupported(path: &Path, format: Format, reason: impl Into<String>) -> ReleaseError {
+    ReleaseError::Unsupported {
+        path: path.to_path_buf(),
+        format,
+        reason: reason.into(),
+    }
+}
 
 /// The release formats `contracts` reads. The names are those a contract's
 /// `supported_output_formats` uses.
@@ -85,11 +94,22 @@ pub enum ReleaseError {
         format: Format,
         reason: String,
     },
+    /// A valid file of a kind this build does not read (a tiles-only GeoPackage, Parquet
+    /// without `geo` metadata, …), as opposed to [`ReleaseError::Corrupt`], a damaged one.
     #[error("{path}: a valid {format} file of a kind this build does not read: {reason}")]
     Unsupported {
         path: PathBuf,
         format: Format,
         reason: String,
+    },
+    /// The file holds several layers (GeoPackage feature tables, GeoParquet geometry
+    /// columns) and none was chosen, or the chosen one is not there.
+    #[error("{path}: {problem}; choose one with {flag} NAME (it has: {})", .names.join(", "))]
+    Choose {
+        path: PathBuf,
+        problem: String,
+        flag: &'static str,
+        names: Vec<String>,
     },
     #[error("{path}: cannot be merged into this release: {source}")]
     Merge {
@@ -119,9 +139,28 @@ pub struct ReadNotes {
     pub warnings: Vec<String>,
 }
 
+/// Which part of a file to read, where a format holds several.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// The GeoPackage feature table (`--layer`); needed when there are several.
+    pub layer: Option<String>,
+    /// The GeoParquet geometry column (`--geometry-column`); the primary one by default.
+    pub geometry_column: Option<String>,
+}
+
 /// Profile one file.
 pub fn profile_file(
     path: &Path,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<Profile, ReleaseError> {
+    profile_file_with(path, &ReadOptions::default(), progress, notes)
+}
+
+/// Profile one file, reading the part `opts` names.
+pub fn profile_file_with(
+    path: &Path,
+    opts: &ReadOptions,
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<Profile, ReleaseError> {
@@ -131,11 +170,13 @@ pub fn profile_file(
     let (crs, acc) = match format {
         Format::GeoJson => geojson::read(path, progress)?,
         Format::FlatGeobuf => fgb::read(path, progress)?,
-        Format::Gpkg => gpkg::read(path, progress)?,
-        Format::GeoParquet => parquet::read(path, progress, notes)?,
+        Format::Gpkg => gpkg::read(path, opts, progress)?,
+        Format::GeoParquet => parquet::read(path, opts, progress, notes)?,
         Format::Shapefile => shp::read(path, progress, notes)?,
     };
     progress.finish();
+    // One name per system in every format: `OGC:CRS84` data prints as `EPSG:4326`.
+    let crs = crs.as_deref().map(crate::model::crs::canonical_text);
     Ok(acc.into_profile(vec![path.display().to_string()], format.name(), crs))
 }
 
@@ -146,9 +187,19 @@ pub fn profile_files(
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<Profile, ReleaseError> {
+    profile_files_with(paths, &ReadOptions::default(), progress, notes)
+}
+
+/// [`profile_files`], reading in each file the part `opts` names.
+pub fn profile_files_with(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<Profile, ReleaseError> {
     let mut out: Option<Profile> = None;
     for p in paths {
-        let one = profile_file(p, progress, notes)?;
+        let one = profile_file_with(p, opts, progress, notes)?;
         out = Some(match out {
             None => one,
             Some(acc) => acc.merge(&one).map_err(|source| ReleaseError::Merge {

@@ -1,25 +1,59 @@
-//! GeoParquet: the `geo` file metadata names the geometry column, its encoding and its CRS;
-//! row groups are profiled in parallel, each reading only the geometry column and the
-//! attribute columns whose null count the row group's statistics do not already state.
+//! GeoParquet: the `geo` file metadata (or Parquet's own GEOMETRY/GEOGRAPHY logical type)
+//! names the geometry columns, their encoding and CRS; row groups are profiled in parallel,
+//! each reading only the chosen geometry column and the attribute columns whose null count
+//! the row group's statistics do not already state (a statistic that cannot be true, more
+//! nulls than rows, is ignored and the column decoded).
 //!
-//! Only the WKB encoding is read (GeoParquet 1.0's only encoding and 1.1's default); the
-//! native GeoArrow encodings are refused by name. A CRS key that is absent means
-//! `OGC:CRS84` (GeoParquet spec); an explicit `null` means unknown.
+//! **Encodings.** WKB (GeoParquet 1.0's only encoding and 1.1's default; always for the
+//! logical types), and GeoParquet 1.1's native GeoArrow encodings `point`, `linestring`,
+//! `polygon`, `multipoint`, `multilinestring`, `multipolygon`, with separated (`struct<x, y
+//! [, z][, m]>`) or interleaved (`fixed_size_list<double>[2..4]`) coordinates. A native
+//! geometry is written out as WKB and goes through the same geometry path as every other
+//! reader ([`super::geom`]), so one rule decides types, dimensions and validity everywhere.
+//!
+//! **Geometry columns.** The primary column by default; `--geometry-column NAME` chooses
+//! another. Every geometry column and covering (bbox) column is excluded from the attributes.
+//!
+//! **CRS.** `geo` metadata: a CRS key that is absent means `OGC:CRS84` (GeoParquet spec),
+//! an explicit `null` means unknown, a PROJJSON is identified by its `id` or against the EPSG
+//! registry ([`super::crs`]). Logical types: absent means `OGC:CRS84`; `srid:N` is `EPSG:N`;
+//! `projjson:KEY` names a file metadata key holding PROJJSON; anything else is read as an
+//! identifier, PROJJSON or WKT.
+//!
+//! **Spherical edges** (`edges = "spherical"`, or a GEOGRAPHY column): the envelope is the
+//! minimum and maximum of the vertices' longitudes and latitudes. An edge is then a great-
+//! circle arc, which can reach beyond its vertices' latitudes (towards a pole), so the
+//! envelope can be smaller than the area the geometries cover; a warning says so.
+//!
+//! **Hostile files.** The footer is checked by [`super::parquet_footer`] before the parquet
+//! crate decodes it (offsets, sizes, counts, schema tree); the whole read runs under
+//! `catch_unwind` as a last line, so a panic the checks did not foresee inside the parquet or
+//! arrow crates is a "damaged file" error, never a crash.
 
 use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use arrow_array::{Array, BinaryArray, BinaryViewArray, LargeBinaryArray};
+use arrow_array::{
+    Array, BinaryArray, BinaryViewArray, FixedSizeListArray, Float64Array, LargeBinaryArray,
+    LargeListArray, ListArray, StructArray,
+};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::basic::LogicalType;
 use rayon::prelude::*;
 
 use super::geom::add_wkb;
+use super::parquet_footer;
 use super::profile::{AttrAcc, AttrType};
-use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReadNotes, ReleaseError};
+use super::{
+    corrupt, crs, io_err, unsupported, Accumulator, Format, Progress, ReadNotes, ReadOptions,
+    ReleaseError,
+};
 
 const F: Format = Format::GeoParquet;
 
@@ -47,18 +81,151 @@ fn attr_type(t: &DataType) -> AttrType {
     }
 }
 
-struct Geo {
-    column: String,
+/// How a geometry column is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Wkb,
+    /// A native GeoArrow encoding: the WKB type code and the list depth above the
+    /// coordinates.
+    Native(Native),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Native {
+    Point,
+    LineString,
+    Polygon,
+    MultiPoint,
+    MultiLineString,
+    MultiPolygon,
+}
+
+impl Native {
+    fn from_name(s: &str) -> Option<Native> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "point" => Native::Point,
+            "linestring" => Native::LineString,
+            "polygon" => Native::Polygon,
+            "multipoint" => Native::MultiPoint,
+            "multilinestring" => Native::MultiLineString,
+            "multipolygon" => Native::MultiPolygon,
+            _ => return None,
+        })
+    }
+
+    /// Lists between the geometry and its coordinates.
+    fn depth(self) -> usize {
+        match self {
+            Native::Point => 0,
+            Native::LineString | Native::MultiPoint => 1,
+            Native::Polygon | Native::MultiLineString => 2,
+            Native::MultiPolygon => 3,
+        }
+    }
+}
+
+/// One geometry column as the file describes it.
+#[derive(Debug, Clone)]
+struct GeoColumn {
+    name: String,
+    encoding: Result<Encoding, String>,
     crs: Option<String>,
+    /// Why the CRS is unknown, for a warning.
+    crs_note: Option<String>,
+    spherical: bool,
+}
+
+struct Geo {
+    columns: Vec<GeoColumn>,
+    primary: Option<String>,
     /// Geometry and covering (bbox) columns: none of them is an attribute.
     excluded: Vec<String>,
 }
 
-fn geo_metadata(path: &Path, text: &str, notes: &mut ReadNotes) -> Result<Geo, ReleaseError> {
+/// The CRS of a `geo` metadata column.
+fn geo_crs(meta: &serde_json::Value) -> (Option<String>, Option<String>) {
+    match meta.get("crs") {
+        None => (Some("OGC:CRS84".to_string()), None),
+        Some(serde_json::Value::Null) => (None, Some("its `crs` is null (unknown)".into())),
+        Some(serde_json::Value::String(s)) => text_crs(s, &[]),
+        Some(v) => match crs::identify_projjson(v) {
+            Ok(c) => (Some(c.to_string()), None),
+            Err(why) => (
+                None,
+                Some(format!("its PROJJSON CRS is not identified ({why})")),
+            ),
+        },
+    }
+}
+
+/// A CRS given as text: an identifier, `srid:N`, `projjson:KEY`, PROJJSON or WKT.
+fn text_crs(s: &str, kv: &[(String, String)]) -> (Option<String>, Option<String>) {
+    let t = s.trim();
+    if t.is_empty() {
+        return (Some("OGC:CRS84".into()), None);
+    }
+    if let Some(n) = t.strip_prefix("srid:") {
+        return match n.trim().parse::<u32>() {
+            Ok(0) | Err(_) => (None, Some(format!("`{}` is not an SRID", excerpt(t)))),
+            Ok(n) => (Some(format!("EPSG:{n}")), None),
+        };
+    }
+    if let Some(key) = t.strip_prefix("projjson:") {
+        return match kv.iter().find(|(k, _)| k == key) {
+            Some((_, v)) => text_crs(v, &[]),
+            None => (
+                None,
+                Some(format!(
+                    "its CRS names metadata key `{}`, which is absent",
+                    excerpt(key)
+                )),
+            ),
+        };
+    }
+    if t.starts_with('{') {
+        return match serde_json::from_str::<serde_json::Value>(t) {
+            Ok(v) => match crs::identify_projjson(&v) {
+                Ok(c) => (Some(c.to_string()), None),
+                Err(why) => (
+                    None,
+                    Some(format!("its PROJJSON CRS is not identified ({why})")),
+                ),
+            },
+            Err(_) => (
+                None,
+                Some("its CRS is neither PROJJSON nor an identifier".into()),
+            ),
+        };
+    }
+    if t.contains('[') {
+        return match crs::identify_wkt(t) {
+            Ok(c) => (Some(c.to_string()), None),
+            Err(why) => (None, Some(format!("its WKT CRS is not identified ({why})"))),
+        };
+    }
+    match crate::model::crs::Crs::parse(t) {
+        Some(c) => (Some(c.to_string()), None),
+        None => (
+            None,
+            Some(format!("its CRS `{}` is not AUTHORITY:CODE", excerpt(t))),
+        ),
+    }
+}
+
+/// At most 80 characters of a text from the file, for an error.
+fn excerpt(s: &str) -> String {
+    if s.chars().count() <= 80 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(80).collect::<String>())
+    }
+}
+
+fn geo_metadata(path: &Path, text: &str) -> Result<Geo, ReleaseError> {
     let bad = |m: String| corrupt(path, F, m);
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| bad(format!("`geo` metadata is not JSON: {e}")))?;
-    let column = v
+    let primary = v
         .get("primary_column")
         .and_then(|c| c.as_str())
         .ok_or_else(|| bad("`geo` metadata has no primary_column".into()))?
@@ -67,37 +234,33 @@ fn geo_metadata(path: &Path, text: &str, notes: &mut ReadNotes) -> Result<Geo, R
         .get("columns")
         .and_then(|c| c.as_object())
         .ok_or_else(|| bad("`geo` metadata has no columns".into()))?;
-    let meta = columns.get(&column).ok_or_else(|| {
-        bad(format!(
-            "`geo` metadata does not describe column `{column}`"
-        ))
-    })?;
-    let encoding = meta.get("encoding").and_then(|e| e.as_str()).unwrap_or("");
-    if !encoding.eq_ignore_ascii_case("wkb") {
-        return Err(ReleaseError::Unsupported {
-            path: path.to_path_buf(),
-            format: F,
-            reason: format!("geometry encoding `{encoding}` (only WKB is read)"),
-        });
+    if !columns.contains_key(&primary) {
+        return Err(bad(format!(
+            "`geo` metadata does not describe its primary column `{}`",
+            excerpt(&primary)
+        )));
     }
-    let crs = match meta.get("crs") {
-        None => Some("OGC:CRS84".to_string()),
-        Some(serde_json::Value::Null) => None,
-        Some(serde_json::Value::String(s)) if s.contains(':') => Some(s.to_ascii_uppercase()),
-        Some(v) => {
-            let c = crs::from_projjson(v);
-            if c.is_none() {
-                notes.warnings.push(format!(
-                    "{}: the PROJJSON CRS has no `id`; reporting the CRS as unknown",
-                    path.display()
-                ));
-            }
-            c
-        }
-    };
+    let mut out = Vec::new();
     let mut excluded: Vec<String> = columns.keys().cloned().collect();
-    for m in columns.values() {
-        if let Some(bbox) = m.pointer("/covering/bbox").and_then(|b| b.as_object()) {
+    for (name, meta) in columns {
+        let enc = meta.get("encoding").and_then(|e| e.as_str()).unwrap_or("");
+        let encoding = if enc.eq_ignore_ascii_case("wkb") {
+            Ok(Encoding::Wkb)
+        } else {
+            Native::from_name(enc)
+                .map(Encoding::Native)
+                .ok_or_else(|| format!("geometry encoding `{}`", excerpt(enc)))
+        };
+        let (crs, crs_note) = geo_crs(meta);
+        let spherical = meta.get("edges").and_then(|e| e.as_str()) == Some("spherical");
+        out.push(GeoColumn {
+            name: name.clone(),
+            encoding,
+            crs,
+            crs_note,
+            spherical,
+        });
+        if let Some(bbox) = meta.pointer("/covering/bbox").and_then(|b| b.as_object()) {
             for part in bbox.values() {
                 if let Some(name) = part.get(0).and_then(|n| n.as_str()) {
                     excluded.push(name.to_string());
@@ -106,13 +269,247 @@ fn geo_metadata(path: &Path, text: &str, notes: &mut ReadNotes) -> Result<Geo, R
         }
     }
     Ok(Geo {
-        column,
-        crs,
+        columns: out,
+        primary: Some(primary),
         excluded,
     })
 }
 
-fn add_geometries(acc: &mut Accumulator, col: &dyn Array) -> Result<(), String> {
+/// Coordinates of a native column: separated (`struct<x, y, ...>`) or interleaved.
+enum Coords<'a> {
+    Separated(Vec<&'a Float64Array>),
+    Interleaved(&'a Float64Array, usize),
+}
+
+/// ISO WKB dimension offset (0, 1000 Z, 2000 M, 3000 ZM) and doubles per coordinate.
+fn dims_of(names: &[String]) -> (u32, usize) {
+    let z = names.iter().any(|n| n == "z");
+    let m = names.iter().any(|n| n == "m");
+    (
+        u32::from(z) * 1000 + u32::from(m) * 2000,
+        2 + usize::from(z) + usize::from(m),
+    )
+}
+
+impl<'a> Coords<'a> {
+    fn of(a: &'a dyn Array) -> Result<(Coords<'a>, u32), String> {
+        let f64s = |a: &'a dyn Array| {
+            a.as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| format!("coordinates are {}, not double", a.data_type()))
+        };
+        if let Some(s) = a.as_any().downcast_ref::<StructArray>() {
+            let names: Vec<String> = s
+                .column_names()
+                .iter()
+                .map(|n| n.to_ascii_lowercase())
+                .collect();
+            let (code, n) = dims_of(&names);
+            if n != names.len() || !names.starts_with(&["x".to_string(), "y".to_string()]) {
+                return Err(format!(
+                    "coordinate fields {names:?} are not x, y[, z][, m]"
+                ));
+            }
+            let cols = s
+                .columns()
+                .iter()
+                .map(|c| f64s(c.as_ref()))
+                .collect::<Result<_, _>>()?;
+            return Ok((Coords::Separated(cols), code));
+        }
+        if let Some(l) = a.as_any().downcast_ref::<FixedSizeListArray>() {
+            let size = usize::try_from(l.value_length()).map_err(|_| "a negative list size")?;
+            let name = match l.data_type() {
+                DataType::FixedSizeList(f, _) => f.name().to_ascii_lowercase(),
+                _ => String::new(),
+            };
+            let names: Vec<String> = name.chars().map(|c| c.to_string()).collect();
+            let (code, n) = if name.len() == size && name.starts_with("xy") {
+                dims_of(&names)
+            } else {
+                // Unnamed: 3 doubles are XYZ, 4 XYZM.
+                match size {
+                    2 => (0, 2),
+                    3 => (1000, 3),
+                    4 => (3000, 4),
+                    _ => (0, 0),
+                }
+            };
+            if n != size || !(2..=4).contains(&size) {
+                return Err(format!("interleaved coordinates of {size} doubles"));
+            }
+            return Ok((Coords::Interleaved(f64s(l.values().as_ref())?, size), code));
+        }
+        Err(format!(
+            "coordinates are {}, not a struct or a fixed-size list",
+            a.data_type()
+        ))
+    }
+
+    fn write(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        const OUT: &str = "a coordinate index lies outside the column";
+        match self {
+            Coords::Separated(cols) => {
+                for c in cols {
+                    if i >= c.len() {
+                        return Err(OUT.into());
+                    }
+                    out.extend(c.value(i).to_le_bytes());
+                }
+            }
+            Coords::Interleaved(v, n) => {
+                let vals = v.values();
+                let s = vals.get(i * n..(i + 1) * n).ok_or(OUT)?;
+                for x in s {
+                    out.extend(x.to_le_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The offsets of one list level.
+enum Offsets<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+}
+
+impl Offsets<'_> {
+    fn range(&self, i: usize) -> Result<std::ops::Range<usize>, String> {
+        let bad = || "a list offset lies outside the column".to_string();
+        let (a, b) = match self {
+            Offsets::I32(o) => (
+                usize::try_from(*o.get(i).ok_or_else(bad)?).map_err(|_| bad())?,
+                usize::try_from(*o.get(i + 1).ok_or_else(bad)?).map_err(|_| bad())?,
+            ),
+            Offsets::I64(o) => (
+                usize::try_from(*o.get(i).ok_or_else(bad)?).map_err(|_| bad())?,
+                usize::try_from(*o.get(i + 1).ok_or_else(bad)?).map_err(|_| bad())?,
+            ),
+        };
+        if a > b {
+            return Err(bad());
+        }
+        Ok(a..b)
+    }
+}
+
+/// A native column unpacked: its list levels (outermost first) and its coordinates.
+struct NativeColumn<'a> {
+    kind: Native,
+    levels: Vec<Offsets<'a>>,
+    coords: Coords<'a>,
+    dim_code: u32,
+}
+
+impl<'a> NativeColumn<'a> {
+    fn of(kind: Native, col: &'a dyn Array) -> Result<NativeColumn<'a>, String> {
+        let mut levels = Vec::new();
+        let mut a: &'a dyn Array = col;
+        for _ in 0..kind.depth() {
+            if let Some(l) = a.as_any().downcast_ref::<ListArray>() {
+                levels.push(Offsets::I32(l.value_offsets()));
+                a = l.values().as_ref();
+            } else if let Some(l) = a.as_any().downcast_ref::<LargeListArray>() {
+                levels.push(Offsets::I64(l.value_offsets()));
+                a = l.values().as_ref();
+            } else {
+                return Err(format!(
+                    "a {kind:?} column is {}, not nested lists of coordinates",
+                    col.data_type()
+                ));
+            }
+        }
+        let (coords, dim_code) = Coords::of(a)?;
+        Ok(NativeColumn {
+            kind,
+            levels,
+            coords,
+            dim_code,
+        })
+    }
+
+    fn header(&self, out: &mut Vec<u8>, code: u32) {
+        out.push(1);
+        out.extend((code + self.dim_code).to_le_bytes());
+    }
+
+    fn count(out: &mut Vec<u8>, n: usize) -> Result<(), String> {
+        let n = u32::try_from(n).map_err(|_| "a geometry of more than 2^32 parts")?;
+        out.extend(n.to_le_bytes());
+        Ok(())
+    }
+
+    /// The points of level `l`'s list `i`, as a WKB point sequence (count, coordinates).
+    fn points(&self, l: usize, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        let r = self.levels[l].range(i)?;
+        Self::count(out, r.len())?;
+        for j in r {
+            self.coords.write(j, out)?;
+        }
+        Ok(())
+    }
+
+    /// Polygon `i` at level `l` (its rings are level `l + 1`).
+    fn polygon(&self, l: usize, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        let r = self.levels[l].range(i)?;
+        Self::count(out, r.len())?;
+        for ring in r {
+            self.points(l + 1, ring, out)?;
+        }
+        Ok(())
+    }
+
+    /// Row `i` as WKB.
+    fn wkb(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        out.clear();
+        match self.kind {
+            Native::Point => {
+                self.header(out, 1);
+                self.coords.write(i, out)?;
+            }
+            Native::LineString => {
+                self.header(out, 2);
+                self.points(0, i, out)?;
+            }
+            Native::Polygon => {
+                self.header(out, 3);
+                self.polygon(0, i, out)?;
+            }
+            Native::MultiPoint => {
+                self.header(out, 4);
+                let r = self.levels[0].range(i)?;
+                Self::count(out, r.len())?;
+                for j in r {
+                    self.header(out, 1);
+                    self.coords.write(j, out)?;
+                }
+            }
+            Native::MultiLineString => {
+                self.header(out, 5);
+                let r = self.levels[0].range(i)?;
+                Self::count(out, r.len())?;
+                for j in r {
+                    self.header(out, 2);
+                    self.points(1, j, out)?;
+                }
+            }
+            Native::MultiPolygon => {
+                self.header(out, 6);
+                let r = self.levels[0].range(i)?;
+                Self::count(out, r.len())?;
+                for j in r {
+                    self.header(out, 3);
+                    self.polygon(1, j, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn add_geometries(acc: &mut Accumulator, col: &dyn Array, enc: Encoding) -> Result<(), String> {
     let any = col.as_any();
     macro_rules! each {
         ($arr:expr) => {{
@@ -126,44 +523,228 @@ fn add_geometries(acc: &mut Accumulator, col: &dyn Array) -> Result<(), String> 
             }
         }};
     }
-    if let Some(a) = any.downcast_ref::<BinaryArray>() {
-        each!(a)
-    } else if let Some(a) = any.downcast_ref::<LargeBinaryArray>() {
-        each!(a)
-    } else if let Some(a) = any.downcast_ref::<BinaryViewArray>() {
-        each!(a)
-    } else {
-        return Err(format!(
-            "the geometry column is {}, not WKB binary",
-            col.data_type()
-        ));
+    match enc {
+        Encoding::Wkb => {
+            if let Some(a) = any.downcast_ref::<BinaryArray>() {
+                each!(a)
+            } else if let Some(a) = any.downcast_ref::<LargeBinaryArray>() {
+                each!(a)
+            } else if let Some(a) = any.downcast_ref::<BinaryViewArray>() {
+                each!(a)
+            } else {
+                return Err(format!(
+                    "the geometry column is {}, not WKB binary",
+                    col.data_type()
+                ));
+            }
+        }
+        Encoding::Native(kind) => {
+            let n = NativeColumn::of(kind, col)?;
+            let mut buf = Vec::with_capacity(256);
+            for i in 0..col.len() {
+                if col.is_null(i) {
+                    acc.null_geometries += 1;
+                } else {
+                    n.wkb(i, &mut buf)?;
+                    add_wkb(acc, &buf)?;
+                }
+            }
+        }
     }
     Ok(())
 }
 
+/// Read and check the footer, so the decoder is handed only a footer whose every offset,
+/// size and count fits the file.
+fn check_footer(path: &Path) -> Result<(), ReleaseError> {
+    let bad = |m: String| corrupt(path, F, m);
+    let mut f = File::open(path).map_err(io_err(path))?;
+    let len = f.metadata().map_err(io_err(path))?.len();
+    if len < 12 {
+        return Err(bad(format!("{len} bytes is too short for a Parquet file")));
+    }
+    let mut head = [0u8; 4];
+    f.read_exact(&mut head).map_err(io_err(path))?;
+    let mut tail = [0u8; 8];
+    f.seek(SeekFrom::End(-8)).map_err(io_err(path))?;
+    f.read_exact(&mut tail).map_err(io_err(path))?;
+    if &tail[4..] == b"PARE" {
+        return Err(unsupported(path, F, "an encrypted Parquet footer"));
+    }
+    if &head != b"PAR1" || &tail[4..] != b"PAR1" {
+        return Err(bad(format!(
+            "no Parquet magic (the file starts {:?} and ends {:?})",
+            String::from_utf8_lossy(&head),
+            String::from_utf8_lossy(&tail[4..])
+        )));
+    }
+    let flen = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if flen + 12 > len {
+        return Err(bad(format!(
+            "the footer declares {flen} bytes in a file of {len}"
+        )));
+    }
+    if flen > parquet_footer::MAX_FOOTER_BYTES {
+        return Err(unsupported(
+            path,
+            F,
+            format!(
+                "a footer of {flen} bytes, over this build's limit of {}",
+                parquet_footer::MAX_FOOTER_BYTES
+            ),
+        ));
+    }
+    let mut footer = vec![0u8; flen as usize];
+    f.seek(SeekFrom::Start(len - 8 - flen))
+        .map_err(io_err(path))?;
+    f.read_exact(&mut footer).map_err(io_err(path))?;
+    parquet_footer::check(&footer, len - 8 - flen).map_err(|m| bad(format!("footer: {m}")))
+}
+
 pub fn read(
     path: &Path,
+    opts: &ReadOptions,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<(Option<String>, Accumulator), ReleaseError> {
+    check_footer(path)?;
+    // The last line of defence: the checks above keep every known panic of the parquet and
+    // arrow crates away, and one they did not foresee still becomes a "damaged" error.
+    match catch_unwind(AssertUnwindSafe(|| {
+        read_checked(path, opts, progress, notes)
+    })) {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(corrupt(
+                path,
+                F,
+                format!("the Parquet decoder failed on it ({})", excerpt(what)),
+            ))
+        }
+    }
+}
+
+fn read_checked(
+    path: &Path,
+    opts: &ReadOptions,
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
     let file = File::open(path).map_err(io_err(path))?;
     let bad = |m: String| corrupt(path, F, m);
     let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| bad(excerpt(&e.to_string())))?;
     let pq = meta.metadata().clone();
-    let geo_text = pq
+    let kv: Vec<(String, String)> = pq
         .file_metadata()
         .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == "geo"))
-        .and_then(|k| k.value.clone())
-        .ok_or_else(|| {
-            bad("no `geo` metadata: a Parquet file, but not a GeoParquet file".into())
-        })?;
-    let geo = geo_metadata(path, &geo_text, notes)?;
+        .map(|kv| {
+            kv.iter()
+                .filter_map(|k| Some((k.key.clone(), k.value.clone()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let descr = pq.file_metadata().schema_descr();
+    // Geometry columns: the `geo` metadata's, then any top-level GEOMETRY/GEOGRAPHY column.
+    let mut geo = match kv.iter().find(|(k, _)| k == "geo") {
+        Some((_, text)) => geo_metadata(path, text)?,
+        None => Geo {
+            columns: Vec::new(),
+            primary: None,
+            excluded: Vec::new(),
+        },
+    };
+    for l in 0..descr.num_columns() {
+        let c = descr.column(l);
+        if c.path().parts().len() != 1 || geo.excluded.iter().any(|e| e == c.name()) {
+            continue;
+        }
+        let (crs_text, spherical) = match c.logical_type_ref() {
+            Some(LogicalType::Geometry(g)) => (g.crs.clone(), false),
+            Some(LogicalType::Geography(g)) => (g.crs.clone(), true),
+            _ => continue,
+        };
+        let (crs, crs_note) = text_crs(crs_text.as_deref().unwrap_or(""), &kv);
+        geo.excluded.push(c.name().to_string());
+        geo.columns.push(GeoColumn {
+            name: c.name().to_string(),
+            encoding: Ok(Encoding::Wkb),
+            crs,
+            crs_note,
+            spherical,
+        });
+    }
+    if geo.columns.is_empty() {
+        return Err(unsupported(
+            path,
+            F,
+            "a Parquet file without `geo` metadata or a GEOMETRY/GEOGRAPHY column (a table, not GeoParquet)",
+        ));
+    }
+    let names = || {
+        geo.columns
+            .iter()
+            .map(|c| excerpt(&c.name))
+            .collect::<Vec<_>>()
+    };
+    let chosen = match (&opts.geometry_column, &geo.primary) {
+        (Some(want), _) => geo
+            .columns
+            .iter()
+            .find(|c| &c.name == want)
+            .ok_or_else(|| ReleaseError::Choose {
+                path: path.to_path_buf(),
+                problem: format!("no geometry column `{}`", excerpt(want)),
+                flag: "--geometry-column",
+                names: names(),
+            })?,
+        (None, Some(p)) => geo
+            .columns
+            .iter()
+            .find(|c| &c.name == p)
+            .ok_or_else(|| bad(format!("primary column `{}` is not described", excerpt(p))))?,
+        (None, None) if geo.columns.len() == 1 => &geo.columns[0],
+        (None, None) => {
+            return Err(ReleaseError::Choose {
+                path: path.to_path_buf(),
+                problem: format!("{} geometry columns and no primary one", geo.columns.len()),
+                flag: "--geometry-column",
+                names: names(),
+            })
+        }
+    };
+    let column = chosen.name.clone();
+    let encoding = chosen.encoding.clone().map_err(|e| {
+        unsupported(
+            path,
+            F,
+            format!("{e} (WKB and the GeoArrow encodings are read)"),
+        )
+    })?;
+    if let Some(note) = &chosen.crs_note {
+        notes.warnings.push(format!(
+            "{}: geometry column `{}`: {note}; reporting the CRS as unknown",
+            path.display(),
+            excerpt(&column)
+        ));
+    }
+    if chosen.spherical {
+        notes.warnings.push(format!(
+            "{}: geometry column `{}` has spherical edges: its envelope is taken over the vertices, and an edge (a great-circle arc) can reach beyond it towards a pole",
+            path.display(),
+            excerpt(&column)
+        ));
+    }
+    let crs = chosen.crs.clone();
     let schema = meta.schema().clone();
     let geom_idx = schema
-        .index_of(&geo.column)
-        .map_err(|_| bad(format!("geometry column `{}` is missing", geo.column)))?;
+        .index_of(&column)
+        .map_err(|_| bad(format!("geometry column `{}` is missing", excerpt(&column))))?;
     let attr_idx: Vec<usize> = schema
         .fields()
         .iter()
@@ -182,7 +763,6 @@ pub fn read(
             .collect(),
     );
     // The leaf column of each flat attribute: its statistics can state its null count.
-    let descr = pq.file_metadata().schema_descr();
     let leaf_of: Vec<Option<usize>> = attr_idx
         .iter()
         .map(|&root| {
@@ -205,13 +785,16 @@ pub fn read(
         .par_iter()
         .map(|&g| -> Result<Accumulator, ReleaseError> {
             let rg = pq.row_group(g);
+            let rows = rg.num_rows().max(0) as u64;
             let mut acc = proto.empty_like();
             let mut decode = vec![geom_idx];
             let mut decoded_attrs = Vec::new();
             for (k, &root) in attr_idx.iter().enumerate() {
+                // A statistic that cannot be true (more nulls than rows) is ignored.
                 let stated = leaf_of[k]
                     .and_then(|l| rg.column(l).statistics())
-                    .and_then(|s| s.null_count_opt());
+                    .and_then(|s| s.null_count_opt())
+                    .filter(|&n| n <= rows);
                 match stated {
                     Some(n) => acc.attributes[k].nulls += n,
                     None => {
@@ -228,14 +811,15 @@ pub fn read(
                 .with_projection(ProjectionMask::roots(descr, decode))
                 .with_batch_size(16 * 1024)
                 .build()
-                .map_err(|e| bad(e.to_string()))?;
+                .map_err(|e| bad(excerpt(&e.to_string())))?;
             for batch in reader {
-                let batch = batch.map_err(|e| bad(format!("row group {g}: {e}")))?;
+                let batch = batch
+                    .map_err(|e| bad(format!("row group {g}: {}", excerpt(&e.to_string()))))?;
                 acc.features += batch.num_rows() as u64;
                 let gcol = batch
-                    .column_by_name(&geo.column)
+                    .column_by_name(&column)
                     .ok_or_else(|| bad("geometry column missing from a row group".into()))?;
-                add_geometries(&mut acc, gcol.as_ref())
+                add_geometries(&mut acc, gcol.as_ref(), encoding)
                     .map_err(|e| bad(format!("row group {g}: {e}")))?;
                 for (k, name) in &decoded_attrs {
                     if let Some(c) = batch.column_by_name(name) {
@@ -244,7 +828,7 @@ pub fn read(
                 }
                 progress.advance(batch.num_rows() as u64);
             }
-            if acc.features != rg.num_rows().max(0) as u64 {
+            if acc.features != rows {
                 return Err(bad(format!(
                     "row group {g} holds {} rows, its metadata says {}",
                     acc.features,
@@ -258,5 +842,164 @@ pub fn read(
     for p in &parts {
         acc.absorb(p);
     }
-    Ok((geo.crs, acc))
+    Ok((crs, acc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::{NoProgress, ReleaseError};
+
+    fn data(rel: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(rel)
+    }
+
+    /// `file` with the `index`-th footer value named `what` set to `value` (the footer
+    /// re-framed with its new length).
+    fn damage(file: &[u8], what: &str, index: usize, value: i64) -> Vec<u8> {
+        let n = file.len();
+        let flen = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
+        let start = n - 8 - flen;
+        let mut footer = file[start..n - 8].to_vec();
+        let span = parquet_footer::spans(&footer, what)[index].clone();
+        let mut v = Vec::new();
+        parquet_footer::write::zigzag(&mut v, value);
+        footer.splice(span, v);
+        let mut out = file[..start].to_vec();
+        out.extend(&footer);
+        out.extend((footer.len() as u32).to_le_bytes());
+        out.extend(b"PAR1");
+        out
+    }
+
+    fn read_bytes(bytes: &[u8]) -> Result<(Option<String>, Accumulator), ReleaseError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        std::fs::write(&p, bytes).unwrap();
+        read(
+            &p,
+            &ReadOptions::default(),
+            &NoProgress,
+            &mut ReadNotes::default(),
+        )
+    }
+
+    #[test]
+    fn a_negative_page_offset_is_damage_where_the_parquet_crate_panics() {
+        let file = std::fs::read(data("naturalearth/cities.parquet")).unwrap();
+        // The first column chunk starts at its dictionary page: put that before the file.
+        let bad = damage(&file, "dictionary_page_offset", 0, -4096);
+        // The parquet crate on its own: a panic (the failure this check exists for).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        std::fs::write(&p, &bad).unwrap();
+        let raw = catch_unwind(|| {
+            let f = File::open(&p).unwrap();
+            let m = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new())?;
+            let r = ParquetRecordBatchReaderBuilder::new_with_metadata(File::open(&p).unwrap(), m)
+                .build()?;
+            for b in r {
+                b?;
+            }
+            Ok::<_, Box<dyn std::error::Error>>(())
+        });
+        assert!(
+            raw.is_err(),
+            "the crate alone does not panic: {:?}",
+            raw.ok()
+        );
+        match read_bytes(&bad) {
+            Err(ReleaseError::Corrupt { reason, .. }) => {
+                assert!(
+                    reason.contains("negative dictionary page offset"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_schema_declaring_two_billion_children_is_damage_not_an_allocation() {
+        let file = std::fs::read(data("naturalearth/cities.parquet")).unwrap();
+        let bad = damage(&file, "num_children", 0, i64::from(i32::MAX));
+        match read_bytes(&bad) {
+            Err(ReleaseError::Corrupt { reason, .. }) => {
+                assert!(reason.contains("2147483647 children"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_null_count_larger_than_the_row_count_is_ignored_and_the_column_decoded() {
+        let file = std::fs::read(data("made/typed_nulls.parquet")).unwrap();
+        let (_, good) = read_bytes(&file).unwrap();
+        // `b`, the first column, really has 1 null in 4 rows; say 4.5e9.
+        let bad = damage(&file, "null_count", 0, 4_500_000_000);
+        let (_, acc) = read_bytes(&bad).unwrap();
+        assert_eq!(acc.features, 4);
+        assert_eq!(acc.attributes[0].name, "b");
+        assert_eq!(acc.attributes[0].nulls, 1);
+        assert_eq!(acc.attributes, good.attributes);
+    }
+
+    #[test]
+    fn parquet_geometry_logical_type_is_read_as_wkb_with_its_crs() {
+        use parquet::basic::{Repetition, Type as Physical};
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        use parquet::file::writer::SerializedFileWriter;
+        use parquet::schema::types::Type;
+        use std::sync::Arc;
+        let geom = Type::primitive_type_builder("geom", Physical::BYTE_ARRAY)
+            .with_repetition(Repetition::OPTIONAL)
+            .with_logical_type(Some(LogicalType::Geometry(parquet::basic::GeometryType {
+                crs: Some("srid:32633".into()),
+            })))
+            .build()
+            .unwrap();
+        let schema = Type::group_type_builder("schema")
+            .with_fields(vec![Arc::new(geom)])
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("g.parquet");
+        let f = File::create(&p).unwrap();
+        let mut w = SerializedFileWriter::new(f, Arc::new(schema), Default::default()).unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        let mut col = rg.next_column().unwrap().unwrap();
+        // Two points by hand: (500000, 0) and (600000, 7000000); one null.
+        let pt = |x: f64, y: f64| {
+            let mut v = vec![1u8];
+            v.extend(1u32.to_le_bytes());
+            v.extend(x.to_le_bytes());
+            v.extend(y.to_le_bytes());
+            ByteArray::from(v)
+        };
+        col.typed::<ByteArrayType>()
+            .write_batch(
+                &[pt(500000.0, 0.0), pt(600000.0, 7e6)],
+                Some(&[1, 0, 1]),
+                None,
+            )
+            .unwrap();
+        col.close().unwrap();
+        rg.close().unwrap();
+        w.close().unwrap();
+        let (crs, acc) = read(
+            &p,
+            &ReadOptions::default(),
+            &NoProgress,
+            &mut ReadNotes::default(),
+        )
+        .unwrap();
+        assert_eq!(crs.as_deref(), Some("EPSG:32633"));
+        assert_eq!((acc.features, acc.null_geometries), (3, 1));
+        assert_eq!(
+            (acc.minx, acc.miny, acc.maxx, acc.maxy),
+            (500000.0, 0.0, 600000.0, 7e6)
+        );
+    }
 }

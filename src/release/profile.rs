@@ -141,7 +141,11 @@ impl Profile {
                 other.format.clone(),
             ));
         }
-        if self.crs != other.crs {
+        let same = match (&self.crs, &other.crs) {
+            (Some(a), Some(b)) => crate::model::crs::same_crs(a, b),
+            (a, b) => a == b,
+        };
+        if !same {
             return Err(MergeError::Crs(crs_text(&self.crs), crs_text(&other.crs)));
         }
         let mut attributes = BTreeMap::new();
@@ -192,7 +196,7 @@ impl Profile {
         let mut out = Profile {
             files: self.files.iter().chain(&other.files).cloned().collect(),
             format: self.format.clone(),
-            crs: self.crs.clone(),
+            crs: self.crs.as_deref().map(crate::model::crs::canonical_text),
             feature_count: self.feature_count + other.feature_count,
             null_geometries: self.null_geometries + other.null_geometries,
             invalid_geometries: self.invalid_geometries + other.invalid_geometries,

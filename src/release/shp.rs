@@ -341,14 +341,16 @@ pub fn read(
     let crs = match sibling(path, "prj") {
         Some(prj) => {
             let text = std::fs::read(&prj).map_err(io_err(&prj))?;
-            let c = crs::from_wkt(&String::from_utf8_lossy(&text));
-            if c.is_none() {
-                notes.warnings.push(format!(
-                    "{}: the CRS in its .prj is not one this build identifies; reporting it as unknown",
-                    path.display()
-                ));
+            match crs::identify_wkt(&String::from_utf8_lossy(&text)) {
+                Ok(c) => Some(c.to_string()),
+                Err(why) => {
+                    notes.warnings.push(format!(
+                        "{}: the CRS in its .prj is not identified ({why}); reporting it as unknown",
+                        path.display()
+                    ));
+                    None
+                }
             }
-            c
         }
         None => {
             notes.warnings.push(format!(

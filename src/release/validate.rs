@@ -179,19 +179,9 @@ fn not_evaluated(reason: impl Into<String>) -> Check {
     }
 }
 
-/// CRS identifiers name the same system. `OGC:CRS84` and `EPSG:4326` differ only in their
-/// declared axis order, and every format read here stores longitude first under either, so
-/// they are one system for a contract.
+/// CRS identifiers name the same system: the one equivalence rule of [`crate::model::crs`].
 pub fn same_crs(a: &str, b: &str) -> bool {
-    let canon = |s: &str| {
-        let u = s.trim().to_ascii_uppercase();
-        if u == "OGC:CRS84" {
-            "EPSG:4326".to_string()
-        } else {
-            u
-        }
-    };
-    canon(a) == canon(b)
+    crate::model::crs::same_crs(a, b)
 }
 
 /// Format names as a contract may write them.
