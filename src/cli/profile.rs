@@ -58,9 +58,6 @@ impl From<ReleaseError> for CommandError {
                 "the file is not damaged: convert it to a kind this build reads (e.g. with ogr2ogr)",
             ),
             ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
-            ReleaseError::Unsupported { .. } => {
-                Some("the file is valid, but this build does not read that kind of content")
-            }
             _ => None,
         };
         let err = CommandError::input(e.to_string());

@@ -998,7 +998,12 @@ mod tests {
         assert_eq!(crs.as_deref(), Some("EPSG:32633"));
         assert_eq!((acc.features, acc.null_geometries), (3, 1));
         assert_eq!(
-            (acc.minx, acc.miny, acc.maxx, acc.maxy),
+            (
+                acc.envelope.minx,
+                acc.envelope.miny,
+                acc.envelope.maxx,
+                acc.envelope.maxy
+            ),
             (500000.0, 0.0, 600000.0, 7e6)
         );
     }
