@@ -54,9 +54,9 @@ impl From<ReleaseError> for CommandError {
     fn from(e: ReleaseError) -> Self {
         let hint = match &e {
             ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
-            ReleaseError::Unsupported { .. } => Some(
-                "the file is not damaged: convert it to a kind this build reads (e.g. with ogr2ogr)",
-            ),
+            ReleaseError::Unsupported { .. } => {
+                Some("the file is valid: convert it to a kind this build reads (e.g. with ogr2ogr)")
+            }
             ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
             _ => None,
         };
