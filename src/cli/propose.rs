@@ -7,8 +7,10 @@ use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
 use crate::model::history::{history_header, ChangeRecord};
-use crate::model::proposal::{check_step, check_two_live, records, Refusal};
-use crate::model::{parse_contract, Bump, Change, Contract, Strictness};
+use crate::model::proposal::{
+    check_recorded_sunset, check_step, check_two_live, records, Refusal,
+};
+use crate::model::{lines, parse_contract, Bump, Change, Contract, Strictness};
 use crate::store::layout;
 
 /// Propose a new contract version: check the draft against the dataset's newest version
@@ -79,9 +81,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         })
         .collect();
     refusals.extend(step.refusals.iter().cloned());
+    let moves = moves_of(&history);
     let mut all: Vec<&Contract> = existing.iter().collect();
+    if let Some(prev) = prev {
+        if let Some(r) = check_recorded_sunset(&lines(&all, &moves), prev, &draft) {
+            refusals.push(r);
+        }
+    }
     all.push(&draft);
-    if let Some(r) = check_two_live(&all, &moves_of(&history)) {
+    if let Some(r) = check_two_live(&all, &moves) {
         refusals.push(r);
     }
     let accepted = refusals.is_empty();

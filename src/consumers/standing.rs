@@ -128,6 +128,7 @@ mod tests {
             major,
             opens: d,
             sunset: sunset.map(|s| s.parse().unwrap()),
+            source: None,
             versions: vec![Version::new(major, 0, 0)],
         }
     }

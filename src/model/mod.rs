@@ -10,6 +10,7 @@ pub mod history;
 pub mod kind;
 pub mod location;
 pub mod proposal;
+pub mod sunset;
 pub mod value;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
@@ -19,4 +20,4 @@ pub use kind::{ClauseSpec, Kind, KindTable, Shape, BUILTIN};
 pub use location::{Located, TomlErrors};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
-pub use window::{lines, Line, SunsetMove, Window};
+pub use window::{lines, Line, SunsetMove, SunsetSource, Window};

@@ -10,7 +10,7 @@ use super::change::{derive_changes, Bump, Change, ChangeSet, Direction, Verdict}
 use super::config::{NewClauses, Policy};
 use super::contract::Contract;
 use super::history::{ChangeRecord, WindowRecord, WHOLE_CONTRACT};
-use super::window::{first_day_over_two_live, lines, SunsetMove};
+use super::window::{first_day_over_two_live, lines, Line, SunsetMove, SunsetSource};
 
 /// Why a version may not follow the one before it.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +57,15 @@ pub enum Refusal {
     ThreeLive {
         day: chrono::NaiveDate,
         lines: Vec<u64>,
+    },
+    /// A new major declares a sunset for the line it retires that differs from the one a
+    /// `[[sunset]]` event already recorded: a line has one sunset.
+    SunsetDisagrees {
+        version: Version,
+        line: u64,
+        declared: chrono::NaiveDate,
+        recorded: chrono::NaiveDate,
+        recorded_at: DateTime<Utc>,
     },
     NotAdvisory {
         version: Version,
@@ -163,6 +172,19 @@ impl fmt::Display for Refusal {
                     .map(|l| l.to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
+            ),
+            Refusal::SunsetDisagrees {
+                version,
+                line,
+                declared,
+                recorded,
+                recorded_at,
+            } => write!(
+                f,
+                "{version} declares sunset = {declared} for line {line}, but line {line}'s sunset is already \
+                 {recorded} (a `contracts sunset` event of {}); a line has one sunset: declare \
+                 sunset = {recorded}, or move it first with `contracts sunset`",
+                recorded_at.format("%Y-%m-%d %H:%M UTC")
             ),
             Refusal::NoKind { clause } => write!(
                 f,
@@ -286,6 +308,29 @@ pub fn check_step(prev: Option<&Contract>, next: &Contract, policy: &Policy) -> 
         changes,
         bump,
         refusals,
+    }
+}
+
+/// A new major's `sunset` against the effective sunset of the line it retires, in `before`
+/// (the lines without the draft). Only a `[[sunset]]` event can have set one — the draft is
+/// the line's first successor — and the two must agree, so the line keeps one value.
+pub fn check_recorded_sunset(before: &[Line], prev: &Contract, next: &Contract) -> Option<Refusal> {
+    if next.version.major <= prev.version.major {
+        return None;
+    }
+    let declared = next.sunset?;
+    let retiring = before.iter().find(|l| l.major == prev.version.major)?;
+    match (&retiring.source, retiring.sunset) {
+        (Some(SunsetSource::SunsetEvent { at, .. }), Some(recorded)) if recorded != declared => {
+            Some(Refusal::SunsetDisagrees {
+                version: next.version.clone(),
+                line: retiring.major,
+                declared,
+                recorded,
+                recorded_at: *at,
+            })
+        }
+        _ => None,
     }
 }
 

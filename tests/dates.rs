@@ -1,0 +1,275 @@
+//! Dates, windows and versions that cannot drift apart (issue 9), through the real binary in
+//! a temporary store with a fixed `--today` (2026-11-29 unless a test says otherwise).
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Run, TestEnv};
+
+struct Store {
+    env: TestEnv,
+    dir: PathBuf,
+}
+
+const CLAUSES: &str = r#"crs = "EPSG:4326"
+envelope = [-10.0, 40.0, 10.0, 60.0]
+permitted_geometry = ["LineString"]
+required_attributes = { id = "int64" }
+metric_tolerances = { positional_rmse_m = 2.0 }
+"#;
+
+fn draft(version: &str, supersedes: Option<&str>, valid_from: &str, sunset: Option<&str>) -> String {
+    draft_with(version, supersedes, valid_from, sunset, &crs_of(version))
+}
+
+/// Each major changes the CRS (a breaking change), so every line is a real major.
+fn crs_of(version: &str) -> String {
+    let crs = match version.split('.').next().unwrap() {
+        "1" => "EPSG:4326",
+        "2" => "EPSG:4258",
+        "3" => "EPSG:4269",
+        _ => "EPSG:4230",
+    };
+    CLAUSES.replace("EPSG:4326", crs)
+}
+
+fn draft_with(
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+    clauses: &str,
+) -> String {
+    let mut t = format!("dataset = \"roads\"\nversion = \"{version}\"\n");
+    if let Some(s) = supersedes {
+        t += &format!("supersedes = \"{s}\"\n");
+    }
+    t += &format!("valid_from = {valid_from}\n");
+    if let Some(s) = sunset {
+        t += &format!("sunset = {s}\n");
+    }
+    t + "\n[clauses]\n" + clauses
+}
+
+impl Store {
+    fn new() -> Store {
+        let env = TestEnv::new();
+        let dir = env.home().join("store");
+        let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        Store { env, dir }
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.env.run_in(&self.dir, args)
+    }
+
+    fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--format", "json"];
+        all.extend_from_slice(args);
+        let run = self.run(&all);
+        assert!(run.code <= 1, "{args:?}: {}\n{}", run.stdout, run.stderr);
+        run.json()
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.env.home().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    fn propose(&self, text: &str) -> Run {
+        let path = self.write("draft.toml", text);
+        self.run(&["propose", &path, "--rationale", "Because."])
+    }
+
+    fn propose_ok(&self, text: &str) {
+        let run = self.propose(text);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+
+    fn sunset(&self, line: &str, on: &str, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "sunset",
+            "roads",
+            line,
+            "--on",
+            on,
+            "--rationale",
+            "Two teams need more time.",
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    /// roads 1.0.0, 1.1.0, and 2.0.0 live from 2027-01-01 closing line 1 on 2027-07-01.
+    fn with_two_lines(&self) {
+        self.propose_ok(&draft("1.0.0", None, "2026-01-01", None));
+        self.propose_ok(&draft_with(
+            "1.1.0",
+            Some("1.0.0"),
+            "2026-03-01",
+            None,
+            &crs_of("1").replace("2.0 }", "1.5 }"),
+        ));
+        self.propose_ok(&draft("2.0.0", Some("1.1.0"), "2027-01-01", Some("2027-07-01")));
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        common::git_as(
+            &self.dir,
+            self.env.home(),
+            ("Mallory Editor", "mallory@example.org"),
+            args,
+        )
+    }
+
+    fn findings(&self) -> Vec<serde_json::Value> {
+        let run = self.run(&["--format", "json", "check"]);
+        assert_eq!(run.code, 1, "check should find something:\n{}", run.stdout);
+        run.json()["findings"].as_array().unwrap().clone()
+    }
+}
+
+fn has_finding(findings: &[serde_json::Value], text: &str) -> bool {
+    findings
+        .iter()
+        .any(|f| f["message"].as_str().unwrap().contains(text))
+}
+
+#[test]
+fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Line 2 is the newest line: no successor declares its sunset, an event does.
+    let run = s.sunset("2", "2027-08-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = s.propose(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Agreeing is not enough: 2027-07-01 .. 2027-08-01 is 31 days (July has 31), under 90.
+    let run = s.propose(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-08-01")));
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("is 31 days, outside the policy's 90..365"),
+        "{}",
+        run.stderr
+    );
+    // Moved later first, the proposal that agrees is accepted with a 123-day window
+    // (Jul 31 + Aug 31 + Sep 30 + Oct 31 = 123).
+    let run = s.sunset("2", "2027-11-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = s.propose(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("window: 2027-07-01 .. 2027-11-01 (123 days)"));
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn check_fails_a_store_whose_new_major_disagrees_with_a_recorded_sunset() {
+    // Lay out by hand what `propose` accepted before: a [[sunset]] event for line 2, then
+    // 3.0.0 declaring another date. Both records are genuine output of the binary.
+    let s = Store::new();
+    s.with_two_lines();
+    let base = s.git(&["rev-parse", "HEAD"]).trim().to_string();
+    s.propose_ok(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")));
+    let with_3 = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    let contract_3 = std::fs::read_to_string(s.dir.join("contracts/roads/3.0.0.toml")).unwrap();
+    s.git(&["reset", "-q", "--hard", &base]);
+    let before = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    let records_3 = with_3.strip_prefix(&before).unwrap().to_string();
+    let run = s.sunset("2", "2027-08-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    history += &records_3;
+    std::fs::write(s.dir.join("history/roads.toml"), history).unwrap();
+    std::fs::write(s.dir.join("contracts/roads/3.0.0.toml"), contract_3).unwrap();
+    s.git(&["add", "-A"]);
+    s.git(&["commit", "-qm", "3.0.0 the old way"]);
+    let f = s.findings();
+    assert!(
+        has_finding(&f, "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"),
+        "{f:#?}"
+    );
+    assert!(
+        has_finding(&f, "the window of line 2 (from 2027-07-01, line 3 opens, to its sunset 2027-08-01) is 31 days"),
+        "{f:#?}"
+    );
+    // status, show and check agree on the one value.
+    let status = s.json(&["--today", "2027-07-15", "status", "roads"]);
+    assert_eq!(status[0]["line"], 2);
+    assert_eq!(status[0]["sunset"], "2027-08-01");
+}
+
+#[test]
+fn check_replays_a_hand_appended_move_against_the_sunset_rules() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Moved earlier by hand, without --force and outside the window: a valid-looking record.
+    let path = s.dir.join("history/roads.toml");
+    let mut history = std::fs::read_to_string(&path).unwrap();
+    history += "\n[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
+                to        = 2027-02-01\nrationale = \"Hurry.\"\n";
+    std::fs::write(&path, history).unwrap();
+    s.git(&["commit", "-qam", "hurry"]);
+    let f = s.findings();
+    assert!(
+        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: 2027-02-01 is earlier than the committed sunset 2027-07-01"),
+        "{f:#?}"
+    );
+    // 2027-01-01 .. 2027-02-01 is 31 days.
+    assert!(
+        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: the window from 2027-01-01 (line 2 opens) to 2027-02-01 would be 31 days"),
+        "{f:#?}"
+    );
+    assert!(has_finding(&f, "the window of line 1"), "{f:#?}");
+}
+
+#[test]
+fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
+    let s = Store::new();
+    s.with_two_lines();
+    // 2026-11-29 .. 2027-07-01: Dec 2 + 31 + Jan..Jun (31+28+31+30+31+30 = 181) = 214.
+    let j = s.json(&["show", "roads@1.1.0"]);
+    assert_eq!(j["line_sunset"]["date"], "2027-07-01");
+    assert_eq!(j["line_sunset"]["days_left"], 214);
+    assert_eq!(j["line_sunset"]["source"]["kind"], "contract");
+    assert_eq!(j["line_sunset"]["source"]["version"], "2.0.0");
+    let run = s.sunset("1", "2027-08-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for v in ["1.0.0", "1.1.0"] {
+        let j = s.json(&["show", &format!("roads@{v}")]);
+        assert_eq!(j["line_sunset"]["date"], "2027-08-01", "{v}");
+        // + 31 days of July.
+        assert_eq!(j["line_sunset"]["days_left"], 245, "{v}");
+        assert_eq!(j["line_sunset"]["source"]["kind"], "sunset-event");
+        assert_eq!(
+            j["line_sunset"]["source"]["rationale"],
+            "Two teams need more time."
+        );
+    }
+    let text = s.run(&["show", "roads@1.1.0"]);
+    assert!(
+        text.stdout.contains("sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on "),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("Two teams need more time."), "{}", text.stdout);
+    // 2.0.0 declared 2027-07-01 for line 1; show says the line's sunset moved since.
+    let text = s.run(&["show", "roads@2.0.0"]);
+    assert!(
+        text.stdout
+            .contains("declares the sunset of line 1: 2027-07-01 (since moved to 2027-08-01)"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("sunset of line 2: none yet"), "{}", text.stdout);
+}
