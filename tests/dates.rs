@@ -19,7 +19,12 @@ required_attributes = { id = "int64" }
 metric_tolerances = { positional_rmse_m = 2.0 }
 "#;
 
-fn draft(version: &str, supersedes: Option<&str>, valid_from: &str, sunset: Option<&str>) -> String {
+fn draft(
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+) -> String {
     draft_with(version, supersedes, valid_from, sunset, &crs_of(version))
 }
 
@@ -113,7 +118,12 @@ impl Store {
             None,
             &crs_of("1").replace("2.0 }", "1.5 }"),
         ));
-        self.propose_ok(&draft("2.0.0", Some("1.1.0"), "2027-01-01", Some("2027-07-01")));
+        self.propose_ok(&draft(
+            "2.0.0",
+            Some("1.1.0"),
+            "2027-01-01",
+            Some("2027-07-01"),
+        ));
     }
 
     fn git(&self, args: &[&str]) -> String {
@@ -145,7 +155,12 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
     // Line 2 is the newest line: no successor declares its sunset, an event does.
     let run = s.sunset("2", "2027-08-01", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let run = s.propose(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")));
+    let run = s.propose(&draft(
+        "3.0.0",
+        Some("2.0.0"),
+        "2027-07-01",
+        Some("2027-11-01"),
+    ));
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains(
@@ -155,10 +170,16 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
         run.stderr
     );
     // Agreeing is not enough: 2027-07-01 .. 2027-08-01 is 31 days (July has 31), under 90.
-    let run = s.propose(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-08-01")));
+    let run = s.propose(&draft(
+        "3.0.0",
+        Some("2.0.0"),
+        "2027-07-01",
+        Some("2027-08-01"),
+    ));
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains("is 31 days, outside the policy's 90..365"),
+        run.stderr
+            .contains("is 31 days, outside the policy's 90..365"),
         "{}",
         run.stderr
     );
@@ -166,9 +187,16 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
     // (Jul 31 + Aug 31 + Sep 30 + Oct 31 = 123).
     let run = s.sunset("2", "2027-11-01", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let run = s.propose(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")));
+    let run = s.propose(&draft(
+        "3.0.0",
+        Some("2.0.0"),
+        "2027-07-01",
+        Some("2027-11-01"),
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("window: 2027-07-01 .. 2027-11-01 (123 days)"));
+    assert!(run
+        .stdout
+        .contains("window: 2027-07-01 .. 2027-11-01 (123 days)"));
     let run = s.run(&["check"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }
@@ -180,7 +208,12 @@ fn check_fails_a_store_whose_new_major_disagrees_with_a_recorded_sunset() {
     let s = Store::new();
     s.with_two_lines();
     let base = s.git(&["rev-parse", "HEAD"]).trim().to_string();
-    s.propose_ok(&draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")));
+    s.propose_ok(&draft(
+        "3.0.0",
+        Some("2.0.0"),
+        "2027-07-01",
+        Some("2027-11-01"),
+    ));
     let with_3 = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
     let contract_3 = std::fs::read_to_string(s.dir.join("contracts/roads/3.0.0.toml")).unwrap();
     s.git(&["reset", "-q", "--hard", &base]);
@@ -216,7 +249,8 @@ fn check_replays_a_hand_appended_move_against_the_sunset_rules() {
     // Moved earlier by hand, without --force and outside the window: a valid-looking record.
     let path = s.dir.join("history/roads.toml");
     let mut history = std::fs::read_to_string(&path).unwrap();
-    history += "\n[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
+    history +=
+        "\n[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
                 to        = 2027-02-01\nrationale = \"Hurry.\"\n";
     std::fs::write(&path, history).unwrap();
     s.git(&["commit", "-qam", "hurry"]);
@@ -258,11 +292,17 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
     }
     let text = s.run(&["show", "roads@1.1.0"]);
     assert!(
-        text.stdout.contains("sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on "),
+        text.stdout.contains(
+            "sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on "
+        ),
         "{}",
         text.stdout
     );
-    assert!(text.stdout.contains("Two teams need more time."), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("Two teams need more time."),
+        "{}",
+        text.stdout
+    );
     // 2.0.0 declared 2027-07-01 for line 1; show says the line's sunset moved since.
     let text = s.run(&["show", "roads@2.0.0"]);
     assert!(
@@ -271,5 +311,9 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
         "{}",
         text.stdout
     );
-    assert!(text.stdout.contains("sunset of line 2: none yet"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("sunset of line 2: none yet"),
+        "{}",
+        text.stdout
+    );
 }

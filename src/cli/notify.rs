@@ -88,6 +88,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let (scan, _) = scan_logs(ctx, &store, due.keys().cloned().collect::<BTreeSet<_>>())?;
         for (dataset, lines) in &due {
             let standings = classify(lines, &registry, &scan.of(dataset));
+            super::consumers::warn_unknown_versions(dataset, &standings);
             let windowed: Vec<u64> = lines
                 .iter()
                 .filter(|l| l.sunset.is_some())

@@ -7,9 +7,7 @@ use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
 use crate::model::history::{history_header, ChangeRecord};
-use crate::model::proposal::{
-    check_recorded_sunset, check_step, check_two_live, records, Refusal,
-};
+use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
 use crate::model::{lines, parse_contract, Bump, Change, Contract, Strictness};
 use crate::store::layout;
 

@@ -137,7 +137,10 @@ fn count_still_on(
             row.consumers_still_on = Some(
                 standings
                     .iter()
-                    .filter(|s| s.status == Status::StillOn && s.line == Some(row.line))
+                    .filter(|s| {
+                        matches!(s.status, Status::StillOn | Status::UnknownVersion)
+                            && s.line == Some(row.line)
+                    })
                     .count(),
             );
         }

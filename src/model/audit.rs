@@ -143,11 +143,7 @@ pub fn audit_dataset(contracts: &[Contract], history: &History, policy: &Policy)
 
 /// The sunset moves a history records, in order.
 pub fn moves_of(history: &History) -> Vec<SunsetMove> {
-    history
-        .sunset
-        .iter()
-        .map(move_of)
-        .collect()
+    history.sunset.iter().map(move_of).collect()
 }
 
 fn move_of(s: &SunsetRecord) -> SunsetMove {
@@ -199,7 +195,8 @@ pub fn audit_sunsets(contracts: &[Contract], history: &History, policy: &Policy)
                     .find(|l| l.major == record.line)
                     .and_then(|l| l.sunset);
                 if record.from != current {
-                    let show = |d: Option<NaiveDate>| d.map_or("none".to_string(), |d| d.to_string());
+                    let show =
+                        |d: Option<NaiveDate>| d.map_or("none".to_string(), |d| d.to_string());
                     problems.push(Problem {
                         version: None,
                         message: format!(
@@ -216,7 +213,11 @@ pub fn audit_sunsets(contracts: &[Contract], history: &History, policy: &Policy)
                     .iter()
                     .chain(check.needs_force.iter().filter(|_| !record.forced));
                 for r in broken {
-                    let force = if r.overridable() { " without --force" } else { "" };
+                    let force = if r.overridable() {
+                        " without --force"
+                    } else {
+                        ""
+                    };
                     problems.push(Problem {
                         version: None,
                         message: format!(

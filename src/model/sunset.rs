@@ -212,7 +212,10 @@ pub fn windows_outside_policy(lines: &[Line], policy: &Policy) -> Vec<Window> {
         .filter(|w| {
             !lines.iter().any(|l| {
                 l.major == w.old_line
-                    && matches!(l.source, Some(SunsetSource::SunsetEvent { forced: true, .. }))
+                    && matches!(
+                        l.source,
+                        Some(SunsetSource::SunsetEvent { forced: true, .. })
+                    )
             })
         })
         .collect()

@@ -1,0 +1,180 @@
+//! Issue 9 on the consumer side, through the real binary: a read of a version the store does
+//! not have, JSON escapes in the log, gzipped logs, and files the scan cannot read.
+
+mod common;
+mod world;
+
+use std::io::Write as _;
+
+use world::World;
+
+/// (consumer, status, line, version, unknown_version) of every standing.
+fn standings(
+    run: &world::Run,
+) -> Vec<(String, String, Option<u64>, Option<String>, Option<String>)> {
+    let mut out: Vec<_> = run.json()["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["consumer"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["line"].as_u64(),
+                c["version"].as_str().map(str::to_string),
+                c["unknown_version"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn of<'a>(
+    all: &'a [(String, String, Option<u64>, Option<String>, Option<String>)],
+    consumer: &str,
+) -> &'a (String, String, Option<u64>, Option<String>, Option<String>) {
+    all.iter()
+        .find(|s| s.0 == consumer)
+        .unwrap_or_else(|| panic!("no {consumer} in {all:#?}"))
+}
+
+#[test]
+fn a_read_of_a_version_the_store_lacks_is_unknown_version_not_a_migration() {
+    let w = World::new(25);
+    w.append(
+        "consumption/reads.jsonl",
+        "{\"at\":\"2026-11-29T01:00:00Z\",\"consumer\":\"flood-model\",\"dataset\":\"roads\",\"contract\":\"7.0.0\"}\n",
+    );
+    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
+    run.assert_code(0);
+    let all = standings(&run);
+    assert_eq!(
+        of(&all, "flood-model"),
+        &(
+            "flood-model".to_string(),
+            "unknown-version".to_string(),
+            Some(1),
+            Some("1.1.0".to_string()),
+            Some("7.0.0".to_string())
+        )
+    );
+    let json = run.json();
+    assert_eq!(json["unknown_version"], 1);
+    // flood-model (known on line 1) and atlas are still on line 1.
+    assert_eq!(json["lines"][0]["still_on"], 2);
+    assert_eq!(json["lines"][0]["unknown_version"], 1);
+    assert!(
+        run.stderr().contains(
+            "consumer `flood-model` read version 7.0.0, which roads does not have; its last read of a known version is 1.1.0 (line 1)"
+        ),
+        "{}",
+        run.stderr()
+    );
+    // notify still writes to it about line 1 (47 days before 2027-01-15: the 60-day notice).
+    let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
+    run.assert_code(0);
+    let plan = run.json();
+    let flood = plan
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["consumer"] == "flood-model")
+        .unwrap_or_else(|| panic!("no notice for flood-model: {plan:#?}"));
+    assert_eq!(flood["line"], 1);
+    assert_eq!(flood["reads_version"], "1.1.0");
+    // status counts it as still on line 1.
+    let status = w
+        .run("2026-11-29", &["--format", "json", "status", "roads"])
+        .json();
+    assert_eq!(status[0]["consumers_still_on"], 2);
+}
+
+#[test]
+fn an_unknown_version_with_no_known_read_says_why_it_is_not_told() {
+    let w = World::new(25);
+    // archive was silent; its only read is of a version that does not exist.
+    w.append(
+        "consumption/reads.jsonl",
+        "{\"at\":\"2026-11-29T01:00:00Z\",\"consumer\":\"archive\",\"dataset\":\"roads\",\"contract\":\"7.0.0\"}\n",
+    );
+    let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
+    run.assert_code(0);
+    assert!(
+        run.stderr().contains(
+            "consumer `archive` read version 7.0.0, which roads does not have, and no known version in the lookback: its line is unknown"
+        ),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["consumer"] == "archive"));
+}
+
+#[test]
+fn a_read_spelled_with_json_escapes_is_the_same_read() {
+    let w = World::new(25);
+    // router moved to 2.0.0 on 2026-11-25; a later read of 1.1.0 spelled with escapes puts
+    // it back on line 1.
+    w.append(
+        "consumption/reads.jsonl",
+        "{\"at\":\"2026-11-29T02:00:00Z\",\"consumer\":\"r\\u006futer\",\"dataset\":\"r\\u006fads\",\"contract\":\"1.1.0\"}\n",
+    );
+    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
+    run.assert_code(0);
+    let all = standings(&run);
+    assert_eq!(of(&all, "router").1, "still-on");
+    assert_eq!(of(&all, "router").3.as_deref(), Some("1.1.0"));
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn gzipped_logs_are_read_and_unreadable_files_are_reported_and_skipped() {
+    let w = World::new(25);
+    w.write(
+        "contracts.toml",
+        &world::config(25).replace(
+            r#"sources = ["consumption/*.jsonl", "consumption/*.csv"]"#,
+            r#"sources = ["consumption/*"]"#,
+        ),
+    );
+    let dir = w.root().join("consumption");
+    std::fs::write(
+        dir.join("archive.jsonl.gz"),
+        gzip(b"{\"at\":\"2026-11-28T03:00:00Z\",\"consumer\":\"archive\",\"dataset\":\"roads\",\"contract\":\"1.0.0\"}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("late.csv.gz"),
+        gzip(b"at,consumer,dataset,contract\n2026-11-29T03:00:00Z,router,roads,1.1.0\n"),
+    )
+    .unwrap();
+    // Named gzip, but plain text: a corrupt stream.
+    std::fs::write(dir.join("broken.jsonl.gz"), "not gzip\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "who reads what\n").unwrap();
+    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
+    run.assert_code(0);
+    let all = standings(&run);
+    assert_eq!(of(&all, "archive").1, "still-on");
+    assert_eq!(of(&all, "archive").3.as_deref(), Some("1.0.0"));
+    assert_eq!(of(&all, "router").1, "still-on");
+    assert_eq!(of(&all, "flood-model").1, "still-on");
+    let err = run.stderr();
+    assert!(
+        err.contains("warning: consumption/broken.jsonl.gz: cannot be read to its end: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: consumption/notes.txt: ") && err.contains("must end in .jsonl"),
+        "{err}"
+    );
+}
