@@ -317,3 +317,71 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
         text.stdout
     );
 }
+
+/// A store laid out by hand with plain git: world 1.0.0 (EPSG:4326) and 2.0.0 (EPSG:3857)
+/// live together from 2026-05-01 until line 1's sunset on 2026-10-01.
+fn world_store() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let dir = env.home().join("world");
+    std::fs::create_dir_all(dir.join("contracts/world")).unwrap();
+    std::fs::write(dir.join("contracts.toml"), "").unwrap();
+    std::fs::write(
+        dir.join("contracts/world/1.0.0.toml"),
+        "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"EPSG:4326\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("contracts/world/2.0.0.toml"),
+        "dataset = \"world\"\nversion = \"2.0.0\"\nsupersedes = \"1.0.0\"\nvalid_from = 2026-05-01\n\
+         sunset = 2026-10-01\n[clauses]\ncrs = \"EPSG:3857\"\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| common::git_as(&dir, env.home(), ("Fixture", "f@example.org"), args);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "fixture"]);
+    (env, dir)
+}
+
+#[test]
+fn validate_line_checks_a_release_against_one_live_line() {
+    let (env, dir) = world_store();
+    let countries = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/naturalearth/countries.gpkg")
+        .display()
+        .to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--format",
+            "json",
+            "--today",
+            "2026-06-01",
+            "validate",
+            "world",
+        ];
+        args.extend_from_slice(extra);
+        args.push(&countries);
+        env.run_in(&dir, &args)
+    };
+    // Default: every live line; the EPSG:4326 release fails line 2's EPSG:3857.
+    let both = run(&[]);
+    assert_eq!(both.code, 1, "{}", both.stderr);
+    assert_eq!(both.json()["contracts"].as_array().unwrap().len(), 2);
+    let one = run(&["--line", "1"]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    let contracts = one.json()["contracts"].as_array().unwrap().clone();
+    assert_eq!(contracts.len(), 1);
+    assert_eq!(contracts[0]["version"], "1.0.0");
+    let two = run(&["--line", "2"]);
+    assert_eq!(two.code, 1);
+    assert_eq!(two.json()["contracts"][0]["version"], "2.0.0");
+    let three = run(&["--line", "3"]);
+    assert_eq!(three.code, 2);
+    assert!(
+        three
+            .stderr
+            .contains("line 3 of `world` is not live on 2026-06-01 (live lines: 1, 2)"),
+        "{}",
+        three.stderr
+    );
+}
