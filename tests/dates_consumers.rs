@@ -178,3 +178,45 @@ fn gzipped_logs_are_read_and_unreadable_files_are_reported_and_skipped() {
         "{err}"
     );
 }
+
+#[test]
+fn uncommitted_store_files_are_named_and_not_used() {
+    let w = World::new(25);
+    // An uncommitted registry that drops every consumer, and an uncommitted contract.
+    std::fs::write(w.root().join("consumers.toml"), "").unwrap();
+    std::fs::write(
+        w.root().join("contracts/roads/3.0.0.toml"),
+        "dataset = \"roads\"\nversion = \"3.0.0\"\n",
+    )
+    .unwrap();
+    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
+    run.assert_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains("warning: uncommitted changes to consumers.toml are not used; commit them"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: uncommitted changes to contracts/roads/3.0.0.toml are not used"),
+        "{err}"
+    );
+    // The committed registry is the one used: flood-model is still registered.
+    let all = standings(&run);
+    assert_eq!(of(&all, "flood-model").1, "still-on");
+    // The consumption log is read from the work tree and is never warned about.
+    assert!(!err.contains("consumption/"), "{err}");
+    // A staged but uncommitted config counts too.
+    std::fs::write(
+        w.root().join("contracts.toml"),
+        world::config(26).replace("lookback_days = 365", "lookback_days = 7"),
+    )
+    .unwrap();
+    w.git(&["add", "contracts.toml"]);
+    let run = w.run("2026-11-29", &["status"]);
+    assert!(
+        run.stderr()
+            .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),
+        "{}",
+        run.stderr()
+    );
+}

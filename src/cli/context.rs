@@ -64,7 +64,9 @@ impl Context {
             Some(r) => r.clone(),
             None => std::env::current_dir()?,
         };
-        Ok(Store::open(&dir)?)
+        let store = Store::open(&dir)?;
+        warn_uncommitted(&store);
+        Ok(store)
     }
 
     /// Refuse a format the command does not speak.
@@ -75,6 +77,28 @@ impl Context {
             )));
         }
         Ok(())
+    }
+}
+
+/// How many uncommitted files are named one by one before the rest are only counted.
+const SHOWN_UNCOMMITTED: usize = 10;
+
+/// One rule for what a command reads: the store as committed at HEAD. An uncommitted change
+/// to a store file is therefore not used, and each such file is named on stderr.
+fn warn_uncommitted(store: &Store) {
+    match store.uncommitted() {
+        Ok(files) => {
+            for f in files.iter().take(SHOWN_UNCOMMITTED) {
+                eprintln!("warning: uncommitted changes to {f} are not used; commit them");
+            }
+            if files.len() > SHOWN_UNCOMMITTED {
+                eprintln!(
+                    "warning: {} more store files have uncommitted changes (`git status` lists them)",
+                    files.len() - SHOWN_UNCOMMITTED
+                );
+            }
+        }
+        Err(e) => eprintln!("warning: {e}; uncommitted changes are not reported"),
     }
 }
 

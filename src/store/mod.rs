@@ -6,6 +6,7 @@
 //! cannot both build on the same state. This module is the only place that knows the layout.
 
 pub mod git;
+pub mod worktree;
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
@@ -145,6 +146,11 @@ impl Store {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The store files with changes not committed at HEAD, which no command reads.
+    pub fn uncommitted(&self) -> Result<Vec<String>, worktree::StatusError> {
+        worktree::uncommitted(self.repo.gix())
     }
 
     /// A text file at HEAD, if present.
