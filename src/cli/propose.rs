@@ -6,6 +6,7 @@ use super::context::read_input;
 use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
+use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
 use crate::model::{lines, parse_contract, Bump, Change, Contract, Strictness};
@@ -61,6 +62,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         &store.config().kinds,
         Strictness::Reading,
     )?;
+    for x in crossings(&draft) {
+        eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
+    }
     let dataset = draft.dataset.clone();
     let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
         Vec::new()

@@ -2,6 +2,7 @@ use serde::Serialize;
 
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
+use crate::model::contract::{crossings, Crossing};
 use crate::model::{Strictness, SunsetSource, BUILTIN};
 
 /// How `validate` reads a contract, stated once (SPEC §5).
@@ -50,6 +51,8 @@ struct Report {
     line_sunset: Option<LineSunset>,
     description: Option<String>,
     clauses: Vec<ClauseRow>,
+    /// Envelope clauses that cross the antimeridian, with their width.
+    antimeridian: Vec<Crossing>,
     reading_rules: &'static str,
 }
 
@@ -116,6 +119,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }),
         description: c.description.clone(),
         clauses,
+        antimeridian: crossings(&c),
         reading_rules: READING_RULES,
     };
     match ctx.format {
@@ -163,6 +167,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 "{}",
                 table(&["clause", "kind", "shape", "value", "status"], rows)
             );
+            for x in &report.antimeridian {
+                outln!("{x}");
+            }
             outln!("{READING_RULES}");
         }
     }
