@@ -476,3 +476,139 @@ fn check_flags_a_committed_wide_crossing_that_is_not_meant() {
         "{f:#?}"
     );
 }
+
+/// Commit `text` at `rel` in the store by hand.
+fn commit_file(s: &Store, rel: &str, text: &[u8]) {
+    let p = s.dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+    s.git(&["add", "-A"]);
+    s.git(&["commit", "-qm", &format!("edit {rel}")]);
+}
+
+fn finding_at<'a>(f: &'a [serde_json::Value], file: &str, text: &str) -> &'a serde_json::Value {
+    f.iter()
+        .find(|x| x["file"] == file && x["message"].as_str().unwrap().contains(text))
+        .unwrap_or_else(|| panic!("no finding `{text}` in {file}: {f:#?}"))
+}
+
+const NOTICE: &str = r#"[[notice]]
+consumer   = "atlas"
+line       = 1
+milestone  = "before-60"
+recipients = ["atlas@example.org"]
+message_id = "<a@example.org>"
+at         = 2026-11-29T09:00:00Z
+for_date   = 2026-11-29
+sunset     = 2027-07-01
+"#;
+
+const RELEASE: &str = r#"[[release]]
+validated = 2026-11-29
+files = ["roads.gpkg"]
+passed = true
+
+[[release.contract]]
+version = "1.0.0"
+results = { crs = "pass" }
+"#;
+
+#[test]
+fn check_parses_ledgers_and_release_records_as_strictly_as_their_readers() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Each file is valid TOML that `notify` or `advisory` refuses.
+    commit_file(
+        &s,
+        "notifications/roads.toml",
+        NOTICE
+            .replace("line       = 1", "line       = -1")
+            .as_bytes(),
+    );
+    commit_file(
+        &s,
+        "notifications/rivers.toml",
+        (NOTICE.to_string() + "colour = \"red\"\n").as_bytes(),
+    );
+    commit_file(
+        &s,
+        "history/roads.releases.toml",
+        RELEASE.replace("\"pass\"", "\"maybe\"").as_bytes(),
+    );
+    commit_file(
+        &s,
+        "history/rivers.releases.toml",
+        RELEASE.replace("passed = true\n", "").as_bytes(),
+    );
+    let f = s.findings();
+    let minus = finding_at(
+        &f,
+        "notifications/roads.toml",
+        "notifications/roads.toml:3:14:",
+    );
+    assert_eq!(
+        (minus["line"].as_u64(), minus["column"].as_u64()),
+        (Some(3), Some(14))
+    );
+    let colour = finding_at(&f, "notifications/rivers.toml", "colour");
+    assert_eq!(colour["line"], 10, "{colour:#}");
+    let maybe = finding_at(&f, "history/roads.releases.toml", "maybe");
+    assert_eq!(
+        (maybe["line"].as_u64(), maybe["column"].as_u64()),
+        (Some(8), Some(19))
+    );
+    // `results = { crs = ` is 18 characters: the value starts in column 19.
+    let missing = finding_at(&f, "history/rivers.releases.toml", "passed");
+    assert!(missing["line"].as_u64().is_some(), "{missing:#}");
+}
+
+#[test]
+fn check_flags_a_record_prepended_to_an_append_only_file() {
+    let s = Store::new();
+    s.with_two_lines();
+    // A [[sunset]] record inserted at the top of a history that had none: every earlier
+    // [[change]] record is untouched, but the file no longer only grew at its end.
+    let path = s.dir.join("history/roads.toml");
+    let history = std::fs::read_to_string(&path).unwrap();
+    let forged = format!(
+        "[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
+         to        = 2027-09-01\nrationale = \"Earlier than it looks.\"\n\n{history}"
+    );
+    commit_file(&s, "history/roads.toml", forged.as_bytes());
+    let f = s.findings();
+    finding_at(
+        &f,
+        "history/roads.toml",
+        "an append-only file was rewritten, not appended to: a `[[sunset]]` record was inserted before existing records (record 1 of the file)",
+    );
+}
+
+#[test]
+fn errors_about_files_are_located_and_quote_short_excerpts() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Bad UTF-8 has no line: the byte offset is given. "ok = 1\n" is 7 bytes.
+    commit_file(&s, "notifications/roads.toml", b"ok = 1\n\xff\xfe = 2\n");
+    // A 10 MB value is quoted as an excerpt, not echoed.
+    let huge = format!("{}consumer = \"{}\"\n", NOTICE, "x".repeat(10_000_000));
+    commit_file(&s, "notifications/rivers.toml", huge.as_bytes());
+    // A file that is not TOML at all.
+    commit_file(&s, "history/lakes.toml", b"[[change]\nat = \n");
+    let run = s.run(&["--format", "json", "check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.len() < 100_000,
+        "{} bytes of output",
+        run.stdout.len()
+    );
+    let f = run.json()["findings"].as_array().unwrap().clone();
+    finding_at(
+        &f,
+        "notifications/roads.toml",
+        "not UTF-8 text (the first invalid byte is at byte offset 7)",
+    );
+    let dup = finding_at(&f, "notifications/rivers.toml", "consumer");
+    assert_eq!(dup["line"], 10, "{dup:#}");
+    let lakes = finding_at(&f, "history/lakes.toml", "history/lakes.toml:1:");
+    assert_eq!(lakes["line"], 1);
+}

@@ -55,7 +55,12 @@ pub fn scan_logs(
     let result = scan(&files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+            eprintln!(
+                "warning: {}:{}: {}",
+                file.display(),
+                m.line,
+                crate::model::location::short(&m.reason)
+            );
         }
         shown += 1;
     })

@@ -256,13 +256,28 @@ pub fn audit_sunsets(contracts: &[Contract], history: &History, policy: &Policy)
     problems
 }
 
+/// The `[[key]]` headers of a text, in file order: the order its records were appended in.
+fn record_headers(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let inner = l.strip_prefix("[[")?;
+            let end = inner.find("]]")?;
+            Some(inner[..end].trim())
+        })
+        .collect()
+}
+
 /// Whether `new` only appended to `old`: byte prefix, or else — so that a re-indented but
 /// equal record is no false alarm — every top-level array of tables in `old` is a prefix of
-/// the same array in `new` and every other key is unchanged. `Err` says what changed.
+/// the same array in `new`, every other key is unchanged, and the records of `old` still come
+/// first in the file (a record inserted before them, even of a kind `old` did not have, is a
+/// rewrite: `check` replays the records in file order). `Err` says what changed.
 pub fn appended_only(old: &str, new: &str) -> Result<(), String> {
     if new.starts_with(old) {
         return Ok(());
     }
+    let (headers_before, headers_after) = (record_headers(old), record_headers(new));
     let parse = |t: &str, which: &str| {
         t.parse::<toml::Table>().map_err(|e| {
             format!(
@@ -292,6 +307,20 @@ pub fn appended_only(old: &str, new: &str) -> Result<(), String> {
             _ if before != after => return Err(format!("`{key}` was changed")),
             _ => {}
         }
+    }
+    if !headers_after.starts_with(&headers_before) {
+        let i = headers_before
+            .iter()
+            .zip(&headers_after)
+            .position(|(a, b)| a != b)
+            .unwrap_or(headers_before.len().min(headers_after.len()));
+        return Err(match headers_after.get(i) {
+            Some(key) if headers_after.len() > headers_before.len() => format!(
+                "a `[[{key}]]` record was inserted before existing records (record {} of the file); records are only appended at the end",
+                i + 1
+            ),
+            _ => format!("the records were reordered or removed from record {} on", i + 1),
+        });
     }
     Ok(())
 }
