@@ -504,7 +504,7 @@ sunset     = 2027-07-01
 "#;
 
 const RELEASE: &str = r#"[[release]]
-validated = 2026-11-29
+validated = "2026-11-29"
 files = ["roads.gpkg"]
 passed = true
 
