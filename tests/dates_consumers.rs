@@ -220,3 +220,51 @@ fn uncommitted_store_files_are_named_and_not_used() {
         run.stderr()
     );
 }
+
+#[test]
+fn config_values_refused_after_parsing_are_located() {
+    let w = World::new(25);
+    // Line numbers worked out from world::config: [notify] is line 1, `from` line 4;
+    // [smtp] line 6, `host` line 7; [consumption] line 11, `lookback_days` line 13; the file
+    // ends there, so the appended blank line is 14, [store] 15 and `since` 16.
+    let config = world::config(25).replace(
+        "from = \"Data Platform <data-platform@example.org>\"",
+        "from = \"not a mailbox\"",
+    ) + "\n[store]\nsince = \"no-such-rev\"\n";
+    w.write("contracts.toml", &config);
+    let run = w.run("2026-11-29", &["notify", "--dry-run"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr().contains("contracts.toml:4:8: "),
+        "{}",
+        run.stderr()
+    );
+    let run = w.run("2026-11-29", &["check"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr()
+            .contains("contracts.toml:16:9: [store] since: "),
+        "{}",
+        run.stderr()
+    );
+    let config = world::config(25).replace("host = \"127.0.0.1\"", "host = \"smtp.example.org\"");
+    w.write("contracts.toml", &config);
+    let run = w.run("2026-11-29", &["notify", "--dry-run"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr().contains("contracts.toml:7:8: "),
+        "{}",
+        run.stderr()
+    );
+    // A bound out of range points at its value: `lookback_days = ` is 16 characters.
+    let config = world::config(25).replace("lookback_days = 365", "lookback_days = 0");
+    w.write("contracts.toml", &config);
+    let run = w.run("2026-11-29", &["status"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr()
+            .contains("contracts.toml:13:17: [consumption] lookback_days"),
+        "{}",
+        run.stderr()
+    );
+}

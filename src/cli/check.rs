@@ -97,13 +97,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut findings = Vec::new();
 
     // The history first: it proves immutability and says who added each file.
-    let since = match args
-        .since
-        .as_deref()
-        .or(store.config().store.since.as_deref())
-    {
-        Some(rev) => Some(store.repo().resolve(rev).map_err(StoreError::from)?),
-        None => None,
+    let since = match (&args.since, &store.config().store.since) {
+        (Some(rev), _) => Some(store.repo().resolve(rev).map_err(StoreError::from)?),
+        // From the file: the error points at the value.
+        (None, Some(rev)) => Some(store.repo().resolve(rev).map_err(|e| {
+            let e = StoreError::from(e);
+            let message = store
+                .config()
+                .error_at("store.since", &format!("[store] since: {e}"));
+            if e.is_input() {
+                CommandError::input(message)
+            } else {
+                CommandError::environment(message)
+            }
+        })?),
+        (None, None) => None,
     };
     let walk = store
         .repo()
