@@ -612,3 +612,49 @@ fn errors_about_files_are_located_and_quote_short_excerpts() {
     let lakes = finding_at(&f, "history/lakes.toml", "history/lakes.toml:1:");
     assert_eq!(lakes["line"], 1);
 }
+
+#[test]
+fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
+    let s = Store::new();
+    let config = std::fs::read_to_string(s.dir.join("contracts.toml")).unwrap()
+        + "\n[kinds]\nmin_feature_count = { kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }\n";
+    std::fs::write(s.dir.join("contracts.toml"), config).unwrap();
+    let old = s.write(
+        "old.toml",
+        &draft_with(
+            "1.0.0",
+            None,
+            "2026-01-01",
+            None,
+            &(crs_of("1") + "min_feature_count = 10\n"),
+        ),
+    );
+    let new = s.write(
+        "new.toml",
+        &draft_with(
+            "1.1.0",
+            Some("1.0.0"),
+            "2026-02-01",
+            None,
+            &(crs_of("1") + "min_feature_count = 20\n"),
+        ),
+    );
+    let run = s.run(&["diff", &old, &new]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("clause `min_feature_count` has no kind"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),
+        "{}",
+        run.stderr
+    );
+    s.git(&["commit", "-qam", "a custom kind"]);
+    let run = s.run(&["diff", &old, &new]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("uncommitted"), "{}", run.stderr);
+}

@@ -36,12 +36,25 @@ impl Context {
             .map(Path::to_path_buf)
     }
 
-    /// The store's configuration, or the defaults when there is no store (so `diff` of two
-    /// loose files works anywhere with the built-in kinds).
+    /// The store's configuration as committed, or the work tree's `contracts.toml` outside a
+    /// store, or the defaults (so `diff` of two loose files works anywhere with the built-in
+    /// kinds).
     pub fn config(&self) -> Result<Config, CommandError> {
         let Some(root) = self.find_root() else {
             return Ok(Config::default());
         };
+        // Inside a store, the committed configuration, as every other command reads it; the
+        // work-tree file only when the repository has none committed (not a store yet).
+        if root.join(".git").exists() {
+            match Store::open(&root) {
+                Ok(store) => {
+                    warn_uncommitted(&store);
+                    return Ok(store.config().clone());
+                }
+                Err(crate::store::StoreError::NotAStore { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         let path = root.join("contracts.toml");
         if !path.is_file() {
             if self.repo.is_some() {
