@@ -8,10 +8,11 @@ use std::io::Write as _;
 
 use world::World;
 
-/// (consumer, status, line, version, unknown_version) of every standing.
-fn standings(
-    run: &world::Run,
-) -> Vec<(String, String, Option<u64>, Option<String>, Option<String>)> {
+/// (consumer, status, line, version, unknown_version) of one standing.
+type Row = (String, String, Option<u64>, Option<String>, Option<String>);
+
+/// Every standing, sorted.
+fn standings(run: &world::Run) -> Vec<Row> {
     let mut out: Vec<_> = run.json()["consumers"]
         .as_array()
         .unwrap()
@@ -30,10 +31,7 @@ fn standings(
     out
 }
 
-fn of<'a>(
-    all: &'a [(String, String, Option<u64>, Option<String>, Option<String>)],
-    consumer: &str,
-) -> &'a (String, String, Option<u64>, Option<String>, Option<String>) {
+fn of<'a>(all: &'a [Row], consumer: &str) -> &'a Row {
     all.iter()
         .find(|s| s.0 == consumer)
         .unwrap_or_else(|| panic!("no {consumer} in {all:#?}"))
