@@ -48,7 +48,7 @@ struct Report<'a> {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("consumers")?;
-    let store = ctx.store()?;
+    let store = ctx.store_for(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     if let Some(n) = args.line {
         if !lines.iter().any(|l| l.major == n) {

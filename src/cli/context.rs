@@ -48,7 +48,7 @@ impl Context {
         if root.join(".git").exists() {
             match Store::open(&root) {
                 Ok(store) => {
-                    warn_uncommitted(&store);
+                    warn_uncommitted(&store, None);
                     return Ok(store.config().clone());
                 }
                 Err(crate::store::StoreError::NotAStore { .. }) => {}
@@ -78,7 +78,31 @@ impl Context {
             None => std::env::current_dir()?,
         };
         let store = Store::open(&dir)?;
-        warn_uncommitted(&store);
+        warn_uncommitted(&store, None);
+        Ok(store)
+    }
+
+    /// The store without the uncommitted-change warning, for a command that learns which
+    /// dataset it is about only after opening it (`propose`): it then calls
+    /// [`warn_uncommitted`] itself.
+    pub fn store_unwarned(&self) -> Result<Store, CommandError> {
+        let dir = match &self.repo {
+            Some(r) => r.clone(),
+            None => std::env::current_dir()?,
+        };
+        Ok(Store::open(&dir)?)
+    }
+
+    /// The store, for a command that reads one dataset: the uncommitted-change warning looks
+    /// only at the files such a command reads (the config, the registry, the templates and
+    /// that dataset's files), so it costs a few stats, not one per file of the store.
+    pub fn store_for(&self, dataset: &str) -> Result<Store, CommandError> {
+        let store = self.store_unwarned()?;
+        if crate::model::is_dataset_name(dataset) {
+            warn_uncommitted(&store, Some(dataset));
+        } else {
+            warn_uncommitted(&store, None);
+        }
         Ok(store)
     }
 
@@ -98,8 +122,8 @@ const SHOWN_UNCOMMITTED: usize = 10;
 
 /// One rule for what a command reads: the store as committed at HEAD. An uncommitted change
 /// to a store file is therefore not used, and each such file is named on stderr.
-fn warn_uncommitted(store: &Store) {
-    match store.uncommitted() {
+pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
+    match store.uncommitted(dataset) {
         Ok(files) => {
             for f in files.iter().take(SHOWN_UNCOMMITTED) {
                 eprintln!("warning: uncommitted changes to {f} are not used; commit them");

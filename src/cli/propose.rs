@@ -51,7 +51,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "--rationale is empty: say why the change is wanted; it is unrecoverable later",
         ));
     }
-    let store = ctx.store()?;
+    let store = ctx.store_unwarned()?;
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     // Read leniently so a clause with no kind is one refusal among the others (exit 1), not
@@ -66,6 +66,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
     }
     let dataset = draft.dataset.clone();
+    super::context::warn_uncommitted(&store, Some(&dataset));
     let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
         Vec::new()
     } else {

@@ -48,7 +48,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "--rationale is empty: say why the sunset moves",
         ));
     }
-    let store = ctx.store()?;
+    let store = ctx.store_for(&args.dataset)?;
     let lines = store.lines(&args.dataset)?;
     let Some(line) = lines.iter().find(|l| l.major == args.line) else {
         return Err(CommandError::input(format!(

@@ -40,7 +40,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    let store = ctx.store()?;
+    let store = ctx.store_for(&args.dataset)?;
     let mut live = store.live_contracts(&args.dataset, ctx.today)?;
     if let Some(n) = args.line {
         if !live.iter().any(|c| c.version.major == n) {

@@ -154,9 +154,13 @@ impl Store {
         &self.config
     }
 
-    /// The store files with changes not committed at HEAD, which no command reads.
-    pub fn uncommitted(&self) -> Result<Vec<String>, worktree::StatusError> {
-        worktree::uncommitted(self.repo.gix())
+    /// The store files with changes not committed at HEAD, which no command reads; with
+    /// `dataset`, only the files a command about that dataset reads.
+    pub fn uncommitted(&self, dataset: Option<&str>) -> Result<Vec<String>, worktree::StatusError> {
+        match dataset {
+            None => worktree::uncommitted(self.repo.gix(), None),
+            Some(d) => worktree::uncommitted(self.repo.gix(), Some(&worktree::files_of(d))),
+        }
     }
 
     /// A text file at HEAD, if present.

@@ -37,22 +37,49 @@ pub fn is_store_file(path: &str) -> bool {
         })
 }
 
+/// The store files one dataset's commands read: the configuration, the registry, the
+/// templates, and that dataset's contracts, history, release records and ledger.
+pub fn files_of(dataset: &str) -> Vec<String> {
+    vec![
+        layout::CONFIG.to_string(),
+        layout::CONSUMERS.to_string(),
+        format!("{}/", layout::TEMPLATES),
+        format!("{}/{dataset}/", layout::CONTRACTS),
+        layout::history(dataset),
+        layout::releases(dataset),
+        layout::notifications(dataset),
+    ]
+}
+
 /// The store files that differ between HEAD and the index or the work tree (modified, added,
-/// deleted, untracked), sorted, each once.
-pub fn uncommitted(repo: &gix::Repository) -> Result<Vec<String>, StatusError> {
+/// deleted, untracked), sorted, each once. `only` limits the comparison to those paths (files,
+/// or folders ending in `/`): a command about one dataset need not stat every other one.
+pub fn uncommitted(
+    repo: &gix::Repository,
+    only: Option<&[String]>,
+) -> Result<Vec<String>, StatusError> {
+    let patterns: Vec<BString> = only
+        .unwrap_or_default()
+        .iter()
+        .map(|p| BString::from(format!(":(literal){p}")))
+        .collect();
     let iter = repo
         .status(gix::progress::Discard)
         .map_err(err)?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_rewrites(None)
         .index_worktree_submodules(None)
-        .into_iter(Vec::<BString>::new())
+        .into_iter(patterns)
         .map_err(err)?;
     let mut out = std::collections::BTreeSet::new();
     for item in iter {
         let item = item.map_err(err)?;
         let path = item.location().to_string();
-        if is_store_file(&path) && !path.ends_with("/.gitkeep") {
+        let wanted = only.is_none_or(|only| {
+            only.iter()
+                .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p.as_str())))
+        });
+        if wanted && is_store_file(&path) && !path.ends_with("/.gitkeep") {
             out.insert(path);
         }
     }
