@@ -23,6 +23,8 @@ fn hermetic() {
             ("GIT_COMMITTER_NAME", "Cy Committer"),
             ("GIT_COMMITTER_EMAIL", "cy@example.org"),
             ("GIT_COMMITTER_DATE", "1790000000 +0000"),
+            // A lock nobody releases is reported after this wait (10 s by default).
+            ("CONTRACTS_LOCK_WAIT_MS", "300"),
         ] {
             std::env::set_var(k, v);
         }
@@ -272,7 +274,7 @@ fn a_stale_parent_is_refused_and_changes_nothing() {
 }
 
 #[test]
-fn a_held_ref_lock_is_a_moved_store() {
+fn a_ref_lock_never_released_is_a_stale_lock_not_a_moved_store() {
     let (dir, repo) = store();
     let dir = dir.path();
     let c1 = repo
@@ -283,10 +285,43 @@ fn a_held_ref_lock_is_a_moved_store() {
     let err = repo
         .commit_files(Some(c1), &files(&[("b", "2")]), "two")
         .unwrap_err();
-    assert!(matches!(err, GitError::Moved { .. }), "{err}");
+    match &err {
+        GitError::StaleLock {
+            path, waited_ms, ..
+        } => {
+            assert_eq!(path, &lock);
+            assert!(*waited_ms >= 300, "{err}");
+        }
+        other => panic!("expected a stale lock, got {other}"),
+    }
+    assert!(err.hint().unwrap().contains("rm '"), "{:?}", err.hint());
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(repo.head().unwrap(), Some(c1));
     assert!(!dir.join("b").exists());
+    assert_clean(dir);
+}
+
+#[test]
+fn a_ref_lock_released_during_the_wait_is_waited_for() {
+    let (dir, repo) = store();
+    let dir = dir.path();
+    let c1 = repo
+        .commit_files(None, &files(&[("a", "1")]), "one")
+        .unwrap();
+    let lock = dir.join(".git/refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    let releaser = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::remove_file(lock).unwrap();
+        })
+    };
+    let c2 = repo
+        .commit_files(Some(c1), &files(&[("b", "2")]), "two")
+        .unwrap();
+    releaser.join().unwrap();
+    assert_eq!(repo.head().unwrap(), Some(c2));
     assert_clean(dir);
 }
 

@@ -282,6 +282,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
         }
     }
+    // A link in the tree would lead a writer, or a reviewer's checkout, out of the store.
+    for link in store
+        .repo()
+        .symlinks_at(store.head())
+        .map_err(StoreError::from)?
+    {
+        findings.push(Finding::new(
+            link,
+            None,
+            None,
+            "a symbolic link (git mode 120000): writers refuse to write through it; \
+             replace it with a real file or directory"
+                .into(),
+        ));
+    }
     if let Some(text) = store.read(layout::CONSUMERS)? {
         if let Err(e) = crate::consumers::parse_registry(layout::CONSUMERS, &text) {
             findings.extend(Finding::located(layout::CONSUMERS, &e));

@@ -7,12 +7,14 @@ use chrono::NaiveDate;
 
 use super::{Cli, CommandError, Format};
 use crate::model::{parse_config, Config};
-use crate::store::Store;
+use crate::store::{Store, Sync};
 
 pub struct Context {
     pub repo: Option<PathBuf>,
     pub format: Format,
     pub today: NaiveDate,
+    /// How writers sync with a remote (`--remote`, `--no-sync`, else `[store] remote`).
+    pub sync: Sync,
 }
 
 impl Context {
@@ -21,6 +23,11 @@ impl Context {
             repo: cli.repo.clone(),
             format: cli.format,
             today: cli.today.unwrap_or_else(|| chrono::Utc::now().date_naive()),
+            sync: match (&cli.remote, cli.no_sync) {
+                (Some(name), _) => Sync::Remote(name.clone()),
+                (None, true) => Sync::Off,
+                (None, false) => Sync::Config,
+            },
         }
     }
 
@@ -104,6 +111,16 @@ impl Context {
             warn_uncommitted(&store, None);
         }
         Ok(store)
+    }
+
+    /// The store a writer works on: like [`Context::store`], after repairing a checkout left
+    /// behind HEAD and syncing with the remote (see [`Store::open_writer`]).
+    pub fn writer_store(&self) -> Result<Store, CommandError> {
+        let dir = match &self.repo {
+            Some(r) => r.clone(),
+            None => std::env::current_dir()?,
+        };
+        Ok(Store::open_writer(&dir, &self.sync)?)
     }
 
     /// Refuse a format the command does not speak.

@@ -98,14 +98,12 @@ impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
         let hint = match &e {
             StoreError::NotAStore { .. } => {
-                Some("run `contracts init`, or point --repo at a store")
-            }
-            StoreError::Git(GitError::Moved { .. }) => {
-                Some("another writer committed first; nothing was written")
+                Some("run `contracts init`, or point --repo at a store".to_string())
             }
             StoreError::Git(GitError::Open { .. }) => {
-                Some("run inside a store's repository, or pass --repo DIR")
+                Some("run inside a store's repository, or pass --repo DIR".to_string())
             }
+            StoreError::Git(g) => g.hint(),
             _ => None,
         };
         let class = if e.is_input() {
@@ -116,7 +114,7 @@ impl From<StoreError> for CommandError {
         CommandError {
             class,
             message: e.to_string(),
-            hint: hint.map(str::to_string),
+            hint,
         }
     }
 }

@@ -63,6 +63,15 @@ pub struct Cli {
     )]
     pub today: Option<NaiveDate>,
 
+    /// Writers: fetch from and push to this git remote around each commit, whatever
+    /// `[store] remote` says
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "no_sync")]
+    pub remote: Option<String>,
+
+    /// Writers: do not sync with `[store] remote`; commit to this checkout only
+    #[arg(long, global = true)]
+    pub no_sync: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }

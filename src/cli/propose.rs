@@ -8,9 +8,19 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
 use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
+use crate::model::proposal::Step as RuleStep;
 use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
 use crate::model::{lines, parse_contract, Bump, Change, Contract, Strictness};
-use crate::store::layout;
+use crate::store::{layout, Edit, Step};
+
+/// What the rules said at the HEAD the last attempt read.
+struct Decided {
+    draft: Contract,
+    prev: Option<Contract>,
+    step: RuleStep,
+    refusals: Vec<Refusal>,
+    recs: Vec<ChangeRecord>,
+}
 
 /// Propose a new contract version: check the draft against the dataset's newest version
 /// (verdicts, bump, window, the two-live cap, kinds, the new-clause policy), then write the
@@ -51,72 +61,106 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "--rationale is empty: say why the change is wanted; it is unrecoverable later",
         ));
     }
-    let store = ctx.store_unwarned()?;
+    // A dry run writes nothing, so it neither repairs the checkout nor syncs with the remote.
+    let store = if args.dry_run {
+        ctx.store_unwarned()?
+    } else {
+        ctx.writer_store()?
+    };
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
-    // Read leniently so a clause with no kind is one refusal among the others (exit 1), not
-    // a parse error; every other mistake in the draft is bad input (exit 2).
-    let draft = parse_contract(
+    let now = chrono::Utc::now();
+    let rationale = args.rationale.trim();
+    // Said once, before the rules run (they may run again on a moved HEAD): the draft's
+    // crossing envelopes, and uncommitted changes to the files this proposal reads.
+    if let Ok(draft) = parse_contract(
         &draft_name,
         &text,
         &store.config().kinds,
         Strictness::Reading,
-    )?;
-    for x in crossings(&draft) {
-        eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
+    ) {
+        for x in crossings(&draft) {
+            eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
+        }
+        super::context::warn_uncommitted(&store, Some(&draft.dataset));
     }
-    let dataset = draft.dataset.clone();
-    super::context::warn_uncommitted(&store, Some(&dataset));
-    let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
-        Vec::new()
-    } else {
-        store.contracts(&dataset, Strictness::Writing)?
-    };
-    let history = store.history(&dataset)?;
-    let prev = existing.last();
+    // The rules are checked at whatever HEAD the commit lands on: when another writer moves
+    // the store first, they are checked again on its new HEAD (a new newest version, a second
+    // live line) before the change is rebuilt there.
+    let done = store.transact(|store| -> Result<_, CommandError> {
+        // Read leniently so a clause with no kind is one refusal among the others (exit 1),
+        // not a parse error; every other mistake in the draft is bad input (exit 2).
+        let draft = parse_contract(
+            &draft_name,
+            &text,
+            &store.config().kinds,
+            Strictness::Reading,
+        )?;
+        let dataset = draft.dataset.clone();
+        let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
+            Vec::new()
+        } else {
+            store.contracts(&dataset, Strictness::Writing)?
+        };
+        let history = store.history(&dataset)?;
+        let prev = existing.last().cloned();
 
-    let step = check_step(prev, &draft, &store.config().policy);
-    let mut refusals: Vec<Refusal> = draft
-        .unknown
-        .keys()
-        .map(|clause| Refusal::NoKind {
-            clause: clause.clone(),
-        })
-        .collect();
-    refusals.extend(step.refusals.iter().cloned());
-    let moves = moves_of(&history);
-    let mut all: Vec<&Contract> = existing.iter().collect();
-    if let Some(prev) = prev {
-        if let Some(r) = check_recorded_sunset(&lines(&all, &moves), prev, &draft) {
+        let step = check_step(prev.as_ref(), &draft, &store.config().policy);
+        let mut refusals: Vec<Refusal> = draft
+            .unknown
+            .keys()
+            .map(|clause| Refusal::NoKind {
+                clause: clause.clone(),
+            })
+            .collect();
+        refusals.extend(step.refusals.iter().cloned());
+        let moves = moves_of(&history);
+        let mut all: Vec<&Contract> = existing.iter().collect();
+        if let Some(prev) = &prev {
+            if let Some(r) = check_recorded_sunset(&lines(&all, &moves), prev, &draft) {
+                refusals.push(r);
+            }
+        }
+        all.push(&draft);
+        if let Some(r) = check_two_live(&all, &moves) {
             refusals.push(r);
         }
-    }
-    all.push(&draft);
-    if let Some(r) = check_two_live(&all, &moves) {
-        refusals.push(r);
-    }
-    let accepted = refusals.is_empty();
-    let recs = if accepted {
-        records(
+        let accepted = refusals.is_empty();
+        let recs = if accepted {
+            records(
+                prev.as_ref(),
+                &draft,
+                &step.changes,
+                step.bump,
+                now,
+                rationale,
+            )
+        } else {
+            Vec::new()
+        };
+        let decided = Decided {
+            draft,
             prev,
-            &draft,
-            &step.changes,
-            step.bump,
-            chrono::Utc::now(),
-            args.rationale.trim(),
-        )
-    } else {
-        Vec::new()
-    };
-
-    let mut commit = None;
-    if accepted && !args.dry_run {
+            step,
+            refusals,
+            recs,
+        };
+        if !accepted || args.dry_run {
+            return Ok(Step::Nothing(decided));
+        }
+        let Decided {
+            draft,
+            prev,
+            step,
+            recs,
+            ..
+        } = &decided;
         let history_path = layout::history(&dataset);
         let appended: String = recs.iter().map(ChangeRecord::to_toml).collect();
         let files = vec![
             (
                 layout::contract(&dataset, &draft.version.to_string()),
-                text.into_bytes(),
+                text.clone().into_bytes(),
             ),
             (
                 history_path.clone(),
@@ -128,13 +172,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             None => "first version".to_string(),
         };
         let message = format!(
-            "propose {dataset} {}: {what}, {} change record(s)\n\n{}\n",
+            "propose {dataset} {}: {what}, {} change record(s)\n\n{rationale}\n",
             draft.version,
             recs.len(),
-            args.rationale.trim()
         );
-        commit = Some(store.commit(&files, &message)?.to_string());
-    }
+        Ok(Step::Commit(Edit { files, message }, decided))
+    })?;
+    let Decided {
+        draft,
+        prev,
+        step,
+        refusals,
+        recs,
+    } = done.value;
+    let dataset = draft.dataset.clone();
+    let prev = prev.as_ref();
+    let accepted = refusals.is_empty();
+    let commit = done.commit.map(|id| id.to_string());
 
     let report = Report {
         dataset: &dataset,

@@ -5,7 +5,7 @@ use super::output::print_json;
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::history::{history_header, SunsetRecord};
 use crate::model::sunset::check_move;
-use crate::store::layout;
+use crate::store::{layout, Edit, Step, Store};
 
 /// Set or move a line's sunset, recorded as a `[[sunset]]` event in one commit.
 ///
@@ -48,59 +48,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "--rationale is empty: say why the sunset moves",
         ));
     }
-    let store = ctx.store_for(&args.dataset)?;
-    let lines = store.lines(&args.dataset)?;
-    let Some(line) = lines.iter().find(|l| l.major == args.line) else {
-        return Err(CommandError::input(format!(
-            "dataset `{}` has no line {} (lines: {})",
-            args.dataset,
-            args.line,
-            lines
-                .iter()
-                .map(|l| l.major.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    };
-    let current = line.sunset;
-    if current == Some(args.on) {
-        eprintln!(
-            "line {} of {} already sunsets on {}; nothing to record",
-            args.line, args.dataset, args.on
-        );
-        return Ok(Outcome::Clean);
-    }
-    // The rules live in the domain, shared with `check`, which replays every recorded move.
-    let check = check_move(
-        &lines,
-        args.line,
-        args.on,
-        Some(ctx.today),
-        &store.config().policy,
-    );
-    let mut refusals: Vec<String> = check.refusals.iter().map(|r| r.to_string()).collect();
-    if !args.force {
-        refusals.extend(
-            check
-                .needs_force
-                .iter()
-                .map(|r| format!("{r} (use --force to override)")),
-        );
-    }
-    let needs_force = &check.needs_force;
-    // Never append to a history that does not parse.
-    store.history(&args.dataset)?;
-    let accepted = refusals.is_empty();
-    let forced = args.force && !needs_force.is_empty();
-    let mut commit = None;
-    if accepted {
+    let store = ctx.writer_store()?;
+    super::context::warn_uncommitted(&store, Some(&args.dataset));
+    let now = chrono::Utc::now();
+    let rationale = args.rationale.trim().to_string();
+    // The rules are checked at whatever HEAD the record lands on: when another writer moves
+    // the store first (another sunset of this line, a new line), they are checked again there.
+    let done = store.transact(|store| -> Result<_, CommandError> {
+        let decided = decide(ctx, args, store)?;
+        if decided.already || !decided.refusals.is_empty() {
+            return Ok(Step::Nothing(decided));
+        }
         let record = SunsetRecord {
-            at: chrono::Utc::now(),
+            at: now,
             line: args.line,
-            from: current,
+            from: decided.current,
             to: args.on,
-            rationale: args.rationale.trim().to_string(),
-            forced,
+            rationale: rationale.clone(),
+            forced: decided.forced,
         };
         let path = layout::history(&args.dataset);
         let content = store.appended(&path, &history_header(&args.dataset), &record.to_toml())?;
@@ -108,13 +73,36 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "sunset {} line {}: {} -> {}{}\n\n{}\n",
             args.dataset,
             args.line,
-            current.map_or("none".to_string(), |d| d.to_string()),
+            decided
+                .current
+                .map_or("none".to_string(), |d| d.to_string()),
             args.on,
-            if forced { " (forced)" } else { "" },
+            if decided.forced { " (forced)" } else { "" },
             record.rationale
         );
-        commit = Some(store.commit(&[(path, content)], &message)?.to_string());
+        Ok(Step::Commit(
+            Edit {
+                files: vec![(path, content)],
+                message,
+            },
+            decided,
+        ))
+    })?;
+    let Decided {
+        current,
+        refusals,
+        forced,
+        already,
+    } = done.value;
+    if already {
+        eprintln!(
+            "line {} of {} already sunsets on {}; nothing to record",
+            args.line, args.dataset, args.on
+        );
+        return Ok(Outcome::Clean);
     }
+    let accepted = refusals.is_empty();
+    let commit = done.commit.map(|id| id.to_string());
     let report = Report {
         dataset: &args.dataset,
         line: args.line,
@@ -147,4 +135,64 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         eprintln!("recorded in commit {}", &id[..12]);
     }
     Ok(Outcome::Clean)
+}
+
+/// What the rules said at the HEAD the last attempt read.
+struct Decided {
+    current: Option<NaiveDate>,
+    refusals: Vec<String>,
+    forced: bool,
+    /// The line already sunsets on the day asked for: nothing to record.
+    already: bool,
+}
+
+/// Check the sunset move against the store at one HEAD. The rules live in the domain
+/// (`model::sunset`), shared with `check`, which replays every recorded move.
+fn decide(ctx: &Context, args: &Args, store: &Store) -> Result<Decided, CommandError> {
+    let lines = store.lines(&args.dataset)?;
+    let Some(line) = lines.iter().find(|l| l.major == args.line) else {
+        return Err(CommandError::input(format!(
+            "dataset `{}` has no line {} (lines: {})",
+            args.dataset,
+            args.line,
+            lines
+                .iter()
+                .map(|l| l.major.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    };
+    let current = line.sunset;
+    if current == Some(args.on) {
+        return Ok(Decided {
+            current,
+            refusals: Vec::new(),
+            forced: false,
+            already: true,
+        });
+    }
+    let check = check_move(
+        &lines,
+        args.line,
+        args.on,
+        Some(ctx.today),
+        &store.config().policy,
+    );
+    let mut refusals: Vec<String> = check.refusals.iter().map(|r| r.to_string()).collect();
+    if !args.force {
+        refusals.extend(
+            check
+                .needs_force
+                .iter()
+                .map(|r| format!("{r} (use --force to override)")),
+        );
+    }
+    // Never append to a history that does not parse.
+    store.history(&args.dataset)?;
+    Ok(Decided {
+        current,
+        refusals,
+        forced: args.force && !check.needs_force.is_empty(),
+        already: false,
+    })
 }

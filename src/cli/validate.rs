@@ -7,7 +7,7 @@ use super::profile::profile_release;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, Report, Status};
-use crate::store::layout;
+use crate::store::{layout, Edit, Step};
 
 /// Validate a release against every contract of DATASET live on `--today`: profile the
 /// FILEs, then check each clause of each live contract, printing clause × contract →
@@ -41,31 +41,35 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
-    let mut live = store.live_contracts(&args.dataset, ctx.today)?;
-    if let Some(n) = args.line {
-        if !live.iter().any(|c| c.version.major == n) {
-            let have: Vec<String> = live.iter().map(|c| c.version.major.to_string()).collect();
-            return Err(CommandError::input(format!(
-                "line {n} of `{}` is not live on {} (live lines: {})",
-                args.dataset,
-                ctx.today,
-                if have.is_empty() {
-                    "none".to_string()
-                } else {
-                    have.join(", ")
-                }
-            ))
-            .with_hint("`contracts status` lists the live lines"));
+    let live_at = |store: &crate::store::Store| -> Result<_, CommandError> {
+        let mut live = store.live_contracts(&args.dataset, ctx.today)?;
+        if let Some(n) = args.line {
+            if !live.iter().any(|c| c.version.major == n) {
+                let have: Vec<String> = live.iter().map(|c| c.version.major.to_string()).collect();
+                return Err(CommandError::input(format!(
+                    "line {n} of `{}` is not live on {} (live lines: {})",
+                    args.dataset,
+                    ctx.today,
+                    if have.is_empty() {
+                        "none".to_string()
+                    } else {
+                        have.join(", ")
+                    }
+                ))
+                .with_hint("`contracts status` lists the live lines"));
+            }
+            live.retain(|c| c.version.major == n);
         }
-        live.retain(|c| c.version.major == n);
-    }
-    if live.is_empty() {
-        return Err(CommandError::input(format!(
-            "dataset `{}` has no live contract on {}",
-            args.dataset, ctx.today
-        ))
-        .with_hint("check --today, or the contracts' valid_from and sunset"));
-    }
+        if live.is_empty() {
+            return Err(CommandError::input(format!(
+                "dataset `{}` has no live contract on {}",
+                args.dataset, ctx.today
+            ))
+            .with_hint("check --today, or the contracts' valid_from and sunset"));
+        }
+        Ok(live)
+    };
+    let live = live_at(&store)?;
     let manifest = match &args.manifest {
         None => None,
         Some(p) => {
@@ -74,8 +78,53 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     };
     let profile = profile_release(&args.files)?;
-    let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+    if !args.record {
+        let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        return finish(ctx, args, report, None);
+    }
+    drop(store);
+    // Only a recording run writes: it alone queues for the writers' lock, repairs the checkout
+    // and syncs with the remote. The live contracts are those of the HEAD the record lands on:
+    // when the store moved since, the release is judged again there (the files were profiled
+    // once).
+    let store = ctx.writer_store()?;
+    let done = store.transact(|store| -> Result<_, CommandError> {
+        let live = live_at(store)?;
+        let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
+            CommandError::environment(format!("could not render the release record: {e}"))
+        })?;
+        let path = layout::releases(&args.dataset);
+        let content =
+            store.appended(&path, &releases_header(&args.dataset), &format!("\n{text}"))?;
+        let what = report
+            .release
+            .version
+            .clone()
+            .unwrap_or_else(|| report.profile.files.join(", "));
+        let message = format!(
+            "validate {}: record release {what} ({})",
+            args.dataset,
+            if report.passed { "passed" } else { "failed" }
+        );
+        Ok(Step::Commit(
+            Edit {
+                files: vec![(path, content)],
+                message,
+            },
+            report,
+        ))
+    })?;
+    finish(ctx, args, done.value, done.commit)
+}
 
+/// Print the report and its warnings, and say where it was recorded.
+fn finish(
+    ctx: &Context,
+    args: &Args,
+    report: Report,
+    commit: Option<crate::store::git::ObjectId>,
+) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Junit => print!("{}", junit(&report)),
@@ -96,25 +145,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             );
         }
     }
-    if args.record {
-        let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
-            CommandError::environment(format!("could not render the release record: {e}"))
-        })?;
-        let path = layout::releases(&args.dataset);
-        let content =
-            store.appended(&path, &releases_header(&args.dataset), &format!("\n{text}"))?;
-        let what = report
-            .release
-            .version
-            .clone()
-            .unwrap_or_else(|| report.profile.files.join(", "));
-        let message = format!(
-            "validate {}: record release {what} ({})",
-            args.dataset,
-            if report.passed { "passed" } else { "failed" }
+    if let Some(id) = commit {
+        eprintln!(
+            "recorded in {} (commit {})",
+            layout::releases(&args.dataset),
+            &id.to_string()[..12]
         );
-        let id = store.commit(&[(path.clone(), content)], &message)?;
-        eprintln!("recorded in {path} (commit {})", &id.to_string()[..12]);
     }
     Ok(Outcome::findings_if(!report.passed))
 }

@@ -121,6 +121,9 @@ pub struct StoreSection {
     /// The commit the immutability proofs start from, for a store adopted in a repository
     /// with earlier history.
     pub since: Option<String>,
+    /// The git remote writers fetch from before and push to after each commit (`origin`), for
+    /// a store shared through a git server. Unset: this checkout only.
+    pub remote: Option<String>,
 }
 
 #[derive(Deserialize, Default)]

@@ -6,6 +6,7 @@
 //! cannot both build on the same state. This module is the only place that knows the layout.
 
 pub mod git;
+mod transact;
 pub mod worktree;
 
 use std::cell::{OnceCell, RefCell};
@@ -17,7 +18,8 @@ use chrono::NaiveDate;
 use gix::ObjectId;
 use semver::Version;
 
-pub use git::{CommitChanges, GitError, Repo, TreeEntry};
+pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
+pub use transact::{Edit, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::audit::moves_of;
 use crate::model::history::{parse_history, History};
@@ -113,16 +115,27 @@ pub struct Store {
     contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
     history_dir: OnceCell<HashMap<String, TreeEntry>>,
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
+    /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
+    remote: Option<Remote>,
+    /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
+    writers_lock: Option<std::fs::File>,
 }
 
 impl Store {
     /// Open the store whose repository contains `dir`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let repo = Repo::open(dir)?;
+        Store::from_repo(Repo::open(dir)?, None)
+    }
+
+    /// The store in `repo` at `head`, or at HEAD.
+    fn from_repo(repo: Repo, head: Option<ObjectId>) -> Result<Store, StoreError> {
         let not_a_store = || StoreError::NotAStore {
             path: repo.work_dir().to_path_buf(),
         };
-        let head = repo.head()?.ok_or_else(not_a_store)?;
+        let head = match head {
+            Some(h) => h,
+            None => repo.head()?.ok_or_else(not_a_store)?,
+        };
         let bytes = repo
             .read_at(head, layout::CONFIG)?
             .ok_or_else(not_a_store)?;
@@ -135,6 +148,8 @@ impl Store {
             contracts_dir: OnceCell::new(),
             history_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
+            remote: None,
+            writers_lock: None,
         })
     }
 
@@ -262,7 +277,7 @@ impl Store {
         let id = self
             .dataset_files(dataset)?
             .iter()
-            .find(|e| e.name == file && !e.is_dir)
+            .find(|e| e.name == file && !e.is_dir && !e.is_link)
             .map(|e| e.id)
             .ok_or_else(|| StoreError::UnknownVersion {
                 dataset: dataset.to_string(),
@@ -304,7 +319,7 @@ impl Store {
             .dir(&self.history_dir, layout::HISTORY)?
             .get(&format!("{dataset}.toml"))
         {
-            Some(e) if !e.is_dir => Ok(Some(self.text(e.id, &path)?)),
+            Some(e) if !e.is_dir && !e.is_link => Ok(Some(self.text(e.id, &path)?)),
             _ => Ok(None),
         }
     }
@@ -396,12 +411,16 @@ impl Store {
         Ok(content.into_bytes())
     }
 
-    /// Write `files` as one commit on top of the HEAD this store was opened at.
+    /// Write `files` as one commit on top of the HEAD this store was opened at: one attempt of
+    /// [`Store::transact`] (the retries are the caller's). A commit that landed is a success even
+    /// when the checkout lags behind it (a warning on stderr; the next writer repairs it). For a
+    /// store opened with a remote, the commit is pushed; a rejected push leaves the local branch
+    /// at the remote's new head and is [`GitError::Moved`].
     pub fn commit(
         &self,
         files: &[(String, Vec<u8>)],
         message: &str,
     ) -> Result<ObjectId, StoreError> {
-        Ok(self.repo.commit_files(Some(self.head), files, message)?)
+        self.commit_once(files, message)
     }
 }

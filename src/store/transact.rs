@@ -1,0 +1,312 @@
+//! The one way the store is written: [`Store::transact`] reads HEAD, lets the caller check its
+//! rules there and build its change, commits it with a compare-and-swap, and when another
+//! writer got there first does it all again on the new HEAD, a bounded number of times. With a
+//! remote, it fetches and fast-forwards before and pushes after, and a rejected push is handled
+//! the same way as a moved branch. Every writer (propose, sunset, validate --record, the
+//! notification ledger) goes through here, so the retry behaviour lives in one place.
+
+use std::path::Path;
+use std::time::Duration;
+
+use gix::ObjectId;
+
+use super::git::{Pushed, Remote, Repo};
+use super::{GitError, Store, StoreError};
+
+/// How many times a writer builds and commits its change before it gives up with "the store
+/// moved".
+pub const ATTEMPTS: usize = 10;
+
+/// A change to commit: files (path → full new content) and the commit message.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub message: String,
+}
+
+/// What the caller's step decided at one HEAD.
+pub enum Step<T> {
+    /// Commit this change; `T` is what the caller reports.
+    Commit(Edit, T),
+    /// Nothing to write (a refusal, nothing to do): stop here.
+    Nothing(T),
+}
+
+/// The outcome of [`Store::transact`]: the caller's value from the attempt that ended it, the
+/// commit (if one was made), and the store at the HEAD that attempt read.
+pub struct Transacted<T> {
+    pub value: T,
+    pub commit: Option<ObjectId>,
+    pub store: Store,
+}
+
+/// Whether a writer syncs with a remote.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Sync {
+    /// As `[store] remote` says (no remote when it is unset).
+    #[default]
+    Config,
+    /// Never (`--no-sync`): write to this checkout only.
+    Off,
+    /// With this remote, whatever the config says (`--remote NAME`).
+    Remote(String),
+}
+
+/// Talk on stderr: what a writer did on its own (retries, repairs, a lagging checkout).
+fn notice(message: &str) {
+    eprintln!("{message}");
+}
+
+/// Bounded, jittered backoff before attempt `attempt + 1`.
+fn backoff(attempt: usize) {
+    let base = 10u64 << attempt.min(6);
+    let ms = base + super::git::jitter_ms(base);
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+impl Store {
+    /// Open the store for writing: repair a checkout a killed writer left behind HEAD, remove
+    /// its temporary files, and with a remote (per `sync`) fetch and fast-forward, so the writer
+    /// builds on the newest shared HEAD. A failed repair is a warning, not an error: the commit
+    /// itself does not depend on the work tree.
+    pub fn open_writer(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
+        let repo = Repo::open(dir)?;
+        // Writers of one checkout queue here, so they never race each other; what is left to
+        // race is other programs (git itself) and, with a remote, other hosts.
+        let lock = repo.lock_writers()?;
+        tidy(&repo);
+        let mut store = Store::from_repo(repo, None)?;
+        store.writers_lock = Some(lock);
+        let name = match sync {
+            Sync::Off => None,
+            Sync::Remote(name) => Some(name.clone()),
+            Sync::Config => store.config.store.remote.clone(),
+        };
+        let Some(name) = name else {
+            return Ok(store);
+        };
+        let branch = store.repo.branch()?.ok_or_else(|| GitError::Sync {
+            command: format!("sync with {name}"),
+            stderr: "HEAD is detached; a store shared through a remote writes to a branch".into(),
+        })?;
+        store.synced(Remote { name, branch })
+    }
+
+    /// This store read again at the remote's head: fetch; fast-forward the local branch when
+    /// it is behind; push it first when it is ahead (commits made with `--no-sync`), so the
+    /// change is built on exactly what the remote holds.
+    fn synced(self, remote: Remote) -> Result<Store, StoreError> {
+        let repo = self.repo;
+        let lock = self.writers_lock;
+        for _ in 0..ATTEMPTS {
+            let ours = repo.head()?.ok_or_else(|| StoreError::NotAStore {
+                path: repo.work_dir().to_path_buf(),
+            })?;
+            let base = match repo.fetch(&remote)? {
+                // A remote without the branch yet: this checkout's history starts it.
+                None => match repo.push(&remote, ours, None)? {
+                    Pushed::Done | Pushed::AlreadyThere => ours,
+                    Pushed::Rejected => continue,
+                },
+                Some(theirs) if theirs == ours => ours,
+                Some(theirs) if repo.is_ancestor(ours, theirs)? => {
+                    let lag = repo.advance_branch(
+                        theirs,
+                        &format!(
+                            "contracts: fast-forward to {}/{}",
+                            remote.name, remote.branch
+                        ),
+                    )?;
+                    warn_lag(theirs, lag);
+                    theirs
+                }
+                Some(theirs) if repo.is_ancestor(theirs, ours)? => {
+                    match repo.push(&remote, ours, Some(theirs))? {
+                        Pushed::AlreadyThere => ours,
+                        Pushed::Done => {
+                            notice(&format!(
+                                "pushed this checkout's earlier commits to {}/{}",
+                                remote.name, remote.branch
+                            ));
+                            ours
+                        }
+                        Pushed::Rejected => continue,
+                    }
+                }
+                Some(_) => {
+                    return Err(GitError::Diverged {
+                        local: ours,
+                        remote: format!("{}/{}", remote.name, remote.branch),
+                    }
+                    .into())
+                }
+            };
+            let mut store = Store::from_repo(repo, Some(base))?;
+            store.remote = Some(remote);
+            store.writers_lock = lock;
+            return Ok(store);
+        }
+        Err(moved(&remote).into())
+    }
+
+    /// The remote this store pushes to, if it was opened with one.
+    pub fn remote(&self) -> Option<&Remote> {
+        self.remote.as_ref()
+    }
+
+    /// The same store read again at the current HEAD, keeping its remote.
+    fn reopen(mut self) -> Result<Store, StoreError> {
+        match self.remote.clone() {
+            None => {
+                let mut store = Store::open(self.root())?;
+                store.writers_lock = self.writers_lock.take();
+                Ok(store)
+            }
+            Some(remote) => self.synced(remote),
+        }
+    }
+
+    /// Check, build and commit a change, again on the new HEAD whenever the store moved.
+    ///
+    /// `step` is called with the store at HEAD; it checks the caller's rules there and returns
+    /// the change to commit, or [`Step::Nothing`] (a refusal, nothing to do). When the commit's
+    /// compare-and-swap finds that another writer moved the branch (or, with a remote, the push
+    /// is rejected), the store is read again and `step` called again on the new HEAD, so a
+    /// change that still applies lands, and one the new HEAD forbids is refused by the caller's
+    /// own rules. After [`ATTEMPTS`] the error is [`GitError::Moved`].
+    pub fn transact<T, E>(
+        self,
+        mut step: impl FnMut(&Store) -> Result<Step<T>, E>,
+    ) -> Result<Transacted<T>, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut store = self;
+        let mut attempt = 1;
+        loop {
+            let (change, value) = match step(&store)? {
+                Step::Nothing(value) => {
+                    return Ok(Transacted {
+                        value,
+                        commit: None,
+                        store,
+                    })
+                }
+                Step::Commit(change, value) => (change, value),
+            };
+            match store.commit_once(&change.files, &change.message) {
+                Ok(id) => {
+                    return Ok(Transacted {
+                        value,
+                        commit: Some(id),
+                        store,
+                    })
+                }
+                Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
+                    notice(&format!(
+                        "the store moved under this writer (attempt {attempt} of {ATTEMPTS}); \
+                         reading the new HEAD, checking again and retrying"
+                    ));
+                    backoff(attempt);
+                    store = store.reopen()?;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// One commit on top of the HEAD this store was opened at. With a remote, the push is the
+    /// compare-and-swap: the commit is written, pushed, and only once the remote took it does
+    /// the local branch follow, so a rejected attempt leaves nothing behind.
+    pub(super) fn commit_once(
+        &self,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
+        let Some(remote) = &self.remote else {
+            let (id, lag) = self
+                .repo
+                .commit_files_lagging(Some(self.head), files, message)?;
+            warn_lag(id, lag);
+            return Ok(id);
+        };
+        let id = self.repo.write_commit(Some(self.head), files, message)?;
+        match self.repo.push(remote, id, Some(self.head))? {
+            Pushed::Done => {
+                let summary = message.lines().next().unwrap_or_default();
+                let lag = self.repo.advance_branch(id, summary)?;
+                warn_lag(id, lag);
+                Ok(id)
+            }
+            // AlreadyThere: another writer pushed a byte-identical commit (same parent, content,
+            // author and second) first. Its change, not this one, moved the branch: like a lost
+            // compare-and-swap, re-read and re-check (a proposal is then refused).
+            Pushed::Rejected | Pushed::AlreadyThere => Err(moved(remote).into()),
+        }
+    }
+}
+
+/// The remote's branch moved on: the push was rejected.
+fn moved(remote: &Remote) -> GitError {
+    GitError::Moved {
+        source: gix::Error::from_error(std::io::Error::other(format!(
+            "{}/{} moved on; the push was rejected",
+            remote.name, remote.branch
+        ))),
+    }
+}
+
+/// Repair the checkout and remove dead writers' temporary files, saying what was done.
+fn tidy(repo: &Repo) {
+    match repo.repair_checkout() {
+        Ok(paths) if !paths.is_empty() => notice(&format!(
+            "repaired the checkout: {} file(s) were behind HEAD ({})",
+            paths.len(),
+            paths.join(", ")
+        )),
+        Ok(_) => {}
+        Err(e) => notice(&format!(
+            "warning: could not repair the checkout: {}",
+            chain(&e)
+        )),
+    }
+    match repo.remove_stale_temps() {
+        Ok(paths) if !paths.is_empty() => notice(&format!(
+            "removed {} temporary file(s) left by a writer that died ({})",
+            paths.len(),
+            paths.join(", ")
+        )),
+        Ok(_) => {}
+        Err(e) => notice(&format!(
+            "warning: could not remove temporary files: {}",
+            chain(&e)
+        )),
+    }
+}
+
+fn warn_lag(commit: ObjectId, lag: Option<GitError>) {
+    if let Some(e) = lag {
+        let hint = e
+            .hint()
+            .map(|h| format!("\n  hint: {h}"))
+            .unwrap_or_default();
+        notice(&format!(
+            "warning: committed {commit}, but updating the work tree and index failed: {}; \
+             the commit is safe, and the next writer repairs the checkout{hint}",
+            chain(&e)
+        ));
+    }
+}
+
+/// An error with its causes, for a one-line warning.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
