@@ -37,7 +37,10 @@ pub struct LineStatus {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("status")?;
-    let store = ctx.store()?;
+    let store = match &args.dataset {
+        Some(d) => ctx.store_for(d)?,
+        None => ctx.store()?,
+    };
     let datasets = match &args.dataset {
         Some(d) => vec![d.clone()],
         None => store.datasets()?,
