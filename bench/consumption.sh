@@ -118,7 +118,17 @@ median() {
     printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}'
 }
 
+# The store is read at HEAD: commit it (the consumption log stays in the work tree, as in
+# production), with a fixed identity so no git config is needed.
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.org
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.org
+commit_store() {
+    [[ -d $store/.git ]] || git -C "$store" init -q
+    git -C "$store" add contracts.toml consumers.toml contracts history
+    git -C "$store" commit -q --allow-empty -m "$1"
+}
 write_config 25 "consumption/log.jsonl"
+commit_store "bench store"
 wc_s=$(median wc -l "$log")
 scan_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
 "$bin" --repo "$store" --today 2026-11-29 consumers roads 2>&1 >/dev/null | tail -1 >&2
@@ -134,8 +144,12 @@ PY
 sink_pid=$!
 for _ in $(seq 50); do [[ -s $work/sink.port ]] && break; sleep 0.1; done
 write_config "$(cat "$work/sink.port")" "consumption/notify.jsonl"
+commit_store "bench notify config"
+base=$(git -C "$store" rev-parse HEAD)
 notify_times=()
 for _ in $(seq "$RUNS"); do
+    # Each run starts without a ledger: back to the commit before the first notices.
+    git -C "$store" reset -q --hard "$base"
     rm -rf "$store/notifications"
     t0=$(date +%s%N)
     "$bin" --repo "$store" --today 2026-11-29 notify > /dev/null 2> "$work/notify.err"

@@ -181,6 +181,7 @@ proptest! {
             sunset: None,
             description: None,
             advisory: BTreeSet::new(),
+            wide_antimeridian: BTreeSet::new(),
             clauses,
             unknown: BTreeMap::new(),
         };

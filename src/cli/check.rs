@@ -6,7 +6,7 @@ use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::{appended_only, audit_dataset};
 use crate::model::history::parse_history;
-use crate::model::{Contract, Strictness};
+use crate::model::{Contract, Strictness, TomlErrors};
 use crate::store::{layout, CommitChanges, Store, StoreError};
 
 /// The CI gate over the whole store and its git history: every file parses, every clause has
@@ -25,9 +25,48 @@ pub struct Args {
 #[derive(Serialize, Clone)]
 struct Finding {
     file: String,
+    /// 1-based line and column in the file at HEAD, where the finding has a place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
     commit: Option<String>,
     author: Option<String>,
     message: String,
+}
+
+impl Finding {
+    fn new(
+        file: String,
+        commit: Option<String>,
+        author: Option<String>,
+        message: String,
+    ) -> Finding {
+        Finding {
+            file,
+            line: None,
+            column: None,
+            commit,
+            author,
+            message,
+        }
+    }
+
+    /// One finding per located mistake, each with its line and column.
+    fn located(file: &str, errors: &TomlErrors) -> Vec<Finding> {
+        errors
+            .0
+            .iter()
+            .map(|e| Finding {
+                file: file.to_string(),
+                line: (e.line > 0).then_some(e.line),
+                column: (e.line > 0).then_some(e.column),
+                commit: None,
+                author: None,
+                message: e.to_string(),
+            })
+            .collect()
+    }
 }
 
 #[derive(Serialize)]
@@ -49,9 +88,7 @@ fn author(c: &CommitChanges) -> String {
 }
 
 fn text_of(store: &Store, id: gix::ObjectId, path: &str) -> Result<String, StoreError> {
-    String::from_utf8(store.repo().blob(id)?).map_err(|_| StoreError::NotText {
-        path: path.to_string(),
-    })
+    crate::store::utf8(store.repo().blob(id)?, path)
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -60,13 +97,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut findings = Vec::new();
 
     // The history first: it proves immutability and says who added each file.
-    let since = match args
-        .since
-        .as_deref()
-        .or(store.config().store.since.as_deref())
-    {
-        Some(rev) => Some(store.repo().resolve(rev).map_err(StoreError::from)?),
-        None => None,
+    let since = match (&args.since, &store.config().store.since) {
+        (Some(rev), _) => Some(store.repo().resolve(rev).map_err(StoreError::from)?),
+        // From the file: the error points at the value.
+        (None, Some(rev)) => Some(store.repo().resolve(rev).map_err(|e| {
+            let e = StoreError::from(e);
+            let message = store
+                .config()
+                .error_at("store.since", &format!("[store] since: {e}"));
+            if e.is_input() {
+                CommandError::input(message)
+            } else {
+                CommandError::environment(message)
+            }
+        })?),
+        (None, None) => None,
     };
     let walk = store
         .repo()
@@ -86,11 +131,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             if path.ends_with("/.gitkeep") {
                 continue;
             }
-            let here = |message: String| Finding {
-                file: path.clone(),
-                commit: Some(commit.id.to_string()),
-                author: Some(author(commit)),
-                message,
+            let here = |message: String| {
+                Finding::new(
+                    path.clone(),
+                    Some(commit.id.to_string()),
+                    Some(author(commit)),
+                    message,
+                )
             };
             let is_contract = path.starts_with(&format!("{}/", layout::CONTRACTS));
             match (change.old, change.new) {
@@ -136,32 +183,48 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             contracts_seen += 1;
             let found_at = |message: String| {
                 let o = origin.get(&path);
-                Finding {
-                    file: path.clone(),
-                    commit: o.map(|o| o.commit.clone()),
-                    author: o.map(|o| o.author.clone()),
+                Finding::new(
+                    path.clone(),
+                    o.map(|o| o.commit.clone()),
+                    o.map(|o| o.author.clone()),
                     message,
-                }
+                )
             };
             match store.contract(dataset, &v.to_string(), Strictness::Writing) {
                 Ok(c) => contracts.push(c),
-                Err(StoreError::Toml(e)) => findings.push(found_at(e.to_string())),
-                Err(e @ StoreError::Misnamed { .. }) => findings.push(found_at(e.to_string())),
+                Err(StoreError::Toml(e)) => {
+                    for mut f in Finding::located(&path, &e) {
+                        let o = origin.get(&path);
+                        f.commit = o.map(|o| o.commit.clone());
+                        f.author = o.map(|o| o.author.clone());
+                        findings.push(f);
+                    }
+                }
+                Err(e @ (StoreError::Misnamed { .. } | StoreError::NotText { .. })) => {
+                    findings.push(found_at(e.to_string()))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
         let history_path = layout::history(dataset);
-        let history = match store.read(&history_path)? {
+        let history_text = match store.read(&history_path) {
+            Err(e @ StoreError::NotText { .. }) => {
+                findings.push(Finding::new(
+                    history_path.clone(),
+                    None,
+                    None,
+                    e.to_string(),
+                ));
+                continue;
+            }
+            other => other?,
+        };
+        let history = match history_text {
             None => Default::default(),
             Some(text) => match parse_history(&history_path, &text) {
                 Ok(h) => h,
                 Err(e) => {
-                    findings.push(Finding {
-                        file: history_path.clone(),
-                        commit: None,
-                        author: None,
-                        message: e.to_string(),
-                    });
+                    findings.extend(Finding::located(&history_path, &e));
                     continue;
                 }
             },
@@ -175,12 +238,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 }
                 None => (history_path.clone(), None),
             };
-            findings.push(Finding {
+            findings.push(Finding::new(
                 file,
-                commit: o.map(|o| o.commit.clone()),
-                author: o.map(|o| o.author.clone()),
-                message: p.message,
-            });
+                o.map(|o| o.commit.clone()),
+                o.map(|o| o.author.clone()),
+                p.message,
+            ));
         }
     }
     // Contract files outside a dataset folder, or not named after a version, are not ours.
@@ -193,12 +256,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             continue;
         }
         if !is_dir || !crate::model::is_dataset_name(&name) {
-            findings.push(Finding {
-                file: format!("{}/{name}", layout::CONTRACTS),
-                commit: None,
-                author: None,
-                message: "not a dataset folder (names match [a-z0-9][a-z0-9_-]{0,63})".into(),
-            });
+            findings.push(Finding::new(
+                format!("{}/{name}", layout::CONTRACTS),
+                None,
+                None,
+                "not a dataset folder (names match [a-z0-9][a-z0-9_-]{0,63})".into(),
+            ));
         }
     }
     for dataset in &datasets {
@@ -210,12 +273,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         {
             let stem = f.strip_suffix(".toml");
             if stem.is_none_or(|s| semver::Version::parse(s).is_err()) {
-                findings.push(Finding {
-                    file: format!("{dir}/{f}"),
-                    commit: None,
-                    author: None,
-                    message: "not a contract file (names are <version>.toml)".into(),
-                });
+                findings.push(Finding::new(
+                    format!("{dir}/{f}"),
+                    None,
+                    None,
+                    "not a contract file (names are <version>.toml)".into(),
+                ));
             }
         }
     }
@@ -225,26 +288,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .symlinks_at(store.head())
         .map_err(StoreError::from)?
     {
-        findings.push(Finding {
-            file: link,
-            commit: None,
-            author: None,
-            message: "a symbolic link (git mode 120000): writers refuse to write through it; \
-                      replace it with a real file or directory"
+        findings.push(Finding::new(
+            link,
+            None,
+            None,
+            "a symbolic link (git mode 120000): writers refuse to write through it; \
+             replace it with a real file or directory"
                 .into(),
-        });
+        ));
     }
     if let Some(text) = store.read(layout::CONSUMERS)? {
         if let Err(e) = crate::consumers::parse_registry(layout::CONSUMERS, &text) {
-            findings.push(Finding {
-                file: layout::CONSUMERS.to_string(),
-                commit: None,
-                author: None,
-                message: e.to_string(),
-            });
+            findings.extend(Finding::located(layout::CONSUMERS, &e));
         }
     }
-    // Ledgers and release records must at least parse; their shape is their writers' concern.
+    // Ledgers and release records are parsed with the same strict parsers as their readers
+    // (`notify`, `advisory`), so a file that passes here is one they accept. A dataset's
+    // change history was parsed above when the dataset has contracts.
     for dir in [layout::HISTORY, layout::NOTIFICATIONS] {
         for f in store
             .repo()
@@ -255,15 +315,28 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 continue;
             }
             let path = format!("{dir}/{f}");
-            if let Some(text) = store.read(&path)? {
-                if let Err(e) = text.parse::<toml::Table>() {
-                    findings.push(Finding {
-                        file: path,
-                        commit: None,
-                        author: None,
-                        message: format!("does not parse: {}", e.message().trim_end()),
-                    });
+            let text = match store.read(&path) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(e @ StoreError::NotText { .. }) => {
+                    findings.push(Finding::new(path.clone(), None, None, e.to_string()));
+                    continue;
                 }
+                Err(e) => return Err(e.into()),
+            };
+            let result = if dir == layout::NOTIFICATIONS {
+                crate::notify::ledger::parse_ledger(&path, &text).map(|_| ())
+            } else if f.ends_with(".releases.toml") {
+                crate::release::record::parse_records(&path, &text).map(|_| ())
+            } else {
+                let dataset = f.trim_end_matches(".toml");
+                if datasets.iter().any(|d| d == dataset) {
+                    continue;
+                }
+                parse_history(&path, &text).map(|_| ())
+            };
+            if let Err(e) = result {
+                findings.extend(Finding::located(&path, &e));
             }
         }
     }

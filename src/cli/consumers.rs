@@ -27,7 +27,11 @@ struct LineSummary {
     line: u64,
     sunset: Option<chrono::NaiveDate>,
     newest_version: String,
+    /// Consumers still on the line, those whose newest read names an unknown version but
+    /// whose last known read is on this line included.
     still_on: usize,
+    /// Of `still_on`, those whose newest read names a version the store does not have.
+    unknown_version: usize,
 }
 
 #[derive(Serialize)]
@@ -36,13 +40,15 @@ struct Report<'a> {
     today: chrono::NaiveDate,
     lookback_from: chrono::NaiveDate,
     lines: Vec<LineSummary>,
+    /// Registered consumers whose newest read names a version the store does not have.
+    unknown_version: usize,
     consumers: Vec<Standing>,
     scan: &'a ScanStats,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("consumers")?;
-    let store = ctx.store()?;
+    let store = ctx.store_for(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     if let Some(n) = args.line {
         if !lines.iter().any(|l| l.major == n) {
@@ -57,6 +63,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let registry = registry(&store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into())?;
     let mut standings = classify(&lines, &registry, &scan.of(&args.dataset));
+    let newest = lines.iter().map(|l| l.major).max();
     let summaries = lines
         .iter()
         .map(|l| LineSummary {
@@ -65,10 +72,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             newest_version: l.newest().to_string(),
             still_on: standings
                 .iter()
-                .filter(|s| s.status == Status::StillOn && s.line == Some(l.major))
+                .filter(|s| s.line == Some(l.major) && s.line != newest)
+                .filter(|s| matches!(s.status, Status::StillOn | Status::UnknownVersion))
+                .count(),
+            unknown_version: standings
+                .iter()
+                .filter(|s| s.line == Some(l.major) && s.line != newest)
+                .filter(|s| s.status == Status::UnknownVersion)
                 .count(),
         })
         .collect();
+    warn_unknown_versions(&args.dataset, &standings);
+    let unknown_version = standings
+        .iter()
+        .filter(|s| s.status == Status::UnknownVersion)
+        .count();
     if let Some(n) = args.line {
         standings.retain(|s| s.line == Some(n) || s.status == Status::Silent);
     }
@@ -77,6 +95,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         today: ctx.today,
         lookback_from: req.from,
         lines: summaries,
+        unknown_version,
         consumers: standings,
         scan: &scan.stats,
     };
@@ -87,12 +106,47 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::Clean)
 }
 
+/// Name each consumer whose newest read is of a version the store does not have, on stderr.
+pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
+    for s in standings
+        .iter()
+        .filter(|s| s.status == Status::UnknownVersion)
+    {
+        let read = s
+            .unknown_version
+            .as_ref()
+            .map_or("?".to_string(), |v| v.to_string());
+        match (&s.version, s.line) {
+            (Some(v), Some(l)) => eprintln!(
+                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have; \
+                 its last read of a known version is {v} (line {l})",
+                s.consumer
+            ),
+            _ => eprintln!(
+                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have, \
+                 and no known version in the lookback: its line is unknown",
+                s.consumer
+            ),
+        }
+    }
+}
+
 fn print_text(r: &Report) {
     for l in &r.lines {
         match l.sunset {
             Some(s) => println!(
-                "line {} (newest {}): sunset {s}, {} consumer(s) still on it",
-                l.line, l.newest_version, l.still_on
+                "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}",
+                l.line,
+                l.newest_version,
+                l.still_on,
+                if l.unknown_version > 0 {
+                    format!(
+                        " ({} whose newest read names a version the store does not have)",
+                        l.unknown_version
+                    )
+                } else {
+                    String::new()
+                }
             ),
             None => println!("line {} (newest {})", l.line, l.newest_version),
         }
@@ -107,9 +161,11 @@ fn print_text(r: &Report) {
             s.consumer.clone(),
             s.status.to_string(),
             s.line.map_or("-".to_string(), |l| l.to_string()),
-            s.version
-                .as_ref()
-                .map_or("-".to_string(), |v| v.to_string()),
+            match (&s.unknown_version, &s.version) {
+                (Some(u), Some(v)) => format!("{u} (unknown; last known {v})"),
+                (Some(u), None) => format!("{u} (unknown)"),
+                (None, v) => v.as_ref().map_or("-".to_string(), |v| v.to_string()),
+            },
             s.last_read.map_or("-".to_string(), |t| {
                 t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             }),

@@ -46,16 +46,36 @@ pub fn scan_logs(
             consumption.sources
         );
     }
-    let req = ScanRequest::lookback(datasets, ctx.today, consumption.lookback_days);
+    let mut req = ScanRequest::lookback(datasets, ctx.today, consumption.lookback_days);
+    // So that a read of a version the store does not have keeps the consumer's known line.
+    for d in &req.datasets.clone() {
+        req.known.insert(d.clone(), store.versions(d)?);
+    }
     let mut shown = 0u64;
     let result = scan(&files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+            eprintln!(
+                "warning: {}:{}: {}",
+                file.display(),
+                m.line,
+                crate::model::location::short(&m.reason)
+            );
         }
         shown += 1;
     })
     .map_err(log_error)?;
+    for skipped in &result.skipped {
+        let file = skipped
+            .file
+            .strip_prefix(store.root())
+            .unwrap_or(&skipped.file);
+        eprintln!(
+            "warning: {}: {}; the file is skipped",
+            file.display(),
+            skipped.reason
+        );
+    }
     let s = &result.stats;
     if s.malformed > SHOWN_MALFORMED {
         eprintln!(

@@ -43,12 +43,25 @@ impl Context {
             .map(Path::to_path_buf)
     }
 
-    /// The store's configuration, or the defaults when there is no store (so `diff` of two
-    /// loose files works anywhere with the built-in kinds).
+    /// The store's configuration as committed, or the work tree's `contracts.toml` outside a
+    /// store, or the defaults (so `diff` of two loose files works anywhere with the built-in
+    /// kinds).
     pub fn config(&self) -> Result<Config, CommandError> {
         let Some(root) = self.find_root() else {
             return Ok(Config::default());
         };
+        // Inside a store, the committed configuration, as every other command reads it; the
+        // work-tree file only when the repository has none committed (not a store yet).
+        if root.join(".git").exists() {
+            match Store::open(&root) {
+                Ok(store) => {
+                    warn_uncommitted(&store, None);
+                    return Ok(store.config().clone());
+                }
+                Err(crate::store::StoreError::NotAStore { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         let path = root.join("contracts.toml");
         if !path.is_file() {
             if self.repo.is_some() {
@@ -71,7 +84,33 @@ impl Context {
             Some(r) => r.clone(),
             None => std::env::current_dir()?,
         };
+        let store = Store::open(&dir)?;
+        warn_uncommitted(&store, None);
+        Ok(store)
+    }
+
+    /// The store without the uncommitted-change warning, for a command that learns which
+    /// dataset it is about only after opening it (`propose`): it then calls
+    /// [`warn_uncommitted`] itself.
+    pub fn store_unwarned(&self) -> Result<Store, CommandError> {
+        let dir = match &self.repo {
+            Some(r) => r.clone(),
+            None => std::env::current_dir()?,
+        };
         Ok(Store::open(&dir)?)
+    }
+
+    /// The store, for a command that reads one dataset: the uncommitted-change warning looks
+    /// only at the files such a command reads (the config, the registry, the templates and
+    /// that dataset's files), so it costs a few stats, not one per file of the store.
+    pub fn store_for(&self, dataset: &str) -> Result<Store, CommandError> {
+        let store = self.store_unwarned()?;
+        if crate::model::is_dataset_name(dataset) {
+            warn_uncommitted(&store, Some(dataset));
+        } else {
+            warn_uncommitted(&store, None);
+        }
+        Ok(store)
     }
 
     /// The store a writer works on: like [`Context::store`], after repairing a checkout left
@@ -106,6 +145,28 @@ impl Context {
             )));
         }
         Ok(())
+    }
+}
+
+/// How many uncommitted files are named one by one before the rest are only counted.
+const SHOWN_UNCOMMITTED: usize = 10;
+
+/// One rule for what a command reads: the store as committed at HEAD. An uncommitted change
+/// to a store file is therefore not used, and each such file is named on stderr.
+pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
+    match store.uncommitted(dataset) {
+        Ok(files) => {
+            for f in files.iter().take(SHOWN_UNCOMMITTED) {
+                eprintln!("warning: uncommitted changes to {f} are not used; commit them");
+            }
+            if files.len() > SHOWN_UNCOMMITTED {
+                eprintln!(
+                    "warning: {} more store files have uncommitted changes (`git status` lists them)",
+                    files.len() - SHOWN_UNCOMMITTED
+                );
+            }
+        }
+        Err(e) => eprintln!("warning: {e}; uncommitted changes are not reported"),
     }
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::context::read_input;
 use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
+use crate::model::contract::crossings;
 use crate::model::proposal::demanding;
 use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
 use crate::render::delta::delta;
@@ -81,6 +82,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             new.version, old.version
         ))
         .with_hint("give the older contract first"));
+    }
+    for (c, x) in [(&old, crossings(&old)), (&new, crossings(&new))] {
+        for x in x {
+            eprintln!("note: {}@{}: {x}", c.dataset, c.version);
+        }
     }
     let set = derive_changes(&old, &new);
     let actual = Bump::between(&old.version, &new.version);

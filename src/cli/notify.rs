@@ -55,8 +55,20 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("notify")?;
     let store = ctx.store()?;
     let config = store.config().clone();
-    let from = sender(&config.notify.from).map_err(mail_error)?;
-    check_settings(&config.smtp).map_err(mail_error)?;
+    // Errors about a value of contracts.toml point at it (file, line, column).
+    let located = |key: &'static str| {
+        let config = &config;
+        move |e: MailError| {
+            let mut err = mail_error(e);
+            err.message = config.error_at(key, &err.message);
+            err
+        }
+    };
+    let from = sender(&config.notify.from).map_err(located("notify.from"))?;
+    check_settings(&config.smtp).map_err(|e| match e {
+        MailError::PlainToRemote(_) => located("smtp.host")(e),
+        other => mail_error(other),
+    })?;
     let domain = from.email.domain().to_string();
     let registry = registry(&store)?;
 
@@ -88,6 +100,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let (scan, _) = scan_logs(ctx, &store, due.keys().cloned().collect::<BTreeSet<_>>())?;
         for (dataset, lines) in &due {
             let standings = classify(lines, &registry, &scan.of(dataset));
+            super::consumers::warn_unknown_versions(dataset, &standings);
             let windowed: Vec<u64> = lines
                 .iter()
                 .filter(|l| l.sunset.is_some())

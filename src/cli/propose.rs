@@ -6,10 +6,11 @@ use super::context::read_input;
 use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
+use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;
-use crate::model::proposal::{check_step, check_two_live, records, Refusal};
-use crate::model::{parse_contract, Bump, Change, Contract, Strictness};
+use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
+use crate::model::{lines, parse_contract, Bump, Change, Contract, Strictness};
 use crate::store::{layout, Edit, Step};
 
 /// What the rules said at the HEAD the last attempt read.
@@ -63,7 +64,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     // A dry run writes nothing, so it neither repairs the checkout nor syncs with the remote.
     let store = if args.dry_run {
-        ctx.store()?
+        ctx.store_unwarned()?
     } else {
         ctx.writer_store()?
     };
@@ -72,6 +73,19 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let draft_text = text.clone();
     let now = chrono::Utc::now();
     let rationale = args.rationale.trim();
+    // Said once, before the rules run (they may run again on a moved HEAD): the draft's
+    // crossing envelopes, and uncommitted changes to the files this proposal reads.
+    if let Ok(draft) = parse_contract(
+        &draft_name,
+        &text,
+        &store.config().kinds,
+        Strictness::Reading,
+    ) {
+        for x in crossings(&draft) {
+            eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
+        }
+        super::context::warn_uncommitted(&store, Some(&draft.dataset));
+    }
     // The rules are checked at whatever HEAD the commit lands on: when another writer moves
     // the store first, they are checked again on its new HEAD (a new newest version, a second
     // live line) before the change is rebuilt there.
@@ -102,9 +116,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })
             .collect();
         refusals.extend(step.refusals.iter().cloned());
+        let moves = moves_of(&history);
         let mut all: Vec<&Contract> = existing.iter().collect();
+        if let Some(prev) = &prev {
+            if let Some(r) = check_recorded_sunset(&lines(&all, &moves), prev, &draft) {
+                refusals.push(r);
+            }
+        }
         all.push(&draft);
-        if let Some(r) = check_two_live(&all, &moves_of(&history)) {
+        if let Some(r) = check_two_live(&all, &moves) {
             refusals.push(r);
         }
         let accepted = refusals.is_empty();

@@ -2,7 +2,8 @@ use serde::Serialize;
 
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::{Check, Strictness};
+use crate::model::contract::{crossings, Crossing};
+use crate::model::{Check, Strictness, SunsetSource, BUILTIN};
 
 /// How `validate` reads a contract, stated once (SPEC §5).
 pub const READING_RULES: &str = "\
@@ -29,21 +30,36 @@ struct ClauseRow {
     status: &'static str,
 }
 
+/// The effective sunset of the line a version is on: the one value every command uses.
+#[derive(Serialize)]
+struct LineSunset {
+    line: u64,
+    date: chrono::NaiveDate,
+    days_left: i64,
+    source: SunsetSource,
+}
+
 #[derive(Serialize)]
 struct Report {
     dataset: String,
     version: String,
     supersedes: Option<String>,
     valid_from: String,
+    /// The sunset this version declares for the previous line (a new major only).
     sunset: Option<String>,
+    /// This version's line's effective sunset; `null` while the line has none.
+    line_sunset: Option<LineSunset>,
     description: Option<String>,
     clauses: Vec<ClauseRow>,
+    /// Envelope clauses that cross the antimeridian, with their width.
+    antimeridian: Vec<Crossing>,
     reading_rules: &'static str,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("show")?;
-    let store = ctx.store()?;
+    let dataset_of_target = args.target.split('@').next().unwrap_or_default();
+    let store = ctx.store_for(dataset_of_target)?;
     let (dataset, version) = match args.target.split_once('@') {
         Some((d, v)) => (d.to_string(), v.to_string()),
         None => {
@@ -55,6 +71,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     };
     let c = store.contract(&dataset, &version, Strictness::Reading)?;
+    let lines = store.lines(&dataset)?;
     let mut clauses: Vec<ClauseRow> = c
         .clauses
         .iter()
@@ -88,8 +105,20 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         supersedes: c.supersedes.as_ref().map(|v| v.to_string()),
         valid_from: c.valid_from.to_string(),
         sunset: c.sunset.map(|d| d.to_string()),
+        line_sunset: lines
+            .iter()
+            .find(|l| l.major == c.version.major)
+            .and_then(|l| {
+                Some(LineSunset {
+                    line: l.major,
+                    date: l.sunset?,
+                    days_left: (l.sunset? - ctx.today).num_days(),
+                    source: l.source.clone()?,
+                })
+            }),
         description: c.description.clone(),
         clauses,
+        antimeridian: crossings(&c),
         reading_rules: READING_RULES,
     };
     match ctx.format {
@@ -104,7 +133,25 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
             outln!("valid from: {}", report.valid_from);
             if let Some(s) = &report.sunset {
-                outln!("sunset of the previous line: {s}");
+                // The line this version's `sunset` retires: the one before its own.
+                if let Some(previous) = lines.iter().rev().find(|l| l.major < c.version.major) {
+                    let moved = previous
+                        .sunset
+                        .filter(|d| d.to_string() != *s)
+                        .map(|d| format!(" (since moved to {d})"))
+                        .unwrap_or_default();
+                    outln!("declares the sunset of line {}: {s}{moved}", previous.major);
+                }
+            }
+            match &report.line_sunset {
+                None => outln!("sunset of line {}: none yet", c.version.major),
+                Some(ls) => outln!(
+                    "sunset of line {}: {} ({}), {}",
+                    ls.line,
+                    ls.date,
+                    days_left(ls.days_left),
+                    describe_source(&ls.source)
+                ),
             }
             let rows = report.clauses.iter().map(|r| {
                 vec![
@@ -119,8 +166,34 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 "{}",
                 table(&["clause", "kind", "shape", "value", "status"], rows)
             );
+            for x in &report.antimeridian {
+                outln!("{x}");
+            }
             outln!("{READING_RULES}");
         }
     }
     Ok(Outcome::Clean)
+}
+
+fn days_left(days: i64) -> String {
+    match days {
+        d if d > 0 => format!("{d} days left"),
+        0 => "today".to_string(),
+        d => format!("{} days ago", -d),
+    }
+}
+
+fn describe_source(source: &SunsetSource) -> String {
+    match source {
+        SunsetSource::Contract { version } => format!("declared by {version}"),
+        SunsetSource::SunsetEvent {
+            at,
+            rationale,
+            forced,
+        } => format!(
+            "set by `contracts sunset` on {}{}: {rationale}",
+            at.format("%Y-%m-%d"),
+            if *forced { " (forced)" } else { "" }
+        ),
+    }
 }

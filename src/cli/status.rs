@@ -40,7 +40,10 @@ pub struct LineStatus {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("status")?;
-    let store = ctx.store()?;
+    let store = match &args.dataset {
+        Some(d) => ctx.store_for(d)?,
+        None => ctx.store()?,
+    };
     let datasets = match &args.dataset {
         Some(d) => vec![d.clone()],
         None => store.datasets()?,
@@ -142,7 +145,10 @@ fn count_still_on(
             row.consumers_still_on = Some(
                 standings
                     .iter()
-                    .filter(|s| s.status == Status::StillOn && s.line == Some(row.line))
+                    .filter(|s| {
+                        matches!(s.status, Status::StillOn | Status::UnknownVersion)
+                            && s.line == Some(row.line)
+                    })
                     .count(),
             );
         }

@@ -3,10 +3,8 @@ use serde::Serialize;
 
 use super::output::print_json;
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::audit::moves_of;
 use crate::model::history::{history_header, SunsetRecord};
-use crate::model::proposal::check_two_live;
-use crate::model::{Contract, Strictness, SunsetMove};
+use crate::model::sunset::check_move;
 use crate::store::{layout, Edit, Step, Store};
 
 /// Set or move a line's sunset, recorded as a `[[sunset]]` event in one commit.
@@ -51,6 +49,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     }
     let store = ctx.writer_store()?;
+    super::context::warn_uncommitted(&store, Some(&args.dataset));
     let now = chrono::Utc::now();
     let rationale = args.rationale.trim().to_string();
     // The rules are checked at whatever HEAD the record lands on: when another writer moves
@@ -147,10 +146,11 @@ struct Decided {
     already: bool,
 }
 
-/// Check the sunset move against the store at one HEAD.
+/// Check the sunset move against the store at one HEAD. The rules live in the domain
+/// (`model::sunset`), shared with `check`, which replays every recorded move.
 fn decide(ctx: &Context, args: &Args, store: &Store) -> Result<Decided, CommandError> {
     let lines = store.lines(&args.dataset)?;
-    let Some(idx) = lines.iter().position(|l| l.major == args.line) else {
+    let Some(line) = lines.iter().find(|l| l.major == args.line) else {
         return Err(CommandError::input(format!(
             "dataset `{}` has no line {} (lines: {})",
             args.dataset,
@@ -162,7 +162,6 @@ fn decide(ctx: &Context, args: &Args, store: &Store) -> Result<Decided, CommandE
                 .join(", ")
         )));
     };
-    let line = &lines[idx];
     let current = line.sunset;
     if current == Some(args.on) {
         return Ok(Decided {
@@ -172,61 +171,28 @@ fn decide(ctx: &Context, args: &Args, store: &Store) -> Result<Decided, CommandE
             already: true,
         });
     }
-    let policy = &store.config().policy;
-    let mut refusals = Vec::new();
-    // Each rule below may be overridden with --force; the record then says so.
-    let mut needs_force = Vec::new();
-    if let Some(cur) = current {
-        if args.on < cur {
-            needs_force.push(format!(
-                "{} is earlier than the committed sunset {cur}: consumers planned their migration on it",
-                args.on
-            ));
-        }
-    }
-    if args.on <= ctx.today {
-        needs_force.push(format!("{} is not after today ({})", args.on, ctx.today));
-    }
-    if args.on <= line.opens {
-        refusals.push(format!(
-            "{} is not after the day line {} opened ({})",
-            args.on, args.line, line.opens
-        ));
-    }
-    if let Some(next) = lines.get(idx + 1) {
-        let days = (args.on - next.opens).num_days();
-        if days < policy.min_window_days || days > policy.max_window_days {
-            needs_force.push(format!(
-                "the window from {} (line {} opens) would be {days} days, outside the policy's {}..{}",
-                next.opens, next.major, policy.min_window_days, policy.max_window_days
-            ));
-        }
-    }
+    let check = check_move(
+        &lines,
+        args.line,
+        args.on,
+        Some(ctx.today),
+        &store.config().policy,
+    );
+    let mut refusals: Vec<String> = check.refusals.iter().map(|r| r.to_string()).collect();
     if !args.force {
         refusals.extend(
-            needs_force
+            check
+                .needs_force
                 .iter()
                 .map(|r| format!("{r} (use --force to override)")),
         );
     }
-    // The cap holds whatever --force says.
-    let history = store.history(&args.dataset)?;
-    let mut moves = moves_of(&history);
-    moves.push(SunsetMove {
-        line: args.line,
-        to: args.on,
-    });
-    let all: Vec<Contract> = store.contracts(&args.dataset, Strictness::Reading)?;
-    let refs: Vec<&Contract> = all.iter().collect();
-    if let Some(r) = check_two_live(&refs, &moves) {
-        refusals.push(r.to_string());
-    }
-
-    let forced = args.force && !needs_force.is_empty();
+    // Never append to a history that does not parse.
+    store.history(&args.dataset)?;
     Ok(Decided {
         current,
         refusals,
-        forced,
+        forced: args.force && !check.needs_force.is_empty(),
         already: false,
     })
 }

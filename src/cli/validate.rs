@@ -13,7 +13,8 @@ use crate::store::{layout, Edit, Step};
 /// FILEs, then check each clause of each live contract, printing clause × contract →
 /// pass / FAIL / advisory-fail / not-evaluated with the measured value and the limit.
 ///
-/// During a deprecation window two contracts are live and the release must satisfy both.
+/// During a deprecation window two contracts are live and the release must satisfy both;
+/// with `--line N` it is checked against line N's live contract only.
 /// Advisory clauses report failures as warnings and never fail the release; a clause this
 /// build cannot evaluate is `not-evaluated` and never fails it either.
 ///
@@ -34,12 +35,34 @@ pub struct Args {
     record: bool,
     #[command(flatten)]
     part: super::profile::PartArgs,
+
+    /// Check against the live contract of this line only (a producer that publishes one
+    /// release per line during a window) [default: every live line]
+    #[arg(long, value_name = "N")]
+    line: Option<u64>,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    let store = ctx.store()?;
+    let store = ctx.store_for(&args.dataset)?;
     let live_at = |store: &crate::store::Store| -> Result<_, CommandError> {
-        let live = store.live_contracts(&args.dataset, ctx.today)?;
+        let mut live = store.live_contracts(&args.dataset, ctx.today)?;
+        if let Some(n) = args.line {
+            if !live.iter().any(|c| c.version.major == n) {
+                let have: Vec<String> = live.iter().map(|c| c.version.major.to_string()).collect();
+                return Err(CommandError::input(format!(
+                    "line {n} of `{}` is not live on {} (live lines: {})",
+                    args.dataset,
+                    ctx.today,
+                    if have.is_empty() {
+                        "none".to_string()
+                    } else {
+                        have.join(", ")
+                    }
+                ))
+                .with_hint("`contracts status` lists the live lines"));
+            }
+            live.retain(|c| c.version.major == n);
+        }
         if live.is_empty() {
             return Err(CommandError::input(format!(
                 "dataset `{}` has no live contract on {}",

@@ -5,7 +5,10 @@
 //! behind a large `BufReader`, fields borrowed from it (no allocation for a line that needs no
 //! unescaping), lines of other datasets skipped before any date is parsed, and only the newest
 //! read per (dataset, consumer) kept. A malformed line is handed to the caller, counted, and
-//! skipped: one bad line must not hide every good one.
+//! skipped: one bad line must not hide every good one. Likewise a file that cannot be read
+//! (missing, unreadable, a corrupt gzip stream, a name that is no known format) is handed
+//! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
+//! (`.jsonl.gz`, `.ndjson.gz`, `.csv.gz`) is decompressed as it streams.
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
@@ -35,7 +38,7 @@ pub enum LogError {
         source: std::io::Error,
     },
     #[error(
-        "{}: a consumption log must end in .jsonl, .ndjson or .csv",
+        "{}: a consumption log must end in .jsonl, .ndjson or .csv (each optionally .gz)",
         path.display()
     )]
     UnknownFormat { path: PathBuf },
@@ -50,15 +53,32 @@ pub struct Malformed {
     pub reason: String,
 }
 
+/// A file the scan could not read (or not to its end), and why; the scan went on without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub file: PathBuf,
+    pub reason: String,
+}
+
 /// The newest read of one consumer of one dataset within the scanned days.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NewestRead {
     pub at: DateTime<FixedOffset>,
     pub version: Version,
     /// The oldest line read in the scanned days, to tell a consumer who moved from one who
-    /// was always on the newest line.
+    /// was always on the newest line (of versions the store has; `u64::MAX` when none).
     pub oldest_line: u64,
     pub reads: u64,
+    /// The newest read of a version the store has ([`ScanRequest::known`]): the line a
+    /// consumer is known to be on when its newest read names a version that does not exist.
+    pub known: Option<KnownRead>,
+}
+
+/// A read of a version the store has.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct KnownRead {
+    pub at: DateTime<FixedOffset>,
+    pub version: Version,
 }
 
 /// What to look for: reads of these datasets on days `from..=to`.
@@ -69,6 +89,8 @@ pub struct ScanRequest {
     pub from: NaiveDate,
     /// The last day counted (`--today`): later events are ignored, so a past day replays.
     pub to: NaiveDate,
+    /// The versions the store has, per dataset; a dataset not listed has every version.
+    pub known: HashMap<String, Vec<Version>>,
 }
 
 impl ScanRequest {
@@ -83,7 +105,18 @@ impl ScanRequest {
             datasets,
             from,
             to: today,
+            known: HashMap::new(),
         }
+    }
+
+    /// Whether `dataset` has `version` (every version of an unlisted dataset counts).
+    fn is_known(&self, dataset: &str, version: &Version) -> bool {
+        if self.known.is_empty() {
+            return true;
+        }
+        self.known
+            .get(dataset)
+            .is_none_or(|versions| versions.contains(version))
     }
 }
 
@@ -198,6 +231,8 @@ impl Hasher for NameHasher {
 pub struct Scan {
     pub newest: NameMap<ConsumerMap>,
     pub stats: ScanStats,
+    /// Files that could not be read, or not to their end (reads before the failure count).
+    pub skipped: Vec<Skipped>,
 }
 
 impl Scan {
@@ -238,6 +273,9 @@ impl NewestRead {
     fn absorb(&mut self, other: NewestRead) {
         self.reads += other.reads;
         self.oldest_line = self.oldest_line.min(other.oldest_line);
+        if other.known > self.known {
+            self.known = other.known.clone();
+        }
         if (other.at, &other.version) > (self.at, &self.version) {
             self.at = other.at;
             self.version = other.version;
@@ -371,16 +409,65 @@ pub fn scan(
         scan.newest.insert(d.clone(), ConsumerMap::default());
     }
     for path in files {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let file = std::fs::File::open(path).map_err(|source| LogError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (gzipped, plain) = match name.strip_suffix(".gz") {
+            Some(plain) => (true, plain),
+            None => (false, name.as_str()),
+        };
+        let json = match Path::new(plain).extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson") => true,
+            Some("csv") => false,
+            _ => {
+                let e = LogError::UnknownFormat { path: path.clone() };
+                scan.skipped.push(Skipped {
+                    file: path.clone(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                scan.skipped.push(Skipped {
+                    file: path.clone(),
+                    reason: format!("cannot be opened: {e}"),
+                });
+                continue;
+            }
+        };
         scan.stats.files += 1;
-        match ext {
-            "jsonl" | "ndjson" => scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK)?,
-            "csv" => scan_csv(path, file, req, &mut scan, on_malformed)?,
-            _ => return Err(LogError::UnknownFormat { path: path.clone() }),
+        let result = match (json, gzipped) {
+            (true, false) => scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK),
+            (true, true) => scan_json_lines(
+                path,
+                flate2::read::MultiGzDecoder::new(file),
+                req,
+                &mut scan,
+                on_malformed,
+                BLOCK,
+            ),
+            (false, false) => scan_csv(path, file, req, &mut scan, on_malformed),
+            (false, true) => scan_csv(
+                path,
+                flate2::read::MultiGzDecoder::new(file),
+                req,
+                &mut scan,
+                on_malformed,
+            ),
+        };
+        if let Err(e) = result {
+            let reason = match e {
+                LogError::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            scan.skipped.push(Skipped {
+                file: path.clone(),
+                reason: format!("cannot be read to its end: {reason}"),
+            });
         }
     }
     Ok(scan)
@@ -457,9 +544,15 @@ fn fold(
             let version = Version::parse(contract)
                 .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
             scan.stats.reads += 1;
+            // A version the store does not have is never a line a consumer moved to.
+            let known = req.is_known(dataset, &version);
             let read = NewestRead {
                 at,
-                oldest_line: version.major,
+                oldest_line: if known { version.major } else { u64::MAX },
+                known: known.then(|| KnownRead {
+                    at,
+                    version: version.clone(),
+                }),
                 version,
                 reads: 1,
             };
@@ -493,9 +586,9 @@ struct Partial {
 /// the merge does not depend on order); line counts and malformed lines are taken in file
 /// order, so line numbers and the order of malformed-line reports are those of a sequential
 /// scan and the result does not depend on the thread count.
-fn scan_json_lines(
+fn scan_json_lines<R: std::io::Read + Send>(
     path: &Path,
-    mut file: std::fs::File,
+    mut file: R,
     req: &ScanRequest,
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
@@ -517,10 +610,14 @@ fn scan_json_lines(
     let mut first_line = 1u64;
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let pool: std::sync::Mutex<Vec<Scan>> = std::sync::Mutex::new(Vec::new());
+    let mut failure = None;
     let mut blocks = read_batch(
         &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
     )
-    .map_err(io)?;
+    .unwrap_or_else(|e| {
+        failure = Some(e);
+        Vec::new()
+    });
     while !blocks.is_empty() {
         // Scan this batch while the next one is read.
         let (partials, next) = rayon::join(
@@ -556,7 +653,10 @@ fn scan_json_lines(
         // The scanned buffers are reused for a later batch: fresh pages would cost a page
         // fault per 4 KiB.
         spare.append(&mut blocks);
-        blocks = next.map_err(io)?;
+        blocks = next.unwrap_or_else(|e| {
+            failure = Some(e);
+            Vec::new()
+        });
     }
     for acc in lock(&pool).drain(..) {
         let s = acc.stats;
@@ -570,7 +670,8 @@ fn scan_json_lines(
             }
         }
     }
-    Ok(())
+    // Reads before a failure (a truncated gzip stream, an I/O error) still count.
+    failure.map_or(Ok(()), |e| Err(io(e)))
 }
 
 /// A poisoned lock only means another block's task panicked; its accumulator is still whole.
@@ -580,8 +681,8 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Read up to `count` blocks, each ending at a line break (the last one at end of file);
 /// the partial line after a block's last break is carried into the next block.
-fn read_batch(
-    file: &mut std::fs::File,
+fn read_batch<R: std::io::Read>(
+    file: &mut R,
     carry: &mut Vec<u8>,
     eof: &mut bool,
     count: usize,
@@ -639,9 +740,22 @@ fn scan_block(
     };
     match only {
         Some(finder) => {
+            // A line that spells the name with JSON escapes (`"r\u006fads"`) does not contain
+            // it, so every line with a backslash is judged too. The next backslash is found
+            // once and kept until the scan passes it: a block without one costs one memchr.
             let mut pos = 0;
-            while let Some(hit) = finder.find(&block[pos..]) {
-                let hit = pos + hit;
+            let mut backslash = memchr::memchr(b'\\', block);
+            loop {
+                if backslash.is_some_and(|b| b < pos) {
+                    backslash = memchr::memchr(b'\\', &block[pos..]).map(|b| pos + b);
+                }
+                let name = finder.find(&block[pos..]).map(|h| pos + h);
+                let hit = match (name, backslash) {
+                    (Some(n), Some(b)) => n.min(b),
+                    (Some(n), None) => n,
+                    (None, Some(b)) => b,
+                    (None, None) => break,
+                };
                 let start = memchr::memrchr(b'\n', &block[..hit]).map_or(0, |i| i + 1);
                 let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |i| hit + i);
                 judge(start, &block[start..end]);
@@ -686,9 +800,9 @@ fn judge_line(scan: &mut Scan, req: &ScanRequest, line: &[u8]) -> Result<(), Str
     }
 }
 
-fn scan_csv(
+fn scan_csv<R: std::io::Read>(
     path: &Path,
-    file: std::fs::File,
+    file: R,
     req: &ScanRequest,
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),

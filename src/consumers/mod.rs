@@ -7,6 +7,9 @@ pub mod log;
 pub mod registry;
 pub mod standing;
 
-pub use log::{log_files, scan, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats};
+pub use log::{
+    log_files, scan, KnownRead, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats,
+    Skipped,
+};
 pub use registry::{check_mailbox, parse_registry, Consumer, Registry};
 pub use standing::{classify, Standing, Status};

@@ -29,6 +29,10 @@ pub enum Status {
     Silent,
     /// Reads under a name that is not in `consumers.toml`: nobody can be told.
     Unknown,
+    /// Registered; its newest read names a version the store does not have (a typo, a
+    /// pre-release build, another dataset's number). Never a migration: its line is that of
+    /// its newest read of a version the store has, and `notify` writes about that line.
+    UnknownVersion,
 }
 
 impl Status {
@@ -39,6 +43,7 @@ impl Status {
             Status::Current => "current",
             Status::Silent => "silent",
             Status::Unknown => "unknown",
+            Status::UnknownVersion => "unknown-version",
         }
     }
 }
@@ -55,10 +60,14 @@ pub struct Standing {
     pub consumer: String,
     pub status: Status,
     pub team: Option<String>,
-    /// The line of the newest read; `None` for a silent consumer.
+    /// The line of the newest read; `None` for a silent consumer. For `unknown-version`, the
+    /// line of the newest read of a version the store has (`None` when there is none).
     pub line: Option<u64>,
-    /// The contract version of the newest read.
+    /// The contract version of the newest read (for `unknown-version`, of the newest read of
+    /// a version the store has).
     pub version: Option<Version>,
+    /// For `unknown-version`: the version read that the store does not have.
+    pub unknown_version: Option<Version>,
     pub last_read: Option<DateTime<FixedOffset>>,
     /// Reads counted in the lookback.
     pub reads: u64,
@@ -72,6 +81,7 @@ pub fn classify(
     newest: &HashMap<String, NewestRead>,
 ) -> Vec<Standing> {
     let newest_line = lines.iter().map(|l| l.major).max();
+    let known = |v: &Version| lines.iter().any(|l| l.versions.contains(v));
     let mut out: Vec<Standing> = Vec::new();
     for c in registry.consumers.values() {
         out.push(match newest.get(&c.name) {
@@ -81,8 +91,19 @@ pub fn classify(
                 team: c.team.clone(),
                 line: None,
                 version: None,
+                unknown_version: None,
                 last_read: None,
                 reads: 0,
+            },
+            Some(r) if !known(&r.version) => Standing {
+                consumer: c.name.clone(),
+                status: Status::UnknownVersion,
+                team: c.team.clone(),
+                line: r.known.as_ref().map(|k| k.version.major),
+                version: r.known.as_ref().map(|k| k.version.clone()),
+                unknown_version: Some(r.version.clone()),
+                last_read: Some(r.at),
+                reads: r.reads,
             },
             Some(r) => {
                 let line = r.version.major;
@@ -111,6 +132,7 @@ fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) ->
         team,
         line: Some(r.version.major),
         version: Some(r.version.clone()),
+        unknown_version: None,
         last_read: Some(r.at),
         reads: r.reads,
     }
@@ -128,7 +150,8 @@ mod tests {
             major,
             opens: d,
             sunset: sunset.map(|s| s.parse().unwrap()),
-            versions: vec![Version::new(major, 0, 0)],
+            source: None,
+            versions: vec![Version::new(major, 0, 0), Version::new(major, 1, 0)],
         }
     }
 
@@ -138,6 +161,7 @@ mod tests {
             version: v.parse().unwrap(),
             oldest_line,
             reads: 3,
+            known: None,
         }
     }
 

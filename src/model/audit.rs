@@ -6,10 +6,13 @@ use std::collections::BTreeSet;
 use super::change::{Direction, Verdict};
 use super::config::Policy;
 use super::contract::Contract;
-use super::history::{History, WindowRecord};
+use chrono::NaiveDate;
+
+use super::history::{Entry, History, SunsetRecord, WindowRecord};
 use super::kind::Kind;
-use super::proposal::{check_step, check_two_live, records};
-use super::window::SunsetMove;
+use super::proposal::{check_recorded_sunset, check_step, check_two_live, records};
+use super::sunset::{check_move, windows_outside_policy};
+use super::window::{lines, SunsetMove, SunsetSource};
 
 /// A problem with one dataset's versions or history, before git names who caused it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,19 +130,7 @@ pub fn audit_dataset(contracts: &[Contract], history: &History, policy: &Policy)
             });
         }
     }
-    for s in &history.sunset {
-        if let Some(from) = s.from {
-            if s.to < from && !s.forced {
-                problems.push(Problem {
-                    version: None,
-                    message: format!(
-                        "line {}'s sunset was moved earlier ({from} -> {}) without --force",
-                        s.line, s.to
-                    ),
-                });
-            }
-        }
-    }
+    problems.extend(audit_sunsets(contracts, history, policy));
     let refs: Vec<&Contract> = contracts.iter().collect();
     if let Some(r) = check_two_live(&refs, &moves_of(history)) {
         problems.push(Problem {
@@ -152,23 +143,141 @@ pub fn audit_dataset(contracts: &[Contract], history: &History, policy: &Policy)
 
 /// The sunset moves a history records, in order.
 pub fn moves_of(history: &History) -> Vec<SunsetMove> {
-    history
-        .sunset
-        .iter()
-        .map(|s| SunsetMove {
-            line: s.line,
-            to: s.to,
+    history.sunset.iter().map(move_of).collect()
+}
+
+fn move_of(s: &SunsetRecord) -> SunsetMove {
+    SunsetMove {
+        line: s.line,
+        to: s.to,
+        at: s.at,
+        rationale: s.rationale.clone(),
+        forced: s.forced,
+    }
+}
+
+/// Replay the history in file order against the sunset rules `propose` and `sunset` apply,
+/// with the lines as they stood before each record: a new major's `sunset` must agree with a
+/// sunset already recorded for the line it retires; a move must keep the rules (those `--force`
+/// overrides only when the record says `forced`). Then every effective window must keep the
+/// policy, however it was reached. Only "not in the past" is not replayed: a record's time is
+/// the wall clock, while the command judged by its `--today`.
+pub fn audit_sunsets(contracts: &[Contract], history: &History, policy: &Policy) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut known: Vec<&Contract> = Vec::new();
+    let mut moves: Vec<SunsetMove> = Vec::new();
+    for entry in &history.order {
+        match *entry {
+            Entry::Change(i) => {
+                let to = &history.change[i].to;
+                if known.iter().any(|c| &c.version.to_string() == to) {
+                    continue;
+                }
+                let Some(next) = contracts.iter().find(|c| &c.version.to_string() == to) else {
+                    continue;
+                };
+                if let Some(prev) = known.iter().max_by(|a, b| a.version.cmp(&b.version)) {
+                    let before = lines(&known, &moves);
+                    if let Some(r) = check_recorded_sunset(&before, prev, next) {
+                        problems.push(Problem {
+                            version: Some(to.clone()),
+                            message: r.to_string(),
+                        });
+                    }
+                }
+                known.push(next);
+            }
+            Entry::Sunset(i) => {
+                let record = &history.sunset[i];
+                let before = lines(&known, &moves);
+                let current = before
+                    .iter()
+                    .find(|l| l.major == record.line)
+                    .and_then(|l| l.sunset);
+                if record.from != current {
+                    let show =
+                        |d: Option<NaiveDate>| d.map_or("none".to_string(), |d| d.to_string());
+                    problems.push(Problem {
+                        version: None,
+                        message: format!(
+                            "a [[sunset]] record of line {} says it moved from {}, but the line's sunset was {} at that point",
+                            record.line,
+                            show(record.from),
+                            show(current)
+                        ),
+                    });
+                }
+                let check = check_move(&before, record.line, record.to, None, policy);
+                let broken = check
+                    .refusals
+                    .iter()
+                    .chain(check.needs_force.iter().filter(|_| !record.forced));
+                for r in broken {
+                    let force = if r.overridable() {
+                        " without --force"
+                    } else {
+                        ""
+                    };
+                    problems.push(Problem {
+                        version: None,
+                        message: format!(
+                            "line {}'s sunset was set to {}{force}: {r}",
+                            record.line, record.to
+                        ),
+                    });
+                }
+                moves.push(move_of(record));
+            }
+        }
+    }
+    let all: Vec<&Contract> = contracts.iter().collect();
+    let effective = lines(&all, &moves_of(history));
+    for w in windows_outside_policy(&effective, policy) {
+        let from_event = effective.iter().any(|l| {
+            l.major == w.old_line && matches!(l.source, Some(SunsetSource::SunsetEvent { .. }))
+        });
+        // A window a contract declares is judged by that contract's own step.
+        if from_event {
+            problems.push(Problem {
+                version: None,
+                message: format!(
+                    "the window of line {} (from {}, line {} opens, to its sunset {}) is {} days, outside the policy's {}..{}",
+                    w.old_line,
+                    w.opens,
+                    w.new_line,
+                    w.sunset,
+                    w.days(),
+                    policy.min_window_days,
+                    policy.max_window_days
+                ),
+            });
+        }
+    }
+    problems
+}
+
+/// The `[[key]]` headers of a text, in file order: the order its records were appended in.
+fn record_headers(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let inner = l.strip_prefix("[[")?;
+            let end = inner.find("]]")?;
+            Some(inner[..end].trim())
         })
         .collect()
 }
 
 /// Whether `new` only appended to `old`: byte prefix, or else — so that a re-indented but
 /// equal record is no false alarm — every top-level array of tables in `old` is a prefix of
-/// the same array in `new` and every other key is unchanged. `Err` says what changed.
+/// the same array in `new`, every other key is unchanged, and the records of `old` still come
+/// first in the file (a record inserted before them, even of a kind `old` did not have, is a
+/// rewrite: `check` replays the records in file order). `Err` says what changed.
 pub fn appended_only(old: &str, new: &str) -> Result<(), String> {
     if new.starts_with(old) {
         return Ok(());
     }
+    let (headers_before, headers_after) = (record_headers(old), record_headers(new));
     let parse = |t: &str, which: &str| {
         t.parse::<toml::Table>().map_err(|e| {
             format!(
@@ -198,6 +307,20 @@ pub fn appended_only(old: &str, new: &str) -> Result<(), String> {
             _ if before != after => return Err(format!("`{key}` was changed")),
             _ => {}
         }
+    }
+    if !headers_after.starts_with(&headers_before) {
+        let i = headers_before
+            .iter()
+            .zip(&headers_after)
+            .position(|(a, b)| a != b)
+            .unwrap_or(headers_before.len().min(headers_after.len()));
+        return Err(match headers_after.get(i) {
+            Some(key) if headers_after.len() > headers_before.len() => format!(
+                "a `[[{key}]]` record was inserted before existing records (record {} of the file); records are only appended at the end",
+                i + 1
+            ),
+            _ => format!("the records were reordered or removed from record {} on", i + 1),
+        });
     }
     Ok(())
 }

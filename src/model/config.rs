@@ -150,11 +150,68 @@ pub struct Config {
     pub notify: Notify,
     pub smtp: Smtp,
     pub consumption: Consumption,
+    /// Where some values are, for errors found after parsing (`[store] since` that does
+    /// not resolve, an `[smtp] host` or `[notify] from` that the mailer refuses): keyed by
+    /// `section.key`, each a [`Located`] whose message is to be filled in.
+    pub locations: BTreeMap<String, Located>,
+}
+
+impl Config {
+    /// `message` about the value at `key` (`section.key`), with the file, line and column
+    /// when the file sets it.
+    pub fn error_at(&self, key: &str, message: &str) -> String {
+        match self.locations.get(key) {
+            Some(l) => Located {
+                message: super::location::short(message),
+                ..l.clone()
+            }
+            .to_string(),
+            None => message.to_string(),
+        }
+    }
+}
+
+/// The keys whose place in the file is kept for later errors.
+const LOCATED: [(&str, &str); 8] = [
+    ("store", "since"),
+    ("smtp", "host"),
+    ("notify", "from"),
+    ("notify", "days_before"),
+    ("notify", "overdue_every_days"),
+    ("policy", "min_window_days"),
+    ("policy", "max_window_days"),
+    ("consumption", "lookback_days"),
+];
+
+/// The places of the [`LOCATED`] keys, from a second, lenient read of the same text.
+fn locations(file: &str, text: &str) -> BTreeMap<String, Located> {
+    type Sections = BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>;
+    let Ok(sections) = toml::from_str::<Sections>(text) else {
+        return BTreeMap::new();
+    };
+    LOCATED
+        .iter()
+        .filter_map(|(section, key)| {
+            let v = sections.get(*section)?.get(*key)?;
+            Some((
+                format!("{section}.{key}"),
+                Located::at(file, text, Some(v.span()), String::new()),
+            ))
+        })
+        .collect()
 }
 
 /// Parse `contracts.toml`.
 pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
     let raw: RawConfig = from_toml(file, text)?;
+    let locations = locations(file, text);
+    let at = |key: &str, message: String| match locations.get(key) {
+        Some(l) => Located {
+            message,
+            ..l.clone()
+        },
+        None => Located::at(file, text, None, message),
+    };
     let mut errors = Vec::new();
     let mut kinds = KindTable::builtin();
     for (name, row) in &raw.kinds {
@@ -165,10 +222,13 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
     }
     let p = &raw.policy;
     if p.min_window_days < 0 || p.max_window_days < p.min_window_days {
-        errors.push(Located::at(
-            file,
-            text,
-            None,
+        let key = if p.min_window_days < 0 {
+            "policy.min_window_days"
+        } else {
+            "policy.max_window_days"
+        };
+        errors.push(at(
+            key,
             format!(
                 "[policy] window bounds {}..{} days are not a range",
                 p.min_window_days, p.max_window_days
@@ -176,10 +236,13 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         ));
     }
     if raw.notify.days_before.iter().any(|d| *d < 0) || raw.notify.overdue_every_days < 1 {
-        errors.push(Located::at(
-            file,
-            text,
-            None,
+        let key = if raw.notify.overdue_every_days < 1 {
+            "notify.overdue_every_days"
+        } else {
+            "notify.days_before"
+        };
+        errors.push(at(
+            key,
             "[notify] days_before must be non-negative and overdue_every_days at least 1"
                 .to_string(),
         ));
@@ -199,10 +262,8 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         }
     }
     if raw.consumption.lookback_days < 1 {
-        errors.push(Located::at(
-            file,
-            text,
-            None,
+        errors.push(at(
+            "consumption.lookback_days",
             "[consumption] lookback_days must be at least 1".to_string(),
         ));
     }
@@ -216,5 +277,6 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         notify: raw.notify,
         smtp: raw.smtp,
         consumption: raw.consumption,
+        locations,
     })
 }

@@ -40,6 +40,9 @@ pub struct Contract {
     pub sunset: Option<NaiveDate>,
     pub description: Option<String>,
     pub advisory: BTreeSet<String>,
+    /// Envelope clauses that cross the antimeridian wider than 180° on purpose
+    /// (`wide_antimeridian = ["envelope"]`); any other such box is refused by `propose`.
+    pub wide_antimeridian: BTreeSet<String>,
     pub clauses: BTreeMap<String, Clause>,
     /// Clauses this build has no kind for (only with [`Strictness::Reading`]).
     pub unknown: BTreeMap<String, toml::Value>,
@@ -66,6 +69,8 @@ struct RawContract {
     sunset: Option<Spanned<toml::value::Datetime>>,
     description: Option<String>,
     advisory: Option<Vec<Spanned<String>>>,
+    /// Bbox clauses that cross the antimeridian wider than 180° on purpose.
+    wide_antimeridian: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     clauses: BTreeMap<String, Spanned<toml::Value>>,
 }
@@ -213,6 +218,33 @@ pub fn parse_contract(
         }
     }
 
+    // A crossing box wider than 180° is a swapped minx/maxx more often than a promise;
+    // `propose` and `check` refuse one (`check_step`) unless the contract lists it here.
+    let mut meant = BTreeSet::new();
+    for w in raw.wide_antimeridian.iter().flatten() {
+        let name = w.get_ref();
+        match clauses.get(name).map(|c| &c.value) {
+            Some(ClauseValue::Bbox(e)) if e.is_wide_crossing() => {
+                meant.insert(name.clone());
+            }
+            Some(ClauseValue::Bbox(e)) => fail(
+                w.span(),
+                format!(
+                    "wide_antimeridian names `{name}`, which is {:.1}° wide{}: remove it",
+                    e.width(),
+                    if e.crosses_antimeridian() {
+                        ""
+                    } else {
+                        " and does not cross the antimeridian"
+                    }
+                ),
+            ),
+            _ => fail(
+                w.span(),
+                format!("wide_antimeridian names `{name}`, which is not an envelope clause of this contract"),
+            ),
+        }
+    }
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
     }
@@ -225,10 +257,58 @@ pub fn parse_contract(
             sunset,
             description: raw.description,
             advisory,
+            wide_antimeridian: meant,
             clauses,
             unknown,
         }),
         // Both failures were pushed to `errors` above.
         _ => unreachable!("a missing version or date always records an error"),
     }
+}
+
+/// An envelope clause that crosses the antimeridian: a crossing box is never silent (`diff`,
+/// `propose` and `show` name each one with its width).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Crossing {
+    pub clause: String,
+    pub minx: f64,
+    pub maxx: f64,
+    pub width_degrees: f64,
+    /// Listed in `wide_antimeridian`: wider than 180° on purpose.
+    pub meant_wide: bool,
+}
+
+impl std::fmt::Display for Crossing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` crosses the antimeridian (minx {} > maxx {}) and is {:.1}° wide",
+            self.clause, self.minx, self.maxx, self.width_degrees
+        )?;
+        if self.width_degrees > 180.0 {
+            f.write_str(if self.meant_wide {
+                " (wide_antimeridian: on purpose)"
+            } else {
+                " — more than half the globe: were minx and maxx swapped?"
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The envelope clauses of `c` that cross the antimeridian.
+pub fn crossings(c: &Contract) -> Vec<Crossing> {
+    c.clauses
+        .iter()
+        .filter_map(|(name, clause)| match &clause.value {
+            ClauseValue::Bbox(e) if e.crosses_antimeridian() => Some(Crossing {
+                clause: name.clone(),
+                minx: e.minx,
+                maxx: e.maxx,
+                width_degrees: e.width(),
+                meant_wide: c.wide_antimeridian.contains(name),
+            }),
+            _ => None,
+        })
+        .collect()
 }

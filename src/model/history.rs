@@ -59,6 +59,18 @@ pub struct SunsetRecord {
 pub struct History {
     pub change: Vec<ChangeRecord>,
     pub sunset: Vec<SunsetRecord>,
+    /// Every record in file order, which is the order they were committed in (the file is
+    /// append-only); `check` replays the sunset rules in this order. Times cannot order them:
+    /// two commands in one second share a time.
+    #[serde(skip)]
+    pub order: Vec<Entry>,
+}
+
+/// A record of a [`History`], by kind and index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    Change(usize),
+    Sunset(usize),
 }
 
 #[derive(Deserialize)]
@@ -126,8 +138,10 @@ pub fn parse_history(file: &str, text: &str) -> Result<History, TomlErrors> {
     let raw: RawHistory = from_toml(file, text)?;
     let mut errors = Vec::new();
     let mut out = History::default();
+    let mut order: Vec<(usize, Entry)> = Vec::new();
     for c in raw.change {
         let span = c.span();
+        order.push((span.start, Entry::Change(out.change.len())));
         let c = c.into_inner();
         let window = match c.window {
             None => Ok(None),
@@ -152,6 +166,7 @@ pub fn parse_history(file: &str, text: &str) -> Result<History, TomlErrors> {
     }
     for s in raw.sunset {
         let span = s.span();
+        order.push((span.start, Entry::Sunset(out.sunset.len())));
         let s = s.into_inner();
         let parsed = toml_instant(&s.at).and_then(|at| {
             let from = s.from.as_ref().map(toml_date).transpose()?;
@@ -170,6 +185,8 @@ pub fn parse_history(file: &str, text: &str) -> Result<History, TomlErrors> {
         }
     }
     if errors.is_empty() {
+        order.sort_by_key(|(start, _)| *start);
+        out.order = order.into_iter().map(|(_, e)| e).collect();
         Ok(out)
     } else {
         Err(TomlErrors(errors))

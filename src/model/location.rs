@@ -13,10 +13,47 @@ pub struct Located {
     /// 1-based column, in characters.
     pub column: usize,
     pub message: String,
-    /// The offending line of text, for the caret display.
+    /// The offending line of text, for the caret display: at most [`EXCERPT`] characters
+    /// around the column, `…` marking what is cut (a value may be megabytes long).
     pub source_line: String,
+    /// Where the caret starts in `source_line` (0-based, in characters).
+    pub caret: usize,
     /// How many characters to underline.
     pub width: usize,
+}
+
+/// The most characters of an offending line, or of a message, that an error quotes.
+pub const EXCERPT: usize = 80;
+
+/// At most `EXCERPT` characters of `line` around the 0-based character `at`, with where `at`
+/// lands in the excerpt.
+fn excerpt(line: &str, at: usize) -> (String, usize) {
+    let chars = line.chars().count();
+    if chars <= EXCERPT {
+        return (line.to_string(), at);
+    }
+    let start = at.saturating_sub(EXCERPT / 4).min(chars - EXCERPT);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(line.chars().skip(start).take(EXCERPT));
+    if start + EXCERPT < chars {
+        out.push('…');
+    }
+    (out, at - start + usize::from(start > 0))
+}
+
+/// A message cut to a few hundred characters: parsers quote the offending value whole.
+pub fn short(message: &str) -> String {
+    const MAX: usize = 4 * EXCERPT;
+    let chars = message.chars().count();
+    if chars <= MAX {
+        return message.to_string();
+    }
+    let head: String = message.chars().take(MAX - EXCERPT / 2).collect();
+    let tail: String = message.chars().skip(chars - EXCERPT / 2).collect();
+    format!("{head}… ({} characters cut) …{tail}", chars - MAX)
 }
 
 impl Located {
@@ -27,8 +64,9 @@ impl Located {
                 file: file.to_string(),
                 line: 0,
                 column: 0,
-                message,
+                message: short(&message),
                 source_line: String::new(),
+                caret: 0,
                 width: 0,
             };
         };
@@ -38,15 +76,22 @@ impl Located {
         let line = text[..start].matches('\n').count() + 1;
         let column = text[line_start..start].chars().count() + 1;
         let end = floor_char_boundary(text, span.end.clamp(start, line_end));
+        let (source_line, caret) = excerpt(
+            text[line_start..line_end].trim_end_matches('\r'),
+            column - 1,
+        );
+        let width = text[start..end]
+            .chars()
+            .count()
+            .clamp(1, source_line.chars().count().saturating_sub(caret).max(1));
         Located {
             file: file.to_string(),
             line,
             column,
-            message,
-            source_line: text[line_start..line_end]
-                .trim_end_matches('\r')
-                .to_string(),
-            width: text[start..end].chars().count().max(1),
+            message: short(&message),
+            source_line,
+            caret,
+            width,
         }
     }
 }
@@ -71,13 +116,35 @@ impl fmt::Display for Located {
             self.column,
             self.message,
             self.source_line,
-            " ".repeat(self.column - 1),
+            " ".repeat(self.caret),
             "^".repeat(self.width)
         )
     }
 }
 
 /// Every mistake found in one file.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_value_is_quoted_as_a_short_excerpt() {
+        let value = "x".repeat(10_000_000);
+        let text = format!("a = 1\nname = \"{value}\"\n");
+        let start = text.find("\"x").unwrap();
+        let e = Located::at(
+            "f.toml",
+            &text,
+            Some(start..text.len() - 1),
+            format!("bad {value}"),
+        );
+        let shown = e.to_string();
+        assert!(shown.len() < 2_000, "{} bytes", shown.len());
+        assert!(shown.starts_with("f.toml:2:8: bad xxx"), "{}", &shown[..40]);
+        assert_eq!((e.line, e.column, e.caret), (2, 8, 7));
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct TomlErrors(pub Vec<Located>);
 

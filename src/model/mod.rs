@@ -12,6 +12,7 @@ pub mod kind;
 pub mod location;
 pub mod proposal;
 pub mod spatial;
+pub mod sunset;
 pub mod value;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
@@ -22,4 +23,4 @@ pub use location::{Located, TomlErrors};
 pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
-pub use window::{lines, Line, SunsetMove, Window};
+pub use window::{lines, Line, SunsetMove, SunsetSource, Window};

@@ -10,7 +10,8 @@ use super::change::{derive_changes, Bump, Change, ChangeSet, Direction, Verdict}
 use super::config::{NewClauses, Policy};
 use super::contract::Contract;
 use super::history::{ChangeRecord, WindowRecord, WHOLE_CONTRACT};
-use super::window::{first_day_over_two_live, lines, SunsetMove};
+use super::value::ClauseValue;
+use super::window::{first_day_over_two_live, lines, Line, SunsetMove, SunsetSource};
 
 /// Why a version may not follow the one before it.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,9 +59,27 @@ pub enum Refusal {
         day: chrono::NaiveDate,
         lines: Vec<u64>,
     },
+    /// A new major declares a sunset for the line it retires that differs from the one a
+    /// `[[sunset]]` event already recorded: a line has one sunset.
+    SunsetDisagrees {
+        version: Version,
+        line: u64,
+        declared: chrono::NaiveDate,
+        recorded: chrono::NaiveDate,
+        recorded_at: DateTime<Utc>,
+    },
     NotAdvisory {
         version: Version,
         clause: String,
+    },
+    /// An envelope crossing the antimeridian wider than 180° that the contract does not list
+    /// in `wide_antimeridian`: most often minx and maxx swapped.
+    WideCrossing {
+        version: Version,
+        clause: String,
+        minx: f64,
+        maxx: f64,
+        width: f64,
     },
     NoKind {
         clause: String,
@@ -164,6 +183,31 @@ impl fmt::Display for Refusal {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            Refusal::SunsetDisagrees {
+                version,
+                line,
+                declared,
+                recorded,
+                recorded_at,
+            } => write!(
+                f,
+                "{version} declares sunset = {declared} for line {line}, but line {line}'s sunset is already \
+                 {recorded} (a `contracts sunset` event of {}); a line has one sunset: declare \
+                 sunset = {recorded}, or move it first with `contracts sunset`",
+                recorded_at.format("%Y-%m-%d %H:%M UTC")
+            ),
+            Refusal::WideCrossing {
+                version,
+                clause,
+                minx,
+                maxx,
+                width,
+            } => write!(
+                f,
+                "{version}: `{clause}` has minx {minx} > maxx {maxx}, so it crosses the antimeridian and is \
+                 {width:.1}° wide — were minx and maxx swapped? A box that wide on purpose is listed in \
+                 wide_antimeridian = [\"{clause}\"]"
+            ),
             Refusal::NoKind { clause } => write!(
                 f,
                 "clause `{clause}` has no kind: declare it in contracts.toml [kinds] before using it, \
@@ -198,7 +242,7 @@ pub struct Step {
 
 /// The rules between one version and the next: supersedes, bump, sunset, window, new clauses.
 pub fn check_step(prev: Option<&Contract>, next: &Contract, policy: &Policy) -> Step {
-    let mut refusals = Vec::new();
+    let mut refusals = wide_crossings(next);
     let Some(prev) = prev else {
         if let Some(s) = &next.supersedes {
             refusals.push(Refusal::FirstHasSupersedes {
@@ -287,6 +331,48 @@ pub fn check_step(prev: Option<&Contract>, next: &Contract, policy: &Policy) -> 
         bump,
         refusals,
     }
+}
+
+/// A new major's `sunset` against the effective sunset of the line it retires, in `before`
+/// (the lines without the draft). Only a `[[sunset]]` event can have set one — the draft is
+/// the line's first successor — and the two must agree, so the line keeps one value.
+pub fn check_recorded_sunset(before: &[Line], prev: &Contract, next: &Contract) -> Option<Refusal> {
+    if next.version.major <= prev.version.major {
+        return None;
+    }
+    let declared = next.sunset?;
+    let retiring = before.iter().find(|l| l.major == prev.version.major)?;
+    match (&retiring.source, retiring.sunset) {
+        (Some(SunsetSource::SunsetEvent { at, .. }), Some(recorded)) if recorded != declared => {
+            Some(Refusal::SunsetDisagrees {
+                version: next.version.clone(),
+                line: retiring.major,
+                declared,
+                recorded,
+                recorded_at: *at,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The envelopes of `c` crossing the antimeridian wider than 180° that it does not mean.
+pub fn wide_crossings(c: &Contract) -> Vec<Refusal> {
+    c.clauses
+        .iter()
+        .filter_map(|(name, clause)| match &clause.value {
+            ClauseValue::Bbox(e) if e.is_wide_crossing() && !c.wide_antimeridian.contains(name) => {
+                Some(Refusal::WideCrossing {
+                    version: c.version.clone(),
+                    clause: name.clone(),
+                    minx: e.minx,
+                    maxx: e.maxx,
+                    width: e.width(),
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The two-live cap over all versions of a dataset (with a draft among them, for `propose`).

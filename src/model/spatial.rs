@@ -324,6 +324,22 @@ impl Envelope {
         self.minx > self.maxx
     }
 
+    /// The width in x: for a crossing box, `minx..=180` plus `-180..=maxx`.
+    pub fn width(&self) -> f64 {
+        if self.crosses_antimeridian() {
+            360.0 - (self.minx - self.maxx)
+        } else {
+            self.maxx - self.minx
+        }
+    }
+
+    /// A crossing box wider than half the globe: most often minx and maxx swapped by
+    /// mistake (`[170, .., -170, ..]` meant as 20° wide reads as 340°), so `propose` and
+    /// `check` refuse one unless the contract lists the clause in `wide_antimeridian`.
+    pub fn is_wide_crossing(&self) -> bool {
+        self.crosses_antimeridian() && self.width() > 180.0
+    }
+
     /// Whether the point lies inside (edges included).
     pub fn covers_point(&self, x: f64, y: f64) -> bool {
         let in_y = self.miny <= y && y <= self.maxy;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use semver::Version;
 use serde::Serialize;
 
@@ -19,8 +19,11 @@ pub struct Line {
     pub major: u64,
     /// The first version's `valid_from`: the day the line becomes live.
     pub opens: NaiveDate,
-    /// The day the line stops being live (exclusive); `None` while no successor exists.
+    /// The line's effective sunset: the day it stops being live (exclusive); `None` while
+    /// neither a successor nor a `[[sunset]]` event sets one. The one value every command uses.
     pub sunset: Option<NaiveDate>,
+    /// Where the effective sunset comes from.
+    pub source: Option<SunsetSource>,
     /// Versions of the line, oldest first.
     pub versions: Vec<Version>,
 }
@@ -57,11 +60,28 @@ impl Window {
     }
 }
 
+/// Where a line's effective sunset comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum SunsetSource {
+    /// Declared by `sunset` in the first version of the next line.
+    Contract { version: Version },
+    /// Set or moved by `contracts sunset` (a `[[sunset]]` event).
+    SunsetEvent {
+        at: DateTime<Utc>,
+        rationale: String,
+        forced: bool,
+    },
+}
+
 /// A recorded move of a line's sunset (`[[sunset]]` in the history).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SunsetMove {
     pub line: u64,
     pub to: NaiveDate,
+    pub at: DateTime<Utc>,
+    pub rationale: String,
+    pub forced: bool,
 }
 
 /// Build the lines of one dataset from its contracts (any order; at least the first version of
@@ -81,27 +101,39 @@ pub fn lines(contracts: &[&Contract], moves: &[SunsetMove]) -> Vec<Line> {
                 major: vs[0].version.major,
                 opens: vs[0].valid_from,
                 sunset: None,
+                source: None,
                 versions: vs.iter().map(|c| c.version.clone()).collect(),
             }
         })
         .collect();
     // The sunset of a line is declared by the first version of the line after it.
-    let declared: Vec<Option<NaiveDate>> = out
+    let declared: Vec<Option<(NaiveDate, Version)>> = out
         .iter()
         .skip(1)
         .map(|next| {
             contracts
                 .iter()
                 .find(|c| c.version.major == next.major && c.version == next.versions[0])
-                .and_then(|c| c.sunset)
+                .and_then(|c| c.sunset.map(|s| (s, c.version.clone())))
         })
         .collect();
-    for (line, sunset) in out.iter_mut().zip(declared) {
-        line.sunset = sunset;
+    for (line, declared) in out.iter_mut().zip(declared) {
+        if let Some((sunset, version)) = declared {
+            line.sunset = Some(sunset);
+            line.source = Some(SunsetSource::Contract { version });
+        }
     }
+    // An event wins over the declaration, and a later event over an earlier one. `propose`
+    // refuses a new major whose declared sunset disagrees with an event recorded before it,
+    // so an event recorded before its successor existed and the successor's `sunset` agree.
     for m in moves {
         if let Some(line) = out.iter_mut().find(|l| l.major == m.line) {
             line.sunset = Some(m.to);
+            line.source = Some(SunsetSource::SunsetEvent {
+                at: m.at,
+                rationale: m.rationale.clone(),
+                forced: m.forced,
+            });
         }
     }
     out

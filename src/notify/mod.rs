@@ -36,7 +36,12 @@ pub fn dataset_input(
             let sunset = l.sunset?;
             let holders = standings
                 .iter()
-                .filter(|s| s.status == Status::StillOn && s.line == Some(l.major))
+                // A consumer whose newest read names a version the store does not have is told
+                // about the line of its last known read.
+                .filter(|s| {
+                    matches!(s.status, Status::StillOn | Status::UnknownVersion)
+                        && s.line == Some(l.major)
+                })
                 .filter_map(|s| {
                     let c = registry.get(&s.consumer)?;
                     Some(Holder {

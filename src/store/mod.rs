@@ -7,6 +7,7 @@
 
 pub mod git;
 mod transact;
+pub mod worktree;
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
@@ -72,8 +73,8 @@ pub enum StoreError {
         dataset: String,
         version: String,
     },
-    #[error("{path}: not UTF-8 text")]
-    NotText { path: String },
+    #[error("{path}: not UTF-8 text (the first invalid byte is at byte offset {offset})")]
+    NotText { path: String, offset: usize },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -92,6 +93,14 @@ impl StoreError {
             _ => true,
         }
     }
+}
+
+/// A store file's bytes as text; bad UTF-8 is named by its byte offset (it has no line).
+pub fn utf8(bytes: Vec<u8>, path: &str) -> Result<String, StoreError> {
+    String::from_utf8(bytes).map_err(|e| StoreError::NotText {
+        path: path.to_string(),
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// An open store, pinned to the HEAD it was opened at.
@@ -130,9 +139,7 @@ impl Store {
         let bytes = repo
             .read_at(head, layout::CONFIG)?
             .ok_or_else(not_a_store)?;
-        let text = String::from_utf8(bytes).map_err(|_| StoreError::NotText {
-            path: layout::CONFIG.to_string(),
-        })?;
+        let text = utf8(bytes, layout::CONFIG)?;
         let config = parse_config(layout::CONFIG, &text)?;
         Ok(Store {
             repo,
@@ -162,6 +169,15 @@ impl Store {
         &self.config
     }
 
+    /// The store files with changes not committed at HEAD, which no command reads; with
+    /// `dataset`, only the files a command about that dataset reads.
+    pub fn uncommitted(&self, dataset: Option<&str>) -> Result<Vec<String>, worktree::StatusError> {
+        match dataset {
+            None => worktree::uncommitted(self.repo.gix(), None),
+            Some(d) => worktree::uncommitted(self.repo.gix(), Some(&worktree::files_of(d))),
+        }
+    }
+
     /// A text file at HEAD, if present.
     pub fn read(&self, path: &str) -> Result<Option<String>, StoreError> {
         self.read_at(self.head, path)
@@ -171,11 +187,7 @@ impl Store {
     pub fn read_at(&self, commit: ObjectId, path: &str) -> Result<Option<String>, StoreError> {
         match self.repo.read_at(commit, path)? {
             None => Ok(None),
-            Some(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| StoreError::NotText {
-                    path: path.to_string(),
-                }),
+            Some(bytes) => utf8(bytes, path).map(Some),
         }
     }
 
@@ -218,9 +230,7 @@ impl Store {
     }
 
     fn text(&self, id: ObjectId, path: &str) -> Result<String, StoreError> {
-        String::from_utf8(self.repo.blob(id)?).map_err(|_| StoreError::NotText {
-            path: path.to_string(),
-        })
+        utf8(self.repo.blob(id)?, path)
     }
 
     /// Every dataset with a contract folder, by name.
