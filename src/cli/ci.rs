@@ -85,13 +85,16 @@ pub fn refusal_findings(refusals: &[Refusal], file: &str, text: &str) -> Vec<Fin
             continue;
         }
         let key = match r {
-            Refusal::NoKind { clause } | Refusal::NotAdvisory { clause, .. } => clause.as_str(),
+            Refusal::NoKind { clause }
+            | Refusal::NotAdvisory { clause, .. }
+            | Refusal::WideCrossing { clause, .. } => clause.as_str(),
             Refusal::FirstHasSupersedes { .. } | Refusal::WrongSupersedes { .. } => "supersedes",
             Refusal::NotNewer { .. } => "version",
             Refusal::FirstHasSunset
             | Refusal::MissingSunset { .. }
             | Refusal::SunsetOnMinor { .. }
-            | Refusal::WindowOutsidePolicy { .. } => "sunset",
+            | Refusal::WindowOutsidePolicy { .. }
+            | Refusal::SunsetDisagrees { .. } => "sunset",
             Refusal::ValidFromBackwards { .. } | Refusal::ThreeLive { .. } => "valid_from",
             Refusal::InsufficientBump { .. } => "version",
         };

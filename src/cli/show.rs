@@ -3,7 +3,7 @@ use serde::Serialize;
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
-use crate::model::{Check, Strictness, SunsetSource, BUILTIN};
+use crate::model::{Check, Strictness, SunsetSource};
 
 /// How `validate` reads a contract, stated once (SPEC §5).
 pub const READING_RULES: &str = "\
