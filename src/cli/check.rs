@@ -241,6 +241,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
             let path = format!("{dir}/{f}");
             if let Some(text) = store.read(&path)? {
+                if dir == layout::NOTIFICATIONS {
+                    findings.extend(ledger_findings(&path, &text));
+                    continue;
+                }
                 if let Err(e) = text.parse::<toml::Table>() {
                     findings.push(Finding {
                         file: path,
@@ -264,6 +268,30 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => print_text(&report),
     }
     Ok(Outcome::findings_if(!report.findings.is_empty()))
+}
+
+/// A notice ledger must parse, and record each notice (consumer, line, milestone) once: a
+/// second record means the notice went out twice.
+fn ledger_findings(path: &str, text: &str) -> Vec<Finding> {
+    let finding = |message: String| Finding {
+        file: path.to_string(),
+        commit: None,
+        author: None,
+        message,
+    };
+    match crate::notify::ledger::parse_ledger(path, text) {
+        Err(e) => vec![finding(e.to_string())],
+        Ok(ledger) => ledger
+            .duplicates()
+            .into_iter()
+            .map(|((consumer, line, milestone), n)| {
+                finding(format!(
+                    "the notice to `{consumer}` for line {line} at {milestone} is recorded {n} \
+                     times: it was sent more than once"
+                ))
+            })
+            .collect(),
+    }
 }
 
 fn print_text(r: &Report) {

@@ -268,6 +268,7 @@ mod tests {
             days_before: DAYS.to_vec(),
             overdue_every_days: 7,
             from: String::new(),
+            ..Notify::default()
         };
         let inputs = [input(sunset, &["a"])];
         let mut sent = HashSet::new();
