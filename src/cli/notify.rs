@@ -1,6 +1,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, Timelike};
 use serde::Serialize;
 
 use super::consumption::{registry, scan_logs};
@@ -320,8 +320,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let stale_minutes = config.notify.claim_stale_minutes;
 
     let notices = plan_today(ctx, &store, &config, &domain)?;
-    // The clock is read here, at the edge: claims are dated, and aged, by it.
+    // The clock is read here, at the edge: claims are dated, and aged, by it. In whole
+    // seconds, as the ledger records it, so this run's own claim reads back as made `now`.
     let now = chrono::Utc::now().fixed_offset();
+    let now = now
+        .with_nanosecond(0)
+        .expect("zero nanoseconds is a valid time");
     let ledgers = read_ledgers(&store, notices.iter().map(|n| n.dataset.as_str()))?;
     let todo = sift(notices, &ledgers, now, stale_minutes, false);
 

@@ -277,7 +277,7 @@ impl Ledger {
         }
     }
 
-    /// Whether `run` holds `key`: its claim is the first open claim that is not stale. Read
+    /// Whether `run` holds `key`: its claim comes before every live claim of another run. Read
     /// after the claim commit, this settles two runs that claimed the same notice (through a
     /// remote, both claims can land): the first in the file sends, the other backs off.
     pub fn holds(
@@ -290,7 +290,7 @@ impl Ledger {
         self.open_claims()
             .into_iter()
             .filter(|c| claim_key(c) == *key)
-            .find(|c| is_live(c, now, stale_minutes))
+            .find(|c| c.run == run || is_live(c, now, stale_minutes))
             .is_some_and(|c| c.run == run)
     }
 
@@ -313,10 +313,11 @@ impl Ledger {
     }
 }
 
-/// Whether a claim may still be in flight at `now`: no older than the stale age. A run's own
-/// claim is dated `now`, so it is live for that run even with a stale age of 0.
+/// Whether another run's claim may still be in flight at `now`: younger than the stale age.
+/// A stale age of 0 takes every other claim for a dead run's (for setups where runs never
+/// overlap).
 fn is_live(c: &Claim, now: DateTime<FixedOffset>, stale_minutes: i64) -> bool {
-    now - c.at <= chrono::Duration::minutes(stale_minutes)
+    now - c.at < chrono::Duration::minutes(stale_minutes)
 }
 
 fn key(e: &LedgerEntry) -> Key {
@@ -518,7 +519,7 @@ mod tests {
             matches!(l.state(&k, now, 15), ClaimState::InFlight { ref run, minutes: 10 } if run == "b")
         );
         assert!(l.holds(&k, "b", now, 15));
-        assert!(!l.holds(&k, "a", now, 15));
+        assert!(!l.holds(&k, "c", now, 15));
         // With a 5-minute stale age both are stale: the newest is reported, a new run may claim.
         assert!(matches!(l.state(&k, now, 5), ClaimState::Stale { ref run, .. } if run == "b"));
         // With an hour both are live: the first claim in the file wins.
