@@ -595,4 +595,36 @@ mod tests {
             Err(MailError::HalfCredentials)
         ));
     }
+
+    #[test]
+    fn replies_are_scrubbed_of_what_was_sent_after_auth() {
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let secrets = secrets_of("notifier", "hunter22");
+        let token = b64("\0notifier\0hunter22");
+        let reply = format!(
+            "535 5.7.8 bad credentials in AUTH PLAIN {token} ({}/{}) for notifier:hunter22",
+            b64("notifier"),
+            b64("hunter22")
+        );
+        let shown = scrub(&reply, &secrets);
+        for s in [
+            &token,
+            &b64("notifier"),
+            &b64("hunter22"),
+            "hunter22",
+            "notifier",
+        ] {
+            assert!(!shown.contains(s), "{s} in {shown}");
+        }
+        assert!(
+            shown.starts_with("535 5.7.8 bad credentials in AUTH PLAIN [redacted]"),
+            "{shown}"
+        );
+        // A token the server mangled is still hidden after an echoed AUTH PLAIN.
+        let shown = scrub("535 you sent AUTH PLAIN QUJDREVGRw (sic)", &secrets);
+        assert_eq!(shown, "535 you sent AUTH PLAIN [redacted] (sic)");
+        // Nothing to hide: the reply is unchanged.
+        assert_eq!(scrub("550 no such user", &[]), "550 no such user");
+    }
 }
