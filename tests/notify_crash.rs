@@ -109,6 +109,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     let mut runs = 0usize;
     let mut codes: HashMap<i32, usize> = HashMap::new();
     let mut locks = 0usize;
+    let (mut resend_lines, mut recovered_lines) = (0usize, 0usize);
     for day in MILESTONE_DAYS {
         let plan = w.run(day, &["--format", "json", "notify", "--dry-run"]);
         plan.assert_code(0);
@@ -139,6 +140,12 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
             }
             let out = child.wait_with_output().unwrap();
             let code = out.status.code().unwrap_or(-1);
+            let err = String::from_utf8_lossy(&out.stderr);
+            resend_lines += err.lines().filter(|l| l.starts_with("resending ")).count();
+            recovered_lines += err.lines().filter(|l| l.starts_with("recorded ")).count();
+            if std::env::var_os("NOTIFY_CRASH_VERBOSE").is_some() {
+                eprintln!("--- run {runs} on {day}:\n{err}");
+            }
             *codes.entry(code).or_default() += 1;
             assert_eq!(
                 code,
@@ -173,8 +180,9 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     let resent: usize = delivered.values().map(|n| n - 1).sum();
     eprintln!(
         "crash test: {runs} runs, {kills} kills, {planned} notices planned, {} delivered \
-         ({} distinct), {resent} resent, {locks} stale lock(s) cleared, exit codes {codes:?}, \
-         {:.1} s, seed {seed}",
+         ({} distinct), {resent} resent ({resend_lines} stale claims taken over and sent, {recovered_lines} \
+         recovered from a dead run's journal), {locks} stale lock(s) cleared, exit codes \
+         {codes:?}, {:.1} s, seed {seed}",
         smtp.mails().len(),
         delivered.len(),
         started.elapsed().as_secs_f64()

@@ -9,6 +9,7 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, Status};
 use crate::model::{Config, Line};
 use crate::notify::dataset_input;
+use crate::notify::journal::{self, Journal};
 use crate::notify::ledger::{
     claim_text, commit_ledger, entry_text, ledger_header, ledger_path, parse_ledger, release_text,
     sent_keys, Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
@@ -43,7 +44,9 @@ pub struct Args {
 struct Row<'a> {
     #[serde(flatten)]
     notice: &'a Notice,
-    /// `planned` in a dry run, else `sent`, `failed`, or `unsent` (the batch stopped first).
+    /// `planned` in a dry run, else `sent`, `failed`, `unsent` (the batch stopped first), or
+    /// `recovered` (delivered by a run that died before recording it, as its journal says:
+    /// recorded now, not sent again).
     status: &'static str,
     /// Whether this notice was claimed by a run that never confirmed it, so it may have
     /// been delivered already: it is sent again with the same Message-ID.
@@ -104,7 +107,10 @@ fn read_ledgers<'a>(
 /// A notice this run may send, with the stale claim it takes over, if any.
 struct Todo {
     notice: Notice,
+    /// The newest stale claim, by run and time.
     stale: Option<(String, DateTime<FixedOffset>)>,
+    /// Every run with an open (stale) claim on the notice.
+    earlier: Vec<String>,
 }
 
 /// Sort planned notices by their ledger state: free or stale ones to send, the rest (already
@@ -122,6 +128,7 @@ fn sift(
             out.push(Todo {
                 notice: n,
                 stale: None,
+                earlier: Vec::new(),
             });
             continue;
         };
@@ -133,6 +140,7 @@ fn sift(
             ClaimState::Free => out.push(Todo {
                 notice: n,
                 stale: None,
+                earlier: Vec::new(),
             }),
             ClaimState::InFlight { run, minutes } => {
                 if !quiet {
@@ -143,9 +151,10 @@ fn sift(
                     );
                 }
             }
-            ClaimState::Stale { run, at } => out.push(Todo {
+            ClaimState::Stale { run, at, runs } => out.push(Todo {
                 notice: n,
                 stale: Some((run, at)),
+                earlier: runs,
             }),
         }
     }
@@ -405,9 +414,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             todo.len()
         ))
     })?;
-
     let run = run_id(now);
-    let (after, todo) = claim(&store, todo, &run, now, ctx, stale_minutes)?;
+    let journal_dir = journal::dir(store.repo().gix().git_dir());
+    let mut journal = Journal::create(&journal_dir, &run).map_err(|e| {
+        CommandError::environment(format!(
+            "cannot write the journal of this run in {}, so nothing was sent: {e}",
+            journal_dir.display()
+        ))
+    })?;
+
+    let (after, todo) = match claim(&store, todo, &run, now, ctx, stale_minutes) {
+        Ok(x) => x,
+        Err(e) => {
+            journal.remove();
+            return Err(e);
+        }
+    };
     let after_ledgers = read_ledgers(&after, todo.iter().map(|t| t.notice.dataset.as_str()))?;
     let mut mine = Vec::new();
     let mut releases = Vec::new();
@@ -430,12 +452,63 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
 
+    // A stale claim's run may have delivered the notice before it died: its journal says.
+    let mut journals: BTreeMap<String, std::collections::HashMap<journal::Delivered, _>> =
+        BTreeMap::new();
+    for t in &mine {
+        for old in &t.earlier {
+            if !journals.contains_key(old) {
+                journals.insert(old.clone(), journal::read(&journal_dir, old));
+            }
+        }
+    }
+    let delivered_by = |t: &Todo| {
+        let d = (t.notice.dataset.clone(), key_of(&t.notice));
+        t.earlier
+            .iter()
+            .find_map(|old| Some((old.clone(), *journals[old].get(&d)?)))
+    };
+
     let mut rows = Vec::with_capacity(mine.len());
     let mut confirmations = Vec::new();
+    let mut confirmed: HashSet<journal::Delivered> = HashSet::new();
     let mut failed = 0usize;
+    let mut recovered = 0usize;
     let mut stopped: Option<String> = None;
     for t in &mine {
         let n = &t.notice;
+        if let Some((old, at)) = delivered_by(t) {
+            eprintln!(
+                "recorded {} line {} {} to {}: run {old} delivered it at {} and died before \
+                 recording it (its journal says so); not sent again",
+                n.dataset,
+                n.line,
+                n.milestone,
+                n.consumer,
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+            let entry = LedgerEntry {
+                consumer: n.consumer.clone(),
+                line: n.line,
+                milestone: n.milestone.to_string(),
+                recipients: n.recipients.clone(),
+                message_id: n.message_id.clone(),
+                at,
+                for_date: ctx.today,
+                sunset: n.sunset,
+                run: Some(old),
+            };
+            confirmations.push((n.dataset.clone(), entry_text(&entry)));
+            confirmed.insert((n.dataset.clone(), key_of(n)));
+            recovered += 1;
+            rows.push(Row {
+                notice: n,
+                status: "recovered",
+                resent: false,
+                error: None,
+            });
+            continue;
+        }
         if let Some(why) = &stopped {
             releases.push(release_of(
                 n,
@@ -463,6 +536,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
         match mailer.send(&messages[&n.message_id]) {
             Ok(()) => {
+                // The instant the server accepted it, on disk before the next send.
+                let at = chrono::Utc::now().fixed_offset();
+                if let Err(e) = journal.record(&n.dataset, &key_of(n), at) {
+                    stopped = Some(format!(
+                        "cannot write the journal {}: {e}",
+                        journal.path().display()
+                    ));
+                }
                 eprintln!(
                     "sent {} line {} {} to {} ({})",
                     n.dataset,
@@ -477,13 +558,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     milestone: n.milestone.to_string(),
                     recipients: n.recipients.clone(),
                     message_id: n.message_id.clone(),
-                    // The instant the server accepted it.
-                    at: chrono::Utc::now().fixed_offset(),
+                    at,
                     for_date: ctx.today,
                     sunset: n.sunset,
                     run: Some(run.clone()),
                 };
                 confirmations.push((n.dataset.clone(), entry_text(&entry)));
+                confirmed.insert((n.dataset.clone(), key_of(n)));
                 rows.push(Row {
                     notice: n,
                     status: "sent",
@@ -512,25 +593,50 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let connections = mailer.connections;
     mailer.close();
-    let sent_count = confirmations.len();
+    let sent_count = confirmations.len() - recovered;
     let unsent = rows.iter().filter(|r| r.status == "unsent").count();
-    if sent_count > 0 || !releases.is_empty() {
-        let message = format!("notify: {sent_count} notice(s) sent for {}", ctx.today);
+    if !confirmations.is_empty() || !releases.is_empty() {
+        let mut message = format!("notify: {sent_count} notice(s) sent for {}", ctx.today);
+        if recovered > 0 {
+            message.push_str(&format!(
+                ", {recovered} recovered from a dead run's journal"
+            ));
+        }
         let changes = by_ledger(confirmations.into_iter().chain(releases));
         commit_ledger(&after, changes, &message).map_err(|e| {
             CommandError::environment(format!(
                 "{sent_count} notice(s) were sent but could not be confirmed in the ledger: {e}"
             ))
             .with_hint(format!(
-                "their claims stay open; a run more than {stale_minutes} min from now sends \
-                 them again, with the same Message-ID"
+                "their claims stay open and this run's journal ({}) says they went out: a run \
+                 on this machine more than {stale_minutes} min from now records them without \
+                 sending them again",
+                journal.path().display()
             ))
         })?;
     }
+    // Confirmed: this run's journal, and those of dead runs now wholly recorded, are done.
+    journal.remove();
+    for (old, entries) in &journals {
+        let done = entries.keys().all(|d| {
+            confirmed.contains(d)
+                || after_ledgers
+                    .get(&d.0)
+                    .is_some_and(|l| l.sent().contains(&d.1))
+        });
+        if done {
+            journal::remove_run(&journal_dir, old);
+        }
+    }
     print_rows(ctx, &rows);
+    let recovered_note = if recovered > 0 {
+        format!(", {recovered} recovered")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "notify: {sent_count} sent, {failed} failed, {unsent} unsent, over {connections} SMTP \
-         connection(s)"
+        "notify: {sent_count} sent, {failed} failed, {unsent} unsent{recovered_note}, over \
+         {connections} SMTP connection(s)"
     );
     if let Some(why) = stopped {
         return Err(CommandError::environment(format!(

@@ -224,6 +224,9 @@ pub enum ClaimState {
     Stale {
         run: String,
         at: DateTime<FixedOffset>,
+        /// Every run with an open claim on it, oldest first: a chain of runs that each took
+        /// the claim over and died. Any of them may have delivered it (see their journals).
+        runs: Vec<String>,
     },
 }
 
@@ -272,6 +275,7 @@ impl Ledger {
             Some(c) => ClaimState::Stale {
                 run: c.run.clone(),
                 at: c.at,
+                runs: open.iter().map(|c| c.run.clone()).collect(),
             },
             None => ClaimState::Free,
         }

@@ -5,6 +5,7 @@
 //! delivered notice so that no notice is ever sent twice. The CLI drives the four in that
 //! order, which is why `--dry-run` is just "stop after the plan".
 
+pub mod journal;
 pub mod ledger;
 pub mod plan;
 pub mod render;
