@@ -233,7 +233,7 @@ pub enum ClaimState {
 impl Ledger {
     /// The notices delivered, by key.
     pub fn sent(&self) -> HashSet<Key> {
-        self.notices.iter().map(|e| key(e)).collect()
+        self.notices.iter().map(key).collect()
     }
 
     /// The claims neither confirmed by a notice nor released, in file order.
