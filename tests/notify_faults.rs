@@ -405,3 +405,76 @@ fn message_ids_parse_from_the_mini_server() {
         Some("<x@y>")
     );
 }
+
+#[test]
+fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
+    // A run claimed atlas and flood-model two hours ago, delivered atlas (its journal says so)
+    // and was killed before confirming. The next run records atlas without sending it and
+    // sends flood-model, which the dead run never got to.
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    let then = chrono::Utc::now() - chrono::Duration::hours(2);
+    w.write(
+        "notifications/roads.toml",
+        &format!(
+            "{}{}",
+            claim_entry("atlas", "dead-host.7.7", then),
+            claim_entry("flood-model", "dead-host.7.7", then),
+        ),
+    );
+    let journal = w.root().join(".git/contracts-notify");
+    std::fs::create_dir_all(&journal).unwrap();
+    std::fs::write(
+        journal.join("dead-host.7.7.log"),
+        format!(
+            "roads atlas 1 before-60 {}\n",
+            then.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+    )
+    .unwrap();
+    let run = w.run(TODAY, &["--format", "json", "notify"]);
+    run.assert_code(0);
+    assert!(
+        smtp.mail_to("atlas@example.org").is_empty(),
+        "atlas was resent"
+    );
+    assert_eq!(smtp.mail_to("hydro-oncall@example.org").len(), 1);
+    let mut statuses: Vec<(String, String)> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["consumer"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [
+            ("atlas".to_string(), "recovered".to_string()),
+            ("flood-model".to_string(), "sent".to_string())
+        ]
+    );
+    assert!(
+        run.stderr()
+            .contains("recorded roads line 1 before-60 to atlas: run dead-host.7.7"),
+        "{}",
+        run.stderr()
+    );
+    let mut ledger = w.ledger();
+    ledger.sort();
+    assert_eq!(
+        ledger,
+        [
+            ("atlas".to_string(), "before-60".to_string()),
+            ("flood-model".to_string(), "before-60".to_string())
+        ]
+    );
+    // Both journals are done with: the dead run's is wholly recorded, this run's confirmed.
+    assert_eq!(std::fs::read_dir(&journal).unwrap().count(), 0);
+    assert!(ledger_findings(&w, TODAY).is_empty());
+}
