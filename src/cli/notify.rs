@@ -94,6 +94,9 @@ fn read_ledgers<'a>(
 ) -> Result<BTreeMap<String, Ledger>, CommandError> {
     let mut out = BTreeMap::new();
     for d in datasets {
+        if out.contains_key(d) {
+            continue;
+        }
         let path = ledger_path(d);
         let ledger = match store.read(&path)? {
             Some(text) => parse_ledger(&path, &text)?,

@@ -76,6 +76,10 @@ pub struct Ledger {
     pub notices: Vec<LedgerEntry>,
     pub claims: Vec<Claim>,
     pub releases: Vec<Release>,
+    /// Built once by [`parse_ledger`]: a batch asks about every one of thousands of notices.
+    sent: HashSet<Key>,
+    /// Open claims by key, as indices into `claims`, in file order.
+    open: HashMap<Key, Vec<usize>>,
 }
 
 /// A notice within one dataset's ledger: (consumer, line, milestone).
@@ -209,6 +213,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
     }
+    ledger.index();
     Ok(ledger)
 }
 
@@ -231,14 +236,8 @@ pub enum ClaimState {
 }
 
 impl Ledger {
-    /// The notices delivered, by key.
-    pub fn sent(&self) -> HashSet<Key> {
-        self.notices.iter().map(key).collect()
-    }
-
-    /// The claims neither confirmed by a notice nor released, in file order.
-    pub fn open_claims(&self) -> Vec<&Claim> {
-        let sent = self.sent();
+    fn index(&mut self) {
+        self.sent = self.notices.iter().map(key).collect();
         let released: HashSet<(Key, &str)> = self
             .releases
             .iter()
@@ -249,22 +248,38 @@ impl Ledger {
                 )
             })
             .collect();
-        self.claims
-            .iter()
-            .filter(|c| {
-                let k = claim_key(c);
-                !sent.contains(&k) && !released.contains(&(k, c.run.as_str()))
-            })
-            .collect()
+        let mut open: HashMap<Key, Vec<usize>> = HashMap::new();
+        for (i, c) in self.claims.iter().enumerate() {
+            let k = claim_key(c);
+            if !self.sent.contains(&k) && !released.contains(&(k.clone(), c.run.as_str())) {
+                open.entry(k).or_default().push(i);
+            }
+        }
+        self.open = open;
+    }
+
+    /// The notices delivered, by key.
+    pub fn sent(&self) -> &HashSet<Key> {
+        &self.sent
+    }
+
+    /// The claims neither confirmed by a notice nor released, in file order.
+    pub fn open_claims(&self) -> Vec<&Claim> {
+        let mut idx: Vec<usize> = self.open.values().flatten().copied().collect();
+        idx.sort_unstable();
+        idx.into_iter().map(|i| &self.claims[i]).collect()
+    }
+
+    fn open_for(&self, key: &Key) -> Vec<&Claim> {
+        self.open
+            .get(key)
+            .map(|v| v.iter().map(|i| &self.claims[*i]).collect())
+            .unwrap_or_default()
     }
 
     /// The state of `key` at `now`, when claims go stale after `stale_minutes`.
     pub fn state(&self, key: &Key, now: DateTime<FixedOffset>, stale_minutes: i64) -> ClaimState {
-        let open: Vec<&Claim> = self
-            .open_claims()
-            .into_iter()
-            .filter(|c| claim_key(c) == *key)
-            .collect();
+        let open = self.open_for(key);
         if let Some(live) = open.iter().find(|c| is_live(c, now, stale_minutes)) {
             return ClaimState::InFlight {
                 run: live.run.clone(),
@@ -291,9 +306,8 @@ impl Ledger {
         now: DateTime<FixedOffset>,
         stale_minutes: i64,
     ) -> bool {
-        self.open_claims()
+        self.open_for(key)
             .into_iter()
-            .filter(|c| claim_key(c) == *key)
             .find(|c| c.run == run || is_live(c, now, stale_minutes))
             .is_some_and(|c| c.run == run)
     }
