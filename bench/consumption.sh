@@ -93,6 +93,16 @@ with open(sys.argv[1], "w") as f:
         f.write('[consumers.consumer-%05d]\nteam = "Team %d"\ncontacts = ["consumer-%05d@example.org"]\n\n' % (i, i % 97, i))
 PY
 
+# The store is read at HEAD: commit it (the consumption logs stay uncommitted, as on a
+# platform), once; each notify run below starts again from this commit.
+if [[ ! -d $store/.git ]]; then
+    git -C "$store" init -q
+    git -C "$store" add contracts history consumers.toml
+fi
+write_config 25 "consumption/log.jsonl"
+git -C "$store" add contracts.toml
+git -C "$store" -c user.name=bench -c user.email=bench@example.org commit -q --allow-empty -m "bench store"
+
 log=$store/consumption/log.jsonl
 params="$LINES $CONSUMERS $ROADS_SHARE"
 if [[ -f $log && "$(cat "$log.params" 2>/dev/null)" == "$params" ]]; then
@@ -150,9 +160,11 @@ notify_times=()
 for _ in $(seq "$RUNS"); do
     # Each run starts without a ledger: back to the commit before the first notices.
     git -C "$store" reset -q --hard "$base"
-    rm -rf "$store/notifications"
+    rm -rf "$store/notifications" "$store/.git/contracts-notify"
     t0=$(date +%s%N)
-    "$bin" --repo "$store" --today 2026-11-29 notify > /dev/null 2> "$work/notify.err"
+    GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.org GIT_COMMITTER_NAME=bench \
+        GIT_COMMITTER_EMAIL=bench@example.org \
+        "$bin" --repo "$store" --today 2026-11-29 notify > /dev/null 2> "$work/notify.err"
     t1=$(date +%s%N)
     notify_times+=("$(( (t1 - t0) / 1000000 ))")
 done

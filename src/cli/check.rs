@@ -325,7 +325,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 Err(e) => return Err(e.into()),
             };
             let result = if dir == layout::NOTIFICATIONS {
-                crate::notify::ledger::parse_ledger(&path, &text).map(|_| ())
+                crate::notify::ledger::parse_ledger(&path, &text)
+                    .map(|ledger| findings.extend(duplicate_findings(&path, &ledger)))
             } else if f.ends_with(".releases.toml") {
                 crate::release::record::parse_records(&path, &text).map(|_| ())
             } else {
@@ -353,6 +354,26 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => print_text(&report),
     }
     Ok(Outcome::findings_if(!report.findings.is_empty()))
+}
+
+/// A ledger records each notice (consumer, line, milestone) once: a second record means the
+/// notice went out twice.
+fn duplicate_findings(path: &str, ledger: &crate::notify::ledger::Ledger) -> Vec<Finding> {
+    ledger
+        .duplicates()
+        .into_iter()
+        .map(|((consumer, line, milestone), n)| {
+            Finding::new(
+                path.to_string(),
+                None,
+                None,
+                format!(
+                    "the notice to `{consumer}` for line {line} at {milestone} is recorded {n} \
+                     times: it was sent more than once"
+                ),
+            )
+        })
+        .collect()
 }
 
 fn print_text(r: &Report) {

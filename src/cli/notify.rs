@@ -1,34 +1,41 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use chrono::{DateTime, FixedOffset, Timelike};
 use serde::Serialize;
 
 use super::consumption::{registry, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, Status};
-use crate::model::Line;
+use crate::model::{Config, Line};
 use crate::notify::dataset_input;
+use crate::notify::journal::{self, Journal};
 use crate::notify::ledger::{
-    commit_ledger, entry_text, ledger_path, parse_ledger, sent_keys, LedgerEntry,
+    claim_text, commit_ledger, entry_text, ledger_header, ledger_path, parse_ledger, release_text,
+    sent_keys, Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
 };
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
 use crate::notify::render::{ChangeValues, Templates, BODY, SUBJECT};
 use crate::notify::send::{check_settings, message, sender, MailError, Mailer};
+use crate::store::{GitError, Store, StoreError};
 
 /// The cron job: email each registered consumer still on a line whose sunset is near.
 ///
 /// For every dataset, each line with a sunset is checked against [notify] days_before (the
 /// most recent milestone reached: a run after missed days sends one notice, not a burst) and,
-/// after the sunset, every overdue_every_days while the consumer still reads it. A notice
-/// already in notifications/<dataset>.toml is never sent again, so a second run the same day
-/// sends nothing. Each sent notice is recorded; one that fails is not, and is retried by the
-/// next run.
+/// after the sunset, every overdue_every_days while the consumer still reads it. Each notice is
+/// sent once: every notice is rendered, the relay is connected and logged in to, and the
+/// batch is claimed in notifications/<dataset>.toml (one commit) before the first mail goes
+/// out; each delivered notice is then confirmed in one more commit. A notice claimed by
+/// another run is left to it; one claimed by a run that died more than [notify]
+/// claim_stale_minutes ago is sent again, with the same Message-ID.
 ///
 /// Prints one line per sent notice and a summary on stderr, the notices on stdout.
-/// Exit 0, 2 for bad config, registry or templates, 3 if any notice could not be sent.
+/// Exit 0, 2 for bad config, registry or templates, 3 if any notice could not be sent or
+/// recorded. The first connection failure, timeout or refused login ends the batch.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print the plan (who, which milestone, to whom) and send nothing
+    /// Plan and render every notice (who, which milestone, to whom) and send nothing
     #[arg(long)]
     dry_run: bool,
 }
@@ -37,8 +44,14 @@ pub struct Args {
 struct Row<'a> {
     #[serde(flatten)]
     notice: &'a Notice,
-    /// `planned` in a dry run, else `sent` or `failed`.
+    /// `planned` in a dry run, else `sent`, `failed`, `unsent` (the batch stopped first), or
+    /// `recovered` (delivered by a run that died before recording it, as its journal says:
+    /// recorded now, not sent again).
     status: &'static str,
+    /// Whether this notice was claimed by a run that never confirmed it, so it may have
+    /// been delivered already: it is sent again with the same Message-ID.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    resent: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
@@ -51,27 +64,114 @@ fn mail_error(e: MailError) -> CommandError {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("notify")?;
-    let store = ctx.store()?;
-    let config = store.config().clone();
-    // Errors about a value of contracts.toml point at it (file, line, column).
-    let located = |key: &'static str| {
-        let config = &config;
-        move |e: MailError| {
-            let mut err = mail_error(e);
-            err.message = config.error_at(key, &err.message);
-            err
-        }
-    };
-    let from = sender(&config.notify.from).map_err(located("notify.from"))?;
-    check_settings(&config.smtp).map_err(|e| match e {
-        MailError::PlainToRemote(_) => located("smtp.host")(e),
-        other => mail_error(other),
-    })?;
-    let domain = from.email.domain().to_string();
-    let registry = registry(&store)?;
+fn key_of(n: &Notice) -> Key {
+    (n.consumer.clone(), n.line, n.milestone.to_string())
+}
 
+/// This run's name in the ledger's claims: host, process and start instant, unique enough
+/// that two runs never share one.
+fn run_id(now: DateTime<FixedOffset>) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .unwrap_or_default();
+    let host: String = host
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .collect();
+    let host = if host.is_empty() { "host".into() } else { host };
+    format!(
+        "{host}.{}.{}",
+        std::process::id(),
+        now.timestamp_nanos_opt().unwrap_or_default()
+    )
+}
+
+/// The ledgers of `datasets` at the store's HEAD.
+fn read_ledgers<'a>(
+    store: &Store,
+    datasets: impl IntoIterator<Item = &'a str>,
+) -> Result<BTreeMap<String, Ledger>, CommandError> {
+    let mut out = BTreeMap::new();
+    for d in datasets {
+        if out.contains_key(d) {
+            continue;
+        }
+        let path = ledger_path(d);
+        let ledger = match store.read(&path)? {
+            Some(text) => parse_ledger(&path, &text)?,
+            None => Ledger::default(),
+        };
+        out.insert(d.to_string(), ledger);
+    }
+    Ok(out)
+}
+
+/// A notice this run may send, with the stale claim it takes over, if any.
+struct Todo {
+    notice: Notice,
+    /// The newest stale claim, by run and time.
+    stale: Option<(String, DateTime<FixedOffset>)>,
+    /// Every run with an open (stale) claim on the notice.
+    earlier: Vec<String>,
+}
+
+/// Sort planned notices by their ledger state: free or stale ones to send, the rest (already
+/// sent, or claimed by a run that may still be sending) said on stderr and left alone.
+fn sift(
+    notices: Vec<Notice>,
+    ledgers: &BTreeMap<String, Ledger>,
+    now: DateTime<FixedOffset>,
+    stale_minutes: i64,
+    quiet: bool,
+) -> Vec<Todo> {
+    let mut out = Vec::new();
+    for n in notices {
+        let Some(ledger) = ledgers.get(&n.dataset) else {
+            out.push(Todo {
+                notice: n,
+                stale: None,
+                earlier: Vec::new(),
+            });
+            continue;
+        };
+        let k = key_of(&n);
+        if ledger.sent().contains(&k) {
+            continue;
+        }
+        match ledger.state(&k, now, stale_minutes) {
+            ClaimState::Free => out.push(Todo {
+                notice: n,
+                stale: None,
+                earlier: Vec::new(),
+            }),
+            ClaimState::InFlight { run, minutes } => {
+                if !quiet {
+                    eprintln!(
+                        "skipped {} line {} {} to {}: claimed {minutes} min ago by run {run}, \
+                         which may still be sending it (a claim is stale after {stale_minutes} min)",
+                        n.dataset, n.line, n.milestone, n.consumer
+                    );
+                }
+            }
+            ClaimState::Stale { run, at, runs } => out.push(Todo {
+                notice: n,
+                stale: Some((run, at)),
+                earlier: runs,
+            }),
+        }
+    }
+    out
+}
+
+/// Today's notices not yet sent, by the ledgers at the store's HEAD.
+fn plan_today(
+    ctx: &Context,
+    store: &Store,
+    config: &Config,
+    domain: &str,
+) -> Result<Vec<Notice>, CommandError> {
+    let registry = registry(store)?;
     // Only datasets with a milestone due today are worth a pass over the consumption log.
     let mut due: BTreeMap<String, Vec<Line>> = BTreeMap::new();
     for dataset in store.datasets()? {
@@ -97,7 +197,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut inputs: Vec<DatasetInput> = Vec::new();
     let mut sent: HashSet<SentKey> = HashSet::new();
     if !due.is_empty() {
-        let (scan, _) = scan_logs(ctx, &store, due.keys().cloned().collect::<BTreeSet<_>>())?;
+        let (scan, _) = scan_logs(ctx, store, due.keys().cloned().collect::<BTreeSet<_>>())?;
         for (dataset, lines) in &due {
             let standings = classify(lines, &registry, &scan.of(dataset));
             super::consumers::warn_unknown_versions(dataset, &standings);
@@ -119,51 +219,157 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 );
             }
             inputs.push(dataset_input(dataset, lines, &standings, &registry));
-            let path = ledger_path(dataset);
-            if let Some(text) = store.read(&path)? {
-                sent.extend(sent_keys(dataset, &parse_ledger(&path, &text)?));
+        }
+        for (dataset, ledger) in read_ledgers(store, due.keys().map(String::as_str))? {
+            sent.extend(sent_keys(&dataset, &ledger));
+        }
+    }
+    Ok(plan(ctx.today, &config.notify, domain, &inputs, &sent))
+}
+
+/// Group `(dataset, text)` appends by ledger file.
+fn by_ledger(items: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut m: BTreeMap<String, String> = BTreeMap::new();
+    for (dataset, text) in items {
+        m.entry(ledger_path(&dataset)).or_default().push_str(&text);
+    }
+    m.into_iter().collect()
+}
+
+fn claim_of(n: &Notice, run: &str, now: DateTime<FixedOffset>, today: chrono::NaiveDate) -> Claim {
+    Claim {
+        consumer: n.consumer.clone(),
+        line: n.line,
+        milestone: n.milestone.to_string(),
+        recipients: n.recipients.clone(),
+        message_id: n.message_id.clone(),
+        run: run.to_string(),
+        at: now,
+        for_date: today,
+        sunset: n.sunset,
+    }
+}
+
+fn release_of(n: &Notice, run: &str, reason: String) -> (String, String) {
+    (
+        n.dataset.clone(),
+        release_text(&Release {
+            consumer: n.consumer.clone(),
+            line: n.line,
+            milestone: n.milestone.to_string(),
+            run: run.to_string(),
+            at: chrono::Utc::now().fixed_offset(),
+            reason,
+        }),
+    )
+}
+
+/// Commit the claims of `todo` with a compare-and-swap on the store's HEAD. When another
+/// writer moved it, the ledgers are read again, whatever was claimed or sent meanwhile is
+/// dropped, and the rest claimed again, a bounded number of times. Returns the store at the
+/// commit that holds the claims and what is left to send (empty when others took it all).
+fn claim(
+    store: &Store,
+    mut todo: Vec<Todo>,
+    run: &str,
+    now: DateTime<FixedOffset>,
+    ctx: &Context,
+    stale_minutes: i64,
+) -> Result<(Store, Vec<Todo>), CommandError> {
+    const ATTEMPTS: u32 = 20;
+    let datasets: BTreeSet<String> = todo.iter().map(|t| t.notice.dataset.clone()).collect();
+    let mut reopened: Option<Store> = None;
+    for attempt in 1..=ATTEMPTS {
+        let current = reopened.as_ref().unwrap_or(store);
+        if todo.is_empty() {
+            break;
+        }
+        let appends = by_ledger(todo.iter().map(|t| {
+            (
+                t.notice.dataset.clone(),
+                claim_text(&claim_of(&t.notice, run, now, ctx.today)),
+            )
+        }));
+        let files = appends
+            .iter()
+            .map(|(path, text)| Ok((path.clone(), current.appended(path, ledger_header(), text)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let message = format!("notify: claim {} notice(s) for {}", todo.len(), ctx.today);
+        match current.commit(&files, &message) {
+            Ok(_) => break,
+            Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
+                eprintln!(
+                    "notify: the store moved while claiming (attempt {attempt}); reading the \
+                     ledgers again"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(
+                    10 * u64::from(attempt) + u64::from(std::process::id() % 17),
+                ));
+                let fresh = Store::open(store.root())?;
+                let ledgers = read_ledgers(&fresh, datasets.iter().map(String::as_str))?;
+                let notices = todo.into_iter().map(|t| t.notice).collect();
+                todo = sift(notices, &ledgers, now, stale_minutes, false);
+                reopened = Some(fresh);
+            }
+            Err(e) => {
+                return Err(CommandError::environment(format!(
+                    "could not claim the notices in the ledger, so none was sent: {e}"
+                )))
             }
         }
     }
-    let notices = plan(ctx.today, &config.notify, &domain, &inputs, &sent);
+    // Read back what landed: of two claims of one notice, the first in the ledger sends.
+    let after = Store::open(store.root())?;
+    Ok((after, todo))
+}
 
-    if args.dry_run {
-        let rows: Vec<Row> = notices
-            .iter()
-            .map(|n| Row {
-                notice: n,
-                status: "planned",
-                error: None,
-            })
-            .collect();
-        print_rows(ctx, &rows);
-        eprintln!(
-            "notify: dry run, {} notice(s) planned, none sent",
-            notices.len()
-        );
-        return Ok(Outcome::Clean);
-    }
-    if notices.is_empty() {
-        print_rows(ctx, &[]);
-        eprintln!("notify: nothing to send");
-        return Ok(Outcome::Clean);
-    }
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    ctx.refuse_junit("notify")?;
+    let store = ctx.store()?;
+    let config = store.config().clone();
+    // Errors about a value of contracts.toml point at it (file, line, column).
+    let located = |key: &'static str| {
+        let config = &config;
+        move |e: MailError| {
+            let mut err = mail_error(e);
+            err.message = config.error_at(key, &err.message);
+            err
+        }
+    };
+    let from = sender(&config.notify.from).map_err(located("notify.from"))?;
+    check_settings(&config.smtp).map_err(|e| match e {
+        MailError::PlainToRemote(_) => located("smtp.host")(e),
+        other => mail_error(other),
+    })?;
+    let domain = from.email.domain().to_string();
+    let stale_minutes = config.notify.claim_stale_minutes;
 
-    // Render everything before sending anything: a broken template stops the run whole.
+    let notices = plan_today(ctx, &store, &config, &domain)?;
+    // The clock is read here, at the edge: claims are dated, and aged, by it. In whole
+    // seconds, as the ledger records it, so this run's own claim reads back as made `now`.
+    let now = chrono::Utc::now().fixed_offset();
+    let now = now
+        .with_nanosecond(0)
+        .expect("zero nanoseconds is a valid time");
+    let ledgers = read_ledgers(&store, notices.iter().map(|n| n.dataset.as_str()))?;
+    let todo = sift(notices, &ledgers, now, stale_minutes, false);
+
+    // Render everything before anything else, in a dry run too: a broken template is found
+    // the day it is written, not the day it would have mattered.
     let templates = Templates::new(
         store.read(&format!("templates/{SUBJECT}"))?,
         store.read(&format!("templates/{BODY}"))?,
     )
     .map_err(|e| CommandError::input(e.to_string()))?
     .with_registry_url(config.notify.registry_url.clone());
-    let mut messages = Vec::with_capacity(notices.len());
-    let mut histories: BTreeMap<&str, crate::model::history::History> = BTreeMap::new();
-    for n in &notices {
-        if !histories.contains_key(n.dataset.as_str()) {
-            let h = store.history(&n.dataset)?;
-            histories.insert(&n.dataset, h);
+    let mut messages = BTreeMap::new();
+    let mut histories: BTreeMap<String, crate::model::history::History> = BTreeMap::new();
+    for t in &todo {
+        let n = &t.notice;
+        if !histories.contains_key(&n.dataset) {
+            histories.insert(n.dataset.clone(), store.history(&n.dataset)?);
         }
-        let history = &histories[n.dataset.as_str()];
+        let history = &histories[&n.dataset];
         let changes: Vec<_> = history
             .breaking_between(n.line, n.new_line)
             .map(|c| (c, change_values(&store, &n.dataset, c)))
@@ -175,18 +381,189 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 &from.to_string(),
                 config.consumption.lookback_days,
             )
-            .map_err(|e| CommandError::input(e.to_string()))?;
-        messages.push(message(&from, n, &rendered).map_err(mail_error)?);
+            .map_err(|e| {
+                CommandError::input(format!(
+                    "notice {} line {} {} to {}: {e}",
+                    n.dataset, n.line, n.milestone, n.consumer
+                ))
+            })?;
+        messages.insert(
+            n.message_id.clone(),
+            message(&from, n, &rendered).map_err(mail_error)?,
+        );
     }
 
-    let mut mailer =
-        Mailer::new(&config.smtp, |var| std::env::var(var).ok()).map_err(mail_error)?;
-    let mut rows = Vec::with_capacity(notices.len());
-    let mut appended: BTreeMap<String, String> = BTreeMap::new();
+    if args.dry_run {
+        let rows: Vec<Row> = todo
+            .iter()
+            .map(|t| Row {
+                notice: &t.notice,
+                status: "planned",
+                resent: t.stale.is_some(),
+                error: None,
+            })
+            .collect();
+        print_rows(ctx, &rows);
+        eprintln!(
+            "notify: dry run, {} notice(s) planned and rendered, none sent",
+            todo.len()
+        );
+        return Ok(Outcome::Clean);
+    }
+    if todo.is_empty() {
+        print_rows(ctx, &[]);
+        eprintln!("notify: nothing to send");
+        return Ok(Outcome::Clean);
+    }
+
+    // Everything needed to record and to send, before the first mail: a git identity for the
+    // commits, the credentials, and a relay that greets and accepts the login.
+    store
+        .repo()
+        .identity()
+        .map_err(StoreError::from)
+        .map_err(|e| {
+            CommandError::from(e)
+                .with_hint("nothing was sent: a notice is sent only once it can be recorded")
+        })?;
+    let mut mailer = Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
+        .map_err(mail_error)?;
+    mailer.open().map_err(|e| {
+        mail_error(e).with_hint(format!(
+            "nothing was sent or recorded; the next run tries the {} notice(s) again",
+            todo.len()
+        ))
+    })?;
+    let run = run_id(now);
+    let journal_dir = journal::dir(store.repo().gix().git_dir());
+    let mut journal = Journal::create(&journal_dir, &run).map_err(|e| {
+        CommandError::environment(format!(
+            "cannot write the journal of this run in {}, so nothing was sent: {e}",
+            journal_dir.display()
+        ))
+    })?;
+
+    let (after, todo) = match claim(&store, todo, &run, now, ctx, stale_minutes) {
+        Ok(x) => x,
+        Err(e) => {
+            journal.remove();
+            return Err(e);
+        }
+    };
+    let after_ledgers = read_ledgers(&after, todo.iter().map(|t| t.notice.dataset.as_str()))?;
+    let mut mine = Vec::new();
+    let mut releases = Vec::new();
+    for t in todo {
+        let held = after_ledgers
+            .get(&t.notice.dataset)
+            .is_some_and(|l| l.holds(&key_of(&t.notice), &run, now, stale_minutes));
+        if held {
+            mine.push(t);
+        } else {
+            eprintln!(
+                "skipped {} line {} {} to {}: another run claimed it first",
+                t.notice.dataset, t.notice.line, t.notice.milestone, t.notice.consumer
+            );
+            releases.push(release_of(
+                &t.notice,
+                &run,
+                "another run claimed it first".into(),
+            ));
+        }
+    }
+
+    // A stale claim's run may have delivered the notice before it died: its journal says.
+    let mut journals: BTreeMap<String, std::collections::HashMap<journal::Delivered, _>> =
+        BTreeMap::new();
+    for t in &mine {
+        for old in &t.earlier {
+            if !journals.contains_key(old) {
+                journals.insert(old.clone(), journal::read(&journal_dir, old));
+            }
+        }
+    }
+    let delivered_by = |t: &Todo| {
+        let d = (t.notice.dataset.clone(), key_of(&t.notice));
+        t.earlier
+            .iter()
+            .find_map(|old| Some((old.clone(), *journals[old].get(&d)?)))
+    };
+
+    let mut rows = Vec::with_capacity(mine.len());
+    let mut confirmations = Vec::new();
+    let mut confirmed: HashSet<journal::Delivered> = HashSet::new();
     let mut failed = 0usize;
-    for (n, m) in notices.iter().zip(&messages) {
-        match mailer.send(m) {
+    let mut recovered = 0usize;
+    let mut stopped: Option<String> = None;
+    for t in &mine {
+        let n = &t.notice;
+        if let Some((old, at)) = delivered_by(t) {
+            eprintln!(
+                "recorded {} line {} {} to {}: run {old} delivered it at {} and died before \
+                 recording it (its journal says so); not sent again",
+                n.dataset,
+                n.line,
+                n.milestone,
+                n.consumer,
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+            let entry = LedgerEntry {
+                consumer: n.consumer.clone(),
+                line: n.line,
+                milestone: n.milestone.to_string(),
+                recipients: n.recipients.clone(),
+                message_id: n.message_id.clone(),
+                at,
+                for_date: ctx.today,
+                sunset: n.sunset,
+                run: Some(old),
+            };
+            confirmations.push((n.dataset.clone(), entry_text(&entry)));
+            confirmed.insert((n.dataset.clone(), key_of(n)));
+            recovered += 1;
+            rows.push(Row {
+                notice: n,
+                status: "recovered",
+                resent: false,
+                error: None,
+            });
+            continue;
+        }
+        if let Some(why) = &stopped {
+            releases.push(release_of(
+                n,
+                &run,
+                format!("not sent: the batch stopped ({why})"),
+            ));
+            rows.push(Row {
+                notice: n,
+                status: "unsent",
+                resent: t.stale.is_some(),
+                error: None,
+            });
+            continue;
+        }
+        if let Some((old, at)) = &t.stale {
+            eprintln!(
+                "resending {} line {} {} to {} with the same Message-ID: run {old} claimed it at \
+                 {} and never confirmed it (stale after {stale_minutes} min)",
+                n.dataset,
+                n.line,
+                n.milestone,
+                n.consumer,
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+        }
+        match mailer.send(&messages[&n.message_id]) {
             Ok(()) => {
+                // The instant the server accepted it, on disk before the next send.
+                let at = chrono::Utc::now().fixed_offset();
+                if let Err(e) = journal.record(&n.dataset, &key_of(n), at) {
+                    stopped = Some(format!(
+                        "cannot write the journal {}: {e}",
+                        journal.path().display()
+                    ));
+                }
                 eprintln!(
                     "sent {} line {} {} to {} ({})",
                     n.dataset,
@@ -201,18 +578,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     milestone: n.milestone.to_string(),
                     recipients: n.recipients.clone(),
                     message_id: n.message_id.clone(),
-                    // The clock is read here, at the edge: the instant the server accepted it.
-                    at: chrono::Utc::now().fixed_offset(),
+                    at,
                     for_date: ctx.today,
                     sunset: n.sunset,
+                    run: Some(run.clone()),
                 };
-                appended
-                    .entry(ledger_path(&n.dataset))
-                    .or_default()
-                    .push_str(&entry_text(&entry));
+                confirmations.push((n.dataset.clone(), entry_text(&entry)));
+                confirmed.insert((n.dataset.clone(), key_of(n)));
                 rows.push(Row {
                     notice: n,
                     status: "sent",
+                    resent: t.stale.is_some(),
                     error: None,
                 });
             }
@@ -222,9 +598,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     "failed {} line {} {} to {}: {e}",
                     n.dataset, n.line, n.milestone, n.consumer
                 );
+                if e.ends_batch() {
+                    stopped = Some(e.to_string());
+                }
+                releases.push(release_of(n, &run, format!("not sent: {e}")));
                 rows.push(Row {
                     notice: n,
                     status: "failed",
+                    resent: t.stale.is_some(),
                     error: Some(e.to_string()),
                 });
             }
@@ -232,18 +613,58 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let connections = mailer.connections;
     mailer.close();
-    let sent_count = notices.len() - failed;
-    if sent_count > 0 {
-        let message = format!("notify: {sent_count} notice(s) sent for {}", ctx.today);
-        commit_ledger(&store, appended.into_iter().collect(), &message).map_err(|e| {
+    let sent_count = confirmations.len() - recovered;
+    let unsent = rows.iter().filter(|r| r.status == "unsent").count();
+    if !confirmations.is_empty() || !releases.is_empty() {
+        let mut message = format!("notify: {sent_count} notice(s) sent for {}", ctx.today);
+        if recovered > 0 {
+            message.push_str(&format!(
+                ", {recovered} recovered from a dead run's journal"
+            ));
+        }
+        let changes = by_ledger(confirmations.into_iter().chain(releases));
+        commit_ledger(&after, changes, &message).map_err(|e| {
             CommandError::environment(format!(
-                "{sent_count} notice(s) were sent but could not be recorded, so the next run \
-                 will send them again: {e}"
+                "{sent_count} notice(s) were sent but could not be confirmed in the ledger: {e}"
+            ))
+            .with_hint(format!(
+                "their claims stay open and this run's journal ({}) says they went out: a run \
+                 on this machine more than {stale_minutes} min from now records them without \
+                 sending them again",
+                journal.path().display()
             ))
         })?;
     }
+    // Confirmed: this run's journal, and those of dead runs now wholly recorded, are done.
+    journal.remove();
+    for (old, entries) in &journals {
+        let done = entries.keys().all(|d| {
+            confirmed.contains(d)
+                || after_ledgers
+                    .get(&d.0)
+                    .is_some_and(|l| l.sent().contains(&d.1))
+        });
+        if done {
+            journal::remove_run(&journal_dir, old);
+        }
+    }
     print_rows(ctx, &rows);
-    eprintln!("notify: {sent_count} sent, {failed} failed, over {connections} SMTP connection(s)");
+    let recovered_note = if recovered > 0 {
+        format!(", {recovered} recovered")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "notify: {sent_count} sent, {failed} failed, {unsent} unsent{recovered_note}, over \
+         {connections} SMTP connection(s)"
+    );
+    if let Some(why) = stopped {
+        return Err(CommandError::environment(format!(
+            "the batch stopped at the first connection failure: {why}; {unsent} notice(s) \
+             after it were not sent and not recorded"
+        ))
+        .with_hint("the next run sends them"));
+    }
     if failed > 0 {
         return Err(CommandError::environment(format!(
             "{failed} notice(s) could not be sent and were not recorded"

@@ -56,6 +56,9 @@ pub struct Notify {
     /// Where `contracts site` is published; each notice links to its dataset's page there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registry_url: Option<String>,
+    /// A claimed notice with no confirmation is taken for the claim of a run still sending
+    /// for this many minutes; after that, for the claim of a run that died, and sent again.
+    pub claim_stale_minutes: i64,
 }
 
 impl Default for Notify {
@@ -65,6 +68,7 @@ impl Default for Notify {
             overdue_every_days: 7,
             from: "Data Platform <data-platform@example.org>".to_string(),
             registry_url: None,
+            claim_stale_minutes: 60,
         }
     }
 }
@@ -86,7 +90,12 @@ pub struct Smtp {
     /// Names of environment variables; the credentials themselves never live in a file.
     pub username_env: Option<String>,
     pub password_env: Option<String>,
+    /// Seconds to wait for the connection and for each reply.
+    #[serde(alias = "timeout_secs")]
     pub timeout_seconds: u64,
+    /// A PEM file of root certificates added to the system's, for a relay signed by a private
+    /// CA; relative to the store root.
+    pub ca_file: Option<String>,
 }
 
 impl Default for Smtp {
@@ -98,6 +107,7 @@ impl Default for Smtp {
             username_env: None,
             password_env: None,
             timeout_seconds: 30,
+            ca_file: None,
         }
     }
 }
@@ -235,15 +245,21 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             ),
         ));
     }
-    if raw.notify.days_before.iter().any(|d| *d < 0) || raw.notify.overdue_every_days < 1 {
+    if raw.notify.days_before.iter().any(|d| *d < 0)
+        || raw.notify.overdue_every_days < 1
+        || raw.notify.claim_stale_minutes < 0
+    {
         let key = if raw.notify.overdue_every_days < 1 {
             "notify.overdue_every_days"
+        } else if raw.notify.claim_stale_minutes < 0 {
+            "notify.claim_stale_minutes"
         } else {
             "notify.days_before"
         };
         errors.push(at(
             key,
-            "[notify] days_before must be non-negative and overdue_every_days at least 1"
+            "[notify] days_before and claim_stale_minutes must be non-negative and \
+             overdue_every_days at least 1"
                 .to_string(),
         ));
     }

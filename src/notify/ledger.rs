@@ -1,8 +1,19 @@
-//! The ledger of sent notices, `notifications/<dataset>.toml`: one `[[notice]]` per notice
-//! delivered, appended and never edited. It is what makes `notify` idempotent: a notice whose
-//! (consumer, line, milestone) is in the ledger is never sent again.
+//! The ledger of notices, `notifications/<dataset>.toml`, appended and never edited. It is what
+//! makes `notify` send each notice once, even when a run is killed or two runs overlap.
+//!
+//! A notice goes through two commits: a `[[claim]]` before it is sent, and a `[[notice]]`
+//! (sent) or a `[[release]]` (not sent after all) after. The claim commit is a
+//! compare-and-swap on the store's HEAD, so of two runs planning the same notice one claims
+//! first; the other re-reads, sees the claim and leaves the notice alone. A run killed between
+//! the two commits leaves an open claim: the notices it was sending at that moment. Such a
+//! claim is taken for a run still sending until it is `[notify] claim_stale_minutes` old, and
+//! after that for a run that died: the next run sends the notice again, with the same
+//! Message-ID, and says so.
+//!
+//! Ledgers written before claims existed hold only `[[notice]]` entries, which parse as they
+//! always did: a notice without `run` is simply sent.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde::{Deserialize, Serialize};
@@ -14,7 +25,7 @@ use crate::model::history::toml_instant;
 use crate::model::{Located, TomlErrors};
 use crate::store::{Store, StoreError};
 
-/// One delivered notice.
+/// One delivered notice (`[[notice]]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LedgerEntry {
     pub consumer: String,
@@ -28,7 +39,51 @@ pub struct LedgerEntry {
     pub for_date: NaiveDate,
     /// The sunset the notice announced.
     pub sunset: NaiveDate,
+    /// The run that claimed and sent it; absent in ledgers older than claims.
+    pub run: Option<String>,
 }
+
+/// A notice a run is about to send (`[[claim]]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Claim {
+    pub consumer: String,
+    pub line: u64,
+    pub milestone: String,
+    pub recipients: Vec<String>,
+    pub message_id: String,
+    pub run: String,
+    /// When the claim was made (the clock of the claiming host).
+    pub at: DateTime<FixedOffset>,
+    pub for_date: NaiveDate,
+    pub sunset: NaiveDate,
+}
+
+/// A claim given up without sending (`[[release]]`): the send failed, the batch stopped before
+/// it, or another run's claim came first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Release {
+    pub consumer: String,
+    pub line: u64,
+    pub milestone: String,
+    pub run: String,
+    pub at: DateTime<FixedOffset>,
+    pub reason: String,
+}
+
+/// A dataset's ledger, each kind of entry in file order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Ledger {
+    pub notices: Vec<LedgerEntry>,
+    pub claims: Vec<Claim>,
+    pub releases: Vec<Release>,
+    /// Built once by [`parse_ledger`]: a batch asks about every one of thousands of notices.
+    sent: HashSet<Key>,
+    /// Open claims by key, as indices into `claims`, in file order.
+    open: HashMap<Key, Vec<usize>>,
+}
+
+/// A notice within one dataset's ledger: (consumer, line, milestone).
+pub type Key = (String, u64, String);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,12 +96,26 @@ struct RawEntry {
     at: Spanned<toml::value::Datetime>,
     for_date: Spanned<toml::value::Datetime>,
     sunset: Spanned<toml::value::Datetime>,
+    run: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRelease {
+    consumer: String,
+    line: u64,
+    milestone: String,
+    run: String,
+    at: Spanned<toml::value::Datetime>,
+    reason: String,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 struct RawLedger {
     notice: Vec<RawEntry>,
+    claim: Vec<RawEntry>,
+    release: Vec<RawRelease>,
 }
 
 /// The path of a dataset's ledger in the store.
@@ -55,16 +124,58 @@ pub fn ledger_path(dataset: &str) -> String {
 }
 
 /// Parse a ledger. `file` names it in errors.
-pub fn parse_ledger(file: &str, text: &str) -> Result<Vec<LedgerEntry>, TomlErrors> {
+pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     let raw: RawLedger = crate::model::location::from_toml(file, text)?;
     let mut errors = Vec::new();
-    let mut out = Vec::new();
-    for e in raw.notice {
-        let at = toml_instant(e.at.get_ref()).map(|t| t.fixed_offset());
+    let mut instant = |v: &Spanned<toml::value::Datetime>| {
+        toml_instant(v.get_ref())
+            .map(|t| t.fixed_offset())
+            .map_err(|m| errors.push(Located::at(file, text, Some(v.span()), m)))
+            .ok()
+    };
+    let mut entries = Vec::new();
+    for (is_claim, e) in raw
+        .notice
+        .into_iter()
+        .map(|e| (false, e))
+        .chain(raw.claim.into_iter().map(|e| (true, e)))
+    {
+        let at = instant(&e.at);
+        entries.push((is_claim, e, at));
+    }
+    let releases: Vec<(RawRelease, Option<DateTime<FixedOffset>>)> = raw
+        .release
+        .into_iter()
+        .map(|r| {
+            let at = instant(&r.at);
+            (r, at)
+        })
+        .collect();
+    let mut ledger = Ledger::default();
+    for (is_claim, e, at) in entries {
         let for_date = toml_date(e.for_date.get_ref());
         let sunset = toml_date(e.sunset.get_ref());
         match (at, for_date, sunset) {
-            (Ok(at), Ok(for_date), Ok(sunset)) => out.push(LedgerEntry {
+            (Some(at), Ok(for_date), Ok(sunset)) if is_claim => match e.run {
+                Some(run) => ledger.claims.push(Claim {
+                    consumer: e.consumer,
+                    line: e.line,
+                    milestone: e.milestone,
+                    recipients: e.recipients,
+                    message_id: e.message_id,
+                    run,
+                    at,
+                    for_date,
+                    sunset,
+                }),
+                None => errors.push(Located::at(
+                    file,
+                    text,
+                    Some(e.at.span()),
+                    "a [[claim]] needs the `run` that made it".to_string(),
+                )),
+            },
+            (Some(at), Ok(for_date), Ok(sunset)) => ledger.notices.push(LedgerEntry {
                 consumer: e.consumer,
                 line: e.line,
                 milestone: e.milestone,
@@ -73,10 +184,10 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Vec<LedgerEntry>, TomlErro
                 at,
                 for_date,
                 sunset,
+                run: e.run,
             }),
-            (at, for_date, sunset) => {
+            (_, for_date, sunset) => {
                 for (span, m) in [
-                    (e.at.span(), at.err()),
                     (e.for_date.span(), for_date.err()),
                     (e.sunset.span(), sunset.err()),
                 ] {
@@ -87,15 +198,158 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Vec<LedgerEntry>, TomlErro
             }
         }
     }
+    for (r, at) in releases {
+        if let Some(at) = at {
+            ledger.releases.push(Release {
+                consumer: r.consumer,
+                line: r.line,
+                milestone: r.milestone,
+                run: r.run,
+                at,
+                reason: r.reason,
+            });
+        }
+    }
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
     }
-    Ok(out)
+    ledger.index();
+    Ok(ledger)
 }
 
-/// The keys of a dataset's ledger, for the planner.
-pub fn sent_keys(dataset: &str, entries: &[LedgerEntry]) -> HashSet<SentKey> {
-    entries
+/// What a run may do with a planned notice, by the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimState {
+    /// No open claim: claim it.
+    Free,
+    /// Another run claimed it `minutes` ago and may still be sending it: leave it alone.
+    InFlight { run: String, minutes: i64 },
+    /// Claimed by a run that never confirmed it and is older than the stale age: the notice
+    /// may or may not have gone out. Claim it again and resend, with the same Message-ID.
+    Stale {
+        run: String,
+        at: DateTime<FixedOffset>,
+        /// Every run with an open claim on it, oldest first: a chain of runs that each took
+        /// the claim over and died. Any of them may have delivered it (see their journals).
+        runs: Vec<String>,
+    },
+}
+
+impl Ledger {
+    fn index(&mut self) {
+        self.sent = self.notices.iter().map(key).collect();
+        let released: HashSet<(Key, &str)> = self
+            .releases
+            .iter()
+            .map(|r| {
+                (
+                    (r.consumer.clone(), r.line, r.milestone.clone()),
+                    r.run.as_str(),
+                )
+            })
+            .collect();
+        let mut open: HashMap<Key, Vec<usize>> = HashMap::new();
+        for (i, c) in self.claims.iter().enumerate() {
+            let k = claim_key(c);
+            if !self.sent.contains(&k) && !released.contains(&(k.clone(), c.run.as_str())) {
+                open.entry(k).or_default().push(i);
+            }
+        }
+        self.open = open;
+    }
+
+    /// The notices delivered, by key.
+    pub fn sent(&self) -> &HashSet<Key> {
+        &self.sent
+    }
+
+    /// The claims neither confirmed by a notice nor released, in file order.
+    pub fn open_claims(&self) -> Vec<&Claim> {
+        let mut idx: Vec<usize> = self.open.values().flatten().copied().collect();
+        idx.sort_unstable();
+        idx.into_iter().map(|i| &self.claims[i]).collect()
+    }
+
+    fn open_for(&self, key: &Key) -> Vec<&Claim> {
+        self.open
+            .get(key)
+            .map(|v| v.iter().map(|i| &self.claims[*i]).collect())
+            .unwrap_or_default()
+    }
+
+    /// The state of `key` at `now`, when claims go stale after `stale_minutes`.
+    pub fn state(&self, key: &Key, now: DateTime<FixedOffset>, stale_minutes: i64) -> ClaimState {
+        let open = self.open_for(key);
+        if let Some(live) = open.iter().find(|c| is_live(c, now, stale_minutes)) {
+            return ClaimState::InFlight {
+                run: live.run.clone(),
+                minutes: (now - live.at).num_minutes(),
+            };
+        }
+        match open.last() {
+            Some(c) => ClaimState::Stale {
+                run: c.run.clone(),
+                at: c.at,
+                runs: open.iter().map(|c| c.run.clone()).collect(),
+            },
+            None => ClaimState::Free,
+        }
+    }
+
+    /// Whether `run` holds `key`: its claim comes before every live claim of another run. Read
+    /// after the claim commit, this settles two runs that claimed the same notice (through a
+    /// remote, both claims can land): the first in the file sends, the other backs off.
+    pub fn holds(
+        &self,
+        key: &Key,
+        run: &str,
+        now: DateTime<FixedOffset>,
+        stale_minutes: i64,
+    ) -> bool {
+        self.open_for(key)
+            .into_iter()
+            .find(|c| c.run == run || is_live(c, now, stale_minutes))
+            .is_some_and(|c| c.run == run)
+    }
+
+    /// Notices recorded more than once, with their count, in file order of the first.
+    pub fn duplicates(&self) -> Vec<(Key, usize)> {
+        let mut count: HashMap<Key, usize> = HashMap::new();
+        for e in &self.notices {
+            *count.entry(key(e)).or_default() += 1;
+        }
+        let mut seen = HashSet::new();
+        self.notices
+            .iter()
+            .map(key)
+            .filter(|k| count[k] > 1 && seen.insert(k.clone()))
+            .map(|k| {
+                let n = count[&k];
+                (k, n)
+            })
+            .collect()
+    }
+}
+
+/// Whether another run's claim may still be in flight at `now`: younger than the stale age.
+/// A stale age of 0 takes every other claim for a dead run's (for setups where runs never
+/// overlap).
+fn is_live(c: &Claim, now: DateTime<FixedOffset>, stale_minutes: i64) -> bool {
+    now - c.at < chrono::Duration::minutes(stale_minutes)
+}
+
+fn key(e: &LedgerEntry) -> Key {
+    (e.consumer.clone(), e.line, e.milestone.clone())
+}
+
+fn claim_key(c: &Claim) -> Key {
+    (c.consumer.clone(), c.line, c.milestone.clone())
+}
+
+/// The keys of a dataset's delivered notices, for the planner.
+pub fn sent_keys(dataset: &str, ledger: &Ledger) -> HashSet<SentKey> {
+    ledger
+        .notices
         .iter()
         .map(|e| {
             (
@@ -113,41 +367,84 @@ fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// The text appended to the ledger for one entry.
+fn instant_text(t: &DateTime<FixedOffset>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The text appended to the ledger for one delivered notice.
 pub fn entry_text(e: &LedgerEntry) -> String {
     let recipients: Vec<String> = e.recipients.iter().map(|r| quoted(r)).collect();
+    let run = e
+        .run
+        .as_ref()
+        .map(|r| format!("run        = {}\n", quoted(r)))
+        .unwrap_or_default();
     format!(
         "\n[[notice]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrecipients = [{}]\n\
-         message_id = {}\nat         = {}\nfor_date   = {}\nsunset     = {}\n",
+         message_id = {}\n{run}at         = {}\nfor_date   = {}\nsunset     = {}\n",
         quoted(&e.consumer),
         e.line,
         quoted(&e.milestone),
         recipients.join(", "),
         quoted(&e.message_id),
-        e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        instant_text(&e.at),
         e.for_date,
         e.sunset,
     )
 }
 
+/// The text appended to the ledger for one claim.
+pub fn claim_text(c: &Claim) -> String {
+    let recipients: Vec<String> = c.recipients.iter().map(|r| quoted(r)).collect();
+    format!(
+        "\n[[claim]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrecipients = [{}]\n\
+         message_id = {}\nrun        = {}\nat         = {}\nfor_date   = {}\nsunset     = {}\n",
+        quoted(&c.consumer),
+        c.line,
+        quoted(&c.milestone),
+        recipients.join(", "),
+        quoted(&c.message_id),
+        quoted(&c.run),
+        instant_text(&c.at),
+        c.for_date,
+        c.sunset,
+    )
+}
+
+/// The text appended to the ledger for one release.
+pub fn release_text(r: &Release) -> String {
+    format!(
+        "\n[[release]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrun        = {}\n\
+         at         = {}\nreason     = {}\n",
+        quoted(&r.consumer),
+        r.line,
+        quoted(&r.milestone),
+        quoted(&r.run),
+        instant_text(&r.at),
+        quoted(&r.reason),
+    )
+}
+
 /// The header a new ledger starts with.
 pub fn ledger_header() -> &'static str {
-    "# Notices sent by `contracts notify`, one [[notice]] per delivered message.\n\
-     # Append-only: `contracts check` fails if an earlier entry is ever edited or removed.\n"
+    "# Notices of `contracts notify`: a [[claim]] before a notice is sent, then a [[notice]]\n\
+     # once delivered or a [[release]] if it was not sent after all.\n\
+     # Append-only: `contracts check` fails if an earlier entry is ever edited or removed,\n\
+     # or if a notice is recorded twice.\n"
 }
 
 /// Append `text` to each ledger `path` of `changes`, in one commit with `message`.
 ///
-/// The notices are already delivered when this runs, and mail cannot be unsent: if another
+/// This is the confirmation after mail went out, and mail cannot be unsent: if another
 /// writer moved the store meanwhile, the store is read again and the same entries appended on
 /// top of the new HEAD (ledger entries do not depend on each other), a few times, before
-/// giving up. Only then would the next run send them again.
+/// giving up. Only then does the claim stay open, and the notices are resent once it is stale.
 pub fn commit_ledger(
     store: &Store,
     changes: Vec<(String, String)>,
     message: &str,
 ) -> Result<(), StoreError> {
-    const ATTEMPTS: usize = 5;
+    const ATTEMPTS: usize = 10;
     let mut reopened;
     let mut current = store;
     for attempt in 1..=ATTEMPTS {
@@ -162,6 +459,7 @@ pub fn commit_ledger(
             .collect::<Result<Vec<_>, StoreError>>()?;
         match current.commit(&files, message) {
             Err(StoreError::Git(crate::store::GitError::Moved { .. })) if attempt < ATTEMPTS => {
+                std::thread::sleep(std::time::Duration::from_millis(20 * attempt as u64));
                 reopened = Store::open(store.root())?;
                 current = &reopened;
             }
@@ -189,10 +487,12 @@ mod tests {
             at: "2026-11-29T06:15:00Z".parse().unwrap(),
             for_date: "2026-11-29".parse().unwrap(),
             sunset: "2026-12-10".parse().unwrap(),
+            run: None,
         };
         let text = format!("{}{}", entry_text(&e), entry_text(&e));
         let back = parse_ledger("notifications/roads.toml", &text).unwrap();
-        assert_eq!(back, vec![e.clone(), e]);
+        assert_eq!(back.notices, vec![e.clone(), e]);
+        assert_eq!(back.duplicates().len(), 1);
         let keys = sent_keys("roads", &back);
         assert!(keys.contains(&("roads".into(), "flood-model".into(), 1, "before-14".into())));
     }
@@ -204,5 +504,93 @@ mod tests {
                     for_date = 2026-11-29\nsunset = 2026-11-30\nextra = 1\n";
         let e = parse_ledger("notifications/roads.toml", text).unwrap_err();
         assert!(e.to_string().contains("notifications/roads.toml:"), "{e}");
+    }
+
+    fn claim(run: &str, at: &str) -> Claim {
+        Claim {
+            consumer: "atlas".into(),
+            line: 1,
+            milestone: "before-60".into(),
+            recipients: vec!["atlas@example.org".into()],
+            message_id: "<contracts.roads.1.atlas.before-60@example.org>".into(),
+            run: run.into(),
+            at: at.parse().unwrap(),
+            for_date: "2026-11-29".parse().unwrap(),
+            sunset: "2027-01-15".parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn claims_releases_and_notices_interleave_and_decide_who_sends() {
+        let k: Key = ("atlas".into(), 1, "before-60".into());
+        let now: DateTime<FixedOffset> = "2026-11-29T10:30:00Z".parse().unwrap();
+        // Run a claimed at 10:00 and died; run b claimed at 10:20 and is still sending.
+        let text = format!(
+            "{}{}",
+            claim_text(&claim("a", "2026-11-29T10:00:00Z")),
+            claim_text(&claim("b", "2026-11-29T10:20:00Z"))
+        );
+        let l = parse_ledger("notifications/roads.toml", &text).unwrap();
+        assert_eq!(l.claims.len(), 2);
+        // With a 15-minute stale age, a's claim is stale, b's live: b holds it.
+        assert!(
+            matches!(l.state(&k, now, 15), ClaimState::InFlight { ref run, minutes: 10 } if run == "b")
+        );
+        assert!(l.holds(&k, "b", now, 15));
+        assert!(!l.holds(&k, "c", now, 15));
+        // With a 5-minute stale age both are stale: the newest is reported, a new run may claim.
+        assert!(matches!(l.state(&k, now, 5), ClaimState::Stale { ref run, .. } if run == "b"));
+        // With an hour both are live: the first claim in the file wins.
+        assert!(l.holds(&k, "a", now, 60));
+        assert!(!l.holds(&k, "b", now, 60));
+        // a released its claim: b's is the first open one.
+        let released = format!(
+            "{text}{}",
+            release_text(&Release {
+                consumer: "atlas".into(),
+                line: 1,
+                milestone: "before-60".into(),
+                run: "a".into(),
+                at: now,
+                reason: "another run claimed it first".into(),
+            })
+        );
+        let l = parse_ledger("notifications/roads.toml", &released).unwrap();
+        assert!(l.holds(&k, "b", now, 60));
+        // Once a notice is recorded, no claim is open and the key is sent.
+        let sent = format!(
+            "{released}{}",
+            entry_text(&LedgerEntry {
+                consumer: "atlas".into(),
+                line: 1,
+                milestone: "before-60".into(),
+                recipients: vec![],
+                message_id: "<m@example.org>".into(),
+                at: now,
+                for_date: "2026-11-29".parse().unwrap(),
+                sunset: "2027-01-15".parse().unwrap(),
+                run: Some("b".into()),
+            })
+        );
+        let l = parse_ledger("notifications/roads.toml", &sent).unwrap();
+        assert!(l.open_claims().is_empty());
+        assert_eq!(l.state(&k, now, 60), ClaimState::Free);
+        assert!(l.sent().contains(&k));
+        assert!(l.duplicates().is_empty());
+    }
+
+    #[test]
+    fn a_ledger_from_before_claims_still_parses() {
+        // The format every earlier release wrote: [[notice]] only, no `run`.
+        let text = "# Notices sent by `contracts notify`, one [[notice]] per delivered message.\n\
+                    \n[[notice]]\nconsumer   = \"atlas\"\nline       = 1\n\
+                    milestone  = \"before-60\"\nrecipients = [\"atlas@example.org\"]\n\
+                    message_id = \"<contracts.roads.1.atlas.before-60@example.org>\"\n\
+                    at         = 2026-11-29T06:15:00Z\nfor_date   = 2026-11-29\n\
+                    sunset     = 2027-01-15\n";
+        let l = parse_ledger("notifications/roads.toml", text).unwrap();
+        assert_eq!(l.notices.len(), 1);
+        assert_eq!(l.notices[0].run, None);
+        assert!(l.claims.is_empty());
     }
 }

@@ -1,10 +1,13 @@
 //! The sunset notifier: plan -> render -> send (SPEC §9).
 //!
 //! `plan` decides, purely, who is told what today; `render` turns a notice into subject and
-//! body from templates; `send` delivers over one SMTP connection; `ledger` records each
-//! delivered notice so that no notice is ever sent twice. The CLI drives the four in that
-//! order, which is why `--dry-run` is just "stop after the plan".
+//! body from templates, on a fuel and size budget; `send` delivers over one SMTP connection,
+//! one attempt per batch; `ledger` claims each notice before it is sent and confirms it after,
+//! so that no notice is sent twice by two runs, and `journal` lists what a run delivered so that
+//! a run killed before its confirmation is not resent. The CLI drives them in that order;
+//! `--dry-run` stops after rendering.
 
+pub mod journal;
 pub mod ledger;
 pub mod plan;
 pub mod render;

@@ -268,7 +268,7 @@ mod tests {
             days_before: DAYS.to_vec(),
             overdue_every_days: 7,
             from: String::new(),
-            registry_url: None,
+            ..Notify::default()
         };
         let inputs = [input(sunset, &["a"])];
         let mut sent = HashSet::new();

@@ -2,7 +2,13 @@
 //! `notice.subject.j2` and `notice.txt.j2`. The built-in templates are embedded in the binary;
 //! a store overrides either by keeping a file of the same name in its `templates/` folder.
 //! Undefined variables are errors, so a typo in a store's template fails the run before any
-//! mail is sent instead of mailing a blank.
+//! mail is sent instead of mailing a blank; the error names the template, its line and the
+//! expression that failed.
+//!
+//! A store's template is code run by a cron job, so it runs on a budget: [`FUEL`] units of
+//! minijinja's fuel per render (one per instruction, and one per 64 bytes of every string
+//! made, so a loop or a 100 MB string stops early), and at most [`MAX_BYTES`] of output,
+//! refused as it is written.
 
 use minijinja::{context, Environment, UndefinedBehavior};
 use serde::Serialize;
@@ -17,10 +23,20 @@ pub const BODY: &str = "notice.txt.j2";
 const BUILTIN_SUBJECT: &str = include_str!("../../templates/notice.subject.j2");
 const BUILTIN_BODY: &str = include_str!("../../templates/notice.txt.j2");
 
+/// Engine steps one render may take.
+pub const FUEL: u64 = 200_000;
+/// Bytes one rendered template may produce.
+pub const MAX_BYTES: usize = 1 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error("template {template}: {message}")]
     Template { template: String, message: String },
+    #[error(
+        "template {template}: the rendered text passed {MAX_BYTES} bytes and was refused \
+         (a notice is a short email)"
+    )]
+    TooLarge { template: String },
     #[error("template {SUBJECT} rendered {0:?}: a subject must be one non-empty line")]
     Subject(String),
 }
@@ -68,6 +84,9 @@ impl Templates {
     pub fn new(subject: Option<String>, body: Option<String>) -> Result<Templates, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // Spans of failing expressions, for the error message, in release builds too.
+        env.set_debug(true);
+        env.set_fuel(Some(FUEL));
         // Plain text: never HTML-escape a rationale.
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         for (name, source) in [
@@ -171,16 +190,81 @@ impl Templates {
     }
 
     fn render_one(&self, name: &str, ctx: &minijinja::Value) -> Result<String, RenderError> {
-        self.env
+        let mut out = Capped {
+            bytes: Vec::new(),
+            over: false,
+        };
+        let rendered = self
+            .env
             .get_template(name)
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| template_error(name, &e))
+            .and_then(|t| t.render_captured_to(ctx, &mut out).map(|_| ()));
+        if out.over {
+            return Err(RenderError::TooLarge {
+                template: name.to_string(),
+            });
+        }
+        rendered.map_err(|e| template_error(name, &e))?;
+        String::from_utf8(out.bytes).map_err(|_| RenderError::Template {
+            template: name.to_string(),
+            message: "rendered text is not UTF-8".to_string(),
+        })
     }
 }
 
-/// minijinja's error with its whole chain, which carries the line in the template.
+/// A writer that refuses to grow past [`MAX_BYTES`].
+struct Capped {
+    bytes: Vec<u8>,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > MAX_BYTES {
+            self.over = true;
+            return Err(std::io::Error::other("rendered text too large"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// minijinja's error as one line: the line in the template, what went wrong, and the text of
+/// the expression that failed (`datset` for a typo), then the rest of its chain.
 fn template_error(name: &str, e: &minijinja::Error) -> RenderError {
-    let mut message = e.to_string();
+    use minijinja::ErrorKind;
+    let what = match e.kind() {
+        ErrorKind::UndefinedError => "undefined variable or attribute".to_string(),
+        ErrorKind::OutOfFuel => {
+            format!(
+                "the template ran out of fuel ({FUEL}: one per step and per 64 bytes made) \
+                 and was stopped (does it loop?)"
+            )
+        }
+        _ => e
+            .detail()
+            .map_or_else(|| e.kind().to_string(), str::to_string),
+    };
+    let mut message = match e.line() {
+        Some(line) => format!("line {line}: {what}"),
+        None => what,
+    };
+    let expr = e
+        .range()
+        .zip(e.template_source())
+        .and_then(|(r, src)| src.get(r))
+        .map(str::trim)
+        .filter(|x| !x.is_empty() && x.len() <= 200);
+    if let Some(x) = expr {
+        message.push_str(&format!(" in `{x}`"));
+    }
+    if matches!(e.kind(), ErrorKind::UndefinedError | ErrorKind::OutOfFuel) {
+        if let Some(d) = e.detail() {
+            message.push_str(&format!(" ({d})"));
+        }
+    }
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         message.push_str(&format!(": {s}"));
@@ -281,5 +365,49 @@ mod tests {
             t.render(&notice(5), &[], "x", 30),
             Err(RenderError::Subject(_))
         ));
+    }
+
+    #[test]
+    fn an_error_names_the_line_and_the_expression() {
+        let t =
+            Templates::new(None, Some("Hello\n\n{{ team }} and {{ datset }}\n".into())).unwrap();
+        let e = t.render(&notice(5), &[], "x", 30).unwrap_err().to_string();
+        assert!(e.contains("notice.txt.j2"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
+        assert!(e.contains("`datset`"), "{e}");
+    }
+
+    #[test]
+    fn a_looping_template_runs_out_of_fuel_and_a_huge_one_is_refused() {
+        let looping =
+            "{% for a in range(10000) %}{% for b in range(10000) %}{% endfor %}{% endfor %}";
+        let t = Templates::new(None, Some(looping.into())).unwrap();
+        let e = t.render(&notice(5), &[], "x", 30).unwrap_err().to_string();
+        assert!(e.contains("out of fuel") && e.contains("line 1"), "{e}");
+        // A string repeated is charged by its length and runs out of fuel.
+        let t = Templates::new(None, Some("{{ \"x\" * 100000000 }}".into())).unwrap();
+        let e = t.render(&notice(5), &[], "x", 30).unwrap_err().to_string();
+        assert!(e.contains("out of fuel"), "{e}");
+        // 800 bytes doubled 17 times is 104,857,600 bytes (100 MiB) in a few dozen steps:
+        // minijinja charges fuel per byte made (64 bytes a step), so it stops too.
+        let doubling = format!(
+            "{{% set s = \"x\" * 800 %}}{}{{{{ s }}}}",
+            "{% set s = s ~ s %}".repeat(17)
+        );
+        let t = Templates::new(None, Some(doubling)).unwrap();
+        let e = t.render(&notice(5), &[], "x", 30).unwrap_err().to_string();
+        assert!(e.contains("out of fuel"), "{e}");
+        // 2,000,000 bytes fit the fuel (about 33,000 steps) but not the size limit.
+        let big = "{% set s = \"x\" * 100000 %}{% for i in range(20) %}{{ s }}{% endfor %}";
+        let t = Templates::new(None, Some(big.into())).unwrap();
+        let r = t.render(&notice(5), &[], "x", 30);
+        assert!(matches!(r, Err(RenderError::TooLarge { .. })), "{r:?}");
+        // The built-in templates fit the budget with room to spare.
+        let c = change();
+        let many: Vec<&ChangeRecord> = std::iter::repeat_n(&c, 50).collect();
+        Templates::new(None, None)
+            .unwrap()
+            .render(&notice(5), &many, "x", 30)
+            .unwrap();
     }
 }

@@ -13,7 +13,13 @@
 //! goes through lettre's own `send`.
 //!
 //! Credentials come only from the environment variables `[smtp]` names; their values are never
-//! formatted into any message or error.
+//! formatted into any message or error. A server may echo what it was sent (some quote the
+//! AUTH line in their 535 reply), so every reply is scrubbed of the user, the password and
+//! their AUTH encodings before it becomes an error.
+//!
+//! A batch makes one attempt: the first failure to connect, greet, start TLS or authenticate,
+//! and any timeout or broken connection, ends it ([`MailError::ends_batch`]); only a refusal
+//! of one message (a 4xx/5xx reply to MAIL, RCPT or DATA) lets the next notice go on.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -22,7 +28,7 @@ use lettre::address::Envelope;
 use lettre::message::header::ContentType;
 use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::{Credentials, DEFAULT_MECHANISMS};
-use lettre::transport::smtp::client::{SmtpConnection, TlsParameters};
+use lettre::transport::smtp::client::{Certificate, SmtpConnection, TlsParameters};
 use lettre::transport::smtp::commands::{Data, Mail, Rcpt};
 use lettre::transport::smtp::extension::ClientId;
 use lettre::Message;
@@ -42,16 +48,39 @@ pub enum MailError {
     MissingCredential { key: &'static str, var: String },
     #[error("[smtp] names only one of username_env and password_env: give both or neither")]
     HalfCredentials,
+    #[error("[smtp] ca_file {path}: {reason}")]
+    CaFile { path: String, reason: String },
     #[error("[notify] from {from:?} is not a valid mailbox: {reason}")]
     BadFrom { from: String, reason: String },
     #[error("notice to `{consumer}`: cannot build the message: {reason}")]
     Build { consumer: String, reason: String },
-    #[error("SMTP {host}:{port}: {source}")]
+    #[error("timed out after {secs} s {what} of {host}:{port}")]
+    Timeout {
+        host: String,
+        port: u16,
+        secs: u64,
+        what: String,
+    },
+    #[error("cannot connect to {host}:{port}: {reason}")]
+    Connect {
+        host: String,
+        port: u16,
+        reason: String,
+    },
+    #[error("{host}:{port} refused the login: {reply}")]
+    Auth {
+        host: String,
+        port: u16,
+        reply: String,
+    },
+    /// Any other SMTP failure; `message` is lettre's error chain, scrubbed of credentials.
+    #[error("SMTP {host}:{port}: {message}")]
     Smtp {
         host: String,
         port: u16,
-        #[source]
-        source: lettre::transport::smtp::Error,
+        message: String,
+        /// The connection is gone (network error), so the batch cannot go on.
+        broken: bool,
     },
 }
 
@@ -63,10 +92,103 @@ impl MailError {
             self,
             MailError::PlainToRemote(_)
                 | MailError::HalfCredentials
+                | MailError::CaFile { .. }
                 | MailError::BadFrom { .. }
                 | MailError::Build { .. }
         )
     }
+
+    /// Whether this failure ends the batch: the relay is unreachable, silent, untrusted or
+    /// refuses the login, and every later notice would fail the same way (and cost another
+    /// timeout or another failed login). A reply refusing one message does not.
+    pub fn ends_batch(&self) -> bool {
+        match self {
+            MailError::Smtp { broken, .. } => *broken,
+            _ => true,
+        }
+    }
+}
+
+/// The SMTP step a failure happened in, for its message.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Connect,
+    Starttls,
+    Auth,
+    Command(&'static str),
+}
+
+/// The io error at the root of a lettre error, if any.
+fn io_kind(e: &lettre::transport::smtp::Error) -> Option<std::io::ErrorKind> {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// lettre's error with its chain, in one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// The strings a client sends after AUTH, in every form a server could echo: the user and
+/// password as typed, and base64 of each (AUTH LOGIN) and of `\0user\0password` (AUTH PLAIN).
+fn secrets_of(user: &str, password: &str) -> Vec<String> {
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
+    let mut out = vec![
+        b64(&format!("\0{user}\0{password}")),
+        b64(user),
+        b64(password),
+        password.to_string(),
+        user.to_string(),
+    ];
+    // Unpadded forms too: a reply may quote the token without its `=`.
+    for s in out.clone() {
+        out.push(s.trim_end_matches('=').to_string());
+    }
+    out.retain(|s| s.len() >= 3);
+    // Longest first, so a token is redacted whole before a part of it is.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out.dedup();
+    out
+}
+
+/// `text` with every secret replaced, and whatever follows an echoed `AUTH <mechanism>`
+/// hidden too, in case the server transformed the token.
+pub fn scrub(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        out = out.replace(s.as_str(), "[redacted]");
+    }
+    let lower = out.to_ascii_lowercase();
+    for mech in ["auth plain ", "auth login ", "auth xoauth2 "] {
+        if let Some(at) = lower.find(mech) {
+            let start = at + mech.len();
+            let end = out[start..]
+                .find(|c: char| c.is_whitespace())
+                .map_or(out.len(), |e| start + e);
+            if end > start {
+                out.replace_range(start..end, "[redacted]");
+            }
+            break;
+        }
+    }
+    out
 }
 
 /// Whether `host` is a loopback host, decided from its text alone: resolving a name could be
@@ -119,6 +241,33 @@ pub fn message(from: &Mailbox, notice: &Notice, rendered: &Rendered) -> Result<M
         .map_err(|e| build(e.to_string()))
 }
 
+/// TLS settings for `smtp.host`: the system's roots, plus those of `[smtp] ca_file` (a path
+/// relative to the store root `root`, or absolute) for a relay signed by a private CA.
+fn tls_parameters(smtp: &Smtp, root: &std::path::Path) -> Result<TlsParameters, MailError> {
+    let mut builder = TlsParameters::builder(smtp.host.clone());
+    if let Some(file) = &smtp.ca_file {
+        let path = root.join(file);
+        let ca = |reason: String| MailError::CaFile {
+            path: path.display().to_string(),
+            reason,
+        };
+        let pem = std::fs::read(&path).map_err(|e| ca(e.to_string()))?;
+        if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+            return Err(ca(
+                "no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into()
+            ));
+        }
+        let cert = Certificate::from_pem(&pem).map_err(|e| ca(chain(&e)))?;
+        builder = builder.add_root_certificate(cert);
+    }
+    builder.build_rustls().map_err(|e| MailError::Smtp {
+        host: smtp.host.clone(),
+        port: smtp.port,
+        message: chain(&e),
+        broken: true,
+    })
+}
+
 /// One SMTP session, reused for every message of a run.
 pub struct Mailer {
     host: String,
@@ -126,7 +275,9 @@ pub struct Mailer {
     tls: Tls,
     tls_parameters: Option<TlsParameters>,
     credentials: Option<Credentials>,
-    timeout: Option<Duration>,
+    /// What the client sends after AUTH, scrubbed from every reply before it is shown.
+    secrets: Vec<String>,
+    timeout: Duration,
     hello: ClientId,
     conn: Option<SmtpConnection>,
     /// Connections opened so far (one for a batch without failures).
@@ -137,8 +288,13 @@ impl Mailer {
     /// Check the settings and read the credentials through `env` (the process environment in
     /// the CLI). Nothing is connected yet: a dry run never gets here, a real run connects on
     /// its first notice.
-    pub fn new(smtp: &Smtp, env: impl Fn(&str) -> Option<String>) -> Result<Mailer, MailError> {
+    pub fn new(
+        smtp: &Smtp,
+        root: &std::path::Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Mailer, MailError> {
         check_settings(smtp)?;
+        let mut secrets = Vec::new();
         let credentials = match (&smtp.username_env, &smtp.password_env) {
             (None, None) => None,
             (Some(u), Some(p)) => {
@@ -150,19 +306,14 @@ impl Mailer {
                     key: "password_env",
                     var: p.clone(),
                 })?;
+                secrets = secrets_of(&user, &pass);
                 Some(Credentials::new(user, pass))
             }
             _ => return Err(MailError::HalfCredentials),
         };
         let tls_parameters = match smtp.tls {
             Tls::None => None,
-            Tls::Tls | Tls::Starttls => Some(TlsParameters::new(smtp.host.clone()).map_err(
-                |source| MailError::Smtp {
-                    host: smtp.host.clone(),
-                    port: smtp.port,
-                    source,
-                },
-            )?),
+            Tls::Tls | Tls::Starttls => Some(tls_parameters(smtp, root)?),
         };
         Ok(Mailer {
             host: smtp.host.clone(),
@@ -170,18 +321,68 @@ impl Mailer {
             tls: smtp.tls,
             tls_parameters,
             credentials,
-            timeout: Some(Duration::from_secs(smtp.timeout_seconds.max(1))),
+            secrets,
+            timeout: Duration::from_secs(smtp.timeout_seconds.max(1)),
             hello: ClientId::default(),
             conn: None,
             connections: 0,
         })
     }
 
-    fn error(&self, source: lettre::transport::smtp::Error) -> MailError {
-        MailError::Smtp {
-            host: self.host.clone(),
-            port: self.port,
-            source,
+    /// A lettre error as one clear, scrubbed message: a timeout says what it waited for, a
+    /// refused login says so, and no reply text carries a credential.
+    fn error(&self, step: Step, e: lettre::transport::smtp::Error) -> MailError {
+        let host = self.host.clone();
+        let port = self.port;
+        let secs = self.timeout.as_secs();
+        let kind = io_kind(&e);
+        let timed_out = matches!(
+            kind,
+            Some(std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+        );
+        if timed_out {
+            let what = match step {
+                // lettre reports a TCP connect that timed out as a connection error, and a
+                // read that timed out (EAGAIN on Linux) as a network error.
+                Step::Connect if !e.is_response() && kind == Some(std::io::ErrorKind::TimedOut) => {
+                    "connecting to the server".to_string()
+                }
+                Step::Connect => "waiting for the greeting".to_string(),
+                Step::Starttls => "waiting for the reply to STARTTLS".to_string(),
+                Step::Auth => "waiting for the reply to AUTH".to_string(),
+                Step::Command(c) => format!("waiting for the reply to {c}"),
+            };
+            return MailError::Timeout {
+                host,
+                port,
+                secs,
+                what,
+            };
+        }
+        let message = scrub(&chain(&e), &self.secrets);
+        match step {
+            Step::Auth if e.is_permanent() || e.is_transient() => MailError::Auth {
+                host,
+                port,
+                reply: message,
+            },
+            Step::Connect if kind.is_some() && !e.is_response() => MailError::Connect {
+                host,
+                port,
+                reason: message,
+            },
+            Step::Connect | Step::Starttls | Step::Auth => MailError::Smtp {
+                host,
+                port,
+                message,
+                broken: true,
+            },
+            Step::Command(_) => MailError::Smtp {
+                host,
+                port,
+                broken: !(e.is_permanent() || e.is_transient()),
+                message,
+            },
         }
     }
 
@@ -193,22 +394,32 @@ impl Mailer {
         self.connections += 1;
         let mut conn = SmtpConnection::connect(
             (self.host.as_str(), self.port),
-            self.timeout,
+            Some(self.timeout),
             &self.hello,
             implicit,
             None,
         )
-        .map_err(|e| self.error(e))?;
+        .map_err(|e| self.error(Step::Connect, e))?;
         if let (Tls::Starttls, Some(p)) = (self.tls, &self.tls_parameters) {
             // Required, not opportunistic: a server that does not offer STARTTLS is refused
             // rather than sent credentials in clear text. lettre says so in its error.
-            conn.starttls(p, &self.hello).map_err(|e| self.error(e))?;
+            conn.starttls(p, &self.hello)
+                .map_err(|e| self.error(Step::Starttls, e))?;
         }
         if let Some(c) = &self.credentials {
             conn.auth(DEFAULT_MECHANISMS, c)
-                .map_err(|e| self.error(e))?;
+                .map_err(|e| self.error(Step::Auth, e))?;
         }
         Ok(conn)
+    }
+
+    /// Connect, greet, start TLS and log in now, before anything is claimed: a relay that is
+    /// down, silent, untrusted or refuses the login then fails the run with nothing written.
+    pub fn open(&mut self) -> Result<(), MailError> {
+        if self.conn.is_none() {
+            self.conn = Some(self.connect()?);
+        }
+        Ok(())
     }
 
     /// Send one message over the batch's connection, opening it if needed. After a failure
@@ -231,12 +442,14 @@ impl Mailer {
         let result = if ascii {
             send_in_one_write(&mut conn, envelope, &formatted)
         } else {
-            conn.send(envelope, &formatted).map(|_| ())
+            conn.send(envelope, &formatted)
+                .map(|_| ())
+                .map_err(|e| ("the message", e))
         };
         if !conn.has_broken() {
             self.conn = Some(conn);
         }
-        result.map_err(|e| self.error(e))
+        result.map_err(|(step, e)| self.error(Step::Command(step), e))
     }
 
     /// End the session politely; a failure to say goodbye loses nothing.
@@ -284,14 +497,17 @@ fn send_in_one_write(
     conn: &mut SmtpConnection,
     envelope: &Envelope,
     formatted: &[u8],
-) -> Result<(), lettre::transport::smtp::Error> {
+) -> Result<(), (&'static str, lettre::transport::smtp::Error)> {
     let mut steps = || {
-        conn.command(Mail::new(envelope.from().cloned(), vec![]))?;
+        conn.command(Mail::new(envelope.from().cloned(), vec![]))
+            .map_err(|e| ("MAIL FROM", e))?;
         for to in envelope.to() {
-            conn.command(Rcpt::new(to.clone(), vec![]))?;
+            conn.command(Rcpt::new(to.clone(), vec![]))
+                .map_err(|e| ("RCPT TO", e))?;
         }
-        conn.command(Data)?;
-        conn.command(Payload(data_payload(formatted)))?;
+        conn.command(Data).map_err(|e| ("DATA", e))?;
+        conn.command(Payload(data_payload(formatted)))
+            .map_err(|e| ("the message", e))?;
         Ok(())
     };
     let result = steps();
@@ -340,7 +556,7 @@ mod tests {
             ..Smtp::default()
         };
         assert!(matches!(
-            Mailer::new(&smtp, |_| None),
+            Mailer::new(&smtp, std::path::Path::new("."), |_| None),
             Err(MailError::PlainToRemote(_))
         ));
     }
@@ -354,22 +570,61 @@ mod tests {
             password_env: Some("P".into()),
             ..Smtp::default()
         };
-        let e = Mailer::new(&smtp, |v| (v == "U").then(|| "user-secret".to_string()))
-            .err()
-            .unwrap();
+        let e = Mailer::new(&smtp, std::path::Path::new("."), |v| {
+            (v == "U").then(|| "user-secret".to_string())
+        })
+        .err()
+        .unwrap();
         let shown = e.to_string();
         assert!(
             shown.contains("P") && !shown.contains("user-secret"),
             "{shown}"
         );
-        assert!(Mailer::new(&smtp, |v| Some(format!("{v}-value"))).is_ok());
+        assert!(
+            Mailer::new(&smtp, std::path::Path::new("."), |v| Some(format!(
+                "{v}-value"
+            )))
+            .is_ok()
+        );
         let half = Smtp {
             password_env: None,
             ..smtp
         };
         assert!(matches!(
-            Mailer::new(&half, |_| None),
+            Mailer::new(&half, std::path::Path::new("."), |_| None),
             Err(MailError::HalfCredentials)
         ));
+    }
+
+    #[test]
+    fn replies_are_scrubbed_of_what_was_sent_after_auth() {
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let secrets = secrets_of("notifier", "hunter22");
+        let token = b64("\0notifier\0hunter22");
+        let reply = format!(
+            "535 5.7.8 bad credentials in AUTH PLAIN {token} ({}/{}) for notifier:hunter22",
+            b64("notifier"),
+            b64("hunter22")
+        );
+        let shown = scrub(&reply, &secrets);
+        for s in [
+            &token,
+            &b64("notifier"),
+            &b64("hunter22"),
+            "hunter22",
+            "notifier",
+        ] {
+            assert!(!shown.contains(s), "{s} in {shown}");
+        }
+        assert!(
+            shown.starts_with("535 5.7.8 bad credentials in AUTH PLAIN [redacted]"),
+            "{shown}"
+        );
+        // A token the server mangled is still hidden after an echoed AUTH PLAIN.
+        let shown = scrub("535 you sent AUTH PLAIN QUJDREVGRw (sic)", &secrets);
+        assert_eq!(shown, "535 you sent AUTH PLAIN [redacted] (sic)");
+        // Nothing to hide: the reply is unchanged.
+        assert_eq!(scrub("550 no such user", &[]), "550 no such user");
     }
 }
