@@ -478,3 +478,97 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
     assert_eq!(std::fs::read_dir(&journal).unwrap().count(), 0);
     assert!(ledger_findings(&w, TODAY).is_empty());
 }
+
+#[test]
+fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
+    // Issue 10: "two runs at once (two crons, or two hosts sharing a remote) never send one
+    // notice twice", and the ledger must leave the machine. Two checkouts of one bare remote,
+    // one `notify` on each at the same moment, on every milestone day.
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    add_consumers(&w, 8);
+    let server = tempfile::tempdir().unwrap();
+    let bare = server.path().join("store.git");
+    let bare_s = bare.to_str().unwrap();
+    let admin = ("Admin", "admin@example.org");
+    common::git_as(
+        server.path(),
+        w.home.path(),
+        admin,
+        &["init", "-q", "--bare", "--initial-branch=main", bare_s],
+    );
+    let config = w.read("contracts.toml").unwrap();
+    w.write(
+        "contracts.toml",
+        &format!("[store]\nremote = \"origin\"\n\n{config}"),
+    );
+    w.git(&["branch", "-M", "main"]);
+    w.git(&["remote", "add", "origin", bare_s]);
+    w.git(&["push", "-q", "origin", "main"]);
+    let host_b = w.home.path().join("host-b");
+    common::git_as(
+        w.home.path(),
+        w.home.path(),
+        admin,
+        &["clone", "-q", bare_s, host_b.to_str().unwrap()],
+    );
+    let spawn = |repo: &std::path::Path, day: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_contracts"))
+            .arg("--repo")
+            .arg(repo)
+            .arg("--today")
+            .arg(day)
+            .arg("notify")
+            .env("HOME", w.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Notifier")
+            .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
+            .env("GIT_COMMITTER_NAME", "Notifier")
+            .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
+            .env_remove("CONTRACTS_TODAY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for day in notify_support::MILESTONE_DAYS {
+        let children = [spawn(w.root(), day), spawn(&host_b, day)];
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "a run failed on {day}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let mut delivered: HashMap<String, usize> = HashMap::new();
+    for m in smtp.mails() {
+        *delivered
+            .entry(m.header("Message-ID").unwrap())
+            .or_default() += 1;
+    }
+    let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "delivered more than once: {twice:?}");
+    // 10 consumers on line 1 and 8 milestones, as in the test of two runs on one checkout.
+    assert_eq!(delivered.len(), 80);
+    // The remote holds the whole ledger: each notice recorded once, whichever host sent it.
+    let ledger = common::git_as(
+        server.path(),
+        w.home.path(),
+        admin,
+        &["--git-dir", bare_s, "show", "main:notifications/roads.toml"],
+    );
+    let v: toml::Value = toml::from_str(&ledger).unwrap();
+    let mut recorded: HashMap<(String, String), usize> = HashMap::new();
+    for n in v["notice"].as_array().unwrap() {
+        let key = (
+            n["consumer"].as_str().unwrap().to_string(),
+            n["milestone"].as_str().unwrap().to_string(),
+        );
+        *recorded.entry(key).or_default() += 1;
+    }
+    assert_eq!(recorded.len(), 80, "{recorded:?}");
+    assert!(recorded.values().all(|n| *n == 1), "{recorded:?}");
+}

@@ -123,6 +123,19 @@ impl Context {
         Ok(Store::open_writer(&dir, &self.sync)?)
     }
 
+    /// The store for `notify`: synced with the remote (per `--remote`, `--no-sync` and
+    /// `[store] remote`) so its claim and confirmation are pushed, without holding the
+    /// writers' lock through the batch (see [`Store::open_synced`]).
+    pub fn synced_store(&self) -> Result<Store, CommandError> {
+        let dir = match &self.repo {
+            Some(r) => r.clone(),
+            None => std::env::current_dir()?,
+        };
+        let store = Store::open_synced(&dir, &self.sync)?;
+        warn_uncommitted(&store, None);
+        Ok(store)
+    }
+
     /// Refuse a format the command does not speak: it speaks text and json only.
     pub fn refuse_junit(&self, command: &str) -> Result<(), CommandError> {
         match self.format {

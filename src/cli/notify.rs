@@ -305,7 +305,7 @@ fn claim(
                 std::thread::sleep(std::time::Duration::from_millis(
                     10 * u64::from(attempt) + u64::from(std::process::id() % 17),
                 ));
-                let fresh = Store::open(store.root())?;
+                let fresh = store.refreshed()?;
                 let ledgers = read_ledgers(&fresh, datasets.iter().map(String::as_str))?;
                 let notices = todo.into_iter().map(|t| t.notice).collect();
                 todo = sift(notices, &ledgers, now, stale_minutes, false);
@@ -319,13 +319,19 @@ fn claim(
         }
     }
     // Read back what landed: of two claims of one notice, the first in the ledger sends.
-    let after = Store::open(store.root())?;
+    let after = store.refreshed()?;
     Ok((after, todo))
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ctx.refuse_junit("notify")?;
-    let store = ctx.store()?;
+    // A dry run writes nothing, so it does not sync; a real run fetches first and pushes its
+    // claim before the first mail and its confirmation after the last.
+    let store = if args.dry_run {
+        ctx.store()?
+    } else {
+        ctx.synced_store()?
+    };
     let config = store.config().clone();
     // Errors about a value of contracts.toml point at it (file, line, column).
     let located = |key: &'static str| {

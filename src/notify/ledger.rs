@@ -460,7 +460,7 @@ pub fn commit_ledger(
         match current.commit(&files, message) {
             Err(StoreError::Git(crate::store::GitError::Moved { .. })) if attempt < ATTEMPTS => {
                 std::thread::sleep(std::time::Duration::from_millis(20 * attempt as u64));
-                reopened = Store::open(store.root())?;
+                reopened = store.refreshed()?;
                 current = &reopened;
             }
             other => return other.map(|_| ()),

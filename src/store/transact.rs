@@ -92,6 +92,40 @@ impl Store {
         store.synced(Remote { name, branch })
     }
 
+    /// Open the store for a writer that commits more than once in one run (`notify`: its
+    /// claim, then its confirmation) and may take minutes between them (the mail): synced with
+    /// the remote like [`Store::open_writer`], so each commit is pushed, but without the
+    /// writers' lock, which would make every other writer of this checkout wait for the whole
+    /// batch. Such a writer handles a moved store itself, re-reading with [`Store::refreshed`].
+    pub fn open_synced(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
+        let store = Store::open(dir)?;
+        let name = match sync {
+            Sync::Off => None,
+            Sync::Remote(name) => Some(name.clone()),
+            Sync::Config => store.config.store.remote.clone(),
+        };
+        let Some(name) = name else {
+            return Ok(store);
+        };
+        let branch = store.repo.branch()?.ok_or_else(|| GitError::Sync {
+            command: format!("sync with {name}"),
+            stderr: "HEAD is detached; a store shared through a remote writes to a branch".into(),
+        })?;
+        store.synced(Remote { name, branch })
+    }
+
+    /// This store read again at its newest HEAD: with a remote, fetched and fast-forwarded
+    /// first (so another host's claims are seen), and still pushing; without one, the local
+    /// branch's HEAD. The writers' lock, if this store holds it, stays with `self`.
+    pub fn refreshed(&self) -> Result<Store, StoreError> {
+        match &self.remote {
+            None => Store::open(self.root()),
+            Some(remote) => {
+                Store::from_repo(Repo::open(self.root())?, None)?.synced(remote.clone())
+            }
+        }
+    }
+
     /// This store read again at the remote's head: fetch; fast-forward the local branch when
     /// it is behind; push it first when it is ahead (commits made with `--no-sync`), so the
     /// change is built on exactly what the remote holds.
