@@ -77,19 +77,7 @@ impl Store {
         tidy(&repo);
         let mut store = Store::from_repo(repo, None)?;
         store.writers_lock = Some(lock);
-        let name = match sync {
-            Sync::Off => None,
-            Sync::Remote(name) => Some(name.clone()),
-            Sync::Config => store.config.store.remote.clone(),
-        };
-        let Some(name) = name else {
-            return Ok(store);
-        };
-        let branch = store.repo.branch()?.ok_or_else(|| GitError::Sync {
-            command: format!("sync with {name}"),
-            stderr: "HEAD is detached; a store shared through a remote writes to a branch".into(),
-        })?;
-        store.synced(Remote { name, branch })
+        store.synced_per(sync)
     }
 
     /// Open the store for a writer that commits more than once in one run (`notify`: its
@@ -99,19 +87,25 @@ impl Store {
     /// batch. Such a writer handles a moved store itself, re-reading with [`Store::refreshed`].
     pub fn open_synced(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
         let store = Store::open(dir)?;
+        store.synced_per(sync)
+    }
+
+    /// This store synced with the remote `sync` names (the flag, else `[store] remote`), or
+    /// as it is when there is none.
+    fn synced_per(self, sync: &Sync) -> Result<Store, StoreError> {
         let name = match sync {
             Sync::Off => None,
             Sync::Remote(name) => Some(name.clone()),
-            Sync::Config => store.config.store.remote.clone(),
+            Sync::Config => self.config.store.remote.clone(),
         };
         let Some(name) = name else {
-            return Ok(store);
+            return Ok(self);
         };
-        let branch = store.repo.branch()?.ok_or_else(|| GitError::Sync {
+        let branch = self.repo.branch()?.ok_or_else(|| GitError::Sync {
             command: format!("sync with {name}"),
             stderr: "HEAD is detached; a store shared through a remote writes to a branch".into(),
         })?;
-        store.synced(Remote { name, branch })
+        self.synced(Remote { name, branch })
     }
 
     /// This store read again at its newest HEAD: with a remote, fetched and fast-forwarded
