@@ -512,6 +512,15 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
         admin,
         &["clone", "-q", bare_s, host_b.to_str().unwrap()],
     );
+    // The consumption log is the platform's, read from each host's work tree, not the store:
+    // both hosts see the same reads, so both would send every notice without the claims.
+    std::fs::create_dir_all(host_b.join("consumption")).unwrap();
+    for f in ["reads.jsonl", "platform.csv"] {
+        let from = w.root().join("consumption").join(f);
+        if from.exists() {
+            std::fs::copy(&from, host_b.join("consumption").join(f)).unwrap();
+        }
+    }
     let spawn = |repo: &std::path::Path, day: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_contracts"))
             .arg("--repo")
