@@ -274,55 +274,43 @@ fn dataset_body(
                 dataset: d,
                 record: r,
                 commit,
-            } if d == dataset => Some(vec![
-                Cell::text(r.at.format("%Y-%m-%d").to_string()),
-                Cell::text(format!("{} → {}", r.from.as_deref().unwrap_or("-"), r.to)),
-                Cell::text(r.clause.clone()),
-                Cell::text(r.kind.map_or("-".to_string(), |k| k.to_string())),
-                Cell::text(r.direction.to_string()),
-                Cell::class(r.verdict.to_string(), r.verdict.to_string()),
-                Cell::text(r.rationale.clone()),
-                Cell::class(
-                    commit
-                        .as_ref()
-                        .map_or("-".to_string(), |c| c.id[..12].to_string()),
-                    "value",
-                ),
-                Cell::text(
-                    commit
-                        .as_ref()
-                        .map_or("-".to_string(), |c| c.author.clone()),
-                ),
-            ]),
+            } if d == dataset => Some(
+                vec![
+                    Cell::text(r.at.format("%Y-%m-%d").to_string()),
+                    Cell::text(format!("{} → {}", r.from.as_deref().unwrap_or("-"), r.to)),
+                    Cell::text(r.clause.clone()),
+                    Cell::text(r.kind.map_or("-".to_string(), |k| k.to_string())),
+                    Cell::text(r.direction.to_string()),
+                    Cell::class(r.verdict.to_string(), r.verdict.to_string()),
+                    Cell::text(r.rationale.clone()),
+                ]
+                .into_iter()
+                .chain(commit_cells(commit.as_ref()))
+                .collect(),
+            ),
             Entry::Sunset {
                 dataset: d,
                 record: r,
                 commit,
-            } if d == dataset => Some(vec![
-                Cell::text(r.at.format("%Y-%m-%d").to_string()),
-                Cell::text(format!("line {}", r.line)),
-                Cell::text("(sunset)"),
-                Cell::text("-"),
-                Cell::text(format!(
-                    "{} → {}{}",
-                    r.from.map_or("none".to_string(), |d| d.to_string()),
-                    r.to,
-                    if r.forced { " (forced)" } else { "" }
-                )),
-                Cell::text("-"),
-                Cell::text(r.rationale.clone()),
-                Cell::class(
-                    commit
-                        .as_ref()
-                        .map_or("-".to_string(), |c| c.id[..12].to_string()),
-                    "value",
-                ),
-                Cell::text(
-                    commit
-                        .as_ref()
-                        .map_or("-".to_string(), |c| c.author.clone()),
-                ),
-            ]),
+            } if d == dataset => Some(
+                vec![
+                    Cell::text(r.at.format("%Y-%m-%d").to_string()),
+                    Cell::text(format!("line {}", r.line)),
+                    Cell::text("(sunset)"),
+                    Cell::text("-"),
+                    Cell::text(format!(
+                        "{} → {}{}",
+                        r.from.map_or("none".to_string(), |d| d.to_string()),
+                        r.to,
+                        if r.forced { " (forced)" } else { "" }
+                    )),
+                    Cell::text("-"),
+                    Cell::text(r.rationale.clone()),
+                ]
+                .into_iter()
+                .chain(commit_cells(commit.as_ref()))
+                .collect(),
+            ),
             _ => None,
         })
         .collect();
@@ -447,4 +435,15 @@ fn dataset_body(
         "No consumer is registered or seen reading this dataset.",
     );
     Ok(s)
+}
+
+/// The commit and author cells of a change-log row: `-` for a record whose commit is unknown.
+fn commit_cells(commit: Option<&super::log::CommitInfo>) -> [Cell; 2] {
+    match commit {
+        Some(c) => [
+            Cell::class(c.id.chars().take(12).collect::<String>(), "value"),
+            Cell::text(c.author.clone()),
+        ],
+        None => [Cell::class("-", "value"), Cell::text("-")],
+    }
 }
