@@ -13,7 +13,7 @@ mod notify_support;
 mod world;
 
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use notify_support::{add_consumers, MILESTONE_DAYS};
@@ -37,21 +37,7 @@ impl Rng {
 }
 
 fn notify(w: &World, day: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_contracts"));
-    c.arg("--repo")
-        .arg(w.root())
-        .arg("--today")
-        .arg(day)
-        .arg("notify")
-        .env("HOME", w.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Notifier")
-        .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
-        .env("GIT_COMMITTER_NAME", "Notifier")
-        .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    c
+    notify_support::notify_command(w.root(), w.home.path(), day)
 }
 
 /// Remove the lock files a killed writer left in `.git` (HEAD.lock, refs/heads/*.lock,

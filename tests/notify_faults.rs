@@ -187,21 +187,9 @@ fn two_runs_at_once_never_deliver_a_message_id_twice() {
         expected += plan.json().as_array().unwrap().len();
         let children: Vec<_> = (0..RUNS)
             .map(|_| {
-                let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"));
-                c.arg("--repo")
-                    .arg(w.root())
-                    .arg("--today")
-                    .arg(day)
-                    .arg("notify")
-                    .env("HOME", w.home.path())
-                    .env("GIT_CONFIG_NOSYSTEM", "1")
-                    .env("GIT_AUTHOR_NAME", "Notifier")
-                    .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
-                    .env("GIT_COMMITTER_NAME", "Notifier")
-                    .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::piped());
-                c.spawn().unwrap()
+                notify_support::notify_command(w.root(), w.home.path(), day)
+                    .spawn()
+                    .unwrap()
             })
             .collect();
         for child in children {
@@ -216,12 +204,7 @@ fn two_runs_at_once_never_deliver_a_message_id_twice() {
             );
         }
     }
-    let mut delivered: HashMap<String, usize> = HashMap::new();
-    for m in smtp.mails() {
-        *delivered
-            .entry(m.header("Message-ID").unwrap())
-            .or_default() += 1;
-    }
+    let delivered = notify_support::deliveries(&smtp);
     let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "delivered more than once: {twice:?}");
     // 10 consumers on line 1 and 8 milestones: 80 notices, each delivered once.
@@ -522,21 +505,7 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
         }
     }
     let spawn = |repo: &std::path::Path, day: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_contracts"))
-            .arg("--repo")
-            .arg(repo)
-            .arg("--today")
-            .arg(day)
-            .arg("notify")
-            .env("HOME", w.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Notifier")
-            .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
-            .env("GIT_COMMITTER_NAME", "Notifier")
-            .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
-            .env_remove("CONTRACTS_TODAY")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
+        notify_support::notify_command(repo, w.home.path(), day)
             .spawn()
             .unwrap()
     };
@@ -552,12 +521,7 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
             );
         }
     }
-    let mut delivered: HashMap<String, usize> = HashMap::new();
-    for m in smtp.mails() {
-        *delivered
-            .entry(m.header("Message-ID").unwrap())
-            .or_default() += 1;
-    }
+    let delivered = notify_support::deliveries(&smtp);
     let twice: Vec<_> = delivered.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "delivered more than once: {twice:?}");
     // 10 consumers on line 1 and 8 milestones, as in the test of two runs on one checkout.

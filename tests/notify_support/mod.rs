@@ -347,3 +347,39 @@ pub const MILESTONE_DAYS: [&str; 8] = [
     "2027-01-22", // 7 days over: overdue-2
     "2027-01-29", // 14 days over: overdue-3
 ];
+
+/// `contracts notify` for `day` in the store at `repo`, with a git identity, as cron would start
+/// it: stdout dropped, stderr kept for the assertion message.
+pub fn notify_command(
+    repo: &std::path::Path,
+    home: &std::path::Path,
+    day: &str,
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"));
+    c.arg("--repo")
+        .arg(repo)
+        .arg("--today")
+        .arg(day)
+        .arg("notify")
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Notifier")
+        .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
+        .env("GIT_COMMITTER_NAME", "Notifier")
+        .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
+        .env_remove("CONTRACTS_TODAY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+/// How many times the server received each Message-ID.
+pub fn deliveries(smtp: &crate::world::SmtpServer) -> std::collections::HashMap<String, usize> {
+    let mut delivered = std::collections::HashMap::new();
+    for m in smtp.mails() {
+        *delivered
+            .entry(m.header("Message-ID").unwrap())
+            .or_default() += 1;
+    }
+    delivered
+}
