@@ -16,11 +16,16 @@ use crate::release::{self, Profile, Progress, ReadNotes, ReleaseError};
 /// adds profiles saved with `--format json` (for example one per partition, made where the
 /// partition lies), and the result is the profile of the whole release.
 ///
-/// Reads GeoJSON, FlatGeobuf, GeoPackage, GeoParquet and Shapefile. Exit 0, or 2 for an
-/// unreadable or corrupt file.
+/// A FILE may be a directory or a glob of partition files (Hive-style `key=value/` folders
+/// included), or an object, prefix or glob in object storage (`s3://bucket/key`, `gs://`,
+/// `az://`, `https://`); the partitions are profiled in parallel and merged. Credentials come
+/// from each cloud's environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`) and are never printed.
+///
+/// Reads GeoJSON, FlatGeobuf, GeoPackage, GeoParquet and Shapefile. Exit 0, 2 for an
+/// unreadable or corrupt file, 3 when object storage cannot be reached or refuses access.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Data files of one release (.geojson, .fgb, .gpkg, .parquet, .shp)
+    /// Data files, directories, globs or URLs of one release (.geojson, .fgb, .gpkg, .parquet, .shp)
     files: Vec<PathBuf>,
     /// Saved profiles (`profile --format json`) to merge into the result
     #[arg(long, value_name = "P.json", num_args = 1..)]
@@ -38,9 +43,16 @@ pub struct PartArgs {
     /// The GeoParquet geometry column to read [default: the primary column]
     #[arg(long, value_name = "NAME")]
     geometry_column: Option<String>,
+    /// Print on stderr what was read of each object in object storage, against its size
+    #[arg(long)]
+    verbose: bool,
 }
 
 impl PartArgs {
+    pub(super) fn verbose(&self) -> bool {
+        self.verbose
+    }
+
     pub(super) fn options(&self) -> release::ReadOptions {
         release::ReadOptions {
             layer: self.layer.clone(),
@@ -50,8 +62,20 @@ impl PartArgs {
 }
 
 impl From<ReleaseError> for CommandError {
-    /// Every release error is about a file the user named: bad input, exit 2.
+    /// A release error is about a file the user named: bad input, exit 2; object storage
+    /// that cannot be reached or refuses the credentials is the environment, exit 3.
     fn from(e: ReleaseError) -> Self {
+        use crate::release::remote::RemoteFailure;
+        if let ReleaseError::Remote(r) = &e {
+            return match r.failure {
+                RemoteFailure::BadUrl | RemoteFailure::NotFound => CommandError::input(e.to_string()),
+                RemoteFailure::Denied => CommandError::environment(e.to_string()).with_hint(
+                    "the store refused the credentials: check AWS_*, GOOGLE_* or AZURE_* in the environment",
+                ),
+                RemoteFailure::Unavailable => CommandError::environment(e.to_string())
+                    .with_hint("the store could not be reached; for a local S3 server set AWS_ENDPOINT_URL and AWS_ALLOW_HTTP=true"),
+            };
+        }
         let hint = match &e {
             ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
             ReleaseError::Unsupported { .. } => {
@@ -118,6 +142,16 @@ pub(super) fn profile_release(
     files: &[PathBuf],
     opts: &release::ReadOptions,
 ) -> Result<Profile, CommandError> {
+    profile_release_with(files, opts, false)
+}
+
+/// [`profile_release`]; what was read of objects in object storage is printed on stderr:
+/// a total always, one line per object when `verbose`.
+pub(super) fn profile_release_with(
+    files: &[PathBuf],
+    opts: &release::ReadOptions,
+    verbose: bool,
+) -> Result<Profile, CommandError> {
     let mut notes = ReadNotes::default();
     let bar = Bar::new();
     let result = release::profile_files_with(files, opts, &bar, &mut notes);
@@ -125,7 +159,37 @@ pub(super) fn profile_release(
     for w in &notes.warnings {
         eprintln!("warning: {w}");
     }
+    if verbose {
+        for r in &notes.reads {
+            eprintln!(
+                "read {} of {} bytes ({}) of {} in {} requests",
+                r.bytes_read,
+                r.size,
+                percent(r.bytes_read, r.size),
+                r.url,
+                r.requests
+            );
+        }
+    }
+    if !notes.reads.is_empty() {
+        let read: u64 = notes.reads.iter().map(|r| r.bytes_read).sum();
+        let size: u64 = notes.reads.iter().map(|r| r.size).sum();
+        let requests: u64 = notes.reads.iter().map(|r| r.requests).sum();
+        let n = notes.reads.len();
+        eprintln!(
+            "read {read} of {size} bytes ({}) of {n} object{} in {requests} requests",
+            percent(read, size),
+            if n == 1 { "" } else { "s" }
+        );
+    }
     Ok(result?)
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
 
 /// Read a saved profile.
@@ -148,7 +212,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut profile = if args.files.is_empty() {
         None
     } else {
-        Some(profile_release(&args.files, &args.part.options())?)
+        Some(profile_release_with(
+            &args.files,
+            &args.part.options(),
+            args.part.verbose,
+        )?)
     };
     for m in &args.merge {
         let p = load_profile(m)?;

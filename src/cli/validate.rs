@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use super::context::read_input;
 use super::output::{cell, print_json, table};
-use super::profile::profile_release;
+use super::profile::profile_release_with;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let profile = profile_release(&args.files, &args.part.options())?;
+    let profile = profile_release_with(&args.files, &args.part.options(), args.part.verbose())?;
     if !args.record {
         let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         return finish(ctx, args, &store, report, None);

@@ -268,7 +268,17 @@ pub fn read(
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
     let file = File::open(path).map_err(io_err(path))?;
     let len = file.metadata().map_err(io_err(path))?.len();
-    let mut r = BufReader::with_capacity(1 << 20, file);
+    read_from(path, BufReader::with_capacity(1 << 20, file), len, progress)
+}
+
+/// [`read`] from any reader of `len` bytes: the file, or an object in object storage read in
+/// large sequential ranges (the index is skipped with a seek, never fetched).
+pub fn read_from(
+    path: &Path,
+    mut r: impl Read + Seek,
+    len: u64,
+    progress: &dyn Progress,
+) -> Result<(Option<String>, Accumulator), ReleaseError> {
     let bad = |m: String| corrupt(path, F, m);
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic)

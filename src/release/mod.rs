@@ -8,6 +8,10 @@
 //! parts (GeoParquet row groups, GeoPackage rowid ranges, FlatGeobuf feature batches) the
 //! parts are profiled on all cores and merged with the same `merge` a user gets from
 //! `contracts profile --merge`.
+//!
+//! A release is named by [`Source`]s: files, directories and globs of partition files
+//! (Hive-style `key=value/` folders included), and objects, prefixes and globs in object
+//! storage ([`remote`]). The partitions are profiled in parallel and merged in the order named.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +24,7 @@ mod parquet;
 mod parquet_footer;
 pub mod profile;
 pub mod record;
+pub mod remote;
 mod shp;
 pub mod validate;
 
@@ -117,6 +122,12 @@ pub enum ReleaseError {
         #[source]
         source: MergeError,
     },
+    /// A directory or glob that names no data file.
+    #[error("{path}: {what} holds no data file (.geojson, .json, .geojsonl, .geojsons, .ndjson, .fgb, .gpkg, .parquet or .shp)")]
+    NoData { path: PathBuf, what: &'static str },
+    /// An object in object storage could not be listed or read (message scrubbed of secrets).
+    #[error(transparent)]
+    Remote(remote::RemoteError),
 }
 
 /// Told how far a reader has got, so a terminal can show a progress bar. The release module
@@ -137,6 +148,8 @@ impl Progress for NoProgress {}
 #[derive(Debug, Default)]
 pub struct ReadNotes {
     pub warnings: Vec<String>,
+    /// What was read of each object in object storage, against its size.
+    pub reads: Vec<remote::ReadCount>,
 }
 
 /// Which part of a file to read, where a format holds several.
@@ -175,9 +188,201 @@ pub fn profile_file_with(
         Format::Shapefile => shp::read(path, progress, notes)?,
     };
     progress.finish();
+    Ok(finish(path.display().to_string(), format, crs, acc))
+}
+
+fn finish(file: String, format: Format, crs: Option<String>, acc: Accumulator) -> Profile {
     // One name per system in every format: `OGC:CRS84` data prints as `EPSG:4326`.
     let crs = crs.as_deref().map(crate::model::crs::canonical_text);
-    Ok(acc.into_profile(vec![path.display().to_string()], format.name(), crs))
+    acc.into_profile(vec![file], format.name(), crs)
+}
+
+/// One partition of a release: a local file, or an object in object storage.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Local(PathBuf),
+    Remote(remote::Object),
+}
+
+impl Source {
+    /// The name the profile's `files` lists.
+    pub fn label(&self) -> String {
+        match self {
+            Source::Local(p) => p.display().to_string(),
+            Source::Remote(o) => o.url().to_string(),
+        }
+    }
+}
+
+/// The partitions a release argument names, in order: a URL (an object, a prefix or a glob;
+/// see [`remote::expand`]), a directory (every data file below it, sorted), a glob of files
+/// or directories (when no file has that very name), or a file.
+pub fn expand_source(arg: &Path) -> Result<Vec<Source>, ReleaseError> {
+    if let Some(text) = arg.to_str().filter(|t| remote::is_url(t)) {
+        return Ok(remote::expand(text)?
+            .into_iter()
+            .map(Source::Remote)
+            .collect());
+    }
+    if arg.is_dir() {
+        let mut out = Vec::new();
+        walk(arg, &mut out)?;
+        if out.is_empty() {
+            return Err(ReleaseError::NoData {
+                path: arg.to_path_buf(),
+                what: "the directory",
+            });
+        }
+        return Ok(out.into_iter().map(Source::Local).collect());
+    }
+    let text = arg.to_str().unwrap_or("");
+    if !arg.exists() && text.contains(['*', '?', '[']) {
+        let matches = glob::glob(text).map_err(|e| ReleaseError::Io {
+            path: arg.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
+        })?;
+        let mut out = Vec::new();
+        for m in matches {
+            let p = m.map_err(|e| ReleaseError::Io {
+                path: e.path().to_path_buf(),
+                source: e.into(),
+            })?;
+            if p.is_dir() {
+                walk(&p, &mut out)?;
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(remote::is_data_key)
+            {
+                out.push(p);
+            }
+        }
+        if out.is_empty() {
+            return Err(ReleaseError::NoData {
+                path: arg.to_path_buf(),
+                what: "the glob",
+            });
+        }
+        return Ok(out.into_iter().map(Source::Local).collect());
+    }
+    Ok(vec![Source::Local(arg.to_path_buf())])
+}
+
+/// Every data file below `dir`, sorted by path; names starting with `_` or `.` (`_SUCCESS`,
+/// `_temporary/`, `.crc` files) are not partitions.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReleaseError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io_err(dir))?
+        .map(|e| e.map(|e| e.path()).map_err(io_err(dir)))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for p in entries {
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if name.starts_with('_') || name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if remote::is_data_key(name) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Profile one partition.
+pub fn profile_source(
+    source: &Source,
+    opts: &ReadOptions,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<Profile, ReleaseError> {
+    let object = match source {
+        Source::Local(p) => return profile_file_with(p, opts, progress, notes),
+        Source::Remote(o) => o,
+    };
+    let url = object.url();
+    let label = Path::new(url);
+    let result = (|| {
+        let format = Format::of_path(Path::new(object.file_name())).ok_or_else(|| {
+            ReleaseError::UnknownFormat {
+                path: label.to_path_buf(),
+            }
+        })?;
+        let (crs, acc) = match format {
+            Format::GeoParquet => parquet::read_remote(object, opts, progress, notes)?,
+            Format::FlatGeobuf => fgb::read_from(label, object.reader(), object.size(), progress)?,
+            // Read from a local file by their readers (SQLite, sidecar files): streamed into a
+            // temporary copy first.
+            Format::GeoJson | Format::Gpkg | Format::Shapefile => {
+                let copy = object.local_copy(format)?;
+                let mut local_notes = ReadNotes::default();
+                let mut p = profile_file_with(&copy.path, opts, progress, &mut local_notes)
+                    .map_err(|e| relabel(e, &copy.path, label))?;
+                let tmp = copy.path.display().to_string();
+                notes.warnings.extend(
+                    local_notes
+                        .warnings
+                        .into_iter()
+                        .map(|w| w.replace(&tmp, url)),
+                );
+                p.files = vec![url.to_string()];
+                return Ok(p);
+            }
+        };
+        progress.finish();
+        Ok(finish(url.to_string(), format, crs, acc))
+    })();
+    notes.reads.push(object.count());
+    // A reader that met a failed request saw missing bytes; the failure is the cause.
+    result.map_err(|e| match object.failure() {
+        Some(r) => ReleaseError::Remote(r),
+        None => e,
+    })
+}
+
+/// An error about the temporary copy of an object, told about the object.
+fn relabel(e: ReleaseError, copy: &Path, label: &Path) -> ReleaseError {
+    let fix = |p: PathBuf| if p == copy { label.to_path_buf() } else { p };
+    match e {
+        ReleaseError::UnknownFormat { path } => ReleaseError::UnknownFormat { path: fix(path) },
+        ReleaseError::Io { path, source } => ReleaseError::Io {
+            path: fix(path),
+            source,
+        },
+        ReleaseError::Corrupt {
+            path,
+            format,
+            reason,
+        } => ReleaseError::Corrupt {
+            path: fix(path),
+            format,
+            reason,
+        },
+        ReleaseError::Unsupported {
+            path,
+            format,
+            reason,
+        } => ReleaseError::Unsupported {
+            path: fix(path),
+            format,
+            reason,
+        },
+        ReleaseError::Choose {
+            path,
+            problem,
+            flag,
+            names,
+        } => ReleaseError::Choose {
+            path: fix(path),
+            problem,
+            flag,
+            names,
+        },
+        other => other,
+    }
 }
 
 /// Profile several files as one release: each file on its own, then merged, so that the
@@ -190,21 +395,64 @@ pub fn profile_files(
     profile_files_with(paths, &ReadOptions::default(), progress, notes)
 }
 
-/// [`profile_files`], reading in each file the part `opts` names.
+/// [`profile_files`], reading in each file the part `opts` names. Each path may be a
+/// directory, a glob or a URL ([`expand_source`]).
 pub fn profile_files_with(
     paths: &[PathBuf],
     opts: &ReadOptions,
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<Profile, ReleaseError> {
-    let mut out: Option<Profile> = None;
+    let mut sources = Vec::new();
     for p in paths {
-        let one = profile_file_with(p, opts, progress, notes)?;
+        sources.extend(expand_source(p)?);
+    }
+    profile_sources(&sources, opts, progress, notes)
+}
+
+/// Profile the partitions of one release in parallel and merge them in the order given, so
+/// the result is what `profile --merge` of the partitions' profiles gives. With several
+/// partitions the progress counts partitions.
+pub fn profile_sources(
+    sources: &[Source],
+    opts: &ReadOptions,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<Profile, ReleaseError> {
+    use rayon::prelude::*;
+    match sources {
+        [] => {
+            return Err(ReleaseError::UnknownFormat {
+                path: PathBuf::from("(no file given)"),
+            })
+        }
+        [one] => return profile_source(one, opts, progress, notes),
+        _ => {}
+    }
+    progress.start(
+        Path::new(&format!("{} partitions", sources.len())),
+        sources.len() as u64,
+    );
+    let parts: Vec<(Result<Profile, ReleaseError>, ReadNotes)> = sources
+        .par_iter()
+        .map(|s| {
+            let mut n = ReadNotes::default();
+            let r = profile_source(s, opts, &NoProgress, &mut n);
+            progress.advance(1);
+            (r, n)
+        })
+        .collect();
+    progress.finish();
+    let mut out: Option<Profile> = None;
+    for (source, (one, n)) in sources.iter().zip(parts) {
+        notes.warnings.extend(n.warnings);
+        notes.reads.extend(n.reads);
+        let one = one?;
         out = Some(match out {
             None => one,
-            Some(acc) => acc.merge(&one).map_err(|source| ReleaseError::Merge {
-                path: p.clone(),
-                source,
+            Some(acc) => acc.merge(&one).map_err(|source_err| ReleaseError::Merge {
+                path: PathBuf::from(source.label()),
+                source: source_err,
             })?,
         });
     }

@@ -32,6 +32,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -40,16 +41,19 @@ use arrow_array::{
     LargeListArray, ListArray, StructArray,
 };
 use arrow_schema::DataType;
+use bytes::{Buf, Bytes};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
 use parquet::basic::LogicalType;
+use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::geom::add_wkb;
 use super::parquet_footer;
 use super::profile::{AttrAcc, AttrType};
+use super::remote;
 use super::{
     corrupt, crs, io_err, unsupported, Accumulator, Format, Progress, ReadNotes, ReadOptions,
     ReleaseError,
@@ -554,24 +558,185 @@ fn add_geometries(acc: &mut Accumulator, col: &dyn Array, enc: Encoding) -> Resu
     Ok(())
 }
 
+/// Where a Parquet file's bytes come from: the local file, or byte ranges of an object in
+/// object storage. The decoder is handed a [`ChunkReader`] for the footer and one per row
+/// group, so a remote file is read as the footer and the column chunks a row group needs.
+pub(crate) trait Source: Sync {
+    type Chunks: ChunkReader + 'static;
+    fn len(&self) -> Result<u64, ReleaseError>;
+    /// `len` bytes at `start`.
+    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError>;
+    /// A reader the footer (and only the footer) is decoded from.
+    fn footer(&self) -> Result<Self::Chunks, ReleaseError>;
+    /// A reader for one row group, which will ask only for bytes in `ranges`.
+    fn row_group(&self, ranges: &[Range<u64>]) -> Result<Self::Chunks, ReleaseError>;
+}
+
+/// The local file: the operating system reads ahead and caches, every reader opens it anew.
+struct LocalFile<'a>(&'a Path);
+
+impl Source for LocalFile<'_> {
+    type Chunks = File;
+    fn len(&self) -> Result<u64, ReleaseError> {
+        let f = File::open(self.0).map_err(io_err(self.0))?;
+        Ok(f.metadata().map_err(io_err(self.0))?.len())
+    }
+    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError> {
+        let mut f = File::open(self.0).map_err(io_err(self.0))?;
+        f.seek(SeekFrom::Start(start)).map_err(io_err(self.0))?;
+        let mut buf = vec![0u8; len];
+        f.read_exact(&mut buf).map_err(io_err(self.0))?;
+        Ok(Bytes::from(buf))
+    }
+    fn footer(&self) -> Result<File, ReleaseError> {
+        File::open(self.0).map_err(io_err(self.0))
+    }
+    // A file of its own: a cloned handle shares its seek offset with the others, and row
+    // groups read at the same time would read each other's bytes.
+    fn row_group(&self, _: &[Range<u64>]) -> Result<File, ReleaseError> {
+        File::open(self.0).map_err(io_err(self.0))
+    }
+}
+
+/// How much of a remote file's end is fetched with its first request: the footer of most
+/// files, so the metadata costs one round trip (the parquet crate's async reader does the same).
+const TAIL_PREFETCH: u64 = 64 << 10;
+
+/// An object in object storage, read by range. The ranges already fetched are kept (the
+/// head, the tail with the footer), so the decoder never fetches a byte twice.
+struct RemoteFile {
+    object: remote::Object,
+    fetched: std::sync::Mutex<Vec<(u64, Bytes)>>,
+}
+
+impl RemoteFile {
+    fn cached(&self, start: u64, len: u64) -> Option<Bytes> {
+        let parts = self.fetched.lock().ok()?;
+        parts.iter().find_map(|(at, b)| {
+            (start >= *at && start + len <= at + b.len() as u64)
+                .then(|| b.slice((start - at) as usize..(start - at + len) as usize))
+        })
+    }
+    fn parts(&self) -> Vec<(u64, Bytes)> {
+        self.fetched.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+}
+
+impl Source for RemoteFile {
+    type Chunks = Sparse;
+    fn len(&self) -> Result<u64, ReleaseError> {
+        Ok(self.object.size())
+    }
+    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError> {
+        if let Some(b) = self.cached(start, len as u64) {
+            return Ok(b);
+        }
+        let size = self.object.size();
+        // The first read near the end fetches the whole tail the footer is likely in.
+        let from = if start + len as u64 == size {
+            start.min(size.saturating_sub(TAIL_PREFETCH))
+        } else {
+            start
+        };
+        let b = self.object.range(from..start + len as u64)?;
+        if let Ok(mut parts) = self.fetched.lock() {
+            parts.push((from, b.clone()));
+        }
+        Ok(b.slice((start - from) as usize..))
+    }
+    fn footer(&self) -> Result<Sparse, ReleaseError> {
+        Ok(Sparse {
+            object: self.object.clone(),
+            parts: self.parts(),
+        })
+    }
+    fn row_group(&self, ranges: &[Range<u64>]) -> Result<Sparse, ReleaseError> {
+        let mut parts = self.parts();
+        let missing: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| {
+                !parts
+                    .iter()
+                    .any(|(at, b)| r.start >= *at && r.end <= at + b.len() as u64)
+            })
+            .cloned()
+            .collect();
+        parts.extend(self.object.ranges(&missing)?);
+        Ok(Sparse {
+            object: self.object.clone(),
+            parts,
+        })
+    }
+}
+
+/// A [`ChunkReader`] over the fetched ranges of an object. A range the decoder asks for that
+/// was not fetched (a writer's page outside its column chunk's stated range) is fetched
+/// then, so a wrong guess costs a request, never a wrong answer.
+pub(crate) struct Sparse {
+    object: remote::Object,
+    parts: Vec<(u64, Bytes)>,
+}
+
+impl Sparse {
+    fn slice(&self, start: u64, len: u64) -> Option<Bytes> {
+        self.parts.iter().find_map(|(at, b)| {
+            (start >= *at && start + len <= at + b.len() as u64)
+                .then(|| b.slice((start - at) as usize..(start - at + len) as usize))
+        })
+    }
+}
+
+impl parquet::file::reader::Length for Sparse {
+    fn len(&self) -> u64 {
+        self.object.size()
+    }
+}
+
+impl ChunkReader for Sparse {
+    type T = bytes::buf::Reader<Bytes>;
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        // From `start` to the end of the fetched part holding it: a page header and its data
+        // lie within one column chunk.
+        let held = self.parts.iter().find_map(|(at, b)| {
+            (start >= *at && start < at + b.len() as u64).then(|| b.slice((start - at) as usize..))
+        });
+        let b = match held {
+            Some(b) => b,
+            None => self
+                .object
+                .range(start..start.saturating_add(COLUMN_FALLBACK))
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?,
+        };
+        Ok(b.reader())
+    }
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        match self.slice(start, length as u64) {
+            Some(b) => Ok(b),
+            None => self
+                .object
+                .range(start..start + length as u64)
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e))),
+        }
+    }
+}
+
+/// How far a read outside the fetched ranges reaches (a page header and its page, usually).
+const COLUMN_FALLBACK: u64 = 1 << 20;
+
 /// Read and check the footer, so the decoder is handed only a footer whose every offset,
 /// size and count fits the file.
-fn check_footer(path: &Path) -> Result<(), ReleaseError> {
+fn check_footer(path: &Path, src: &impl Source) -> Result<(), ReleaseError> {
     let bad = |m: String| corrupt(path, F, m);
-    let mut f = File::open(path).map_err(io_err(path))?;
-    let len = f.metadata().map_err(io_err(path))?.len();
+    let len = src.len()?;
     if len < 12 {
         return Err(bad(format!("{len} bytes is too short for a Parquet file")));
     }
-    let mut head = [0u8; 4];
-    f.read_exact(&mut head).map_err(io_err(path))?;
-    let mut tail = [0u8; 8];
-    f.seek(SeekFrom::End(-8)).map_err(io_err(path))?;
-    f.read_exact(&mut tail).map_err(io_err(path))?;
+    let head = src.read_at(0, 4)?;
+    let tail = src.read_at(len - 8, 8)?;
     if &tail[4..] == b"PARE" {
         return Err(unsupported(path, F, "an encrypted Parquet footer"));
     }
-    if &head != b"PAR1" || &tail[4..] != b"PAR1" {
+    if &head[..] != b"PAR1" || &tail[4..] != b"PAR1" {
         return Err(bad(format!(
             "no Parquet magic (the file starts {:?} and ends {:?})",
             String::from_utf8_lossy(&head),
@@ -594,10 +759,7 @@ fn check_footer(path: &Path) -> Result<(), ReleaseError> {
             ),
         ));
     }
-    let mut footer = vec![0u8; flen as usize];
-    f.seek(SeekFrom::Start(len - 8 - flen))
-        .map_err(io_err(path))?;
-    f.read_exact(&mut footer).map_err(io_err(path))?;
+    let footer = src.read_at(len - 8 - flen, flen as usize)?;
     parquet_footer::check(&footer, len - 8 - flen).map_err(|m| bad(format!("footer: {m}")))
 }
 
@@ -607,11 +769,36 @@ pub fn read(
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    check_footer(path)?;
+    read_from(path, &LocalFile(path), opts, progress, notes)
+}
+
+/// [`read`] of an object in object storage: the footer, then per row group only the column
+/// chunks it decodes.
+pub fn read_remote(
+    object: &remote::Object,
+    opts: &ReadOptions,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<(Option<String>, Accumulator), ReleaseError> {
+    let src = RemoteFile {
+        object: object.clone(),
+        fetched: std::sync::Mutex::new(Vec::new()),
+    };
+    read_from(Path::new(object.url()), &src, opts, progress, notes)
+}
+
+fn read_from(
+    path: &Path,
+    src: &impl Source,
+    opts: &ReadOptions,
+    progress: &dyn Progress,
+    notes: &mut ReadNotes,
+) -> Result<(Option<String>, Accumulator), ReleaseError> {
+    check_footer(path, src)?;
     // The last line of defence: the checks above keep every known panic of the parquet and
     // arrow crates away, and one they did not foresee still becomes a "damaged" error.
     match catch_unwind(AssertUnwindSafe(|| {
-        read_checked(path, opts, progress, notes)
+        read_checked(path, src, opts, progress, notes)
     })) {
         Ok(r) => r,
         Err(panic) => {
@@ -631,11 +818,12 @@ pub fn read(
 
 fn read_checked(
     path: &Path,
+    src: &impl Source,
     opts: &ReadOptions,
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    let file = File::open(path).map_err(io_err(path))?;
+    let file = src.footer()?;
     let bad = |m: String| corrupt(path, F, m);
     let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
         .map_err(|e| bad(excerpt(&e.to_string())))?;
@@ -803,9 +991,15 @@ fn read_checked(
                     }
                 }
             }
-            // A file of its own: a cloned handle shares its seek offset with the others, and
-            // row groups read at the same time would read each other's bytes.
-            let f = File::open(path).map_err(io_err(path))?;
+            // The byte ranges of the column chunks decoded: all a remote read fetches.
+            let ranges: Vec<Range<u64>> = (0..descr.num_columns())
+                .filter(|&l| decode.contains(&descr.get_column_root_idx(l)))
+                .map(|l| {
+                    let (start, len) = rg.column(l).byte_range();
+                    start..start.saturating_add(len)
+                })
+                .collect();
+            let f = src.row_group(&ranges)?;
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone())
                 .with_row_groups(vec![g])
                 .with_projection(ProjectionMask::roots(descr, decode))

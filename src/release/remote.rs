@@ -1,0 +1,751 @@
+//! Releases in object storage: `s3://`, `gs://`, `az://` and `http(s)://` objects read through
+//! the `object_store` crate, by byte range.
+//!
+//! The readers are synchronous and run on rayon; `object_store` is async. One small tokio
+//! runtime, started the first time a URL is read, serves them: a reader asks for a range and
+//! blocks until it arrives. Nothing outside this module sees tokio.
+//!
+//! **Credentials** come from each cloud's standard environment chain, through the stores'
+//! `from_env` builders: `AWS_*` (keys, session token, region, `AWS_ENDPOINT_URL`,
+//! `AWS_ALLOW_HTTP`, web identity, container and instance credentials), `GOOGLE_*`
+//! (`GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_SERVICE_ACCOUNT`, else the gcloud application
+//! default credentials and the metadata server), `AZURE_*` (account name and key, SAS, client
+//! secret, managed identity). They are never printed: every message that leaves this module
+//! passes [`scrub`], which blanks the value of every credential-like environment variable and
+//! the query string and user info of every URL in it.
+//!
+//! **Bytes read** are counted per object (what the store returned, request by request) so the
+//! CLI can report them against the object's size.
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::{Format, ReleaseError};
+
+/// The URL schemes `profile` and `validate` read.
+pub const SCHEMES: &[&str] = &[
+    "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "http", "https",
+];
+
+/// Ranges whose gap is at most this are fetched in one request: a round trip to a cloud
+/// store costs about what a mebibyte of transfer does (object_store's own default).
+pub const COALESCE_BYTES: u64 = 1 << 20;
+
+/// How a remote read failed, as far as the user can act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteFailure {
+    /// The URL is not one this build reads, or names nothing: bad input.
+    BadUrl,
+    /// No object (or no data file under the prefix) at the URL: bad input.
+    NotFound,
+    /// The store refused the credentials, or has none: the environment.
+    Denied,
+    /// The network or the store failed: the environment.
+    Unavailable,
+}
+
+/// An error message from a remote read, already scrubbed of secrets.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{url}: {message}")]
+pub struct RemoteError {
+    pub url: String,
+    pub failure: RemoteFailure,
+    pub message: String,
+}
+
+impl RemoteError {
+    fn new(url: &str, failure: RemoteFailure, message: impl AsRef<str>) -> RemoteError {
+        RemoteError {
+            url: scrub(url),
+            failure,
+            message: scrub(message.as_ref()),
+        }
+    }
+
+    fn of(url: &str, e: object_store::Error) -> RemoteError {
+        use object_store::Error as E;
+        let failure = match &e {
+            E::NotFound { .. } => RemoteFailure::NotFound,
+            E::InvalidPath { .. } | E::NotSupported { .. } | E::NotImplemented { .. } => {
+                RemoteFailure::BadUrl
+            }
+            E::PermissionDenied { .. } | E::Unauthenticated { .. } => RemoteFailure::Denied,
+            E::Generic { store, .. } if *store == "Config" || store.ends_with("Config") => {
+                RemoteFailure::BadUrl
+            }
+            _ => RemoteFailure::Unavailable,
+        };
+        // The store's own message carries the request URL and part of the reply; one line.
+        let text = e.to_string().replace('\n', " ");
+        RemoteError::new(url, failure, text)
+    }
+}
+
+impl From<RemoteError> for ReleaseError {
+    fn from(e: RemoteError) -> Self {
+        ReleaseError::Remote(e)
+    }
+}
+
+/// Whether a release argument names a URL rather than a local path.
+pub fn is_url(arg: &str) -> bool {
+    split_url(arg).is_some()
+}
+
+/// `scheme://authority/rest` with a scheme of letters, digits and `+-.`.
+fn split_url(arg: &str) -> Option<(&str, &str, &str)> {
+    let (scheme, after) = arg.split_once("://")?;
+    if scheme.is_empty()
+        || !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return None;
+    }
+    let (authority, rest) = after.split_once('/').unwrap_or((after, ""));
+    Some((scheme, authority, rest))
+}
+
+/// Blank every secret a message could carry: the values of credential-like environment
+/// variables, and the user info and query string (a SAS token, a presigned signature) of
+/// every URL in it.
+pub fn scrub(message: &str) -> String {
+    let mut out = message.to_string();
+    const SECRETISH: &[&str] = &[
+        "SECRET",
+        "TOKEN",
+        "KEY",
+        "PASSWORD",
+        "SAS",
+        "SIGNATURE",
+        "CREDENTIAL",
+    ];
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        let upper = name.to_ascii_uppercase();
+        if value.len() >= 8 && SECRETISH.iter().any(|s| upper.contains(s)) {
+            out = out.replace(value, "***");
+        }
+    }
+    // User info: `scheme://user:pass@host` keeps only the host.
+    let mut cleaned = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        cleaned.push_str(head);
+        let end = tail
+            .find(|c: char| c.is_whitespace() || "/\"'<>)".contains(c))
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                cleaned.push_str("***@");
+                cleaned.push_str(&authority[at + 1..]);
+            }
+            None => cleaned.push_str(authority),
+        }
+        rest = &tail[end..];
+        // The query string of this URL, up to the next blank or quote.
+        let path_end = rest
+            .find(|c: char| c.is_whitespace() || "\"'<>?".contains(c))
+            .unwrap_or(rest.len());
+        cleaned.push_str(&rest[..path_end]);
+        rest = &rest[path_end..];
+        if let Some(q) = rest.strip_prefix('?') {
+            let qend = q
+                .find(|c: char| c.is_whitespace() || "\"'<>".contains(c))
+                .unwrap_or(q.len());
+            cleaned.push_str("?***");
+            rest = &q[qend..];
+        }
+    }
+    cleaned.push_str(rest);
+    cleaned
+}
+
+fn runtime() -> Result<&'static tokio::runtime::Runtime, RemoteError> {
+    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        // Two I/O threads: the requests wait on the network, the decoding runs on rayon.
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("contracts-io")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| {
+        RemoteError::new(
+            "object storage",
+            RemoteFailure::Unavailable,
+            format!("cannot start the I/O runtime: {e}"),
+        )
+    })
+}
+
+fn block<F: std::future::Future>(f: F) -> Result<F::Output, RemoteError> {
+    Ok(runtime()?.block_on(f))
+}
+
+/// Few, bounded retries: a store that is down should fail a CI job in seconds, not minutes.
+fn retry() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        max_retries: 3,
+        retry_timeout: Duration::from_secs(30),
+        ..Default::default()
+    }
+}
+
+/// One client per `scheme://authority`, shared by every object of a release, so a prefix of
+/// a thousand partitions reuses its connections.
+fn store_for(
+    scheme: &str,
+    authority: &str,
+    url: &str,
+) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+    static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    let base = format!("{scheme}://{authority}");
+    let stores = STORES.get_or_init(Default::default);
+    if let Some(s) = stores.lock().ok().and_then(|m| m.get(&base).cloned()) {
+        return Ok(s);
+    }
+    // reqwest is built without a crypto provider of its own: use ring, as lettre does.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
+        "s3" | "s3a" => object_store::aws::AmazonS3Builder::from_env()
+            .with_url(&base)
+            .with_retry(retry())
+            .build()
+            .map(|s| Arc::new(s) as _),
+        "gs" => object_store::gcp::GoogleCloudStorageBuilder::from_env()
+            .with_url(&base)
+            .with_retry(retry())
+            .build()
+            .map(|s| Arc::new(s) as _),
+        "az" | "azure" | "abfs" | "abfss" => object_store::azure::MicrosoftAzureBuilder::from_env()
+            .with_url(&base)
+            .with_retry(retry())
+            .build()
+            .map(|s| Arc::new(s) as _),
+        "http" | "https" => {
+            if authority.contains('@') {
+                return Err(RemoteError::new(
+                    url,
+                    RemoteFailure::BadUrl,
+                    "credentials in a URL are not read (they would be printed); use a store scheme (s3://, gs://, az://) and the environment",
+                ));
+            }
+            object_store::http::HttpBuilder::new()
+                .with_url(&base)
+                .with_retry(retry())
+                .with_config(
+                    object_store::ClientConfigKey::AllowHttp,
+                    (scheme == "http").to_string(),
+                )
+                .build()
+                .map(|s| Arc::new(s) as _)
+        }
+        other => {
+            return Err(RemoteError::new(
+                url,
+                RemoteFailure::BadUrl,
+                format!(
+                    "unsupported URL scheme `{other}://` (this build reads {})",
+                    SCHEMES
+                        .iter()
+                        .map(|s| format!("{s}://"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ))
+        }
+    };
+    let store = built.map_err(|e| {
+        let mut r = RemoteError::of(url, e);
+        if r.failure == RemoteFailure::Unavailable {
+            r.failure = RemoteFailure::BadUrl;
+        }
+        r
+    })?;
+    if let Ok(mut m) = stores.lock() {
+        m.insert(base, store.clone());
+    }
+    Ok(store)
+}
+
+/// What was read of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadCount {
+    pub url: String,
+    pub bytes_read: u64,
+    pub size: u64,
+    pub requests: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counter {
+    bytes: AtomicU64,
+    requests: AtomicU64,
+}
+
+/// One object in a store, with its size and a count of what was read of it.
+#[derive(Debug, Clone)]
+pub struct Object {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    key: Key,
+    size: u64,
+    read: Arc<Counter>,
+    failed: Arc<Mutex<Option<RemoteError>>>,
+}
+
+impl Object {
+    /// The first request of this object that failed. A format reader that met it saw only an
+    /// I/O error or missing bytes and may call the file truncated; this is the real cause.
+    pub fn failure(&self) -> Option<RemoteError> {
+        self.failed.lock().ok().and_then(|f| f.clone())
+    }
+
+    /// The object's URL as printed (no user info, no query string).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The file name the object's key ends in (its format is decided by its extension).
+    pub fn file_name(&self) -> &str {
+        self.key.filename().unwrap_or("")
+    }
+
+    pub fn count(&self) -> ReadCount {
+        ReadCount {
+            url: self.url.clone(),
+            bytes_read: self.read.bytes.load(Ordering::Relaxed),
+            size: self.size,
+            requests: self.read.requests.load(Ordering::Relaxed),
+        }
+    }
+
+    fn err(&self, e: object_store::Error) -> RemoteError {
+        let e = RemoteError::of(&self.url, e);
+        if let Ok(mut slot) = self.failed.lock() {
+            slot.get_or_insert(e.clone());
+        }
+        e
+    }
+
+    fn counted(&self, b: &Bytes) {
+        self.read.bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
+        self.read.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The bytes in `range` (clamped to the object).
+    pub fn range(&self, range: Range<u64>) -> Result<Bytes, RemoteError> {
+        let range = range.start.min(self.size)..range.end.min(self.size);
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        let b = block(self.store.get_range(&self.key, range))?.map_err(|e| self.err(e))?;
+        self.counted(&b);
+        Ok(b)
+    }
+
+    /// Several ranges, fetched concurrently; ranges closer than [`COALESCE_BYTES`] share a
+    /// request (and the gap between them is read, and counted).
+    pub fn ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>, RemoteError> {
+        let mut sorted: Vec<Range<u64>> = ranges
+            .iter()
+            .map(|r| r.start.min(self.size)..r.end.min(self.size))
+            .filter(|r| !r.is_empty())
+            .collect();
+        sorted.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<u64>> = Vec::new();
+        for r in sorted {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end + COALESCE_BYTES => {
+                    last.end = last.end.max(r.end)
+                }
+                _ => merged.push(r),
+            }
+        }
+        let fetches = merged.iter().map(|r| {
+            let r = r.clone();
+            async move {
+                let start = r.start;
+                self.store.get_range(&self.key, r).await.map(|b| (start, b))
+            }
+        });
+        let got = block(futures_util::future::try_join_all(fetches))?.map_err(|e| self.err(e))?;
+        for (_, b) in &got {
+            self.counted(b);
+        }
+        Ok(got)
+    }
+
+    /// Stream the whole object into `to` (a temporary file), chunk by chunk.
+    pub fn download(&self, to: &Path) -> Result<(), ReleaseError> {
+        let io = |source| ReleaseError::Io {
+            path: to.to_path_buf(),
+            source,
+        };
+        let mut file = std::fs::File::create(to).map_err(io)?;
+        let result: Result<Result<(), ReleaseError>, RemoteError> = block(async {
+            let got = match self.store.get(&self.key).await {
+                Ok(g) => g,
+                Err(e) => return Err(self.err(e).into()),
+            };
+            let mut stream = got.into_stream();
+            self.read.requests.fetch_add(1, Ordering::Relaxed);
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| self.err(e))?;
+                self.read
+                    .bytes
+                    .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                file.write_all(&chunk).map_err(io)?;
+            }
+            Ok(())
+        });
+        result??;
+        file.flush().map_err(io)
+    }
+
+    /// A reader over the object that fetches it in growing sequential ranges (1 MiB, then
+    /// doubling up to 16 MiB): few requests for a file read front to back, as FlatGeobuf is.
+    pub fn reader(&self) -> RangeReader {
+        RangeReader {
+            object: self.clone(),
+            pos: 0,
+            buf: Bytes::new(),
+            buf_start: 0,
+            next_block: 1 << 20,
+        }
+    }
+
+    /// A sibling object: the same key with another extension (a shapefile's `.dbf`, …), or
+    /// `None` when there is none.
+    pub fn sibling(&self, ext: &str) -> Result<Option<Object>, RemoteError> {
+        let name = self.file_name();
+        let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+        let raw = self.key.as_ref();
+        let dir = raw.rsplit_once('/').map_or("", |(d, _)| d);
+        let key = if dir.is_empty() {
+            Key::from(format!("{stem}.{ext}"))
+        } else {
+            Key::from(format!("{dir}/{stem}.{ext}"))
+        };
+        let url = match self.url.rsplit_once('/') {
+            Some((base, _)) => format!("{base}/{stem}.{ext}"),
+            None => format!("{}.{ext}", self.url),
+        };
+        match block(self.store.head(&key))? {
+            Ok(meta) => Ok(Some(Object {
+                url,
+                store: self.store.clone(),
+                key,
+                size: meta.size,
+                read: self.read.clone(),
+                failed: self.failed.clone(),
+            })),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(RemoteError::of(&url, e)),
+        }
+    }
+}
+
+/// [`Object::reader`]: `Read + Seek` over an object. A failed request surfaces as an I/O
+/// error to the format reader, and is kept in [`Object::failure`].
+pub struct RangeReader {
+    object: Object,
+    pos: u64,
+    buf: Bytes,
+    buf_start: u64,
+    next_block: u64,
+}
+
+impl Read for RangeReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.object.size || out.is_empty() {
+            return Ok(0);
+        }
+        let in_buf =
+            self.pos >= self.buf_start && self.pos < self.buf_start + self.buf.len() as u64;
+        if !in_buf {
+            let end = self
+                .pos
+                .saturating_add(self.next_block.max(out.len() as u64));
+            match self.object.range(self.pos..end) {
+                Ok(b) => {
+                    self.buf = b;
+                    self.buf_start = self.pos;
+                    self.next_block = (self.next_block * 2).min(16 << 20);
+                }
+                Err(e) => return Err(std::io::Error::other(e.to_string())),
+            }
+            if self.buf.is_empty() {
+                return Ok(0);
+            }
+        }
+        let at = (self.pos - self.buf_start) as usize;
+        let n = out.len().min(self.buf.len() - at);
+        out[..n].copy_from_slice(&self.buf[at..at + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for RangeReader {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.object.size.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match target {
+            Some(t) => {
+                self.pos = t;
+                Ok(t)
+            }
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek before the start of the object",
+            )),
+        }
+    }
+}
+
+/// Whether a listed key is a data file of a release: a known format, and no folder or file
+/// name that starts with `_` or `.` (Spark's `_SUCCESS`, `_committed_*`, `.crc` files,
+/// `_temporary/` folders) below the prefix.
+pub fn is_data_key(relative: &str) -> bool {
+    let hidden = relative
+        .split('/')
+        .any(|seg| seg.starts_with('_') || seg.starts_with('.'));
+    !hidden && Format::of_path(Path::new(relative)).is_some()
+}
+
+/// Expand one URL argument into the objects it names: a single object, a prefix (every data
+/// file below it, Hive-style `key=value/` folders included), or a glob (`*`, `?`, `[...]` in the
+/// key; `*` stays within a folder, `**` crosses folders). Sorted by key.
+pub fn expand(arg: &str) -> Result<Vec<Object>, RemoteError> {
+    let Some((scheme, authority, rest)) = split_url(arg) else {
+        return Err(RemoteError::new(arg, RemoteFailure::BadUrl, "not a URL"));
+    };
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let is_http = scheme == "http" || scheme == "https";
+    if is_http && rest.contains('?') {
+        return Err(RemoteError::new(
+            arg,
+            RemoteFailure::BadUrl,
+            "a URL with a query string (a presigned or SAS URL) is not read: use the store's scheme and credentials from the environment",
+        ));
+    }
+    let store = store_for(scheme, authority, arg)?;
+    let url_of = |key: &str| format!("{scheme}://{host}/{key}");
+    let object = |key: Key, size: u64| Object {
+        url: url_of(key.as_ref()),
+        store: store.clone(),
+        key,
+        size,
+        read: Arc::new(Counter::default()),
+        failed: Arc::new(Mutex::new(None)),
+    };
+    let glob_at = rest.find(['*', '?', '[']);
+    let listing_refused = || {
+        RemoteError::new(
+            arg,
+            RemoteFailure::BadUrl,
+            "an http(s) URL names one object: a prefix or glob needs a store that lists (s3://, gs://, az://)",
+        )
+    };
+    if let Some(at) = glob_at {
+        if is_http {
+            return Err(listing_refused());
+        }
+        let dir = rest[..at].rsplit_once('/').map_or("", |(d, _)| d);
+        let pattern = glob::Pattern::new(rest)
+            .map_err(|e| RemoteError::new(arg, RemoteFailure::BadUrl, format!("bad glob: {e}")))?;
+        let opts = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: true,
+        };
+        let found = list(&store, dir, arg)?;
+        let mut out: Vec<Object> = found
+            .into_iter()
+            .filter(|(k, _)| {
+                let rel = k.strip_prefix(dir).unwrap_or(k).trim_start_matches('/');
+                pattern.matches_with(k, opts) && is_data_key(rel)
+            })
+            .map(|(k, size)| object(Key::from(k), size))
+            .collect();
+        if out.is_empty() {
+            return Err(RemoteError::new(
+                arg,
+                RemoteFailure::NotFound,
+                "the glob matches no data file",
+            ));
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        return Ok(out);
+    }
+    let key_text = if is_http {
+        // An http(s) path is percent-encoded by definition; a store key is raw text.
+        match Key::from_url_path(rest) {
+            Ok(k) => k.as_ref().to_string(),
+            Err(e) => return Err(RemoteError::new(arg, RemoteFailure::BadUrl, e.to_string())),
+        }
+    } else {
+        rest.to_string()
+    };
+    if !key_text.is_empty() && !key_text.ends_with('/') {
+        let key = Key::from(key_text.as_str());
+        match block(store.head(&key))? {
+            Ok(meta) => return Ok(vec![object(key, meta.size)]),
+            Err(object_store::Error::NotFound { .. }) if !is_http => {}
+            Err(e) => return Err(RemoteError::of(arg, e)),
+        }
+    } else if is_http {
+        return Err(listing_refused());
+    }
+    // A prefix: every data file below it.
+    let dir = key_text.trim_end_matches('/');
+    let mut out: Vec<Object> = list(&store, dir, arg)?
+        .into_iter()
+        .filter(|(k, _)| is_data_key(k.strip_prefix(dir).unwrap_or(k).trim_start_matches('/')))
+        .map(|(k, size)| object(Key::from(k), size))
+        .collect();
+    if out.is_empty() {
+        return Err(RemoteError::new(
+            arg,
+            RemoteFailure::NotFound,
+            "no such object, and no data file below it as a prefix",
+        ));
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(out)
+}
+
+/// Every object below `dir` (recursively), as (key, size).
+fn list(
+    store: &Arc<dyn ObjectStore>,
+    dir: &str,
+    url: &str,
+) -> Result<Vec<(String, u64)>, RemoteError> {
+    let prefix = (!dir.is_empty()).then(|| Key::from(dir));
+    let listed = block(store.list(prefix.as_ref()).try_collect::<Vec<_>>())?
+        .map_err(|e| RemoteError::of(url, e))?;
+    Ok(listed
+        .into_iter()
+        .map(|m| (m.location.as_ref().to_string(), m.size))
+        .collect())
+}
+
+/// A temporary local copy of an object (and, for a shapefile, of its sidecar files), for the
+/// formats read from a local file (GeoJSON, GeoPackage, Shapefile). Removed on drop.
+pub struct LocalCopy {
+    _dir: TempDir,
+    pub path: PathBuf,
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl TempDir {
+    fn new() -> std::io::Result<TempDir> {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        loop {
+            let n = SEQ.fetch_add(1, Ordering::Relaxed);
+            let dir = base.join(format!("contracts-remote-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(TempDir(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// The sidecar files a shapefile is read with.
+const SHAPEFILE_SIDECARS: &[&str] = &["shx", "dbf", "prj", "cpg"];
+
+impl Object {
+    /// Copy the object (and a shapefile's sidecars) into a fresh temporary directory.
+    pub fn local_copy(&self, format: Format) -> Result<LocalCopy, ReleaseError> {
+        let dir = TempDir::new().map_err(|source| ReleaseError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let name = match self.file_name() {
+            "" => "object",
+            n => n,
+        };
+        let path = dir.0.join(name);
+        self.download(&path)?;
+        if format == Format::Shapefile {
+            let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+            for ext in SHAPEFILE_SIDECARS {
+                if let Some(side) = self.sibling(ext)? {
+                    side.download(&dir.0.join(format!("{stem}.{ext}")))?;
+                }
+            }
+        }
+        Ok(LocalCopy { _dir: dir, path })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths() {
+        assert!(is_url("s3://bucket/key.parquet"));
+        assert!(is_url("gs://b/"));
+        assert!(is_url("https://example.org/a.fgb"));
+        assert!(!is_url("data/roads.parquet"));
+        assert!(!is_url("/abs/path://odd"));
+        assert!(!is_url("://x"));
+    }
+
+    #[test]
+    fn scrub_blanks_user_info_and_query_strings() {
+        let s = scrub("GET https://user:pa55@host.example/k.fgb?X-Amz-Signature=abc&t=1 failed");
+        assert_eq!(s, "GET https://***@host.example/k.fgb?*** failed");
+        let s = scrub("error at http://127.0.0.1:9000/b/k: 403");
+        assert_eq!(s, "error at http://127.0.0.1:9000/b/k: 403");
+    }
+
+    #[test]
+    fn data_keys_skip_markers_and_unknown_formats() {
+        assert!(is_data_key("year=2024/part-0.parquet"));
+        assert!(!is_data_key("_SUCCESS"));
+        assert!(!is_data_key("year=2024/_committed_1"));
+        assert!(!is_data_key("_temporary/0/part-0.parquet"));
+        assert!(!is_data_key(".part-0.parquet.crc"));
+        assert!(!is_data_key("part-0.dbf"));
+    }
+}
