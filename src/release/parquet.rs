@@ -652,21 +652,70 @@ impl Source for RemoteFile {
     }
     fn row_group(&self, ranges: &[Range<u64>]) -> Result<Sparse, ReleaseError> {
         let mut parts = self.parts();
-        let missing: Vec<Range<u64>> = ranges
-            .iter()
-            .filter(|r| {
-                !parts
-                    .iter()
-                    .any(|(at, b)| r.start >= *at && r.end <= at + b.len() as u64)
-            })
-            .cloned()
-            .collect();
+        // Only the bytes no earlier request brought (the tail prefetch often holds the end of
+        // the last column chunk).
+        let missing: Vec<Range<u64>> = ranges.iter().flat_map(|r| uncovered(r, &parts)).collect();
         parts.extend(self.object.ranges(&missing)?);
+        // Each column chunk in one piece, first in the list, so a page reader started inside
+        // it reads on to its end.
+        let mut whole: Vec<(u64, Bytes)> = ranges
+            .iter()
+            .filter_map(|r| assemble(r, &parts).map(|b| (r.start, b)))
+            .collect();
+        whole.extend(parts);
         Ok(Sparse {
             object: self.object.clone(),
-            parts,
+            parts: whole,
         })
     }
+}
+
+/// The parts of `r` that none of `parts` holds.
+fn uncovered(r: &Range<u64>, parts: &[(u64, Bytes)]) -> Vec<Range<u64>> {
+    let mut held: Vec<Range<u64>> = parts
+        .iter()
+        .map(|(at, b)| *at..at + b.len() as u64)
+        .filter(|p| p.start < r.end && p.end > r.start)
+        .collect();
+    held.sort_by_key(|p| p.start);
+    let mut out = Vec::new();
+    let mut pos = r.start;
+    for p in held {
+        if p.start > pos {
+            out.push(pos..p.start.min(r.end));
+        }
+        pos = pos.max(p.end);
+        if pos >= r.end {
+            break;
+        }
+    }
+    if pos < r.end {
+        out.push(pos..r.end);
+    }
+    out
+}
+
+/// The bytes of `r` in one piece, from one part or copied together from several; `None` when
+/// some byte of it was not fetched.
+fn assemble(r: &Range<u64>, parts: &[(u64, Bytes)]) -> Option<Bytes> {
+    if let Some((at, b)) = parts
+        .iter()
+        .find(|(at, b)| r.start >= *at && r.end <= at + b.len() as u64)
+    {
+        return Some(b.slice((r.start - at) as usize..(r.end - at) as usize));
+    }
+    let mut out = Vec::with_capacity((r.end - r.start) as usize);
+    let mut pos = r.start;
+    while pos < r.end {
+        let (at, b) = parts
+            .iter()
+            .filter(|(at, b)| pos >= *at && pos < at + b.len() as u64)
+            .max_by_key(|(at, b)| at + b.len() as u64)?;
+        let end = (at + b.len() as u64).min(r.end);
+        out.extend_from_slice(&b[(pos - at) as usize..(end - at) as usize]);
+        pos = end;
+    }
+    Some(Bytes::from(out))
 }
 
 /// A [`ChunkReader`] over the fetched ranges of an object. A range the decoder asks for that
@@ -697,9 +746,12 @@ impl ChunkReader for Sparse {
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         // From `start` to the end of the fetched part holding it: a page header and its data
         // lie within one column chunk.
-        let held = self.parts.iter().find_map(|(at, b)| {
-            (start >= *at && start < at + b.len() as u64).then(|| b.slice((start - at) as usize..))
-        });
+        let held = self
+            .parts
+            .iter()
+            .filter(|(at, b)| start >= *at && start < at + b.len() as u64)
+            .max_by_key(|(at, b)| at + b.len() as u64)
+            .map(|(at, b)| b.slice((start - at) as usize..));
         let b = match held {
             Some(b) => b,
             None => self

@@ -83,7 +83,17 @@ impl RemoteError {
             E::Generic { store, .. } if *store == "Config" || store.ends_with("Config") => {
                 RemoteFailure::BadUrl
             }
-            _ => RemoteFailure::Unavailable,
+            // A store's reply the crate does not classify: its status decides.
+            _ => {
+                let t = e.to_string();
+                if t.contains("403 Forbidden") || t.contains("401 Unauthorized") {
+                    RemoteFailure::Denied
+                } else if t.contains("404 Not Found") {
+                    RemoteFailure::NotFound
+                } else {
+                    RemoteFailure::Unavailable
+                }
+            }
         };
         // The store's own message carries the request URL and part of the reply; one line.
         let text = e.to_string().replace('\n', " ");
@@ -605,6 +615,10 @@ pub fn expand(arg: &str) -> Result<Vec<Object>, RemoteError> {
         out.sort_by(|a, b| a.key.cmp(&b.key));
         return Ok(out);
     }
+    let names_a_folder = rest.is_empty() || rest.ends_with('/');
+    if is_http && names_a_folder {
+        return Err(listing_refused());
+    }
     let key_text = if is_http {
         // An http(s) path is percent-encoded by definition; a store key is raw text.
         match Key::from_url_path(rest) {
@@ -614,15 +628,13 @@ pub fn expand(arg: &str) -> Result<Vec<Object>, RemoteError> {
     } else {
         rest.to_string()
     };
-    if !key_text.is_empty() && !key_text.ends_with('/') {
+    if !names_a_folder {
         let key = Key::from(key_text.as_str());
         match block(store.head(&key))? {
             Ok(meta) => return Ok(vec![object(key, meta.size)]),
             Err(object_store::Error::NotFound { .. }) if !is_http => {}
             Err(e) => return Err(RemoteError::of(arg, e)),
         }
-    } else if is_http {
-        return Err(listing_refused());
     }
     // A prefix: every data file below it.
     let dir = key_text.trim_end_matches('/');
