@@ -11,7 +11,9 @@ use common::{Run, TestEnv};
 use serde_json::Value;
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 fn profile(env: &TestEnv, args: &[&str]) -> Run {
@@ -45,7 +47,10 @@ fn a_folder_of_hive_partitions_profiles_as_the_unsplit_file() {
     assert_eq!(merged, whole(&env, "naturalearth/countries.parquet"));
     // Eight continents, in path order; the `_SUCCESS` marker is not a partition.
     assert_eq!(files.len(), 8, "{files:?}");
-    assert!(files[0].ends_with("continent=Africa/part-0.parquet"), "{files:?}");
+    assert!(
+        files[0].ends_with("continent=Africa/part-0.parquet"),
+        "{files:?}"
+    );
     assert!(files.iter().all(|f| !f.contains("_SUCCESS")));
     let mut sorted = files.clone();
     sorted.sort();
@@ -91,7 +96,10 @@ fn the_merge_of_the_partitions_profiles_equals_the_folders_profile() {
     args.extend(saved.iter().map(String::as_str));
     let merged = profile(&env, &args);
     assert_eq!(merged.code, 0, "{}", merged.stderr);
-    assert_eq!(without_files(merged.json()).0, without_files(folder.json()).0);
+    assert_eq!(
+        without_files(merged.json()).0,
+        without_files(folder.json()).0
+    );
 }
 
 #[test]
@@ -107,5 +115,9 @@ fn a_folder_or_glob_without_data_files_is_bad_input() {
     let glob = format!("{}/*.gpkg", data("partitions/countries_fgb").display());
     let r = profile(&env, &[&glob]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("the glob holds no data file"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the glob holds no data file"),
+        "{}",
+        r.stderr
+    );
 }
