@@ -18,13 +18,17 @@ use crate::store::{layout, Edit, Step};
 /// Advisory clauses report failures as warnings and never fail the release; a clause this
 /// build cannot evaluate is `not-evaluated` and never fails it either.
 ///
+/// FILEs are read as `contracts profile` reads them: directories and globs of partitions,
+/// and objects, prefixes and globs in object storage (`s3://`, `gs://`, `az://`, `https://`).
+///
 /// Exit 0 when every enforced clause of every live contract passes, 1 otherwise, 2 for an
-/// unreadable or corrupt file or a bad manifest.
+/// unreadable or corrupt file or a bad manifest, 3 when object storage cannot be reached or
+/// refuses access.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The dataset whose live contracts the release must satisfy
     dataset: String,
-    /// Data files of the release (.geojson, .fgb, .gpkg, .parquet, .shp)
+    /// Data files, directories, globs or URLs of the release (.geojson, .fgb, .gpkg, .parquet, .shp)
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The release manifest: `version`, `date`, `metrics = { name = value }`
