@@ -121,3 +121,64 @@ fn a_folder_or_glob_without_data_files_is_bad_input() {
         r.stderr
     );
 }
+
+#[test]
+fn validate_takes_saved_partition_profiles_as_the_release() {
+    let env = TestEnv::new();
+    let store = env.home().join("store");
+    let d = store.join("contracts/world");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(store.join("contracts.toml"), "").unwrap();
+    std::fs::write(
+        d.join("1.0.0.toml"),
+        "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"EPSG:4326\"\nrequired_attributes = { name = \"string\", continent = \"string\" }\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        common::git_as(&store, env.home(), ("Fixture", "fixture@example.org"), args)
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "fixture"]);
+    let dir = data("partitions/countries_hive");
+    let mut saved = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path().join("part-0.parquet");
+        if p.exists() {
+            let r = profile(&env, &[p.to_str().unwrap()]);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            let out = env.home().join(format!("p{}.json", saved.len()));
+            std::fs::write(&out, &r.stdout).unwrap();
+            saved.push(out.to_str().unwrap().to_string());
+        }
+    }
+    let validate = |args: &[&str]| {
+        let mut all = vec![
+            "--format",
+            "json",
+            "--today",
+            "2026-03-01",
+            "validate",
+            "world",
+        ];
+        all.extend_from_slice(args);
+        let r = env.run_in(&store, &all);
+        (r.code, r.json())
+    };
+    let mut args = vec!["--merge"];
+    args.extend(saved.iter().map(String::as_str));
+    let (code, merged) = validate(&args);
+    assert_eq!(code, 0, "{merged}");
+    let (code, folder) = validate(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{folder}");
+    assert_eq!(merged["profile"]["feature_count"], 177);
+    assert_eq!(merged["contracts"], folder["contracts"]);
+    // A file and saved profiles together are one release, too.
+    let (code, mixed) = validate(&[
+        data("naturalearth/countries.parquet").to_str().unwrap(),
+        "--merge",
+        &saved[0],
+    ]);
+    assert_eq!(code, 0, "{mixed}");
+    assert!(mixed["profile"]["feature_count"].as_u64().unwrap() > 177);
+}

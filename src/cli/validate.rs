@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use super::context::read_input;
 use super::output::{cell, print_json, table};
-use super::profile::profile_release_with;
+use super::profile::{load_profile, profile_release_with};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
@@ -20,6 +20,8 @@ use crate::store::{layout, Edit, Step};
 ///
 /// FILEs are read as `contracts profile` reads them: directories and globs of partitions,
 /// and objects, prefixes and globs in object storage (`s3://`, `gs://`, `az://`, `https://`).
+/// `--merge` adds saved profiles (one per partition, or one merged on a cluster); they may be
+/// the whole release.
 ///
 /// Exit 0 when every enforced clause of every live contract passes, 1 otherwise, 2 for an
 /// unreadable or corrupt file or a bad manifest, 3 when object storage cannot be reached or
@@ -29,8 +31,12 @@ pub struct Args {
     /// The dataset whose live contracts the release must satisfy
     dataset: String,
     /// Data files, directories, globs or URLs of the release (.geojson, .fgb, .gpkg, .parquet, .shp)
-    #[arg(required = true)]
+    #[arg(required_unless_present = "merge")]
     files: Vec<PathBuf>,
+    /// Saved profiles (`profile --format json`, e.g. one per partition or one merged on a
+    /// cluster) that are the release, or part of it
+    #[arg(long, value_name = "P.json", num_args = 1..)]
+    merge: Vec<PathBuf>,
     /// The release manifest: `version`, `date`, `metrics = { name = value }`
     #[arg(long, value_name = "release.toml")]
     manifest: Option<PathBuf>,
@@ -84,7 +90,29 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let profile = profile_release_with(&args.files, &args.part.options(), args.part.verbose())?;
+    let mut profile = if args.files.is_empty() {
+        None
+    } else {
+        Some(profile_release_with(
+            &args.files,
+            &args.part.options(),
+            args.part.verbose(),
+        )?)
+    };
+    for m in &args.merge {
+        let p = load_profile(m)?;
+        profile = Some(match profile {
+            None => p,
+            Some(acc) => acc.merge(&p).map_err(|e| {
+                CommandError::input(format!("{}: cannot be merged: {e}", m.display()))
+            })?,
+        });
+    }
+    let Some(profile) = profile else {
+        return Err(CommandError::input(
+            "give at least one data file or --merge profile",
+        ));
+    };
     if !args.record {
         let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         return finish(ctx, args, &store, report, None);
