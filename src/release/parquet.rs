@@ -1094,6 +1094,26 @@ fn read_checked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_bytes_no_part_holds_are_fetched_and_a_range_is_put_together_from_its_parts() {
+        let parts = vec![
+            (100u64, Bytes::from(vec![1u8; 50])),
+            (180, Bytes::from(vec![2u8; 20])),
+        ];
+        assert_eq!(uncovered(&(120..140), &parts), Vec::<Range<u64>>::new());
+        assert_eq!(
+            uncovered(&(90..210), &parts),
+            vec![90..100, 150..180, 200..210]
+        );
+        assert_eq!(uncovered(&(0..10), &parts), vec![0..10]);
+        let mut all = parts.clone();
+        all.push((150, Bytes::from(vec![3u8; 30])));
+        let b = assemble(&(140..190), &all).unwrap();
+        assert_eq!(b.len(), 50);
+        assert_eq!((b[0], b[10], b[39], b[40], b[49]), (1, 3, 3, 2, 2));
+        assert!(assemble(&(140..190), &parts).is_none());
+    }
     use crate::release::{NoProgress, ReleaseError};
 
     fn data(rel: &str) -> std::path::PathBuf {
