@@ -10,6 +10,8 @@ loopback port, uploads the files with boto3, then times RUNS runs of each, inter
 
 - `contracts profile FILE` and `contracts profile s3://bucket/FILE` (bytes read from the
   `--verbose` line, against the object size), for GeoParquet and FlatGeobuf;
+- boto3 downloading each whole object in-process: the server's own speed, which bounds every
+  remote figure (moto is a Python server; a cloud store serves many connections faster);
 - `contracts profile PARTS/` (8 partitions in parallel on one machine), and
   examples/dask/profile_release.py on a LocalCluster of 2 worker processes over the same
   partitions (cluster start-up included), checking that its merged profile equals the
@@ -127,12 +129,24 @@ def main():
         ]
         times = {i: [] for i in range(len(cases))}
         outputs, reads = {}, {}
+        # The server's own speed: boto3 downloading each whole object, in-process (moto is
+        # a Python server, so it bounds every remote figure).
+        whole = {"GeoParquet": [], "FlatGeobuf": []}
+
+        class Sink:
+            def write(self, b):
+                return len(b)
+
         for _ in range(runs):
             for i, (_, _, cmd) in enumerate(cases):
                 dt, stdout, stderr = timed(cmd, env)
                 times[i].append(dt)
                 outputs[i] = json.loads(stdout)
                 reads[i] = read_bytes(stderr)
+            for what, key in [("GeoParquet", "release.parquet"), ("FlatGeobuf", "release.fgb")]:
+                t = time.perf_counter()
+                s3.download_fileobj(BUCKET, key, Sink())
+                whole[what].append(time.perf_counter() - t)
     finally:
         moto.terminate()
         moto.wait()
@@ -161,6 +175,9 @@ def main():
         frac = f"{100 * r[0] / r[1]:.1f}%" if r else "-"
         req = str(r[2]) if r else "-"
         print(f"| {what} | {where} | {mb:.0f} | {med:.2f} | {med / base[what]:.1f} | {rb} | {frac} | {req} |")
+        if where == "moto S3":
+            w = statistics.median(whole[what])
+            print(f"| {what} | moto S3, boto3 download of the whole object | {mb:.0f} | {w:.2f} | {w / base[what]:.1f} | {int(mb * 1e6):,} | 100% | - |")
 
 
 if __name__ == "__main__":
