@@ -387,3 +387,32 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
     let (code, report) = validate();
     assert_eq!(code, Some(1), "{report}");
 }
+
+/// gs:// and az:// reach their stores' builders, which read the environment: without an
+/// account or with a broken key file they stop before any request (no network is needed).
+#[test]
+fn gs_and_az_urls_use_their_clouds_environment() {
+    let env = TestEnv::new();
+    let key = env.home().join("service-account.json");
+    std::fs::write(&key, "{\"type\": \"service_account\"}").unwrap();
+    let out = env
+        .command(env.home())
+        .env("GOOGLE_SERVICE_ACCOUNT", &key)
+        .args(["profile", "gs://bucket/roads.parquet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("gs://bucket/roads.parquet") && stderr.contains("service account"),
+        "{stderr}"
+    );
+    let out = env
+        .command(env.home())
+        .args(["profile", "az://container/roads.fgb"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("Account must be specified"), "{stderr}");
+}
