@@ -62,7 +62,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let registry = registry(&store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into())?;
-    let mut standings = classify(&lines, &registry, &scan.of(&args.dataset));
+    let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let newest = lines.iter().map(|l| l.major).max();
     let summaries = lines
         .iter()

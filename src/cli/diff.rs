@@ -7,7 +7,9 @@ use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::crossings;
 use crate::model::proposal::demanding;
-use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
+use crate::model::{
+    derive_changes, parse_contract, Bump, Change, Contract, Impact, KindTable, Strictness,
+};
 use crate::render::delta::delta;
 
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
@@ -37,6 +39,8 @@ struct Report<'a> {
     required_bump: Bump,
     actual_bump: Bump,
     sufficient: bool,
+    /// Each consumer subscribed to the dataset, with its verdict on these changes.
+    consumers: Vec<Impact>,
 }
 
 /// Load a contract named on the command line: a file, or `dataset@version` in the store.
@@ -91,6 +95,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let set = derive_changes(&old, &new);
     let actual = Bump::between(&old.version, &new.version);
     let sufficient = actual >= set.required;
+    let registry = super::impact::registry_if_store(ctx)?;
+    let consumers = super::impact::verdicts(&registry, &new.dataset, &set.changes);
     let report = Report {
         old: VersionRef {
             dataset: &old.dataset,
@@ -104,6 +110,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         required_bump: set.required,
         actual_bump: actual,
         sufficient,
+        consumers,
     };
     match ctx.format {
         Format::Json => print_json(&report),
@@ -154,4 +161,6 @@ fn print_text(r: &Report) {
         r.new.version,
         if r.sufficient { "" } else { "  INSUFFICIENT" }
     );
+    outln!();
+    super::impact::print_verdicts(r.new.dataset, &r.consumers);
 }

@@ -29,6 +29,7 @@ mod context;
 mod diff;
 mod error;
 mod export;
+mod impact;
 mod init;
 mod log;
 mod new;

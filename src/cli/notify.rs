@@ -199,7 +199,7 @@ fn plan_today(
     if !due.is_empty() {
         let (scan, _) = scan_logs(ctx, store, due.keys().cloned().collect::<BTreeSet<_>>())?;
         for (dataset, lines) in &due {
-            let standings = classify(lines, &registry, &scan.of(dataset));
+            let standings = classify(dataset, lines, &registry, &scan.of(dataset));
             super::consumers::warn_unknown_versions(dataset, &standings);
             let windowed: Vec<u64> = lines
                 .iter()

@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut index_rows = Vec::new();
     for d in &datasets {
         let lines = store.lines(d)?;
-        let standings = classify(&lines, &registry, &scan.of(d));
+        let standings = classify(d, &lines, &registry, &scan.of(d));
         let body = dataset_body(ctx, &store, d, &lines, &standings, &log, daily.get(d))?;
         let newest = store.contracts(d, Strictness::Reading)?;
         let description = newest
