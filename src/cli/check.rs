@@ -298,8 +298,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     }
     if let Some(text) = store.read(layout::CONSUMERS)? {
-        if let Err(e) = crate::consumers::parse_registry(layout::CONSUMERS, &text) {
-            findings.extend(Finding::located(layout::CONSUMERS, &e));
+        match crate::consumers::parse_registry(layout::CONSUMERS, &text) {
+            Err(e) => findings.extend(Finding::located(layout::CONSUMERS, &e)),
+            Ok(registry) => findings.extend(uses_findings(&store, &datasets, &registry)?),
         }
     }
     // Ledgers and release records are parsed with the same strict parsers as their readers
@@ -429,4 +430,54 @@ fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
             f
         })
         .collect()
+}
+
+/// A consumer's `datasets` entry naming a dataset the store does not have, and a `uses` entry
+/// naming no clause (or key) of its dataset's newest contract: the registry would otherwise
+/// make a consumer silently unaffected by the change it relies on.
+fn uses_findings(
+    store: &crate::store::Store,
+    datasets: &[String],
+    registry: &crate::consumers::Registry,
+) -> Result<Vec<Finding>, CommandError> {
+    let mut out = Vec::new();
+    let mut versions: HashMap<String, Vec<Contract>> = HashMap::new();
+    for c in registry.consumers.values() {
+        let Some(subs) = &c.datasets else { continue };
+        for (dataset, sub) in subs {
+            if !datasets.iter().any(|d| d == dataset) {
+                out.push(Finding::new(
+                    layout::CONSUMERS.to_string(),
+                    None,
+                    None,
+                    format!(
+                        "consumer `{}` reads dataset `{dataset}`, which the store does not have",
+                        c.name
+                    ),
+                ));
+                continue;
+            }
+            let Some(uses) = &sub.uses else { continue };
+            if !versions.contains_key(dataset) {
+                let all = store
+                    .contracts(dataset, Strictness::Reading)
+                    .unwrap_or_default();
+                versions.insert(dataset.clone(), all);
+            }
+            let all: Vec<&Contract> = versions[dataset].iter().collect();
+            for (u, place) in uses.iter().zip(&sub.places) {
+                if let Some(why) = crate::model::impact::unknown_use(u, &all) {
+                    out.push(Finding {
+                        file: layout::CONSUMERS.to_string(),
+                        line: (place.line > 0).then_some(place.line),
+                        column: (place.line > 0).then_some(place.column),
+                        commit: None,
+                        author: None,
+                        message: format!("consumer `{}`, dataset `{dataset}`: {why}", c.name),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }

@@ -20,6 +20,8 @@ struct Decided {
     step: RuleStep,
     refusals: Vec<Refusal>,
     recs: Vec<ChangeRecord>,
+    /// The committed consumer registry, for the per-consumer verdicts.
+    registry: crate::consumers::Registry,
 }
 
 /// Propose a new contract version: check the draft against the dataset's newest version
@@ -52,6 +54,8 @@ struct Report<'a> {
     records: &'a [ChangeRecord],
     commit: Option<String>,
     dry_run: bool,
+    /// Each consumer subscribed to the dataset, with its verdict on these changes.
+    consumers: Vec<crate::model::Impact>,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -140,12 +144,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         } else {
             Vec::new()
         };
+        let registry = super::impact::registry_of(store)?;
         let decided = Decided {
             draft,
             prev,
             step,
             refusals,
             recs,
+            registry,
         };
         if !accepted || args.dry_run {
             return Ok(Step::Nothing(decided));
@@ -186,11 +192,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         step,
         refusals,
         recs,
+        registry,
     } = done.value;
     let dataset = draft.dataset.clone();
     let prev = prev.as_ref();
     let accepted = refusals.is_empty();
     let commit = done.commit.map(|id| id.to_string());
+    let consumers = super::impact::verdicts(&registry, &dataset, &step.changes.changes);
 
     let report = Report {
         dataset: &dataset,
@@ -203,6 +211,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         records: &recs,
         commit: commit.clone(),
         dry_run: args.dry_run,
+        consumers,
     };
     match ctx.format {
         Format::Json => print_json(&report),
@@ -264,6 +273,10 @@ fn print_text(r: &Report) {
         );
     }
     outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+    if r.supersedes.is_some() {
+        outln!();
+        super::impact::print_verdicts(r.dataset, &r.consumers);
+    }
 }
 
 /// A refusal in words; an insufficient bump names what breaks in each clause (the keys of a

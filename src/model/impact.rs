@@ -18,7 +18,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::change::{Change, Direction, Verdict};
+use super::contract::Contract;
 use super::kind::Kind;
+use super::value::ClauseValue;
 
 /// One entry of a consumer's `uses`: a clause, or one key of a clause.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -201,6 +203,56 @@ pub fn impacts<'a>(
         .collect()
 }
 
+/// Why a `uses` entry names nothing of a dataset, or `None` when it names something. The
+/// clause must be one of the newest contract (`versions` is every version, oldest first); a
+/// key must belong to a clause with keys and be a key of it in some version, so a key the
+/// newest version dropped is not taken for a typo (it is what the verdict is about), and a
+/// single limit for every key (`max_null_fraction = 0.1`) covers any key.
+pub fn unknown_use(u: &Use, versions: &[&Contract]) -> Option<String> {
+    let newest = versions.last()?;
+    let Some(clause) = newest.clauses.get(&u.clause) else {
+        if newest.unknown.contains_key(&u.clause) {
+            return None;
+        }
+        return Some(format!(
+            "`{u}` names no clause of {}@{} (its clauses: {})",
+            newest.dataset,
+            newest.version,
+            newest
+                .clauses
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let key = u.key.as_ref()?;
+    let has_key = |v: &ClauseValue| match v {
+        ClauseValue::Map(m) | ClauseValue::Meanings(m) => m.contains_key(key),
+        ClauseValue::UpperBounds(b) => b.all.is_some() || b.keys.contains_key(key),
+        _ => false,
+    };
+    if !matches!(
+        clause.value,
+        ClauseValue::Map(_) | ClauseValue::Meanings(_) | ClauseValue::UpperBounds(_)
+    ) {
+        return Some(format!(
+            "`{u}`: clause `{}` of {}@{} has no keys; name the clause alone",
+            u.clause, newest.dataset, newest.version
+        ));
+    }
+    let known = versions
+        .iter()
+        .filter_map(|c| c.clauses.get(&u.clause))
+        .any(|c| has_key(&c.value));
+    (!known).then(|| {
+        format!(
+            "`{u}`: `{key}` is not a key of `{}` in any version of {}",
+            u.clause, newest.dataset
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +386,41 @@ mod tests {
             Direction::Changed,
         );
         assert!(touches(&Use::parse("crs.x").unwrap(), &c));
+    }
+
+    #[test]
+    fn a_use_must_name_a_clause_of_the_newest_version() {
+        use crate::model::{parse_contract, KindTable, Strictness};
+        let v1 = parse_contract(
+            "1.0.0",
+            "dataset = \"roads\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+             [clauses]\ncrs = \"EPSG:4326\"\nunits = \"metre\"\n\
+             required_attributes = { class = \"string\", gone = \"int64\" }\n\
+             max_null_fraction = 0.1\n",
+            &KindTable::builtin(),
+            Strictness::Writing,
+        )
+        .unwrap();
+        let v2 = parse_contract(
+            "2.0.0",
+            "dataset = \"roads\"\nversion = \"2.0.0\"\nsupersedes = \"1.0.0\"\n\
+             valid_from = 2026-06-01\nsunset = 2026-12-01\n\
+             [clauses]\ncrs = \"EPSG:27700\"\n\
+             required_attributes = { class = \"string\" }\nmax_null_fraction = { name = 0.1 }\n",
+            &KindTable::builtin(),
+            Strictness::Writing,
+        )
+        .unwrap();
+        let versions = [&v1, &v2];
+        let check = |u: &str| unknown_use(&Use::parse(u).unwrap(), &versions);
+        assert_eq!(check("crs"), None);
+        assert_eq!(check("required_attributes.class"), None);
+        assert_eq!(check("required_attributes.gone"), None, "dropped by 2.0.0, not a typo");
+        assert_eq!(check("max_null_fraction.anything"), None, "1.0.0 limits every key");
+        assert!(check("units").unwrap().contains("names no clause of roads@2.0.0"));
+        assert!(check("crss").is_some());
+        assert!(check("required_attributes.clas").unwrap().contains("not a key"));
+        assert!(check("crs.x").unwrap().contains("has no keys"));
     }
 
     #[test]
