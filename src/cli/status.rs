@@ -137,7 +137,12 @@ fn count_still_on(
     let registry = registry(store)?;
     let (scan, _) = scan_logs(ctx, store, windowed.clone())?;
     for dataset in &windowed {
-        let standings = classify(dataset, &store.lines(dataset)?, &registry, &scan.of(dataset));
+        let standings = classify(
+            dataset,
+            &store.lines(dataset)?,
+            &registry,
+            &scan.of(dataset),
+        );
         for row in rows
             .iter_mut()
             .filter(|r| &r.dataset == dataset && r.state == "live" && r.sunset.is_some())

@@ -43,11 +43,7 @@ impl Consumer {
 
     /// What it relies on in `dataset`; `None` is everything.
     pub fn uses(&self, dataset: &str) -> Option<&[Use]> {
-        self.datasets
-            .as_ref()?
-            .get(dataset)?
-            .uses
-            .as_deref()
+        self.datasets.as_ref()?.get(dataset)?.uses.as_deref()
     }
 }
 
@@ -64,7 +60,9 @@ impl Registry {
 
     /// The consumers subscribed to `dataset`, by name.
     pub fn subscribers<'a>(&'a self, dataset: &'a str) -> impl Iterator<Item = &'a Consumer> + 'a {
-        self.consumers.values().filter(move |c| c.subscribes(dataset))
+        self.consumers
+            .values()
+            .filter(move |c| c.subscribes(dataset))
     }
 }
 
@@ -263,7 +261,12 @@ mod tests {
                     [consumers.old]\ncontacts = [\"o@x.org\"]\n";
         let r = parse_registry("consumers.toml", text).unwrap();
         let c = r.get("flood-model").unwrap();
-        let uses: Vec<String> = c.uses("roads").unwrap().iter().map(|u| u.to_string()).collect();
+        let uses: Vec<String> = c
+            .uses("roads")
+            .unwrap()
+            .iter()
+            .map(|u| u.to_string())
+            .collect();
         assert_eq!(uses, ["crs", "required_attributes.class"]);
         assert_eq!(c.uses("rivers"), None, "{{}} relies on everything");
         assert!(c.subscribes("rivers") && !c.subscribes("lakes"));
@@ -279,9 +282,24 @@ mod tests {
     #[test]
     fn refuses_bad_datasets_and_uses_with_their_place() {
         for (bad, line, column, says) in [
-            ("datasets.roads = { uses = [\"Crs\"] }", 3, 28, "clause name"),
-            ("datasets.roads = { uses = [\"crs\", \"crs\"] }", 3, 35, "listed twice"),
-            ("datasets.roads = { use = [\"crs\"] }", 3, 20, "unknown field"),
+            (
+                "datasets.roads = { uses = [\"Crs\"] }",
+                3,
+                28,
+                "clause name",
+            ),
+            (
+                "datasets.roads = { uses = [\"crs\", \"crs\"] }",
+                3,
+                35,
+                "listed twice",
+            ),
+            (
+                "datasets.roads = { use = [\"crs\"] }",
+                3,
+                20,
+                "unknown field",
+            ),
             ("datasets.Roads = {}", 3, 10, "not a dataset name"),
             ("datasets.roads = { uses = \"crs\" }", 3, 27, "sequence"),
         ] {

@@ -84,9 +84,9 @@ pub struct Standing {
 /// was on.
 pub fn mark_stale(standings: &mut [Standing], today: chrono::NaiveDate, stale_after_days: i64) {
     for s in standings {
-        s.stale = s
-            .last_read
-            .is_none_or(|t| (today - t.with_timezone(&chrono::Utc).date_naive()).num_days() >= stale_after_days);
+        s.stale = s.last_read.is_none_or(|t| {
+            (today - t.with_timezone(&chrono::Utc).date_naive()).num_days() >= stale_after_days
+        });
     }
 }
 

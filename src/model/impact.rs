@@ -323,7 +323,10 @@ mod tests {
         let t = |u: &str| touches(&Use::parse(u).unwrap(), &c);
         assert!(t("optional_attributes.name"));
         assert!(t("optional_attributes.ref"));
-        assert!(!t("optional_attributes.extra"), "a new optional entry breaks nobody");
+        assert!(
+            !t("optional_attributes.extra"),
+            "a new optional entry breaks nobody"
+        );
         assert!(!t("optional_attributes.other"));
     }
 
@@ -339,7 +342,10 @@ mod tests {
         let t = |u: &str| touches(&Use::parse(u).unwrap(), &c);
         assert!(t("max_null_fraction.name"), "0.2 -> 0.3 loosens");
         assert!(!t("max_null_fraction.ref"), "0.5 -> 0.4 tightens");
-        assert!(t("max_null_fraction.class"), "the single limit 0.1 went away");
+        assert!(
+            t("max_null_fraction.class"),
+            "the single limit 0.1 went away"
+        );
         // A single number applies to every key.
         let c = ch(
             "max_null_fraction",
@@ -415,11 +421,23 @@ mod tests {
         let check = |u: &str| unknown_use(&Use::parse(u).unwrap(), &versions);
         assert_eq!(check("crs"), None);
         assert_eq!(check("required_attributes.class"), None);
-        assert_eq!(check("required_attributes.gone"), None, "dropped by 2.0.0, not a typo");
-        assert_eq!(check("max_null_fraction.anything"), None, "1.0.0 limits every key");
-        assert!(check("units").unwrap().contains("names no clause of roads@2.0.0"));
+        assert_eq!(
+            check("required_attributes.gone"),
+            None,
+            "dropped by 2.0.0, not a typo"
+        );
+        assert_eq!(
+            check("max_null_fraction.anything"),
+            None,
+            "1.0.0 limits every key"
+        );
+        assert!(check("units")
+            .unwrap()
+            .contains("names no clause of roads@2.0.0"));
         assert!(check("crss").is_some());
-        assert!(check("required_attributes.clas").unwrap().contains("not a key"));
+        assert!(check("required_attributes.clas")
+            .unwrap()
+            .contains("not a key"));
         assert!(check("crs.x").unwrap().contains("has no keys"));
     }
 
@@ -466,15 +484,30 @@ mod tests {
         assert_eq!(
             v,
             vec![
-                ("a", ConsumerVerdict::Breaks, vec!["crs".into()], "breaks".into()),
-                ("b", ConsumerVerdict::Unaffected, vec![], "unaffected".into()),
+                (
+                    "a",
+                    ConsumerVerdict::Breaks,
+                    vec!["crs".into()],
+                    "breaks".into()
+                ),
+                (
+                    "b",
+                    ConsumerVerdict::Unaffected,
+                    vec![],
+                    "unaffected".into()
+                ),
                 (
                     "c",
                     ConsumerVerdict::Breaks,
                     vec!["crs".into()],
                     "breaks (uses everything)".into()
                 ),
-                ("d", ConsumerVerdict::Unaffected, vec![], "unaffected".into()),
+                (
+                    "d",
+                    ConsumerVerdict::Unaffected,
+                    vec![],
+                    "unaffected".into()
+                ),
             ]
         );
         // Nothing breaking: even a consumer relying on everything is unaffected.
