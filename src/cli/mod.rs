@@ -20,6 +20,7 @@ macro_rules! outln {
 }
 
 mod advisory;
+mod backtest;
 mod check;
 mod ci;
 mod completions;
@@ -137,6 +138,7 @@ pub enum Command {
     Profile(profile::Args),
     Validate(validate::Args),
     Advisory(advisory::Args),
+    Backtest(backtest::Args),
     New(new::Args),
     Consumers(consumers::Args),
     Notify(notify::Args),
@@ -176,6 +178,7 @@ pub fn main() -> ExitCode {
         Command::Profile(args) => profile::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::Advisory(args) => advisory::run(&ctx, args),
+        Command::Backtest(args) => backtest::run(&ctx, args),
         Command::New(args) => new::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),

@@ -22,6 +22,7 @@ struct Decided {
     recs: Vec<ChangeRecord>,
     /// The committed consumer registry, for the per-consumer verdicts.
     registry: crate::consumers::Registry,
+    backtest: super::backtest::Backtest,
 }
 
 /// Propose a new contract version: check the draft against the dataset's newest version
@@ -40,6 +41,10 @@ pub struct Args {
     /// Check and print what would be recorded, write nothing
     #[arg(long)]
     dry_run: bool,
+    /// Backtest the changed and added clauses on the releases validated on or after this day
+    /// [default: 365 days before --today]
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    since: Option<chrono::NaiveDate>,
 }
 
 #[derive(Serialize)]
@@ -56,6 +61,8 @@ struct Report<'a> {
     dry_run: bool,
     /// Each consumer subscribed to the dataset, with its verdict on these changes.
     consumers: Vec<crate::model::Impact>,
+    /// The changed and added clauses replayed on the recorded releases.
+    backtest: &'a [crate::release::record::Replay],
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -145,6 +152,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Vec::new()
         };
         let registry = super::impact::registry_of(store)?;
+        let backtest =
+            super::backtest::backtest(store, ctx.today, args.since, prev.as_ref(), &draft)?;
         let decided = Decided {
             draft,
             prev,
@@ -152,6 +161,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             refusals,
             recs,
             registry,
+            backtest,
         };
         if !accepted || args.dry_run {
             return Ok(Step::Nothing(decided));
@@ -193,6 +203,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         refusals,
         recs,
         registry,
+        backtest,
     } = done.value;
     let dataset = draft.dataset.clone();
     let prev = prev.as_ref();
@@ -212,7 +223,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         commit: commit.clone(),
         dry_run: args.dry_run,
         consumers,
+        backtest: &backtest.clauses,
     };
+    backtest.warn(&dataset);
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Github | Format::Sarif => {
@@ -224,7 +237,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             };
             super::ci::print(ctx, &findings);
         }
-        _ => print_text(&report),
+        _ => {
+            print_text(&report);
+            outln!();
+            backtest.print_text(&dataset);
+        }
     }
     if !accepted {
         eprintln!(
