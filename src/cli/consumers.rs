@@ -3,13 +3,15 @@ use serde::Serialize;
 use super::consumption::{registry, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::{classify, ScanStats, Standing, Status};
+use crate::consumers::{classify, mark_stale, ScanStats, Standing, Status};
 use crate::model::Line;
 
 /// Who reads a dataset, from the consumption log: for each registered consumer the line and
 /// version of its newest read within `[consumption] lookback_days` up to --today, and whether
 /// it is still on an old line, migrated, current or silent; readers missing from
-/// consumers.toml are listed as unknown.
+/// consumers.toml are listed as unknown, registered readers not subscribed to the dataset as
+/// unsubscribed. Liveness: a consumer with no read in `[consumption] stale_after_days` is
+/// stale.
 ///
 /// Malformed log lines are reported on stderr (file:line: reason) and counted; the scan goes
 /// on. Exit 0, or 2 for a bad dataset, registry or config.
@@ -39,6 +41,8 @@ struct Report<'a> {
     dataset: &'a str,
     today: chrono::NaiveDate,
     lookback_from: chrono::NaiveDate,
+    /// A consumer with no read in this many days is `stale`.
+    stale_after_days: i64,
     lines: Vec<LineSummary>,
     /// Registered consumers whose newest read names a version the store does not have.
     unknown_version: usize,
@@ -63,6 +67,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let registry = registry(&store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into())?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
+    let stale_after_days = store.config().consumption.stale_after();
+    mark_stale(&mut standings, ctx.today, stale_after_days);
     let newest = lines.iter().map(|l| l.major).max();
     let summaries = lines
         .iter()
@@ -94,6 +100,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         dataset: &args.dataset,
         today: ctx.today,
         lookback_from: req.from,
+        stale_after_days,
         lines: summaries,
         unknown_version,
         consumers: standings,
@@ -170,6 +177,7 @@ fn print_text(r: &Report) {
                 t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             }),
             s.reads.to_string(),
+            if s.stale { "stale" } else { "live" }.to_string(),
             s.team.clone().unwrap_or_else(|| "-".to_string()),
         ]
     });
@@ -181,8 +189,9 @@ fn print_text(r: &Report) {
                 "status",
                 "line",
                 "version",
-                "last read",
+                "last seen",
                 "reads",
+                "liveness",
                 "team"
             ],
             rows

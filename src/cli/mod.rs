@@ -21,6 +21,7 @@ macro_rules! outln {
 
 mod advisory;
 mod backtest;
+mod can_retire;
 mod check;
 mod ci;
 mod completions;
@@ -139,6 +140,7 @@ pub enum Command {
     Validate(validate::Args),
     Advisory(advisory::Args),
     Backtest(backtest::Args),
+    CanRetire(can_retire::Args),
     New(new::Args),
     Consumers(consumers::Args),
     Notify(notify::Args),
@@ -179,6 +181,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&ctx, args),
         Command::Advisory(args) => advisory::run(&ctx, args),
         Command::Backtest(args) => backtest::run(&ctx, args),
+        Command::CanRetire(args) => can_retire::run(&ctx, args),
         Command::New(args) => new::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),

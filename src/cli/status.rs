@@ -36,6 +36,9 @@ pub struct LineStatus {
     /// Registered consumers whose newest read is still on this line; counted only for a live
     /// line with a sunset (the old side of a window).
     pub consumers_still_on: Option<usize>,
+    /// The `can-retire` answer for the same line: no subscribed consumer's newest read is on
+    /// it. Given where `consumers_still_on` is.
+    pub can_retire: Option<bool>,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -78,6 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 sunset: line.sunset,
                 days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
                 consumers_still_on: None,
+                can_retire: None,
             });
         }
     }
@@ -96,6 +100,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.days_to_sunset.map_or("-".to_string(), |d| d.to_string()),
                     r.consumers_still_on
                         .map_or("-".to_string(), |n| n.to_string()),
+                    match r.can_retire {
+                        Some(true) => "yes".to_string(),
+                        Some(false) => "no".to_string(),
+                        None => "-".to_string(),
+                    },
                 ]
             });
             outln!(
@@ -109,7 +118,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         "opens",
                         "sunset",
                         "days left",
-                        "still on"
+                        "still on",
+                        "retire?"
                     ],
                     text
                 )
@@ -156,6 +166,7 @@ fn count_still_on(
                     })
                     .count(),
             );
+            row.can_retire = Some(super::can_retire::gate(row.line, &standings).can_retire);
         }
     }
     Ok(())
