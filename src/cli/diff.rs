@@ -40,7 +40,10 @@ struct Report<'a> {
     actual_bump: Bump,
     sufficient: bool,
     /// Each consumer subscribed to the dataset, with its verdict on these changes.
+    /// Empty outside a store.
     consumers: Vec<Impact>,
+    #[serde(skip)]
+    in_store: bool,
 }
 
 /// Load a contract named on the command line: a file, or `dataset@version` in the store.
@@ -96,7 +99,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let actual = Bump::between(&old.version, &new.version);
     let sufficient = actual >= set.required;
     let registry = super::impact::registry_if_store(ctx)?;
-    let consumers = super::impact::verdicts(&registry, &new.dataset, &set.changes);
+    let consumers = registry
+        .as_ref()
+        .map(|r| super::impact::verdicts(r, &new.dataset, &set.changes));
     let report = Report {
         old: VersionRef {
             dataset: &old.dataset,
@@ -110,7 +115,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         required_bump: set.required,
         actual_bump: actual,
         sufficient,
-        consumers,
+        in_store: consumers.is_some(),
+        consumers: consumers.unwrap_or_default(),
     };
     match ctx.format {
         Format::Json => print_json(&report),
@@ -161,6 +167,8 @@ fn print_text(r: &Report) {
         r.new.version,
         if r.sufficient { "" } else { "  INSUFFICIENT" }
     );
-    outln!();
-    super::impact::print_verdicts(r.new.dataset, &r.consumers);
+    if r.in_store {
+        outln!();
+        super::impact::print_verdicts(r.new.dataset, &r.consumers);
+    }
 }

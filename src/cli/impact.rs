@@ -18,16 +18,16 @@ pub fn registry_of(store: &Store) -> Result<Registry, CommandError> {
 
 /// The registry of the store the command runs in, if it runs in one (`diff` of two loose
 /// files outside a store has no consumers).
-pub fn registry_if_store(ctx: &Context) -> Result<Registry, CommandError> {
+pub fn registry_if_store(ctx: &Context) -> Result<Option<Registry>, CommandError> {
     let Some(root) = ctx.find_root() else {
-        return Ok(Registry::default());
+        return Ok(None);
     };
     if !root.join(".git").exists() {
-        return Ok(Registry::default());
+        return Ok(None);
     }
     match Store::open(&root) {
-        Ok(store) => registry_of(&store),
-        Err(crate::store::StoreError::NotAStore { .. }) => Ok(Registry::default()),
+        Ok(store) => registry_of(&store).map(Some),
+        Err(crate::store::StoreError::NotAStore { .. }) => Ok(None),
         Err(e) => Err(e.into()),
     }
 }
