@@ -986,3 +986,25 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
         run.stderr()
     );
 }
+
+#[test]
+fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    w.write(
+        "consumers.toml",
+        "[consumers.flood-model]\ncontacts = [\"hydro-oncall@example.org\"]\ndatasets.roads = {}\n\
+         [consumers.atlas]\ncontacts = [\"atlas@example.org\"]\ndatasets.rivers = {}\n",
+    );
+    let run = w.run("2026-11-29", &["notify"]);
+    run.assert_code(0);
+    assert_eq!(smtp.mail_to("hydro-oncall@example.org").len(), 1);
+    assert_eq!(smtp.mail_to("atlas@example.org").len(), 0);
+    assert!(
+        run.stderr().contains(
+            "roads: 1 registered reader(s) still on a retiring line are not subscribed to roads"
+        ),
+        "{}",
+        run.stderr()
+    );
+}

@@ -212,6 +212,20 @@ fn plan_today(
                     s.status == Status::Unknown && s.line.is_some_and(|l| windowed.contains(&l))
                 })
                 .count();
+            let unsubscribed = standings
+                .iter()
+                .filter(|s| {
+                    s.status == Status::Unsubscribed
+                        && s.line.is_some_and(|l| windowed.contains(&l))
+                })
+                .count();
+            if unsubscribed > 0 {
+                eprintln!(
+                    "warning: {dataset}: {unsubscribed} registered reader(s) still on a retiring line \
+                     are not subscribed to {dataset} in consumers.toml and are not told (add \
+                     datasets.{dataset} to their entry)"
+                );
+            }
             if unknown > 0 {
                 eprintln!(
                     "warning: {dataset}: {unknown} reader(s) still on a retiring line are not in \
