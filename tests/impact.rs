@@ -113,6 +113,8 @@ fn notices_are_tailored_to_what_each_consumer_declared() {
         !atlas.contains("- crs (") && !atlas.contains("- required_attributes ("),
         "{atlas}"
     );
+    insta::assert_snapshot!("unaffected_notice", atlas);
+    insta::assert_snapshot!("affected_notice", flood);
     // Both notices were sent and recorded.
     let mut ledger = w.ledger();
     ledger.sort();
@@ -317,6 +319,7 @@ fn diff_gives_each_subscribed_consumer_its_verdict_for_every_clause_kind() {
     let text = w.run("2026-11-29", &["diff", old, new]);
     text.assert_code(0);
     let out = text.stdout();
+    insta::assert_snapshot!("diff_with_consumers", out);
     let table = out
         .split("consumers of roads:\n")
         .nth(1)

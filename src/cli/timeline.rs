@@ -122,7 +122,14 @@ pub fn gather_with(
     let consumption = &store.config().consumption;
     let mut still_on = Vec::new();
     if !windows.is_empty() {
-        let registry = registry(store)?;
+        // Only the consumers subscribed to the dataset hold its lines.
+        let all = registry(store)?;
+        let registry = crate::consumers::Registry {
+            consumers: all
+                .subscribers(dataset)
+                .map(|c| (c.name.clone(), c.clone()))
+                .collect(),
+        };
         let own;
         let reads = match scanned {
             Some(r) => r,

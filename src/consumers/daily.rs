@@ -187,7 +187,8 @@ pub struct DayCount {
 
 /// For each day of `from..=to`, how many registered consumers' newest read within the
 /// `lookback_days` ending that day was of line `major` — the rule of `consumers` and `notify`,
-/// replayed day by day. Readers missing from the registry are not counted: nobody can be told.
+/// replayed day by day. Readers missing from the registry are not counted: nobody can be told
+/// (callers pass the consumers subscribed to the dataset).
 pub fn still_on_by_day(
     reads: &DailyReads,
     registry: &Registry,
