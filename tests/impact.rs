@@ -161,6 +161,7 @@ max_null_fraction    = { name = 0.1, ref = 0.5 }
 metric_tolerances    = { invalid_geometry_fraction = 0.01 }
 max_imputed_fraction = 0.02
 dimensions           = ["XY"]
+min_feature_count    = 100
 "#;
 
 /// One change of every kind: a widening clause shrank (envelope), a widening map lost a key
@@ -168,7 +169,8 @@ dimensions           = ["XY"]
 /// at one key (max_null_fraction.name), a fixed map changed at one key
 /// (required_attributes.class), a meaning changed (attribute_semantics.class), a fixed set
 /// changed (dimensions), a narrowing clause was removed (max_imputed_fraction) and an
-/// enforced clause became advisory (metric_tolerances, relaxed).
+/// enforced clause became advisory (metric_tolerances, relaxed); and a custom narrowing
+/// lower bound loosened (min_feature_count 100 → 50).
 const NEW: &str = r#"dataset = "roads"
 version = "4.0.0"
 supersedes = "3.0.0"
@@ -186,6 +188,7 @@ attribute_semantics  = { class = "road category", name = "name as signed" }
 max_null_fraction    = { name = 0.2, ref = 0.5 }
 metric_tolerances    = { invalid_geometry_fraction = 0.01 }
 dimensions           = ["XYZ"]
+min_feature_count    = 50
 "#;
 
 const REGISTRY: &str = r#"
@@ -220,6 +223,10 @@ datasets.roads = { uses = ["metric_tolerances.invalid_geometry_fraction"] }
 [consumers.c-gone]
 contacts = ["gone@example.org"]
 datasets.roads = { uses = ["max_imputed_fraction", "dimensions"] }
+
+[consumers.c-count]
+contacts = ["count@example.org"]
+datasets.roads = { uses = ["min_feature_count"] }
 
 [consumers.c-all]
 contacts = ["all@example.org"]
@@ -265,13 +272,14 @@ fn v(consumer: &str, verdict: &str, changes: &[&str]) -> (String, String, Vec<St
 }
 
 /// Every breaking change of OLD → NEW, in clause order (permitted_crs only tightened).
-const ALL_BREAKING: [&str; 8] = [
+const ALL_BREAKING: [&str; 9] = [
     "attribute_semantics.class",
     "dimensions",
     "envelope",
     "max_imputed_fraction",
     "max_null_fraction",
     "metric_tolerances",
+    "min_feature_count",
     "optional_attributes",
     "required_attributes",
 ];
@@ -280,6 +288,11 @@ const ALL_BREAKING: [&str; 8] = [
 fn diff_gives_each_subscribed_consumer_its_verdict_for_every_clause_kind() {
     let w = World::new(world::closed_port());
     w.write("consumers.toml", REGISTRY);
+    w.write(
+        "contracts.toml",
+        &(world::config(world::closed_port())
+            + "\n[kinds]\nmin_feature_count = { kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }\n"),
+    );
     let dir = tempfile::tempdir().unwrap();
     let (old, new) = (dir.path().join("old.toml"), dir.path().join("new.toml"));
     std::fs::write(&old, OLD).unwrap();
@@ -298,6 +311,7 @@ fn diff_gives_each_subscribed_consumer_its_verdict_for_every_clause_kind() {
                 "breaks",
                 &["attribute_semantics.class", "required_attributes"]
             ),
+            v("c-count", "breaks", &["min_feature_count"]),
             v("c-crs", "unaffected", &[]),
             v("c-env", "breaks", &["envelope"]),
             v("c-geom", "unaffected", &[]),
@@ -336,9 +350,10 @@ fn diff_gives_each_subscribed_consumer_its_verdict_for_every_clause_kind() {
         })
         .collect();
     assert_eq!(rows[0][..2], ["c-all", "breaks (uses everything)"]);
-    assert_eq!(rows[2], ["c-crs", "unaffected", "-"]);
-    assert_eq!(rows[3], ["c-env", "breaks", "envelope"]);
-    assert_eq!(rows[9][..2], ["legacy", "breaks (uses everything)"]);
+    assert_eq!(rows[2], ["c-count", "breaks", "min_feature_count"]);
+    assert_eq!(rows[3], ["c-crs", "unaffected", "-"]);
+    assert_eq!(rows[4], ["c-env", "breaks", "envelope"]);
+    assert_eq!(rows[10][..2], ["legacy", "breaks (uses everything)"]);
 }
 
 #[test]
