@@ -1026,3 +1026,60 @@ fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
         run.stderr()
     );
 }
+
+/// The README's worked example, on this repository's own store: its two recorded releases
+/// are the Natural Earth countries as a GeoPackage (177 MultiPolygons) and as GeoParquet (177
+/// features, Polygons and MultiPolygons). Enforcing `emitted_geometry = ["MultiPolygon"]`
+/// fails the GeoParquet one; asking for 180 features fails both.
+#[test]
+fn the_example_store_backtests_the_readmes_draft() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let env = common::TestEnv::new();
+    let run = env.run_in(
+        root,
+        &[
+            "--repo",
+            root.to_str().unwrap(),
+            "--today",
+            "2027-02-01",
+            "--format",
+            "json",
+            "backtest",
+            "examples/drafts/countries-2.1.0.toml",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        figures(&run.json()),
+        vec![
+            f("emitted_geometry", 2, 1, &["2027.02"]),
+            f("min_feature_count", 2, 2, &["2027.01", "2027.02"]),
+        ]
+    );
+    // Its registry: flood-model relies on nothing 2.0.0 breaks.
+    let run = env.run_in(
+        root,
+        &[
+            "--repo",
+            root.to_str().unwrap(),
+            "--format",
+            "json",
+            "diff",
+            "countries@1.2.0",
+            "countries@2.0.0",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        verdicts(&run.json()),
+        vec![
+            v(
+                "census-joins",
+                "breaks",
+                &["optional_attributes", "required_attributes"]
+            ),
+            v("flood-model", "unaffected", &[]),
+            v("web-atlas", "breaks", &["optional_attributes"]),
+        ]
+    );
+}
