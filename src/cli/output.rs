@@ -43,11 +43,19 @@ pub fn width() -> usize {
 fn style_of(text: &str) -> Option<&'static str> {
     Some(match text {
         "compatible" | "pass" | "passed" | "accepted" | "live" | "current" | "migrated"
-        | "sent" | "ok" => "32",
-        "breaking" | "FAIL" | "fail" | "failed" | "REFUSED" | "still-on" | "unknown" | "error" => {
-            "31"
-        }
-        "advisory-fail" | "advisory" | "silent" | "upcoming" | "planned" | "warning" => "33",
+        | "sent" | "ok" | "unaffected" => "32",
+        "breaking"
+        | "FAIL"
+        | "fail"
+        | "failed"
+        | "REFUSED"
+        | "still-on"
+        | "unknown"
+        | "error"
+        | "breaks"
+        | "breaks (uses everything)" => "31",
+        "advisory-fail" | "advisory" | "silent" | "upcoming" | "planned" | "warning" | "stale"
+        | "unsubscribed" => "33",
         "not-evaluated" | "retired" => "2",
         _ => return None,
     })
