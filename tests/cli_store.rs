@@ -974,3 +974,32 @@ fn concurrent_proposals_lose_nothing_and_duplicate_nothing() {
     let run = s.run(&["check"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }
+
+/// The library error's causes reach the user: a `.git` that points nowhere is exit 3 with the
+/// store error, gix's own reason under it as "caused by:", and the hint last.
+#[test]
+fn a_broken_repository_prints_the_git_cause_under_the_error() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".git"), "gitdir: /nonexistent/elsewhere\n").unwrap();
+    let r = env.run_in(dir.path(), &["status"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].ends_with("not inside a git repository"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        lines[1].starts_with("caused by: ") && lines[1].contains("Could not find a git repository"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("hint: run inside a store's repository, or pass --repo DIR"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+}

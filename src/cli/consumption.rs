@@ -4,21 +4,12 @@
 use std::collections::BTreeSet;
 
 use super::{CommandError, Context};
-use crate::consumers::{log_files, parse_registry, scan, LogError, Registry, Scan, ScanRequest};
+use crate::consumers::{log_files, parse_registry, scan, Registry, Scan, ScanRequest};
 use crate::store::Store;
 
 /// How many malformed lines are printed one by one; the rest are only counted, so a log
 /// gone wrong does not bury the report.
 const SHOWN_MALFORMED: u64 = 20;
-
-pub fn log_error(e: LogError) -> CommandError {
-    match e {
-        LogError::Io { .. } => CommandError::environment(e.to_string()),
-        LogError::Pattern { .. } | LogError::UnknownFormat { .. } => {
-            CommandError::input(e.to_string())
-        }
-    }
-}
 
 /// The registry; a store without `consumers.toml` has no registered consumer (everyone who
 /// reads is then `unknown`), which is said on stderr.
@@ -39,7 +30,7 @@ pub fn scan_logs(
     datasets: BTreeSet<String>,
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    let files = log_files(store.root(), &consumption.sources)?;
     if files.is_empty() {
         eprintln!(
             "warning: no consumption log matches [consumption] sources {:?}: every consumer is silent",
@@ -63,8 +54,7 @@ pub fn scan_logs(
             );
         }
         shown += 1;
-    })
-    .map_err(log_error)?;
+    })?;
     for skipped in &result.skipped {
         let file = skipped
             .file

@@ -188,11 +188,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
-            eprintln!("error: {}", e.message);
-            if let Some(hint) = &e.hint {
-                eprintln!("hint: {hint}");
-            }
-            e.class.exit_code()
+            eprint!("{}", e.render());
+            e.kind.exit_code()
         }
     }
 }

@@ -56,14 +56,6 @@ struct Row<'a> {
     error: Option<String>,
 }
 
-fn mail_error(e: MailError) -> CommandError {
-    if e.is_input() {
-        CommandError::input(e.to_string())
-    } else {
-        CommandError::environment(e.to_string())
-    }
-}
-
 fn key_of(n: &Notice) -> Key {
     (n.consumer.clone(), n.line, n.milestone.to_string())
 }
@@ -337,7 +329,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let located = |key: &'static str| {
         let config = &config;
         move |e: MailError| {
-            let mut err = mail_error(e);
+            let mut err = CommandError::from(e);
             err.message = config.error_at(key, &err.message);
             err
         }
@@ -345,7 +337,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let from = sender(&config.notify.from).map_err(located("notify.from"))?;
     check_settings(&config.smtp).map_err(|e| match e {
         MailError::PlainToRemote(_) => located("smtp.host")(e),
-        other => mail_error(other),
+        other => CommandError::from(other),
     })?;
     let domain = from.email.domain().to_string();
     let stale_minutes = config.notify.claim_stale_minutes;
@@ -395,7 +387,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })?;
         messages.insert(
             n.message_id.clone(),
-            message(&from, n, &rendered).map_err(mail_error)?,
+            message(&from, n, &rendered).map_err(CommandError::from)?,
         );
     }
 
@@ -433,9 +425,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 .with_hint("nothing was sent: a notice is sent only once it can be recorded")
         })?;
     let mut mailer = Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
-        .map_err(mail_error)?;
+        .map_err(CommandError::from)?;
     mailer.open().map_err(|e| {
-        mail_error(e).with_hint(format!(
+        CommandError::from(e).with_hint(format!(
             "nothing was sent or recorded; the next run tries the {} notice(s) again",
             todo.len()
         ))

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use semver::Version;
 
-use super::consumption::{log_error, registry};
+use super::consumption::registry;
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{daily_reads_of, still_on_by_day, DailyReads};
 use crate::consumers::log_files;
@@ -173,7 +173,7 @@ pub fn scan_daily(
     datasets: &std::collections::BTreeSet<String>,
 ) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    let files = log_files(store.root(), &consumption.sources)?;
     let mut shown = 0u64;
     let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
         if shown < 20 {
@@ -181,8 +181,7 @@ pub fn scan_daily(
             eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
         }
         shown += 1;
-    })
-    .map_err(log_error)?;
+    })?;
     if shown > 20 {
         eprintln!("warning: {shown} malformed lines in all; the first 20 are shown above");
     }
