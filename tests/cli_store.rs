@@ -215,6 +215,12 @@ fn propose_writes_the_contract_and_its_records_in_one_commit() {
     );
     assert!(history.contains("direction = \"tightened\""), "{history}");
     assert!(history.contains("rationale = \"Survey improved positional accuracy.\""));
+    // The harness fixes the clock (CONTRACTS_NOW): every record carries that instant.
+    assert_eq!(
+        history.matches("at        = 2026-11-29T09:00:00Z").count(),
+        2,
+        "{history}"
+    );
     let run = s.run(&["check"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 

@@ -1,9 +1,10 @@
 //! What every command gets: the store it works on, the output format, and the day it runs on.
-//! The clock is read here, at the edge, and nowhere else.
+//! The clock is read here, at the edge, and nowhere else: commands ask the context for the day
+//! (`today`) and for the instant they record (`now()`).
 
 use std::path::{Path, PathBuf};
 
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 
 use super::{Cli, CommandError, Format};
 use crate::model::{parse_config, Config};
@@ -15,6 +16,8 @@ pub struct Context {
     pub today: NaiveDate,
     /// How writers sync with a remote (`--remote`, `--no-sync`, else `[store] remote`).
     pub sync: Sync,
+    /// `--now` / `CONTRACTS_NOW`, or the system clock when unset.
+    fixed_now: Option<DateTime<FixedOffset>>,
 }
 
 impl Context {
@@ -22,13 +25,23 @@ impl Context {
         Context {
             repo: cli.repo.clone(),
             format: cli.format,
-            today: cli.today.unwrap_or_else(|| chrono::Utc::now().date_naive()),
+            today: cli.today.unwrap_or_else(|| match cli.now {
+                Some(now) => now.with_timezone(&Utc).date_naive(),
+                None => Utc::now().date_naive(),
+            }),
+            fixed_now: cli.now,
             sync: match (&cli.remote, cli.no_sync) {
                 (Some(name), _) => Sync::Remote(name.clone()),
                 (None, true) => Sync::Off,
                 (None, false) => Sync::Config,
             },
         }
+    }
+
+    /// The instant a record, a claim or a notice is stamped with: the system clock, unless
+    /// `--now` fixed it.
+    pub fn now(&self) -> DateTime<FixedOffset> {
+        self.fixed_now.unwrap_or_else(|| Utc::now().fixed_offset())
     }
 
     /// The store's root: `--repo`, or the nearest directory upwards holding `contracts.toml`

@@ -70,6 +70,17 @@ pub struct Cli {
     )]
     pub today: Option<NaiveDate>,
 
+    /// The instant recorded in history, ledgers and notices [default: the system clock]. For
+    /// reproducible runs and tests; hidden from the help because a person never needs it.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTRACTS_NOW",
+        value_name = "RFC3339",
+        hide = true
+    )]
+    pub now: Option<chrono::DateTime<chrono::FixedOffset>>,
+
     /// Writers: fetch from and push to this git remote around each commit, whatever
     /// `[store] remote` says
     #[arg(long, global = true, value_name = "NAME", conflicts_with = "no_sync")]

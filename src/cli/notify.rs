@@ -242,7 +242,12 @@ fn claim_of(n: &Notice, run: &str, now: DateTime<FixedOffset>, today: chrono::Na
     }
 }
 
-fn release_of(n: &Notice, run: &str, reason: String) -> (String, String) {
+fn release_of(
+    n: &Notice,
+    run: &str,
+    at: DateTime<FixedOffset>,
+    reason: String,
+) -> (String, String) {
     (
         n.dataset.clone(),
         release_text(&Release {
@@ -250,7 +255,7 @@ fn release_of(n: &Notice, run: &str, reason: String) -> (String, String) {
             line: n.line,
             milestone: n.milestone.to_string(),
             run: run.to_string(),
-            at: chrono::Utc::now().fixed_offset(),
+            at,
             reason,
         }),
     )
@@ -345,7 +350,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let notices = plan_today(ctx, &store, &config, &domain)?;
     // The clock is read here, at the edge: claims are dated, and aged, by it. In whole
     // seconds, as the ledger records it, so this run's own claim reads back as made `now`.
-    let now = chrono::Utc::now().fixed_offset();
+    let now = ctx.now();
     let now = now
         .with_nanosecond(0)
         .expect("zero nanoseconds is a valid time");
@@ -465,6 +470,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             releases.push(release_of(
                 &t.notice,
                 &run,
+                ctx.now(),
                 "another run claimed it first".into(),
             ));
         }
@@ -531,6 +537,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             releases.push(release_of(
                 n,
                 &run,
+                ctx.now(),
                 format!("not sent: the batch stopped ({why})"),
             ));
             rows.push(Row {
@@ -555,7 +562,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         match mailer.send(&messages[&n.message_id]) {
             Ok(()) => {
                 // The instant the server accepted it, on disk before the next send.
-                let at = chrono::Utc::now().fixed_offset();
+                let at = ctx.now();
                 if let Err(e) = journal.record(&n.dataset, &key_of(n), at) {
                     stopped = Some(format!(
                         "cannot write the journal {}: {e}",
@@ -599,7 +606,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 if e.ends_batch() {
                     stopped = Some(e.to_string());
                 }
-                releases.push(release_of(n, &run, format!("not sent: {e}")));
+                releases.push(release_of(n, &run, ctx.now(), format!("not sent: {e}")));
                 rows.push(Row {
                     notice: n,
                     status: "failed",

@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     let draft_text = text.clone();
-    let now = chrono::Utc::now();
+    let now = ctx.now().with_timezone(&chrono::Utc);
     let rationale = args.rationale.trim();
     // Said once, before the rules run (they may run again on a moved HEAD): the draft's
     // crossing envelopes, and uncommitted changes to the files this proposal reads.

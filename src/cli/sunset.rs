@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let store = ctx.writer_store()?;
     super::context::warn_uncommitted(&store, Some(&args.dataset));
-    let now = chrono::Utc::now();
+    let now = ctx.now().with_timezone(&chrono::Utc);
     let rationale = args.rationale.trim().to_string();
     // The rules are checked at whatever HEAD the record lands on: when another writer moves
     // the store first (another sunset of this line, a new line), they are checked again there.
