@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{CommandError, Context};
 use crate::consumers::{log_files, parse_registry, scan, Registry, Scan, ScanRequest};
-use crate::store::Store;
+use crate::store::{layout, Store};
 
 /// How many malformed lines are printed one by one; the rest are only counted, so a log
 /// gone wrong does not bury the report.
@@ -14,8 +14,8 @@ const SHOWN_MALFORMED: u64 = 20;
 /// The registry; a store without `consumers.toml` has no registered consumer (everyone who
 /// reads is then `unknown`), which is said on stderr.
 pub fn registry(store: &Store) -> Result<Registry, CommandError> {
-    match store.read("consumers.toml")? {
-        Some(text) => Ok(parse_registry("consumers.toml", &text)?),
+    match store.read(layout::CONSUMERS)? {
+        Some(text) => Ok(parse_registry(layout::CONSUMERS, &text)?),
         None => {
             eprintln!("warning: the store has no consumers.toml: no consumer is registered");
             Ok(Registry::default())

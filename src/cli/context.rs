@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 
 use super::{Cli, CommandError, Format};
 use crate::model::{parse_config, Config};
-use crate::store::{Store, Sync};
+use crate::store::{layout, Store, Sync};
 
 pub struct Context {
     pub repo: Option<PathBuf>,
@@ -52,7 +52,7 @@ impl Context {
         }
         let cwd = std::env::current_dir().ok()?;
         cwd.ancestors()
-            .find(|d| d.join("contracts.toml").is_file() || d.join(".git").exists())
+            .find(|d| d.join(layout::CONFIG).is_file() || d.join(".git").exists())
             .map(Path::to_path_buf)
     }
 
@@ -75,7 +75,7 @@ impl Context {
                 Err(e) => return Err(e.into()),
             }
         }
-        let path = root.join("contracts.toml");
+        let path = root.join(layout::CONFIG);
         if !path.is_file() {
             if self.repo.is_some() {
                 return Err(CommandError::input(format!(

@@ -11,13 +11,13 @@ use crate::model::{Config, Line};
 use crate::notify::dataset_input;
 use crate::notify::journal::{self, Journal};
 use crate::notify::ledger::{
-    claim_text, commit_ledger, entry_text, ledger_header, ledger_path, parse_ledger, release_text,
-    sent_keys, Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
+    claim_text, commit_ledger, entry_text, ledger_header, parse_ledger, release_text, sent_keys,
+    Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
 };
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
 use crate::notify::render::{ChangeValues, Templates, BODY, SUBJECT};
 use crate::notify::send::{check_settings, message, sender, MailError, Mailer};
-use crate::store::{GitError, Store, StoreError};
+use crate::store::{layout, GitError, Store, StoreError};
 
 /// The cron job: email each registered consumer still on a line whose sunset is near.
 ///
@@ -89,7 +89,7 @@ fn read_ledgers<'a>(
         if out.contains_key(d) {
             continue;
         }
-        let path = ledger_path(d);
+        let path = layout::notifications(d);
         let ledger = match store.read(&path)? {
             Some(text) => parse_ledger(&path, &text)?,
             None => Ledger::default(),
@@ -223,7 +223,9 @@ fn plan_today(
 fn by_ledger(items: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
     let mut m: BTreeMap<String, String> = BTreeMap::new();
     for (dataset, text) in items {
-        m.entry(ledger_path(&dataset)).or_default().push_str(&text);
+        m.entry(layout::notifications(&dataset))
+            .or_default()
+            .push_str(&text);
     }
     m.into_iter().collect()
 }
@@ -360,8 +362,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // Render everything before anything else, in a dry run too: a broken template is found
     // the day it is written, not the day it would have mattered.
     let templates = Templates::new(
-        store.read(&format!("templates/{SUBJECT}"))?,
-        store.read(&format!("templates/{BODY}"))?,
+        store.read(&layout::template(SUBJECT))?,
+        store.read(&layout::template(BODY))?,
     )
     .map_err(|e| CommandError::input(e.to_string()))?
     .with_registry_url(config.notify.registry_url.clone());
@@ -421,14 +423,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
     // Everything needed to record and to send, before the first mail: a git identity for the
     // commits, the credentials, and a relay that greets and accepts the login.
-    store
-        .repo()
-        .identity()
-        .map_err(StoreError::from)
-        .map_err(|e| {
-            CommandError::from(e)
-                .with_hint("nothing was sent: a notice is sent only once it can be recorded")
-        })?;
+    store.identity().map_err(|e| {
+        CommandError::from(e)
+            .with_hint("nothing was sent: a notice is sent only once it can be recorded")
+    })?;
     let mut mailer = Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
         .map_err(CommandError::from)?;
     mailer.open().map_err(|e| {
@@ -438,7 +436,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ))
     })?;
     let run = run_id(now);
-    let journal_dir = journal::dir(store.repo().gix().git_dir());
+    let journal_dir = store.notify_journal_dir();
     let mut journal = Journal::create(&journal_dir, &run).map_err(|e| {
         CommandError::environment(format!(
             "cannot write the journal of this run in {}, so nothing was sent: {e}",

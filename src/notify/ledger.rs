@@ -118,11 +118,6 @@ struct RawLedger {
     release: Vec<RawRelease>,
 }
 
-/// The path of a dataset's ledger in the store.
-pub fn ledger_path(dataset: &str) -> String {
-    format!("notifications/{dataset}.toml")
-}
-
 /// Parse a ledger. `file` names it in errors.
 pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     let raw: RawLedger = crate::model::location::from_toml(file, text)?;

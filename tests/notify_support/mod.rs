@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-#[path = "../common/hermetic.rs"]
-mod hermetic;
+// Every test crate that includes this module includes `tests/common` too.
+use crate::common as hermetic;
 
 /// A private CA and a server certificate for 127.0.0.1 and localhost signed by it.
 pub struct Pki {

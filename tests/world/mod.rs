@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 
-#[path = "../common/hermetic.rs"]
-mod hermetic;
+// Every test crate that includes this module includes `tests/common` too.
+use crate::common as hermetic;
 
 pub const SUNSET: &str = "2027-01-15";
 
