@@ -1009,3 +1009,33 @@ fn a_broken_repository_prints_the_git_cause_under_the_error() {
     );
     assert!(r.stdout.is_empty());
 }
+
+/// Talk goes through one printer that never panics: with stderr a pipe whose reader is already
+/// gone, the uncommitted-change warning is lost, and the command still prints its data and
+/// exits as it would (`eprintln!` panicked here, exit 101).
+#[test]
+fn a_closed_stderr_loses_the_warnings_and_nothing_else() {
+    let s = Store::new();
+    s.with_roads();
+    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    let open = s.run(&["status"]);
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    assert!(
+        open.stderr
+            .contains("uncommitted changes to consumers.toml"),
+        "{}",
+        open.stderr
+    );
+
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = s
+        .env
+        .command(&s.dir)
+        .arg("status")
+        .stderr(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), open.stdout);
+}

@@ -17,7 +17,7 @@ pub fn registry(store: &Store) -> Result<Registry, CommandError> {
     match store.read(layout::CONSUMERS)? {
         Some(text) => Ok(parse_registry(layout::CONSUMERS, &text)?),
         None => {
-            eprintln!("warning: the store has no consumers.toml: no consumer is registered");
+            talkln!("warning: the store has no consumers.toml: no consumer is registered");
             Ok(Registry::default())
         }
     }
@@ -32,7 +32,7 @@ pub fn scan_logs(
     let consumption = &store.config().consumption;
     let files = log_files(store.root(), &consumption.sources)?;
     if files.is_empty() {
-        eprintln!(
+        talkln!(
             "warning: no consumption log matches [consumption] sources {:?}: every consumer is silent",
             consumption.sources
         );
@@ -46,7 +46,7 @@ pub fn scan_logs(
     let result = scan(&files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            eprintln!(
+            talkln!(
                 "warning: {}:{}: {}",
                 file.display(),
                 m.line,
@@ -60,7 +60,7 @@ pub fn scan_logs(
             .file
             .strip_prefix(store.root())
             .unwrap_or(&skipped.file);
-        eprintln!(
+        talkln!(
             "warning: {}: {}; the file is skipped",
             file.display(),
             skipped.reason
@@ -68,12 +68,12 @@ pub fn scan_logs(
     }
     let s = &result.stats;
     if s.malformed > SHOWN_MALFORMED {
-        eprintln!(
+        talkln!(
             "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
             s.malformed
         );
     }
-    eprintln!(
+    talkln!(
         "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     );

@@ -148,30 +148,6 @@ impl Context {
         warn_uncommitted(&store, None);
         Ok(store)
     }
-
-    /// Refuse a format the command does not speak: it speaks text and json only.
-    pub fn refuse_junit(&self, command: &str) -> Result<(), CommandError> {
-        match self.format {
-            Format::Text | Format::Json => Ok(()),
-            Format::Junit => Err(CommandError::input(format!(
-                "`{command}` speaks --format text or json; junit is for `validate`"
-            ))),
-            Format::Github | Format::Sarif => Err(CommandError::input(format!(
-                "`{command}` speaks --format text or json; github and sarif are for `check`, \
-                 `validate`, `diff` and `propose --dry-run`"
-            ))),
-        }
-    }
-
-    /// Refuse junit only: for the commands that also speak github and sarif.
-    pub fn refuse_junit_only(&self, command: &str) -> Result<(), CommandError> {
-        if self.format == Format::Junit {
-            return Err(CommandError::input(format!(
-                "`{command}` speaks --format text, json, github or sarif; junit is for `validate`"
-            )));
-        }
-        Ok(())
-    }
 }
 
 /// How many uncommitted files are named one by one before the rest are only counted.
@@ -183,16 +159,16 @@ pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
     match store.uncommitted(dataset) {
         Ok(files) => {
             for f in files.iter().take(SHOWN_UNCOMMITTED) {
-                eprintln!("warning: uncommitted changes to {f} are not used; commit them");
+                talkln!("warning: uncommitted changes to {f} are not used; commit them");
             }
             if files.len() > SHOWN_UNCOMMITTED {
-                eprintln!(
+                talkln!(
                     "warning: {} more store files have uncommitted changes (`git status` lists them)",
                     files.len() - SHOWN_UNCOMMITTED
                 );
             }
         }
-        Err(e) => eprintln!("warning: {e}; uncommitted changes are not reported"),
+        Err(e) => talkln!("warning: {e}; uncommitted changes are not reported"),
     }
 }
 

@@ -170,7 +170,6 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("new")?;
     if !is_dataset_name(&args.dataset) {
         return Err(CommandError::input(format!(
             "`{}` is not a valid dataset name ([a-z0-9][a-z0-9_-]{{0,63}})",
@@ -185,6 +184,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             &crate::release::ReadOptions::default(),
         )?)
     };
-    print!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
+    out!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
     Ok(Outcome::Clean)
 }

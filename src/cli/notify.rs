@@ -139,7 +139,7 @@ fn sift(
             }),
             ClaimState::InFlight { run, minutes } => {
                 if !quiet {
-                    eprintln!(
+                    talkln!(
                         "skipped {} line {} {} to {}: claimed {minutes} min ago by run {run}, \
                          which may still be sending it (a claim is stale after {stale_minutes} min)",
                         n.dataset, n.line, n.milestone, n.consumer
@@ -205,7 +205,7 @@ fn plan_today(
                 })
                 .count();
             if unknown > 0 {
-                eprintln!(
+                talkln!(
                     "warning: {dataset}: {unknown} reader(s) still on a retiring line are not in \
                      consumers.toml and cannot be told (see `contracts consumers {dataset}`)"
                 );
@@ -297,7 +297,7 @@ fn claim(
         match current.commit(&files, &message) {
             Ok(_) => break,
             Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
-                eprintln!(
+                talkln!(
                     "notify: the store moved while claiming (attempt {attempt}); reading the \
                      ledgers again"
                 );
@@ -323,7 +323,6 @@ fn claim(
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("notify")?;
     // A dry run writes nothing, so it does not sync; a real run fetches first and pushes its
     // claim before the first mail and its confirmation after the last.
     let store = if args.dry_run {
@@ -409,7 +408,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })
             .collect();
         print_rows(ctx, &rows);
-        eprintln!(
+        talkln!(
             "notify: dry run, {} notice(s) planned and rendered, none sent",
             todo.len()
         );
@@ -417,7 +416,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     if todo.is_empty() {
         print_rows(ctx, &[]);
-        eprintln!("notify: nothing to send");
+        talkln!("notify: nothing to send");
         return Ok(Outcome::Clean);
     }
 
@@ -461,9 +460,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         if held {
             mine.push(t);
         } else {
-            eprintln!(
+            talkln!(
                 "skipped {} line {} {} to {}: another run claimed it first",
-                t.notice.dataset, t.notice.line, t.notice.milestone, t.notice.consumer
+                t.notice.dataset,
+                t.notice.line,
+                t.notice.milestone,
+                t.notice.consumer
             );
             releases.push(release_of(
                 &t.notice,
@@ -500,7 +502,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     for t in &mine {
         let n = &t.notice;
         if let Some((old, at)) = delivered_by(t) {
-            eprintln!(
+            talkln!(
                 "recorded {} line {} {} to {}: run {old} delivered it at {} and died before \
                  recording it (its journal says so); not sent again",
                 n.dataset,
@@ -547,7 +549,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             continue;
         }
         if let Some((old, at)) = &t.stale {
-            eprintln!(
+            talkln!(
                 "resending {} line {} {} to {} with the same Message-ID: run {old} claimed it at \
                  {} and never confirmed it (stale after {stale_minutes} min)",
                 n.dataset,
@@ -567,7 +569,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         journal.path().display()
                     ));
                 }
-                eprintln!(
+                talkln!(
                     "sent {} line {} {} to {} ({})",
                     n.dataset,
                     n.line,
@@ -597,9 +599,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!(
+                talkln!(
                     "failed {} line {} {} to {}: {e}",
-                    n.dataset, n.line, n.milestone, n.consumer
+                    n.dataset,
+                    n.line,
+                    n.milestone,
+                    n.consumer
                 );
                 if e.ends_batch() {
                     stopped = Some(e.to_string());
@@ -657,7 +662,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     } else {
         String::new()
     };
-    eprintln!(
+    talkln!(
         "notify: {sent_count} sent, {failed} failed, {unsent} unsent{recovered_note}, over \
          {connections} SMTP connection(s)"
     );
@@ -683,7 +688,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         return;
     }
     if rows.is_empty() {
-        println!("no notice");
+        outln!("no notice");
         return;
     }
     let table_rows = rows.iter().map(|r| {
@@ -699,7 +704,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
             r.status.to_string(),
         ]
     });
-    println!(
+    outln!(
         "{}",
         table(
             &[

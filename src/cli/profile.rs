@@ -104,7 +104,7 @@ pub(super) fn profile_release(
     let result = release::profile_files_with(files, opts, &bar, &mut notes);
     bar.finish();
     for w in &notes.warnings {
-        eprintln!("warning: {w}");
+        talkln!("warning: {w}");
     }
     Ok(result?)
 }
@@ -120,7 +120,6 @@ pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("profile")?;
     if args.files.is_empty() && args.merge.is_empty() {
         return Err(CommandError::input(
             "give at least one data file or --merge profile",

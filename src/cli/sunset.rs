@@ -42,7 +42,6 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("sunset")?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
             "--rationale is empty: say why the sunset moves",
@@ -95,9 +94,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         already,
     } = done.value;
     if already {
-        eprintln!(
+        talkln!(
             "line {} of {} already sunsets on {}; nothing to record",
-            args.line, args.dataset, args.on
+            args.line,
+            args.dataset,
+            args.on
         );
         return Ok(Outcome::Clean);
     }
@@ -125,14 +126,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ),
     }
     if !accepted {
-        eprintln!("error: sunset refused; nothing was written:");
+        talkln!("error: sunset refused; nothing was written:");
         for r in &refusals {
-            eprintln!("  - {r}");
+            talkln!("  - {r}");
         }
         return Ok(Outcome::Findings);
     }
     if let Some(id) = commit {
-        eprintln!("recorded in commit {}", &id[..12]);
+        talkln!("recorded in commit {}", &id[..12]);
     }
     Ok(Outcome::Clean)
 }
