@@ -17,7 +17,7 @@ use crate::notify::ledger::{
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
 use crate::notify::render::{ChangeValues, Templates, BODY, SUBJECT};
 use crate::notify::send::{check_settings, message, sender, MailError, Mailer};
-use crate::store::{layout, GitError, Store, StoreError};
+use crate::store::{layout, Edit, Step, Store, StoreError};
 
 /// The cron job: email each registered consumer still on a line whose sunset is near.
 ///
@@ -263,63 +263,51 @@ fn release_of(
     )
 }
 
-/// Commit the claims of `todo` with a compare-and-swap on the store's HEAD. When another
-/// writer moved it, the ledgers are read again, whatever was claimed or sent meanwhile is
-/// dropped, and the rest claimed again, a bounded number of times. Returns the store at the
-/// commit that holds the claims and what is left to send (empty when others took it all).
+/// Commit the claims of `todo` through [`Store::transact`]: at each HEAD it lands on, the
+/// ledgers are read again and whatever was claimed or sent meanwhile is dropped before the
+/// rest is claimed. Returns the store at the newest HEAD (the claims read back: of two claims
+/// of one notice, the first in the ledger sends) and what is left to send (empty when others
+/// took it all).
 fn claim(
-    store: &Store,
-    mut todo: Vec<Todo>,
+    store: Store,
+    todo: Vec<Todo>,
     run: &str,
     now: DateTime<FixedOffset>,
     ctx: &Context,
     stale_minutes: i64,
 ) -> Result<(Store, Vec<Todo>), CommandError> {
-    const ATTEMPTS: u32 = 20;
     let datasets: BTreeSet<String> = todo.iter().map(|t| t.notice.dataset.clone()).collect();
-    let mut reopened: Option<Store> = None;
-    for attempt in 1..=ATTEMPTS {
-        let current = reopened.as_ref().unwrap_or(store);
-        if todo.is_empty() {
-            break;
-        }
-        let appends = by_ledger(todo.iter().map(|t| {
-            (
-                t.notice.dataset.clone(),
-                claim_text(&claim_of(&t.notice, run, now, ctx.today)),
-            )
-        }));
-        let files = appends
-            .iter()
-            .map(|(path, text)| Ok((path.clone(), current.appended(path, ledger_header(), text)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let message = format!("notify: claim {} notice(s) for {}", todo.len(), ctx.today);
-        match current.commit(&files, &message) {
-            Ok(_) => break,
-            Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
-                talkln!(
-                    "notify: the store moved while claiming (attempt {attempt}); reading the \
-                     ledgers again"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(
-                    10 * u64::from(attempt) + u64::from(std::process::id() % 17),
-                ));
-                let fresh = store.refreshed()?;
-                let ledgers = read_ledgers(&fresh, datasets.iter().map(String::as_str))?;
-                let notices = todo.into_iter().map(|t| t.notice).collect();
-                todo = sift(notices, &ledgers, now, stale_minutes, false);
-                reopened = Some(fresh);
+    let notices: Vec<Notice> = todo.into_iter().map(|t| t.notice).collect();
+    let done = store
+        .transact(|current| -> Result<_, CommandError> {
+            let ledgers = read_ledgers(current, datasets.iter().map(String::as_str))?;
+            let todo = sift(notices.clone(), &ledgers, now, stale_minutes, false);
+            if todo.is_empty() {
+                return Ok(Step::Nothing(todo));
             }
-            Err(e) => {
-                return Err(CommandError::environment(format!(
-                    "could not claim the notices in the ledger, so none was sent: {e}"
-                )))
-            }
-        }
-    }
-    // Read back what landed: of two claims of one notice, the first in the ledger sends.
-    let after = store.refreshed()?;
-    Ok((after, todo))
+            let appends = by_ledger(todo.iter().map(|t| {
+                (
+                    t.notice.dataset.clone(),
+                    claim_text(&claim_of(&t.notice, run, now, ctx.today)),
+                )
+            }));
+            let files = appends
+                .iter()
+                .map(|(path, text)| {
+                    Ok((path.clone(), current.appended(path, ledger_header(), text)?))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let message = format!("notify: claim {} notice(s) for {}", todo.len(), ctx.today);
+            Ok(Step::Commit(Edit { files, message }, todo))
+        })
+        .map_err(|e| {
+            CommandError::environment(format!(
+                "could not claim the notices in the ledger, so none was sent: {}",
+                e.message
+            ))
+        })?;
+    let after = done.store.refreshed()?;
+    Ok((after, done.value))
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -443,7 +431,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ))
     })?;
 
-    let (after, todo) = match claim(&store, todo, &run, now, ctx, stale_minutes) {
+    let (after, todo) = match claim(store, todo, &run, now, ctx, stale_minutes) {
         Ok(x) => x,
         Err(e) => {
             journal.remove();
@@ -631,7 +619,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ));
         }
         let changes = by_ledger(confirmations.into_iter().chain(releases));
-        commit_ledger(&after, changes, &message).map_err(|e| {
+        commit_ledger(after, changes, &message).map_err(|e| {
             CommandError::environment(format!(
                 "{sent_count} notice(s) were sent but could not be confirmed in the ledger: {e}"
             ))
