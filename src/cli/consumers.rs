@@ -51,7 +51,6 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("consumers")?;
     let store = ctx.store_for(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     if let Some(n) = args.line {
@@ -124,12 +123,12 @@ pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
             .as_ref()
             .map_or("?".to_string(), |v| v.to_string());
         match (&s.version, s.line) {
-            (Some(v), Some(l)) => eprintln!(
+            (Some(v), Some(l)) => talkln!(
                 "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have; \
                  its last read of a known version is {v} (line {l})",
                 s.consumer
             ),
-            _ => eprintln!(
+            _ => talkln!(
                 "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have, \
                  and no known version in the lookback: its line is unknown",
                 s.consumer
@@ -141,7 +140,7 @@ pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
 fn print_text(r: &Report) {
     for l in &r.lines {
         match l.sunset {
-            Some(s) => println!(
+            Some(s) => outln!(
                 "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}",
                 l.line,
                 l.newest_version,
@@ -155,12 +154,12 @@ fn print_text(r: &Report) {
                     String::new()
                 }
             ),
-            None => println!("line {} (newest {})", l.line, l.newest_version),
+            None => outln!("line {} (newest {})", l.line, l.newest_version),
         }
     }
-    println!();
+    outln!();
     if r.consumers.is_empty() {
-        println!("no consumer");
+        outln!("no consumer");
         return;
     }
     let rows = r.consumers.iter().map(|s| {
@@ -181,7 +180,7 @@ fn print_text(r: &Report) {
             s.team.clone().unwrap_or_else(|| "-".to_string()),
         ]
     });
-    println!(
+    outln!(
         "{}",
         table(
             &[

@@ -73,7 +73,6 @@ fn source(ctx: &Context, arg: &str) -> (String, Option<String>) {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit_only("diff")?;
     let config = ctx.config()?;
     let old = load(ctx, &args.old, &config.kinds)?;
     let new = load(ctx, &args.new, &config.kinds)?;
@@ -92,7 +91,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     for (c, x) in [(&old, crossings(&old)), (&new, crossings(&new))] {
         for x in x {
-            eprintln!("note: {}@{}: {x}", c.dataset, c.version);
+            talkln!("note: {}@{}: {x}", c.dataset, c.version);
         }
     }
     let set = derive_changes(&old, &new);
@@ -130,12 +129,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => print_text(&report),
     }
     if !sufficient {
-        eprintln!(
+        talkln!(
             "error: {} -> {} is a {} bump, but the changes require a {} bump:",
-            old.version, new.version, actual, set.required
+            old.version,
+            new.version,
+            actual,
+            set.required
         );
         for c in &demanding(&set.changes, actual) {
-            eprintln!(
+            talkln!(
                 "  {} ({}, {}): {}",
                 c.clause,
                 c.kind,

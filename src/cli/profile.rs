@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::context::read_input;
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::release::{self, Profile, Progress, ReadNotes, ReleaseError};
+use crate::release::{self, Profile, Progress, ReadNotes};
 
 /// Profile a release: what it actually contains — CRS, envelope, geometry types, attributes
 /// with their types and null fractions, feature count, invalid-geometry fraction.
@@ -45,25 +45,6 @@ impl PartArgs {
         release::ReadOptions {
             layer: self.layer.clone(),
             geometry_column: self.geometry_column.clone(),
-        }
-    }
-}
-
-impl From<ReleaseError> for CommandError {
-    /// Every release error is about a file the user named: bad input, exit 2.
-    fn from(e: ReleaseError) -> Self {
-        let hint = match &e {
-            ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
-            ReleaseError::Unsupported { .. } => {
-                Some("the file is valid: convert it to a kind this build reads (e.g. with ogr2ogr)")
-            }
-            ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
-            _ => None,
-        };
-        let err = CommandError::input(e.to_string());
-        match hint {
-            Some(h) => err.with_hint(h),
-            None => err,
         }
     }
 }
@@ -123,7 +104,7 @@ pub(super) fn profile_release(
     let result = release::profile_files_with(files, opts, &bar, &mut notes);
     bar.finish();
     for w in &notes.warnings {
-        eprintln!("warning: {w}");
+        talkln!("warning: {w}");
     }
     Ok(result?)
 }
@@ -139,7 +120,6 @@ pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("profile")?;
     if args.files.is_empty() && args.merge.is_empty() {
         return Err(CommandError::input(
             "give at least one data file or --merge profile",

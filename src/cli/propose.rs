@@ -66,7 +66,6 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit_only("propose")?;
     super::ci::refuse_unless_dry_run(ctx, args.dry_run)?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
@@ -82,7 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     let draft_text = text.clone();
-    let now = chrono::Utc::now();
+    let now = ctx.now().with_timezone(&chrono::Utc);
     let rationale = args.rationale.trim();
     // Said once, before the rules run (they may run again on a moved HEAD): the draft's
     // crossing envelopes, and uncommitted changes to the files this proposal reads.
@@ -93,7 +92,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Strictness::Reading,
     ) {
         for x in crossings(&draft) {
-            eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
+            talkln!("note: {}@{}: {x}", draft.dataset, draft.version);
         }
         super::context::warn_uncommitted(&store, Some(&draft.dataset));
     }
@@ -244,24 +243,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     if !accepted {
-        eprintln!(
+        talkln!(
             "error: proposal of {dataset} {} refused ({} reason(s)); nothing was written:",
             draft.version,
             refusals.len()
         );
         for r in &refusals {
-            eprintln!("  - {}", refusal_text(r));
+            talkln!("  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);
     }
     match (&commit, args.dry_run) {
-        (Some(id), _) => eprintln!(
+        (Some(id), _) => talkln!(
             "recorded {dataset} {} with {} change record(s) in commit {}",
             draft.version,
             recs.len(),
             &id[..12]
         ),
-        (None, true) => eprintln!(
+        (None, true) => talkln!(
             "dry run: {dataset} {} would be accepted; nothing was written",
             draft.version
         ),

@@ -371,8 +371,7 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("schema")?;
+pub fn run(_ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let all = schemas();
     match &args.out {
         None => {
@@ -390,7 +389,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
                 std::fs::write(dir.join(name), text).map_err(fail)?;
             }
-            eprintln!("wrote 4 schemas to {}", dir.display());
+            talkln!("wrote 4 schemas to {}", dir.display());
         }
     }
     Ok(Outcome::Clean)

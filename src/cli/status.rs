@@ -42,7 +42,6 @@ pub struct LineStatus {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("status")?;
     let store = match &args.dataset {
         Some(d) => ctx.store_for(d)?,
         None => ctx.store()?,
