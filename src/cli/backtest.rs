@@ -157,7 +157,6 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("backtest")?;
     let store = ctx.store_unwarned()?;
     let name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;

@@ -337,7 +337,8 @@ fn uses_findings(
     registry: &crate::consumers::Registry,
 ) -> Result<Vec<Finding>, CommandError> {
     let mut out = Vec::new();
-    let mut versions: HashMap<String, Vec<Contract>> = HashMap::new();
+    let mut versions: std::collections::HashMap<String, Vec<Contract>> =
+        std::collections::HashMap::new();
     for c in registry.consumers.values() {
         let Some(subs) = &c.datasets else { continue };
         for (dataset, sub) in subs {

@@ -192,6 +192,8 @@ impl Command {
             Command::Profile(_) => "profile",
             Command::Validate(_) => "validate",
             Command::Advisory(_) => "advisory",
+            Command::Backtest(_) => "backtest",
+            Command::CanRetire(_) => "can-retire",
             Command::New(_) => "new",
             Command::Consumers(_) => "consumers",
             Command::Notify(_) => "notify",
