@@ -82,6 +82,40 @@ fn body_to(smtp: &SmtpServer, rcpt: &str) -> String {
 fn notices_are_tailored_to_what_each_consumer_declared() {
     let smtp = SmtpServer::start();
     let w = declared_world(&smtp);
+    // The dry run says what each notice will tell.
+    let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
+    run.assert_code(0);
+    let planned: Vec<(String, String, serde_json::Value)> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["verdict"].as_str().unwrap().to_string(),
+                n.get("breaking_changes")
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null),
+            )
+        })
+        .collect();
+    assert_eq!(
+        planned,
+        vec![
+            (
+                "atlas".to_string(),
+                "unaffected".to_string(),
+                serde_json::Value::Null
+            ),
+            (
+                "flood-model".to_string(),
+                "breaks".to_string(),
+                serde_json::json!(["required_attributes"])
+            ),
+        ]
+    );
+    assert!(smtp.mails().is_empty(), "a dry run sends nothing");
     w.run("2026-11-29", &["notify"]).assert_code(0);
     // flood-model relies on CNTY_ID, which 2.0.0 retypes: it gets that change with its old
     // and new value and rationale, and not the CRS change, which touches nothing it declared.

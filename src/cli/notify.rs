@@ -370,7 +370,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     .with_registry_url(config.notify.registry_url.clone());
     let mut messages = BTreeMap::new();
     let mut histories: BTreeMap<String, crate::model::history::History> = BTreeMap::new();
-    for t in &todo {
+    let mut todo = todo;
+    for t in &mut todo {
         let n = &t.notice;
         if !histories.contains_key(&n.dataset) {
             histories.insert(n.dataset.clone(), store.history(&n.dataset)?);
@@ -397,6 +398,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             n.message_id.clone(),
             message(&from, n, &rendered).map_err(CommandError::from)?,
         );
+        // What the notice told, for the report: the same selection the template received.
+        let told: Vec<String> = crate::notify::render::told(n, &changes)
+            .iter()
+            .map(|(c, _)| c.clause.clone())
+            .collect();
+        t.notice.verdict = Some(if told.is_empty() {
+            crate::model::ConsumerVerdict::Unaffected
+        } else {
+            crate::model::ConsumerVerdict::Breaks
+        });
+        t.notice.breaking_changes = told;
     }
 
     if args.dry_run {

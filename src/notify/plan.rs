@@ -11,7 +11,7 @@ use semver::Version;
 use serde::{Serialize, Serializer};
 
 use crate::model::config::Notify;
-use crate::model::Use;
+use crate::model::{ConsumerVerdict, Use};
 
 /// A point in a line's countdown at which a consumer is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,6 +118,13 @@ pub struct Notice {
     /// breaking changes that touch these.
     #[serde(skip)]
     pub uses: Option<Vec<Use>>,
+    /// Set once the notice is rendered: `breaks` when a breaking change it is told touches
+    /// what the consumer uses (or it declared nothing and one exists), else `unaffected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<ConsumerVerdict>,
+    /// The clauses of the breaking changes it is told.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub breaking_changes: Vec<String>,
 }
 
 /// The Message-ID of a notice: a function of (dataset, line, consumer, milestone) only, so a
@@ -178,6 +185,8 @@ pub fn plan(
                     new_version: line.new_version.clone(),
                     message_id: message_id(&d.dataset, line.line, &h.consumer, milestone, domain),
                     uses: h.uses.clone(),
+                    verdict: None,
+                    breaking_changes: Vec::new(),
                 });
             }
         }

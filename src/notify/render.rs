@@ -65,6 +65,32 @@ pub struct Rendered {
     pub body: String,
 }
 
+/// The breaking change records a notice tells: a consumer that declared what it uses is told
+/// only those that touch it (the domain's rule, `model::impact`); one that declared nothing
+/// relies on everything and is told every one.
+pub fn told<'a>(
+    notice: &Notice,
+    changes: &'a [(&'a ChangeRecord, ChangeValues)],
+) -> Vec<&'a (&'a ChangeRecord, ChangeValues)> {
+    changes
+        .iter()
+        .filter(|(c, v)| {
+            let change = Change {
+                clause: c.clause.clone(),
+                kind: c.kind.unwrap_or(Kind::Fixed),
+                old: v.old.clone(),
+                new: v.new.clone(),
+                direction: c.direction,
+                verdict: c.verdict,
+            };
+            notice
+                .uses
+                .as_ref()
+                .is_none_or(|uses| uses.iter().any(|u| touches(u, &change)))
+        })
+        .collect()
+}
+
 /// A breaking change as a template sees it.
 #[derive(Serialize)]
 struct ChangeView<'a> {
@@ -137,27 +163,8 @@ impl Templates {
         sender: &str,
         lookback_days: i64,
     ) -> Result<Rendered, RenderError> {
-        // Tailored: a consumer that declared what it uses is told only the breaking changes
-        // that touch it (the domain's rule, `model::impact`); one that declared nothing
-        // relies on everything and is told every one.
         let total = changes.len();
-        let changes: Vec<&(&ChangeRecord, ChangeValues)> = changes
-            .iter()
-            .filter(|(c, v)| {
-                let change = Change {
-                    clause: c.clause.clone(),
-                    kind: c.kind.unwrap_or(Kind::Fixed),
-                    old: v.old.clone(),
-                    new: v.new.clone(),
-                    direction: c.direction,
-                    verdict: c.verdict,
-                };
-                notice
-                    .uses
-                    .as_ref()
-                    .is_none_or(|uses| uses.iter().any(|u| touches(u, &change)))
-            })
-            .collect();
+        let changes = told(notice, changes);
         let other_changes = total - changes.len();
         let declared = notice.uses.is_some();
         let uses: Vec<String> = notice
@@ -338,6 +345,8 @@ mod tests {
             new_version: Version::new(2, 0, 0),
             message_id: "<m@example.org>".into(),
             uses: None,
+            verdict: None,
+            breaking_changes: Vec::new(),
         }
     }
 
