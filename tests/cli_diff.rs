@@ -291,3 +291,33 @@ fn crs84_for_4326_is_no_change_but_another_crs_is() {
     );
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
 }
+
+/// Each command's formats are one table: a format the command does not speak is exit 2 before
+/// anything runs (no store is opened here: the directory is empty), naming what it speaks.
+#[test]
+fn a_format_a_command_does_not_speak_is_refused_before_it_runs() {
+    let env = common::TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    for (format, command, speaks) in [
+        ("junit", "status", "text, json"),
+        ("sarif", "log", "text, json"),
+        ("junit", "check", "text, json, github, sarif"),
+        ("github", "notify", "text, json"),
+    ] {
+        let r = env.run_in(dir.path(), &["--format", format, command]);
+        assert_eq!(r.code, 2, "{format} {command}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .starts_with(&format!("error: `{command}` speaks --format {speaks}; ")),
+            "{format} {command}: {}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty());
+    }
+    // validate speaks junit: it gets as far as looking for the store.
+    let r = env.run_in(
+        dir.path(),
+        &["--format", "junit", "validate", "x", "y.geojson"],
+    );
+    assert!(!r.stderr.contains("speaks --format"), "{}", r.stderr);
+}

@@ -215,6 +215,12 @@ fn propose_writes_the_contract_and_its_records_in_one_commit() {
     );
     assert!(history.contains("direction = \"tightened\""), "{history}");
     assert!(history.contains("rationale = \"Survey improved positional accuracy.\""));
+    // The harness fixes the clock (CONTRACTS_NOW): every record carries that instant.
+    assert_eq!(
+        history.matches("at        = 2026-11-29T09:00:00Z").count(),
+        2,
+        "{history}"
+    );
     let run = s.run(&["check"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 
@@ -973,4 +979,63 @@ fn concurrent_proposals_lose_nothing_and_duplicate_nothing() {
     assert_eq!(history.matches("[[change]]").count(), 1);
     let run = s.run(&["check"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+/// The library error's causes reach the user: a `.git` that points nowhere is exit 3 with the
+/// store error, gix's own reason under it as "caused by:", and the hint last.
+#[test]
+fn a_broken_repository_prints_the_git_cause_under_the_error() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".git"), "gitdir: /nonexistent/elsewhere\n").unwrap();
+    let r = env.run_in(dir.path(), &["status"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].ends_with("not inside a git repository"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        lines[1].starts_with("caused by: ") && lines[1].contains("Could not find a git repository"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("hint: run inside a store's repository, or pass --repo DIR"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+}
+
+/// Talk goes through one printer that never panics: with stderr a pipe whose reader is already
+/// gone, the uncommitted-change warning is lost, and the command still prints its data and
+/// exits as it would (`eprintln!` panicked here, exit 101).
+#[test]
+fn a_closed_stderr_loses_the_warnings_and_nothing_else() {
+    let s = Store::new();
+    s.with_roads();
+    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    let open = s.run(&["status"]);
+    assert_eq!(open.code, 0, "{}", open.stderr);
+    assert!(
+        open.stderr
+            .contains("uncommitted changes to consumers.toml"),
+        "{}",
+        open.stderr
+    );
+
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = s
+        .env
+        .command(&s.dir)
+        .arg("status")
+        .stderr(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), open.stdout);
 }

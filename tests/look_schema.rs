@@ -169,6 +169,13 @@ fn wrong_files_are_rejected_by_the_schema_and_the_parser() {
     );
     assert!(!consumers.is_empty());
     assert!(contracts::consumers::parse_registry("x", &read("wrong-consumers.toml")).is_err());
+    // A `uses` entry that does not start with a clause name.
+    let uses = errors(
+        &schema("consumers.schema.json"),
+        &dir.join("wrong-consumers-uses.toml"),
+    );
+    assert!(!uses.is_empty());
+    assert!(contracts::consumers::parse_registry("x", &read("wrong-consumers-uses.toml")).is_err());
 
     let release = errors(
         &schema("release-manifest.schema.json"),

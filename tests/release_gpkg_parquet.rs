@@ -5,6 +5,8 @@
 //! Expected figures come from GDAL (`ogrinfo -ro -al -so FILE`, GDAL 3.6.2) or pyarrow, as
 //! noted at each test; the GeoPackage files are made by `tests/data/gpkg/make.sh`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -17,8 +19,7 @@ fn data(rel: &str) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_contracts"))
-        .env_remove("CONTRACTS_TODAY")
+    common::contracts(&common::scratch_home())
         .args(args)
         .output()
         .expect("the binary runs")

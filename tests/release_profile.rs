@@ -7,15 +7,15 @@
 //!   `len(df)`, `list(df.total_bounds)`, `df.isna().sum()`, `df.geom_type.value_counts()`.
 //!   Envelopes below are `total_bounds` as printed by Python (shortest round-trip repr).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_contracts"));
-    c.env_remove("CONTRACTS_TODAY");
-    c
+    common::contracts(&common::scratch_home())
 }
 
 fn data(rel: &str) -> PathBuf {

@@ -100,15 +100,8 @@ impl Store {
     }
 
     fn run(&self, today: &str, args: &[&str]) -> Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_contracts"))
+        common::contracts_as(self.dir.path(), ("Validator", "validator@example.org"))
             .current_dir(self.dir.path())
-            .env_remove("CONTRACTS_TODAY")
-            .env("HOME", self.dir.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Validator")
-            .env("GIT_AUTHOR_EMAIL", "validator@example.org")
-            .env("GIT_COMMITTER_NAME", "Validator")
-            .env("GIT_COMMITTER_EMAIL", "validator@example.org")
             .arg("--repo")
             .arg(self.dir.path())
             .arg("--today")
@@ -478,8 +471,7 @@ fn a_drafted_contract_accepts_the_release_it_was_drafted_from() {
 #[test]
 fn the_example_store_release_passes_in_its_window() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"))
-        .env_remove("CONTRACTS_TODAY")
+    let out = common::contracts(&common::scratch_home())
         .args(["--repo", root, "--today", "2027-01-15", "--format", "json"])
         .args([
             "validate",

@@ -754,6 +754,7 @@ fn two_hosts() -> (tempfile::TempDir, Store, Store) {
         TestEnv {
             home: tempfile::tempdir().unwrap(),
             today: a.env.today.clone(),
+            now: a.env.now.clone(),
         },
         b_dir,
     );

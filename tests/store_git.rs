@@ -301,6 +301,43 @@ fn a_ref_lock_never_released_is_a_stale_lock_not_a_moved_store() {
     assert_clean(dir);
 }
 
+/// Seen under load: writers taking the branch lock in turn kept it present for the whole wait,
+/// each lock a few milliseconds old, and the writer waiting on them reported a "stale lock" of
+/// age 0. Fresh locks are turns, not a dead writer: the commit lands once the turns end.
+#[test]
+fn locks_taken_in_turn_by_live_writers_are_not_stale() {
+    let (dir, repo) = store();
+    let dir = dir.path().to_path_buf();
+    let c1 = repo
+        .commit_files(None, &files(&[("a", "1")]), "one")
+        .unwrap();
+    let lock = dir.join(".git/HEAD.lock");
+    let churn = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            // 500 ms of turns (the wait is 300 ms), each lock 20 ms old at most.
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(500);
+            while std::time::Instant::now() < until {
+                let _ = std::fs::remove_file(&lock);
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&lock);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let _ = std::fs::remove_file(&lock);
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let result = repo.commit_files(Some(c1), &files(&[("b", "2")]), "two");
+    churn.join().unwrap();
+    match result {
+        Ok(c2) => assert_eq!(repo.head().unwrap(), Some(c2)),
+        Err(e @ GitError::StaleLock { .. }) => panic!("fresh locks reported stale: {e:?}"),
+        Err(e) => panic!("the commit should land after the turns: {e:?}"),
+    }
+}
+
 #[test]
 fn a_ref_lock_released_during_the_wait_is_waited_for() {
     let (dir, repo) = store();

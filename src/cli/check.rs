@@ -1,13 +1,11 @@
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::audit::{appended_only, audit_dataset};
+use crate::model::audit::audit_dataset;
 use crate::model::history::parse_history;
 use crate::model::{Contract, Strictness, TomlErrors};
-use crate::store::{layout, CommitChanges, Store, StoreError};
+use crate::store::{layout, GitError, Store, StoreError};
 
 /// The CI gate over the whole store and its git history: every file parses, every clause has
 /// a kind, every recorded direction and verdict equals the one re-derived from the contract
@@ -77,31 +75,22 @@ struct Report {
     findings: Vec<Finding>,
 }
 
-/// Who added a file, from the walk.
-struct Origin {
-    commit: String,
-    author: String,
-}
-
-fn author(c: &CommitChanges) -> String {
-    format!("{} <{}>", c.author.name, c.author.email)
-}
-
-fn text_of(store: &Store, id: gix::ObjectId, path: &str) -> Result<String, StoreError> {
-    crate::store::utf8(store.repo().blob(id)?, path)
-}
-
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit_only("check")?;
     let store = ctx.store()?;
     let mut findings = Vec::new();
 
     // The history first: it proves immutability and says who added each file.
-    let since = match (&args.since, &store.config().store.since) {
-        (Some(rev), _) => Some(store.repo().resolve(rev).map_err(StoreError::from)?),
-        // From the file: the error points at the value.
-        (None, Some(rev)) => Some(store.repo().resolve(rev).map_err(|e| {
-            let e = StoreError::from(e);
+    let proof = match (&args.since, &store.config().store.since) {
+        (Some(rev), _) => store.prove_history(Some(rev))?,
+        // From the file: an error about the revision points at the value.
+        (None, Some(rev)) => store.prove_history(Some(rev)).map_err(|e| {
+            let about_since = matches!(
+                e,
+                StoreError::Git(GitError::BadRev { .. } | GitError::SinceNotInHistory { .. })
+            );
+            if !about_since {
+                return CommandError::from(e);
+            }
             let message = store
                 .config()
                 .error_at("store.since", &format!("[store] since: {e}"));
@@ -110,68 +99,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             } else {
                 CommandError::environment(message)
             }
-        })?),
-        (None, None) => None,
+        })?,
+        (None, None) => store.prove_history(None)?,
     };
-    let walk = store
-        .repo()
-        .history(
-            since,
-            &[
-                &format!("{}/", layout::CONTRACTS),
-                &format!("{}/", layout::HISTORY),
-                &format!("{}/", layout::NOTIFICATIONS),
-            ],
-        )
-        .map_err(StoreError::from)?;
-    let mut origin: HashMap<String, Origin> = HashMap::new();
-    for commit in &walk {
-        for change in &commit.changes {
-            let path = &change.path;
-            if path.ends_with("/.gitkeep") {
-                continue;
-            }
-            let here = |message: String| {
-                Finding::new(
-                    path.clone(),
-                    Some(commit.id.to_string()),
-                    Some(author(commit)),
-                    message,
-                )
-            };
-            let is_contract = path.starts_with(&format!("{}/", layout::CONTRACTS));
-            match (change.old, change.new) {
-                (None, Some(_)) => {
-                    origin.insert(
-                        path.clone(),
-                        Origin {
-                            commit: commit.id.to_string(),
-                            author: author(commit),
-                        },
-                    );
-                }
-                (Some(_), None) if is_contract => {
-                    findings.push(here("a published contract was deleted".into()));
-                }
-                (Some(_), None) => {
-                    findings.push(here("an append-only file was deleted".into()));
-                }
-                (Some(_), Some(_)) if is_contract => {
-                    findings.push(here("a published contract was edited".into()));
-                }
-                (Some(old), Some(new)) => {
-                    let old = text_of(&store, old, path)?;
-                    let new = text_of(&store, new, path)?;
-                    if let Err(what) = appended_only(&old, &new) {
-                        findings.push(here(format!(
-                            "an append-only file was rewritten, not appended to: {what}"
-                        )));
-                    }
-                }
-                (None, None) => {}
-            }
-        }
+    for v in &proof.violations {
+        findings.push(Finding::new(
+            v.path.clone(),
+            Some(v.commit.id.clone()),
+            Some(v.commit.author.clone()),
+            v.message.clone(),
+        ));
     }
+    let origin = &proof.origins;
 
     // Then the state at HEAD, re-derived from the files.
     let datasets = store.datasets()?;
@@ -185,7 +124,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 let o = origin.get(&path);
                 Finding::new(
                     path.clone(),
-                    o.map(|o| o.commit.clone()),
+                    o.map(|o| o.id.clone()),
                     o.map(|o| o.author.clone()),
                     message,
                 )
@@ -195,7 +134,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 Err(StoreError::Toml(e)) => {
                     for mut f in Finding::located(&path, &e) {
                         let o = origin.get(&path);
-                        f.commit = o.map(|o| o.commit.clone());
+                        f.commit = o.map(|o| o.id.clone());
                         f.author = o.map(|o| o.author.clone());
                         findings.push(f);
                     }
@@ -240,54 +179,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             };
             findings.push(Finding::new(
                 file,
-                o.map(|o| o.commit.clone()),
+                o.map(|o| o.id.clone()),
                 o.map(|o| o.author.clone()),
                 p.message,
             ));
         }
     }
     // Contract files outside a dataset folder, or not named after a version, are not ours.
-    for (name, is_dir) in store
-        .repo()
-        .entries_at(store.head(), layout::CONTRACTS)
-        .map_err(StoreError::from)?
-    {
-        if name == ".gitkeep" {
-            continue;
-        }
-        if !is_dir || !crate::model::is_dataset_name(&name) {
-            findings.push(Finding::new(
-                format!("{}/{name}", layout::CONTRACTS),
-                None,
-                None,
-                "not a dataset folder (names match [a-z0-9][a-z0-9_-]{0,63})".into(),
-            ));
-        }
-    }
-    for dataset in &datasets {
-        let dir = format!("{}/{dataset}", layout::CONTRACTS);
-        for f in store
-            .repo()
-            .list_at(store.head(), &dir)
-            .map_err(StoreError::from)?
-        {
-            let stem = f.strip_suffix(".toml");
-            if stem.is_none_or(|s| semver::Version::parse(s).is_err()) {
-                findings.push(Finding::new(
-                    format!("{dir}/{f}"),
-                    None,
-                    None,
-                    "not a contract file (names are <version>.toml)".into(),
-                ));
-            }
-        }
+    for (path, why) in store.stray_contract_files()? {
+        findings.push(Finding::new(path, None, None, why.into()));
     }
     // A link in the tree would lead a writer, or a reviewer's checkout, out of the store.
-    for link in store
-        .repo()
-        .symlinks_at(store.head())
-        .map_err(StoreError::from)?
-    {
+    for link in store.symlinks()? {
         findings.push(Finding::new(
             link,
             None,
@@ -298,23 +201,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     }
     if let Some(text) = store.read(layout::CONSUMERS)? {
-        if let Err(e) = crate::consumers::parse_registry(layout::CONSUMERS, &text) {
-            findings.extend(Finding::located(layout::CONSUMERS, &e));
+        match crate::consumers::parse_registry(layout::CONSUMERS, &text) {
+            Err(e) => findings.extend(Finding::located(layout::CONSUMERS, &e)),
+            Ok(registry) => findings.extend(uses_findings(&store, &datasets, &registry)?),
         }
     }
     // Ledgers and release records are parsed with the same strict parsers as their readers
     // (`notify`, `advisory`), so a file that passes here is one they accept. A dataset's
     // change history was parsed above when the dataset has contracts.
     for dir in [layout::HISTORY, layout::NOTIFICATIONS] {
-        for f in store
-            .repo()
-            .list_at(store.head(), dir)
-            .map_err(StoreError::from)?
-        {
-            if !f.ends_with(".toml") {
-                continue;
-            }
-            let path = format!("{dir}/{f}");
+        for path in store.toml_files(dir)? {
+            let f = path[dir.len() + 1..].to_string();
             let text = match store.read(&path) {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
@@ -345,7 +242,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let report = Report {
         datasets: datasets.len(),
         contracts: contracts_seen,
-        commits: walk.len(),
+        commits: proof.commits,
         findings,
     };
     match ctx.format {
@@ -429,4 +326,55 @@ fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
             f
         })
         .collect()
+}
+
+/// A consumer's `datasets` entry naming a dataset the store does not have, and a `uses` entry
+/// naming no clause (or key) of its dataset's newest contract: the registry would otherwise
+/// make a consumer silently unaffected by the change it relies on.
+fn uses_findings(
+    store: &crate::store::Store,
+    datasets: &[String],
+    registry: &crate::consumers::Registry,
+) -> Result<Vec<Finding>, CommandError> {
+    let mut out = Vec::new();
+    let mut versions: std::collections::HashMap<String, Vec<Contract>> =
+        std::collections::HashMap::new();
+    for c in registry.consumers.values() {
+        let Some(subs) = &c.datasets else { continue };
+        for (dataset, sub) in subs {
+            if !datasets.iter().any(|d| d == dataset) {
+                out.push(Finding::new(
+                    layout::CONSUMERS.to_string(),
+                    None,
+                    None,
+                    format!(
+                        "consumer `{}` reads dataset `{dataset}`, which the store does not have",
+                        c.name
+                    ),
+                ));
+                continue;
+            }
+            let Some(uses) = &sub.uses else { continue };
+            if !versions.contains_key(dataset) {
+                let all = store
+                    .contracts(dataset, Strictness::Reading)
+                    .unwrap_or_default();
+                versions.insert(dataset.clone(), all);
+            }
+            let all: Vec<&Contract> = versions[dataset].iter().collect();
+            for (u, place) in uses.iter().zip(&sub.places) {
+                if let Some(why) = crate::model::impact::unknown_use(u, &all) {
+                    out.push(Finding {
+                        file: layout::CONSUMERS.to_string(),
+                        line: (place.line > 0).then_some(place.line),
+                        column: (place.line > 0).then_some(place.column),
+                        commit: None,
+                        author: None,
+                        message: format!("consumer `{}`, dataset `{dataset}`: {why}", c.name),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }

@@ -3,13 +3,15 @@ use serde::Serialize;
 use super::consumption::{registry, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::{classify, ScanStats, Standing, Status};
+use crate::consumers::{classify, mark_stale, ScanStats, Standing, Status};
 use crate::model::Line;
 
 /// Who reads a dataset, from the consumption log: for each registered consumer the line and
 /// version of its newest read within `[consumption] lookback_days` up to --today, and whether
 /// it is still on an old line, migrated, current or silent; readers missing from
-/// consumers.toml are listed as unknown.
+/// consumers.toml are listed as unknown, registered readers not subscribed to the dataset as
+/// unsubscribed. Liveness: a consumer with no read in `[consumption] stale_after_days` is
+/// stale.
 ///
 /// Malformed log lines are reported on stderr (file:line: reason) and counted; the scan goes
 /// on. Exit 0, or 2 for a bad dataset, registry or config.
@@ -39,6 +41,8 @@ struct Report<'a> {
     dataset: &'a str,
     today: chrono::NaiveDate,
     lookback_from: chrono::NaiveDate,
+    /// A consumer with no read in this many days is `stale`.
+    stale_after_days: i64,
     lines: Vec<LineSummary>,
     /// Registered consumers whose newest read names a version the store does not have.
     unknown_version: usize,
@@ -47,7 +51,6 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("consumers")?;
     let store = ctx.store_for(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     if let Some(n) = args.line {
@@ -62,7 +65,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let registry = registry(&store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into())?;
-    let mut standings = classify(&lines, &registry, &scan.of(&args.dataset));
+    let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
+    let stale_after_days = store.config().consumption.stale_after();
+    mark_stale(&mut standings, ctx.today, stale_after_days);
     let newest = lines.iter().map(|l| l.major).max();
     let summaries = lines
         .iter()
@@ -94,6 +99,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         dataset: &args.dataset,
         today: ctx.today,
         lookback_from: req.from,
+        stale_after_days,
         lines: summaries,
         unknown_version,
         consumers: standings,
@@ -117,12 +123,12 @@ pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
             .as_ref()
             .map_or("?".to_string(), |v| v.to_string());
         match (&s.version, s.line) {
-            (Some(v), Some(l)) => eprintln!(
+            (Some(v), Some(l)) => talkln!(
                 "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have; \
                  its last read of a known version is {v} (line {l})",
                 s.consumer
             ),
-            _ => eprintln!(
+            _ => talkln!(
                 "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have, \
                  and no known version in the lookback: its line is unknown",
                 s.consumer
@@ -134,7 +140,7 @@ pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
 fn print_text(r: &Report) {
     for l in &r.lines {
         match l.sunset {
-            Some(s) => println!(
+            Some(s) => outln!(
                 "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}",
                 l.line,
                 l.newest_version,
@@ -148,12 +154,12 @@ fn print_text(r: &Report) {
                     String::new()
                 }
             ),
-            None => println!("line {} (newest {})", l.line, l.newest_version),
+            None => outln!("line {} (newest {})", l.line, l.newest_version),
         }
     }
-    println!();
+    outln!();
     if r.consumers.is_empty() {
-        println!("no consumer");
+        outln!("no consumer");
         return;
     }
     let rows = r.consumers.iter().map(|s| {
@@ -170,10 +176,11 @@ fn print_text(r: &Report) {
                 t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             }),
             s.reads.to_string(),
+            if s.stale { "stale" } else { "live" }.to_string(),
             s.team.clone().unwrap_or_else(|| "-".to_string()),
         ]
     });
-    println!(
+    outln!(
         "{}",
         table(
             &[
@@ -181,8 +188,9 @@ fn print_text(r: &Report) {
                 "status",
                 "line",
                 "version",
-                "last read",
+                "last seen",
                 "reads",
+                "liveness",
                 "team"
             ],
             rows

@@ -4,29 +4,20 @@
 use std::collections::BTreeSet;
 
 use super::{CommandError, Context};
-use crate::consumers::{log_files, parse_registry, scan, LogError, Registry, Scan, ScanRequest};
-use crate::store::Store;
+use crate::consumers::{log_files, parse_registry, scan, Registry, Scan, ScanRequest};
+use crate::store::{layout, Store};
 
 /// How many malformed lines are printed one by one; the rest are only counted, so a log
 /// gone wrong does not bury the report.
 const SHOWN_MALFORMED: u64 = 20;
 
-pub fn log_error(e: LogError) -> CommandError {
-    match e {
-        LogError::Io { .. } => CommandError::environment(e.to_string()),
-        LogError::Pattern { .. } | LogError::UnknownFormat { .. } => {
-            CommandError::input(e.to_string())
-        }
-    }
-}
-
 /// The registry; a store without `consumers.toml` has no registered consumer (everyone who
 /// reads is then `unknown`), which is said on stderr.
 pub fn registry(store: &Store) -> Result<Registry, CommandError> {
-    match store.read("consumers.toml")? {
-        Some(text) => Ok(parse_registry("consumers.toml", &text)?),
+    match store.read(layout::CONSUMERS)? {
+        Some(text) => Ok(parse_registry(layout::CONSUMERS, &text)?),
         None => {
-            eprintln!("warning: the store has no consumers.toml: no consumer is registered");
+            talkln!("warning: the store has no consumers.toml: no consumer is registered");
             Ok(Registry::default())
         }
     }
@@ -39,9 +30,9 @@ pub fn scan_logs(
     datasets: BTreeSet<String>,
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    let files = log_files(store.root(), &consumption.sources)?;
     if files.is_empty() {
-        eprintln!(
+        talkln!(
             "warning: no consumption log matches [consumption] sources {:?}: every consumer is silent",
             consumption.sources
         );
@@ -55,7 +46,7 @@ pub fn scan_logs(
     let result = scan(&files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            eprintln!(
+            talkln!(
                 "warning: {}:{}: {}",
                 file.display(),
                 m.line,
@@ -63,14 +54,13 @@ pub fn scan_logs(
             );
         }
         shown += 1;
-    })
-    .map_err(log_error)?;
+    })?;
     for skipped in &result.skipped {
         let file = skipped
             .file
             .strip_prefix(store.root())
             .unwrap_or(&skipped.file);
-        eprintln!(
+        talkln!(
             "warning: {}: {}; the file is skipped",
             file.display(),
             skipped.reason
@@ -78,12 +68,12 @@ pub fn scan_logs(
     }
     let s = &result.stats;
     if s.malformed > SHOWN_MALFORMED {
-        eprintln!(
+        talkln!(
             "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
             s.malformed
         );
     }
-    eprintln!(
+    talkln!(
         "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     );

@@ -1,13 +1,14 @@
 //! What every command gets: the store it works on, the output format, and the day it runs on.
-//! The clock is read here, at the edge, and nowhere else.
+//! The clock is read here, at the edge, and nowhere else: commands ask the context for the day
+//! (`today`) and for the instant they record (`now()`).
 
 use std::path::{Path, PathBuf};
 
-use chrono::NaiveDate;
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 
 use super::{Cli, CommandError, Format};
 use crate::model::{parse_config, Config};
-use crate::store::{Store, Sync};
+use crate::store::{layout, Store, Sync};
 
 pub struct Context {
     pub repo: Option<PathBuf>,
@@ -15,6 +16,8 @@ pub struct Context {
     pub today: NaiveDate,
     /// How writers sync with a remote (`--remote`, `--no-sync`, else `[store] remote`).
     pub sync: Sync,
+    /// `--now` / `CONTRACTS_NOW`, or the system clock when unset.
+    fixed_now: Option<DateTime<FixedOffset>>,
 }
 
 impl Context {
@@ -22,13 +25,23 @@ impl Context {
         Context {
             repo: cli.repo.clone(),
             format: cli.format,
-            today: cli.today.unwrap_or_else(|| chrono::Utc::now().date_naive()),
+            today: cli.today.unwrap_or_else(|| match cli.now {
+                Some(now) => now.with_timezone(&Utc).date_naive(),
+                None => Utc::now().date_naive(),
+            }),
+            fixed_now: cli.now,
             sync: match (&cli.remote, cli.no_sync) {
                 (Some(name), _) => Sync::Remote(name.clone()),
                 (None, true) => Sync::Off,
                 (None, false) => Sync::Config,
             },
         }
+    }
+
+    /// The instant a record, a claim or a notice is stamped with: the system clock, unless
+    /// `--now` fixed it.
+    pub fn now(&self) -> DateTime<FixedOffset> {
+        self.fixed_now.unwrap_or_else(|| Utc::now().fixed_offset())
     }
 
     /// The store's root: `--repo`, or the nearest directory upwards holding `contracts.toml`
@@ -39,7 +52,7 @@ impl Context {
         }
         let cwd = std::env::current_dir().ok()?;
         cwd.ancestors()
-            .find(|d| d.join("contracts.toml").is_file() || d.join(".git").exists())
+            .find(|d| d.join(layout::CONFIG).is_file() || d.join(".git").exists())
             .map(Path::to_path_buf)
     }
 
@@ -62,7 +75,7 @@ impl Context {
                 Err(e) => return Err(e.into()),
             }
         }
-        let path = root.join("contracts.toml");
+        let path = root.join(layout::CONFIG);
         if !path.is_file() {
             if self.repo.is_some() {
                 return Err(CommandError::input(format!(
@@ -135,30 +148,6 @@ impl Context {
         warn_uncommitted(&store, None);
         Ok(store)
     }
-
-    /// Refuse a format the command does not speak: it speaks text and json only.
-    pub fn refuse_junit(&self, command: &str) -> Result<(), CommandError> {
-        match self.format {
-            Format::Text | Format::Json => Ok(()),
-            Format::Junit => Err(CommandError::input(format!(
-                "`{command}` speaks --format text or json; junit is for `validate`"
-            ))),
-            Format::Github | Format::Sarif => Err(CommandError::input(format!(
-                "`{command}` speaks --format text or json; github and sarif are for `check`, \
-                 `validate`, `diff` and `propose --dry-run`"
-            ))),
-        }
-    }
-
-    /// Refuse junit only: for the commands that also speak github and sarif.
-    pub fn refuse_junit_only(&self, command: &str) -> Result<(), CommandError> {
-        if self.format == Format::Junit {
-            return Err(CommandError::input(format!(
-                "`{command}` speaks --format text, json, github or sarif; junit is for `validate`"
-            )));
-        }
-        Ok(())
-    }
 }
 
 /// How many uncommitted files are named one by one before the rest are only counted.
@@ -170,16 +159,16 @@ pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
     match store.uncommitted(dataset) {
         Ok(files) => {
             for f in files.iter().take(SHOWN_UNCOMMITTED) {
-                eprintln!("warning: uncommitted changes to {f} are not used; commit them");
+                talkln!("warning: uncommitted changes to {f} are not used; commit them");
             }
             if files.len() > SHOWN_UNCOMMITTED {
-                eprintln!(
+                talkln!(
                     "warning: {} more store files have uncommitted changes (`git status` lists them)",
                     files.len() - SHOWN_UNCOMMITTED
                 );
             }
         }
-        Err(e) => eprintln!("warning: {e}; uncommitted changes are not reported"),
+        Err(e) => talkln!("warning: {e}; uncommitted changes are not reported"),
     }
 }
 

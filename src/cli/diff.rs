@@ -7,7 +7,9 @@ use super::output::{changes_table, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::crossings;
 use crate::model::proposal::demanding;
-use crate::model::{derive_changes, parse_contract, Bump, Change, Contract, KindTable, Strictness};
+use crate::model::{
+    derive_changes, parse_contract, Bump, Change, Contract, Impact, KindTable, Strictness,
+};
 use crate::render::delta::delta;
 
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
@@ -37,6 +39,11 @@ struct Report<'a> {
     required_bump: Bump,
     actual_bump: Bump,
     sufficient: bool,
+    /// Each consumer subscribed to the dataset, with its verdict on these changes.
+    /// Empty outside a store.
+    consumers: Vec<Impact>,
+    #[serde(skip)]
+    in_store: bool,
 }
 
 /// Load a contract named on the command line: a file, or `dataset@version` in the store.
@@ -66,7 +73,6 @@ fn source(ctx: &Context, arg: &str) -> (String, Option<String>) {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit_only("diff")?;
     let config = ctx.config()?;
     let old = load(ctx, &args.old, &config.kinds)?;
     let new = load(ctx, &args.new, &config.kinds)?;
@@ -85,12 +91,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     for (c, x) in [(&old, crossings(&old)), (&new, crossings(&new))] {
         for x in x {
-            eprintln!("note: {}@{}: {x}", c.dataset, c.version);
+            talkln!("note: {}@{}: {x}", c.dataset, c.version);
         }
     }
     let set = derive_changes(&old, &new);
     let actual = Bump::between(&old.version, &new.version);
     let sufficient = actual >= set.required;
+    let registry = super::impact::registry_if_store(ctx)?;
+    let consumers = registry
+        .as_ref()
+        .map(|r| super::impact::verdicts(r, &new.dataset, &set.changes));
     let report = Report {
         old: VersionRef {
             dataset: &old.dataset,
@@ -104,6 +114,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         required_bump: set.required,
         actual_bump: actual,
         sufficient,
+        in_store: consumers.is_some(),
+        consumers: consumers.unwrap_or_default(),
     };
     match ctx.format {
         Format::Json => print_json(&report),
@@ -117,12 +129,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => print_text(&report),
     }
     if !sufficient {
-        eprintln!(
+        talkln!(
             "error: {} -> {} is a {} bump, but the changes require a {} bump:",
-            old.version, new.version, actual, set.required
+            old.version,
+            new.version,
+            actual,
+            set.required
         );
         for c in &demanding(&set.changes, actual) {
-            eprintln!(
+            talkln!(
                 "  {} ({}, {}): {}",
                 c.clause,
                 c.kind,
@@ -154,4 +169,8 @@ fn print_text(r: &Report) {
         r.new.version,
         if r.sufficient { "" } else { "  INSUFFICIENT" }
     );
+    if r.in_store {
+        outln!();
+        super::impact::print_verdicts(r.new.dataset, &r.consumers);
+    }
 }

@@ -3,7 +3,10 @@
 
 use std::process::ExitCode;
 
+use crate::consumers::LogError;
 use crate::model::TomlErrors;
+use crate::notify::send::MailError;
+use crate::release::ReleaseError;
 use crate::store::{GitError, StoreError};
 
 /// What a command that ran to the end found.
@@ -50,39 +53,88 @@ impl ErrorClass {
     }
 }
 
-#[derive(Debug, Clone)]
+/// A command that could not run to the end: its class (the exit code), what went wrong, the
+/// library error behind it (whose causes are printed as "caused by: …", so a gix or I/O cause
+/// reaches the user), and what to do about it.
+#[derive(Debug)]
 pub struct CommandError {
-    pub class: ErrorClass,
+    pub kind: ErrorClass,
     pub message: String,
-    pub hint: Option<String>,
+    pub source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    pub hints: Vec<String>,
 }
 
 impl CommandError {
     pub fn input(message: impl Into<String>) -> CommandError {
-        CommandError {
-            class: ErrorClass::Input,
-            message: message.into(),
-            hint: None,
-        }
+        CommandError::new(ErrorClass::Input, message)
     }
 
     pub fn environment(message: impl Into<String>) -> CommandError {
+        CommandError::new(ErrorClass::Environment, message)
+    }
+
+    fn new(kind: ErrorClass, message: impl Into<String>) -> CommandError {
         CommandError {
-            class: ErrorClass::Environment,
+            kind,
             message: message.into(),
-            hint: None,
+            source: None,
+            hints: Vec::new(),
+        }
+    }
+
+    /// A library error of `kind`: its Display is the message, its causes the chain.
+    pub fn from_error<E>(kind: ErrorClass, e: E) -> CommandError
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        CommandError {
+            kind,
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+            hints: Vec::new(),
         }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> CommandError {
-        self.hint = Some(hint.into());
+        self.hints.push(hint.into());
         self
+    }
+
+    /// The causes under the message, outermost first. A cause whose text the lines before it
+    /// already say (thiserror messages often embed their source) is left out, so nothing is
+    /// printed twice.
+    pub fn causes(&self) -> Vec<String> {
+        let mut said = self.message.clone();
+        let mut out = Vec::new();
+        let mut next = self.source.as_deref().and_then(|e| e.source());
+        while let Some(cause) = next {
+            let text = cause.to_string();
+            if !text.is_empty() && !said.contains(&text) {
+                said.push('\n');
+                said.push_str(&text);
+                out.push(text);
+            }
+            next = cause.source();
+        }
+        out
+    }
+
+    /// What the user reads on stderr: the error, each cause and each hint on its own line.
+    pub fn render(&self) -> String {
+        let mut out = format!("error: {}\n", self.message);
+        for cause in self.causes() {
+            out.push_str(&format!("caused by: {cause}\n"));
+        }
+        for hint in &self.hints {
+            out.push_str(&format!("hint: {hint}\n"));
+        }
+        out
     }
 }
 
 impl From<TomlErrors> for CommandError {
     fn from(e: TomlErrors) -> Self {
-        CommandError::input(e.to_string())
+        CommandError::from_error(ErrorClass::Input, e)
     }
 }
 
@@ -90,7 +142,7 @@ impl From<std::io::Error> for CommandError {
     /// A bare I/O error is the environment's; callers that know a path is user input map it
     /// themselves (see `Context::read_input`).
     fn from(e: std::io::Error) -> Self {
-        CommandError::environment(e.to_string())
+        CommandError::from_error(ErrorClass::Environment, e)
     }
 }
 
@@ -106,15 +158,122 @@ impl From<StoreError> for CommandError {
             StoreError::Git(g) => g.hint(),
             _ => None,
         };
-        let class = if e.is_input() {
+        let kind = if e.is_input() {
             ErrorClass::Input
         } else {
             ErrorClass::Environment
         };
-        CommandError {
-            class,
-            message: e.to_string(),
-            hint,
+        let err = CommandError::from_error(kind, e);
+        match hint {
+            Some(h) => err.with_hint(h),
+            None => err,
         }
+    }
+}
+
+impl From<GitError> for CommandError {
+    fn from(e: GitError) -> Self {
+        StoreError::from(e).into()
+    }
+}
+
+impl From<ReleaseError> for CommandError {
+    /// A release error is about a file the user named: bad input, exit 2; object storage
+    /// that cannot be reached or refuses the credentials is the environment, exit 3.
+    fn from(e: ReleaseError) -> Self {
+        use crate::release::remote::RemoteFailure;
+        if let ReleaseError::Remote(r) = &e {
+            let (class, hint) = match r.failure {
+                RemoteFailure::BadUrl | RemoteFailure::NotFound => (ErrorClass::Input, None),
+                RemoteFailure::Denied => (
+                    ErrorClass::Environment,
+                    Some("the store refused the credentials: check AWS_*, GOOGLE_* or AZURE_* in the environment"),
+                ),
+                RemoteFailure::Unavailable => (
+                    ErrorClass::Environment,
+                    Some("the store could not be reached; for a local S3 server set AWS_ENDPOINT_URL and AWS_ALLOW_HTTP=true"),
+                ),
+            };
+            let err = CommandError::from_error(class, e);
+            return match hint {
+                Some(h) => err.with_hint(h),
+                None => err,
+            };
+        }
+        let hint = match &e {
+            ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
+            ReleaseError::Unsupported { .. } => {
+                Some("the file is valid: convert it to a kind this build reads (e.g. with ogr2ogr)")
+            }
+            ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
+            _ => None,
+        };
+        let err = CommandError::from_error(ErrorClass::Input, e);
+        match hint {
+            Some(h) => err.with_hint(h),
+            None => err,
+        }
+    }
+}
+
+impl From<LogError> for CommandError {
+    /// A log that cannot be read is the environment's; a bad `[consumption] sources` pattern
+    /// or an unknown log format is configuration.
+    fn from(e: LogError) -> Self {
+        let kind = match e {
+            LogError::Io { .. } => ErrorClass::Environment,
+            LogError::Pattern { .. } | LogError::UnknownFormat { .. } => ErrorClass::Input,
+        };
+        CommandError::from_error(kind, e)
+    }
+}
+
+impl From<MailError> for CommandError {
+    fn from(e: MailError) -> Self {
+        let kind = if e.is_input() {
+            ErrorClass::Input
+        } else {
+            ErrorClass::Environment
+        };
+        CommandError::from_error(kind, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer: {inner}")]
+    struct Embeds {
+        #[source]
+        inner: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the store moved")]
+    struct Hides {
+        #[source]
+        inner: Embeds,
+    }
+
+    #[test]
+    fn a_cause_the_message_does_not_say_is_printed_once_and_an_embedded_one_is_not() {
+        let io = std::io::Error::other("disk on fire");
+        let e = CommandError::from_error(
+            ErrorClass::Environment,
+            Hides {
+                inner: Embeds { inner: io },
+            },
+        )
+        .with_hint("run again");
+        assert_eq!(
+            e.render(),
+            "error: the store moved\ncaused by: outer: disk on fire\nhint: run again\n"
+        );
+        let io = std::io::Error::other("disk on fire");
+        let e = CommandError::from_error(ErrorClass::Environment, Embeds { inner: io });
+        assert_eq!(e.render(), "error: outer: disk on fire\n");
+        assert_eq!(e.kind.exit_code(), ExitCode::from(3));
     }
 }

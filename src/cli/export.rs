@@ -32,7 +32,6 @@ struct OdcsArgs {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("export")?;
     let To::Odcs(a) = &args.to;
     let store = ctx.store()?;
     let (dataset, version) = match a.target.split_once('@') {
@@ -72,7 +71,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             std::fs::write(path, &text).map_err(|e| {
                 CommandError::environment(format!("cannot write {}: {e}", path.display()))
             })?;
-            eprintln!("wrote {}", path.display());
+            talkln!("wrote {}", path.display());
         }
         None => outln!("{}", text.trim_end()),
     }

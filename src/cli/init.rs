@@ -29,7 +29,6 @@ struct Report {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("init")?;
     let dir = args
         .dir
         .clone()
@@ -76,13 +75,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Format::Json => print_json(&report),
         _ => {
             outln!("{}", report.root.display());
-            eprintln!(
+            talkln!(
                 "initialised a contracts store in {} (commit {})",
                 report.root.display(),
                 &report.commit[..12]
             );
             if let Some(since) = &report.adopted_since {
-                eprintln!(
+                talkln!(
                     "adopted an existing repository: proofs start after {}",
                     &since[..12]
                 );

@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::output::{print_json, table};
@@ -15,12 +13,7 @@ pub struct Args {
     dataset: Option<String>,
 }
 
-#[derive(Serialize, Clone)]
-pub struct CommitInfo {
-    pub id: String,
-    pub author: String,
-    pub date: String,
-}
+pub use crate::store::CommitInfo;
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -41,12 +34,7 @@ pub enum Entry {
 
 /// How many records of a kind a history text holds. The append-only proof (`check`) makes
 /// counting table headers enough to tell which records a commit appended.
-fn count(text: &str, header: &str) -> usize {
-    text.lines().filter(|l| l.trim_end() == header).count()
-}
-
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("log")?;
     let store = ctx.store()?;
     let datasets = match &args.dataset {
         Some(d) => {
@@ -72,42 +60,7 @@ pub fn entries(
     datasets: &[String],
     only: Option<&str>,
 ) -> Result<Vec<Entry>, CommandError> {
-    let prefix = match only {
-        Some(d) => layout::history(d),
-        None => format!("{}/", layout::HISTORY),
-    };
-    // (path, "[[change]]" or "[[sunset]]", index) -> the commit that appended it.
-    let mut by_record: HashMap<(String, &str, usize), CommitInfo> = HashMap::new();
-    let walk = store
-        .repo()
-        .history(None, &[prefix.as_str()])
-        .map_err(StoreError::from)?;
-    for commit in &walk {
-        let info = CommitInfo {
-            id: commit.id.to_string(),
-            author: format!("{} <{}>", commit.author.name, commit.author.email),
-            date: commit.time.to_rfc3339(),
-        };
-        for change in &commit.changes {
-            let Some(new) = change.new else { continue };
-            let blob = |id| -> Result<String, CommandError> {
-                Ok(
-                    String::from_utf8_lossy(&store.repo().blob(id).map_err(StoreError::from)?)
-                        .into_owned(),
-                )
-            };
-            let new_text = blob(new)?;
-            let old_text = match change.old {
-                Some(old) => blob(old)?,
-                None => String::new(),
-            };
-            for header in ["[[change]]", "[[sunset]]"] {
-                for i in count(&old_text, header)..count(&new_text, header) {
-                    by_record.insert((change.path.clone(), header, i), info.clone());
-                }
-            }
-        }
-    }
+    let by_record = store.record_origins(only)?;
     let mut entries = Vec::new();
     for d in datasets {
         let path = layout::history(d);

@@ -19,7 +19,23 @@ macro_rules! outln {
     };
 }
 
+/// `print!` for data, through the same closed-pipe handling as `outln!`.
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::cli::output::emit_raw(format_args!($($t)*))
+    };
+}
+
+/// `eprintln!` for talk: warnings and progress on stderr, never a panic when stderr is gone.
+macro_rules! talkln {
+    ($($t:tt)*) => {
+        $crate::cli::output::talk(format_args!($($t)*))
+    };
+}
+
 mod advisory;
+mod backtest;
+mod can_retire;
 mod check;
 mod ci;
 mod completions;
@@ -29,6 +45,7 @@ mod context;
 mod diff;
 mod error;
 mod export;
+mod impact;
 mod init;
 mod log;
 mod new;
@@ -69,6 +86,17 @@ pub struct Cli {
         value_name = "YYYY-MM-DD"
     )]
     pub today: Option<NaiveDate>,
+
+    /// The instant recorded in history, ledgers and notices [default: the system clock]. For
+    /// reproducible runs and tests; hidden from the help because a person never needs it.
+    #[arg(
+        long,
+        global = true,
+        env = "CONTRACTS_NOW",
+        value_name = "RFC3339",
+        hide = true
+    )]
+    pub now: Option<chrono::DateTime<chrono::FixedOffset>>,
 
     /// Writers: fetch from and push to this git remote around each commit, whatever
     /// `[store] remote` says
@@ -136,6 +164,8 @@ pub enum Command {
     Profile(profile::Args),
     Validate(validate::Args),
     Advisory(advisory::Args),
+    Backtest(backtest::Args),
+    CanRetire(can_retire::Args),
     New(new::Args),
     Consumers(consumers::Args),
     Notify(notify::Args),
@@ -145,6 +175,71 @@ pub enum Command {
     Man(completions::ManArgs),
     Schema(schema::Args),
     Export(export::Args),
+}
+
+impl Command {
+    /// The command's name as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Init(_) => "init",
+            Command::Diff(_) => "diff",
+            Command::Propose(_) => "propose",
+            Command::Check(_) => "check",
+            Command::Status(_) => "status",
+            Command::Log(_) => "log",
+            Command::Show(_) => "show",
+            Command::Sunset(_) => "sunset",
+            Command::Profile(_) => "profile",
+            Command::Validate(_) => "validate",
+            Command::Advisory(_) => "advisory",
+            Command::Backtest(_) => "backtest",
+            Command::CanRetire(_) => "can-retire",
+            Command::New(_) => "new",
+            Command::Consumers(_) => "consumers",
+            Command::Notify(_) => "notify",
+            Command::Timeline(_) => "timeline",
+            Command::Site(_) => "site",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+            Command::Schema(_) => "schema",
+            Command::Export(_) => "export",
+        }
+    }
+
+    /// The output formats each command speaks, in one table: a command is never reached with
+    /// a format it does not render. (`propose` speaks github and sarif with `--dry-run` only,
+    /// which it checks itself.)
+    fn formats(&self) -> &'static [Format] {
+        use Format::*;
+        match self {
+            Command::Validate(_) => &[Text, Json, Junit, Github, Sarif],
+            Command::Check(_) | Command::Diff(_) | Command::Propose(_) => {
+                &[Text, Json, Github, Sarif]
+            }
+            _ => &[Text, Json],
+        }
+    }
+
+    /// Refuse a format the command does not speak (exit 2), saying which commands speak it.
+    fn refuse_format(&self, format: Format) -> Result<(), CommandError> {
+        let speaks = self.formats();
+        if speaks.contains(&format) {
+            return Ok(());
+        }
+        let names: Vec<String> = speaks
+            .iter()
+            .map(|f| format!("{f:?}").to_lowercase())
+            .collect();
+        let elsewhere = match format {
+            Format::Junit => "junit is for `validate`",
+            _ => "github and sarif are for `check`, `validate`, `diff` and `propose --dry-run`",
+        };
+        Err(CommandError::input(format!(
+            "`{}` speaks --format {}; {elsewhere}",
+            self.name(),
+            names.join(", ")
+        )))
+    }
 }
 
 /// Run the command line and turn the outcome into an exit code.
@@ -163,6 +258,10 @@ pub fn main() -> ExitCode {
     };
     output::set_colour(cli.color.resolve());
     let ctx = Context::new(&cli);
+    if let Err(e) = cli.command.refuse_format(cli.format) {
+        out_err(&e);
+        return e.kind.exit_code();
+    }
     let result = match &cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
@@ -175,6 +274,8 @@ pub fn main() -> ExitCode {
         Command::Profile(args) => profile::run(&ctx, args),
         Command::Validate(args) => validate::run(&ctx, args),
         Command::Advisory(args) => advisory::run(&ctx, args),
+        Command::Backtest(args) => backtest::run(&ctx, args),
+        Command::CanRetire(args) => can_retire::run(&ctx, args),
         Command::New(args) => new::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
@@ -188,11 +289,13 @@ pub fn main() -> ExitCode {
     match result {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
-            eprintln!("error: {}", e.message);
-            if let Some(hint) = &e.hint {
-                eprintln!("hint: {hint}");
-            }
-            e.class.exit_code()
+            out_err(&e);
+            e.kind.exit_code()
         }
     }
+}
+
+/// The error, its causes and its hints, on stderr.
+fn out_err(e: &CommandError) {
+    talkln!("{}", e.render().trim_end());
 }

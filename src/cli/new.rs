@@ -1,11 +1,9 @@
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::profile::profile_release;
 use super::{CommandError, Context, Outcome};
 use crate::model::is_dataset_name;
-use crate::model::value::is_geographic_crs;
-use crate::release::Profile;
+use crate::release::draft::draft;
 
 /// Print a draft first contract for DATASET on stdout. With `--from`, the draft is filled from
 /// a profile of real data: crs, envelope, geometry types, attributes with their types, null
@@ -22,155 +20,7 @@ pub struct Args {
     from: Vec<PathBuf>,
 }
 
-fn s(v: &str) -> String {
-    toml::Value::String(v.to_string()).to_string()
-}
-
-/// A TOML key: bare when it can be, quoted otherwise.
-fn key(k: &str) -> String {
-    let bare = !k.is_empty()
-        && k.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if bare {
-        k.to_string()
-    } else {
-        s(k)
-    }
-}
-
-/// A fraction rounded up to two decimals, so the drafted limit holds for the profiled data.
-fn ceil2(x: f64) -> f64 {
-    ((x * 100.0).ceil() / 100.0).min(1.0)
-}
-
-fn num(x: f64) -> String {
-    toml::Value::Float(x).to_string()
-}
-
-fn list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
-    let v: Vec<String> = items.into_iter().map(|i| s(i)).collect();
-    format!("[{}]", v.join(", "))
-}
-
-/// The draft's text. Pure, for tests.
-pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> String {
-    let mut t = String::new();
-    let _ = writeln!(t, "# Draft first contract for `{dataset}`.");
-    if let Some(p) = p {
-        let _ = writeln!(t, "# Drafted from a profile of: {}", p.files.join(", "));
-        let _ = writeln!(
-            t,
-            "# A profile says what this release contains, not what you promise: review every clause."
-        );
-    }
-    let _ = writeln!(t, "dataset     = {}", s(dataset));
-    let _ = writeln!(t, "version     = \"1.0.0\"");
-    let _ = writeln!(t, "valid_from  = {today}");
-    let _ = writeln!(t, "description = \"TODO: what this dataset is\"");
-    let Some(p) = p else {
-        let _ = writeln!(t, "\n[clauses]\n# crs = \"EPSG:4326\"");
-        return t;
-    };
-    let _ = writeln!(
-        t,
-        "# Advisory note: clauses listed in `advisory` are published but not enforced; a release\n\
-         # that fails them gets a warning and, with `validate --record`, a record. Measured limits\n\
-         # start advisory here; `contracts advisory {dataset}` shows how many releases they would\n\
-         # have failed, and a later minor version may enforce them."
-    );
-    let advisory = if p.attributes.values().any(|a| a.nulls > 0) {
-        "[\"max_null_fraction\", \"metric_tolerances\"]"
-    } else {
-        "[\"metric_tolerances\"]"
-    };
-    let _ = writeln!(t, "advisory    = {advisory}");
-    let _ = writeln!(t, "\n[clauses]");
-    match &p.crs {
-        Some(crs) => {
-            let _ = writeln!(t, "crs                      = {}", s(crs));
-        }
-        None => {
-            let _ = writeln!(
-                t,
-                "# crs = \"?\"   # the release's CRS could not be identified; fill it in"
-            );
-        }
-    }
-    if let Some(e) = p.envelope {
-        let e: [f64; 4] = e.into();
-        let e = if p.crs.as_deref().is_some_and(is_geographic_crs) {
-            // A geographic envelope must lie within the globe; writers' float noise
-            // (180.00000000000006) is tolerated by `validate`.
-            [
-                e[0].max(-180.0),
-                e[1].max(-90.0),
-                e[2].min(180.0),
-                e[3].min(90.0),
-            ]
-        } else {
-            e
-        };
-        let _ = writeln!(
-            t,
-            "envelope                 = [{}, {}, {}, {}]",
-            num(e[0]),
-            num(e[1]),
-            num(e[2]),
-            num(e[3])
-        );
-    }
-    if !p.geometry_types.is_empty() {
-        let types: Vec<String> = p.geometry_types.iter().map(|g| g.to_string()).collect();
-        let _ = writeln!(t, "permitted_geometry       = {}", list(&types));
-        let _ = writeln!(t, "emitted_geometry         = {}", list(&types));
-    }
-    if !p.dimensions.is_empty() {
-        let dims: Vec<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
-        let _ = writeln!(t, "dimensions               = {}", list(&dims));
-    }
-    let attrs = |required: bool| {
-        let v: Vec<String> = p
-            .attributes
-            .iter()
-            .filter(|(_, a)| (a.nulls == 0) == required)
-            .map(|(n, a)| format!("{} = {}", key(n), s(a.ty.as_str())))
-            .collect();
-        (!v.is_empty()).then(|| format!("{{ {} }}", v.join(", ")))
-    };
-    if let Some(a) = attrs(true) {
-        let _ = writeln!(
-            t,
-            "required_attributes      = {a}   # never null in this release"
-        );
-    }
-    if let Some(a) = attrs(false) {
-        let _ = writeln!(
-            t,
-            "optional_attributes      = {a}   # null somewhere in this release"
-        );
-    }
-    let nulls: Vec<String> = p
-        .attributes
-        .iter()
-        .filter(|(_, a)| a.nulls > 0)
-        .map(|(n, a)| format!("{} = {}", key(n), num(ceil2(a.null_fraction))))
-        .collect();
-    if !nulls.is_empty() {
-        let _ = writeln!(t, "max_null_fraction        = {{ {} }}", nulls.join(", "));
-    }
-    let m = |k: &str| ceil2(p.metrics.get(k).copied().unwrap_or(0.0));
-    let _ = writeln!(
-        t,
-        "metric_tolerances        = {{ invalid_geometry_fraction = {}, null_geometry_fraction = {} }}",
-        num(m("invalid_geometry_fraction")),
-        num(m("null_geometry_fraction"))
-    );
-    let _ = writeln!(t, "supported_output_formats = [{}]", s(&p.format));
-    t
-}
-
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("new")?;
     if !is_dataset_name(&args.dataset) {
         return Err(CommandError::input(format!(
             "`{}` is not a valid dataset name ([a-z0-9][a-z0-9_-]{{0,63}})",
@@ -185,6 +35,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             &crate::release::ReadOptions::default(),
         )?)
     };
-    print!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
+    out!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
     Ok(Outcome::Clean)
 }

@@ -11,13 +11,13 @@ use crate::model::{Config, Line};
 use crate::notify::dataset_input;
 use crate::notify::journal::{self, Journal};
 use crate::notify::ledger::{
-    claim_text, commit_ledger, entry_text, ledger_header, ledger_path, parse_ledger, release_text,
-    sent_keys, Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
+    claim_text, commit_ledger, entry_text, ledger_header, parse_ledger, release_text, sent_keys,
+    Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
 };
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
 use crate::notify::render::{ChangeValues, Templates, BODY, SUBJECT};
 use crate::notify::send::{check_settings, message, sender, MailError, Mailer};
-use crate::store::{GitError, Store, StoreError};
+use crate::store::{layout, Edit, Step, Store, StoreError};
 
 /// The cron job: email each registered consumer still on a line whose sunset is near.
 ///
@@ -56,14 +56,6 @@ struct Row<'a> {
     error: Option<String>,
 }
 
-fn mail_error(e: MailError) -> CommandError {
-    if e.is_input() {
-        CommandError::input(e.to_string())
-    } else {
-        CommandError::environment(e.to_string())
-    }
-}
-
 fn key_of(n: &Notice) -> Key {
     (n.consumer.clone(), n.line, n.milestone.to_string())
 }
@@ -97,7 +89,7 @@ fn read_ledgers<'a>(
         if out.contains_key(d) {
             continue;
         }
-        let path = ledger_path(d);
+        let path = layout::notifications(d);
         let ledger = match store.read(&path)? {
             Some(text) => parse_ledger(&path, &text)?,
             None => Ledger::default(),
@@ -147,7 +139,7 @@ fn sift(
             }),
             ClaimState::InFlight { run, minutes } => {
                 if !quiet {
-                    eprintln!(
+                    talkln!(
                         "skipped {} line {} {} to {}: claimed {minutes} min ago by run {run}, \
                          which may still be sending it (a claim is stale after {stale_minutes} min)",
                         n.dataset, n.line, n.milestone, n.consumer
@@ -199,7 +191,7 @@ fn plan_today(
     if !due.is_empty() {
         let (scan, _) = scan_logs(ctx, store, due.keys().cloned().collect::<BTreeSet<_>>())?;
         for (dataset, lines) in &due {
-            let standings = classify(lines, &registry, &scan.of(dataset));
+            let standings = classify(dataset, lines, &registry, &scan.of(dataset));
             super::consumers::warn_unknown_versions(dataset, &standings);
             let windowed: Vec<u64> = lines
                 .iter()
@@ -212,8 +204,22 @@ fn plan_today(
                     s.status == Status::Unknown && s.line.is_some_and(|l| windowed.contains(&l))
                 })
                 .count();
-            if unknown > 0 {
+            let unsubscribed = standings
+                .iter()
+                .filter(|s| {
+                    s.status == Status::Unsubscribed
+                        && s.line.is_some_and(|l| windowed.contains(&l))
+                })
+                .count();
+            if unsubscribed > 0 {
                 eprintln!(
+                    "warning: {dataset}: {unsubscribed} registered reader(s) still on a retiring line \
+                     are not subscribed to {dataset} in consumers.toml and are not told (add \
+                     datasets.{dataset} to their entry)"
+                );
+            }
+            if unknown > 0 {
+                talkln!(
                     "warning: {dataset}: {unknown} reader(s) still on a retiring line are not in \
                      consumers.toml and cannot be told (see `contracts consumers {dataset}`)"
                 );
@@ -231,7 +237,9 @@ fn plan_today(
 fn by_ledger(items: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
     let mut m: BTreeMap<String, String> = BTreeMap::new();
     for (dataset, text) in items {
-        m.entry(ledger_path(&dataset)).or_default().push_str(&text);
+        m.entry(layout::notifications(&dataset))
+            .or_default()
+            .push_str(&text);
     }
     m.into_iter().collect()
 }
@@ -250,7 +258,12 @@ fn claim_of(n: &Notice, run: &str, now: DateTime<FixedOffset>, today: chrono::Na
     }
 }
 
-fn release_of(n: &Notice, run: &str, reason: String) -> (String, String) {
+fn release_of(
+    n: &Notice,
+    run: &str,
+    at: DateTime<FixedOffset>,
+    reason: String,
+) -> (String, String) {
     (
         n.dataset.clone(),
         release_text(&Release {
@@ -258,73 +271,60 @@ fn release_of(n: &Notice, run: &str, reason: String) -> (String, String) {
             line: n.line,
             milestone: n.milestone.to_string(),
             run: run.to_string(),
-            at: chrono::Utc::now().fixed_offset(),
+            at,
             reason,
         }),
     )
 }
 
-/// Commit the claims of `todo` with a compare-and-swap on the store's HEAD. When another
-/// writer moved it, the ledgers are read again, whatever was claimed or sent meanwhile is
-/// dropped, and the rest claimed again, a bounded number of times. Returns the store at the
-/// commit that holds the claims and what is left to send (empty when others took it all).
+/// Commit the claims of `todo` through [`Store::transact`]: at each HEAD it lands on, the
+/// ledgers are read again and whatever was claimed or sent meanwhile is dropped before the
+/// rest is claimed. Returns the store at the newest HEAD (the claims read back: of two claims
+/// of one notice, the first in the ledger sends) and what is left to send (empty when others
+/// took it all).
 fn claim(
-    store: &Store,
-    mut todo: Vec<Todo>,
+    store: Store,
+    todo: Vec<Todo>,
     run: &str,
     now: DateTime<FixedOffset>,
     ctx: &Context,
     stale_minutes: i64,
 ) -> Result<(Store, Vec<Todo>), CommandError> {
-    const ATTEMPTS: u32 = 20;
     let datasets: BTreeSet<String> = todo.iter().map(|t| t.notice.dataset.clone()).collect();
-    let mut reopened: Option<Store> = None;
-    for attempt in 1..=ATTEMPTS {
-        let current = reopened.as_ref().unwrap_or(store);
-        if todo.is_empty() {
-            break;
-        }
-        let appends = by_ledger(todo.iter().map(|t| {
-            (
-                t.notice.dataset.clone(),
-                claim_text(&claim_of(&t.notice, run, now, ctx.today)),
-            )
-        }));
-        let files = appends
-            .iter()
-            .map(|(path, text)| Ok((path.clone(), current.appended(path, ledger_header(), text)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let message = format!("notify: claim {} notice(s) for {}", todo.len(), ctx.today);
-        match current.commit(&files, &message) {
-            Ok(_) => break,
-            Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
-                eprintln!(
-                    "notify: the store moved while claiming (attempt {attempt}); reading the \
-                     ledgers again"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(
-                    10 * u64::from(attempt) + u64::from(std::process::id() % 17),
-                ));
-                let fresh = store.refreshed()?;
-                let ledgers = read_ledgers(&fresh, datasets.iter().map(String::as_str))?;
-                let notices = todo.into_iter().map(|t| t.notice).collect();
-                todo = sift(notices, &ledgers, now, stale_minutes, false);
-                reopened = Some(fresh);
+    let notices: Vec<Notice> = todo.into_iter().map(|t| t.notice).collect();
+    let done = store
+        .transact(|current| -> Result<_, CommandError> {
+            let ledgers = read_ledgers(current, datasets.iter().map(String::as_str))?;
+            let todo = sift(notices.clone(), &ledgers, now, stale_minutes, false);
+            if todo.is_empty() {
+                return Ok(Step::Nothing(todo));
             }
-            Err(e) => {
-                return Err(CommandError::environment(format!(
-                    "could not claim the notices in the ledger, so none was sent: {e}"
-                )))
-            }
-        }
-    }
-    // Read back what landed: of two claims of one notice, the first in the ledger sends.
-    let after = store.refreshed()?;
-    Ok((after, todo))
+            let appends = by_ledger(todo.iter().map(|t| {
+                (
+                    t.notice.dataset.clone(),
+                    claim_text(&claim_of(&t.notice, run, now, ctx.today)),
+                )
+            }));
+            let files = appends
+                .iter()
+                .map(|(path, text)| {
+                    Ok((path.clone(), current.appended(path, ledger_header(), text)?))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let message = format!("notify: claim {} notice(s) for {}", todo.len(), ctx.today);
+            Ok(Step::Commit(Edit { files, message }, todo))
+        })
+        .map_err(|e| {
+            CommandError::environment(format!(
+                "could not claim the notices in the ledger, so none was sent: {}",
+                e.message
+            ))
+        })?;
+    let after = done.store.refreshed()?;
+    Ok((after, done.value))
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("notify")?;
     // A dry run writes nothing, so it does not sync; a real run fetches first and pushes its
     // claim before the first mail and its confirmation after the last.
     let store = if args.dry_run {
@@ -337,7 +337,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let located = |key: &'static str| {
         let config = &config;
         move |e: MailError| {
-            let mut err = mail_error(e);
+            let mut err = CommandError::from(e);
             err.message = config.error_at(key, &err.message);
             err
         }
@@ -345,7 +345,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let from = sender(&config.notify.from).map_err(located("notify.from"))?;
     check_settings(&config.smtp).map_err(|e| match e {
         MailError::PlainToRemote(_) => located("smtp.host")(e),
-        other => mail_error(other),
+        other => CommandError::from(other),
     })?;
     let domain = from.email.domain().to_string();
     let stale_minutes = config.notify.claim_stale_minutes;
@@ -353,7 +353,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let notices = plan_today(ctx, &store, &config, &domain)?;
     // The clock is read here, at the edge: claims are dated, and aged, by it. In whole
     // seconds, as the ledger records it, so this run's own claim reads back as made `now`.
-    let now = chrono::Utc::now().fixed_offset();
+    let now = ctx.now();
     let now = now
         .with_nanosecond(0)
         .expect("zero nanoseconds is a valid time");
@@ -363,14 +363,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // Render everything before anything else, in a dry run too: a broken template is found
     // the day it is written, not the day it would have mattered.
     let templates = Templates::new(
-        store.read(&format!("templates/{SUBJECT}"))?,
-        store.read(&format!("templates/{BODY}"))?,
+        store.read(&layout::template(SUBJECT))?,
+        store.read(&layout::template(BODY))?,
     )
     .map_err(|e| CommandError::input(e.to_string()))?
     .with_registry_url(config.notify.registry_url.clone());
     let mut messages = BTreeMap::new();
     let mut histories: BTreeMap<String, crate::model::history::History> = BTreeMap::new();
-    for t in &todo {
+    let mut todo = todo;
+    for t in &mut todo {
         let n = &t.notice;
         if !histories.contains_key(&n.dataset) {
             histories.insert(n.dataset.clone(), store.history(&n.dataset)?);
@@ -395,8 +396,19 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })?;
         messages.insert(
             n.message_id.clone(),
-            message(&from, n, &rendered).map_err(mail_error)?,
+            message(&from, n, &rendered).map_err(CommandError::from)?,
         );
+        // What the notice told, for the report: the same selection the template received.
+        let told: Vec<String> = crate::notify::render::told(n, &changes)
+            .iter()
+            .map(|(c, _)| c.clause.clone())
+            .collect();
+        t.notice.verdict = Some(if told.is_empty() {
+            crate::model::ConsumerVerdict::Unaffected
+        } else {
+            crate::model::ConsumerVerdict::Breaks
+        });
+        t.notice.breaking_changes = told;
     }
 
     if args.dry_run {
@@ -410,7 +422,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })
             .collect();
         print_rows(ctx, &rows);
-        eprintln!(
+        talkln!(
             "notify: dry run, {} notice(s) planned and rendered, none sent",
             todo.len()
         );
@@ -418,30 +430,26 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     if todo.is_empty() {
         print_rows(ctx, &[]);
-        eprintln!("notify: nothing to send");
+        talkln!("notify: nothing to send");
         return Ok(Outcome::Clean);
     }
 
     // Everything needed to record and to send, before the first mail: a git identity for the
     // commits, the credentials, and a relay that greets and accepts the login.
-    store
-        .repo()
-        .identity()
-        .map_err(StoreError::from)
-        .map_err(|e| {
-            CommandError::from(e)
-                .with_hint("nothing was sent: a notice is sent only once it can be recorded")
-        })?;
+    store.identity().map_err(|e| {
+        CommandError::from(e)
+            .with_hint("nothing was sent: a notice is sent only once it can be recorded")
+    })?;
     let mut mailer = Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
-        .map_err(mail_error)?;
+        .map_err(CommandError::from)?;
     mailer.open().map_err(|e| {
-        mail_error(e).with_hint(format!(
+        CommandError::from(e).with_hint(format!(
             "nothing was sent or recorded; the next run tries the {} notice(s) again",
             todo.len()
         ))
     })?;
     let run = run_id(now);
-    let journal_dir = journal::dir(store.repo().gix().git_dir());
+    let journal_dir = store.notify_journal_dir();
     let mut journal = Journal::create(&journal_dir, &run).map_err(|e| {
         CommandError::environment(format!(
             "cannot write the journal of this run in {}, so nothing was sent: {e}",
@@ -449,7 +457,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ))
     })?;
 
-    let (after, todo) = match claim(&store, todo, &run, now, ctx, stale_minutes) {
+    let (after, todo) = match claim(store, todo, &run, now, ctx, stale_minutes) {
         Ok(x) => x,
         Err(e) => {
             journal.remove();
@@ -466,13 +474,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         if held {
             mine.push(t);
         } else {
-            eprintln!(
+            talkln!(
                 "skipped {} line {} {} to {}: another run claimed it first",
-                t.notice.dataset, t.notice.line, t.notice.milestone, t.notice.consumer
+                t.notice.dataset,
+                t.notice.line,
+                t.notice.milestone,
+                t.notice.consumer
             );
             releases.push(release_of(
                 &t.notice,
                 &run,
+                ctx.now(),
                 "another run claimed it first".into(),
             ));
         }
@@ -504,7 +516,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     for t in &mine {
         let n = &t.notice;
         if let Some((old, at)) = delivered_by(t) {
-            eprintln!(
+            talkln!(
                 "recorded {} line {} {} to {}: run {old} delivered it at {} and died before \
                  recording it (its journal says so); not sent again",
                 n.dataset,
@@ -539,6 +551,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             releases.push(release_of(
                 n,
                 &run,
+                ctx.now(),
                 format!("not sent: the batch stopped ({why})"),
             ));
             rows.push(Row {
@@ -550,7 +563,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             continue;
         }
         if let Some((old, at)) = &t.stale {
-            eprintln!(
+            talkln!(
                 "resending {} line {} {} to {} with the same Message-ID: run {old} claimed it at \
                  {} and never confirmed it (stale after {stale_minutes} min)",
                 n.dataset,
@@ -563,14 +576,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         match mailer.send(&messages[&n.message_id]) {
             Ok(()) => {
                 // The instant the server accepted it, on disk before the next send.
-                let at = chrono::Utc::now().fixed_offset();
+                let at = ctx.now();
                 if let Err(e) = journal.record(&n.dataset, &key_of(n), at) {
                     stopped = Some(format!(
                         "cannot write the journal {}: {e}",
                         journal.path().display()
                     ));
                 }
-                eprintln!(
+                talkln!(
                     "sent {} line {} {} to {} ({})",
                     n.dataset,
                     n.line,
@@ -600,14 +613,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!(
+                talkln!(
                     "failed {} line {} {} to {}: {e}",
-                    n.dataset, n.line, n.milestone, n.consumer
+                    n.dataset,
+                    n.line,
+                    n.milestone,
+                    n.consumer
                 );
                 if e.ends_batch() {
                     stopped = Some(e.to_string());
                 }
-                releases.push(release_of(n, &run, format!("not sent: {e}")));
+                releases.push(release_of(n, &run, ctx.now(), format!("not sent: {e}")));
                 rows.push(Row {
                     notice: n,
                     status: "failed",
@@ -629,7 +645,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ));
         }
         let changes = by_ledger(confirmations.into_iter().chain(releases));
-        commit_ledger(&after, changes, &message).map_err(|e| {
+        commit_ledger(after, changes, &message).map_err(|e| {
             CommandError::environment(format!(
                 "{sent_count} notice(s) were sent but could not be confirmed in the ledger: {e}"
             ))
@@ -660,7 +676,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     } else {
         String::new()
     };
-    eprintln!(
+    talkln!(
         "notify: {sent_count} sent, {failed} failed, {unsent} unsent{recovered_note}, over \
          {connections} SMTP connection(s)"
     );
@@ -686,7 +702,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         return;
     }
     if rows.is_empty() {
-        println!("no notice");
+        outln!("no notice");
         return;
     }
     let table_rows = rows.iter().map(|r| {
@@ -702,7 +718,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
             r.status.to_string(),
         ]
     });
-    println!(
+    outln!(
         "{}",
         table(
             &[

@@ -1,4 +1,5 @@
-//! Rendering: text tables for people, JSON for scripts. Both go to stdout; talk goes to stderr.
+//! Rendering and the one output path: text tables for people and JSON for scripts go to
+//! stdout (`outln!`, `out!`); talk goes to stderr (`talkln!`). No command prints any other way.
 //!
 //! Tables fit the terminal: when a table is wider than `COLUMNS` (or the terminal, or 100
 //! columns when stdout is not a terminal), its widest columns give way first and long values
@@ -43,11 +44,19 @@ pub fn width() -> usize {
 fn style_of(text: &str) -> Option<&'static str> {
     Some(match text {
         "compatible" | "pass" | "passed" | "accepted" | "live" | "current" | "migrated"
-        | "sent" | "ok" => "32",
-        "breaking" | "FAIL" | "fail" | "failed" | "REFUSED" | "still-on" | "unknown" | "error" => {
-            "31"
-        }
-        "advisory-fail" | "advisory" | "silent" | "upcoming" | "planned" | "warning" => "33",
+        | "sent" | "ok" | "unaffected" => "32",
+        "breaking"
+        | "FAIL"
+        | "fail"
+        | "failed"
+        | "REFUSED"
+        | "still-on"
+        | "unknown"
+        | "error"
+        | "breaks"
+        | "breaks (uses everything)" => "31",
+        "advisory-fail" | "advisory" | "silent" | "upcoming" | "planned" | "warning" | "stale"
+        | "unsubscribed" => "33",
         "not-evaluated" | "retired" => "2",
         _ => return None,
     })
@@ -142,7 +151,7 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => emit(format_args!("{s}")),
         // Serialising our own report types cannot fail; say so loudly if it ever does.
-        Err(e) => eprintln!("error: could not render JSON: {e}"),
+        Err(e) => talk(format_args!("error: could not render JSON: {e}")),
     }
 }
 
@@ -170,16 +179,38 @@ pub fn changes_table(changes: &[Change]) -> String {
     table(&["clause", "kind", "change", "direction", "verdict"], rows)
 }
 
+/// Write data to stdout without adding a newline (a rendered JUnit report, a draft file).
+pub fn emit_raw(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        stdout_failed(e);
+    }
+}
+
+/// Write one line of talk to stderr: warnings, progress, what a run did. A stderr that is
+/// gone (a closed pipe, a full disk) loses the talk but never stops the command or panics,
+/// as `eprintln!` would.
+pub fn talk(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+}
+
+fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() != std::io::ErrorKind::BrokenPipe {
+        talk(format_args!("error: cannot write to stdout: {e}"));
+    }
+    std::process::exit(3);
+}
+
 /// Write one line of data to stdout. If the reader went away (a closed pipe) or stdout
 /// fails, stop at once: nothing more can be delivered, and a panic would only add noise.
 pub fn emit(args: std::fmt::Arguments) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: cannot write to stdout: {e}");
-        }
-        std::process::exit(3);
+        stdout_failed(e);
     }
 }
 

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::context::read_input;
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::release::{self, Profile, Progress, ReadNotes, ReleaseError};
+use crate::release::{self, Profile, Progress, ReadNotes};
 
 /// Profile a release: what it actually contains — CRS, envelope, geometry types, attributes
 /// with their types and null fractions, feature count, invalid-geometry fraction.
@@ -57,37 +57,6 @@ impl PartArgs {
         release::ReadOptions {
             layer: self.layer.clone(),
             geometry_column: self.geometry_column.clone(),
-        }
-    }
-}
-
-impl From<ReleaseError> for CommandError {
-    /// A release error is about a file the user named: bad input, exit 2; object storage
-    /// that cannot be reached or refuses the credentials is the environment, exit 3.
-    fn from(e: ReleaseError) -> Self {
-        use crate::release::remote::RemoteFailure;
-        if let ReleaseError::Remote(r) = &e {
-            return match r.failure {
-                RemoteFailure::BadUrl | RemoteFailure::NotFound => CommandError::input(e.to_string()),
-                RemoteFailure::Denied => CommandError::environment(e.to_string()).with_hint(
-                    "the store refused the credentials: check AWS_*, GOOGLE_* or AZURE_* in the environment",
-                ),
-                RemoteFailure::Unavailable => CommandError::environment(e.to_string())
-                    .with_hint("the store could not be reached; for a local S3 server set AWS_ENDPOINT_URL and AWS_ALLOW_HTTP=true"),
-            };
-        }
-        let hint = match &e {
-            ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
-            ReleaseError::Unsupported { .. } => {
-                Some("the file is valid: convert it to a kind this build reads (e.g. with ogr2ogr)")
-            }
-            ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
-            _ => None,
-        };
-        let err = CommandError::input(e.to_string());
-        match hint {
-            Some(h) => err.with_hint(h),
-            None => err,
         }
     }
 }
@@ -157,11 +126,11 @@ pub(super) fn profile_release_with(
     let result = release::profile_files_with(files, opts, &bar, &mut notes);
     bar.finish();
     for w in &notes.warnings {
-        eprintln!("warning: {w}");
+        talkln!("warning: {w}");
     }
     if verbose {
         for r in &notes.reads {
-            eprintln!(
+            talkln!(
                 "read {} of {} bytes ({}) of {} in {} requests",
                 r.bytes_read,
                 r.size,
@@ -176,7 +145,7 @@ pub(super) fn profile_release_with(
         let size: u64 = notes.reads.iter().map(|r| r.size).sum();
         let requests: u64 = notes.reads.iter().map(|r| r.requests).sum();
         let n = notes.reads.len();
-        eprintln!(
+        talkln!(
             "read {read} of {size} bytes ({}) of {n} object{} in {requests} requests",
             percent(read, size),
             if n == 1 { "" } else { "s" }
@@ -203,7 +172,6 @@ pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("profile")?;
     if args.files.is_empty() && args.merge.is_empty() {
         return Err(CommandError::input(
             "give at least one data file or --merge profile",

@@ -20,6 +20,9 @@ struct Decided {
     step: RuleStep,
     refusals: Vec<Refusal>,
     recs: Vec<ChangeRecord>,
+    /// The committed consumer registry, for the per-consumer verdicts.
+    registry: crate::consumers::Registry,
+    backtest: super::backtest::Backtest,
 }
 
 /// Propose a new contract version: check the draft against the dataset's newest version
@@ -38,6 +41,10 @@ pub struct Args {
     /// Check and print what would be recorded, write nothing
     #[arg(long)]
     dry_run: bool,
+    /// Backtest the changed and added clauses on the releases validated on or after this day
+    /// [default: 365 days before --today]
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    since: Option<chrono::NaiveDate>,
 }
 
 #[derive(Serialize)]
@@ -52,10 +59,13 @@ struct Report<'a> {
     records: &'a [ChangeRecord],
     commit: Option<String>,
     dry_run: bool,
+    /// Each consumer subscribed to the dataset, with its verdict on these changes.
+    consumers: Vec<crate::model::Impact>,
+    /// The changed and added clauses replayed on the recorded releases.
+    backtest: &'a [crate::release::record::Replay],
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit_only("propose")?;
     super::ci::refuse_unless_dry_run(ctx, args.dry_run)?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
@@ -71,7 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let draft_name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     let draft_text = text.clone();
-    let now = chrono::Utc::now();
+    let now = ctx.now().with_timezone(&chrono::Utc);
     let rationale = args.rationale.trim();
     // Said once, before the rules run (they may run again on a moved HEAD): the draft's
     // crossing envelopes, and uncommitted changes to the files this proposal reads.
@@ -82,7 +92,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Strictness::Reading,
     ) {
         for x in crossings(&draft) {
-            eprintln!("note: {}@{}: {x}", draft.dataset, draft.version);
+            talkln!("note: {}@{}: {x}", draft.dataset, draft.version);
         }
         super::context::warn_uncommitted(&store, Some(&draft.dataset));
     }
@@ -140,12 +150,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         } else {
             Vec::new()
         };
+        let registry = super::impact::registry_of(store)?;
+        let backtest =
+            super::backtest::backtest(store, ctx.today, args.since, prev.as_ref(), &draft)?;
         let decided = Decided {
             draft,
             prev,
             step,
             refusals,
             recs,
+            registry,
+            backtest,
         };
         if !accepted || args.dry_run {
             return Ok(Step::Nothing(decided));
@@ -186,11 +201,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         step,
         refusals,
         recs,
+        registry,
+        backtest,
     } = done.value;
     let dataset = draft.dataset.clone();
     let prev = prev.as_ref();
     let accepted = refusals.is_empty();
     let commit = done.commit.map(|id| id.to_string());
+    let consumers = super::impact::verdicts(&registry, &dataset, &step.changes.changes);
 
     let report = Report {
         dataset: &dataset,
@@ -203,7 +221,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         records: &recs,
         commit: commit.clone(),
         dry_run: args.dry_run,
+        consumers,
+        backtest: &backtest.clauses,
     };
+    backtest.warn(&dataset);
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Github | Format::Sarif => {
@@ -215,27 +236,31 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             };
             super::ci::print(ctx, &findings);
         }
-        _ => print_text(&report),
+        _ => {
+            print_text(&report);
+            outln!();
+            backtest.print_text(&dataset);
+        }
     }
     if !accepted {
-        eprintln!(
+        talkln!(
             "error: proposal of {dataset} {} refused ({} reason(s)); nothing was written:",
             draft.version,
             refusals.len()
         );
         for r in &refusals {
-            eprintln!("  - {}", refusal_text(r));
+            talkln!("  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);
     }
     match (&commit, args.dry_run) {
-        (Some(id), _) => eprintln!(
+        (Some(id), _) => talkln!(
             "recorded {dataset} {} with {} change record(s) in commit {}",
             draft.version,
             recs.len(),
             &id[..12]
         ),
-        (None, true) => eprintln!(
+        (None, true) => talkln!(
             "dry run: {dataset} {} would be accepted; nothing was written",
             draft.version
         ),
@@ -264,6 +289,10 @@ fn print_text(r: &Report) {
         );
     }
     outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+    if r.supersedes.is_some() {
+        outln!();
+        super::impact::print_verdicts(r.dataset, &r.consumers);
+    }
 }
 
 /// A refusal in words; an insufficient bump names what breaks in each clause (the keys of a

@@ -36,10 +36,12 @@ pub struct LineStatus {
     /// Registered consumers whose newest read is still on this line; counted only for a live
     /// line with a sunset (the old side of a window).
     pub consumers_still_on: Option<usize>,
+    /// The `can-retire` answer for the same line: no subscribed consumer's newest read is on
+    /// it. Given where `consumers_still_on` is.
+    pub can_retire: Option<bool>,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("status")?;
     let store = match &args.dataset {
         Some(d) => ctx.store_for(d)?,
         None => ctx.store()?,
@@ -78,6 +80,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 sunset: line.sunset,
                 days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
                 consumers_still_on: None,
+                can_retire: None,
             });
         }
     }
@@ -96,6 +99,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.days_to_sunset.map_or("-".to_string(), |d| d.to_string()),
                     r.consumers_still_on
                         .map_or("-".to_string(), |n| n.to_string()),
+                    match r.can_retire {
+                        Some(true) => "yes".to_string(),
+                        Some(false) => "no".to_string(),
+                        None => "-".to_string(),
+                    },
                 ]
             });
             outln!(
@@ -109,7 +117,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         "opens",
                         "sunset",
                         "days left",
-                        "still on"
+                        "still on",
+                        "retire?"
                     ],
                     text
                 )
@@ -137,7 +146,12 @@ fn count_still_on(
     let registry = registry(store)?;
     let (scan, _) = scan_logs(ctx, store, windowed.clone())?;
     for dataset in &windowed {
-        let standings = classify(&store.lines(dataset)?, &registry, &scan.of(dataset));
+        let standings = classify(
+            dataset,
+            &store.lines(dataset)?,
+            &registry,
+            &scan.of(dataset),
+        );
         for row in rows
             .iter_mut()
             .filter(|r| &r.dataset == dataset && r.state == "live" && r.sunset.is_some())
@@ -151,6 +165,7 @@ fn count_still_on(
                     })
                     .count(),
             );
+            row.can_retire = Some(super::can_retire::gate(row.line, &standings).can_retire);
         }
     }
     Ok(())

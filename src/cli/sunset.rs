@@ -42,7 +42,6 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("sunset")?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
             "--rationale is empty: say why the sunset moves",
@@ -50,7 +49,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let store = ctx.writer_store()?;
     super::context::warn_uncommitted(&store, Some(&args.dataset));
-    let now = chrono::Utc::now();
+    let now = ctx.now().with_timezone(&chrono::Utc);
     let rationale = args.rationale.trim().to_string();
     // The rules are checked at whatever HEAD the record lands on: when another writer moves
     // the store first (another sunset of this line, a new line), they are checked again there.
@@ -95,9 +94,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         already,
     } = done.value;
     if already {
-        eprintln!(
+        talkln!(
             "line {} of {} already sunsets on {}; nothing to record",
-            args.line, args.dataset, args.on
+            args.line,
+            args.dataset,
+            args.on
         );
         return Ok(Outcome::Clean);
     }
@@ -125,14 +126,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ),
     }
     if !accepted {
-        eprintln!("error: sunset refused; nothing was written:");
+        talkln!("error: sunset refused; nothing was written:");
         for r in &refusals {
-            eprintln!("  - {r}");
+            talkln!("  - {r}");
         }
         return Ok(Outcome::Findings);
     }
     if let Some(id) = commit {
-        eprintln!("recorded in commit {}", &id[..12]);
+        talkln!("recorded in commit {}", &id[..12]);
     }
     Ok(Outcome::Clean)
 }

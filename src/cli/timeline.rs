@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use semver::Version;
 
-use super::consumption::{log_error, registry};
+use super::consumption::registry;
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{daily_reads_of, still_on_by_day, DailyReads};
 use crate::consumers::log_files;
@@ -31,7 +31,6 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    ctx.refuse_junit("timeline")?;
     let store = ctx.store()?;
     let t = gather(ctx, &store, &args.dataset)?;
     if ctx.format == Format::Json {
@@ -44,7 +43,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             std::fs::write(path, picture).map_err(|e| {
                 CommandError::environment(format!("cannot write {}: {e}", path.display()))
             })?;
-            eprintln!("wrote {}", path.display());
+            talkln!("wrote {}", path.display());
         }
         None => outln!("{}", picture.trim_end()),
     }
@@ -122,7 +121,14 @@ pub fn gather_with(
     let consumption = &store.config().consumption;
     let mut still_on = Vec::new();
     if !windows.is_empty() {
-        let registry = registry(store)?;
+        // Only the consumers subscribed to the dataset hold its lines.
+        let all = registry(store)?;
+        let registry = crate::consumers::Registry {
+            consumers: all
+                .subscribers(dataset)
+                .map(|c| (c.name.clone(), c.clone()))
+                .collect(),
+        };
         let own;
         let reads = match scanned {
             Some(r) => r,
@@ -173,18 +179,17 @@ pub fn scan_daily(
     datasets: &std::collections::BTreeSet<String>,
 ) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources).map_err(log_error)?;
+    let files = log_files(store.root(), &consumption.sources)?;
     let mut shown = 0u64;
     let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
         if shown < 20 {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            eprintln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+            talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
         }
         shown += 1;
-    })
-    .map_err(log_error)?;
+    })?;
     if shown > 20 {
-        eprintln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+        talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
     }
     Ok(all)
 }

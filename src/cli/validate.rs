@@ -165,7 +165,7 @@ fn finish(
 ) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&report),
-        Format::Junit => print!("{}", junit(&report)),
+        Format::Junit => out!("{}", junit(&report)),
         Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(store, &report)?),
         Format::Text => print_text(&report),
     }
@@ -175,7 +175,7 @@ fn finish(
             .iter()
             .filter(|r| r.status == Status::AdvisoryFail)
         {
-            eprintln!(
+            talkln!(
                 "warning: advisory clause `{}` of {}@{} fails: {}",
                 r.clause,
                 c.dataset,
@@ -185,7 +185,7 @@ fn finish(
         }
     }
     if let Some(id) = commit {
-        eprintln!(
+        talkln!(
             "recorded in {} (commit {})",
             layout::releases(&args.dataset),
             &id.to_string()[..12]

@@ -187,7 +187,8 @@ pub struct DayCount {
 
 /// For each day of `from..=to`, how many registered consumers' newest read within the
 /// `lookback_days` ending that day was of line `major` — the rule of `consumers` and `notify`,
-/// replayed day by day. Readers missing from the registry are not counted: nobody can be told.
+/// replayed day by day. Readers missing from the registry are not counted: nobody can be told
+/// (callers pass the consumers subscribed to the dataset).
 pub fn still_on_by_day(
     reads: &DailyReads,
     registry: &Registry,
@@ -227,9 +228,44 @@ pub fn still_on_by_day(
     out
 }
 
+/// The first day of the trailing run of days on which nobody was counted: since when a line
+/// has been free of consumers, as of the last day of `counts`. `None` when the last day
+/// still counts someone (or there is no day).
+pub fn clear_since(counts: &[DayCount]) -> Option<NaiveDate> {
+    let mut since = None;
+    for c in counts.iter().rev() {
+        if c.consumers > 0 {
+            break;
+        }
+        since = Some(c.day);
+    }
+    since
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clear_since_is_the_start_of_the_last_empty_run() {
+        let c = |d: &str, n| DayCount {
+            day: d.parse().unwrap(),
+            consumers: n,
+        };
+        let counts = [
+            c("2027-01-01", 0),
+            c("2027-01-02", 2),
+            c("2027-01-03", 0),
+            c("2027-01-04", 0),
+        ];
+        assert_eq!(clear_since(&counts), Some("2027-01-03".parse().unwrap()));
+        assert_eq!(clear_since(&counts[..2]), None);
+        assert_eq!(
+            clear_since(&counts[..1]),
+            Some("2027-01-01".parse().unwrap())
+        );
+        assert_eq!(clear_since(&[]), None);
+    }
     use crate::consumers::parse_registry;
 
     fn d(s: &str) -> NaiveDate {

@@ -11,5 +11,5 @@ pub use log::{
     log_files, scan, KnownRead, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats,
     Skipped,
 };
-pub use registry::{check_mailbox, parse_registry, Consumer, Registry};
-pub use standing::{classify, Standing, Status};
+pub use registry::{check_mailbox, parse_registry, Consumer, Registry, Subscription};
+pub use standing::{classify, mark_stale, Standing, Status};

@@ -8,7 +8,7 @@ use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::model::{Located, TomlErrors};
+use crate::model::{is_dataset_name, Located, TomlErrors, Use};
 
 /// One registered consumer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,6 +17,34 @@ pub struct Consumer {
     pub team: Option<String>,
     /// Where notices go, as written in the registry (each one checked to be a mailbox).
     pub contacts: Vec<String>,
+    /// The datasets it reads, each with what it relies on. `None` (no `datasets` key): it
+    /// may read any dataset and relies on everything, the meaning of a registry written
+    /// before consumers declared their datasets.
+    pub datasets: Option<BTreeMap<String, Subscription>>,
+}
+
+/// One dataset a consumer reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Subscription {
+    /// What it relies on; `None` is everything (the safe default).
+    pub uses: Option<Vec<Use>>,
+    /// Where each `uses` entry is written, in the same order, for `check`'s findings.
+    #[serde(skip)]
+    pub places: Vec<Located>,
+}
+
+impl Consumer {
+    /// Whether it is subscribed to `dataset`: it lists it, or lists no dataset at all.
+    pub fn subscribes(&self, dataset: &str) -> bool {
+        self.datasets
+            .as_ref()
+            .is_none_or(|d| d.contains_key(dataset))
+    }
+
+    /// What it relies on in `dataset`; `None` is everything.
+    pub fn uses(&self, dataset: &str) -> Option<&[Use]> {
+        self.datasets.as_ref()?.get(dataset)?.uses.as_deref()
+    }
 }
 
 /// Every registered consumer, by name.
@@ -29,6 +57,13 @@ impl Registry {
     pub fn get(&self, name: &str) -> Option<&Consumer> {
         self.consumers.get(name)
     }
+
+    /// The consumers subscribed to `dataset`, by name.
+    pub fn subscribers<'a>(&'a self, dataset: &'a str) -> impl Iterator<Item = &'a Consumer> + 'a {
+        self.consumers
+            .values()
+            .filter(move |c| c.subscribes(dataset))
+    }
 }
 
 #[derive(Deserialize)]
@@ -36,6 +71,13 @@ impl Registry {
 struct RawConsumer {
     team: Option<String>,
     contacts: Spanned<Vec<Spanned<String>>>,
+    datasets: Option<BTreeMap<Spanned<String>, RawSubscription>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubscription {
+    uses: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -116,12 +158,59 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 )),
             }
         }
+        let datasets = c.datasets.map(|datasets| {
+            let mut out = BTreeMap::new();
+            for (dataset, sub) in datasets {
+                let span = dataset.span();
+                let dataset = dataset.into_inner();
+                if !is_dataset_name(&dataset) {
+                    errors.push(Located::at(
+                        file,
+                        text,
+                        Some(span),
+                        format!(
+                            "consumer `{name}`: `{dataset}` is not a dataset name \
+                             ([a-z0-9][a-z0-9_-]{{0,63}})"
+                        ),
+                    ));
+                    continue;
+                }
+                let mut subscription = Subscription {
+                    uses: None,
+                    places: Vec::new(),
+                };
+                if let Some(list) = sub.uses {
+                    let mut uses: Vec<Use> = Vec::new();
+                    for entry in list {
+                        let at = |message: String| {
+                            Located::at(file, text, Some(entry.span()), message)
+                        };
+                        match Use::parse(entry.get_ref()) {
+                            Ok(u) if uses.contains(&u) => errors.push(at(format!(
+                                "consumer `{name}`, dataset `{dataset}`: `{u}` is listed twice in `uses`"
+                            ))),
+                            Ok(u) => {
+                                subscription.places.push(at(String::new()));
+                                uses.push(u);
+                            }
+                            Err(why) => errors.push(at(format!(
+                                "consumer `{name}`, dataset `{dataset}`: uses entry {why}"
+                            ))),
+                        }
+                    }
+                    subscription.uses = Some(uses);
+                }
+                out.insert(dataset, subscription);
+            }
+            out
+        });
         registry.consumers.insert(
             name.clone(),
             Consumer {
                 name,
                 team: c.team,
                 contacts,
+                datasets,
             },
         );
     }
@@ -161,6 +250,64 @@ mod tests {
             let msg = e.to_string();
             assert!(msg.contains("`flood-model`"), "{bad}: {msg}");
             assert!(msg.contains("consumers.toml:2:"), "{bad}: {msg}");
+        }
+    }
+
+    #[test]
+    fn parses_datasets_and_uses_with_places() {
+        let text = "[consumers.flood-model]\ncontacts = [\"h@x.org\"]\n\
+                    datasets.roads  = { uses = [\"crs\", \"required_attributes.class\"] }\n\
+                    datasets.rivers = {}\n\
+                    [consumers.old]\ncontacts = [\"o@x.org\"]\n";
+        let r = parse_registry("consumers.toml", text).unwrap();
+        let c = r.get("flood-model").unwrap();
+        let uses: Vec<String> = c
+            .uses("roads")
+            .unwrap()
+            .iter()
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(uses, ["crs", "required_attributes.class"]);
+        assert_eq!(c.uses("rivers"), None, "{{}} relies on everything");
+        assert!(c.subscribes("rivers") && !c.subscribes("lakes"));
+        let places = &c.datasets.as_ref().unwrap()["roads"].places;
+        assert_eq!((places[1].line, places[1].column), (3, 36));
+        // No `datasets`: any dataset, everything.
+        let old = r.get("old").unwrap();
+        assert!(old.subscribes("lakes") && old.uses("lakes").is_none());
+        let subs: Vec<&str> = r.subscribers("lakes").map(|c| c.name.as_str()).collect();
+        assert_eq!(subs, ["old"]);
+    }
+
+    #[test]
+    fn refuses_bad_datasets_and_uses_with_their_place() {
+        for (bad, line, column, says) in [
+            (
+                "datasets.roads = { uses = [\"Crs\"] }",
+                3,
+                28,
+                "clause name",
+            ),
+            (
+                "datasets.roads = { uses = [\"crs\", \"crs\"] }",
+                3,
+                35,
+                "listed twice",
+            ),
+            (
+                "datasets.roads = { use = [\"crs\"] }",
+                3,
+                20,
+                "unknown field",
+            ),
+            ("datasets.Roads = {}", 3, 10, "not a dataset name"),
+            ("datasets.roads = { uses = \"crs\" }", 3, 27, "sequence"),
+        ] {
+            let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\n{bad}\n");
+            let e = parse_registry("consumers.toml", &text).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains(says), "{bad}: {msg}");
+            assert_eq!((e.0[0].line, e.0[0].column), (line, column), "{bad}: {msg}");
         }
     }
 

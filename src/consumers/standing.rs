@@ -27,6 +27,9 @@ pub enum Status {
     /// Registered, but no read in the lookback: listed apart, never dropped, because a
     /// consumer that reads monthly is still a consumer.
     Silent,
+    /// Registered, subscribed to other datasets but not to this one, and reads it: it declared
+    /// it does not rely on this dataset, so it is not told about it and does not hold a line.
+    Unsubscribed,
     /// Reads under a name that is not in `consumers.toml`: nobody can be told.
     Unknown,
     /// Registered; its newest read names a version the store does not have (a typo, a
@@ -42,6 +45,7 @@ impl Status {
             Status::Migrated => "migrated",
             Status::Current => "current",
             Status::Silent => "silent",
+            Status::Unsubscribed => "unsubscribed",
             Status::Unknown => "unknown",
             Status::UnknownVersion => "unknown-version",
         }
@@ -71,11 +75,27 @@ pub struct Standing {
     pub last_read: Option<DateTime<FixedOffset>>,
     /// Reads counted in the lookback.
     pub reads: u64,
+    /// No read in the last `[consumption] stale_after_days` (see [`mark_stale`]).
+    pub stale: bool,
+}
+
+/// Mark each consumer with no read in the `stale_after_days` up to `today` as stale: a
+/// consumer that has stopped reading is a liveness question for its team, whatever line it
+/// was on.
+pub fn mark_stale(standings: &mut [Standing], today: chrono::NaiveDate, stale_after_days: i64) {
+    for s in standings {
+        s.stale = s.last_read.is_none_or(|t| {
+            (today - t.with_timezone(&chrono::Utc).date_naive()).num_days() >= stale_after_days
+        });
+    }
 }
 
 /// Classify every registered consumer and every unknown reader of one dataset.
+/// A consumer not subscribed to `dataset` is listed only when it reads it (`unsubscribed`):
+/// it is silent only for the datasets it declared.
 /// Sorted by status, then line, then name, so output is stable.
 pub fn classify(
+    dataset: &str,
     lines: &[Line],
     registry: &Registry,
     newest: &HashMap<String, NewestRead>,
@@ -84,6 +104,18 @@ pub fn classify(
     let known = |v: &Version| lines.iter().any(|l| l.versions.contains(v));
     let mut out: Vec<Standing> = Vec::new();
     for c in registry.consumers.values() {
+        if !c.subscribes(dataset) {
+            if let Some(r) = newest.get(&c.name) {
+                let mut s = standing(&c.name, Status::Unsubscribed, c.team.clone(), r);
+                if !known(&r.version) {
+                    s.line = r.known.as_ref().map(|k| k.version.major);
+                    s.version = r.known.as_ref().map(|k| k.version.clone());
+                    s.unknown_version = Some(r.version.clone());
+                }
+                out.push(s);
+            }
+            continue;
+        }
         out.push(match newest.get(&c.name) {
             None => Standing {
                 consumer: c.name.clone(),
@@ -94,6 +126,7 @@ pub fn classify(
                 unknown_version: None,
                 last_read: None,
                 reads: 0,
+                stale: false,
             },
             Some(r) if !known(&r.version) => Standing {
                 consumer: c.name.clone(),
@@ -104,6 +137,7 @@ pub fn classify(
                 unknown_version: Some(r.version.clone()),
                 last_read: Some(r.at),
                 reads: r.reads,
+                stale: false,
             },
             Some(r) => {
                 let line = r.version.major;
@@ -135,6 +169,7 @@ fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) ->
         unknown_version: None,
         last_read: Some(r.at),
         reads: r.reads,
+        stale: false,
     }
 }
 
@@ -181,7 +216,7 @@ mod tests {
             ("z".to_string(), read("1.0.0", 1)),
         ]
         .into();
-        let got: Vec<(String, Status, Option<u64>)> = classify(&lines, &registry, &newest)
+        let got: Vec<(String, Status, Option<u64>)> = classify("roads", &lines, &registry, &newest)
             .into_iter()
             .map(|s| (s.consumer, s.status, s.line))
             .collect();
@@ -193,5 +228,44 @@ mod tests {
             ("z".to_string(), Status::Unknown, Some(1)),
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn silent_only_for_subscribed_datasets_and_unsubscribed_readers_apart() {
+        let registry = parse_registry(
+            "consumers.toml",
+            "[consumers.a]\ncontacts=[\"a@x.org\"]\ndatasets.rivers = {}\n\
+             [consumers.b]\ncontacts=[\"b@x.org\"]\ndatasets.rivers = {}\n\
+             [consumers.c]\ncontacts=[\"c@x.org\"]\ndatasets.roads = {}\n",
+        )
+        .unwrap();
+        let lines = [line(1, Some("2027-07-01")), line(2, None)];
+        let newest: HashMap<String, NewestRead> = [("a".to_string(), read("1.1.0", 1))].into();
+        let got: Vec<(String, Status)> = classify("roads", &lines, &registry, &newest)
+            .into_iter()
+            .map(|s| (s.consumer, s.status))
+            .collect();
+        // b reads rivers only and never roads: not listed at all; c is subscribed and silent.
+        assert_eq!(
+            got,
+            vec![
+                ("c".to_string(), Status::Silent),
+                ("a".to_string(), Status::Unsubscribed),
+            ]
+        );
+    }
+
+    #[test]
+    fn stale_after_days_without_a_read() {
+        let mut s = vec![
+            standing("a", Status::StillOn, None, &read("1.1.0", 1)),
+            standing("b", Status::StillOn, None, &read("1.1.0", 1)),
+        ];
+        s[1].last_read = None;
+        // The read is on 2026-11-28: 29 days before 2026-12-27 is fresh, 30 is stale.
+        mark_stale(&mut s, "2026-12-27".parse().unwrap(), 30);
+        assert_eq!((s[0].stale, s[1].stale), (false, true));
+        mark_stale(&mut s, "2026-12-28".parse().unwrap(), 30);
+        assert!(s[0].stale);
     }
 }

@@ -118,6 +118,22 @@ pub struct Consumption {
     /// Globs relative to the store root; JSON Lines (`.jsonl`, `.ndjson`) or CSV (`.csv`).
     pub sources: Vec<String>,
     pub lookback_days: i64,
+    /// A consumer with no read in this many days is `stale` (liveness in `consumers`).
+    /// Unset: 30, or `lookback_days` when that is shorter (reads are only seen in the
+    /// lookback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_after_days: Option<i64>,
+}
+
+/// The default of `[consumption] stale_after_days`.
+pub const STALE_AFTER_DAYS: i64 = 30;
+
+impl Consumption {
+    /// The staleness threshold in force.
+    pub fn stale_after(&self) -> i64 {
+        self.stale_after_days
+            .unwrap_or(STALE_AFTER_DAYS.min(self.lookback_days))
+    }
 }
 
 impl Default for Consumption {
@@ -125,6 +141,7 @@ impl Default for Consumption {
         Consumption {
             sources: vec!["consumption/*.jsonl".to_string()],
             lookback_days: 30,
+            stale_after_days: None,
         }
     }
 }
@@ -182,7 +199,7 @@ impl Config {
 }
 
 /// The keys whose place in the file is kept for later errors.
-const LOCATED: [(&str, &str); 8] = [
+const LOCATED: [(&str, &str); 9] = [
     ("store", "since"),
     ("smtp", "host"),
     ("notify", "from"),
@@ -191,6 +208,7 @@ const LOCATED: [(&str, &str); 8] = [
     ("policy", "min_window_days"),
     ("policy", "max_window_days"),
     ("consumption", "lookback_days"),
+    ("consumption", "stale_after_days"),
 ];
 
 /// The places of the [`LOCATED`] keys, from a second, lenient read of the same text.
@@ -282,6 +300,18 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             "consumption.lookback_days",
             "[consumption] lookback_days must be at least 1".to_string(),
         ));
+    }
+    if let Some(days) = raw.consumption.stale_after_days {
+        if days < 1 || days > raw.consumption.lookback_days {
+            errors.push(at(
+                "consumption.stale_after_days",
+                format!(
+                    "[consumption] stale_after_days must be from 1 to lookback_days ({}): \
+                     reads are only seen in the lookback",
+                    raw.consumption.lookback_days
+                ),
+            ));
+        }
     }
     if !errors.is_empty() {
         return Err(TomlErrors(errors));

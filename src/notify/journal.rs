@@ -24,11 +24,6 @@ use super::ledger::Key;
 /// A delivered notice as journalled: (dataset, key).
 pub type Delivered = (String, Key);
 
-/// The journal folder inside a repository's git directory.
-pub fn dir(git_dir: &Path) -> PathBuf {
-    git_dir.join("contracts-notify")
-}
-
 fn file(dir: &Path, run: &str) -> PathBuf {
     dir.join(format!("{run}.log"))
 }
@@ -116,7 +111,7 @@ mod tests {
     #[test]
     fn a_journal_reads_back_and_skips_a_torn_line() {
         let tmp = tempfile::tempdir().unwrap();
-        let d = dir(tmp.path());
+        let d = tmp.path().join("contracts-notify");
         let mut j = Journal::create(&d, "host.1.2").unwrap();
         let at: DateTime<FixedOffset> = "2026-11-29T06:15:00Z".parse().unwrap();
         let k: Key = ("atlas".into(), 1, "before-60".into());

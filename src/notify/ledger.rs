@@ -23,7 +23,7 @@ use super::plan::SentKey;
 use crate::model::contract::toml_date;
 use crate::model::history::toml_instant;
 use crate::model::{Located, TomlErrors};
-use crate::store::{Store, StoreError};
+use crate::store::{Edit, Step, Store, StoreError};
 
 /// One delivered notice (`[[notice]]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -116,11 +116,6 @@ struct RawLedger {
     notice: Vec<RawEntry>,
     claim: Vec<RawEntry>,
     release: Vec<RawRelease>,
-}
-
-/// The path of a dataset's ledger in the store.
-pub fn ledger_path(dataset: &str) -> String {
-    format!("notifications/{dataset}.toml")
 }
 
 /// Parse a ledger. `file` names it in errors.
@@ -433,40 +428,36 @@ pub fn ledger_header() -> &'static str {
      # or if a notice is recorded twice.\n"
 }
 
-/// Append `text` to each ledger `path` of `changes`, in one commit with `message`.
+/// Append each ledger path's entries of `changes` in one commit with `message`, through
+/// [`Store::transact`].
 ///
 /// This is the confirmation after mail went out, and mail cannot be unsent: if another
-/// writer moved the store meanwhile, the store is read again and the same entries appended on
-/// top of the new HEAD (ledger entries do not depend on each other), a few times, before
-/// giving up. Only then does the claim stay open, and the notices are resent once it is stale.
+/// writer moved the store meanwhile, the same entries are appended on top of the new HEAD
+/// (ledger entries do not depend on each other), a bounded number of times, before giving up.
+/// Only then does the claim stay open, and the notices are resent once it is stale.
 pub fn commit_ledger(
-    store: &Store,
+    store: Store,
     changes: Vec<(String, String)>,
     message: &str,
 ) -> Result<(), StoreError> {
-    const ATTEMPTS: usize = 10;
-    let mut reopened;
-    let mut current = store;
-    for attempt in 1..=ATTEMPTS {
-        let files = changes
-            .iter()
-            .map(|(path, appended)| {
-                Ok((
-                    path.clone(),
-                    current.appended(path, ledger_header(), appended)?,
-                ))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        match current.commit(&files, message) {
-            Err(StoreError::Git(crate::store::GitError::Moved { .. })) if attempt < ATTEMPTS => {
-                std::thread::sleep(std::time::Duration::from_millis(20 * attempt as u64));
-                reopened = store.refreshed()?;
-                current = &reopened;
-            }
-            other => return other.map(|_| ()),
-        }
-    }
-    unreachable!("the last attempt returns")
+    store
+        .transact(|current| -> Result<_, StoreError> {
+            let files = changes
+                .iter()
+                .map(|(path, appended)| {
+                    Ok((
+                        path.clone(),
+                        current.appended(path, ledger_header(), appended)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let edit = Edit {
+                files,
+                message: message.to_string(),
+            };
+            Ok(Step::Commit(edit, ()))
+        })
+        .map(|_| ())
 }
 
 #[cfg(test)]

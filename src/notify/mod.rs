@@ -52,6 +52,7 @@ pub fn dataset_input(
                         team: c.team.clone(),
                         recipients: c.contacts.clone(),
                         reads_version: s.version.clone()?,
+                        uses: c.uses(dataset).map(<[_]>::to_vec),
                     })
                 })
                 .collect();

@@ -11,6 +11,7 @@ use semver::Version;
 use serde::{Serialize, Serializer};
 
 use crate::model::config::Notify;
+use crate::model::{ConsumerVerdict, Use};
 
 /// A point in a line's countdown at which a consumer is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,6 +83,8 @@ pub struct Holder {
     pub recipients: Vec<String>,
     /// The version of its newest read.
     pub reads_version: Version,
+    /// What it relies on in the dataset (`consumers.toml` `uses`); `None` is everything.
+    pub uses: Option<Vec<Use>>,
 }
 
 /// One dataset's input to the planner.
@@ -111,6 +114,17 @@ pub struct Notice {
     pub new_line: u64,
     pub new_version: Version,
     pub message_id: String,
+    /// What the consumer relies on; `None` is everything. The notice tells it only the
+    /// breaking changes that touch these.
+    #[serde(skip)]
+    pub uses: Option<Vec<Use>>,
+    /// Set once the notice is rendered: `breaks` when a breaking change it is told touches
+    /// what the consumer uses (or it declared nothing and one exists), else `unaffected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<ConsumerVerdict>,
+    /// The clauses of the breaking changes it is told.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub breaking_changes: Vec<String>,
 }
 
 /// The Message-ID of a notice: a function of (dataset, line, consumer, milestone) only, so a
@@ -170,6 +184,9 @@ pub fn plan(
                     new_line: line.new_line,
                     new_version: line.new_version.clone(),
                     message_id: message_id(&d.dataset, line.line, &h.consumer, milestone, domain),
+                    uses: h.uses.clone(),
+                    verdict: None,
+                    breaking_changes: Vec::new(),
                 });
             }
         }
@@ -249,6 +266,7 @@ mod tests {
                         team: None,
                         recipients: vec![format!("{c}@example.org")],
                         reads_version: Version::new(1, 0, 0),
+                        uses: None,
                     })
                     .collect(),
             )],

@@ -15,6 +15,8 @@ use serde::Serialize;
 
 use super::plan::Notice;
 use crate::model::history::ChangeRecord;
+use crate::model::impact::touches;
+use crate::model::{Change, Kind};
 use crate::render::delta::{delta, words};
 use crate::render::html::dataset_page;
 
@@ -61,6 +63,32 @@ pub struct ChangeValues {
 pub struct Rendered {
     pub subject: String,
     pub body: String,
+}
+
+/// The breaking change records a notice tells: a consumer that declared what it uses is told
+/// only those that touch it (the domain's rule, `model::impact`); one that declared nothing
+/// relies on everything and is told every one.
+pub fn told<'a>(
+    notice: &Notice,
+    changes: &'a [(&'a ChangeRecord, ChangeValues)],
+) -> Vec<&'a (&'a ChangeRecord, ChangeValues)> {
+    changes
+        .iter()
+        .filter(|(c, v)| {
+            let change = Change {
+                clause: c.clause.clone(),
+                kind: c.kind.unwrap_or(Kind::Fixed),
+                old: v.old.clone(),
+                new: v.new.clone(),
+                direction: c.direction,
+                verdict: c.verdict,
+            };
+            notice
+                .uses
+                .as_ref()
+                .is_none_or(|uses| uses.iter().any(|u| touches(u, &change)))
+        })
+        .collect()
 }
 
 /// A breaking change as a template sees it.
@@ -135,6 +163,16 @@ impl Templates {
         sender: &str,
         lookback_days: i64,
     ) -> Result<Rendered, RenderError> {
+        let total = changes.len();
+        let changes = told(notice, changes);
+        let other_changes = total - changes.len();
+        let declared = notice.uses.is_some();
+        let uses: Vec<String> = notice
+            .uses
+            .iter()
+            .flatten()
+            .map(|u| u.to_string())
+            .collect();
         let changes: Vec<ChangeView> = changes
             .iter()
             .map(|(c, v)| ChangeView {
@@ -174,6 +212,10 @@ impl Templates {
             new_line => notice.new_line,
             new_version => notice.new_version.to_string(),
             message_id => &notice.message_id,
+            affected => !changes.is_empty(),
+            declared => declared,
+            uses => uses,
+            other_changes => other_changes,
             changes => minijinja::value::Serde(&changes),
             sender => sender,
             lookback_days => lookback_days,
@@ -302,6 +344,9 @@ mod tests {
             new_line: 2,
             new_version: Version::new(2, 0, 0),
             message_id: "<m@example.org>".into(),
+            uses: None,
+            verdict: None,
+            breaking_changes: Vec::new(),
         }
     }
 

@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod crs;
+pub mod draft;
 mod fgb;
 mod geojson;
 pub mod geom;

@@ -5,6 +5,7 @@
 //! commit on top of that same HEAD, with a compare-and-swap on the branch, so two writers
 //! cannot both build on the same state. This module is the only place that knows the layout.
 
+mod audit;
 pub mod git;
 mod transact;
 pub mod worktree;
@@ -18,6 +19,7 @@ use chrono::NaiveDate;
 use gix::ObjectId;
 use semver::Version;
 
+pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
 pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
 pub use transact::{Edit, Step, Sync, Transacted, ATTEMPTS};
 
@@ -48,6 +50,9 @@ pub mod layout {
     }
     pub fn notifications(dataset: &str) -> String {
         format!("{NOTIFICATIONS}/{dataset}.toml")
+    }
+    pub fn template(name: &str) -> String {
+        format!("{TEMPLATES}/{name}")
     }
 }
 
@@ -161,8 +166,15 @@ impl Store {
         self.head
     }
 
-    pub fn repo(&self) -> &Repo {
-        &self.repo
+    /// Who commits: the git identity writers record (environment, then git config).
+    pub fn identity(&self) -> Result<git::Identity, StoreError> {
+        Ok(self.repo.identity()?)
+    }
+
+    /// Where `notify` journals the notices of a run (`.git/contracts-notify/`): local to this
+    /// checkout and never committed, so it survives a killed run without touching the store.
+    pub fn notify_journal_dir(&self) -> PathBuf {
+        self.repo.gix().git_dir().join("contracts-notify")
     }
 
     pub fn config(&self) -> &Config {

@@ -5,6 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "hermetic.rs"]
+mod hermetic;
+pub use hermetic::*;
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -25,6 +29,9 @@ impl Run {
 pub struct TestEnv {
     pub home: tempfile::TempDir,
     pub today: String,
+    /// The instant the runs record (`CONTRACTS_NOW`): 09:00 UTC of `today` unless a test
+    /// clears it to use the system clock.
+    pub now: Option<String>,
 }
 
 impl TestEnv {
@@ -32,6 +39,7 @@ impl TestEnv {
         TestEnv {
             home: tempfile::tempdir().expect("temp dir"),
             today: "2026-11-29".to_string(),
+            now: Some("2026-11-29T09:00:00Z".to_string()),
         }
     }
 
@@ -39,19 +47,14 @@ impl TestEnv {
         self.home.path()
     }
 
-    /// A command for the binary, run in `dir`, with the hermetic environment.
+    /// A command for the binary, run in `dir`, with the hermetic environment, the fixed
+    /// author and `--today`.
     pub fn command(&self, dir: &Path) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_contracts"));
-        c.current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Ada Tester")
-            .env("GIT_AUTHOR_EMAIL", "ada@example.org")
-            .env("GIT_COMMITTER_NAME", "Ada Tester")
-            .env("GIT_COMMITTER_EMAIL", "ada@example.org")
-            .env("CONTRACTS_TODAY", &self.today);
+        let mut c = contracts(self.home());
+        c.current_dir(dir).env("CONTRACTS_TODAY", &self.today);
+        if let Some(now) = &self.now {
+            fix_clock(&mut c, now);
+        }
         c
     }
 

@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+// Every test crate that includes this module includes `tests/common` too.
+use crate::common as hermetic;
+
 /// A private CA and a server certificate for 127.0.0.1 and localhost signed by it.
 pub struct Pki {
     pub ca_pem: String,
@@ -301,12 +304,8 @@ pub fn run_without_identity(
     extra: &[(&str, &str)],
 ) -> std::process::Output {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"));
+    let mut cmd = hermetic::bare(home.path());
     cmd.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .arg("--repo")
         .arg(dir)
         .arg("--today")
@@ -355,19 +354,12 @@ pub fn notify_command(
     home: &std::path::Path,
     day: &str,
 ) -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"));
+    let mut c = hermetic::contracts_as(home, ("Notifier", "notifier@example.org"));
     c.arg("--repo")
         .arg(repo)
         .arg("--today")
         .arg(day)
         .arg("notify")
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Notifier")
-        .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
-        .env("GIT_COMMITTER_NAME", "Notifier")
-        .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
-        .env_remove("CONTRACTS_TODAY")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     c

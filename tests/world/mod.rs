@@ -11,7 +11,13 @@ use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 
+// Every test crate that includes this module includes `tests/common` too.
+use crate::common as hermetic;
+
 pub const SUNSET: &str = "2027-01-15";
+
+/// The git identity the world's runs commit as.
+pub const NOTIFIER: (&str, &str) = ("Notifier", "notifier@example.org");
 
 pub fn day(s: &str) -> NaiveDate {
     s.parse().unwrap()
@@ -155,22 +161,13 @@ rationale = "Move to British National Grid — to match the other layers."
     }
 
     pub fn run_env(&self, today: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_contracts"));
+        let mut cmd = hermetic::contracts_as(self.home.path(), NOTIFIER);
         cmd.current_dir(self.root())
             .arg("--repo")
             .arg(self.root())
             .arg("--today")
             .arg(today)
-            .args(args)
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Notifier")
-            .env("GIT_AUTHOR_EMAIL", "notifier@example.org")
-            .env("GIT_COMMITTER_NAME", "Notifier")
-            .env("GIT_COMMITTER_EMAIL", "notifier@example.org")
-            .env_remove("CONTRACTS_TODAY")
-            .env_remove("CONTRACTS_SMTP_USER")
-            .env_remove("CONTRACTS_SMTP_PASSWORD");
+            .args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }

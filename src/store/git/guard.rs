@@ -136,9 +136,9 @@ impl Repo {
         }
     }
 
-    /// Wait, with bounded backoff, until none of `locks` exists. A lock still there after the
-    /// wait, or already older than the wait, was left by a writer that died:
-    /// [`GitError::StaleLock`].
+    /// Wait, with bounded backoff, until none of `locks` exists. A lock older than the wait was
+    /// left by a writer that died: [`GitError::StaleLock`]. Locks that are there for the whole
+    /// wait but always young (other writers' turns) end the wait without an error.
     pub(crate) fn wait_for_locks(&self, locks: &[PathBuf]) -> Result<(), GitError> {
         let wait = lock_wait();
         let start = Instant::now();
@@ -151,12 +151,18 @@ impl Repo {
             let Some(&(path, age)) = held.iter().max_by_key(|(_, age)| *age) else {
                 return Ok(());
             };
-            if age >= wait || start.elapsed() >= wait {
+            if age >= wait {
                 return Err(GitError::StaleLock {
                     path: path.clone(),
                     age_secs: age.as_secs(),
                     waited_ms: start.elapsed().as_millis() as u64,
                 });
+            }
+            // Held for the whole wait, but each lock seen is younger than the wait: live
+            // writers taking it in turn, not a dead one. Not stale; the caller tries, and its
+            // own deadline says "busy" if the turns never end.
+            if start.elapsed() >= wait {
+                return Ok(());
             }
             std::thread::sleep(pause + Duration::from_millis(jitter(pause.as_millis() as u64)));
             pause = (pause * 2).min(Duration::from_millis(200));

@@ -1,0 +1,199 @@
+//! What the git history proves about the store, for `check` and `log`: which commit added each
+//! file and each record, and every commit that edited a published contract or rewrote an
+//! append-only file instead of appending to it. The rules of what may change are the model's
+//! (`model::audit::appended_only`); walking the commits is the store's.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::{layout, utf8, CommitChanges, Store, StoreError};
+use crate::model::audit::appended_only;
+
+/// The commit that added a file or a record.
+#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: String,
+    /// `Name <email>` of the author.
+    pub author: String,
+    /// The author time, RFC 3339.
+    pub date: String,
+}
+
+/// A commit that broke the store's immutability rules.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub path: String,
+    pub commit: CommitInfo,
+    pub message: String,
+}
+
+/// The first-parent history of the store's files from `since` (exclusive) to HEAD.
+#[derive(Debug, Default)]
+pub struct HistoryProof {
+    /// How many commits were walked.
+    pub commits: usize,
+    /// The commit that added each file still or once present.
+    pub origins: HashMap<String, CommitInfo>,
+    /// Each deletion, edit of a published contract and rewrite of an append-only file.
+    pub violations: Vec<Violation>,
+}
+
+/// The two kinds of record a history file holds, by their TOML array header.
+pub const RECORD_HEADERS: [&str; 2] = ["[[change]]", "[[sunset]]"];
+
+/// Which commit appended each record: (history file, header, index in the file) → commit.
+pub type RecordOrigins = HashMap<(String, &'static str, usize), CommitInfo>;
+
+fn info(c: &CommitChanges) -> CommitInfo {
+    CommitInfo {
+        id: c.id.to_string(),
+        author: format!("{} <{}>", c.author.name, c.author.email),
+        date: c.time.to_rfc3339(),
+    }
+}
+
+fn count(text: &str, header: &str) -> usize {
+    text.lines().filter(|l| l.trim_end() == header).count()
+}
+
+impl Store {
+    /// Walk the history of contracts, change histories and ledgers from `since` (a revision;
+    /// `None` for the root) and prove that published contracts were only ever added and that
+    /// append-only files only grew at their end.
+    pub fn prove_history(&self, since: Option<&str>) -> Result<HistoryProof, StoreError> {
+        let since = match since {
+            Some(rev) => Some(self.repo.resolve(rev)?),
+            None => None,
+        };
+        let walk = self.repo.history(
+            since,
+            &[
+                &format!("{}/", layout::CONTRACTS),
+                &format!("{}/", layout::HISTORY),
+                &format!("{}/", layout::NOTIFICATIONS),
+            ],
+        )?;
+        let mut proof = HistoryProof {
+            commits: walk.len(),
+            ..HistoryProof::default()
+        };
+        for commit in &walk {
+            for change in &commit.changes {
+                let path = &change.path;
+                if path.ends_with("/.gitkeep") {
+                    continue;
+                }
+                let mut violation = |message: &str| {
+                    proof.violations.push(Violation {
+                        path: path.clone(),
+                        commit: info(commit),
+                        message: message.to_string(),
+                    })
+                };
+                let is_contract = path.starts_with(&format!("{}/", layout::CONTRACTS));
+                match (change.old, change.new) {
+                    (None, Some(_)) => {
+                        proof.origins.insert(path.clone(), info(commit));
+                    }
+                    (Some(_), None) if is_contract => {
+                        violation("a published contract was deleted");
+                    }
+                    (Some(_), None) => violation("an append-only file was deleted"),
+                    (Some(_), Some(_)) if is_contract => {
+                        violation("a published contract was edited");
+                    }
+                    (Some(old), Some(new)) => {
+                        let old = utf8(self.repo.blob(old)?, path)?;
+                        let new = utf8(self.repo.blob(new)?, path)?;
+                        if let Err(what) = appended_only(&old, &new) {
+                            violation(&format!(
+                                "an append-only file was rewritten, not appended to: {what}"
+                            ));
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        Ok(proof)
+    }
+
+    /// Which commit appended each change and sunset record of the history files (of `only`,
+    /// or of every dataset).
+    pub fn record_origins(&self, only: Option<&str>) -> Result<RecordOrigins, StoreError> {
+        let prefix = match only {
+            Some(d) => layout::history(d),
+            None => format!("{}/", layout::HISTORY),
+        };
+        let mut out = RecordOrigins::new();
+        for commit in &self.repo.history(None, &[prefix.as_str()])? {
+            for change in &commit.changes {
+                let Some(new) = change.new else { continue };
+                let text = |id| -> Result<String, StoreError> {
+                    Ok(String::from_utf8_lossy(&self.repo.blob(id)?).into_owned())
+                };
+                let new_text = text(new)?;
+                let old_text = match change.old {
+                    Some(old) => text(old)?,
+                    None => String::new(),
+                };
+                for header in RECORD_HEADERS {
+                    for i in count(&old_text, header)..count(&new_text, header) {
+                        out.insert((change.path.clone(), header, i), info(commit));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Files under `contracts/` that are not ours: entries that are not dataset folders, and
+    /// files in a dataset folder not named `<version>.toml`; each with why.
+    pub fn stray_contract_files(&self) -> Result<Vec<(String, &'static str)>, StoreError> {
+        let mut out = Vec::new();
+        let mut datasets = Vec::new();
+        for (name, is_dir) in self.repo.entries_at(self.head, layout::CONTRACTS)? {
+            if name == ".gitkeep" {
+                continue;
+            }
+            if is_dir && crate::model::is_dataset_name(&name) {
+                datasets.push(name);
+            } else {
+                out.push((
+                    format!("{}/{name}", layout::CONTRACTS),
+                    "not a dataset folder (names match [a-z0-9][a-z0-9_-]{0,63})",
+                ));
+            }
+        }
+        for dataset in datasets {
+            let dir = format!("{}/{dataset}", layout::CONTRACTS);
+            for f in self.repo.list_at(self.head, &dir)? {
+                let stem = f.strip_suffix(".toml");
+                if stem.is_none_or(|s| semver::Version::parse(s).is_err()) {
+                    out.push((
+                        format!("{dir}/{f}"),
+                        "not a contract file (names are <version>.toml)",
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every symbolic link in the tree at HEAD.
+    pub fn symlinks(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.repo.symlinks_at(self.head)?)
+    }
+
+    /// The `.toml` files of a store directory (`history`, `notifications`) at HEAD, as paths.
+    pub fn toml_files(&self, dir: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .repo
+            .list_at(self.head, dir)?
+            .into_iter()
+            .filter(|f| f.ends_with(".toml"))
+            .map(|f| format!("{dir}/{f}"))
+            .collect())
+    }
+}
