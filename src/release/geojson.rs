@@ -29,10 +29,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+
+mod split;
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+
+use rayon::prelude::*;
 
 use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
@@ -87,6 +91,9 @@ struct State {
     columns: Vec<Column>,
     index: HashMap<String, usize>,
     crs: Option<String>,
+    /// A text had a `crs` member (then `crs` is what it named): a later part's overrides
+    /// an earlier one's, as a later text's does in the sequential reader.
+    crs_seen: bool,
 }
 
 fn is_date(s: &[u8]) -> bool {
@@ -123,6 +130,69 @@ fn value_type(v: &Value) -> Option<AttrType> {
 }
 
 impl State {
+    /// The state a whole file starts from: RFC 7946's CRS unless a text names another.
+    fn whole() -> State {
+        State {
+            crs: Some("EPSG:4326".to_string()),
+            ..State::part()
+        }
+    }
+
+    /// The state a part of a file starts from.
+    fn part() -> State {
+        State {
+            acc: Accumulator::default(),
+            columns: Vec::new(),
+            index: HashMap::new(),
+            crs: None,
+            crs_seen: false,
+        }
+    }
+
+    /// Add the counts of the next part of the file. The same as reading the part into this
+    /// state: counts add, envelopes and type sets unite, and column types join as the
+    /// sequential reader joins them value by value (`AttrType::join`, else `string`), which
+    /// gives one answer whatever the grouping.
+    fn absorb(&mut self, part: State) {
+        self.acc.absorb(&part.acc);
+        for c in part.columns {
+            match self.index.get(&c.name) {
+                Some(&i) => {
+                    let m = &mut self.columns[i];
+                    m.present += c.present;
+                    m.ty = match (m.ty, c.ty) {
+                        (None, t) | (t, None) => t,
+                        (Some(a), Some(b)) => Some(AttrType::join(a, b).unwrap_or(AttrType::String)),
+                    };
+                }
+                None => {
+                    self.index.insert(c.name.clone(), self.columns.len());
+                    self.columns.push(Column { seen_in: 0, ..c });
+                }
+            }
+        }
+        if part.crs_seen {
+            self.crs = part.crs;
+            self.crs_seen = true;
+        }
+    }
+
+    /// The CRS and the counts, with each column's nulls.
+    fn finish(self) -> (Option<String>, Accumulator) {
+        let mut acc = self.acc;
+        let features = acc.features;
+        acc.attributes = self
+            .columns
+            .into_iter()
+            .map(|c| AttrAcc {
+                name: c.name,
+                ty: c.ty.unwrap_or(AttrType::String),
+                nulls: features - c.present,
+            })
+            .collect();
+        (self.crs, acc)
+    }
+
     /// One property of the current feature (number `self.acc.features`).
     fn property(&mut self, key: String, v: &Value) {
         let i = match self.index.get(&key) {
@@ -693,6 +763,7 @@ impl<'de> Visitor<'de> for Document<'_> {
                     seen.first("crs")?;
                     let v = map.next_value::<Value>()?;
                     st.crs = legacy_crs(&v);
+                    st.crs_seen = true;
                 }
                 "properties" => {
                     seen.first("properties")?;
@@ -829,13 +900,39 @@ fn read_texts<R: BufRead>(mut r: R, st: &mut State) -> Result<u64, String> {
     Ok(texts)
 }
 
+/// Set (to anything) to read GeoJSON with the sequential reader only: the reader every
+/// file falls back on, kept reachable for benchmarks and for telling the two apart.
+pub const SEQUENTIAL_VAR: &str = "CONTRACTS_GEOJSON_SEQUENTIAL";
+
 pub fn read(
     path: &Path,
     progress: &dyn Progress,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    let file = File::open(path).map_err(io_err(path))?;
+    let open = || File::open(path).map_err(io_err(path));
+    let file = open()?;
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
+    if std::env::var_os(SEQUENTIAL_VAR).is_none() {
+        match read_parallel(file, split::WINDOW, split::BATCH, &mut |n| progress.advance(n)) {
+            Ok(part) => {
+                let mut st = State::whole();
+                st.absorb(part);
+                return Ok(st.finish());
+            }
+            // Whatever the pre-scan could not split (an error, a huge single geometry), the
+            // sequential reader reads from the start: it streams any feature in bounded
+            // memory and names the place of an error.
+            Err(_) => progress.start(path, len),
+        }
+    }
+    read_sequential(open()?, progress).map_err(|e| corrupt(path, F, e))
+}
+
+/// The sequential reader: one pass with one streaming parser.
+fn read_sequential(
+    file: File,
+    progress: &dyn Progress,
+) -> Result<(Option<String>, Accumulator), String> {
     let reader = BufReader::with_capacity(
         1 << 20,
         Counting {
@@ -844,37 +941,94 @@ pub fn read(
             pending: 0,
         },
     );
-    let mut st = State {
-        acc: Accumulator::default(),
-        columns: Vec::new(),
-        index: HashMap::new(),
-        crs: Some("EPSG:4326".to_string()),
-    };
-    read_texts(reader, &mut st).map_err(|e| corrupt(path, F, e))?;
-    let features = st.acc.features;
-    st.acc.attributes = st
-        .columns
-        .into_iter()
-        .map(|c| AttrAcc {
-            name: c.name,
-            ty: c.ty.unwrap_or(AttrType::String),
-            nulls: features - c.present,
-        })
-        .collect();
-    Ok((st.crs, st.acc))
+    let mut st = State::whole();
+    read_texts(reader, &mut st)?;
+    Ok(st.finish())
+}
+
+/// The features of one [`split::Batch`], wrapped as `[[f1,f2,…]]`.
+struct Run<'a>(&'a mut State);
+
+impl<'de> DeserializeSeed<'de> for Run<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Run<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a run of Features")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Features(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// Profile one batch on its own; `Err` when any of it does not parse (the sequential reader
+/// then says where and why).
+fn parse_batch(batch: &split::Batch) -> Result<State, serde_json::Error> {
+    let mut st = State::part();
+    match batch {
+        split::Batch::Features(buf) => {
+            let mut de = serde_json::Deserializer::from_slice(buf);
+            Run(&mut st).deserialize(&mut de)?;
+            de.end()?;
+        }
+        split::Batch::Texts(buf, spans) => {
+            for &(s, e) in spans {
+                let mut de = serde_json::Deserializer::from_slice(&buf[s..e]);
+                Document(&mut st).deserialize(&mut de)?;
+                de.end()?;
+            }
+        }
+    }
+    Ok(st)
+}
+
+/// The parallel reader: the pre-scan cuts the file into batches (see [`split`]), a batch of
+/// them is parsed on all cores while the next is read and cut, and the parts are absorbed in
+/// file order, so the result is that of the sequential reader whatever the thread count.
+fn read_parallel<R: Read + Send>(
+    file: R,
+    window: usize,
+    batch: usize,
+    advance: &mut dyn FnMut(u64),
+) -> Result<State, split::GiveUp> {
+    let mut sp = split::Splitter::new(file, window, batch);
+    let count = rayon::current_num_threads().max(1) * 2;
+    let mut total = State::part();
+    let mut batches = sp.next(count)?;
+    let mut reported = 0;
+    while !batches.is_empty() {
+        let (parts, next) = rayon::join(
+            || {
+                batches
+                    .par_iter()
+                    .map(parse_batch)
+                    .collect::<Vec<_>>()
+            },
+            || sp.next(count),
+        );
+        for p in parts {
+            total.absorb(p.map_err(|_| split::GiveUp::Unsplittable)?);
+        }
+        advance(sp.read - reported);
+        reported = sp.read;
+        batches = next?;
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::Profile;
 
     fn profile(text: &[u8]) -> Result<State, String> {
-        let mut st = State {
-            acc: Accumulator::default(),
-            columns: Vec::new(),
-            index: HashMap::new(),
-            crs: None,
-        };
+        let mut st = State::part();
         read_texts(text, &mut st)?;
         Ok(st)
     }
@@ -987,5 +1141,197 @@ mod tests {
         let doc = format!(r#"{{"type":"FeatureCollection","features":["{long}"]}}"#);
         let e = profile(doc.as_bytes()).err().unwrap();
         assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..200]);
+    }
+
+    /// The profile of `text` by the sequential reader.
+    fn sequential(text: &[u8]) -> Result<Profile, String> {
+        let mut st = State::whole();
+        read_texts(text, &mut st)?;
+        let (crs, acc) = st.finish();
+        Ok(acc.into_profile(vec![], "GeoJSON", crs))
+    }
+
+    /// The profile of `text` by the parallel reader, reading `window` bytes at a time.
+    fn parallel(text: &[u8], window: usize, batch: usize) -> Result<Profile, split::GiveUp> {
+        let part = read_parallel(text, window, batch, &mut |_| {})?;
+        let mut st = State::whole();
+        st.absorb(part);
+        let (crs, acc) = st.finish();
+        Ok(acc.into_profile(vec![], "GeoJSON", crs))
+    }
+
+    /// Every window and batch size from one byte up gives the sequential profile, and the
+    /// parallel reader did split the text (it did not fall back).
+    fn same_for_every_cut(text: &str) {
+        let want = sequential(text.as_bytes()).unwrap();
+        let mut windows: Vec<usize> = (1..=text.len().min(40)).collect();
+        windows.extend([64, 1000, 1 << 20]);
+        for w in windows {
+            for b in [1, 7, 100, 1 << 20] {
+                let got = parallel(text.as_bytes(), w, b)
+                    .unwrap_or_else(|e| panic!("window {w}, batch {b}: {e:?} for {text}"));
+                assert_eq!(got, want, "window {w}, batch {b}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_parallel_reader_cuts_anywhere_and_agrees_with_the_sequential_one() {
+        let awkward = [
+            // Strings holding braces, brackets, quotes, backslashes and the word features.
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":"}]{[","b":"\"}","c":"\\","d":"x\\\"}"},"geometry":null},{"type":"Feature","properties":{"features":[{"x":"]"}],"e":{"f":{"g":"{"}}},"geometry":{"type":"Point","coordinates":[1.5,-2]}}]}"#,
+            // Members before and after the features array, a string value `features`, a
+            // legacy crs after the features, whitespace everywhere.
+            " \n{ \"name\" : \"features\" , \"bbox\":[0,0,1,1],\"x\":{\"features\":[1]},\n \"type\" : \"FeatureCollection\" ,\r\n\t\"features\" :\n [ \n{\"type\":\"Feature\",\"id\":\"a}\",\"properties\":{\"n\":1},\"geometry\":{\"type\":\"LineString\",\"coordinates\":[[0,0],[1,1]]}} ,\n {\"type\":\"Feature\",\"properties\":{\"n\":2.5,\"d\":\"2024-01-31\"},\"geometry\":null}\n ] , \"crs\":{\"type\":\"name\",\"properties\":{\"name\":\"urn:ogc:def:crs:EPSG::2263\"}} } \n",
+            // An empty collection; a feature without properties.
+            r#"{"type":"FeatureCollection","features":[ ]}"#,
+            r#"{"features":[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}],"type":"FeatureCollection"}"#,
+            // A sequence: lines of features and of collections, record separators, a BOM.
+            "\u{feff}{\"type\":\"Feature\",\"properties\":{\"a\":1},\"geometry\":null}\n{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"properties\":{\"a\":\"x\"},\"geometry\":{\"type\":\"Point\",\"coordinates\":[3,4,5]}}]}\n\u{1e}{\"type\":\"Point\",\"coordinates\":[9,9]}\u{1e}{\"type\":\"Feature\",\"geometry\":null,\"properties\":{\"b\":true}}",
+            // Collections of different CRS in one sequence: the last one named wins.
+            r#"{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"EPSG:27700"}},"features":[]}{"type":"FeatureCollection","features":[{"type":"Feature","properties":null,"geometry":null}]}"#,
+        ];
+        for text in awkward {
+            same_for_every_cut(text);
+        }
+    }
+
+    #[test]
+    fn the_parallel_reader_gives_up_where_the_sequential_one_refuses() {
+        let bad = [
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature"},]}"#,
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature"} {"type":"Feature"}]}"#,
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature"}"#,
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":[}}]}"#,
+            r#"{"type":"FeatureCollection","features":[],"features":[]}"#,
+            r#"{"type":"FeatureCollection","features":[1]}"#,
+            r#"{"type":"Point","features":[],"coordinates":[1,2]}"#,
+            "{\"type\":\"Feature\",\"geometry\":null}\n,",
+            "",
+            " \n ",
+        ];
+        for text in bad {
+            assert!(sequential(text.as_bytes()).is_err(), "{text}");
+            for w in [1, 3, 16, 1 << 20] {
+                assert!(parallel(text.as_bytes(), w, 1).is_err(), "{w}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_feature_nested_to_the_parser_limit_is_refused_by_both_readers() {
+        // serde_json refuses nesting deeper than 128; inside `{"features":[` a feature has
+        // 125 levels left, and the parallel reader's `[[` wrapper leaves it the same.
+        let nested = |n: usize| {
+            format!(
+                r#"{{"type":"FeatureCollection","features":[{{"type":"Feature","geometry":null,"properties":{{"a":{}1{}}}}}]}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        // The feature's `{` and its properties' `{` use two levels: 123 arrays fit, 124 not.
+        assert!(sequential(nested(123).as_bytes()).is_ok());
+        assert!(parallel(nested(123).as_bytes(), 1 << 20, 1 << 20).is_ok());
+        assert!(sequential(nested(124).as_bytes()).is_err());
+        assert!(parallel(nested(124).as_bytes(), 1 << 20, 1 << 20).is_err());
+    }
+
+    #[test]
+    fn real_files_give_the_same_profile_in_parallel_at_any_thread_count() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let files = [
+            "naturalearth/cities.geojson",
+            "naturalearth/countries.geojson",
+            "made/typed_nulls.geojson",
+            "edge/null_geom.geojson",
+            "edge/line_zm.geojson",
+            "geojson/cities.geojsonl",
+            "geojson/cities.geojsons",
+            "geojson/bom.geojson",
+            "geojson/feature.geojson",
+            "geojson/geometry.geojson",
+            "geojson/all_null.geojson",
+            "corpus/flatgeobuf/countries.geojson",
+            "corpus/flatgeobuf/properties.geojson",
+        ];
+        for f in files {
+            let text = std::fs::read(dir.join(f)).unwrap();
+            let want = sequential(&text).unwrap();
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                for (w, b) in [(4096, 1000), (1 << 16, 1 << 14), (split::WINDOW, split::BATCH)] {
+                    let got = pool
+                        .install(|| parallel(&text, w, b))
+                        .unwrap_or_else(|e| panic!("{f}: {e:?}"));
+                    assert_eq!(got, want, "{f}, {threads} threads, window {w}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mutated_files_give_the_same_answer_in_parallel() {
+        // Where the parallel reader succeeds on a damaged file, the sequential one must give
+        // the same profile; where the sequential one refuses, the parallel one must not
+        // succeed (`read` then falls back on the sequential reader and its message).
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let seeds: Vec<Vec<u8>> = [
+            "naturalearth/cities.geojson",
+            "made/typed_nulls.geojson",
+            "geojson/cities.geojsonl",
+            "geojson/cities.geojsons",
+        ]
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+        let mut x = 0x5EED_u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        };
+        let pieces: [&[u8]; 10] = [
+            b"{", b"}", b"[", b"]", b"\"", b"\\", b",", b"\"features\":[", b" ", b"\x1e",
+        ];
+        let (mut agreed, mut refused) = (0, 0);
+        for case in 0..1500 {
+            let mut m = seeds[next(seeds.len())].clone();
+            for _ in 0..1 + next(3) {
+                let at = next(m.len());
+                match next(3) {
+                    0 => {
+                        m.remove(at);
+                    }
+                    1 => {
+                        let p = pieces[next(pieces.len())];
+                        m.splice(at..at, p.iter().copied());
+                    }
+                    _ => m.truncate(at),
+                }
+            }
+            let want = sequential(&m);
+            let got = parallel(&m, 1 + next(5000), 1 + next(3000));
+            match (want, got) {
+                (Ok(w), Ok(g)) => {
+                    assert_eq!(g, w, "case {case}");
+                    agreed += 1;
+                }
+                (Ok(w), Err(_)) => {
+                    // A fall-back is allowed (the sequential reader then answers), but must
+                    // be rare on a valid file: only a damaged-looking but valid text.
+                    let _ = w;
+                }
+                (Err(_), Ok(g)) => panic!(
+                    "case {case}: the sequential reader refuses, the parallel one gives {g:?}: {}",
+                    String::from_utf8_lossy(&m)
+                ),
+                (Err(_), Err(_)) => refused += 1,
+            }
+        }
+        assert!(agreed > 100 && refused > 100, "{agreed} agreed, {refused} refused");
     }
 }
