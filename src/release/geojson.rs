@@ -162,7 +162,9 @@ impl State {
                     m.present += c.present;
                     m.ty = match (m.ty, c.ty) {
                         (None, t) | (t, None) => t,
-                        (Some(a), Some(b)) => Some(AttrType::join(a, b).unwrap_or(AttrType::String)),
+                        (Some(a), Some(b)) => {
+                            Some(AttrType::join(a, b).unwrap_or(AttrType::String))
+                        }
                     };
                 }
                 None => {
@@ -913,7 +915,9 @@ pub fn read(
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
     if std::env::var_os(SEQUENTIAL_VAR).is_none() {
-        match read_parallel(file, split::WINDOW, split::BATCH, &mut |n| progress.advance(n)) {
+        match read_parallel(file, split::WINDOW, split::BATCH, &mut |n| {
+            progress.advance(n)
+        }) {
             Ok(part) => {
                 let mut st = State::whole();
                 st.absorb(part);
@@ -1004,12 +1008,7 @@ fn read_parallel<R: Read + Send>(
     let mut reported = 0;
     while !batches.is_empty() {
         let (parts, next) = rayon::join(
-            || {
-                batches
-                    .par_iter()
-                    .map(parse_batch)
-                    .collect::<Vec<_>>()
-            },
+            || batches.par_iter().map(parse_batch).collect::<Vec<_>>(),
             || sp.next(count),
         );
         for p in parts {
@@ -1262,7 +1261,11 @@ mod tests {
                     .num_threads(threads)
                     .build()
                     .unwrap();
-                for (w, b) in [(4096, 1000), (1 << 16, 1 << 14), (split::WINDOW, split::BATCH)] {
+                for (w, b) in [
+                    (4096, 1000),
+                    (1 << 16, 1 << 14),
+                    (split::WINDOW, split::BATCH),
+                ] {
                     let got = pool
                         .install(|| parallel(&text, w, b))
                         .unwrap_or_else(|e| panic!("{f}: {e:?}"));
@@ -1295,7 +1298,16 @@ mod tests {
             (x % n.max(1) as u64) as usize
         };
         let pieces: [&[u8]; 10] = [
-            b"{", b"}", b"[", b"]", b"\"", b"\\", b",", b"\"features\":[", b" ", b"\x1e",
+            b"{",
+            b"}",
+            b"[",
+            b"]",
+            b"\"",
+            b"\\",
+            b",",
+            b"\"features\":[",
+            b" ",
+            b"\x1e",
         ];
         let (mut agreed, mut refused) = (0, 0);
         for case in 0..1500 {
@@ -1332,6 +1344,9 @@ mod tests {
                 (Err(_), Err(_)) => refused += 1,
             }
         }
-        assert!(agreed > 100 && refused > 100, "{agreed} agreed, {refused} refused");
+        assert!(
+            agreed > 100 && refused > 100,
+            "{agreed} agreed, {refused} refused"
+        );
     }
 }

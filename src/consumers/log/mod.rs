@@ -10,15 +10,20 @@
 //! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
 //! (`.jsonl.gz`, `.ndjson.gz`, `.csv.gz`) is decompressed as it streams.
 
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+mod csv_rows;
+mod hash;
+mod json_lines;
+
+use csv_rows::scan_csv;
+pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
+use json_lines::{scan_json_lines, BLOCK};
 
 /// Read buffer size: large enough that a gigabyte file costs a few thousand read calls.
 const BUFFER: usize = 1 << 20;
@@ -134,98 +139,6 @@ pub struct ScanStats {
     pub before_lookback: u64,
 }
 
-/// A map keyed by dataset or consumer name. The scan does two lookups per read, and SipHash
-/// was a fifth of its time; names come from the platform's own log, so a fast
-/// multiply-rotate hash (as in rustc's FxHash) is used instead of a DoS-resistant one.
-pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
-
-/// The newest read of each consumer of one dataset.
-pub type ConsumerMap = HashMap<Key, NewestRead, BuildHasherDefault<NameHasher>>;
-
-/// A consumer name as a map key, kept inside the table when short: a large log has a read
-/// per line to look up, and chasing each key's heap pointer was a cache miss per read.
-#[derive(Clone, Debug)]
-pub enum Key {
-    Inline { len: u8, bytes: [u8; 31] },
-    Heap(Box<[u8]>),
-}
-
-impl Key {
-    pub fn new(name: &str) -> Key {
-        let b = name.as_bytes();
-        match u8::try_from(b.len()) {
-            Ok(len) if b.len() <= 31 => {
-                let mut bytes = [0u8; 31];
-                bytes[..b.len()].copy_from_slice(b);
-                Key::Inline { len, bytes }
-            }
-            _ => Key::Heap(b.into()),
-        }
-    }
-
-    pub fn as_bytes(&self) -> &[u8] {
-        match self {
-            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Key::Heap(b) => b,
-        }
-    }
-
-    /// The name; keys are only built from `&str`, so this is lossless.
-    pub fn name(&self) -> String {
-        String::from_utf8_lossy(self.as_bytes()).into_owned()
-    }
-}
-
-// Hash and equality are those of the bytes, so a `&[u8]` can look a key up (`Borrow`).
-impl std::hash::Hash for Key {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_bytes().hash(state);
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for Key {}
-
-impl std::borrow::Borrow<[u8]> for Key {
-    fn borrow(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-/// The hasher of [`NameMap`].
-#[derive(Default, Clone, Copy)]
-pub struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0xf135_7aea_2e62_a9c5;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(K);
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0xf135_7aea_2e62_a9c5);
-    }
-
-    fn finish(&self) -> u64 {
-        // Fold the high bits down: hashbrown takes its bucket from the low bits and its tag
-        // from the top seven.
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
 /// The result of a scan: the newest read per dataset and consumer.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
@@ -281,99 +194,6 @@ impl NewestRead {
             self.version = other.version;
         }
     }
-}
-
-/// The four fields of a read, borrowed from the line when they need no unescaping.
-#[derive(Deserialize)]
-struct RawRead<'a> {
-    #[serde(borrow)]
-    at: Cow<'a, str>,
-    #[serde(borrow)]
-    consumer: Cow<'a, str>,
-    #[serde(borrow)]
-    dataset: Cow<'a, str>,
-    #[serde(borrow)]
-    contract: Cow<'a, str>,
-}
-
-/// The fast path for the common line: a flat JSON object whose values are all strings with
-/// no escapes. Returns `at`, `consumer`, `dataset` and `contract` borrowed from the line, or
-/// `None` whenever the line is anything else (then the full parser decides). Other keys are
-/// allowed, as with the full parser.
-fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
-    // One UTF-8 check for the whole line; the quotes found below are ASCII, so every slice
-    // between them is on a character boundary.
-    let text = std::str::from_utf8(line).ok()?;
-    let mut out: [Option<&str>; 4] = [None; 4];
-    let ws = |i: &mut usize| {
-        while *i < line.len() && matches!(line[*i], b' ' | b'\t' | b'\r' | b'\n') {
-            *i += 1;
-        }
-    };
-    // A string starting at `i` (which must be a quote); `i` ends after the closing quote.
-    // The fields are short, so a plain loop beats a memchr call per field.
-    let string = |i: &mut usize| -> Option<(usize, usize)> {
-        if line.get(*i) != Some(&b'"') {
-            return None;
-        }
-        let start = *i + 1;
-        let mut end = start;
-        loop {
-            match *line.get(end)? {
-                b'"' => break,
-                // A backslash means escapes; a control character means invalid JSON: either
-                // way, leave it to the full parser.
-                b'\\' | 0..0x20 => return None,
-                _ => end += 1,
-            }
-        }
-        *i = end + 1;
-        Some((start, end))
-    };
-    let mut i = 0;
-    ws(&mut i);
-    if line.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    loop {
-        ws(&mut i);
-        let (ks, ke) = string(&mut i)?;
-        ws(&mut i);
-        if line.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        ws(&mut i);
-        let (vs, ve) = string(&mut i)?;
-        let slot = match &line[ks..ke] {
-            b"at" => 0,
-            b"consumer" => 1,
-            b"dataset" => 2,
-            b"contract" => 3,
-            _ => usize::MAX,
-        };
-        if slot != usize::MAX {
-            if out[slot].is_some() {
-                return None;
-            }
-            out[slot] = Some(text.get(vs..ve)?);
-        }
-        ws(&mut i);
-        match line.get(i) {
-            Some(b',') => i += 1,
-            Some(b'}') => {
-                i += 1;
-                break;
-            }
-            _ => return None,
-        }
-    }
-    ws(&mut i);
-    if i != line.len() {
-        return None;
-    }
-    Some([out[0]?, out[1]?, out[2]?, out[3]?])
 }
 
 /// The log files matched by `sources` (globs relative to `root`), sorted and deduplicated.
@@ -567,111 +387,12 @@ fn fold(
     Ok(())
 }
 
-/// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
-/// count) is small against the ten thousand lines in it, small enough that the kernel copies
-/// into buffers that stay in cache (8 MiB blocks cost a third more system time).
-const BLOCK: usize = 1 << 20;
-
 /// What one block of lines yields, taken in file order.
 struct Partial {
     /// Lines in the block.
     lines: u64,
     /// Malformed lines: (1-based line number within the block, reason).
     malformed: Vec<(u64, String)>,
-}
-
-/// JSON Lines files are cut into blocks that end at a line break; blocks are scanned in
-/// parallel (rayon) while the next batch is read. The newest reads gather in a few
-/// accumulators (one per concurrent task, reused from block to block, merged once at the end:
-/// the merge does not depend on order); line counts and malformed lines are taken in file
-/// order, so line numbers and the order of malformed-line reports are those of a sequential
-/// scan and the result does not depend on the thread count.
-fn scan_json_lines<R: std::io::Read + Send>(
-    path: &Path,
-    mut file: R,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-    block_size: usize,
-) -> Result<(), LogError> {
-    let io = |source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    // With one dataset requested, only the lines that contain its name can be reads of it:
-    // the block is searched for the name and other lines are never looked at.
-    let only: Option<memchr::memmem::Finder> = match req.datasets.iter().collect::<Vec<_>>()[..] {
-        [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
-        _ => None,
-    };
-    let batch = rayon::current_num_threads().max(1) * 2;
-    let mut carry = Vec::new();
-    let mut eof = false;
-    let mut first_line = 1u64;
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    let pool: std::sync::Mutex<Vec<Scan>> = std::sync::Mutex::new(Vec::new());
-    let mut failure = None;
-    let mut blocks = read_batch(
-        &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
-    )
-    .unwrap_or_else(|e| {
-        failure = Some(e);
-        Vec::new()
-    });
-    while !blocks.is_empty() {
-        // Scan this batch while the next one is read.
-        let (partials, next) = rayon::join(
-            || {
-                use rayon::prelude::*;
-                blocks
-                    .par_iter()
-                    .map(|b| {
-                        let mut acc = lock(&pool).pop().unwrap_or_else(|| Scan::for_request(req));
-                        let p = scan_block(b, req, only.as_ref(), &mut acc);
-                        lock(&pool).push(acc);
-                        p
-                    })
-                    .collect::<Vec<Partial>>()
-            },
-            || {
-                read_batch(
-                    &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
-                )
-            },
-        );
-        for p in partials {
-            for (line, reason) in p.malformed {
-                on_malformed(&Malformed {
-                    file: path.to_path_buf(),
-                    line: first_line + line - 1,
-                    reason,
-                });
-            }
-            first_line += p.lines;
-            scan.stats.lines += p.lines;
-        }
-        // The scanned buffers are reused for a later batch: fresh pages would cost a page
-        // fault per 4 KiB.
-        spare.append(&mut blocks);
-        blocks = next.unwrap_or_else(|e| {
-            failure = Some(e);
-            Vec::new()
-        });
-    }
-    for acc in lock(&pool).drain(..) {
-        let s = acc.stats;
-        scan.stats.reads += s.reads;
-        scan.stats.malformed += s.malformed;
-        scan.stats.after_today += s.after_today;
-        scan.stats.before_lookback += s.before_lookback;
-        for (dataset, per) in acc.newest {
-            for (consumer, read) in per {
-                scan.record(&dataset, &consumer, read);
-            }
-        }
-    }
-    // Reads before a failure (a truncated gzip stream, an I/O error) still count.
-    failure.map_or(Ok(()), |e| Err(io(e)))
 }
 
 /// A poisoned lock only means another block's task panicked; its accumulator is still whole.
@@ -716,208 +437,9 @@ fn read_batch<R: std::io::Read>(
     Ok(blocks)
 }
 
-/// Scan one block of whole lines.
-fn scan_block(
-    block: &[u8],
-    req: &ScanRequest,
-    only: Option<&memchr::memmem::Finder>,
-    acc: &mut Scan,
-) -> Partial {
-    let lines = memchr::memchr_iter(b'\n', block).count() as u64
-        + u64::from(!block.is_empty() && !block.ends_with(b"\n"));
-    // Byte offsets of malformed lines; their line numbers are counted afterwards, only for
-    // them.
-    let mut bad: Vec<(usize, String)> = Vec::new();
-    let mut judge = |start: usize, line: &[u8]| {
-        let line = line.trim_ascii();
-        if line.is_empty() {
-            return;
-        }
-        if let Err(reason) = judge_line(acc, req, line) {
-            acc.stats.malformed += 1;
-            bad.push((start, reason));
-        }
-    };
-    match only {
-        Some(finder) => {
-            // A line that spells the name with JSON escapes (`"r\u006fads"`) does not contain
-            // it, so every line with a backslash is judged too. The next backslash is found
-            // once and kept until the scan passes it: a block without one costs one memchr.
-            let mut pos = 0;
-            let mut backslash = memchr::memchr(b'\\', block);
-            loop {
-                if backslash.is_some_and(|b| b < pos) {
-                    backslash = memchr::memchr(b'\\', &block[pos..]).map(|b| pos + b);
-                }
-                let name = finder.find(&block[pos..]).map(|h| pos + h);
-                let hit = match (name, backslash) {
-                    (Some(n), Some(b)) => n.min(b),
-                    (Some(n), None) => n,
-                    (None, Some(b)) => b,
-                    (None, None) => break,
-                };
-                let start = memchr::memrchr(b'\n', &block[..hit]).map_or(0, |i| i + 1);
-                let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |i| hit + i);
-                judge(start, &block[start..end]);
-                pos = end + 1;
-                if pos >= block.len() {
-                    break;
-                }
-            }
-        }
-        None => {
-            let mut start = 0;
-            for end in memchr::memchr_iter(b'\n', block).chain(std::iter::once(block.len())) {
-                if start >= block.len() {
-                    break;
-                }
-                judge(start, &block[start..end]);
-                start = end + 1;
-            }
-        }
-    }
-    let mut line = 1u64;
-    let mut at = 0usize;
-    let mut malformed = Vec::with_capacity(bad.len());
-    for (offset, reason) in bad {
-        line += memchr::memchr_iter(b'\n', &block[at..offset]).count() as u64;
-        at = offset;
-        malformed.push((line, reason));
-    }
-    Partial { lines, malformed }
-}
-
-/// One non-empty line: the fast path, else the full parser for a precise reason.
-fn judge_line(scan: &mut Scan, req: &ScanRequest, line: &[u8]) -> Result<(), String> {
-    match flat_fields(line) {
-        Some([at, consumer, dataset, contract]) => fold(scan, req, at, consumer, dataset, contract),
-        // Anything unusual (escapes, other value types, a missing field) goes through the
-        // full parser, which also gives the precise reason for a malformed line.
-        None => match serde_json::from_slice::<RawRead>(line) {
-            Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
-            Err(e) => Err(format!("not a JSON read record: {e}")),
-        },
-    }
-}
-
-fn scan_csv<R: std::io::Read>(
-    path: &Path,
-    file: R,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-) -> Result<(), LogError> {
-    let io = |source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        // A row with a missing or extra field is reported as malformed, not a fatal error.
-        .flexible(true)
-        .from_reader(BufReader::with_capacity(BUFFER, file));
-    let headers = match reader.byte_headers() {
-        Ok(h) => h.clone(),
-        Err(e) => return csv_failure(path, e, scan, on_malformed, io),
-    };
-    let col = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h.trim_ascii() == name.as_bytes())
-    };
-    let (Some(at), Some(consumer), Some(dataset), Some(contract)) =
-        (col("at"), col("consumer"), col("dataset"), col("contract"))
-    else {
-        scan.stats.malformed += 1;
-        on_malformed(&Malformed {
-            file: path.to_path_buf(),
-            line: 1,
-            reason: "the header must name the columns at, consumer, dataset and contract; \
-                     the file is skipped"
-                .to_string(),
-        });
-        return Ok(());
-    };
-    scan.stats.lines += 1;
-    let mut record = csv::ByteRecord::new();
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                if let csv::ErrorKind::Io(_) = e.kind() {
-                    return csv_failure(path, e, scan, on_malformed, io);
-                }
-                scan.stats.lines += 1;
-                scan.stats.malformed += 1;
-                on_malformed(&Malformed {
-                    file: path.to_path_buf(),
-                    line: e.position().map_or(0, |p| p.line()),
-                    reason: e.to_string(),
-                });
-                continue;
-            }
-        }
-        scan.stats.lines += 1;
-        let number = record.position().map_or(0, |p| p.line());
-        let field = |i: usize| -> Result<&str, String> {
-            let raw = record.get(i).ok_or_else(|| {
-                format!("expected {} fields, found {}", headers.len(), record.len())
-            })?;
-            std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())
-        };
-        let result = (|| {
-            let ds = field(dataset)?;
-            if !req.datasets.contains(ds) {
-                return Ok(());
-            }
-            fold(
-                scan,
-                req,
-                field(at)?,
-                field(consumer)?,
-                ds,
-                field(contract)?,
-            )
-        })();
-        if let Err(reason) = result {
-            scan.stats.malformed += 1;
-            on_malformed(&Malformed {
-                file: path.to_path_buf(),
-                line: number,
-                reason,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// A CSV error before or between records: I/O is the environment's, anything else makes the
-/// file unusable and is reported as malformed at its position.
-fn csv_failure(
-    path: &Path,
-    e: csv::Error,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-    io: impl Fn(std::io::Error) -> LogError,
-) -> Result<(), LogError> {
-    let line = e.position().map_or(1, |p| p.line());
-    match e.into_kind() {
-        csv::ErrorKind::Io(source) => Err(io(source)),
-        other => {
-            scan.stats.malformed += 1;
-            on_malformed(&Malformed {
-                file: path.to_path_buf(),
-                line,
-                reason: format!("{other:?}"),
-            });
-            Ok(())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::json_lines::{flat_fields, RawRead};
     use super::*;
 
     fn day(s: &str) -> NaiveDate {
