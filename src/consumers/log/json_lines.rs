@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{fold, lock, read_batch, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::{fold, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
 
 /// The four fields of a read, borrowed from the line when they need no unescaping.
 #[derive(Deserialize)]
@@ -106,98 +106,33 @@ pub(super) fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
 /// into buffers that stay in cache (8 MiB blocks cost a third more system time).
 pub(super) const BLOCK: usize = 1 << 20;
 
-/// JSON Lines files are cut into blocks that end at a line break; blocks are scanned in
-/// parallel (rayon) while the next batch is read. The newest reads gather in a few
-/// accumulators (one per concurrent task, reused from block to block, merged once at the end:
-/// the merge does not depend on order); line counts and malformed lines are taken in file
-/// order, so line numbers and the order of malformed-line reports are those of a sequential
-/// scan and the result does not depend on the thread count.
+/// JSON Lines files are cut into blocks that end at a line break and scanned in parallel
+/// ([`scan_blocks`]).
 pub(super) fn scan_json_lines<R: std::io::Read + Send>(
     path: &Path,
-    mut file: R,
+    file: R,
     req: &ScanRequest,
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
     block_size: usize,
 ) -> Result<(), LogError> {
-    let io = |source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
     // With one dataset requested, only the lines that contain its name can be reads of it:
     // the block is searched for the name and other lines are never looked at.
     let only: Option<memchr::memmem::Finder> = match req.datasets.iter().collect::<Vec<_>>()[..] {
         [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
         _ => None,
     };
-    let batch = rayon::current_num_threads().max(1) * 2;
-    let mut carry = Vec::new();
-    let mut eof = false;
-    let mut first_line = 1u64;
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    let pool: std::sync::Mutex<Vec<Scan>> = std::sync::Mutex::new(Vec::new());
-    let mut failure = None;
-    let mut blocks = read_batch(
-        &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
+    let cut = |b: &[u8]| memchr::memrchr(b'\n', b);
+    scan_blocks(
+        path,
+        file,
+        req,
+        scan,
+        on_malformed,
+        block_size,
+        &cut,
+        &|_, block, acc| scan_block(block, req, only.as_ref(), acc),
     )
-    .unwrap_or_else(|e| {
-        failure = Some(e);
-        Vec::new()
-    });
-    while !blocks.is_empty() {
-        // Scan this batch while the next one is read.
-        let (partials, next) = rayon::join(
-            || {
-                use rayon::prelude::*;
-                blocks
-                    .par_iter()
-                    .map(|b| {
-                        let mut acc = lock(&pool).pop().unwrap_or_else(|| Scan::for_request(req));
-                        let p = scan_block(b, req, only.as_ref(), &mut acc);
-                        lock(&pool).push(acc);
-                        p
-                    })
-                    .collect::<Vec<Partial>>()
-            },
-            || {
-                read_batch(
-                    &mut file, &mut carry, &mut eof, batch, &mut spare, block_size,
-                )
-            },
-        );
-        for p in partials {
-            for (line, reason) in p.malformed {
-                on_malformed(&Malformed {
-                    file: path.to_path_buf(),
-                    line: first_line + line - 1,
-                    reason,
-                });
-            }
-            first_line += p.lines;
-            scan.stats.lines += p.lines;
-        }
-        // The scanned buffers are reused for a later batch: fresh pages would cost a page
-        // fault per 4 KiB.
-        spare.append(&mut blocks);
-        blocks = next.unwrap_or_else(|e| {
-            failure = Some(e);
-            Vec::new()
-        });
-    }
-    for acc in lock(&pool).drain(..) {
-        let s = acc.stats;
-        scan.stats.reads += s.reads;
-        scan.stats.malformed += s.malformed;
-        scan.stats.after_today += s.after_today;
-        scan.stats.before_lookback += s.before_lookback;
-        for (dataset, per) in acc.newest {
-            for (consumer, read) in per {
-                scan.record(&dataset, &consumer, read);
-            }
-        }
-    }
-    // Reads before a failure (a truncated gzip stream, an I/O error) still count.
-    failure.map_or(Ok(()), |e| Err(io(e)))
 }
 
 /// Scan one block of whole lines.
@@ -268,7 +203,11 @@ fn scan_block(
         at = offset;
         malformed.push((line, reason));
     }
-    Partial { lines, malformed }
+    Partial {
+        lines,
+        breaks: lines,
+        malformed,
+    }
 }
 
 /// One non-empty line: the fast path, else the full parser for a precise reason.

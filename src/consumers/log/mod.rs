@@ -25,8 +25,6 @@ use csv_rows::scan_csv;
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 use json_lines::{scan_json_lines, BLOCK};
 
-/// Read buffer size: large enough that a gigabyte file costs a few thousand read calls.
-const BUFFER: usize = 1 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -270,13 +268,14 @@ pub fn scan(
                 on_malformed,
                 BLOCK,
             ),
-            (false, false) => scan_csv(path, file, req, &mut scan, on_malformed),
+            (false, false) => scan_csv(path, file, req, &mut scan, on_malformed, BLOCK),
             (false, true) => scan_csv(
                 path,
                 flate2::read::MultiGzDecoder::new(file),
                 req,
                 &mut scan,
                 on_malformed,
+                BLOCK,
             ),
         };
         if let Err(e) = result {
@@ -389,10 +388,107 @@ fn fold(
 
 /// What one block of lines yields, taken in file order.
 struct Partial {
-    /// Lines in the block.
+    /// Lines (JSON Lines) or records (CSV) in the block, for [`ScanStats::lines`].
     lines: u64,
+    /// Line breaks in the block (a CSV record may span several lines), to number the next.
+    breaks: u64,
     /// Malformed lines: (1-based line number within the block, reason).
     malformed: Vec<(u64, String)>,
+}
+
+/// The parallel scan of a file cut into blocks that end where a line does (`cut` gives the
+/// last such break in a buffer). Blocks are scanned in parallel (rayon) while the next batch
+/// is read. The newest reads gather in a few accumulators (one per concurrent task, reused
+/// from block to block, merged once at the end: the merge does not depend on order); line
+/// counts and malformed lines are taken in file order, so line numbers and the order of
+/// malformed-line reports are those of a sequential scan and the result does not depend on
+/// the thread count. `per_block` gets the block's number (0 for the first).
+#[allow(clippy::too_many_arguments)]
+fn scan_blocks<R: std::io::Read + Send>(
+    path: &Path,
+    mut file: R,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+    block_size: usize,
+    cut: &(dyn Fn(&[u8]) -> Option<usize> + Sync),
+    per_block: &(dyn Fn(usize, &[u8], &mut Scan) -> Partial + Sync),
+) -> Result<(), LogError> {
+    let io = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let batch = rayon::current_num_threads().max(1) * 2;
+    let mut carry = Vec::new();
+    let mut eof = false;
+    let mut first_line = 1u64;
+    let mut numbered = 0usize;
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let pool: std::sync::Mutex<Vec<Scan>> = std::sync::Mutex::new(Vec::new());
+    let mut failure = None;
+    let mut blocks = read_batch(
+        &mut file, &mut carry, &mut eof, batch, &mut spare, block_size, cut,
+    )
+    .unwrap_or_else(|e| {
+        failure = Some(e);
+        Vec::new()
+    });
+    while !blocks.is_empty() {
+        // Scan this batch while the next one is read.
+        let (partials, next) = rayon::join(
+            || {
+                use rayon::prelude::*;
+                blocks
+                    .par_iter()
+                    .enumerate()
+                    .map(|(k, b)| {
+                        let mut acc = lock(&pool).pop().unwrap_or_else(|| Scan::for_request(req));
+                        let p = per_block(numbered + k, b, &mut acc);
+                        lock(&pool).push(acc);
+                        p
+                    })
+                    .collect::<Vec<Partial>>()
+            },
+            || {
+                read_batch(
+                    &mut file, &mut carry, &mut eof, batch, &mut spare, block_size, cut,
+                )
+            },
+        );
+        numbered += blocks.len();
+        for p in partials {
+            for (line, reason) in p.malformed {
+                on_malformed(&Malformed {
+                    file: path.to_path_buf(),
+                    line: first_line + line - 1,
+                    reason,
+                });
+            }
+            first_line += p.breaks;
+            scan.stats.lines += p.lines;
+        }
+        // The scanned buffers are reused for a later batch: fresh pages would cost a page
+        // fault per 4 KiB.
+        spare.append(&mut blocks);
+        blocks = next.unwrap_or_else(|e| {
+            failure = Some(e);
+            Vec::new()
+        });
+    }
+    for acc in lock(&pool).drain(..) {
+        let s = acc.stats;
+        scan.stats.reads += s.reads;
+        scan.stats.malformed += s.malformed;
+        scan.stats.after_today += s.after_today;
+        scan.stats.before_lookback += s.before_lookback;
+        for (dataset, per) in acc.newest {
+            for (consumer, read) in per {
+                scan.record(&dataset, &consumer, read);
+            }
+        }
+    }
+    // Reads before a failure (a truncated gzip stream, an I/O error) still count.
+    failure.map_or(Ok(()), |e| Err(io(e)))
 }
 
 /// A poisoned lock only means another block's task panicked; its accumulator is still whole.
@@ -400,8 +496,8 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Read up to `count` blocks, each ending at a line break (the last one at end of file);
-/// the partial line after a block's last break is carried into the next block.
+/// Read up to `count` blocks, each ending at a line break `cut` chooses (the last one at end
+/// of file); what follows a block's last break is carried into the next block.
 fn read_batch<R: std::io::Read>(
     file: &mut R,
     carry: &mut Vec<u8>,
@@ -409,6 +505,7 @@ fn read_batch<R: std::io::Read>(
     count: usize,
     spare: &mut Vec<Vec<u8>>,
     block_size: usize,
+    cut: &dyn Fn(&[u8]) -> Option<usize>,
 ) -> std::io::Result<Vec<Vec<u8>>> {
     use std::io::Read as _;
     let mut blocks = Vec::with_capacity(count);
@@ -425,7 +522,7 @@ fn read_batch<R: std::io::Read>(
             if !buf.is_empty() {
                 blocks.push(buf);
             }
-        } else if let Some(i) = memchr::memrchr(b'\n', &buf) {
+        } else if let Some(i) = cut(&buf) {
             carry.extend_from_slice(&buf[i + 1..]);
             buf.truncate(i + 1);
             blocks.push(buf);
@@ -627,6 +724,75 @@ mod tests {
                 assert_eq!(run(datasets, block), whole, "block {block}, {datasets:?}");
             }
         }
+    }
+
+    #[test]
+    fn csv_blocks_of_any_size_give_the_whole_file_answer() {
+        // Quoted fields with line breaks, commas, doubled quotes and CRLF; a quote inside an
+        // unquoted field is a literal. Each record's first line number is noted as it is
+        // written, so the malformed lines' numbers are known without running the scan.
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("\u{feff}note,at,consumer,dataset,contract\r\n");
+        let mut line = 2u64;
+        let mut broken = Vec::new();
+        let mut reads = 0u64;
+        for i in 0..200 {
+            let (ds, v) = if i % 3 == 1 { ("rivers", "1.0.0") } else { ("roads", "1.1.0") };
+            let note = match i % 5 {
+                0 => "plain".to_string(),
+                1 => "\"two\nlines, \"\"quoted\"\"\"".to_string(),
+                2 => "\"three\r\nlines\n\"".to_string(),
+                3 => "a\"b".to_string(),
+                _ => "\"\"".to_string(),
+            };
+            let day = 1 + i % 28;
+            if i % 23 == 0 {
+                // A bad version: malformed at the record's first line.
+                text.push_str(&format!("{note},2026-11-{day:02}T01:00:00Z,c{},roads,one\n", i % 7));
+                broken.push(line);
+            } else {
+                text.push_str(&format!(
+                    "{note},2026-11-{day:02}T01:00:00Z,\"c{}\",{ds},{v}\n",
+                    i % 7
+                ));
+                reads += u64::from(ds == "roads");
+            }
+            line += 1 + note.matches('\n').count() as u64;
+        }
+        let path = write(dir.path(), "log.csv", &text);
+        let run = |block: usize| {
+            let req = ScanRequest::lookback(
+                ["roads".to_string()].into_iter().collect(),
+                day("2026-11-29"),
+                30,
+            );
+            let mut scan = Scan::for_request(&req);
+            let mut bad = Vec::new();
+            let file = std::fs::File::open(&path).unwrap();
+            csv_rows::scan_csv(&path, file, &req, &mut scan, &mut |m| bad.push(m.line), block)
+                .unwrap();
+            let mut newest: Vec<_> = scan.of("roads").into_iter().collect();
+            newest.sort_by(|a, b| a.0.cmp(&b.0));
+            (newest, scan.stats, bad)
+        };
+        let whole = run(1 << 20);
+        assert_eq!(whole.2, broken);
+        assert_eq!(whole.1.reads, reads);
+        assert_eq!(whole.1.lines, 201);
+        assert_eq!(whole.0.len(), 7);
+        for block in [1, 2, 5, 17, 64, 300, 4096] {
+            assert_eq!(run(block), whole, "block {block}");
+        }
+    }
+
+    #[test]
+    fn a_record_ends_only_outside_quotes() {
+        assert_eq!(csv_rows::record_end(b"a,b\nc,d\n"), Some(7));
+        assert_eq!(csv_rows::record_end(b"a,\"b\nc\",d"), None);
+        assert_eq!(csv_rows::record_end(b"a,\"b\nc\"\"\n\",d\ne"), Some(12));
+        // A quote inside an unquoted field is a literal: the break after it ends the record.
+        assert_eq!(csv_rows::record_end(b"a\"b,c\nd"), Some(5));
+        assert_eq!(csv_rows::record_end(b"\"\"\r\nx"), Some(3));
     }
 
     #[test]
