@@ -15,7 +15,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
 use serde::{Deserialize, Serialize};
 
-use super::log::{LogError, Malformed};
+use super::log::{LogError, Malformed, ParquetLog};
 use super::registry::Registry;
 
 /// Each consumer's newest read of one dataset per UTC day: consumer → day → (instant, version).
@@ -166,6 +166,24 @@ pub fn daily_reads_of(
                             }
                             bad(number, e.to_string(), &mut malformed);
                         }
+                    }
+                }
+            }
+            "parquet" => {
+                let log = ParquetLog::open(path)?;
+                for g in 0..log.row_groups() {
+                    let mut failed = Vec::new();
+                    log.read_group(path, g, &mut |number, row| {
+                        let result = row.and_then(|r| match all.get_mut(r.dataset) {
+                            Some(out) => out.fold(&r.at, r.consumer, r.contract, until),
+                            None => Ok(()),
+                        });
+                        if let Err(reason) = result {
+                            failed.push((number, reason));
+                        }
+                    })?;
+                    for (number, reason) in failed {
+                        bad(number, reason, &mut malformed);
                     }
                 }
             }

@@ -142,7 +142,9 @@ fn numbered(block: &[u8], at: Vec<(u64, String)>) -> Vec<(u64, String)> {
     let mut from = 0usize;
     at.into_iter()
         .map(|(offset, reason)| {
-            let mut o = usize::try_from(offset).unwrap_or(block.len()).min(block.len());
+            let mut o = usize::try_from(offset)
+                .unwrap_or(block.len())
+                .min(block.len());
             while o < block.len() && matches!(block[o], b'\r' | b'\n') {
                 o += 1;
             }

@@ -20,11 +20,12 @@ use serde::Serialize;
 mod csv_rows;
 mod hash;
 mod json_lines;
+mod parquet_rows;
 
 use csv_rows::scan_csv;
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 use json_lines::{scan_json_lines, BLOCK};
-
+pub(crate) use parquet_rows::ParquetLog;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -41,7 +42,7 @@ pub enum LogError {
         source: std::io::Error,
     },
     #[error(
-        "{}: a consumption log must end in .jsonl, .ndjson or .csv (each optionally .gz)",
+        "{}: a consumption log must end in .jsonl, .ndjson or .csv (each optionally .gz), or .parquet",
         path.display()
     )]
     UnknownFormat { path: PathBuf },
@@ -164,6 +165,21 @@ impl Scan {
             .unwrap_or_default()
     }
 
+    /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the
+    /// caller's to count).
+    fn absorb(&mut self, part: Scan) {
+        let s = part.stats;
+        self.stats.reads += s.reads;
+        self.stats.malformed += s.malformed;
+        self.stats.after_today += s.after_today;
+        self.stats.before_lookback += s.before_lookback;
+        for (dataset, per) in part.newest {
+            for (consumer, read) in per {
+                self.record(&dataset, &consumer, read);
+            }
+        }
+    }
+
     /// Fold one read in.
     fn record(&mut self, dataset: &str, consumer: &Key, read: NewestRead) {
         let Some(per) = self.newest.get_mut(dataset) else {
@@ -235,9 +251,17 @@ pub fn scan(
             Some(plain) => (true, plain),
             None => (false, name.as_str()),
         };
-        let json = match Path::new(plain).extension().and_then(|e| e.to_str()) {
-            Some("jsonl" | "ndjson") => true,
-            Some("csv") => false,
+        #[derive(PartialEq)]
+        enum Kind {
+            Json,
+            Csv,
+            Parquet,
+        }
+        let kind = match Path::new(plain).extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson") => Kind::Json,
+            Some("csv") => Kind::Csv,
+            // A Parquet file compresses its own pages; a gzipped one is not a Parquet file.
+            Some("parquet") if !gzipped => Kind::Parquet,
             _ => {
                 let e = LogError::UnknownFormat { path: path.clone() };
                 scan.skipped.push(Skipped {
@@ -258,9 +282,13 @@ pub fn scan(
             }
         };
         scan.stats.files += 1;
-        let result = match (json, gzipped) {
-            (true, false) => scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK),
-            (true, true) => scan_json_lines(
+        let result = match (kind, gzipped) {
+            (Kind::Parquet, _) => {
+                drop(file);
+                parquet_rows::scan_parquet(path, req, &mut scan, on_malformed)
+            }
+            (Kind::Json, false) => scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK),
+            (Kind::Json, true) => scan_json_lines(
                 path,
                 flate2::read::MultiGzDecoder::new(file),
                 req,
@@ -268,8 +296,8 @@ pub fn scan(
                 on_malformed,
                 BLOCK,
             ),
-            (false, false) => scan_csv(path, file, req, &mut scan, on_malformed, BLOCK),
-            (false, true) => scan_csv(
+            (Kind::Csv, false) => scan_csv(path, file, req, &mut scan, on_malformed, BLOCK),
+            (Kind::Csv, true) => scan_csv(
                 path,
                 flate2::read::MultiGzDecoder::new(file),
                 req,
@@ -476,16 +504,7 @@ fn scan_blocks<R: std::io::Read + Send>(
         });
     }
     for acc in lock(&pool).drain(..) {
-        let s = acc.stats;
-        scan.stats.reads += s.reads;
-        scan.stats.malformed += s.malformed;
-        scan.stats.after_today += s.after_today;
-        scan.stats.before_lookback += s.before_lookback;
-        for (dataset, per) in acc.newest {
-            for (consumer, read) in per {
-                scan.record(&dataset, &consumer, read);
-            }
-        }
+        scan.absorb(acc);
     }
     // Reads before a failure (a truncated gzip stream, an I/O error) still count.
     failure.map_or(Ok(()), |e| Err(io(e)))
@@ -737,7 +756,11 @@ mod tests {
         let mut broken = Vec::new();
         let mut reads = 0u64;
         for i in 0..200 {
-            let (ds, v) = if i % 3 == 1 { ("rivers", "1.0.0") } else { ("roads", "1.1.0") };
+            let (ds, v) = if i % 3 == 1 {
+                ("rivers", "1.0.0")
+            } else {
+                ("roads", "1.1.0")
+            };
             let note = match i % 5 {
                 0 => "plain".to_string(),
                 1 => "\"two\nlines, \"\"quoted\"\"\"".to_string(),
@@ -748,7 +771,10 @@ mod tests {
             let day = 1 + i % 28;
             if i % 23 == 0 {
                 // A bad version: malformed at the record's first line.
-                text.push_str(&format!("{note},2026-11-{day:02}T01:00:00Z,c{},roads,one\n", i % 7));
+                text.push_str(&format!(
+                    "{note},2026-11-{day:02}T01:00:00Z,c{},roads,one\n",
+                    i % 7
+                ));
                 broken.push(line);
             } else {
                 text.push_str(&format!(
@@ -769,8 +795,15 @@ mod tests {
             let mut scan = Scan::for_request(&req);
             let mut bad = Vec::new();
             let file = std::fs::File::open(&path).unwrap();
-            csv_rows::scan_csv(&path, file, &req, &mut scan, &mut |m| bad.push(m.line), block)
-                .unwrap();
+            csv_rows::scan_csv(
+                &path,
+                file,
+                &req,
+                &mut scan,
+                &mut |m| bad.push(m.line),
+                block,
+            )
+            .unwrap();
             let mut newest: Vec<_> = scan.of("roads").into_iter().collect();
             newest.sort_by(|a, b| a.0.cmp(&b.0));
             (newest, scan.stats, bad)
@@ -793,6 +826,108 @@ mod tests {
         // A quote inside an unquoted field is a literal: the break after it ends the record.
         assert_eq!(csv_rows::record_end(b"a\"b,c\nd"), Some(5));
         assert_eq!(csv_rows::record_end(b"\"\"\r\nx"), Some(3));
+    }
+
+    #[test]
+    fn a_parquet_log_written_by_the_parquet_crate_scans_as_its_json_lines_twin() {
+        use arrow_array::{ArrayRef, RecordBatch, StringArray, StringViewArray};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows: Vec<[String; 4]> = Vec::new();
+        for i in 0..100u32 {
+            let contract = match i % 13 {
+                0 => "not-a-version".to_string(),
+                k => format!("{}.{}.0", 1 + k % 2, k % 3),
+            };
+            rows.push([
+                format!(
+                    "2026-{:02}-{:02}T{:02}:00:00Z",
+                    10 + i % 3,
+                    1 + i % 28,
+                    i % 24
+                ),
+                format!("c{}", i % 9),
+                if i % 4 == 0 { "rivers" } else { "roads" }.to_string(),
+                contract,
+            ]);
+        }
+        let jsonl: String = rows
+            .iter()
+            .map(|[a, c, d, v]| {
+                format!("{{\"at\":\"{a}\",\"consumer\":\"{c}\",\"dataset\":\"{d}\",\"contract\":\"{v}\"}}\n")
+            })
+            .collect();
+        let json_path = write(dir.path(), "log.jsonl", &jsonl);
+        let pq_path = dir.path().join("log.parquet");
+        let col = |k: usize| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r[k].clone()),
+            ))
+        };
+        // `consumer` as a view array, the others plain; an extra column the scan never reads.
+        let batch = RecordBatch::try_from_iter([
+            (
+                "extra",
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "x"))) as ArrayRef,
+            ),
+            ("contract", col(3)),
+            ("dataset", col(2)),
+            (
+                "consumer",
+                Arc::new(StringViewArray::from_iter_values(
+                    rows.iter().map(|r| r[1].clone()),
+                )),
+            ),
+            ("at", col(0)),
+        ])
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(7))
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&pq_path).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let run = |path: &PathBuf| {
+            let req = ScanRequest::lookback(
+                ["roads".to_string(), "rivers".to_string()]
+                    .into_iter()
+                    .collect(),
+                day("2026-11-29"),
+                45,
+            );
+            let mut bad = Vec::new();
+            let scan = super::scan(std::slice::from_ref(path), &req, &mut |m| {
+                bad.push((m.line, m.reason.clone()))
+            })
+            .unwrap();
+            assert!(scan.skipped.is_empty(), "{:?}", scan.skipped);
+            let mut newest: Vec<_> = ["roads", "rivers"]
+                .iter()
+                .flat_map(|d| {
+                    scan.of(d)
+                        .into_iter()
+                        .map(move |(c, r)| (d.to_string(), c, r))
+                })
+                .collect();
+            newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            (newest, scan.stats, bad)
+        };
+        let (json, parquet) = (run(&json_path), run(&pq_path));
+        assert!(
+            json.1.reads > 10 && json.1.before_lookback > 10,
+            "{:?}",
+            json.1
+        );
+        // Bad versions are rows i % 13 == 0; only those inside the 45 days up to 2026-11-29
+        // (from 2026-10-16) are judged: i = 13 (11-14), 52 (11-25), 78 (10-23), 91 (11-08).
+        let lines: Vec<u64> = json.2.iter().map(|b| b.0).collect();
+        assert_eq!(lines, [14, 53, 79, 92]);
+        assert_eq!(parquet, json);
     }
 
     #[test]
