@@ -94,6 +94,8 @@ struct State {
     /// A text had a `crs` member (then `crs` is what it named): a later part's overrides
     /// an earlier one's, as a later text's does in the sequential reader.
     crs_seen: bool,
+    /// Read coordinates with [`raw_coords`] (see [`GeometrySeed`]).
+    raw: bool,
 }
 
 fn is_date(s: &[u8]) -> bool {
@@ -146,6 +148,7 @@ impl State {
             index: HashMap::new(),
             crs: None,
             crs_seen: false,
+            raw: false,
         }
     }
 
@@ -358,10 +361,167 @@ impl<'de> Visitor<'de> for CoordSeed<'_> {
     }
 }
 
+/// The `coordinates` member from its text: what [`CoordSeed`] computes from the streamed
+/// values, by a hand-written scan (serde's visitor per number and its float parser were half
+/// the parallel reader's time). Numbers follow the JSON grammar strictly and parse to the
+/// correctly rounded `f64`, as serde_json's `float_roundtrip` parser does; a number out of
+/// range is refused as serde_json refuses it. `None` is any refusal: the sequential reader
+/// then reads the file and names the error.
+fn raw_coords(b: &[u8], scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
+    let mut r = RawCoords {
+        b,
+        i: 0,
+        scan,
+        shape,
+    };
+    let node = r.value(1)?;
+    r.ws();
+    (r.i == b.len()).then_some(node)
+}
+
+struct RawCoords<'a> {
+    b: &'a [u8],
+    i: usize,
+    scan: &'a mut GeomScan,
+    shape: &'a mut Shape,
+}
+
+impl RawCoords<'_> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn value(&mut self, level: usize) -> Option<Node> {
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'[' => self.array(level),
+            b'-' | b'0'..=b'9' => self.number().map(Node::Number),
+            _ => None,
+        }
+    }
+
+    /// A JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    fn number(&mut self) -> Option<f64> {
+        let b = self.b;
+        let start = self.i;
+        let mut i = start;
+        let digits = |i: &mut usize| {
+            let s = *i;
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+            *i - s
+        };
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                digits(&mut i);
+            }
+            _ => return None,
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        self.i = i;
+        let v: f64 = std::str::from_utf8(&b[start..i]).ok()?.parse().ok()?;
+        v.is_finite().then_some(v)
+    }
+
+    /// One array at `level` (1 = the `coordinates` array): the rules of
+    /// [`CoordSeed::visit_seq`].
+    fn array(&mut self, level: usize) -> Option<Node> {
+        if level > MAX_DEPTH {
+            return None;
+        }
+        self.i += 1;
+        let mut numbers = 0usize;
+        let mut xy = [f64::NAN; 2];
+        let mut points = 0usize;
+        let mut first = (f64::NAN, f64::NAN);
+        let mut last = first;
+        let mut arrays = false;
+        self.ws();
+        if self.b.get(self.i) == Some(&b']') {
+            self.i += 1;
+        } else {
+            loop {
+                match self.value(level + 1)? {
+                    Node::Number(v) if points == 0 && !arrays => {
+                        if numbers < 2 {
+                            xy[numbers] = v;
+                        }
+                        numbers += 1;
+                    }
+                    Node::Position(x, y) if numbers == 0 && !arrays => {
+                        self.scan.coord(x, y);
+                        if points == 0 {
+                            first = (x, y);
+                        }
+                        last = (x, y);
+                        points += 1;
+                    }
+                    Node::List if numbers == 0 && points == 0 => arrays = true,
+                    _ => return None,
+                }
+                self.ws();
+                match *self.b.get(self.i)? {
+                    b',' => self.i += 1,
+                    b']' => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        if numbers > 0 {
+            if numbers < 2 {
+                return None;
+            }
+            if numbers >= 3 {
+                self.scan.z = true;
+            }
+            return Some(Node::Position(xy[0], xy[1]));
+        }
+        if points > 0 {
+            match self.shape.list_level {
+                None => self.shape.list_level = Some(level),
+                Some(l) if l == level => {}
+                Some(_) => return None,
+            }
+            self.shape.line_bad |= points == 1;
+            self.shape.ring_bad |= points < 4 || first != last;
+        } else if !arrays {
+            self.shape.empty_levels |= 1 << level.min(63);
+        }
+        Some(Node::List)
+    }
+}
+
 /// A GeoJSON geometry object: its type, coordinates and members, streamed.
 struct GeometrySeed<'a> {
     scan: &'a mut GeomScan,
     depth: usize,
+    /// Coordinates are taken as raw text and scanned by [`raw_coords`] (the parallel
+    /// reader, whose input is a slice in memory), not streamed value by value.
+    raw: bool,
 }
 
 /// The parts of a geometry object gathered so far, whatever order its members come in.
@@ -383,6 +543,7 @@ impl GeometryParts {
         seen: &mut Members,
         scan: &mut GeomScan,
         depth: usize,
+        raw: bool,
     ) -> Result<bool, A::Error> {
         match key {
             "type" => {
@@ -392,11 +553,18 @@ impl GeometryParts {
             "coordinates" => {
                 seen.first("coordinates")?;
                 let mut shape = Shape::default();
-                let node = map.next_value_seed(CoordSeed {
-                    scan,
-                    shape: &mut shape,
-                    level: 1,
-                })?;
+                let node = if raw {
+                    // The text of the member, borrowed from the batch, and scanned by hand.
+                    let text = map.next_value::<&'de serde_json::value::RawValue>()?;
+                    raw_coords(text.get().as_bytes(), scan, &mut shape)
+                        .ok_or_else(|| de::Error::custom("coordinates the fast scan refuses"))?
+                } else {
+                    map.next_value_seed(CoordSeed {
+                        scan,
+                        shape: &mut shape,
+                        level: 1,
+                    })?
+                };
                 self.coords = Some((node, shape));
             }
             "geometries" => {
@@ -404,7 +572,7 @@ impl GeometryParts {
                 if depth >= MAX_DEPTH {
                     return Err(de::Error::custom("geometry collections nested too deep"));
                 }
-                self.members = Some(map.next_value_seed(Members2 { scan, depth })?);
+                self.members = Some(map.next_value_seed(Members2 { scan, depth, raw })?);
             }
             _ => return Ok(false),
         }
@@ -485,7 +653,7 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
         let mut parts = GeometryParts::default();
         let mut seen = Members::default();
         while let Some(key) = map.next_key::<String>()? {
-            if !parts.member(&key, &mut map, &mut seen, self.scan, self.depth)? {
+            if !parts.member(&key, &mut map, &mut seen, self.scan, self.depth, self.raw)? {
                 map.next_value::<IgnoredAny>()?;
             }
         }
@@ -497,6 +665,7 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
 struct Members2<'a> {
     scan: &'a mut GeomScan,
     depth: usize,
+    raw: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Members2<'_> {
@@ -516,6 +685,7 @@ impl<'de> Visitor<'de> for Members2<'_> {
         while let Some(t) = seq.next_element_seed(GeometrySeed {
             scan: &mut *self.scan,
             depth: self.depth + 1,
+            raw: self.raw,
         })? {
             out.push(t);
         }
@@ -524,7 +694,7 @@ impl<'de> Visitor<'de> for Members2<'_> {
 }
 
 /// A Feature's `geometry`: null, or a geometry, added to the accumulator.
-struct FeatureGeometry<'a>(&'a mut Accumulator);
+struct FeatureGeometry<'a>(&'a mut Accumulator, bool);
 
 impl<'de> DeserializeSeed<'de> for FeatureGeometry<'_> {
     type Value = ();
@@ -550,6 +720,7 @@ impl<'de> Visitor<'de> for FeatureGeometry<'_> {
         let t = GeometrySeed {
             scan: &mut scan,
             depth: 0,
+            raw: self.1,
         }
         .deserialize(d)?;
         scan.commit(self.0, t);
@@ -610,7 +781,7 @@ impl FeatureParts {
             "geometry" => {
                 seen.first("geometry")?;
                 self.geometry = true;
-                map.next_value_seed(FeatureGeometry(&mut st.acc))?;
+                map.next_value_seed(FeatureGeometry(&mut st.acc, st.raw))?;
             }
             "properties" => {
                 seen.first("properties")?;
@@ -781,7 +952,7 @@ impl<'de> Visitor<'de> for Document<'_> {
                     }
                 }
                 k if feature.member(k, &mut map, &mut seen, st)? => {}
-                k if geometry.member(k, &mut map, &mut seen, &mut scan, 0)? => {}
+                k if geometry.member(k, &mut map, &mut seen, &mut scan, 0, st.raw)? => {}
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -975,6 +1146,7 @@ impl<'de> Visitor<'de> for Run<'_> {
 /// then says where and why).
 fn parse_batch(batch: &split::Batch) -> Result<State, serde_json::Error> {
     let mut st = State::part();
+    st.raw = true;
     match batch {
         split::Batch::Features(buf) => {
             let mut de = serde_json::Deserializer::from_slice(buf);
@@ -1233,6 +1405,66 @@ mod tests {
         assert!(parallel(nested(123).as_bytes(), 1 << 20, 1 << 20).is_ok());
         assert!(sequential(nested(124).as_bytes()).is_err());
         assert!(parallel(nested(124).as_bytes(), 1 << 20, 1 << 20).is_err());
+    }
+
+    #[test]
+    fn the_coordinate_scan_agrees_with_the_streamed_visitor() {
+        // Each coordinates text in a LineString feature: the two readers give the same
+        // profile, or both refuse it.
+        let texts = [
+            "[[0,0],[1,1]]",
+            "[[-0,-0.0],[1e2,1E+2],[0.1e-400,-1e-400]]",
+            "[[12345678901234567890,-9223372036854775809],[3.187038114086544,40.259535527914217]]",
+            "[[0.30000000000000004,1.7976931348623157e308],[5e-324,2.2250738585072014e-308]]",
+            "[ [ 1 , 2 , 3 ] , [ 4 , 5 ] ]",
+            "[[1,2,3,4],[5,6]]",
+            "[[1e999,0],[1,1]]",
+            "[[01,0],[1,1]]",
+            "[[1.,0],[1,1]]",
+            "[[.5,0],[1,1]]",
+            "[[+1,0],[1,1]]",
+            "[[1,2],]",
+            "[[1,2] [3,4]]",
+            "[[1],[2,3]]",
+            "[[1,2],[[3,4]]]",
+            "[[\"1\",2],[3,4]]",
+            "[[1,2],[3,null]]",
+            "[[1e5,2e-5],[3,4]]",
+            "[]",
+            "[[]]",
+            "5",
+            "[[1,2],[3,4]] x",
+        ];
+        let mut refused = 0;
+        for c in texts {
+            let doc = format!(
+                r#"{{"type":"FeatureCollection","features":[{{"type":"Feature","properties":{{}},"geometry":{{"type":"LineString","coordinates":{c}}}}}]}}"#
+            );
+            match (
+                sequential(doc.as_bytes()),
+                parallel(doc.as_bytes(), 1 << 20, 1 << 20),
+            ) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{c}"),
+                (Err(_), Err(_)) => refused += 1,
+                (a, b) => panic!("{c}: sequential {a:?}, parallel {b:?}"),
+            }
+        }
+        // Refused: the five bad numbers, the trailing and the missing comma, the one-number
+        // position, positions beside an array, the string, the null, `[[]]` (nested too
+        // deep for a LineString) and the trailing text.
+        assert_eq!(refused, 13);
+        // Deep nesting: refused past MAX_DEPTH by both.
+        for n in [30, 31, 32, 33, 40, 130] {
+            let c = format!("{}0,0{}", "[".repeat(n), "]".repeat(n));
+            let doc = format!(
+                r#"{{"type":"Feature","properties":{{}},"geometry":{{"type":"MultiPolygon","coordinates":{c}}}}}"#
+            );
+            let (a, b) = (
+                sequential(doc.as_bytes()),
+                parallel(doc.as_bytes(), 1 << 20, 1 << 20),
+            );
+            assert_eq!(a.is_ok(), b.is_ok(), "{n}");
+        }
     }
 
     #[test]
