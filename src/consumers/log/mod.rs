@@ -145,6 +145,7 @@ pub struct Scan {
     pub stats: ScanStats,
     /// Files that could not be read, or not to their end (reads before the failure count).
     pub skipped: Vec<Skipped>,
+    memo: Memo,
 }
 
 impl Scan {
@@ -368,6 +369,97 @@ fn utc_seconds(s: &str) -> Option<DateTime<FixedOffset>> {
     Some(date.and_time(time).and_utc().fixed_offset())
 }
 
+/// What the scan remembers between reads, so that the worst case (every line a read of a
+/// requested dataset) does not parse the same few dates and versions again on every line:
+/// the last day seen (a log is mostly in time order) and the versions seen per dataset.
+#[derive(Debug, Clone, Default)]
+struct Memo {
+    /// `YYYY-MM-DD` of the last `...Z` instant, its midnight and where it falls.
+    day: Option<([u8; 10], i64, Day)>,
+    /// (dataset, contract text) → the parsed version and whether the store has it.
+    versions: Vec<(String, String, Version, bool)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Day {
+    Before,
+    Inside,
+    After,
+}
+
+/// At most this many (dataset, version) pairs are remembered; a log naming more parses the
+/// others each time (correct, only slower).
+const MEMO_VERSIONS: usize = 64;
+
+impl Memo {
+    /// `at` when it is the common form `YYYY-MM-DDTHH:MM:SSZ`: its day's place and the
+    /// instant, with the day parsed once per run of reads on the same day.
+    fn utc(&mut self, at: &str, req: &ScanRequest) -> Option<(Day, DateTime<FixedOffset>)> {
+        let b = at.as_bytes();
+        if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
+            return None;
+        }
+        let (midnight, place) = match &self.day {
+            Some((d, m, p)) if d[..] == b[..10] => (*m, *p),
+            _ => {
+                let t = utc_seconds(at)?;
+                let day = t.date_naive();
+                let place = if day > req.to {
+                    Day::After
+                } else if day < req.from {
+                    Day::Before
+                } else {
+                    Day::Inside
+                };
+                let midnight = day.and_time(chrono::NaiveTime::MIN).and_utc().timestamp();
+                let mut d = [0u8; 10];
+                d.copy_from_slice(&b[..10]);
+                self.day = Some((d, midnight, place));
+                (midnight, place)
+            }
+        };
+        let two = |i: usize| -> Option<i64> {
+            let (x, y) = (b[i], b[i + 1]);
+            (x.is_ascii_digit() && y.is_ascii_digit())
+                .then(|| i64::from((x - b'0') * 10 + (y - b'0')))
+        };
+        let (h, m, s) = (two(11)?, two(14)?, two(17)?);
+        if h > 23 || m > 59 || s > 59 {
+            return None;
+        }
+        let t = DateTime::from_timestamp(midnight + h * 3600 + m * 60 + s, 0)?;
+        Some((place, t.fixed_offset()))
+    }
+
+    /// The version `contract` names, and whether the store has it for `dataset`.
+    fn version(
+        &mut self,
+        req: &ScanRequest,
+        dataset: &str,
+        contract: &str,
+    ) -> Result<(Version, bool), String> {
+        if let Some((_, _, v, known)) = self
+            .versions
+            .iter()
+            .find(|(d, c, _, _)| c == contract && d == dataset)
+        {
+            return Ok((v.clone(), *known));
+        }
+        let version = Version::parse(contract)
+            .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+        let known = req.is_known(dataset, &version);
+        if self.versions.len() < MEMO_VERSIONS {
+            self.versions.push((
+                dataset.to_string(),
+                contract.to_string(),
+                version.clone(),
+                known,
+            ));
+        }
+        Ok((version, known))
+    }
+}
+
 /// Judge one read whose fields are extracted; `Err` is the reason it is malformed.
 fn fold(
     scan: &mut Scan,
@@ -384,28 +476,54 @@ fn fold(
     if consumer.is_empty() {
         return Err("`consumer` is empty".to_string());
     }
-    match when(at, req)? {
-        When::After => scan.stats.after_today += 1,
-        When::Before => scan.stats.before_lookback += 1,
-        When::Inside(at) => {
-            let version = Version::parse(contract)
-                .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+    let (place, at) = match scan.memo.utc(at, req) {
+        Some(p) => p,
+        None => match when(at, req)? {
+            When::After => (Day::After, DateTime::<FixedOffset>::MIN_UTC.fixed_offset()),
+            When::Before => (Day::Before, DateTime::<FixedOffset>::MIN_UTC.fixed_offset()),
+            When::Inside(at) => (Day::Inside, at),
+        },
+    };
+    match place {
+        Day::After => scan.stats.after_today += 1,
+        Day::Before => scan.stats.before_lookback += 1,
+        Day::Inside => {
+            let (version, known) = scan.memo.version(req, dataset, contract)?;
             scan.stats.reads += 1;
             // A version the store does not have is never a line a consumer moved to.
-            let known = req.is_known(dataset, &version);
-            let read = NewestRead {
-                at,
-                oldest_line: if known { version.major } else { u64::MAX },
-                known: known.then(|| KnownRead {
-                    at,
-                    version: version.clone(),
-                }),
-                version,
-                reads: 1,
-            };
+            let oldest_line = if known { version.major } else { u64::MAX };
             match per.get_mut(consumer.as_bytes()) {
-                Some(n) => n.absorb(read),
+                // The same as absorbing a fresh `NewestRead`, without building one: a read
+                // that changes nothing (most, in a long log) clones no version.
+                Some(n) => {
+                    n.reads += 1;
+                    n.oldest_line = n.oldest_line.min(oldest_line);
+                    if known
+                        && n.known
+                            .as_ref()
+                            .is_none_or(|k| (at, &version) > (k.at, &k.version))
+                    {
+                        n.known = Some(KnownRead {
+                            at,
+                            version: version.clone(),
+                        });
+                    }
+                    if (at, &version) > (n.at, &n.version) {
+                        n.at = at;
+                        n.version = version;
+                    }
+                }
                 None => {
+                    let read = NewestRead {
+                        at,
+                        oldest_line,
+                        known: known.then(|| KnownRead {
+                            at,
+                            version: version.clone(),
+                        }),
+                        version,
+                        reads: 1,
+                    };
                     per.insert(Key::new(consumer), read);
                 }
             }
@@ -928,6 +1046,79 @@ mod tests {
         let lines: Vec<u64> = json.2.iter().map(|b| b.0).collect();
         assert_eq!(lines, [14, 53, 79, 92]);
         assert_eq!(parquet, json);
+    }
+
+    #[test]
+    fn remembered_days_and_versions_give_the_plain_answer() {
+        // Runs of reads on the same day, days on both sides of the lookback, instants the
+        // fast form refuses (hour 25, a leap second, an offset) and versions repeated: each
+        // line's place is worked out here with chrono's RFC 3339 parser alone.
+        let req = ScanRequest::lookback(
+            ["roads".to_string()].into_iter().collect(),
+            day("2026-11-29"),
+            3,
+        );
+        let ats = [
+            "2026-11-26T23:59:59Z",
+            "2026-11-27T00:00:00Z",
+            "2026-11-27T12:30:00Z",
+            "2026-11-27T25:00:00Z",
+            "2026-11-28T23:59:60Z",
+            "2026-11-29T23:59:59Z",
+            "2026-11-30T00:00:00Z",
+            "2026-11-29T22:00:00-03:00",
+            "2026-11-27T12:30:01Z",
+        ];
+        let versions = ["1.0.0", "1.1.0", "2.0.0", "1.1.0"];
+        let mut text = String::new();
+        let (mut reads, mut before, mut after, mut bad) = (0u64, 0u64, 0u64, 0u64);
+        let mut newest: HashMap<String, (DateTime<FixedOffset>, Version)> = HashMap::new();
+        for round in 0..3 {
+            for (i, at) in ats.iter().enumerate() {
+                let v = versions[(i + round) % versions.len()];
+                let consumer = format!("c{}", (i + round) % 4);
+                text.push_str(&format!(
+                    "{{\"at\":\"{at}\",\"consumer\":\"{consumer}\",\"dataset\":\"roads\",\"contract\":\"{v}\"}}\n"
+                ));
+                match DateTime::parse_from_rfc3339(at) {
+                    Err(_) => bad += 1,
+                    Ok(t) => {
+                        let d = t.with_timezone(&Utc).date_naive();
+                        if d > req.to {
+                            after += 1;
+                        } else if d < req.from {
+                            before += 1;
+                        } else {
+                            reads += 1;
+                            let v = Version::parse(v).unwrap();
+                            let e = newest.entry(consumer).or_insert((t, v.clone()));
+                            if (t, &v) > (e.0, &e.1) {
+                                *e = (t, v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "log.jsonl", &text);
+        let scan = super::scan(&[path], &req, &mut |_| {}).unwrap();
+        assert_eq!(
+            (
+                scan.stats.reads,
+                scan.stats.before_lookback,
+                scan.stats.after_today,
+                scan.stats.malformed
+            ),
+            (reads, before, after, bad)
+        );
+        assert!(reads > 0 && before > 0 && after > 0 && bad > 0);
+        let got: HashMap<String, (DateTime<FixedOffset>, Version)> = scan
+            .of("roads")
+            .into_iter()
+            .map(|(c, r)| (c, (r.at, r.version)))
+            .collect();
+        assert_eq!(got, newest);
     }
 
     #[test]
