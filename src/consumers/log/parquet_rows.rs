@@ -281,6 +281,10 @@ impl<'a> Instants<'a> {
     }
 }
 
+/// One row group's scan: its reads, its malformed rows (row number, reason), its row count
+/// and the error that stopped it, if one did.
+type GroupScan = (Scan, Vec<(u64, String)>, u64, Option<LogError>);
+
 /// Scan a Parquet log: row groups in parallel, each into its own accumulator; malformed rows
 /// are reported in row order.
 pub(super) fn scan_parquet(
@@ -291,7 +295,7 @@ pub(super) fn scan_parquet(
 ) -> Result<(), LogError> {
     let log = ParquetLog::open(path)?;
     let groups: Vec<usize> = (0..log.row_groups()).collect();
-    let parts: Vec<(Scan, Vec<(u64, String)>, u64, Option<LogError>)> = groups
+    let parts: Vec<GroupScan> = groups
         .par_iter()
         .map(|&g| {
             let mut acc = Scan::for_request(req);
