@@ -492,7 +492,8 @@ fn fold(
             scan.stats.reads += 1;
             // A version the store does not have is never a line a consumer moved to.
             let oldest_line = if known { version.major } else { u64::MAX };
-            match per.get_mut(consumer.as_bytes()) {
+            let key = Key::new(consumer);
+            match per.get_mut(&key) {
                 // The same as absorbing a fresh `NewestRead`, without building one: a read
                 // that changes nothing (most, in a long log) clones no version.
                 Some(n) => {
@@ -524,7 +525,7 @@ fn fold(
                         version,
                         reads: 1,
                     };
-                    per.insert(Key::new(consumer), read);
+                    per.insert(key, read);
                 }
             }
         }
