@@ -59,10 +59,9 @@ impl PartialEq for Key {
         match (self, other) {
             // Two fixed-size arrays: compared inline, with no call to `memcmp` (the unused
             // tail of an inline key is always zero, so equal names give equal arrays).
-            (
-                Key::Inline { len: a, bytes: x },
-                Key::Inline { len: b, bytes: y },
-            ) => a == b && x == y,
+            (Key::Inline { len: a, bytes: x }, Key::Inline { len: b, bytes: y }) => {
+                a == b && x == y
+            }
             _ => self.as_bytes() == other.as_bytes(),
         }
     }

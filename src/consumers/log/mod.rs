@@ -146,6 +146,31 @@ pub struct Scan {
     /// Files that could not be read, or not to their end (reads before the failure count).
     pub skipped: Vec<Skipped>,
     memo: Memo,
+    /// The reads of the scan in progress, by dataset and consumer (see [`HotRead`]).
+    hot: NameMap<HotMap>,
+}
+
+/// One consumer's reads while a scan runs: [`NewestRead`] with its versions as numbers in
+/// the [`Memo`]'s table. A large log looks a consumer up on every line, and the table of ten
+/// thousand consumers did not fit the cache with full `NewestRead`s in it (the lookup was a
+/// third of the worst case's time); a third of the size, it mostly does.
+#[derive(Debug, Clone)]
+struct HotRead {
+    at: DateTime<FixedOffset>,
+    known_at: DateTime<FixedOffset>,
+    oldest_line: u64,
+    reads: u64,
+    version: u32,
+    /// [`NO_VERSION`] when no read was of a version the store has.
+    known_version: u32,
+}
+
+const NO_VERSION: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Default)]
+struct HotMap {
+    index: HashMap<Key, u32, std::hash::BuildHasherDefault<NameHasher>>,
+    reads: Vec<HotRead>,
 }
 
 impl Scan {
@@ -154,6 +179,7 @@ impl Scan {
         let mut scan = Scan::default();
         for d in &req.datasets {
             scan.newest.insert(d.clone(), ConsumerMap::default());
+            scan.hot.insert(d.clone(), HotMap::default());
         }
         scan
     }
@@ -168,7 +194,8 @@ impl Scan {
 
     /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the
     /// caller's to count).
-    fn absorb(&mut self, part: Scan) {
+    fn absorb(&mut self, mut part: Scan) {
+        part.flush();
         let s = part.stats;
         self.stats.reads += s.reads;
         self.stats.malformed += s.malformed;
@@ -176,6 +203,27 @@ impl Scan {
         self.stats.before_lookback += s.before_lookback;
         for (dataset, per) in part.newest {
             for (consumer, read) in per {
+                self.record(&dataset, &consumer, read);
+            }
+        }
+    }
+
+    /// Move the reads [`fold`] gathered in the compact table into [`Scan::newest`].
+    fn flush(&mut self) {
+        let hot = std::mem::take(&mut self.hot);
+        for (dataset, map) in hot {
+            for (consumer, i) in map.index {
+                let h = &map.reads[i as usize];
+                let read = NewestRead {
+                    at: h.at,
+                    version: self.memo.versions[h.version as usize].2.clone(),
+                    oldest_line: h.oldest_line,
+                    reads: h.reads,
+                    known: (h.known_version != NO_VERSION).then(|| KnownRead {
+                        at: h.known_at,
+                        version: self.memo.versions[h.known_version as usize].2.clone(),
+                    }),
+                };
                 self.record(&dataset, &consumer, read);
             }
         }
@@ -374,10 +422,13 @@ fn utc_seconds(s: &str) -> Option<DateTime<FixedOffset>> {
 /// the last day seen (a log is mostly in time order) and the versions seen per dataset.
 #[derive(Debug, Clone, Default)]
 struct Memo {
-    /// `YYYY-MM-DD` of the last `...Z` instant, its midnight and where it falls.
-    day: Option<([u8; 10], i64, Day)>,
-    /// (dataset, contract text) → the parsed version and whether the store has it.
+    /// `YYYY-MM-DD` of the last `...Z` instant, its date and where it falls.
+    day: Option<([u8; 10], NaiveDate, Day)>,
+    /// (dataset, contract text) → the parsed version and whether the store has it; a
+    /// version's number is its place here.
     versions: Vec<(String, String, Version, bool)>,
+    /// The same, looked up by name once there are more than [`MEMO_SCAN`].
+    more: HashMap<(String, String), u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -387,9 +438,8 @@ enum Day {
     After,
 }
 
-/// At most this many (dataset, version) pairs are remembered; a log naming more parses the
-/// others each time (correct, only slower).
-const MEMO_VERSIONS: usize = 64;
+/// The first (dataset, version) pairs, found by a linear search (a log names a few).
+const MEMO_SCAN: usize = 16;
 
 impl Memo {
     /// `at` when it is the common form `YYYY-MM-DDTHH:MM:SSZ`: its day's place and the
@@ -399,7 +449,7 @@ impl Memo {
         if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
             return None;
         }
-        let (midnight, place) = match &self.day {
+        let (date, place) = match &self.day {
             Some((d, m, p)) if d[..] == b[..10] => (*m, *p),
             _ => {
                 let t = utc_seconds(at)?;
@@ -411,52 +461,61 @@ impl Memo {
                 } else {
                     Day::Inside
                 };
-                let midnight = day.and_time(chrono::NaiveTime::MIN).and_utc().timestamp();
                 let mut d = [0u8; 10];
                 d.copy_from_slice(&b[..10]);
-                self.day = Some((d, midnight, place));
-                (midnight, place)
+                self.day = Some((d, day, place));
+                (day, place)
             }
         };
-        let two = |i: usize| -> Option<i64> {
+        let two = |i: usize| -> Option<u32> {
             let (x, y) = (b[i], b[i + 1]);
             (x.is_ascii_digit() && y.is_ascii_digit())
-                .then(|| i64::from((x - b'0') * 10 + (y - b'0')))
+                .then(|| u32::from((x - b'0') * 10 + (y - b'0')))
         };
-        let (h, m, s) = (two(11)?, two(14)?, two(17)?);
-        if h > 23 || m > 59 || s > 59 {
-            return None;
-        }
-        let t = DateTime::from_timestamp(midnight + h * 3600 + m * 60 + s, 0)?;
-        Some((place, t.fixed_offset()))
+        // No leap second here (`:60` goes to the RFC 3339 parser, as before).
+        let time = chrono::NaiveTime::from_hms_opt(two(11)?, two(14)?, two(17)?)?;
+        let utc = FixedOffset::east_opt(0)?;
+        Some((
+            place,
+            DateTime::from_naive_utc_and_offset(date.and_time(time), utc),
+        ))
     }
 
-    /// The version `contract` names, and whether the store has it for `dataset`.
+    /// The number of the version `contract` names, and whether the store has it for
+    /// `dataset`.
     fn version(
         &mut self,
         req: &ScanRequest,
         dataset: &str,
         contract: &str,
-    ) -> Result<(Version, bool), String> {
-        if let Some((_, _, v, known)) = self
-            .versions
+    ) -> Result<(u32, bool), String> {
+        let found = self.versions[..self.versions.len().min(MEMO_SCAN)]
             .iter()
-            .find(|(d, c, _, _)| c == contract && d == dataset)
-        {
-            return Ok((v.clone(), *known));
+            .position(|(d, c, _, _)| c == contract && d == dataset)
+            .map(|i| i as u32)
+            .or_else(|| {
+                (self.versions.len() > MEMO_SCAN)
+                    .then(|| {
+                        self.more
+                            .get(&(dataset.to_string(), contract.to_string()))
+                            .copied()
+                    })
+                    .flatten()
+            });
+        if let Some(i) = found {
+            return Ok((i, self.versions[i as usize].3));
         }
         let version = Version::parse(contract)
             .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
         let known = req.is_known(dataset, &version);
-        if self.versions.len() < MEMO_VERSIONS {
-            self.versions.push((
-                dataset.to_string(),
-                contract.to_string(),
-                version.clone(),
-                known,
-            ));
+        let i = u32::try_from(self.versions.len()).map_err(|_| "too many versions".to_string())?;
+        if self.versions.len() >= MEMO_SCAN {
+            self.more
+                .insert((dataset.to_string(), contract.to_string()), i);
         }
-        Ok((version, known))
+        self.versions
+            .push((dataset.to_string(), contract.to_string(), version, known));
+        Ok((i, known))
     }
 }
 
@@ -470,7 +529,7 @@ fn fold(
     contract: &str,
 ) -> Result<(), String> {
     // One lookup both filters the dataset and finds its consumers.
-    let Some(per) = scan.newest.get_mut(dataset) else {
+    let Some(per) = scan.hot.get_mut(dataset) else {
         return Ok(());
     };
     if consumer.is_empty() {
@@ -488,44 +547,47 @@ fn fold(
         Day::After => scan.stats.after_today += 1,
         Day::Before => scan.stats.before_lookback += 1,
         Day::Inside => {
-            let (version, known) = scan.memo.version(req, dataset, contract)?;
+            let (v, known) = scan.memo.version(req, dataset, contract)?;
+            let versions = &scan.memo.versions;
             scan.stats.reads += 1;
             // A version the store does not have is never a line a consumer moved to.
-            let oldest_line = if known { version.major } else { u64::MAX };
+            let oldest_line = if known {
+                versions[v as usize].2.major
+            } else {
+                u64::MAX
+            };
             let key = Key::new(consumer);
-            match per.get_mut(&key) {
-                // The same as absorbing a fresh `NewestRead`, without building one: a read
-                // that changes nothing (most, in a long log) clones no version.
-                Some(n) => {
+            match per.index.get(&key) {
+                // What `NewestRead::absorb` does with a fresh read of one line.
+                Some(&i) => {
+                    let n = &mut per.reads[i as usize];
+                    let newer = |at2: DateTime<FixedOffset>, v2: u32| {
+                        (at, &versions[v as usize].2) > (at2, &versions[v2 as usize].2)
+                    };
                     n.reads += 1;
                     n.oldest_line = n.oldest_line.min(oldest_line);
                     if known
-                        && n.known
-                            .as_ref()
-                            .is_none_or(|k| (at, &version) > (k.at, &k.version))
+                        && (n.known_version == NO_VERSION || newer(n.known_at, n.known_version))
                     {
-                        n.known = Some(KnownRead {
-                            at,
-                            version: version.clone(),
-                        });
+                        n.known_at = at;
+                        n.known_version = v;
                     }
-                    if (at, &version) > (n.at, &n.version) {
+                    if newer(n.at, n.version) {
                         n.at = at;
-                        n.version = version;
+                        n.version = v;
                     }
                 }
                 None => {
-                    let read = NewestRead {
+                    let i = per.reads.len() as u32;
+                    per.reads.push(HotRead {
                         at,
+                        known_at: at,
                         oldest_line,
-                        known: known.then(|| KnownRead {
-                            at,
-                            version: version.clone(),
-                        }),
-                        version,
                         reads: 1,
-                    };
-                    per.insert(key, read);
+                        version: v,
+                        known_version: if known { v } else { NO_VERSION },
+                    });
+                    per.index.insert(key, i);
                 }
             }
         }
