@@ -6,7 +6,8 @@ cached file, in one run.
 
 Runs are interleaved (run 1 of every tool, then run 2, ...), so a change in the machine's
 load falls on every tool alike. Prints the median wall time, MB/s, the peak RSS (max over the
-runs, GNU time) and each tool's median over the parallel reader's.
+runs, GNU time), the median CPU time (user + system: what the work costs whatever else
+the machine runs) and each tool's median wall time over the parallel reader's.
 """
 import os
 import statistics
@@ -20,7 +21,7 @@ BIN = os.environ.get("CONTRACTS_BIN", str(HERE.parent / "target/release/contract
 
 def measure(cmd, env):
     r = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M"] + cmd,
+        ["/usr/bin/time", "-f", "%e %M %U %S"] + cmd,
         capture_output=True,
         text=True,
         env={**os.environ, **env},
@@ -28,7 +29,7 @@ def measure(cmd, env):
     if r.returncode != 0:
         raise RuntimeError(f"{cmd} failed: {r.stderr[-500:]}")
     last = r.stderr.strip().splitlines()[-1].split()
-    return float(last[0]), int(last[1]) / 1024.0, r.stdout
+    return float(last[0]), int(last[1]) / 1024.0, float(last[2]) + float(last[3]), r.stdout
 
 
 def main():
@@ -43,12 +44,14 @@ def main():
     }
     times = {t: [] for t in tools}
     peaks = {t: [] for t in tools}
+    cpus = {t: [] for t in tools}
     outputs = {}
     for _ in range(runs):
         for name, (cmd, env) in tools.items():
-            t, m, out = measure(cmd, env)
+            t, m, c, out = measure(cmd, env)
             times[name].append(t)
             peaks[name].append(m)
+            cpus[name].append(c)
             outputs[name] = out
     # The readers must agree, or the timing means nothing.
     after = outputs["contracts after (all cores)"]
@@ -58,10 +61,13 @@ def main():
     mb = os.path.getsize(path) / 1e6
     base = statistics.median(times["contracts after (all cores)"])
     print(f"{path}: {mb:.0f} MB; {os.cpu_count()} cores; median of {runs} runs")
-    print(f"{'tool':<32}{'median s':>9}{'MB/s':>8}{'peak MB':>9}{'x after':>9}")
+    print(f"{'tool':<32}{'median s':>9}{'MB/s':>8}{'CPU s':>8}{'peak MB':>9}{'x after':>9}")
     for name in tools:
         med = statistics.median(times[name])
-        print(f"{name:<32}{med:>9.2f}{mb / med:>8.0f}{max(peaks[name]):>9.0f}{med / base:>9.2f}")
+        cpu = statistics.median(cpus[name])
+        print(
+            f"{name:<32}{med:>9.2f}{mb / med:>8.0f}{cpu:>8.2f}{max(peaks[name]):>9.0f}{med / base:>9.2f}"
+        )
 
 
 if __name__ == "__main__":

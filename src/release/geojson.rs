@@ -367,8 +367,10 @@ impl<'de> Visitor<'de> for CoordSeed<'_> {
 /// correctly rounded `f64`, as serde_json's `float_roundtrip` parser does; a number out of
 /// range is refused as serde_json refuses it. `None` is any refusal: the sequential reader
 /// then reads the file and names the error.
-fn raw_coords(b: &[u8], scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
+fn raw_coords(text: &str, scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
+    let b = text.as_bytes();
     let mut r = RawCoords {
+        text,
         b,
         i: 0,
         scan,
@@ -380,6 +382,7 @@ fn raw_coords(b: &[u8], scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> 
 }
 
 struct RawCoords<'a> {
+    text: &'a str,
     b: &'a [u8],
     i: usize,
     scan: &'a mut GeomScan,
@@ -440,7 +443,8 @@ impl RawCoords<'_> {
             }
         }
         self.i = i;
-        let v: f64 = std::str::from_utf8(&b[start..i]).ok()?.parse().ok()?;
+        // ASCII from `start` to `i`: both are character boundaries.
+        let v: f64 = self.text.get(start..i)?.parse().ok()?;
         v.is_finite().then_some(v)
     }
 
@@ -556,7 +560,7 @@ impl GeometryParts {
                 let node = if raw {
                     // The text of the member, borrowed from the batch, and scanned by hand.
                     let text = map.next_value::<&'de serde_json::value::RawValue>()?;
-                    raw_coords(text.get().as_bytes(), scan, &mut shape)
+                    raw_coords(text.get(), scan, &mut shape)
                         .ok_or_else(|| de::Error::custom("coordinates the fast scan refuses"))?
                 } else {
                     map.next_value_seed(CoordSeed {
@@ -1174,7 +1178,9 @@ fn read_parallel<R: Read + Send>(
     advance: &mut dyn FnMut(u64),
 ) -> Result<State, split::GiveUp> {
     let mut sp = split::Splitter::new(file, window, batch);
-    let count = rayon::current_num_threads().max(1) * 2;
+    // Several small batches per thread and round: the round ends when its slowest batch
+    // does, so a few large ones left a core idle for most of a batch at every round.
+    let count = rayon::current_num_threads().max(1) * 16;
     let mut total = State::part();
     let mut batches = sp.next(count)?;
     let mut reported = 0;

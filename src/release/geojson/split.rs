@@ -24,7 +24,7 @@ use std::io::Read;
 /// Bytes read from the file at a time.
 pub(super) const WINDOW: usize = 2 << 20;
 /// A batch is handed on once it holds this many bytes.
-pub(super) const BATCH: usize = 1 << 20;
+pub(super) const BATCH: usize = 128 << 10;
 /// A single unit (a feature or a text) larger than this, or a skeleton larger than this, is
 /// left to the sequential reader, which streams it in bounded memory.
 pub(super) const MAX_UNIT: usize = 8 << 20;
