@@ -1,10 +1,12 @@
-//! The consumption log (SPEC §9): JSON Lines and CSV files, matched by the globs of
+//! The consumption log (SPEC §9): JSON Lines, CSV and Parquet files, matched by the globs of
 //! `[consumption] sources`, recording each read as `at`, `consumer`, `dataset`, `contract`.
 //!
-//! Logs run to hundreds of millions of lines, so they are streamed: one reused line buffer
-//! behind a large `BufReader`, fields borrowed from it (no allocation for a line that needs no
-//! unescaping), lines of other datasets skipped before any date is parsed, and only the newest
-//! read per (dataset, consumer) kept. A malformed line is handed to the caller, counted, and
+//! Logs run to hundreds of millions of lines, so they are streamed: text logs in blocks cut
+//! where a line (a CSV record) ends and scanned on all cores ([`scan_blocks`]), Parquet logs by
+//! row group; fields are borrowed from the block (no allocation for a line that needs no
+//! unescaping), lines of other datasets are skipped before any date is parsed, and only the
+//! newest read per (dataset, consumer) is kept. One file per purpose: [`json_lines`] (and its
+//! fast path), [`csv_rows`], [`parquet_rows`], [`hash`] (the map keys and their hasher). A malformed line is handed to the caller, counted, and
 //! skipped: one bad line must not hide every good one. Likewise a file that cannot be read
 //! (missing, unreadable, a corrupt gzip stream, a name that is no known format) is handed
 //! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
