@@ -11,8 +11,15 @@
 #
 # 1. scan: `contracts consumers roads` on the generated log against `wc -l` on the same file,
 #    both with the file in the page cache, medians of RUNS runs, and their ratio.
+#    FORMATS (default "jsonl"; e.g. "jsonl csv parquet") also times the same reads as CSV and
+#    as Parquet (bench/convert_consumption.py, pyarrow), against `wc -l` of the CSV and of
+#    the JSON Lines file respectively (a Parquet file has no lines to count).
 # 2. notify: `contracts notify` for CONSUMERS consumers all still on line 1, to a real SMTP
-#    server on loopback (examples/smtp_sink.rs, mailin-embedded), in notices per second.
+#    server on loopback (examples/smtp_sink.rs, mailin-embedded), in notices per second;
+#    NOTIFY=0 skips it.
+#
+# The worst case of the scan (issue 14), every format:
+#   ROADS_SHARE=1.0 FORMATS="jsonl csv parquet" NOTIFY=0 bench/consumption.sh
 set -euo pipefail
 
 LINES=${LINES:-10000000}
@@ -142,6 +149,36 @@ commit_store "bench store"
 wc_s=$(median wc -l "$log")
 scan_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
 "$bin" --repo "$store" --today 2026-11-29 consumers roads 2>&1 >/dev/null | tail -1 >&2
+extra=""
+for fmt in ${FORMATS:-jsonl}; do
+    [[ $fmt == jsonl ]] && continue
+    twin=$store/consumption/log.$fmt
+    if [[ ! -f $twin || $twin -ot $log ]]; then
+        echo "writing the $fmt twin of the log..." >&2
+        python3 "$here/bench/convert_consumption.py" "$log"
+    fi
+    cat "$twin" > /dev/null
+    write_config 25 "consumption/log.$fmt"
+    commit_store "bench store ($fmt)"
+    case $fmt in
+        csv) twin_wc=$(median wc -l "$twin") ;;
+        *) twin_wc=$wc_s ;;
+    esac
+    twin_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
+    extra+=$(awk -v f="$fmt" -v size="$(stat -c %s "$twin")" -v wc="$twin_wc" -v scan="$twin_s" -v lines="$LINES" 'BEGIN {
+        printf "  %-7s %5.0f MB: wc -l %7.3f s, contracts consumers roads %7.3f s (%5.1f M lines/s), ratio %5.2f x\n", f, size/1e6, wc, scan, lines/1e6/scan, scan/wc }')
+    extra+=$'\n'
+done
+if [[ ${NOTIFY:-1} == 0 ]]; then
+    awk -v lines="$LINES" -v size="$size" -v wc="$wc_s" -v scan="$scan_s" -v share="$ROADS_SHARE" -v runs="$RUNS" 'BEGIN {
+        printf "consumption log: %d lines, %.0f MB, roads share %s (median of %d runs)\n", lines, size/1e6, share, runs
+        printf "  wc -l                     %7.3f s  %6.0f MB/s\n", wc, size/1e6/wc
+        printf "  contracts consumers roads %7.3f s  %6.0f MB/s  %5.1f M lines/s\n", scan, size/1e6/scan, lines/1e6/scan
+        printf "  ratio scan / wc -l        %7.2f x\n", scan/wc
+    }'
+    printf '%s' "$extra"
+    exit 0
+fi
 
 # Notices: every consumer still on line 1 (one read each of 1.1.0), sunset 47 days ahead.
 python3 - "$store/consumption/notify.jsonl" "$CONSUMERS" <<'PY'
@@ -181,3 +218,4 @@ awk -v lines="$LINES" -v size="$size" -v wc="$wc_s" -v scan="$scan_s" -v sent="$
     printf "  ratio scan / wc -l        %7.2f x\n", scan/wc
     printf "notify: %d notices to a loopback SMTP server in %.3f s: %.0f notices/s\n", sent, notify, sent/notify
 }'
+printf '%s' "$extra"

@@ -164,3 +164,59 @@ fn status_counts_the_consumers_still_on_a_line_in_a_window() {
     let text = w.run("2026-11-29", &["status"]);
     assert!(text.stdout().contains("still on"), "{}", text.stdout());
 }
+
+/// The World's reads, from a Parquet log written by pyarrow
+/// (tests/data/consumption/make_reads_parquet.py) instead of its JSON Lines and CSV logs.
+#[test]
+fn a_parquet_log_written_by_pyarrow_gives_the_standings() {
+    let w = World::new(25);
+    std::fs::remove_file(w.root().join("consumption/reads.jsonl")).unwrap();
+    std::fs::remove_file(w.root().join("consumption/platform.csv")).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/consumption/reads.parquet"),
+        w.root().join("consumption/reads.parquet"),
+    )
+    .unwrap();
+    w.write(
+        "contracts.toml",
+        &world::config(25).replace("\"consumption/*.csv\"", "\"consumption/*.parquet\""),
+    );
+    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
+    run.assert_code(0);
+    let mut got = standings(&run);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            row("archive", "silent", None, None),
+            row("atlas", "still-on", Some(1), Some("1.1.0")),
+            row("flood-model", "still-on", Some(1), Some("1.1.0")),
+            row("ghost", "unknown", Some(1), Some("1.0.0")),
+            row("router", "migrated", Some(2), Some("2.0.0")),
+        ]
+    );
+    let json = run.json();
+    assert_eq!(json["scan"]["lines"], 9);
+    assert_eq!(json["scan"]["after_today"], 1);
+    assert_eq!(json["scan"]["malformed"], 2);
+    let err = run.stderr();
+    for place in [
+        "consumption/reads.parquet:5: `consumer` is null",
+        "consumption/reads.parquet:8:",
+    ] {
+        assert!(err.contains(place), "no report at {place}:\n{err}");
+    }
+    // The millisecond of router's read survives the timestamp column.
+    let router = json["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["consumer"] == "router")
+        .unwrap()
+        .clone();
+    assert!(
+        router.to_string().contains("2026-11-25T03:00:00.250"),
+        "{router}"
+    );
+}

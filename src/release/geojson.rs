@@ -29,10 +29,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+
+mod split;
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+
+use rayon::prelude::*;
 
 use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
@@ -87,6 +91,11 @@ struct State {
     columns: Vec<Column>,
     index: HashMap<String, usize>,
     crs: Option<String>,
+    /// A text had a `crs` member (then `crs` is what it named): a later part's overrides
+    /// an earlier one's, as a later text's does in the sequential reader.
+    crs_seen: bool,
+    /// Read coordinates with [`raw_coords`] (see [`GeometrySeed`]).
+    raw: bool,
 }
 
 fn is_date(s: &[u8]) -> bool {
@@ -123,18 +132,84 @@ fn value_type(v: &Value) -> Option<AttrType> {
 }
 
 impl State {
+    /// The state a whole file starts from: RFC 7946's CRS unless a text names another.
+    fn whole() -> State {
+        State {
+            crs: Some("EPSG:4326".to_string()),
+            ..State::part()
+        }
+    }
+
+    /// The state a part of a file starts from.
+    fn part() -> State {
+        State {
+            acc: Accumulator::default(),
+            columns: Vec::new(),
+            index: HashMap::new(),
+            crs: None,
+            crs_seen: false,
+            raw: false,
+        }
+    }
+
+    /// Add the counts of the next part of the file. The same as reading the part into this
+    /// state: counts add, envelopes and type sets unite, and column types join as the
+    /// sequential reader joins them value by value (`AttrType::join`, else `string`), which
+    /// gives one answer whatever the grouping.
+    fn absorb(&mut self, part: State) {
+        self.acc.absorb(&part.acc);
+        for c in part.columns {
+            match self.index.get(&c.name) {
+                Some(&i) => {
+                    let m = &mut self.columns[i];
+                    m.present += c.present;
+                    m.ty = match (m.ty, c.ty) {
+                        (None, t) | (t, None) => t,
+                        (Some(a), Some(b)) => {
+                            Some(AttrType::join(a, b).unwrap_or(AttrType::String))
+                        }
+                    };
+                }
+                None => {
+                    self.index.insert(c.name.clone(), self.columns.len());
+                    self.columns.push(Column { seen_in: 0, ..c });
+                }
+            }
+        }
+        if part.crs_seen {
+            self.crs = part.crs;
+            self.crs_seen = true;
+        }
+    }
+
+    /// The CRS and the counts, with each column's nulls.
+    fn finish(self) -> (Option<String>, Accumulator) {
+        let mut acc = self.acc;
+        let features = acc.features;
+        acc.attributes = self
+            .columns
+            .into_iter()
+            .map(|c| AttrAcc {
+                name: c.name,
+                ty: c.ty.unwrap_or(AttrType::String),
+                nulls: features - c.present,
+            })
+            .collect();
+        (self.crs, acc)
+    }
+
     /// One property of the current feature (number `self.acc.features`).
-    fn property(&mut self, key: String, v: &Value) {
-        let i = match self.index.get(&key) {
+    fn property(&mut self, key: &str, v: &Value) {
+        let i = match self.index.get(key) {
             Some(&i) => i,
             None => {
                 self.columns.push(Column {
-                    name: key.clone(),
+                    name: key.to_string(),
                     ty: None,
                     present: 0,
                     seen_in: 0,
                 });
-                self.index.insert(key, self.columns.len() - 1);
+                self.index.insert(key.to_string(), self.columns.len() - 1);
                 self.columns.len() - 1
             }
         };
@@ -149,6 +224,34 @@ impl State {
             None => t,
             Some(old) => AttrType::join(old, t).unwrap_or(AttrType::String),
         });
+    }
+}
+
+/// A key or a short string value, borrowed from the input when it holds no escape (the
+/// parallel reader's slices), copied otherwise: one allocation less per member of every
+/// feature. The same values and errors as `String`'s.
+struct Text;
+
+impl<'de> DeserializeSeed<'de> for Text {
+    type Value = std::borrow::Cow<'de, str>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Text {
+    type Value = std::borrow::Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Owned(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Owned(v))
     }
 }
 
@@ -286,10 +389,171 @@ impl<'de> Visitor<'de> for CoordSeed<'_> {
     }
 }
 
+/// The `coordinates` member from its text: what [`CoordSeed`] computes from the streamed
+/// values, by a hand-written scan (serde's visitor per number and its float parser were half
+/// the parallel reader's time). Numbers follow the JSON grammar strictly and parse to the
+/// correctly rounded `f64`, as serde_json's `float_roundtrip` parser does; a number out of
+/// range is refused as serde_json refuses it. `None` is any refusal: the sequential reader
+/// then reads the file and names the error.
+fn raw_coords(text: &str, scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
+    let b = text.as_bytes();
+    let mut r = RawCoords {
+        text,
+        b,
+        i: 0,
+        scan,
+        shape,
+    };
+    let node = r.value(1)?;
+    r.ws();
+    (r.i == b.len()).then_some(node)
+}
+
+struct RawCoords<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+    scan: &'a mut GeomScan,
+    shape: &'a mut Shape,
+}
+
+impl RawCoords<'_> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn value(&mut self, level: usize) -> Option<Node> {
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'[' => self.array(level),
+            b'-' | b'0'..=b'9' => self.number().map(Node::Number),
+            _ => None,
+        }
+    }
+
+    /// A JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    fn number(&mut self) -> Option<f64> {
+        let b = self.b;
+        let start = self.i;
+        let mut i = start;
+        let digits = |i: &mut usize| {
+            let s = *i;
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+            *i - s
+        };
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                digits(&mut i);
+            }
+            _ => return None,
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        self.i = i;
+        // ASCII from `start` to `i`: both are character boundaries.
+        let v: f64 = self.text.get(start..i)?.parse().ok()?;
+        v.is_finite().then_some(v)
+    }
+
+    /// One array at `level` (1 = the `coordinates` array): the rules of
+    /// [`CoordSeed::visit_seq`].
+    fn array(&mut self, level: usize) -> Option<Node> {
+        if level > MAX_DEPTH {
+            return None;
+        }
+        self.i += 1;
+        let mut numbers = 0usize;
+        let mut xy = [f64::NAN; 2];
+        let mut points = 0usize;
+        let mut first = (f64::NAN, f64::NAN);
+        let mut last = first;
+        let mut arrays = false;
+        self.ws();
+        if self.b.get(self.i) == Some(&b']') {
+            self.i += 1;
+        } else {
+            loop {
+                match self.value(level + 1)? {
+                    Node::Number(v) if points == 0 && !arrays => {
+                        if numbers < 2 {
+                            xy[numbers] = v;
+                        }
+                        numbers += 1;
+                    }
+                    Node::Position(x, y) if numbers == 0 && !arrays => {
+                        self.scan.coord(x, y);
+                        if points == 0 {
+                            first = (x, y);
+                        }
+                        last = (x, y);
+                        points += 1;
+                    }
+                    Node::List if numbers == 0 && points == 0 => arrays = true,
+                    _ => return None,
+                }
+                self.ws();
+                match *self.b.get(self.i)? {
+                    b',' => self.i += 1,
+                    b']' => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        if numbers > 0 {
+            if numbers < 2 {
+                return None;
+            }
+            if numbers >= 3 {
+                self.scan.z = true;
+            }
+            return Some(Node::Position(xy[0], xy[1]));
+        }
+        if points > 0 {
+            match self.shape.list_level {
+                None => self.shape.list_level = Some(level),
+                Some(l) if l == level => {}
+                Some(_) => return None,
+            }
+            self.shape.line_bad |= points == 1;
+            self.shape.ring_bad |= points < 4 || first != last;
+        } else if !arrays {
+            self.shape.empty_levels |= 1 << level.min(63);
+        }
+        Some(Node::List)
+    }
+}
+
 /// A GeoJSON geometry object: its type, coordinates and members, streamed.
 struct GeometrySeed<'a> {
     scan: &'a mut GeomScan,
     depth: usize,
+    /// Coordinates are taken as raw text and scanned by [`raw_coords`] (the parallel
+    /// reader, whose input is a slice in memory), not streamed value by value.
+    raw: bool,
 }
 
 /// The parts of a geometry object gathered so far, whatever order its members come in.
@@ -311,20 +575,28 @@ impl GeometryParts {
         seen: &mut Members,
         scan: &mut GeomScan,
         depth: usize,
+        raw: bool,
     ) -> Result<bool, A::Error> {
         match key {
             "type" => {
                 seen.first("type")?;
-                self.kind = Some(map.next_value::<String>()?);
+                self.kind = Some(map.next_value_seed(Text)?.into_owned());
             }
             "coordinates" => {
                 seen.first("coordinates")?;
                 let mut shape = Shape::default();
-                let node = map.next_value_seed(CoordSeed {
-                    scan,
-                    shape: &mut shape,
-                    level: 1,
-                })?;
+                let node = if raw {
+                    // The text of the member, borrowed from the batch, and scanned by hand.
+                    let text = map.next_value::<&'de serde_json::value::RawValue>()?;
+                    raw_coords(text.get(), scan, &mut shape)
+                        .ok_or_else(|| de::Error::custom("coordinates the fast scan refuses"))?
+                } else {
+                    map.next_value_seed(CoordSeed {
+                        scan,
+                        shape: &mut shape,
+                        level: 1,
+                    })?
+                };
                 self.coords = Some((node, shape));
             }
             "geometries" => {
@@ -332,7 +604,7 @@ impl GeometryParts {
                 if depth >= MAX_DEPTH {
                     return Err(de::Error::custom("geometry collections nested too deep"));
                 }
-                self.members = Some(map.next_value_seed(Members2 { scan, depth })?);
+                self.members = Some(map.next_value_seed(Members2 { scan, depth, raw })?);
             }
             _ => return Ok(false),
         }
@@ -412,8 +684,8 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<GeometryType, A::Error> {
         let mut parts = GeometryParts::default();
         let mut seen = Members::default();
-        while let Some(key) = map.next_key::<String>()? {
-            if !parts.member(&key, &mut map, &mut seen, self.scan, self.depth)? {
+        while let Some(key) = map.next_key_seed(Text)? {
+            if !parts.member(&key, &mut map, &mut seen, self.scan, self.depth, self.raw)? {
                 map.next_value::<IgnoredAny>()?;
             }
         }
@@ -425,6 +697,7 @@ impl<'de> Visitor<'de> for GeometrySeed<'_> {
 struct Members2<'a> {
     scan: &'a mut GeomScan,
     depth: usize,
+    raw: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Members2<'_> {
@@ -444,6 +717,7 @@ impl<'de> Visitor<'de> for Members2<'_> {
         while let Some(t) = seq.next_element_seed(GeometrySeed {
             scan: &mut *self.scan,
             depth: self.depth + 1,
+            raw: self.raw,
         })? {
             out.push(t);
         }
@@ -452,7 +726,7 @@ impl<'de> Visitor<'de> for Members2<'_> {
 }
 
 /// A Feature's `geometry`: null, or a geometry, added to the accumulator.
-struct FeatureGeometry<'a>(&'a mut Accumulator);
+struct FeatureGeometry<'a>(&'a mut Accumulator, bool);
 
 impl<'de> DeserializeSeed<'de> for FeatureGeometry<'_> {
     type Value = ();
@@ -478,6 +752,7 @@ impl<'de> Visitor<'de> for FeatureGeometry<'_> {
         let t = GeometrySeed {
             scan: &mut scan,
             depth: 0,
+            raw: self.1,
         }
         .deserialize(d)?;
         scan.commit(self.0, t);
@@ -510,9 +785,9 @@ impl<'de> Visitor<'de> for Properties<'_> {
         d.deserialize_map(self)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(k) = map.next_key::<String>()? {
+        while let Some(k) = map.next_key_seed(Text)? {
             let v: Value = map.next_value()?;
-            self.0.property(k, &v);
+            self.0.property(&k, &v);
         }
         Ok(())
     }
@@ -538,7 +813,7 @@ impl FeatureParts {
             "geometry" => {
                 seen.first("geometry")?;
                 self.geometry = true;
-                map.next_value_seed(FeatureGeometry(&mut st.acc))?;
+                map.next_value_seed(FeatureGeometry(&mut st.acc, st.raw))?;
             }
             "properties" => {
                 seen.first("properties")?;
@@ -549,7 +824,7 @@ impl FeatureParts {
                 // GDAL: an integer id is the feature id; a string id is a column `id`.
                 let v: Value = map.next_value()?;
                 if v.is_string() {
-                    st.property("id".to_string(), &v);
+                    st.property("id", &v);
                 }
             }
             _ => return Ok(false),
@@ -584,13 +859,13 @@ impl<'de> Visitor<'de> for FeatureSeed<'_> {
         st.acc.features += 1;
         let mut parts = FeatureParts::default();
         let mut seen = Members::default();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key_seed(Text)? {
             if parts.member(&key, &mut map, &mut seen, st)? {
                 continue;
             }
             if key == "type" {
                 seen.first("type")?;
-                let t = map.next_value::<String>()?;
+                let t = map.next_value_seed(Text)?;
                 if t != "Feature" {
                     return Err(de::Error::custom(format!(
                         "a member of `features` has type {}, not `Feature`",
@@ -693,6 +968,7 @@ impl<'de> Visitor<'de> for Document<'_> {
                     seen.first("crs")?;
                     let v = map.next_value::<Value>()?;
                     st.crs = legacy_crs(&v);
+                    st.crs_seen = true;
                 }
                 "properties" => {
                     seen.first("properties")?;
@@ -708,7 +984,7 @@ impl<'de> Visitor<'de> for Document<'_> {
                     }
                 }
                 k if feature.member(k, &mut map, &mut seen, st)? => {}
-                k if geometry.member(k, &mut map, &mut seen, &mut scan, 0)? => {}
+                k if geometry.member(k, &mut map, &mut seen, &mut scan, 0, st.raw)? => {}
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -733,7 +1009,7 @@ impl<'de> Visitor<'de> for Document<'_> {
             "Feature" => {
                 st.acc.features += 1;
                 for (k, v) in props {
-                    st.property(k, &v);
+                    st.property(&k, &v);
                 }
                 feature.finish(st);
             }
@@ -829,13 +1105,41 @@ fn read_texts<R: BufRead>(mut r: R, st: &mut State) -> Result<u64, String> {
     Ok(texts)
 }
 
+/// Set (to anything) to read GeoJSON with the sequential reader only: the reader every
+/// file falls back on, kept reachable for benchmarks and for telling the two apart.
+pub const SEQUENTIAL_VAR: &str = "CONTRACTS_GEOJSON_SEQUENTIAL";
+
 pub fn read(
     path: &Path,
     progress: &dyn Progress,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    let file = File::open(path).map_err(io_err(path))?;
+    let open = || File::open(path).map_err(io_err(path));
+    let file = open()?;
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
+    if std::env::var_os(SEQUENTIAL_VAR).is_none() {
+        match read_parallel(file, split::WINDOW, split::BATCH, &mut |n| {
+            progress.advance(n)
+        }) {
+            Ok(part) => {
+                let mut st = State::whole();
+                st.absorb(part);
+                return Ok(st.finish());
+            }
+            // Whatever the pre-scan could not split (an error, a huge single geometry), the
+            // sequential reader reads from the start: it streams any feature in bounded
+            // memory and names the place of an error.
+            Err(_) => progress.start(path, len),
+        }
+    }
+    read_sequential(open()?, progress).map_err(|e| corrupt(path, F, e))
+}
+
+/// The sequential reader: one pass with one streaming parser.
+fn read_sequential(
+    file: File,
+    progress: &dyn Progress,
+) -> Result<(Option<String>, Accumulator), String> {
     let reader = BufReader::with_capacity(
         1 << 20,
         Counting {
@@ -844,37 +1148,92 @@ pub fn read(
             pending: 0,
         },
     );
-    let mut st = State {
-        acc: Accumulator::default(),
-        columns: Vec::new(),
-        index: HashMap::new(),
-        crs: Some("EPSG:4326".to_string()),
-    };
-    read_texts(reader, &mut st).map_err(|e| corrupt(path, F, e))?;
-    let features = st.acc.features;
-    st.acc.attributes = st
-        .columns
-        .into_iter()
-        .map(|c| AttrAcc {
-            name: c.name,
-            ty: c.ty.unwrap_or(AttrType::String),
-            nulls: features - c.present,
-        })
-        .collect();
-    Ok((st.crs, st.acc))
+    let mut st = State::whole();
+    read_texts(reader, &mut st)?;
+    Ok(st.finish())
+}
+
+/// The features of one [`split::Batch`], wrapped as `[[f1,f2,…]]`.
+struct Run<'a>(&'a mut State);
+
+impl<'de> DeserializeSeed<'de> for Run<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Run<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a run of Features")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Features(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// Profile one batch on its own; `Err` when any of it does not parse (the sequential reader
+/// then says where and why).
+fn parse_batch(batch: &split::Batch) -> Result<State, serde_json::Error> {
+    let mut st = State::part();
+    st.raw = true;
+    match batch {
+        split::Batch::Features(buf) => {
+            let mut de = serde_json::Deserializer::from_slice(buf);
+            Run(&mut st).deserialize(&mut de)?;
+            de.end()?;
+        }
+        split::Batch::Texts(buf, spans) => {
+            for &(s, e) in spans {
+                let mut de = serde_json::Deserializer::from_slice(&buf[s..e]);
+                Document(&mut st).deserialize(&mut de)?;
+                de.end()?;
+            }
+        }
+    }
+    Ok(st)
+}
+
+/// The parallel reader: the pre-scan cuts the file into batches (see [`split`]), a batch of
+/// them is parsed on all cores while the next is read and cut, and the parts are absorbed in
+/// file order, so the result is that of the sequential reader whatever the thread count.
+fn read_parallel<R: Read + Send>(
+    file: R,
+    window: usize,
+    batch: usize,
+    advance: &mut dyn FnMut(u64),
+) -> Result<State, split::GiveUp> {
+    let mut sp = split::Splitter::new(file, window, batch);
+    // Several small batches per thread and round: the round ends when its slowest batch
+    // does, so a few large ones left a core idle for most of a batch at every round.
+    let count = rayon::current_num_threads().max(1) * 16;
+    let mut total = State::part();
+    let mut batches = sp.next(count)?;
+    let mut reported = 0;
+    while !batches.is_empty() {
+        let (parts, next) = rayon::join(
+            || batches.par_iter().map(parse_batch).collect::<Vec<_>>(),
+            || sp.next(count),
+        );
+        for p in parts {
+            total.absorb(p.map_err(|_| split::GiveUp::Unsplittable)?);
+        }
+        advance(sp.read - reported);
+        reported = sp.read;
+        batches = next?;
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::release::Profile;
 
     fn profile(text: &[u8]) -> Result<State, String> {
-        let mut st = State {
-            acc: Accumulator::default(),
-            columns: Vec::new(),
-            index: HashMap::new(),
-            crs: None,
-        };
+        let mut st = State::part();
         read_texts(text, &mut st)?;
         Ok(st)
     }
@@ -987,5 +1346,273 @@ mod tests {
         let doc = format!(r#"{{"type":"FeatureCollection","features":["{long}"]}}"#);
         let e = profile(doc.as_bytes()).err().unwrap();
         assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..200]);
+    }
+
+    /// The profile of `text` by the sequential reader.
+    fn sequential(text: &[u8]) -> Result<Profile, String> {
+        let mut st = State::whole();
+        read_texts(text, &mut st)?;
+        let (crs, acc) = st.finish();
+        Ok(acc.into_profile(vec![], "GeoJSON", crs))
+    }
+
+    /// The profile of `text` by the parallel reader, reading `window` bytes at a time.
+    fn parallel(text: &[u8], window: usize, batch: usize) -> Result<Profile, split::GiveUp> {
+        let part = read_parallel(text, window, batch, &mut |_| {})?;
+        let mut st = State::whole();
+        st.absorb(part);
+        let (crs, acc) = st.finish();
+        Ok(acc.into_profile(vec![], "GeoJSON", crs))
+    }
+
+    /// Every window and batch size from one byte up gives the sequential profile, and the
+    /// parallel reader did split the text (it did not fall back).
+    fn same_for_every_cut(text: &str) {
+        let want = sequential(text.as_bytes()).unwrap();
+        let mut windows: Vec<usize> = (1..=text.len().min(40)).collect();
+        windows.extend([64, 1000, 1 << 20]);
+        for w in windows {
+            for b in [1, 7, 100, 1 << 20] {
+                let got = parallel(text.as_bytes(), w, b)
+                    .unwrap_or_else(|e| panic!("window {w}, batch {b}: {e:?} for {text}"));
+                assert_eq!(got, want, "window {w}, batch {b}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_parallel_reader_cuts_anywhere_and_agrees_with_the_sequential_one() {
+        let awkward = [
+            // Strings holding braces, brackets, quotes, backslashes and the word features.
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":"}]{[","b":"\"}","c":"\\","d":"x\\\"}"},"geometry":null},{"type":"Feature","properties":{"features":[{"x":"]"}],"e":{"f":{"g":"{"}}},"geometry":{"type":"Point","coordinates":[1.5,-2]}}]}"#,
+            // Members before and after the features array, a string value `features`, a
+            // legacy crs after the features, whitespace everywhere.
+            " \n{ \"name\" : \"features\" , \"bbox\":[0,0,1,1],\"x\":{\"features\":[1]},\n \"type\" : \"FeatureCollection\" ,\r\n\t\"features\" :\n [ \n{\"type\":\"Feature\",\"id\":\"a}\",\"properties\":{\"n\":1},\"geometry\":{\"type\":\"LineString\",\"coordinates\":[[0,0],[1,1]]}} ,\n {\"type\":\"Feature\",\"properties\":{\"n\":2.5,\"d\":\"2024-01-31\"},\"geometry\":null}\n ] , \"crs\":{\"type\":\"name\",\"properties\":{\"name\":\"urn:ogc:def:crs:EPSG::2263\"}} } \n",
+            // An empty collection; a feature without properties.
+            r#"{"type":"FeatureCollection","features":[ ]}"#,
+            r#"{"features":[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}],"type":"FeatureCollection"}"#,
+            // A sequence: lines of features and of collections, record separators, a BOM.
+            "\u{feff}{\"type\":\"Feature\",\"properties\":{\"a\":1},\"geometry\":null}\n{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"properties\":{\"a\":\"x\"},\"geometry\":{\"type\":\"Point\",\"coordinates\":[3,4,5]}}]}\n\u{1e}{\"type\":\"Point\",\"coordinates\":[9,9]}\u{1e}{\"type\":\"Feature\",\"geometry\":null,\"properties\":{\"b\":true}}",
+            // Collections of different CRS in one sequence: the last one named wins.
+            r#"{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"EPSG:27700"}},"features":[]}{"type":"FeatureCollection","features":[{"type":"Feature","properties":null,"geometry":null}]}"#,
+        ];
+        for text in awkward {
+            same_for_every_cut(text);
+        }
+    }
+
+    #[test]
+    fn the_parallel_reader_gives_up_where_the_sequential_one_refuses() {
+        let bad = [
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature"},]}"#,
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature"} {"type":"Feature"}]}"#,
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature"}"#,
+            r#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"a":[}}]}"#,
+            r#"{"type":"FeatureCollection","features":[],"features":[]}"#,
+            r#"{"type":"FeatureCollection","features":[1]}"#,
+            r#"{"type":"Point","features":[],"coordinates":[1,2]}"#,
+            "{\"type\":\"Feature\",\"geometry\":null}\n,",
+            "",
+            " \n ",
+        ];
+        for text in bad {
+            assert!(sequential(text.as_bytes()).is_err(), "{text}");
+            for w in [1, 3, 16, 1 << 20] {
+                assert!(parallel(text.as_bytes(), w, 1).is_err(), "{w}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_feature_nested_to_the_parser_limit_is_refused_by_both_readers() {
+        // serde_json refuses nesting deeper than 128; inside `{"features":[` a feature has
+        // 125 levels left, and the parallel reader's `[[` wrapper leaves it the same.
+        let nested = |n: usize| {
+            format!(
+                r#"{{"type":"FeatureCollection","features":[{{"type":"Feature","geometry":null,"properties":{{"a":{}1{}}}}}]}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        // The feature's `{` and its properties' `{` use two levels: 123 arrays fit, 124 not.
+        assert!(sequential(nested(123).as_bytes()).is_ok());
+        assert!(parallel(nested(123).as_bytes(), 1 << 20, 1 << 20).is_ok());
+        assert!(sequential(nested(124).as_bytes()).is_err());
+        assert!(parallel(nested(124).as_bytes(), 1 << 20, 1 << 20).is_err());
+    }
+
+    #[test]
+    fn the_coordinate_scan_agrees_with_the_streamed_visitor() {
+        // Each coordinates text in a LineString feature: the two readers give the same
+        // profile, or both refuse it.
+        let texts = [
+            "[[0,0],[1,1]]",
+            "[[-0,-0.0],[1e2,1E+2],[0.1e-400,-1e-400]]",
+            "[[12345678901234567890,-9223372036854775809],[3.187038114086544,40.259535527914217]]",
+            "[[0.30000000000000004,1.7976931348623157e308],[5e-324,2.2250738585072014e-308]]",
+            "[ [ 1 , 2 , 3 ] , [ 4 , 5 ] ]",
+            "[[1,2,3,4],[5,6]]",
+            "[[1e999,0],[1,1]]",
+            "[[01,0],[1,1]]",
+            "[[1.,0],[1,1]]",
+            "[[.5,0],[1,1]]",
+            "[[+1,0],[1,1]]",
+            "[[1,2],]",
+            "[[1,2] [3,4]]",
+            "[[1],[2,3]]",
+            "[[1,2],[[3,4]]]",
+            "[[\"1\",2],[3,4]]",
+            "[[1,2],[3,null]]",
+            "[[1e5,2e-5],[3,4]]",
+            "[]",
+            "[[]]",
+            "5",
+            "[[1,2],[3,4]] x",
+        ];
+        let mut refused = 0;
+        for c in texts {
+            let doc = format!(
+                r#"{{"type":"FeatureCollection","features":[{{"type":"Feature","properties":{{}},"geometry":{{"type":"LineString","coordinates":{c}}}}}]}}"#
+            );
+            match (
+                sequential(doc.as_bytes()),
+                parallel(doc.as_bytes(), 1 << 20, 1 << 20),
+            ) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{c}"),
+                (Err(_), Err(_)) => refused += 1,
+                (a, b) => panic!("{c}: sequential {a:?}, parallel {b:?}"),
+            }
+        }
+        // Refused: the five bad numbers, the trailing and the missing comma, the one-number
+        // position, positions beside an array, the string, the null, `[[]]` (nested too
+        // deep for a LineString) and the trailing text.
+        assert_eq!(refused, 13);
+        // Deep nesting: refused past MAX_DEPTH by both.
+        for n in [30, 31, 32, 33, 40, 130] {
+            let c = format!("{}0,0{}", "[".repeat(n), "]".repeat(n));
+            let doc = format!(
+                r#"{{"type":"Feature","properties":{{}},"geometry":{{"type":"MultiPolygon","coordinates":{c}}}}}"#
+            );
+            let (a, b) = (
+                sequential(doc.as_bytes()),
+                parallel(doc.as_bytes(), 1 << 20, 1 << 20),
+            );
+            assert_eq!(a.is_ok(), b.is_ok(), "{n}");
+        }
+    }
+
+    #[test]
+    fn real_files_give_the_same_profile_in_parallel_at_any_thread_count() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let files = [
+            "naturalearth/cities.geojson",
+            "naturalearth/countries.geojson",
+            "made/typed_nulls.geojson",
+            "edge/null_geom.geojson",
+            "edge/line_zm.geojson",
+            "geojson/cities.geojsonl",
+            "geojson/cities.geojsons",
+            "geojson/bom.geojson",
+            "geojson/feature.geojson",
+            "geojson/geometry.geojson",
+            "geojson/all_null.geojson",
+            "corpus/flatgeobuf/countries.geojson",
+            "corpus/flatgeobuf/properties.geojson",
+        ];
+        for f in files {
+            let text = std::fs::read(dir.join(f)).unwrap();
+            let want = sequential(&text).unwrap();
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                for (w, b) in [
+                    (4096, 1000),
+                    (1 << 16, 1 << 14),
+                    (split::WINDOW, split::BATCH),
+                ] {
+                    let got = pool
+                        .install(|| parallel(&text, w, b))
+                        .unwrap_or_else(|e| panic!("{f}: {e:?}"));
+                    assert_eq!(got, want, "{f}, {threads} threads, window {w}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mutated_files_give_the_same_answer_in_parallel() {
+        // Where the parallel reader succeeds on a damaged file, the sequential one must give
+        // the same profile; where the sequential one refuses, the parallel one must not
+        // succeed (`read` then falls back on the sequential reader and its message).
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let seeds: Vec<Vec<u8>> = [
+            "naturalearth/cities.geojson",
+            "made/typed_nulls.geojson",
+            "geojson/cities.geojsonl",
+            "geojson/cities.geojsons",
+        ]
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+        let mut x = 0x5EED_u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        };
+        let pieces: [&[u8]; 10] = [
+            b"{",
+            b"}",
+            b"[",
+            b"]",
+            b"\"",
+            b"\\",
+            b",",
+            b"\"features\":[",
+            b" ",
+            b"\x1e",
+        ];
+        let (mut agreed, mut refused) = (0, 0);
+        for case in 0..1500 {
+            let mut m = seeds[next(seeds.len())].clone();
+            for _ in 0..1 + next(3) {
+                let at = next(m.len());
+                match next(3) {
+                    0 => {
+                        m.remove(at);
+                    }
+                    1 => {
+                        let p = pieces[next(pieces.len())];
+                        m.splice(at..at, p.iter().copied());
+                    }
+                    _ => m.truncate(at),
+                }
+            }
+            let want = sequential(&m);
+            let got = parallel(&m, 1 + next(5000), 1 + next(3000));
+            match (want, got) {
+                (Ok(w), Ok(g)) => {
+                    assert_eq!(g, w, "case {case}");
+                    agreed += 1;
+                }
+                (Ok(w), Err(_)) => {
+                    // A fall-back is allowed (the sequential reader then answers), but must
+                    // be rare on a valid file: only a damaged-looking but valid text.
+                    let _ = w;
+                }
+                (Err(_), Ok(g)) => panic!(
+                    "case {case}: the sequential reader refuses, the parallel one gives {g:?}: {}",
+                    String::from_utf8_lossy(&m)
+                ),
+                (Err(_), Err(_)) => refused += 1,
+            }
+        }
+        assert!(
+            agreed > 100 && refused > 100,
+            "{agreed} agreed, {refused} refused"
+        );
     }
 }

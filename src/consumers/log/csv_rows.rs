@@ -1,0 +1,247 @@
+//! CSV logs: a header naming the columns, then one read per record.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::{fold, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
+
+/// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
+/// a quoted field) and scanned in parallel like JSON Lines ([`scan_blocks`]). The header is
+/// read first, from the file's first record, to find the columns; the first block reads it
+/// again as its header, so every block is read by the same `csv` reader a whole-file scan
+/// uses, and line numbers are the file's.
+pub(super) fn scan_csv<R: Read + Send>(
+    path: &Path,
+    mut file: R,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+    block_size: usize,
+) -> Result<(), LogError> {
+    let io = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    // The bytes up to the end of the header record (or all of a file without a break).
+    let mut head = Vec::new();
+    loop {
+        let n = (&mut file)
+            .take(1 << 16)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        if n == 0 || record_end(&head).is_some() {
+            break;
+        }
+    }
+    let mut reader = builder(true).from_reader(&head[..]);
+    let headers = match reader.byte_headers() {
+        Ok(h) => h.clone(),
+        Err(e) => return csv_failure(path, e, scan, on_malformed, io),
+    };
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim_ascii() == name.as_bytes())
+    };
+    let (Some(at), Some(consumer), Some(dataset), Some(contract)) =
+        (col("at"), col("consumer"), col("dataset"), col("contract"))
+    else {
+        scan.stats.malformed += 1;
+        on_malformed(&Malformed {
+            file: path.to_path_buf(),
+            line: 1,
+            reason: "the header must name the columns at, consumer, dataset and contract; \
+                     the file is skipped"
+                .to_string(),
+        });
+        return Ok(());
+    };
+    let cols = Columns {
+        at,
+        consumer,
+        dataset,
+        contract,
+        count: headers.len(),
+    };
+    let whole = std::io::Cursor::new(head).chain(file);
+    scan_blocks(
+        path,
+        whole,
+        req,
+        scan,
+        on_malformed,
+        block_size,
+        &record_end,
+        &|k, block, acc| scan_records(block, k == 0, &cols, req, acc),
+    )
+}
+
+/// The reader every block is read with.
+fn builder(headers: bool) -> csv::ReaderBuilder {
+    let mut b = csv::ReaderBuilder::new();
+    b.has_headers(headers)
+        // A row with a missing or extra field is reported as malformed, not a fatal error.
+        .flexible(true);
+    b
+}
+
+/// Where the columns of a read are.
+struct Columns {
+    at: usize,
+    consumer: usize,
+    dataset: usize,
+    contract: usize,
+    /// Fields in the header.
+    count: usize,
+}
+
+/// The last line break of `b` that ends a record, `b` starting at a record's start: a break
+/// inside a quoted field (`"two\nlines"`) does not. The same rules as the `csv` reader: a
+/// quote opens a quoted field only as the field's first byte, `""` inside one is a quote,
+/// and `\r`, `\n` and `\r\n` end a record.
+pub(super) fn record_end(b: &[u8]) -> Option<usize> {
+    if memchr::memchr(b'"', b).is_none() {
+        return memchr::memrchr(b'\n', b);
+    }
+    let (mut quoted, mut field_start, mut last) = (false, true, None);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if quoted {
+            if c == b'"' {
+                if b.get(i) == Some(&b'"') {
+                    i += 1;
+                } else {
+                    quoted = false;
+                }
+            }
+            continue;
+        }
+        match c {
+            b'"' if field_start => {
+                quoted = true;
+                field_start = false;
+            }
+            b'\n' => {
+                last = Some(i - 1);
+                field_start = true;
+            }
+            b',' | b'\r' => field_start = true,
+            _ => field_start = false,
+        }
+    }
+    last
+}
+
+/// Line numbers (1-based, in the block) for records at byte offsets, in order. A record's
+/// line is that of its first byte: the reader's own count places a record after a `\r\n`
+/// on the line before (it counts the `\n` as part of the next record), so it is not used.
+fn numbered(block: &[u8], at: Vec<(u64, String)>) -> Vec<(u64, String)> {
+    let mut line = 1u64;
+    let mut from = 0usize;
+    at.into_iter()
+        .map(|(offset, reason)| {
+            let mut o = usize::try_from(offset)
+                .unwrap_or(block.len())
+                .min(block.len());
+            while o < block.len() && matches!(block[o], b'\r' | b'\n') {
+                o += 1;
+            }
+            let o = o.max(from);
+            line += memchr::memchr_iter(b'\n', &block[from..o]).count() as u64;
+            from = o;
+            (line, reason)
+        })
+        .collect()
+}
+
+/// Scan one block of whole records; the first block starts with the header.
+fn scan_records(
+    block: &[u8],
+    header: bool,
+    cols: &Columns,
+    req: &ScanRequest,
+    acc: &mut Scan,
+) -> Partial {
+    let breaks = memchr::memchr_iter(b'\n', block).count() as u64;
+    let mut reader = builder(header).from_reader(block);
+    let mut lines = 0u64;
+    if header {
+        // Already read and checked by `scan_csv`.
+        let _ = reader.byte_headers();
+        lines += 1;
+    }
+    let mut malformed = Vec::new();
+    let mut record = csv::ByteRecord::new();
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                // Reading a slice fails with no I/O error: this is a record the reader
+                // refuses.
+                lines += 1;
+                acc.stats.malformed += 1;
+                let at = e.position().map_or(0, |p| p.byte());
+                malformed.push((at, e.to_string()));
+                continue;
+            }
+        }
+        lines += 1;
+        let offset = record.position().map_or(0, |p| p.byte());
+        let field = |i: usize| -> Result<&str, String> {
+            let raw = record
+                .get(i)
+                .ok_or_else(|| format!("expected {} fields, found {}", cols.count, record.len()))?;
+            std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())
+        };
+        let result = (|| {
+            let ds = field(cols.dataset)?;
+            if !req.datasets.contains(ds) {
+                return Ok(());
+            }
+            fold(
+                acc,
+                req,
+                field(cols.at)?,
+                field(cols.consumer)?,
+                ds,
+                field(cols.contract)?,
+            )
+        })();
+        if let Err(reason) = result {
+            acc.stats.malformed += 1;
+            malformed.push((offset, reason));
+        }
+    }
+    Partial {
+        lines,
+        breaks,
+        malformed: numbered(block, malformed),
+    }
+}
+
+/// A CSV error before or between records: I/O is the environment's, anything else makes the
+/// file unusable and is reported as malformed at its position.
+fn csv_failure(
+    path: &Path,
+    e: csv::Error,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+    io: impl Fn(std::io::Error) -> LogError,
+) -> Result<(), LogError> {
+    let line = e.position().map_or(1, |p| p.line());
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => Err(io(source)),
+        other => {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line,
+                reason: format!("{other:?}"),
+            });
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,1196 @@
+//! The consumption log (SPEC §9): JSON Lines, CSV and Parquet files, matched by the globs of
+//! `[consumption] sources`, recording each read as `at`, `consumer`, `dataset`, `contract`.
+//!
+//! Logs run to hundreds of millions of lines, so they are streamed: text logs in blocks cut
+//! where a line (a CSV record) ends and scanned on all cores ([`scan_blocks`]), Parquet logs by
+//! row group; fields are borrowed from the block (no allocation for a line that needs no
+//! unescaping), lines of other datasets are skipped before any date is parsed, and only the
+//! newest read per (dataset, consumer) is kept. One file per purpose: [`json_lines`] (and its
+//! fast path), [`csv_rows`], [`parquet_rows`], [`hash`] (the map keys and their hasher). A malformed line is handed to the caller, counted, and
+//! skipped: one bad line must not hide every good one. Likewise a file that cannot be read
+//! (missing, unreadable, a corrupt gzip stream, a name that is no known format) is handed
+//! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
+//! (`.jsonl.gz`, `.ndjson.gz`, `.csv.gz`) is decompressed as it streams.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use semver::Version;
+use serde::Serialize;
+
+mod csv_rows;
+mod hash;
+mod json_lines;
+mod parquet_rows;
+
+use csv_rows::scan_csv;
+pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
+use json_lines::{scan_json_lines, BLOCK};
+pub(crate) use parquet_rows::ParquetLog;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("[consumption] sources: `{pattern}` is not a valid glob: {source}")]
+    Pattern {
+        pattern: String,
+        #[source]
+        source: glob::PatternError,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: a consumption log must end in .jsonl, .ndjson or .csv (each optionally .gz), or .parquet",
+        path.display()
+    )]
+    UnknownFormat { path: PathBuf },
+}
+
+/// A line the scan could not use, with where it is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    pub file: PathBuf,
+    /// 1-based line number in the file.
+    pub line: u64,
+    pub reason: String,
+}
+
+/// A file the scan could not read (or not to its end), and why; the scan went on without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub file: PathBuf,
+    pub reason: String,
+}
+
+/// The newest read of one consumer of one dataset within the scanned days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewestRead {
+    pub at: DateTime<FixedOffset>,
+    pub version: Version,
+    /// The oldest line read in the scanned days, to tell a consumer who moved from one who
+    /// was always on the newest line (of versions the store has; `u64::MAX` when none).
+    pub oldest_line: u64,
+    pub reads: u64,
+    /// The newest read of a version the store has ([`ScanRequest::known`]): the line a
+    /// consumer is known to be on when its newest read names a version that does not exist.
+    pub known: Option<KnownRead>,
+}
+
+/// A read of a version the store has.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct KnownRead {
+    pub at: DateTime<FixedOffset>,
+    pub version: Version,
+}
+
+/// What to look for: reads of these datasets on days `from..=to`.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    pub datasets: BTreeSet<String>,
+    /// The first day of the lookback.
+    pub from: NaiveDate,
+    /// The last day counted (`--today`): later events are ignored, so a past day replays.
+    pub to: NaiveDate,
+    /// The versions the store has, per dataset; a dataset not listed has every version.
+    pub known: HashMap<String, Vec<Version>>,
+}
+
+impl ScanRequest {
+    /// The last `lookback_days` days up to and including `today`.
+    pub fn lookback(datasets: BTreeSet<String>, today: NaiveDate, lookback_days: i64) -> Self {
+        let from = today
+            .checked_sub_days(chrono::Days::new(
+                u64::try_from(lookback_days.max(1) - 1).unwrap_or(0),
+            ))
+            .unwrap_or(NaiveDate::MIN);
+        ScanRequest {
+            datasets,
+            from,
+            to: today,
+            known: HashMap::new(),
+        }
+    }
+
+    /// Whether `dataset` has `version` (every version of an unlisted dataset counts).
+    fn is_known(&self, dataset: &str, version: &Version) -> bool {
+        if self.known.is_empty() {
+            return true;
+        }
+        self.known
+            .get(dataset)
+            .is_none_or(|versions| versions.contains(version))
+    }
+}
+
+/// Counts of one scan, for the summary a user sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ScanStats {
+    pub files: u64,
+    pub lines: u64,
+    /// Reads of a requested dataset within the days.
+    pub reads: u64,
+    pub malformed: u64,
+    /// Reads of a requested dataset after the last day (ignored).
+    pub after_today: u64,
+    /// Reads of a requested dataset before the lookback (ignored).
+    pub before_lookback: u64,
+}
+
+/// The result of a scan: the newest read per dataset and consumer.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    pub newest: NameMap<ConsumerMap>,
+    pub stats: ScanStats,
+    /// Files that could not be read, or not to their end (reads before the failure count).
+    pub skipped: Vec<Skipped>,
+    memo: Memo,
+    /// The reads of the scan in progress, by dataset and consumer (see [`HotRead`]).
+    hot: NameMap<HotMap>,
+}
+
+/// One consumer's reads while a scan runs: [`NewestRead`] with its versions as numbers in
+/// the [`Memo`]'s table. A large log looks a consumer up on every line, and the table of ten
+/// thousand consumers did not fit the cache with full `NewestRead`s in it (the lookup was a
+/// third of the worst case's time); a third of the size, it mostly does.
+#[derive(Debug, Clone)]
+struct HotRead {
+    at: DateTime<FixedOffset>,
+    known_at: DateTime<FixedOffset>,
+    oldest_line: u64,
+    reads: u64,
+    version: u32,
+    /// [`NO_VERSION`] when no read was of a version the store has.
+    known_version: u32,
+}
+
+const NO_VERSION: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Default)]
+struct HotMap {
+    index: HashMap<Key, u32, std::hash::BuildHasherDefault<NameHasher>>,
+    reads: Vec<HotRead>,
+}
+
+impl Scan {
+    /// An empty scan with a map for each requested dataset.
+    fn for_request(req: &ScanRequest) -> Scan {
+        let mut scan = Scan::default();
+        for d in &req.datasets {
+            scan.newest.insert(d.clone(), ConsumerMap::default());
+            scan.hot.insert(d.clone(), HotMap::default());
+        }
+        scan
+    }
+
+    /// The newest reads of one dataset, by consumer.
+    pub fn of(&self, dataset: &str) -> HashMap<String, NewestRead> {
+        self.newest
+            .get(dataset)
+            .map(|per| per.iter().map(|(k, v)| (k.name(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the
+    /// caller's to count).
+    fn absorb(&mut self, mut part: Scan) {
+        part.flush();
+        let s = part.stats;
+        self.stats.reads += s.reads;
+        self.stats.malformed += s.malformed;
+        self.stats.after_today += s.after_today;
+        self.stats.before_lookback += s.before_lookback;
+        for (dataset, per) in part.newest {
+            for (consumer, read) in per {
+                self.record(&dataset, &consumer, read);
+            }
+        }
+    }
+
+    /// Move the reads [`fold`] gathered in the compact table into [`Scan::newest`].
+    fn flush(&mut self) {
+        let hot = std::mem::take(&mut self.hot);
+        for (dataset, map) in hot {
+            for (consumer, i) in map.index {
+                let h = &map.reads[i as usize];
+                let read = NewestRead {
+                    at: h.at,
+                    version: self.memo.versions[h.version as usize].2.clone(),
+                    oldest_line: h.oldest_line,
+                    reads: h.reads,
+                    known: (h.known_version != NO_VERSION).then(|| KnownRead {
+                        at: h.known_at,
+                        version: self.memo.versions[h.known_version as usize].2.clone(),
+                    }),
+                };
+                self.record(&dataset, &consumer, read);
+            }
+        }
+    }
+
+    /// Fold one read in.
+    fn record(&mut self, dataset: &str, consumer: &Key, read: NewestRead) {
+        let Some(per) = self.newest.get_mut(dataset) else {
+            return;
+        };
+        match per.get_mut(consumer.as_bytes()) {
+            Some(n) => n.absorb(read),
+            None => {
+                per.insert(consumer.clone(), read);
+            }
+        }
+    }
+}
+
+impl NewestRead {
+    /// Combine two summaries of one consumer's reads. Order-independent: for two reads at the
+    /// same instant the higher version wins, so the answer does not depend on file order.
+    fn absorb(&mut self, other: NewestRead) {
+        self.reads += other.reads;
+        self.oldest_line = self.oldest_line.min(other.oldest_line);
+        if other.known > self.known {
+            self.known = other.known.clone();
+        }
+        if (other.at, &other.version) > (self.at, &self.version) {
+            self.at = other.at;
+            self.version = other.version;
+        }
+    }
+}
+
+/// The log files matched by `sources` (globs relative to `root`), sorted and deduplicated.
+pub fn log_files(root: &Path, sources: &[String]) -> Result<Vec<PathBuf>, LogError> {
+    let mut files = BTreeSet::new();
+    for pattern in sources {
+        let full = root.join(pattern);
+        let paths = glob::glob(&full.to_string_lossy()).map_err(|source| LogError::Pattern {
+            pattern: pattern.clone(),
+            source,
+        })?;
+        for p in paths {
+            let p = p.map_err(|e| LogError::Io {
+                path: e.path().to_path_buf(),
+                source: std::io::Error::new(e.error().kind(), e.error().to_string()),
+            })?;
+            if p.is_file() {
+                files.insert(p);
+            }
+        }
+    }
+    Ok(files.into_iter().collect())
+}
+
+/// Scan every file for reads matching `req`. `on_malformed` hears of each unusable line.
+pub fn scan(
+    files: &[PathBuf],
+    req: &ScanRequest,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<Scan, LogError> {
+    let mut scan = Scan::default();
+    for d in &req.datasets {
+        scan.newest.insert(d.clone(), ConsumerMap::default());
+    }
+    for path in files {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (gzipped, plain) = match name.strip_suffix(".gz") {
+            Some(plain) => (true, plain),
+            None => (false, name.as_str()),
+        };
+        #[derive(PartialEq)]
+        enum Kind {
+            Json,
+            Csv,
+            Parquet,
+        }
+        let kind = match Path::new(plain).extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson") => Kind::Json,
+            Some("csv") => Kind::Csv,
+            // A Parquet file compresses its own pages; a gzipped one is not a Parquet file.
+            Some("parquet") if !gzipped => Kind::Parquet,
+            _ => {
+                let e = LogError::UnknownFormat { path: path.clone() };
+                scan.skipped.push(Skipped {
+                    file: path.clone(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                scan.skipped.push(Skipped {
+                    file: path.clone(),
+                    reason: format!("cannot be opened: {e}"),
+                });
+                continue;
+            }
+        };
+        scan.stats.files += 1;
+        let result = match (kind, gzipped) {
+            (Kind::Parquet, _) => {
+                drop(file);
+                parquet_rows::scan_parquet(path, req, &mut scan, on_malformed)
+            }
+            (Kind::Json, false) => scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK),
+            (Kind::Json, true) => scan_json_lines(
+                path,
+                flate2::read::MultiGzDecoder::new(file),
+                req,
+                &mut scan,
+                on_malformed,
+                BLOCK,
+            ),
+            (Kind::Csv, false) => scan_csv(path, file, req, &mut scan, on_malformed, BLOCK),
+            (Kind::Csv, true) => scan_csv(
+                path,
+                flate2::read::MultiGzDecoder::new(file),
+                req,
+                &mut scan,
+                on_malformed,
+                BLOCK,
+            ),
+        };
+        if let Err(e) = result {
+            let reason = match e {
+                LogError::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            scan.skipped.push(Skipped {
+                file: path.clone(),
+                reason: format!("cannot be read to its end: {reason}"),
+            });
+        }
+    }
+    Ok(scan)
+}
+
+/// Where a read falls relative to the requested days.
+enum When {
+    Inside(DateTime<FixedOffset>),
+    Before,
+    After,
+}
+
+fn when(at: &str, req: &ScanRequest) -> Result<When, String> {
+    let at = match utc_seconds(at) {
+        Some(t) => t,
+        None => DateTime::parse_from_rfc3339(at)
+            .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}"))?,
+    };
+    // Days are UTC days, as `--today` is.
+    let day = at.with_timezone(&Utc).date_naive();
+    Ok(if day > req.to {
+        When::After
+    } else if day < req.from {
+        When::Before
+    } else {
+        When::Inside(at)
+    })
+}
+
+/// The common form `YYYY-MM-DDTHH:MM:SSZ`, parsed without the general RFC 3339 machinery
+/// (it is on the scan's hot path); `None` for any other form, which the general parser takes.
+fn utc_seconds(s: &str) -> Option<DateTime<FixedOffset>> {
+    let b = s.as_bytes();
+    if b.len() != 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'Z'
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        b[r].iter().try_fold(0u32, |n, d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let date = NaiveDate::from_ymd_opt(i32::try_from(num(0..4)?).ok()?, num(5..7)?, num(8..10)?)?;
+    let time = chrono::NaiveTime::from_hms_opt(num(11..13)?, num(14..16)?, num(17..19)?)?;
+    Some(date.and_time(time).and_utc().fixed_offset())
+}
+
+/// What the scan remembers between reads, so that the worst case (every line a read of a
+/// requested dataset) does not parse the same few dates and versions again on every line:
+/// the last day seen (a log is mostly in time order) and the versions seen per dataset.
+#[derive(Debug, Clone, Default)]
+struct Memo {
+    /// `YYYY-MM-DD` of the last `...Z` instant, its date and where it falls.
+    day: Option<([u8; 10], NaiveDate, Day)>,
+    /// (dataset, contract text) → the parsed version and whether the store has it; a
+    /// version's number is its place here.
+    versions: Vec<(String, String, Version, bool)>,
+    /// The same, looked up by name once there are more than [`MEMO_SCAN`].
+    more: HashMap<(String, String), u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Day {
+    Before,
+    Inside,
+    After,
+}
+
+/// The first (dataset, version) pairs, found by a linear search (a log names a few).
+const MEMO_SCAN: usize = 16;
+
+impl Memo {
+    /// `at` when it is the common form `YYYY-MM-DDTHH:MM:SSZ`: its day's place and the
+    /// instant, with the day parsed once per run of reads on the same day.
+    fn utc(&mut self, at: &str, req: &ScanRequest) -> Option<(Day, DateTime<FixedOffset>)> {
+        let b = at.as_bytes();
+        if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
+            return None;
+        }
+        let (date, place) = match &self.day {
+            Some((d, m, p)) if d[..] == b[..10] => (*m, *p),
+            _ => {
+                let t = utc_seconds(at)?;
+                let day = t.date_naive();
+                let place = if day > req.to {
+                    Day::After
+                } else if day < req.from {
+                    Day::Before
+                } else {
+                    Day::Inside
+                };
+                let mut d = [0u8; 10];
+                d.copy_from_slice(&b[..10]);
+                self.day = Some((d, day, place));
+                (day, place)
+            }
+        };
+        let two = |i: usize| -> Option<u32> {
+            let (x, y) = (b[i], b[i + 1]);
+            (x.is_ascii_digit() && y.is_ascii_digit())
+                .then(|| u32::from((x - b'0') * 10 + (y - b'0')))
+        };
+        // No leap second here (`:60` goes to the RFC 3339 parser, as before).
+        let time = chrono::NaiveTime::from_hms_opt(two(11)?, two(14)?, two(17)?)?;
+        let utc = FixedOffset::east_opt(0)?;
+        Some((
+            place,
+            DateTime::from_naive_utc_and_offset(date.and_time(time), utc),
+        ))
+    }
+
+    /// The number of the version `contract` names, and whether the store has it for
+    /// `dataset`.
+    fn version(
+        &mut self,
+        req: &ScanRequest,
+        dataset: &str,
+        contract: &str,
+    ) -> Result<(u32, bool), String> {
+        let found = self.versions[..self.versions.len().min(MEMO_SCAN)]
+            .iter()
+            .position(|(d, c, _, _)| c == contract && d == dataset)
+            .map(|i| i as u32)
+            .or_else(|| {
+                (self.versions.len() > MEMO_SCAN)
+                    .then(|| {
+                        self.more
+                            .get(&(dataset.to_string(), contract.to_string()))
+                            .copied()
+                    })
+                    .flatten()
+            });
+        if let Some(i) = found {
+            return Ok((i, self.versions[i as usize].3));
+        }
+        let version = Version::parse(contract)
+            .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+        let known = req.is_known(dataset, &version);
+        let i = u32::try_from(self.versions.len()).map_err(|_| "too many versions".to_string())?;
+        if self.versions.len() >= MEMO_SCAN {
+            self.more
+                .insert((dataset.to_string(), contract.to_string()), i);
+        }
+        self.versions
+            .push((dataset.to_string(), contract.to_string(), version, known));
+        Ok((i, known))
+    }
+}
+
+/// Judge one read whose fields are extracted; `Err` is the reason it is malformed.
+fn fold(
+    scan: &mut Scan,
+    req: &ScanRequest,
+    at: &str,
+    consumer: &str,
+    dataset: &str,
+    contract: &str,
+) -> Result<(), String> {
+    // One lookup both filters the dataset and finds its consumers.
+    let Some(per) = scan.hot.get_mut(dataset) else {
+        return Ok(());
+    };
+    if consumer.is_empty() {
+        return Err("`consumer` is empty".to_string());
+    }
+    let (place, at) = match scan.memo.utc(at, req) {
+        Some(p) => p,
+        None => match when(at, req)? {
+            When::After => (Day::After, DateTime::<FixedOffset>::MIN_UTC.fixed_offset()),
+            When::Before => (Day::Before, DateTime::<FixedOffset>::MIN_UTC.fixed_offset()),
+            When::Inside(at) => (Day::Inside, at),
+        },
+    };
+    match place {
+        Day::After => scan.stats.after_today += 1,
+        Day::Before => scan.stats.before_lookback += 1,
+        Day::Inside => {
+            let (v, known) = scan.memo.version(req, dataset, contract)?;
+            let versions = &scan.memo.versions;
+            scan.stats.reads += 1;
+            // A version the store does not have is never a line a consumer moved to.
+            let oldest_line = if known {
+                versions[v as usize].2.major
+            } else {
+                u64::MAX
+            };
+            let key = Key::new(consumer);
+            match per.index.get(&key) {
+                // What `NewestRead::absorb` does with a fresh read of one line.
+                Some(&i) => {
+                    let n = &mut per.reads[i as usize];
+                    let newer = |at2: DateTime<FixedOffset>, v2: u32| {
+                        (at, &versions[v as usize].2) > (at2, &versions[v2 as usize].2)
+                    };
+                    n.reads += 1;
+                    n.oldest_line = n.oldest_line.min(oldest_line);
+                    if known
+                        && (n.known_version == NO_VERSION || newer(n.known_at, n.known_version))
+                    {
+                        n.known_at = at;
+                        n.known_version = v;
+                    }
+                    if newer(n.at, n.version) {
+                        n.at = at;
+                        n.version = v;
+                    }
+                }
+                None => {
+                    let i = per.reads.len() as u32;
+                    per.reads.push(HotRead {
+                        at,
+                        known_at: at,
+                        oldest_line,
+                        reads: 1,
+                        version: v,
+                        known_version: if known { v } else { NO_VERSION },
+                    });
+                    per.index.insert(key, i);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What one block of lines yields, taken in file order.
+struct Partial {
+    /// Lines (JSON Lines) or records (CSV) in the block, for [`ScanStats::lines`].
+    lines: u64,
+    /// Line breaks in the block (a CSV record may span several lines), to number the next.
+    breaks: u64,
+    /// Malformed lines: (1-based line number within the block, reason).
+    malformed: Vec<(u64, String)>,
+}
+
+/// The parallel scan of a file cut into blocks that end where a line does (`cut` gives the
+/// last such break in a buffer). Blocks are scanned in parallel (rayon) while the next batch
+/// is read. The newest reads gather in a few accumulators (one per concurrent task, reused
+/// from block to block, merged once at the end: the merge does not depend on order); line
+/// counts and malformed lines are taken in file order, so line numbers and the order of
+/// malformed-line reports are those of a sequential scan and the result does not depend on
+/// the thread count. `per_block` gets the block's number (0 for the first).
+#[allow(clippy::too_many_arguments)]
+fn scan_blocks<R: std::io::Read + Send>(
+    path: &Path,
+    mut file: R,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+    block_size: usize,
+    cut: &(dyn Fn(&[u8]) -> Option<usize> + Sync),
+    per_block: &(dyn Fn(usize, &[u8], &mut Scan) -> Partial + Sync),
+) -> Result<(), LogError> {
+    let io = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let batch = rayon::current_num_threads().max(1) * 2;
+    let mut carry = Vec::new();
+    let mut eof = false;
+    let mut first_line = 1u64;
+    let mut numbered = 0usize;
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let pool: std::sync::Mutex<Vec<Scan>> = std::sync::Mutex::new(Vec::new());
+    let mut failure = None;
+    let mut blocks = read_batch(
+        &mut file, &mut carry, &mut eof, batch, &mut spare, block_size, cut,
+    )
+    .unwrap_or_else(|e| {
+        failure = Some(e);
+        Vec::new()
+    });
+    while !blocks.is_empty() {
+        // Scan this batch while the next one is read.
+        let (partials, next) = rayon::join(
+            || {
+                use rayon::prelude::*;
+                blocks
+                    .par_iter()
+                    .enumerate()
+                    .map(|(k, b)| {
+                        let mut acc = lock(&pool).pop().unwrap_or_else(|| Scan::for_request(req));
+                        let p = per_block(numbered + k, b, &mut acc);
+                        lock(&pool).push(acc);
+                        p
+                    })
+                    .collect::<Vec<Partial>>()
+            },
+            || {
+                read_batch(
+                    &mut file, &mut carry, &mut eof, batch, &mut spare, block_size, cut,
+                )
+            },
+        );
+        numbered += blocks.len();
+        for p in partials {
+            for (line, reason) in p.malformed {
+                on_malformed(&Malformed {
+                    file: path.to_path_buf(),
+                    line: first_line + line - 1,
+                    reason,
+                });
+            }
+            first_line += p.breaks;
+            scan.stats.lines += p.lines;
+        }
+        // The scanned buffers are reused for a later batch: fresh pages would cost a page
+        // fault per 4 KiB.
+        spare.append(&mut blocks);
+        blocks = next.unwrap_or_else(|e| {
+            failure = Some(e);
+            Vec::new()
+        });
+    }
+    for acc in lock(&pool).drain(..) {
+        scan.absorb(acc);
+    }
+    // Reads before a failure (a truncated gzip stream, an I/O error) still count.
+    failure.map_or(Ok(()), |e| Err(io(e)))
+}
+
+/// A poisoned lock only means another block's task panicked; its accumulator is still whole.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Read up to `count` blocks, each ending at a line break `cut` chooses (the last one at end
+/// of file); what follows a block's last break is carried into the next block.
+fn read_batch<R: std::io::Read>(
+    file: &mut R,
+    carry: &mut Vec<u8>,
+    eof: &mut bool,
+    count: usize,
+    spare: &mut Vec<Vec<u8>>,
+    block_size: usize,
+    cut: &dyn Fn(&[u8]) -> Option<usize>,
+) -> std::io::Result<Vec<Vec<u8>>> {
+    use std::io::Read as _;
+    let mut blocks = Vec::with_capacity(count);
+    while blocks.len() < count && !*eof {
+        let mut buf = spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.append(carry);
+        // `take` + `read_to_end` fills the spare capacity without zeroing it first.
+        let n = (&mut *file).take(block_size as u64).read_to_end(&mut buf)?;
+        if n < block_size {
+            *eof = true;
+        }
+        if *eof {
+            if !buf.is_empty() {
+                blocks.push(buf);
+            }
+        } else if let Some(i) = cut(&buf) {
+            carry.extend_from_slice(&buf[i + 1..]);
+            buf.truncate(i + 1);
+            blocks.push(buf);
+        } else {
+            // One line longer than a block: keep reading until it ends.
+            *carry = buf;
+        }
+    }
+    Ok(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_lines::{flat_fields, RawRead};
+    use super::*;
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn keeps_the_newest_read_within_the_days() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = write(
+            dir.path(),
+            "a.jsonl",
+            concat!(
+                r#"{"at":"2026-11-20T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.1.0"}"#,
+                "\n",
+                r#"{"at":"2026-11-25T03:00:00Z","consumer":"flood","dataset":"roads","contract":"2.0.0"}"#,
+                "\n",
+                r#"{"at":"2026-12-25T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+                r#"{"at":"2026-11-26T03:00:00Z","consumer":"flood","dataset":"rivers","contract":"1.0.0"}"#,
+                "\n",
+                "this is not json but mentions roads\n",
+                "\n",
+                r#"{"at":"2020-01-01T00:00:00Z","consumer":"old","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+            ),
+        );
+        let csv = write(
+            dir.path(),
+            "b.csv",
+            "at,consumer,dataset,contract\n\
+             2026-11-27T03:00:00+00:00,atlas,roads,1.1.0\n\
+             2026-11-27T03:00:00+00:00,atlas,roads\n\
+             yesterday,atlas,roads,1.1.0\n",
+        );
+        let req = ScanRequest::lookback(["roads".to_string()].into(), day("2026-11-29"), 30);
+        let mut bad = Vec::new();
+        let scan = scan(&[jsonl, csv], &req, &mut |m| bad.push(m.clone())).unwrap();
+        let roads = scan.of("roads");
+        assert_eq!(roads["flood"].version, Version::new(2, 0, 0));
+        assert_eq!(roads["flood"].oldest_line, 1);
+        assert_eq!(roads["atlas"].version, Version::new(1, 1, 0));
+        assert!(!roads.contains_key("old"));
+        assert_eq!(scan.stats.after_today, 1);
+        assert_eq!(scan.stats.before_lookback, 1);
+        assert_eq!(scan.stats.malformed, 3, "{bad:?}");
+        assert_eq!(bad[0].line, 5);
+        assert_eq!(bad[1].line, 3);
+        assert_eq!(bad[2].line, 4);
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_full_parser() {
+        let lines: &[&[u8]] = &[
+            br#"{"at":"2026-11-28T03:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}"#,
+            br#" { "contract" : "1.0.0", "dataset":"roads" ,"consumer":"a","at":"t", "x":"y" } "#,
+            br#"{"at":"t","consumer":"a\u0062","dataset":"roads","contract":"1.0.0"}"#,
+            br#"{"at":"t","consumer":"a","dataset":"roads","contract":"1.0.0","n":1}"#,
+            br#"{"at":"t","consumer":"a","dataset":"roads"}"#,
+            br#"{"at":"t","consumer":"a","dataset":"roads","contract":"1.0.0"} junk"#,
+            br#"{"at":"t","at":"u","consumer":"a","dataset":"roads","contract":"1.0.0"}"#,
+            b"not json",
+        ];
+        for line in lines {
+            let full = serde_json::from_slice::<RawRead>(line).ok().map(|r| {
+                [
+                    r.at.into_owned(),
+                    r.consumer.into_owned(),
+                    r.dataset.into_owned(),
+                    r.contract.into_owned(),
+                ]
+            });
+            if let Some(fast) = flat_fields(line) {
+                assert_eq!(
+                    Some(fast.map(str::to_string)),
+                    full,
+                    "{}",
+                    String::from_utf8_lossy(line)
+                );
+            }
+        }
+        assert!(flat_fields(lines[0]).is_some());
+        assert!(flat_fields(lines[1]).is_some());
+        assert!(flat_fields(lines[2]).is_none());
+    }
+
+    #[test]
+    fn the_fast_date_path_agrees_with_rfc3339() {
+        for s in [
+            "2026-11-28T03:04:05Z",
+            "2024-02-29T23:59:59Z",
+            "2026-01-01T00:00:00Z",
+        ] {
+            assert_eq!(utc_seconds(s), DateTime::parse_from_rfc3339(s).ok(), "{s}");
+        }
+        for s in [
+            "2026-02-30T00:00:00Z",
+            "2026-11-28T03:04:05+01:00",
+            "2026-11-28 03:04:05Z",
+            "2026-1x-28T03:04:05Z",
+        ] {
+            assert_eq!(utc_seconds(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn blocks_of_any_size_give_the_sequential_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for i in 0..300 {
+            let (ds, v) = match i % 3 {
+                0 => ("roads", "1.1.0"),
+                1 => ("rivers", "1.0.0"),
+                _ => ("roads", "2.0.0"),
+            };
+            if i % 37 == 0 {
+                text.push_str("roads: broken line\n");
+            }
+            if i % 50 == 0 {
+                // A line much longer than the smallest blocks, with extra fields.
+                text.push_str(&format!(
+                    "{{\"pad\":\"{}\",\"at\":\"2026-11-{:02}T01:00:00Z\",\"consumer\":\"c{}\",\"dataset\":\"{ds}\",\"contract\":\"{v}\"}}\n",
+                    "x".repeat(200),
+                    1 + i % 28,
+                    i % 11
+                ));
+            }
+            text.push_str(&format!(
+                "{{\"at\":\"2026-11-{:02}T0{}:00:00Z\",\"consumer\":\"c{}\",\"dataset\":\"{ds}\",\"contract\":\"{v}\"}}\n",
+                1 + i % 28,
+                i % 10,
+                i % 11
+            ));
+        }
+        text.push_str("{\"at\":\"2026-11-28T09:00:00Z\",\"consumer\":\"last\",\"dataset\":\"roads\",\"contract\":\"1.0.0\"}");
+        let path = write(dir.path(), "log.jsonl", &text);
+        let run = |datasets: &[&str], block: usize| {
+            let req = ScanRequest::lookback(
+                datasets.iter().map(|d| d.to_string()).collect(),
+                day("2026-11-29"),
+                30,
+            );
+            let mut scan = Scan::default();
+            for d in &req.datasets {
+                scan.newest.insert(d.clone(), ConsumerMap::default());
+            }
+            let mut bad = Vec::new();
+            let file = std::fs::File::open(&path).unwrap();
+            scan_json_lines(
+                &path,
+                file,
+                &req,
+                &mut scan,
+                &mut |m| bad.push(m.line),
+                block,
+            )
+            .unwrap();
+            let mut newest: Vec<_> = scan
+                .newest
+                .into_iter()
+                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c.name(), r)))
+                .collect();
+            newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            (newest, scan.stats, bad)
+        };
+        let lines = text.lines().count() as u64;
+        let broken: Vec<u64> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("roads:"))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        for datasets in [&["roads"][..], &["roads", "rivers"][..]] {
+            let whole = run(datasets, 1 << 20);
+            assert_eq!(whole.1.lines, lines);
+            assert_eq!(whole.2, broken, "{datasets:?}");
+            assert!(whole.0.iter().any(|(_, c, _)| c == "last"));
+            for block in [1, 7, 64, 150, 4096] {
+                assert_eq!(run(datasets, block), whole, "block {block}, {datasets:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn csv_blocks_of_any_size_give_the_whole_file_answer() {
+        // Quoted fields with line breaks, commas, doubled quotes and CRLF; a quote inside an
+        // unquoted field is a literal. Each record's first line number is noted as it is
+        // written, so the malformed lines' numbers are known without running the scan.
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("\u{feff}note,at,consumer,dataset,contract\r\n");
+        let mut line = 2u64;
+        let mut broken = Vec::new();
+        let mut reads = 0u64;
+        for i in 0..200 {
+            let (ds, v) = if i % 3 == 1 {
+                ("rivers", "1.0.0")
+            } else {
+                ("roads", "1.1.0")
+            };
+            let note = match i % 5 {
+                0 => "plain".to_string(),
+                1 => "\"two\nlines, \"\"quoted\"\"\"".to_string(),
+                2 => "\"three\r\nlines\n\"".to_string(),
+                3 => "a\"b".to_string(),
+                _ => "\"\"".to_string(),
+            };
+            let day = 1 + i % 28;
+            if i % 23 == 0 {
+                // A bad version: malformed at the record's first line.
+                text.push_str(&format!(
+                    "{note},2026-11-{day:02}T01:00:00Z,c{},roads,one\n",
+                    i % 7
+                ));
+                broken.push(line);
+            } else {
+                text.push_str(&format!(
+                    "{note},2026-11-{day:02}T01:00:00Z,\"c{}\",{ds},{v}\n",
+                    i % 7
+                ));
+                reads += u64::from(ds == "roads");
+            }
+            line += 1 + note.matches('\n').count() as u64;
+        }
+        let path = write(dir.path(), "log.csv", &text);
+        let run = |block: usize| {
+            let req = ScanRequest::lookback(
+                ["roads".to_string()].into_iter().collect(),
+                day("2026-11-29"),
+                30,
+            );
+            let mut scan = Scan::for_request(&req);
+            let mut bad = Vec::new();
+            let file = std::fs::File::open(&path).unwrap();
+            csv_rows::scan_csv(
+                &path,
+                file,
+                &req,
+                &mut scan,
+                &mut |m| bad.push(m.line),
+                block,
+            )
+            .unwrap();
+            let mut newest: Vec<_> = scan.of("roads").into_iter().collect();
+            newest.sort_by(|a, b| a.0.cmp(&b.0));
+            (newest, scan.stats, bad)
+        };
+        let whole = run(1 << 20);
+        assert_eq!(whole.2, broken);
+        assert_eq!(whole.1.reads, reads);
+        assert_eq!(whole.1.lines, 201);
+        assert_eq!(whole.0.len(), 7);
+        for block in [1, 2, 5, 17, 64, 300, 4096] {
+            assert_eq!(run(block), whole, "block {block}");
+        }
+    }
+
+    #[test]
+    fn a_record_ends_only_outside_quotes() {
+        assert_eq!(csv_rows::record_end(b"a,b\nc,d\n"), Some(7));
+        assert_eq!(csv_rows::record_end(b"a,\"b\nc\",d"), None);
+        assert_eq!(csv_rows::record_end(b"a,\"b\nc\"\"\n\",d\ne"), Some(12));
+        // A quote inside an unquoted field is a literal: the break after it ends the record.
+        assert_eq!(csv_rows::record_end(b"a\"b,c\nd"), Some(5));
+        assert_eq!(csv_rows::record_end(b"\"\"\r\nx"), Some(3));
+    }
+
+    #[test]
+    fn a_parquet_log_written_by_the_parquet_crate_scans_as_its_json_lines_twin() {
+        use arrow_array::{ArrayRef, RecordBatch, StringArray, StringViewArray};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows: Vec<[String; 4]> = Vec::new();
+        for i in 0..100u32 {
+            let contract = match i % 13 {
+                0 => "not-a-version".to_string(),
+                k => format!("{}.{}.0", 1 + k % 2, k % 3),
+            };
+            rows.push([
+                format!(
+                    "2026-{:02}-{:02}T{:02}:00:00Z",
+                    10 + i % 3,
+                    1 + i % 28,
+                    i % 24
+                ),
+                format!("c{}", i % 9),
+                if i % 4 == 0 { "rivers" } else { "roads" }.to_string(),
+                contract,
+            ]);
+        }
+        let jsonl: String = rows
+            .iter()
+            .map(|[a, c, d, v]| {
+                format!("{{\"at\":\"{a}\",\"consumer\":\"{c}\",\"dataset\":\"{d}\",\"contract\":\"{v}\"}}\n")
+            })
+            .collect();
+        let json_path = write(dir.path(), "log.jsonl", &jsonl);
+        let pq_path = dir.path().join("log.parquet");
+        let col = |k: usize| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r[k].clone()),
+            ))
+        };
+        // `consumer` as a view array, the others plain; an extra column the scan never reads.
+        let batch = RecordBatch::try_from_iter([
+            (
+                "extra",
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "x"))) as ArrayRef,
+            ),
+            ("contract", col(3)),
+            ("dataset", col(2)),
+            (
+                "consumer",
+                Arc::new(StringViewArray::from_iter_values(
+                    rows.iter().map(|r| r[1].clone()),
+                )),
+            ),
+            ("at", col(0)),
+        ])
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(7))
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&pq_path).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let run = |path: &PathBuf| {
+            let req = ScanRequest::lookback(
+                ["roads".to_string(), "rivers".to_string()]
+                    .into_iter()
+                    .collect(),
+                day("2026-11-29"),
+                45,
+            );
+            let mut bad = Vec::new();
+            let scan = super::scan(std::slice::from_ref(path), &req, &mut |m| {
+                bad.push((m.line, m.reason.clone()))
+            })
+            .unwrap();
+            assert!(scan.skipped.is_empty(), "{:?}", scan.skipped);
+            let mut newest: Vec<_> = ["roads", "rivers"]
+                .iter()
+                .flat_map(|d| {
+                    scan.of(d)
+                        .into_iter()
+                        .map(move |(c, r)| (d.to_string(), c, r))
+                })
+                .collect();
+            newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            (newest, scan.stats, bad)
+        };
+        let (json, parquet) = (run(&json_path), run(&pq_path));
+        assert!(
+            json.1.reads > 10 && json.1.before_lookback > 10,
+            "{:?}",
+            json.1
+        );
+        // Bad versions are rows i % 13 == 0; only those inside the 45 days up to 2026-11-29
+        // (from 2026-10-16) are judged: i = 13 (11-14), 52 (11-25), 78 (10-23), 91 (11-08).
+        let lines: Vec<u64> = json.2.iter().map(|b| b.0).collect();
+        assert_eq!(lines, [14, 53, 79, 92]);
+        assert_eq!(parquet, json);
+    }
+
+    #[test]
+    fn remembered_days_and_versions_give_the_plain_answer() {
+        // Runs of reads on the same day, days on both sides of the lookback, instants the
+        // fast form refuses (hour 25, a leap second, an offset) and versions repeated: each
+        // line's place is worked out here with chrono's RFC 3339 parser alone.
+        let req = ScanRequest::lookback(
+            ["roads".to_string()].into_iter().collect(),
+            day("2026-11-29"),
+            3,
+        );
+        let ats = [
+            "2026-11-26T23:59:59Z",
+            "2026-11-27T00:00:00Z",
+            "2026-11-27T12:30:00Z",
+            "2026-11-27T25:00:00Z",
+            "2026-11-28T23:59:60Z",
+            "2026-11-29T23:59:59Z",
+            "2026-11-30T00:00:00Z",
+            "2026-11-29T22:00:00-03:00",
+            "2026-11-27T12:30:01Z",
+        ];
+        let versions = ["1.0.0", "1.1.0", "2.0.0", "1.1.0"];
+        let mut text = String::new();
+        let (mut reads, mut before, mut after, mut bad) = (0u64, 0u64, 0u64, 0u64);
+        let mut newest: HashMap<String, (DateTime<FixedOffset>, Version)> = HashMap::new();
+        for round in 0..3 {
+            for (i, at) in ats.iter().enumerate() {
+                let v = versions[(i + round) % versions.len()];
+                let consumer = format!("c{}", (i + round) % 4);
+                text.push_str(&format!(
+                    "{{\"at\":\"{at}\",\"consumer\":\"{consumer}\",\"dataset\":\"roads\",\"contract\":\"{v}\"}}\n"
+                ));
+                match DateTime::parse_from_rfc3339(at) {
+                    Err(_) => bad += 1,
+                    Ok(t) => {
+                        let d = t.with_timezone(&Utc).date_naive();
+                        if d > req.to {
+                            after += 1;
+                        } else if d < req.from {
+                            before += 1;
+                        } else {
+                            reads += 1;
+                            let v = Version::parse(v).unwrap();
+                            let e = newest.entry(consumer).or_insert((t, v.clone()));
+                            if (t, &v) > (e.0, &e.1) {
+                                *e = (t, v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "log.jsonl", &text);
+        let scan = super::scan(&[path], &req, &mut |_| {}).unwrap();
+        assert_eq!(
+            (
+                scan.stats.reads,
+                scan.stats.before_lookback,
+                scan.stats.after_today,
+                scan.stats.malformed
+            ),
+            (reads, before, after, bad)
+        );
+        assert!(reads > 0 && before > 0 && after > 0 && bad > 0);
+        let got: HashMap<String, (DateTime<FixedOffset>, Version)> = scan
+            .of("roads")
+            .into_iter()
+            .map(|(c, r)| (c, (r.at, r.version)))
+            .collect();
+        assert_eq!(got, newest);
+    }
+
+    #[test]
+    fn lookback_counts_today() {
+        let r = ScanRequest::lookback(BTreeSet::new(), day("2026-11-29"), 1);
+        assert_eq!(r.from, day("2026-11-29"));
+        let r = ScanRequest::lookback(BTreeSet::new(), day("2026-11-29"), 30);
+        assert_eq!(r.from, day("2026-10-31"));
+    }
+}

@@ -1,0 +1,338 @@
+//! Parquet logs (`.parquet`), the format data platforms export access logs to: one read per
+//! row, in the columns `at`, `consumer`, `dataset` and `contract` (other columns are never
+//! decoded: the reader asks for these four by projection). Row groups are read in parallel.
+//!
+//! Column types: `consumer`, `dataset` and `contract` are strings (plain, large, view or
+//! dictionary-encoded); `at` is an RFC 3339 string or a timestamp of any unit — a timestamp
+//! with a time zone is an instant, one without is taken as UTC. A row's "line" in messages is
+//! its 1-based row number in the file.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::{DataType, TimeUnit};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
+use rayon::prelude::*;
+
+use super::{fold, LogError, Malformed, Scan, ScanRequest};
+
+/// The columns a Parquet log must have, in the order [`Row`] takes them.
+const COLUMNS: [&str; 4] = ["at", "consumer", "dataset", "contract"];
+
+/// One row's fields; `at` is formatted from a timestamp column.
+pub(crate) struct Row<'a> {
+    pub at: Cow<'a, str>,
+    pub consumer: &'a str,
+    pub dataset: &'a str,
+    pub contract: &'a str,
+}
+
+/// An open Parquet log: its metadata and where the four columns are.
+pub(crate) struct ParquetLog {
+    meta: ArrowReaderMetadata,
+    roots: Vec<usize>,
+}
+
+fn invalid(path: &Path, reason: impl Into<String>) -> LogError {
+    LogError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, reason.into()),
+    }
+}
+
+fn string_type(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => string_type(v),
+        _ => false,
+    }
+}
+
+impl ParquetLog {
+    /// Read the footer and check the columns; the error names what is missing or mistyped.
+    pub(crate) fn open(path: &Path) -> Result<ParquetLog, LogError> {
+        let file = File::open(path).map_err(|source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let meta = catch_unwind(AssertUnwindSafe(|| {
+            ArrowReaderMetadata::load(&file, Default::default())
+        }))
+        .map_err(|_| invalid(path, "the Parquet footer is damaged"))?
+        .map_err(|e| invalid(path, format!("not a readable Parquet file: {e}")))?;
+        let schema = meta.schema().clone();
+        let mut roots = Vec::new();
+        for name in COLUMNS {
+            let (i, field) = schema.column_with_name(name).ok_or_else(|| {
+                invalid(
+                    path,
+                    format!(
+                        "no column `{name}` (a Parquet log has the columns at, consumer, \
+                         dataset and contract)"
+                    ),
+                )
+            })?;
+            let t = field.data_type();
+            let ok = string_type(t) || (name == "at" && matches!(t, DataType::Timestamp(..)));
+            if !ok {
+                let want = if name == "at" {
+                    "a string or a timestamp"
+                } else {
+                    "a string"
+                };
+                return Err(invalid(
+                    path,
+                    format!("column `{name}` is {t}, expected {want}"),
+                ));
+            }
+            roots.push(i);
+        }
+        Ok(ParquetLog { meta, roots })
+    }
+
+    pub(crate) fn row_groups(&self) -> usize {
+        self.meta.metadata().num_row_groups()
+    }
+
+    /// Rows before row group `g`: its first row is number this + 1.
+    fn rows_before(&self, g: usize) -> u64 {
+        let md = self.meta.metadata();
+        (0..g)
+            .map(|i| md.row_group(i).num_rows().max(0) as u64)
+            .sum()
+    }
+
+    /// Hand each row of row group `g` to `each` with its 1-based row number, or the reason it
+    /// cannot be a read. Only the four columns are decoded.
+    pub(crate) fn read_group(
+        &self,
+        path: &Path,
+        g: usize,
+        each: &mut dyn FnMut(u64, Result<Row<'_>, String>),
+    ) -> Result<(), LogError> {
+        let first = self.rows_before(g) + 1;
+        catch_unwind(AssertUnwindSafe(|| {
+            self.read_group_unguarded(path, g, first, each)
+        }))
+        .unwrap_or_else(|_| Err(invalid(path, format!("row group {g} is damaged"))))
+    }
+
+    fn read_group_unguarded(
+        &self,
+        path: &Path,
+        g: usize,
+        first: u64,
+        each: &mut dyn FnMut(u64, Result<Row<'_>, String>),
+    ) -> Result<(), LogError> {
+        // A file of its own per row group: row groups read at the same time must not share a
+        // seek offset.
+        let file = File::open(path).map_err(|source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mask = ProjectionMask::roots(self.meta.parquet_schema(), self.roots.iter().copied());
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
+            .with_row_groups(vec![g])
+            .with_projection(mask)
+            .with_batch_size(64 * 1024)
+            .build()
+            .map_err(|e| invalid(path, format!("row group {g}: {e}")))?;
+        let mut row = first;
+        for batch in reader {
+            let batch = batch.map_err(|e| invalid(path, format!("row group {g}: {e}")))?;
+            let col = |name: &str| -> Result<Strings<'_>, LogError> {
+                let c = batch
+                    .column_by_name(name)
+                    .ok_or_else(|| invalid(path, format!("row group {g} has no `{name}`")))?;
+                Strings::of(c).ok_or_else(|| invalid(path, format!("column `{name}` changed type")))
+            };
+            let at = batch
+                .column_by_name("at")
+                .ok_or_else(|| invalid(path, format!("row group {g} has no `at`")))?;
+            let at = Instants::of(at)
+                .ok_or_else(|| invalid(path, "column `at` changed type".to_string()))?;
+            let (consumer, dataset, contract) =
+                (col("consumer")?, col("dataset")?, col("contract")?);
+            for i in 0..batch.num_rows() {
+                let fields = (|| {
+                    let dataset = dataset.get(i).ok_or("`dataset` is null")?;
+                    Ok(Row {
+                        at: at.get(i).ok_or("`at` is null")?,
+                        consumer: consumer.get(i).ok_or("`consumer` is null")?,
+                        dataset,
+                        contract: contract.get(i).ok_or("`contract` is null")?,
+                    })
+                })()
+                .map_err(|e: &str| e.to_string());
+                each(row, fields);
+                row += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A string column of any of the layouts arrow gives.
+enum Strings<'a> {
+    Utf8(&'a arrow_array::StringArray),
+    Large(&'a arrow_array::LargeStringArray),
+    View(&'a arrow_array::StringViewArray),
+    Dict {
+        array: &'a dyn Array,
+        keys: Vec<usize>,
+        values: Box<Strings<'a>>,
+    },
+}
+
+impl<'a> Strings<'a> {
+    fn of(c: &'a ArrayRef) -> Option<Strings<'a>> {
+        Self::of_array(c.as_ref())
+    }
+
+    fn of_array(c: &'a dyn Array) -> Option<Strings<'a>> {
+        Some(match c.data_type() {
+            DataType::Utf8 => Strings::Utf8(c.as_string::<i32>()),
+            DataType::LargeUtf8 => Strings::Large(c.as_string::<i64>()),
+            DataType::Utf8View => Strings::View(c.as_string_view()),
+            DataType::Dictionary(..) => {
+                let d = c.as_any_dictionary_opt()?;
+                Strings::Dict {
+                    array: c,
+                    keys: d.normalized_keys(),
+                    values: Box::new(Strings::of_array(d.values().as_ref())?),
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn get(&self, i: usize) -> Option<&'a str> {
+        match self {
+            Strings::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::View(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::Dict {
+                array,
+                keys,
+                values,
+            } => {
+                if array.is_null(i) {
+                    return None;
+                }
+                values.get(*keys.get(i)?)
+            }
+        }
+    }
+}
+
+/// The `at` column: strings, or timestamps formatted as RFC 3339 in UTC.
+enum Instants<'a> {
+    Text(Strings<'a>),
+    Stamp(&'a dyn Array, TimeUnit),
+}
+
+impl<'a> Instants<'a> {
+    fn of(c: &'a ArrayRef) -> Option<Instants<'a>> {
+        match c.data_type() {
+            DataType::Timestamp(unit, _) => Some(Instants::Stamp(c.as_ref(), *unit)),
+            _ => Strings::of(c).map(Instants::Text),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<Cow<'a, str>> {
+        match self {
+            Instants::Text(s) => s.get(i).map(Cow::Borrowed),
+            Instants::Stamp(a, unit) => {
+                if a.is_null(i) {
+                    return None;
+                }
+                let t = match unit {
+                    TimeUnit::Second => chrono::DateTime::from_timestamp(
+                        a.as_primitive::<TimestampSecondType>().value(i),
+                        0,
+                    ),
+                    TimeUnit::Millisecond => chrono::DateTime::from_timestamp_millis(
+                        a.as_primitive::<TimestampMillisecondType>().value(i),
+                    ),
+                    TimeUnit::Microsecond => chrono::DateTime::from_timestamp_micros(
+                        a.as_primitive::<TimestampMicrosecondType>().value(i),
+                    ),
+                    TimeUnit::Nanosecond => Some(chrono::DateTime::from_timestamp_nanos(
+                        a.as_primitive::<TimestampNanosecondType>().value(i),
+                    )),
+                };
+                // Out of chrono's range: a text the date parser refuses, so the row is
+                // reported as malformed.
+                Some(Cow::Owned(t.map_or_else(
+                    || "out of range".to_string(),
+                    |t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+                )))
+            }
+        }
+    }
+}
+
+/// One row group's scan: its reads, its malformed rows (row number, reason), its row count
+/// and the error that stopped it, if one did.
+type GroupScan = (Scan, Vec<(u64, String)>, u64, Option<LogError>);
+
+/// Scan a Parquet log: row groups in parallel, each into its own accumulator; malformed rows
+/// are reported in row order.
+pub(super) fn scan_parquet(
+    path: &Path,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<(), LogError> {
+    let log = ParquetLog::open(path)?;
+    let groups: Vec<usize> = (0..log.row_groups()).collect();
+    let parts: Vec<GroupScan> = groups
+        .par_iter()
+        .map(|&g| {
+            let mut acc = Scan::for_request(req);
+            let mut bad = Vec::new();
+            let mut rows = 0u64;
+            let result = log.read_group(path, g, &mut |row, fields| {
+                rows += 1;
+                let judged = fields.and_then(|r| {
+                    if !req.datasets.contains(r.dataset) {
+                        return Ok(());
+                    }
+                    fold(&mut acc, req, &r.at, r.consumer, r.dataset, r.contract)
+                });
+                if let Err(reason) = judged {
+                    acc.stats.malformed += 1;
+                    bad.push((row, reason));
+                }
+            });
+            (acc, bad, rows, result.err())
+        })
+        .collect();
+    let mut failure = None;
+    for (acc, bad, rows, err) in parts {
+        // Row groups after a damaged one still count, as blocks of a text log before a
+        // failure do; the file is reported as not read to its end.
+        scan.stats.lines += rows;
+        for (line, reason) in bad {
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line,
+                reason,
+            });
+        }
+        scan.absorb(acc);
+        if failure.is_none() {
+            failure = err;
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
