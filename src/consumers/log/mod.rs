@@ -171,8 +171,9 @@ const NO_VERSION: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Default)]
 struct HotMap {
-    index: HashMap<Key, u32, std::hash::BuildHasherDefault<NameHasher>>,
-    reads: Vec<HotRead>,
+    /// The reads kept in the table itself: a consumer's lookup and its read are one place
+    /// in memory, not two (an index into a separate vector was a second cache miss).
+    index: HashMap<Key, HotRead, std::hash::BuildHasherDefault<NameHasher>>,
 }
 
 impl Scan {
@@ -214,8 +215,7 @@ impl Scan {
     fn flush(&mut self) {
         let hot = std::mem::take(&mut self.hot);
         for (dataset, map) in hot {
-            for (consumer, i) in map.index {
-                let h = &map.reads[i as usize];
+            for (consumer, h) in map.index {
                 let read = NewestRead {
                     at: h.at,
                     version: self.memo.versions[h.version as usize].2.clone(),
@@ -574,10 +574,9 @@ fn fold(
             } else {
                 u64::MAX
             };
-            match per.index.get(consumer.as_bytes()) {
+            match per.index.get_mut(consumer.as_bytes()) {
                 // What `NewestRead::absorb` does with a fresh read of one line.
-                Some(&i) => {
-                    let n = &mut per.reads[i as usize];
+                Some(n) => {
                     let newer = |at2: DateTime<FixedOffset>, v2: u32| {
                         (at, &versions[v as usize].2) > (at2, &versions[v2 as usize].2)
                     };
@@ -595,16 +594,17 @@ fn fold(
                     }
                 }
                 None => {
-                    let i = per.reads.len() as u32;
-                    per.reads.push(HotRead {
-                        at,
-                        known_at: at,
-                        oldest_line,
-                        reads: 1,
-                        version: v,
-                        known_version: if known { v } else { NO_VERSION },
-                    });
-                    per.index.insert(Key::new(consumer), i);
+                    per.index.insert(
+                        Key::new(consumer),
+                        HotRead {
+                            at,
+                            known_at: at,
+                            oldest_line,
+                            reads: 1,
+                            version: v,
+                            known_version: if known { v } else { NO_VERSION },
+                        },
+                    );
                 }
             }
         }
