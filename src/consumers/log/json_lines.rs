@@ -115,6 +115,8 @@ pub(super) fn fixed_order(line: &[u8]) -> Option<[&str; 4]> {
         b"\",\"dataset\":\"",
         b"\",\"contract\":\"",
     ];
+    // One UTF-8 check for the line; every cut below is next to an ASCII quote.
+    let text = std::str::from_utf8(line).ok()?;
     let mut out = [""; 4];
     let mut rest = line;
     for (slot, key) in KEYS.iter().enumerate() {
@@ -125,7 +127,8 @@ pub(super) fn fixed_order(line: &[u8]) -> Option<[&str; 4]> {
         if value.iter().any(|&c| c == b'\\' || c < 0x20) {
             return None;
         }
-        out[slot] = std::str::from_utf8(value).ok()?;
+        let from = line.len() - rest.len();
+        out[slot] = text.get(from..from + end)?;
         rest = &rest[end..];
     }
     (rest == b"\"}").then_some(out)
