@@ -88,8 +88,13 @@ impl Hasher for NameHasher {
             w.copy_from_slice(c);
             self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
         }
-        for b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(K);
+        // The tail (up to seven bytes) as one zero-padded word, not byte by byte: consumer
+        // names are hashed once per line.
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
         }
     }
 
