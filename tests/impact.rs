@@ -12,40 +12,7 @@ use world::{SmtpServer, World};
 /// declare what they use: flood-model relies on `CNTY_ID` (retyped), atlas on `NAME` and the
 /// envelope (neither changes).
 fn declared_world(smtp: &SmtpServer) -> World {
-    let w = World::new(smtp.port);
-    w.write(
-        "contracts/roads/1.1.0.toml",
-        "dataset = \"roads\"\nversion = \"1.1.0\"\nsupersedes = \"1.0.0\"\n\
-         valid_from = 2026-03-01\n[clauses]\ncrs = \"EPSG:4326\"\n\
-         required_attributes = { CNTY_ = \"float64\", CNTY_ID = \"float64\", NAME = \"string\" }\n",
-    );
-    w.write(
-        "contracts/roads/2.0.0.toml",
-        &format!(
-            "dataset = \"roads\"\nversion = \"2.0.0\"\nsupersedes = \"1.1.0\"\n\
-             valid_from = 2026-11-01\nsunset = {}\n[clauses]\ncrs = \"EPSG:27700\"\n\
-             required_attributes = {{ CNTY_ID = \"int64\", NAME = \"string\" }}\n",
-            world::SUNSET
-        ),
-    );
-    w.append(
-        "history/roads.toml",
-        &format!(
-            r#"
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "required_attributes"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = {{ opens = 2026-11-01, sunset = {} }}
-rationale = "County ids are integers; the duplicate column goes."
-"#,
-            world::SUNSET
-        ),
-    );
+    let w = World::with_a_map_change(smtp.port);
     w.write(
         "consumers.toml",
         r#"

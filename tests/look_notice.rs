@@ -8,44 +8,6 @@ mod world;
 use world::{SmtpServer, World};
 
 /// The world's roads, with a required attribute dropped and one retyped in 2.0.0.
-fn with_a_map_change(smtp: &SmtpServer) -> World {
-    let w = World::new(smtp.port);
-    w.write(
-        "contracts/roads/1.1.0.toml",
-        "dataset = \"roads\"\nversion = \"1.1.0\"\nsupersedes = \"1.0.0\"\n\
-         valid_from = 2026-03-01\n[clauses]\ncrs = \"EPSG:4326\"\n\
-         required_attributes = { CNTY_ = \"float64\", CNTY_ID = \"float64\", NAME = \"string\" }\n",
-    );
-    w.write(
-        "contracts/roads/2.0.0.toml",
-        &format!(
-            "dataset = \"roads\"\nversion = \"2.0.0\"\nsupersedes = \"1.1.0\"\n\
-             valid_from = 2026-11-01\nsunset = {}\n[clauses]\ncrs = \"EPSG:27700\"\n\
-             required_attributes = {{ CNTY_ID = \"int64\", NAME = \"string\" }}\n",
-            world::SUNSET
-        ),
-    );
-    w.append(
-        "history/roads.toml",
-        &format!(
-            r#"
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "required_attributes"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = {{ opens = 2026-11-01, sunset = {} }}
-rationale = "County ids are integers; the duplicate column goes."
-"#,
-            world::SUNSET
-        ),
-    );
-    w
-}
-
 fn flood_body(smtp: &SmtpServer) -> String {
     let mails = smtp.mail_to("hydro-oncall@example.org");
     assert_eq!(mails.len(), 1, "{mails:#?}");
@@ -55,7 +17,7 @@ fn flood_body(smtp: &SmtpServer) -> String {
 #[test]
 fn each_breaking_change_shows_its_old_and_new_value() {
     let smtp = SmtpServer::start();
-    let w = with_a_map_change(&smtp);
+    let w = World::with_a_map_change(smtp.port);
     w.run("2026-11-29", &["notify"]).assert_code(0);
     let body = flood_body(&smtp);
     for needle in [
@@ -80,7 +42,7 @@ fn each_breaking_change_shows_its_old_and_new_value() {
 #[test]
 fn the_registry_link_when_configured() {
     let smtp = SmtpServer::start();
-    let w = with_a_map_change(&smtp);
+    let w = World::with_a_map_change(smtp.port);
     w.write(
         "contracts.toml",
         &world::config(smtp.port).replace(

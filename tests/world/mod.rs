@@ -34,6 +34,47 @@ pub struct World {
 }
 
 impl World {
+    /// The world with roads 1.1.0 and 2.0.0 rewritten so 2.0.0 changes a map clause
+    /// (`required_attributes`: `CNTY_` dropped, `CNTY_ID` float64 -> int64) and the CRS, with
+    /// its breaking change record: what a notice must spell out with old and new values.
+    pub fn with_a_map_change(smtp_port: u16) -> World {
+        let w = World::new(smtp_port);
+        w.write(
+            "contracts/roads/1.1.0.toml",
+            "dataset = \"roads\"\nversion = \"1.1.0\"\nsupersedes = \"1.0.0\"\n\
+             valid_from = 2026-03-01\n[clauses]\ncrs = \"EPSG:4326\"\n\
+             required_attributes = { CNTY_ = \"float64\", CNTY_ID = \"float64\", NAME = \"string\" }\n",
+        );
+        w.write(
+            "contracts/roads/2.0.0.toml",
+            &format!(
+                "dataset = \"roads\"\nversion = \"2.0.0\"\nsupersedes = \"1.1.0\"\n\
+                 valid_from = 2026-11-01\nsunset = {}\n[clauses]\ncrs = \"EPSG:27700\"\n\
+                 required_attributes = {{ CNTY_ID = \"int64\", NAME = \"string\" }}\n",
+                SUNSET
+            ),
+        );
+        w.append(
+            "history/roads.toml",
+            &format!(
+                r#"
+[[change]]
+at        = 2026-10-01T17:00:00Z
+from      = "1.1.0"
+to        = "2.0.0"
+clause    = "required_attributes"
+kind      = "fixed"
+direction = "changed"
+verdict   = "breaking"
+window    = {{ opens = 2026-11-01, sunset = {} }}
+rationale = "County ids are integers; the duplicate column goes."
+"#,
+                SUNSET
+            ),
+        );
+        w
+    }
+
     /// roads 1.0.0, 1.1.0 and 2.0.0 (sunset of line 1 on 2027-01-15), a breaking change record,
     /// four registered consumers and a log in which:
     /// flood-model still reads 1.1.0; atlas reads 1.1.0 (and 2.0.0 only after the test days);
