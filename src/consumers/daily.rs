@@ -15,7 +15,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
 use serde::{Deserialize, Serialize};
 
-use super::log::{LogError, Malformed, ParquetLog};
+use super::log::{later, At, LogError, Malformed, ParquetLog};
 use super::registry::Registry;
 
 /// Each consumer's newest read of one dataset per UTC day: consumer → day → (instant, version).
@@ -28,7 +28,7 @@ pub struct DailyReads {
 impl DailyReads {
     fn fold(
         &mut self,
-        at: &str,
+        at: At<'_>,
         consumer: &str,
         contract: &str,
         until: NaiveDate,
@@ -36,8 +36,7 @@ impl DailyReads {
         if consumer.is_empty() {
             return Err("`consumer` is empty".to_string());
         }
-        let at = DateTime::parse_from_rfc3339(at)
-            .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}"))?;
+        let at = at.instant()?;
         let version = Version::parse(contract)
             .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
         let day = at.with_timezone(&Utc).date_naive();
@@ -49,7 +48,7 @@ impl DailyReads {
         match days.get_mut(&day) {
             // Same rule as the scan: the newest instant wins, the higher version on a tie.
             Some(slot) => {
-                if (at, &version) > (slot.0, &slot.1) {
+                if later(&at, &version) > later(&slot.0, &slot.1) {
                     *slot = (at, version);
                 }
             }
@@ -132,7 +131,7 @@ pub fn daily_reads_of(
                     let result = serde_json::from_slice::<Read>(line)
                         .map_err(|e| format!("not a JSON read record: {e}"))
                         .and_then(|r| match all.get_mut(&r.dataset) {
-                            Some(out) => out.fold(&r.at, &r.consumer, &r.contract, until),
+                            Some(out) => out.fold(At::Text(&r.at), &r.consumer, &r.contract, until),
                             None => Ok(()),
                         });
                     if let Err(reason) = result {
@@ -151,7 +150,7 @@ pub fn daily_reads_of(
                         Ok(r) => {
                             if let Some(out) = all.get_mut(&r.dataset) {
                                 if let Err(reason) =
-                                    out.fold(&r.at, &r.consumer, &r.contract, until)
+                                    out.fold(At::Text(&r.at), &r.consumer, &r.contract, until)
                                 {
                                     bad(number, reason, &mut malformed);
                                 }
@@ -175,7 +174,7 @@ pub fn daily_reads_of(
                     let mut failed = Vec::new();
                     log.read_group(path, g, &mut |number, row| {
                         let result = row.and_then(|r| match all.get_mut(r.dataset) {
-                            Some(out) => out.fold(&r.at, r.consumer, r.contract, until),
+                            Some(out) => out.fold(r.at, r.consumer, r.contract, until),
                             None => Ok(()),
                         });
                         if let Err(reason) = result {

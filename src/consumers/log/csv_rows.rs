@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{fold, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::{fold, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest};
 
 /// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
 /// a quoted field) and scanned in parallel like JSON Lines ([`scan_blocks`]). The header is
@@ -224,7 +224,7 @@ fn judge<'a>(
     fold(
         acc,
         req,
-        field(cols.at)?,
+        At::Text(field(cols.at)?),
         field(cols.consumer)?,
         ds,
         field(cols.contract)?,
@@ -307,19 +307,15 @@ fn scan_plain(
                         let from = fields[i].as_ptr() as usize - line.as_ptr() as usize;
                         text.get(from..from + fields[i].len()).unwrap_or_default()
                     };
-                    let ds = field(cols.dataset);
-                    if req.datasets.contains(ds) {
-                        fold(
-                            acc,
-                            req,
-                            field(cols.at),
-                            field(cols.consumer),
-                            ds,
-                            field(cols.contract),
-                        )
-                    } else {
-                        Ok(())
-                    }
+                    // `fold` skips the other datasets' reads first.
+                    fold(
+                        acc,
+                        req,
+                        At::Text(field(cols.at)),
+                        field(cols.consumer),
+                        field(cols.dataset),
+                        field(cols.contract),
+                    )
                 }
                 Err(_) => judge(acc, req, cols, n, |i| (i < n).then(|| fields[i])),
             }

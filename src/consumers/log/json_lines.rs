@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{fold, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::{fold, fold_into, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest};
 
 /// The four fields of a read, borrowed from the line when they need no unescaping.
 #[derive(Deserialize)]
@@ -105,33 +105,78 @@ pub(super) fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
 }
 
 /// The line as platforms write it, `{"at":"…","consumer":"…","dataset":"…","contract":"…"}`
-/// with no space and no escape: each value is found with one `memchr` for its closing quote
-/// instead of a walk over every byte of the line. `None` for any other line ([`flat_fields`]
-/// then walks it).
+/// with no space and no escape. `None` for any other line ([`flat_fields`] then walks it).
 pub(super) fn fixed_order(line: &[u8]) -> Option<[&str; 4]> {
+    let (fields, stop) = fixed_at(line, 0)?;
+    (stop == line.len()).then_some(fields)
+}
+
+/// [`fixed_order`] for the object starting at `start` of a block: its fields and the index
+/// just past its closing brace. Each value's closing quote is found eight bytes at a time
+/// ([`plain_string_end`]), and the keys are compared in place: the line is never walked byte
+/// by byte, nor cut out of the block first.
+pub(super) fn fixed_at(b: &[u8], start: usize) -> Option<([&str; 4], usize)> {
     const KEYS: [&[u8]; 4] = [
         b"{\"at\":\"",
         b"\",\"consumer\":\"",
         b"\",\"dataset\":\"",
         b"\",\"contract\":\"",
     ];
-    // One UTF-8 check for the line; every cut below is next to an ASCII quote.
-    let text = std::str::from_utf8(line).ok()?;
-    let mut out = [""; 4];
-    let mut rest = line;
+    let mut spans = [(0usize, 0usize); 4];
+    let mut i = start;
     for (slot, key) in KEYS.iter().enumerate() {
-        rest = rest.strip_prefix(*key)?;
-        let end = memchr::memchr(b'"', rest)?;
-        let value = &rest[..end];
-        // An escape or a control character: the walk (and then the full parser) decides.
-        if value.iter().any(|&c| c == b'\\' || c < 0x20) {
+        if b.get(i..i + key.len())? != *key {
             return None;
         }
-        let from = line.len() - rest.len();
-        out[slot] = text.get(from..from + end)?;
-        rest = &rest[end..];
+        i += key.len();
+        let end = plain_string_end(b, i)?;
+        spans[slot] = (i - start, end - start);
+        i = end;
     }
-    (rest == b"\"}").then_some(out)
+    if b.get(i..i + 2)? != b"\"}" {
+        return None;
+    }
+    let stop = i + 2;
+    // One UTF-8 check for the object; every cut is next to an ASCII quote.
+    let text = std::str::from_utf8(&b[start..stop]).ok()?;
+    let f = |(s, e): (usize, usize)| text.get(s..e);
+    Some((
+        [f(spans[0])?, f(spans[1])?, f(spans[2])?, f(spans[3])?],
+        stop,
+    ))
+}
+
+/// Where the JSON string whose contents start at `i` closes (the index of its quote), when
+/// it has no escape and no control character (`None` otherwise, or when it does not close).
+/// Eight bytes at a time: the first quote, backslash or byte below 0x20 of a word is found
+/// with the usual carry tricks, which are exact for the lowest such byte (a false hit can
+/// only come above a true one).
+fn plain_string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = b.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+        let special = (zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGH;
+        if special != 0 {
+            let k = i + (special.trailing_zeros() / 8) as usize;
+            return (b[k] == b'"').then_some(k);
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => return Some(i),
+            b'\\' | 0..0x20 => return None,
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
@@ -168,7 +213,13 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
     )
 }
 
-/// Scan one block of whole lines.
+/// Lines of other datasets in a row after which a scan for one dataset stops reading line
+/// by line and searches for the dataset's name instead.
+const SKIP_AFTER: u32 = 2;
+
+/// Scan one block of whole lines. Lines are read one after the other, a line in the fixed
+/// order ([`fixed_at`]) without being cut out first; with one dataset requested, a run of
+/// other datasets' lines is skipped by searching the block for the name.
 fn scan_block(
     block: &[u8],
     req: &ScanRequest,
@@ -180,53 +231,64 @@ fn scan_block(
     // Byte offsets of malformed lines; their line numbers are counted afterwards, only for
     // them.
     let mut bad: Vec<(usize, String)> = Vec::new();
-    let mut judge = |start: usize, line: &[u8]| {
-        let line = line.trim_ascii();
-        if line.is_empty() {
-            return;
+    let mut pos = 0;
+    let mut others = 0u32;
+    // A line that spells the name with JSON escapes (`"r\u006fads"`) does not contain it, so
+    // a search for the name also stops at every backslash. The next one is found once and
+    // kept until the scan passes it: a block without one costs one memchr.
+    let mut backslash = memchr::memchr(b'\\', block);
+    while pos < block.len() {
+        if let Some(finder) = only.filter(|_| others >= SKIP_AFTER) {
+            if backslash.is_some_and(|b| b < pos) {
+                backslash = memchr::memchr(b'\\', &block[pos..]).map(|b| pos + b);
+            }
+            let name = finder.find(&block[pos..]).map(|h| pos + h);
+            let hit = match (name, backslash) {
+                (Some(n), Some(b)) => n.min(b),
+                (Some(n), None) => n,
+                (None, Some(b)) => b,
+                (None, None) => break,
+            };
+            pos = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
+            others = 0;
         }
-        if let Err(reason) = judge_line(acc, req, line) {
-            acc.stats.malformed += 1;
-            bad.push((start, reason));
-        }
-    };
-    match only {
-        Some(finder) => {
-            // A line that spells the name with JSON escapes (`"r\u006fads"`) does not contain
-            // it, so every line with a backslash is judged too. The next backslash is found
-            // once and kept until the scan passes it: a block without one costs one memchr.
-            let mut pos = 0;
-            let mut backslash = memchr::memchr(b'\\', block);
-            loop {
-                if backslash.is_some_and(|b| b < pos) {
-                    backslash = memchr::memchr(b'\\', &block[pos..]).map(|b| pos + b);
+        if let Some(([at, consumer, dataset, contract], stop)) = fixed_at(block, pos) {
+            let next = match block.get(stop) {
+                None => Some(stop),
+                Some(b'\n') => Some(stop + 1),
+                Some(b'\r') if block.get(stop + 1) == Some(&b'\n') => Some(stop + 2),
+                _ => None,
+            };
+            if let Some(next) = next {
+                match acc.dataset_index(dataset) {
+                    Some(d) => {
+                        others = 0;
+                        let read = fold_into(acc, req, d, At::Text(at), consumer, contract);
+                        if let Err(reason) = read {
+                            acc.stats.malformed += 1;
+                            bad.push((pos, reason));
+                        }
+                    }
+                    None => others += 1,
                 }
-                let name = finder.find(&block[pos..]).map(|h| pos + h);
-                let hit = match (name, backslash) {
-                    (Some(n), Some(b)) => n.min(b),
-                    (Some(n), None) => n,
-                    (None, Some(b)) => b,
-                    (None, None) => break,
-                };
-                let start = memchr::memrchr(b'\n', &block[..hit]).map_or(0, |i| i + 1);
-                let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |i| hit + i);
-                judge(start, &block[start..end]);
-                pos = end + 1;
-                if pos >= block.len() {
-                    break;
-                }
+                pos = next;
+                continue;
             }
         }
-        None => {
-            let mut start = 0;
-            for end in memchr::memchr_iter(b'\n', block).chain(std::iter::once(block.len())) {
-                if start >= block.len() {
-                    break;
-                }
-                judge(start, &block[start..end]);
-                start = end + 1;
+        // Any other line, to its end: judged when it can be a read of the dataset.
+        let end = memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i);
+        let line = &block[pos..end];
+        let candidate =
+            only.is_none_or(|f| f.find(line).is_some() || memchr::memchr(b'\\', line).is_some());
+        let trimmed = line.trim_ascii();
+        if candidate && !trimmed.is_empty() {
+            if let Err(reason) = judge_line(acc, req, trimmed) {
+                acc.stats.malformed += 1;
+                bad.push((pos, reason));
             }
         }
+        others += 1;
+        pos = end + 1;
     }
     let mut line = 1u64;
     let mut at = 0usize;
@@ -246,11 +308,20 @@ fn scan_block(
 /// One non-empty line: the fast path, else the full parser for a precise reason.
 fn judge_line(scan: &mut Scan, req: &ScanRequest, line: &[u8]) -> Result<(), String> {
     match flat_fields(line) {
-        Some([at, consumer, dataset, contract]) => fold(scan, req, at, consumer, dataset, contract),
+        Some([at, consumer, dataset, contract]) => {
+            fold(scan, req, At::Text(at), consumer, dataset, contract)
+        }
         // Anything unusual (escapes, other value types, a missing field) goes through the
         // full parser, which also gives the precise reason for a malformed line.
         None => match serde_json::from_slice::<RawRead>(line) {
-            Ok(r) => fold(scan, req, &r.at, &r.consumer, &r.dataset, &r.contract),
+            Ok(r) => fold(
+                scan,
+                req,
+                At::Text(&r.at),
+                &r.consumer,
+                &r.dataset,
+                &r.contract,
+            ),
             Err(e) => Err(format!("not a JSON read record: {e}")),
         },
     }

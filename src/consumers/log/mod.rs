@@ -21,11 +21,13 @@ use serde::Serialize;
 
 mod csv_rows;
 mod hash;
+mod hot;
 mod json_lines;
 mod parquet_rows;
 
 use csv_rows::scan_csv;
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
+use hot::{HotKey, HotRead, HotTable, Slot, NO_VERSION};
 use json_lines::{scan_json_lines, BLOCK};
 pub(crate) use parquet_rows::ParquetLog;
 
@@ -148,32 +150,9 @@ pub struct Scan {
     /// Files that could not be read, or not to their end (reads before the failure count).
     pub skipped: Vec<Skipped>,
     memo: Memo,
-    /// The reads of the scan in progress, by dataset and consumer (see [`HotRead`]).
-    hot: NameMap<HotMap>,
-}
-
-/// One consumer's reads while a scan runs: [`NewestRead`] with its versions as numbers in
-/// the [`Memo`]'s table. A large log looks a consumer up on every line, and the table of ten
-/// thousand consumers did not fit the cache with full `NewestRead`s in it (the lookup was a
-/// third of the worst case's time); a third of the size, it mostly does.
-#[derive(Debug, Clone)]
-struct HotRead {
-    at: DateTime<FixedOffset>,
-    known_at: DateTime<FixedOffset>,
-    oldest_line: u64,
-    reads: u64,
-    version: u32,
-    /// [`NO_VERSION`] when no read was of a version the store has.
-    known_version: u32,
-}
-
-const NO_VERSION: u32 = u32::MAX;
-
-#[derive(Debug, Clone, Default)]
-struct HotMap {
-    /// The reads kept in the table itself: a consumer's lookup and its read are one place
-    /// in memory, not two (an index into a separate vector was a second cache miss).
-    index: HashMap<Key, HotRead, std::hash::BuildHasherDefault<NameHasher>>,
+    /// The reads of the scan in progress, by dataset (in [`ScanRequest::datasets`] order)
+    /// and consumer, in tables of one cache line per consumer ([`hot`]).
+    hot: Vec<(String, HotTable)>,
 }
 
 impl Scan {
@@ -182,9 +161,18 @@ impl Scan {
         let mut scan = Scan::default();
         for d in &req.datasets {
             scan.newest.insert(d.clone(), ConsumerMap::default());
-            scan.hot.insert(d.clone(), HotMap::default());
+            scan.hot.push((d.clone(), HotTable::default()));
         }
         scan
+    }
+
+    /// The place of `dataset` among the requested ones; `None` when it is not requested.
+    /// With one requested (the common case) a comparison per line.
+    #[inline]
+    fn dataset_index(&self, dataset: &str) -> Option<usize> {
+        self.hot
+            .iter()
+            .position(|(name, _)| short_eq(name.as_bytes(), dataset.as_bytes()))
     }
 
     /// The newest reads of one dataset, by consumer.
@@ -211,22 +199,28 @@ impl Scan {
         }
     }
 
-    /// Move the reads [`fold`] gathered in the compact table into [`Scan::newest`].
+    /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`].
     fn flush(&mut self) {
-        let hot = std::mem::take(&mut self.hot);
-        for (dataset, map) in hot {
-            for (consumer, h) in map.index {
+        let mut hot = std::mem::take(&mut self.hot);
+        for (dataset, table) in &mut hot {
+            for Slot { key, read: h } in table.drain() {
+                let version = |v: u32| self.memo.versions[v as usize].2.clone();
                 let read = NewestRead {
-                    at: h.at,
-                    version: self.memo.versions[h.version as usize].2.clone(),
-                    oldest_line: h.oldest_line,
+                    at: hot::instant(h.at, h.at_offset),
+                    version: version(h.version),
+                    oldest_line: if h.oldest == NO_VERSION {
+                        u64::MAX
+                    } else {
+                        self.memo.versions[h.oldest as usize].2.major
+                    },
                     reads: h.reads,
                     known: (h.known_version != NO_VERSION).then(|| KnownRead {
-                        at: h.known_at,
-                        version: self.memo.versions[h.known_version as usize].2.clone(),
+                        at: hot::instant(h.known_at, h.known_offset),
+                        version: version(h.known_version),
                     }),
                 };
-                self.record(&dataset, &consumer, read);
+                let name = key.bytes();
+                self.record(dataset, &Key::from_bytes(&name), read);
             }
         }
     }
@@ -251,14 +245,29 @@ impl NewestRead {
     fn absorb(&mut self, other: NewestRead) {
         self.reads += other.reads;
         self.oldest_line = self.oldest_line.min(other.oldest_line);
-        if other.known > self.known {
+        let newer_known = match (&other.known, &self.known) {
+            (Some(o), Some(s)) => later(&o.at, &o.version) > later(&s.at, &s.version),
+            (o, s) => o.is_some() && s.is_none(),
+        };
+        if newer_known {
             self.known = other.known.clone();
         }
-        if (other.at, &other.version) > (self.at, &self.version) {
+        if later(&other.at, &other.version) > later(&self.at, &self.version) {
             self.at = other.at;
             self.version = other.version;
         }
     }
+}
+
+/// The order of reads, newest last: by instant, then version, then the offset the instant
+/// was written with (`DateTime` order ignores it: without it, the same instant written as
+/// `03:00Z` and `05:00+02:00` would be reported as whichever came first, and blocks scanned
+/// in parallel come in any order).
+pub(crate) fn later<'a>(
+    at: &DateTime<FixedOffset>,
+    version: &'a Version,
+) -> (DateTime<FixedOffset>, &'a Version, i32) {
+    (*at, version, at.offset().local_minus_utc())
 }
 
 /// The log files matched by `sources` (globs relative to `root`), sorted and deduplicated.
@@ -371,28 +380,25 @@ pub fn scan(
     Ok(scan)
 }
 
-/// Where a read falls relative to the requested days.
-enum When {
-    Inside(DateTime<FixedOffset>),
-    Before,
-    After,
+/// `at` as an instant: the common `...Z` form without the general parser, else RFC 3339.
+fn parse_instant(at: &str) -> Result<DateTime<FixedOffset>, String> {
+    match utc_seconds(at) {
+        Some(t) => Ok(t),
+        None => DateTime::parse_from_rfc3339(at)
+            .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}")),
+    }
 }
 
-fn when(at: &str, req: &ScanRequest) -> Result<When, String> {
-    let at = match utc_seconds(at) {
-        Some(t) => t,
-        None => DateTime::parse_from_rfc3339(at)
-            .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}"))?,
-    };
-    // Days are UTC days, as `--today` is.
+/// Where an instant falls relative to the requested days (UTC days, as `--today` is).
+fn place_of(at: &DateTime<FixedOffset>, req: &ScanRequest) -> Day {
     let day = at.with_timezone(&Utc).date_naive();
-    Ok(if day > req.to {
-        When::After
+    if day > req.to {
+        Day::After
     } else if day < req.from {
-        When::Before
+        Day::Before
     } else {
-        When::Inside(at)
-    })
+        Day::Inside
+    }
 }
 
 /// The common form `YYYY-MM-DDTHH:MM:SSZ`, parsed without the general RFC 3339 machinery
@@ -424,10 +430,10 @@ fn utc_seconds(s: &str) -> Option<DateTime<FixedOffset>> {
 /// the last day seen (a log is mostly in time order) and the versions seen per dataset.
 #[derive(Debug, Clone, Default)]
 struct Memo {
-    /// `YYYY-MM-DD` of recent `...Z` instants, their dates and where they fall, one slot
-    /// per day of the month: a log's lines are not in time order, and parsing the date of
-    /// every line was a tenth of the worst case.
-    days: [Option<([u8; 10], NaiveDate, Day)>; 32],
+    /// `YYYY-MM-DD` of recent `...Z` instants, where they fall and their midnight in
+    /// nanoseconds since the epoch, one slot per day of the month: a log's lines are not in
+    /// time order, and parsing the date of every line was a tenth of the worst case.
+    days: [Option<([u8; 10], Day, i64)>; 32],
     /// (dataset, contract text) → the parsed version and whether the store has it; a
     /// version's number is its place here.
     versions: Vec<(String, String, Version, bool)>,
@@ -447,8 +453,10 @@ const MEMO_SCAN: usize = 16;
 
 impl Memo {
     /// `at` when it is the common form `YYYY-MM-DDTHH:MM:SSZ`: its day's place and the
-    /// instant, with the day parsed once per run of reads on the same day.
-    fn utc(&mut self, at: &str, req: &ScanRequest) -> Option<(Day, DateTime<FixedOffset>)> {
+    /// instant in nanoseconds since the epoch, with the day parsed once per run of reads on
+    /// the same day. `None` for any other form (and for a day outside the nanosecond
+    /// range), which the general parser takes.
+    fn utc(&mut self, at: &str, req: &ScanRequest) -> Option<(Day, i64)> {
         let b = at.as_bytes();
         if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
             return None;
@@ -458,8 +466,8 @@ impl Memo {
         let slot = (usize::from(b[8].wrapping_sub(b'0') & 3) * 10
             + usize::from(b[9].wrapping_sub(b'0') % 10))
             & 31;
-        let (date, place) = match &self.days[slot] {
-            Some((d, m, p)) if short_eq(d, &b[..10]) => (*m, *p),
+        let (place, midnight) = match &self.days[slot] {
+            Some((d, p, m)) if short_eq(d, &b[..10]) => (*p, *m),
             _ => {
                 let t = utc_seconds(at)?;
                 let day = t.date_naive();
@@ -470,24 +478,25 @@ impl Memo {
                 } else {
                     Day::Inside
                 };
+                let midnight = day.and_time(chrono::NaiveTime::MIN).and_utc();
+                let midnight = midnight.timestamp_nanos_opt()?;
                 let mut d = [0u8; 10];
                 d.copy_from_slice(&b[..10]);
-                self.days[slot] = Some((d, day, place));
-                (day, place)
+                self.days[slot] = Some((d, place, midnight));
+                (place, midnight)
             }
         };
-        let two = |i: usize| -> Option<u32> {
-            let (x, y) = (b[i], b[i + 1]);
-            (x.is_ascii_digit() && y.is_ascii_digit())
-                .then(|| u32::from((x - b'0') * 10 + (y - b'0')))
+        let two = |i: usize| -> Option<i64> {
+            let (x, y) = (b[i].wrapping_sub(b'0'), b[i + 1].wrapping_sub(b'0'));
+            (x < 10 && y < 10).then(|| i64::from(x * 10 + y))
         };
+        let (h, m, sec) = (two(11)?, two(14)?, two(17)?);
         // No leap second here (`:60` goes to the RFC 3339 parser, as before).
-        let time = chrono::NaiveTime::from_hms_opt(two(11)?, two(14)?, two(17)?)?;
-        let utc = FixedOffset::east_opt(0)?;
-        Some((
-            place,
-            DateTime::from_naive_utc_and_offset(date.and_time(time), utc),
-        ))
+        if h > 23 || m > 59 || sec > 59 {
+            return None;
+        }
+        let ns = midnight.checked_add((h * 3600 + m * 60 + sec) * 1_000_000_000)?;
+        Some((place, ns))
     }
 
     /// The number of the version `contract` names, and whether the store has it for
@@ -558,84 +567,136 @@ fn short_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// Judge one read whose fields are extracted; `Err` is the reason it is malformed.
+/// A read's `at`: as written, or already an instant (a Parquet timestamp column).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum At<'a> {
+    Text(&'a str),
+    Instant(DateTime<FixedOffset>),
+}
+
+impl At<'_> {
+    /// The instant; `Err` says why the text is none.
+    pub(crate) fn instant(&self) -> Result<DateTime<FixedOffset>, String> {
+        match self {
+            At::Text(text) => parse_instant(text),
+            At::Instant(t) => Ok(*t),
+        }
+    }
+}
+
+/// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
+/// datasets not requested are skipped first.
 fn fold(
     scan: &mut Scan,
     req: &ScanRequest,
-    at: &str,
+    at: At<'_>,
     consumer: &str,
     dataset: &str,
     contract: &str,
 ) -> Result<(), String> {
-    // One lookup both filters the dataset and finds its consumers; with one dataset
-    // requested (the common case) a comparison, not a hash, per line.
-    let per = if scan.hot.len() == 1 {
-        match scan.hot.iter_mut().next() {
-            Some((d, per)) if short_eq(d.as_bytes(), dataset.as_bytes()) => per,
-            _ => return Ok(()),
-        }
-    } else {
-        match scan.hot.get_mut(dataset) {
-            Some(per) => per,
-            None => return Ok(()),
-        }
-    };
+    match scan.dataset_index(dataset) {
+        Some(d) => fold_into(scan, req, d, at, consumer, contract),
+        None => Ok(()),
+    }
+}
+
+/// [`fold`] for a read of the `d`th requested dataset ([`Scan::dataset_index`]).
+fn fold_into(
+    scan: &mut Scan,
+    req: &ScanRequest,
+    d: usize,
+    at: At<'_>,
+    consumer: &str,
+    contract: &str,
+) -> Result<(), String> {
     if consumer.is_empty() {
         return Err("`consumer` is empty".to_string());
     }
-    let (place, at) = match scan.memo.utc(at, req) {
-        Some(p) => p,
-        None => match when(at, req)? {
-            When::After => (Day::After, DateTime::<FixedOffset>::MIN_UTC.fixed_offset()),
-            When::Before => (Day::Before, DateTime::<FixedOffset>::MIN_UTC.fixed_offset()),
-            When::Inside(at) => (Day::Inside, at),
-        },
+    // The instant as the hot table keeps it when it can (`stamp`), else as parsed.
+    let fast = match at {
+        At::Text(text) => scan.memo.utc(text, req),
+        At::Instant(_) => None,
+    };
+    let (place, stamp, full) = match fast {
+        Some((place, ns)) => (place, Some((ns, 0)), None),
+        None => {
+            let t = at.instant()?;
+            (place_of(&t, req), hot::stamp(&t), Some(t))
+        }
     };
     match place {
         Day::After => scan.stats.after_today += 1,
         Day::Before => scan.stats.before_lookback += 1,
         Day::Inside => {
-            let (v, known) = scan.memo.version(req, dataset, contract)?;
-            let versions = &scan.memo.versions;
+            let (v, known) = scan.memo.version(req, &scan.hot[d].0, contract)?;
             scan.stats.reads += 1;
-            // A version the store does not have is never a line a consumer moved to.
-            let oldest_line = if known {
-                versions[v as usize].2.major
-            } else {
-                u64::MAX
+            let key = HotKey::new(consumer.as_bytes());
+            let (Some((ns, offset)), Some(key)) = (stamp, key) else {
+                // What the hot table cannot hold goes to the general map as it is.
+                let at = full.unwrap_or_else(|| hot::instant(stamp.map_or(0, |s| s.0), 0));
+                let version = scan.memo.versions[v as usize].2.clone();
+                let read = NewestRead {
+                    at,
+                    oldest_line: if known { version.major } else { u64::MAX },
+                    reads: 1,
+                    known: known.then(|| KnownRead {
+                        at,
+                        version: version.clone(),
+                    }),
+                    version,
+                };
+                let dataset = scan.hot[d].0.clone();
+                scan.record(&dataset, &Key::new(consumer), read);
+                return Ok(());
             };
-            // Looked up by a `Key`: two inline keys compare as fixed-size arrays, where a
-            // lookup by the bytes called `memcmp` per line.
-            let key = Key::new(consumer);
-            match per.index.get_mut(&key) {
+            let versions = &scan.memo.versions;
+            let hash = key.hash();
+            let table = &mut scan.hot[d].1;
+            match table.get_mut(&key, hash) {
                 // What `NewestRead::absorb` does with a fresh read of one line.
                 Some(n) => {
-                    let newer = |at2: DateTime<FixedOffset>, v2: u32| {
-                        (at, &versions[v as usize].2) > (at2, &versions[v2 as usize].2)
+                    // `later`, on the hot table's numbers.
+                    let newer = |at2: i64, v2: u32, offset2: i16| {
+                        ns > at2
+                            || (ns == at2
+                                && (&versions[v as usize].2, offset)
+                                    > (&versions[v2 as usize].2, offset2))
                     };
                     n.reads += 1;
-                    n.oldest_line = n.oldest_line.min(oldest_line);
-                    if known
-                        && (n.known_version == NO_VERSION || newer(n.known_at, n.known_version))
-                    {
-                        n.known_at = at;
-                        n.known_version = v;
+                    if known {
+                        if n.oldest == NO_VERSION
+                            || versions[v as usize].2.major < versions[n.oldest as usize].2.major
+                        {
+                            n.oldest = v;
+                        }
+                        if n.known_version == NO_VERSION
+                            || newer(n.known_at, n.known_version, n.known_offset)
+                        {
+                            n.known_at = ns;
+                            n.known_offset = offset;
+                            n.known_version = v;
+                        }
                     }
-                    if newer(n.at, n.version) {
-                        n.at = at;
+                    if newer(n.at, n.version, n.at_offset) {
+                        n.at = ns;
+                        n.at_offset = offset;
                         n.version = v;
                     }
                 }
                 None => {
-                    per.index.insert(
+                    let known_version = if known { v } else { NO_VERSION };
+                    table.insert(
                         key,
+                        hash,
                         HotRead {
-                            at,
-                            known_at: at,
-                            oldest_line,
+                            at: ns,
+                            known_at: ns,
                             reads: 1,
                             version: v,
-                            known_version: if known { v } else { NO_VERSION },
+                            known_version,
+                            oldest: known_version,
+                            at_offset: offset,
+                            known_offset: offset,
                         },
                     );
                 }
@@ -797,6 +858,7 @@ fn read_batch<R: std::io::Read>(
 mod tests {
     use super::json_lines::{flat_fields, RawRead};
     use super::*;
+    use std::collections::BTreeMap;
 
     fn day(s: &str) -> NaiveDate {
         s.parse().unwrap()
@@ -961,6 +1023,123 @@ mod tests {
             "2026-1x-28T03:04:05Z",
         ] {
             assert_eq!(utc_seconds(s), None, "{s}");
+        }
+    }
+
+    /// The newest reads of a JSON Lines log as the spec defines them, line by line with the
+    /// general parser: the model the fast paths and the hot table are checked against.
+    fn model_scan(text: &str, req: &ScanRequest) -> (Vec<(String, String, NewestRead)>, u64, u64) {
+        let only = (req.datasets.len() == 1).then(|| req.datasets.iter().next().unwrap());
+        let mut newest: BTreeMap<(String, String), NewestRead> = BTreeMap::new();
+        let (mut reads, mut malformed) = (0, 0);
+        for line in text.split('\n') {
+            let line = line.trim_ascii();
+            // With one dataset requested, a line that cannot be one of its reads is not
+            // looked at (neither its name nor an escape is in it).
+            if line.is_empty()
+                || only.is_some_and(|d| !line.contains(d.as_str()) && !line.contains('\\'))
+            {
+                continue;
+            }
+            let Ok(r) = serde_json::from_str::<RawRead>(line) else {
+                malformed += 1;
+                continue;
+            };
+            if !req.datasets.contains(r.dataset.as_ref()) {
+                continue;
+            }
+            let at = match DateTime::parse_from_rfc3339(&r.at) {
+                Ok(at) if !r.consumer.is_empty() => at,
+                _ => {
+                    malformed += 1;
+                    continue;
+                }
+            };
+            let day = at.with_timezone(&Utc).date_naive();
+            if day < req.from || day > req.to {
+                continue;
+            }
+            let Ok(version) = Version::parse(&r.contract) else {
+                malformed += 1;
+                continue;
+            };
+            reads += 1;
+            let read = NewestRead {
+                at,
+                oldest_line: version.major,
+                reads: 1,
+                known: Some(KnownRead {
+                    at,
+                    version: version.clone(),
+                }),
+                version,
+            };
+            match newest.entry((r.dataset.to_string(), r.consumer.to_string())) {
+                std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().absorb(read),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(read);
+                }
+            }
+        }
+        let newest = newest.into_iter().map(|((d, c), r)| (d, c, r)).collect();
+        (newest, reads, malformed)
+    }
+
+    proptest::proptest! {
+        /// Any mix of lines (the plain form, other datasets, escapes, spaces, CRLF, other
+        /// instants and offsets, long and non-ASCII names, broken lines), cut into blocks of
+        /// any size, scans to the model's answer: the same newest read of each consumer,
+        /// with its offset, and the same counts.
+        #[test]
+        fn the_scan_gives_the_model_answer(
+            picks in proptest::collection::vec((0usize..8, 0usize..6, 0usize..4, 0usize..9, 0usize..5, 0usize..6), 1..120),
+            block in 1usize..600,
+            both in proptest::bool::ANY,
+        ) {
+            let consumers = ["a", "flood-model", "c\u{e9}", "a-consumer-name-longer-than-the-table", "b", "a\\u0062", "", "z"];
+            let datasets = ["roads", "rivers", "roadsx", "r\\u006fads"];
+            let ats = [
+                "2026-11-20T03:00:00Z", "2026-11-20T03:00:00Z", "2026-11-28T23:59:59Z",
+                "2026-11-20T05:00:00+02:00", "2026-11-20T03:00:00.5Z", "2026-12-25T03:00:00Z",
+                "2020-01-01T00:00:00Z", "2026-11-20T23:59:60Z", "yesterday",
+            ];
+            let versions = ["1.0.0", "2.0.0", "1.1.0", "two", "2.0.0-rc.1"];
+            let mut text = String::new();
+            for &(c, d, form, a, v, end) in &picks {
+                let d = [0, 0, 1, 2, 3, 0][d];
+                let (c, d, a, v) = (consumers[c], datasets[d], ats[a], versions[v]);
+                match form {
+                    0 | 1 => text.push_str(&format!(r#"{{"at":"{a}","consumer":"{c}","dataset":"{d}","contract":"{v}"}}"#)),
+                    2 => text.push_str(&format!(r#" {{ "contract": "{v}", "dataset": "{d}", "consumer": "{c}", "at": "{a}" }}"#)),
+                    _ => text.push_str(&format!("{d} is not json {c}")),
+                }
+                text.push_str(["\n", "\n", "\r\n", "\n\n", "\n  \n", "\n"][end]);
+            }
+            let requested: &[&str] = if both { &["roads", "rivers"] } else { &["roads"] };
+            let req = ScanRequest::lookback(requested.iter().map(|d| d.to_string()).collect(), day("2026-11-29"), 30);
+            let dir = tempfile::tempdir().unwrap();
+            let path = write(dir.path(), "log.jsonl", &text);
+            let mut scan = Scan::default();
+            for d in &req.datasets {
+                scan.newest.insert(d.clone(), ConsumerMap::default());
+            }
+            let mut bad = 0u64;
+            scan_json_lines(&path, std::fs::File::open(&path).unwrap(), &req, &mut scan, &mut |_| bad += 1, block).unwrap();
+            let mut got: Vec<_> = scan
+                .newest
+                .into_iter()
+                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c.name(), r)))
+                .collect();
+            got.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            let (want, reads, malformed) = model_scan(&text, &req);
+            proptest::prop_assert_eq!(&got, &want);
+            // `DateTime` equality ignores the offset: the offsets must agree too.
+            for (g, w) in got.iter().zip(&want) {
+                proptest::prop_assert_eq!(g.2.at.offset(), w.2.at.offset());
+            }
+            proptest::prop_assert_eq!(scan.stats.reads, reads);
+            proptest::prop_assert_eq!(scan.stats.malformed, malformed);
+            proptest::prop_assert_eq!(bad, malformed);
         }
     }
 

@@ -7,7 +7,6 @@
 //! with a time zone is an instant, one without is taken as UTC. A row's "line" in messages is
 //! its 1-based row number in the file.
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -23,14 +22,14 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReader
 use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 
-use super::{fold, LogError, Malformed, Scan, ScanRequest};
+use super::{fold, At, LogError, Malformed, Scan, ScanRequest};
 
 /// The columns a Parquet log must have, in the order [`Row`] takes them.
 const COLUMNS: [&str; 4] = ["at", "consumer", "dataset", "contract"];
 
-/// One row's fields; `at` is formatted from a timestamp column.
+/// One row's fields; `at` is an instant when the column is a timestamp.
 pub(crate) struct Row<'a> {
-    pub at: Cow<'a, str>,
+    pub at: At<'a>,
     pub consumer: &'a str,
     pub dataset: &'a str,
     pub contract: &'a str,
@@ -234,7 +233,7 @@ impl<'a> Strings<'a> {
     }
 }
 
-/// The `at` column: strings, or timestamps formatted as RFC 3339 in UTC.
+/// The `at` column: strings, or timestamps (instants in UTC).
 enum Instants<'a> {
     Text(Strings<'a>),
     Stamp(&'a dyn Array, TimeUnit),
@@ -248,9 +247,9 @@ impl<'a> Instants<'a> {
         }
     }
 
-    fn get(&self, i: usize) -> Option<Cow<'a, str>> {
+    fn get(&self, i: usize) -> Option<At<'a>> {
         match self {
-            Instants::Text(s) => s.get(i).map(Cow::Borrowed),
+            Instants::Text(s) => s.get(i).map(At::Text),
             Instants::Stamp(a, unit) => {
                 if a.is_null(i) {
                     return None;
@@ -272,10 +271,7 @@ impl<'a> Instants<'a> {
                 };
                 // Out of chrono's range: a text the date parser refuses, so the row is
                 // reported as malformed.
-                Some(Cow::Owned(t.map_or_else(
-                    || "out of range".to_string(),
-                    |t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-                )))
+                Some(t.map_or(At::Text("out of range"), |t| At::Instant(t.fixed_offset())))
             }
         }
     }
@@ -303,12 +299,9 @@ pub(super) fn scan_parquet(
             let mut rows = 0u64;
             let result = log.read_group(path, g, &mut |row, fields| {
                 rows += 1;
-                let judged = fields.and_then(|r| {
-                    if !req.datasets.contains(r.dataset) {
-                        return Ok(());
-                    }
-                    fold(&mut acc, req, &r.at, r.consumer, r.dataset, r.contract)
-                });
+                // `fold` skips the other datasets' reads first.
+                let judged = fields
+                    .and_then(|r| fold(&mut acc, req, r.at, r.consumer, r.dataset, r.contract));
                 if let Err(reason) = judged {
                     acc.stats.malformed += 1;
                     bad.push((row, reason));
