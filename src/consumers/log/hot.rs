@@ -124,6 +124,14 @@ impl HotTable {
             .map(|s| &mut s.read)
     }
 
+    /// Look up the entry of `hash` and forget the answer: its cache line is on its way
+    /// when [`HotTable::get_mut`] comes for it.
+    #[inline]
+    pub(super) fn touch(&self, hash: u64) {
+        let first = self.table.find(hash, |_| true).map_or(0, |s| s.key.0[0]);
+        std::hint::black_box(first);
+    }
+
     /// A consumer's first read; `key` must have no entry yet.
     pub(super) fn insert(&mut self, key: HotKey, hash: u64, read: HotRead) {
         self.table

@@ -153,6 +153,8 @@ pub struct Scan {
     /// The reads of the scan in progress, by dataset (in [`ScanRequest::datasets`] order)
     /// and consumer, in tables of one cache line per consumer ([`hot`]).
     hot: Vec<(String, HotTable)>,
+    /// Reads of the hot tables not yet folded in (at most [`PENDING`]).
+    pending: Vec<Pending>,
 }
 
 impl Scan {
@@ -201,6 +203,7 @@ impl Scan {
 
     /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`].
     fn flush(&mut self) {
+        self.settle();
         let mut hot = std::mem::take(&mut self.hot);
         for (dataset, table) in &mut hot {
             for Slot { key, read: h } in table.drain() {
@@ -649,9 +652,61 @@ fn fold_into(
                 scan.record(&dataset, &Key::new(consumer), read);
                 return Ok(());
             };
-            let versions = &scan.memo.versions;
             let hash = key.hash();
-            let table = &mut scan.hot[d].1;
+            // Updated a few reads later, with others (`Scan::settle`).
+            scan.pending.push(Pending {
+                d,
+                key,
+                hash,
+                ns,
+                offset,
+                v,
+                known,
+            });
+            if scan.pending.len() == PENDING {
+                scan.settle();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads waiting for their table entry, at most this many: a lookup in a table of thousands
+/// of consumers misses the cache (it was a fifth of the worst case), and entries touched
+/// together are fetched together, where one lookup after another waited for each in turn.
+const PENDING: usize = 16;
+
+/// A read of the hot table's kind, waiting for [`Scan::settle`].
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    d: usize,
+    key: HotKey,
+    hash: u64,
+    ns: i64,
+    offset: i16,
+    v: u32,
+    known: bool,
+}
+
+impl Scan {
+    /// Fold the pending reads into the hot tables.
+    fn settle(&mut self) {
+        // Every entry is asked for first, so that their cache lines are fetched together.
+        for p in &self.pending {
+            self.hot[p.d].1.touch(p.hash);
+        }
+        let versions = &self.memo.versions;
+        for p in self.pending.drain(..) {
+            let Pending {
+                d,
+                key,
+                hash,
+                ns,
+                offset,
+                v,
+                known,
+            } = p;
+            let table = &mut self.hot[d].1;
             match table.get_mut(&key, hash) {
                 // What `NewestRead::absorb` does with a fresh read of one line.
                 Some(n) => {
@@ -703,7 +758,6 @@ fn fold_into(
             }
         }
     }
-    Ok(())
 }
 
 /// What one block of lines yields, taken in file order.
