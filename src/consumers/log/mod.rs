@@ -771,16 +771,18 @@ struct Partial {
 }
 
 /// The parallel scan of a file cut into blocks that end where a line does (`cut` gives the
-/// last such break in a buffer). Blocks are scanned in parallel (rayon) while the next batch
-/// is read. The newest reads gather in a few accumulators (one per concurrent task, reused
-/// from block to block, merged once at the end: the merge does not depend on order); line
-/// counts and malformed lines are taken in file order, so line numbers and the order of
-/// malformed-line reports are those of a sequential scan and the result does not depend on
-/// the thread count. `per_block` gets the block's number (0 for the first).
+/// last such break in a buffer). One worker per core takes turns at the file (the lock is
+/// held only while a block is read) and scans the block it read while another reads the
+/// next: no worker waits for others to finish a batch (with batches, the cores were a fifth
+/// idle), and memory is a block per worker. Each worker keeps its own accumulator of newest
+/// reads, in its own core's cache, merged once at the end (the merge does not depend on
+/// order). Line counts and malformed lines are taken in file order, so line numbers and the
+/// order of malformed-line reports are those of a sequential scan and the result does not
+/// depend on the thread count. `per_block` gets the block's number (0 for the first).
 #[allow(clippy::too_many_arguments)]
 fn scan_blocks<R: std::io::Read + Send>(
     path: &Path,
-    mut file: R,
+    file: R,
     req: &ScanRequest,
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
@@ -788,81 +790,105 @@ fn scan_blocks<R: std::io::Read + Send>(
     cut: &(dyn Fn(&[u8]) -> Option<usize> + Sync),
     per_block: &(dyn Fn(usize, &[u8], &mut Scan) -> Partial + Sync),
 ) -> Result<(), LogError> {
-    let io = |source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let batch = rayon::current_num_threads().max(1) * 2;
-    let mut carry = Vec::new();
-    let mut eof = false;
-    let mut first_line = 1u64;
-    let mut numbered = 0usize;
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    // One accumulator per worker thread, so that each core keeps its own table in its own
-    // cache (a shared pool handed a thread whichever table was free); the last slot is for
-    // a caller outside the pool.
-    let threads = rayon::current_num_threads().max(1);
-    let pool: Vec<std::sync::Mutex<Option<Scan>>> =
-        (0..=threads).map(|_| std::sync::Mutex::new(None)).collect();
-    let mut failure = None;
-    let mut blocks = read_batch(
-        &mut file, &mut carry, &mut eof, batch, &mut spare, block_size, cut,
-    )
-    .unwrap_or_else(|e| {
-        failure = Some(e);
-        Vec::new()
-    });
-    while !blocks.is_empty() {
-        // Scan this batch while the next one is read.
-        let (partials, next) = rayon::join(
-            || {
-                use rayon::prelude::*;
-                blocks
-                    .par_iter()
-                    .enumerate()
-                    .map(|(k, b)| {
-                        let slot = rayon::current_thread_index()
-                            .unwrap_or(threads)
-                            .min(threads);
-                        let mut acc = lock(&pool[slot]);
-                        let acc = acc.get_or_insert_with(|| Scan::for_request(req));
-                        per_block(numbered + k, b, acc)
-                    })
-                    .collect::<Vec<Partial>>()
-            },
-            || {
-                read_batch(
-                    &mut file, &mut carry, &mut eof, batch, &mut spare, block_size, cut,
-                )
-            },
-        );
-        numbered += blocks.len();
-        for p in partials {
-            for (line, reason) in p.malformed {
-                on_malformed(&Malformed {
-                    file: path.to_path_buf(),
-                    line: first_line + line - 1,
-                    reason,
-                });
-            }
-            first_line += p.breaks;
-            scan.stats.lines += p.lines;
-        }
-        // The scanned buffers are reused for a later batch: fresh pages would cost a page
-        // fault per 4 KiB.
-        spare.append(&mut blocks);
-        blocks = next.unwrap_or_else(|e| {
-            failure = Some(e);
-            Vec::new()
-        });
+    /// The file and where its reading stands, shared by the workers.
+    struct Source<R> {
+        file: R,
+        carry: Vec<u8>,
+        eof: bool,
+        next: usize,
+        failure: Option<std::io::Error>,
     }
-    for slot in &pool {
-        if let Some(acc) = lock(slot).take() {
-            scan.absorb(acc);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let source = std::sync::Mutex::new(Source {
+        file,
+        carry: Vec::new(),
+        eof: false,
+        next: 0,
+        failure: None,
+    });
+    let (to_collect, scanned) = std::sync::mpsc::channel::<(usize, Partial)>();
+    let parts = std::thread::scope(|s| {
+        let scanners: Vec<_> = (0..workers)
+            .map(|_| {
+                let (source, to_collect) = (&source, to_collect.clone());
+                s.spawn(move || {
+                    let mut acc = Scan::for_request(req);
+                    // The worker's buffer, filled again for each block: fresh pages would
+                    // cost a page fault per 4 KiB.
+                    let mut spare = Vec::new();
+                    loop {
+                        let (k, block) = {
+                            let mut src = lock(source);
+                            if src.eof || src.failure.is_some() {
+                                break;
+                            }
+                            let Source {
+                                file, carry, eof, ..
+                            } = &mut *src;
+                            match read_batch(file, carry, eof, 1, &mut spare, block_size, cut) {
+                                Ok(mut read) => match read.pop() {
+                                    Some(block) => {
+                                        src.next += 1;
+                                        (src.next - 1, block)
+                                    }
+                                    None => break,
+                                },
+                                Err(e) => {
+                                    src.failure = Some(e);
+                                    break;
+                                }
+                            }
+                        };
+                        let partial = per_block(k, &block, &mut acc);
+                        spare.push(block);
+                        if to_collect.send((k, partial)).is_err() {
+                            break;
+                        }
+                    }
+                    acc
+                })
+            })
+            .collect();
+        drop(to_collect);
+        // Partials in file order, whatever order the workers finish in.
+        let mut waiting = std::collections::BTreeMap::new();
+        let (mut next, mut first_line) = (0usize, 1u64);
+        for (k, partial) in scanned {
+            waiting.insert(k, partial);
+            while let Some(p) = waiting.remove(&next) {
+                for (line, reason) in p.malformed {
+                    on_malformed(&Malformed {
+                        file: path.to_path_buf(),
+                        line: first_line + line - 1,
+                        reason,
+                    });
+                }
+                first_line += p.breaks;
+                scan.stats.lines += p.lines;
+                next += 1;
+            }
         }
+        // A worker that panicked has lost its reads: the panic goes on, as in a sequential
+        // scan.
+        scanners
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect::<Vec<Scan>>()
+    });
+    for part in parts {
+        scan.absorb(part);
     }
     // Reads before a failure (a truncated gzip stream, an I/O error) still count.
-    failure.map_or(Ok(()), |e| Err(io(e)))
+    let failure = source
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .failure;
+    failure.map_or(Ok(()), |source| {
+        Err(LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    })
 }
 
 /// A poisoned lock only means another block's task panicked; its accumulator is still whole.
