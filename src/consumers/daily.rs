@@ -131,7 +131,7 @@ pub fn daily_reads_of(
                     let result = serde_json::from_slice::<Read>(line)
                         .map_err(|e| format!("not a JSON read record: {e}"))
                         .and_then(|r| match all.get_mut(&r.dataset) {
-                            Some(out) => out.fold(At::Text(&r.at), &r.consumer, &r.contract, until),
+                            Some(out) => out.fold(At::text(&r.at), &r.consumer, &r.contract, until),
                             None => Ok(()),
                         });
                     if let Err(reason) = result {
@@ -150,7 +150,7 @@ pub fn daily_reads_of(
                         Ok(r) => {
                             if let Some(out) = all.get_mut(&r.dataset) {
                                 if let Err(reason) =
-                                    out.fold(At::Text(&r.at), &r.consumer, &r.contract, until)
+                                    out.fold(At::text(&r.at), &r.consumer, &r.contract, until)
                                 {
                                     bad(number, reason, &mut malformed);
                                 }

@@ -224,10 +224,10 @@ fn judge<'a>(
     fold(
         acc,
         req,
-        At::Text(field(cols.at)?),
-        field(cols.consumer)?,
-        ds,
-        field(cols.contract)?,
+        At::text(field(cols.at)?),
+        field(cols.consumer)?.as_bytes(),
+        ds.as_bytes(),
+        field(cols.contract)?.as_bytes(),
     )
 }
 
@@ -246,17 +246,42 @@ pub(super) fn plain(block: &[u8]) -> bool {
 const MAX_FIELDS: usize = 32;
 
 /// Split a line of a plain block at its commas: the fields (up to [`MAX_FIELDS`]) and how
-/// many there are.
+/// many there are. Eight bytes at a time: the commas of a word are found together, where a
+/// `memchr` call per comma cost a sixth of the worst case.
 pub(super) fn split_plain<'a>(line: &'a [u8], fields: &mut [&'a [u8]; MAX_FIELDS]) -> usize {
-    let mut n = 0;
-    let mut start = 0;
-    for comma in memchr::memchr_iter(b',', line).chain(std::iter::once(line.len())) {
-        if n < MAX_FIELDS {
-            fields[n] = &line[start..comma];
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const COMMAS: u64 = 0x2c2c_2c2c_2c2c_2c2c;
+    let (mut n, mut start) = (0usize, 0usize);
+    let mut cut = |end: usize, n: &mut usize, start: &mut usize| {
+        if *n < MAX_FIELDS {
+            fields[*n] = &line[*start..end];
         }
-        n += 1;
-        start = comma + 1;
+        *n += 1;
+        *start = end + 1;
+    };
+    let mut i = 0;
+    while let Some(word) = line.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w) ^ COMMAS;
+        // 0x80 in exactly the bytes that are zero, the commas (no carry crosses a byte).
+        let mut commas = !(((x & LOW7) + LOW7) | x | LOW7);
+        while commas != 0 {
+            cut(
+                i + (commas.trailing_zeros() / 8) as usize,
+                &mut n,
+                &mut start,
+            );
+            commas &= commas - 1;
+        }
+        i += 8;
     }
+    for (k, &c) in line.iter().enumerate().skip(i) {
+        if c == b',' {
+            cut(k, &mut n, &mut start);
+        }
+    }
+    cut(line.len(), &mut n, &mut start);
     n
 }
 
@@ -298,27 +323,17 @@ fn scan_plain(
             continue;
         }
         let n = split_plain(line, &mut fields);
-        let result = if need < MAX_FIELDS && n > need {
-            // Every field is there: one UTF-8 check for the line, not one per field (the
-            // cuts are at ASCII commas, so each field is valid when the line is).
-            match std::str::from_utf8(line) {
-                Ok(text) => {
-                    let field = |i: usize| {
-                        let from = fields[i].as_ptr() as usize - line.as_ptr() as usize;
-                        text.get(from..from + fields[i].len()).unwrap_or_default()
-                    };
-                    // `fold` skips the other datasets' reads first.
-                    fold(
-                        acc,
-                        req,
-                        At::Text(field(cols.at)),
-                        field(cols.consumer),
-                        field(cols.dataset),
-                        field(cols.contract),
-                    )
-                }
-                Err(_) => judge(acc, req, cols, n, |i| (i < n).then(|| fields[i])),
-            }
+        let result = if need < MAX_FIELDS && n > need && line.is_ascii() {
+            // Every field is there, and ASCII, so UTF-8; `fold` skips the other datasets'
+            // reads first.
+            fold(
+                acc,
+                req,
+                At::Text(fields[cols.at]),
+                fields[cols.consumer],
+                fields[cols.dataset],
+                fields[cols.contract],
+            )
         } else if need < MAX_FIELDS {
             judge(acc, req, cols, n, |i| (i < n).then(|| fields[i]))
         } else {

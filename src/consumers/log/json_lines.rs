@@ -108,14 +108,23 @@ pub(super) fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
 /// with no space and no escape. `None` for any other line ([`flat_fields`] then walks it).
 pub(super) fn fixed_order(line: &[u8]) -> Option<[&str; 4]> {
     let (fields, stop) = fixed_at(line, 0)?;
-    (stop == line.len()).then_some(fields)
+    if stop != line.len() {
+        return None;
+    }
+    let text = |b| std::str::from_utf8(b).ok();
+    Some([
+        text(fields[0])?,
+        text(fields[1])?,
+        text(fields[2])?,
+        text(fields[3])?,
+    ])
 }
 
-/// [`fixed_order`] for the object starting at `start` of a block: its fields and the index
-/// just past its closing brace. Each value's closing quote is found eight bytes at a time
+/// [`fixed_order`] for the object starting at `start` of a block: its fields (UTF-8) and the
+/// index just past its closing brace. Each value's closing quote is found eight bytes at a time
 /// ([`plain_string_end`]), and the keys are compared in place: the line is never walked byte
 /// by byte, nor cut out of the block first.
-pub(super) fn fixed_at(b: &[u8], start: usize) -> Option<([&str; 4], usize)> {
+pub(super) fn fixed_at(b: &[u8], start: usize) -> Option<([&[u8]; 4], usize)> {
     const KEYS: [&[u8]; 4] = [
         b"{\"at\":\"",
         b"\",\"consumer\":\"",
@@ -130,20 +139,20 @@ pub(super) fn fixed_at(b: &[u8], start: usize) -> Option<([&str; 4], usize)> {
         }
         i += key.len();
         let end = plain_string_end(b, i)?;
-        spans[slot] = (i - start, end - start);
+        spans[slot] = (i, end);
         i = end;
     }
     if b.get(i..i + 2)? != b"\"}" {
         return None;
     }
     let stop = i + 2;
-    // One UTF-8 check for the object; every cut is next to an ASCII quote.
-    let text = std::str::from_utf8(&b[start..stop]).ok()?;
-    let f = |(s, e): (usize, usize)| text.get(s..e);
-    Some((
-        [f(spans[0])?, f(spans[1])?, f(spans[2])?, f(spans[3])?],
-        stop,
-    ))
+    // UTF-8: an ASCII object (the common case) is, else one check for the object (every
+    // cut is next to an ASCII quote, so each value then is too).
+    if !b[start..stop].is_ascii() {
+        std::str::from_utf8(&b[start..stop]).ok()?;
+    }
+    let f = |(s, e): (usize, usize)| &b[s..e];
+    Some(([f(spans[0]), f(spans[1]), f(spans[2]), f(spans[3])], stop))
 }
 
 /// Where the JSON string whose contents start at `i` closes (the index of its quote), when
@@ -308,19 +317,24 @@ fn scan_block(
 /// One non-empty line: the fast path, else the full parser for a precise reason.
 fn judge_line(scan: &mut Scan, req: &ScanRequest, line: &[u8]) -> Result<(), String> {
     match flat_fields(line) {
-        Some([at, consumer, dataset, contract]) => {
-            fold(scan, req, At::Text(at), consumer, dataset, contract)
-        }
+        Some([at, consumer, dataset, contract]) => fold(
+            scan,
+            req,
+            At::text(at),
+            consumer.as_bytes(),
+            dataset.as_bytes(),
+            contract.as_bytes(),
+        ),
         // Anything unusual (escapes, other value types, a missing field) goes through the
         // full parser, which also gives the precise reason for a malformed line.
         None => match serde_json::from_slice::<RawRead>(line) {
             Ok(r) => fold(
                 scan,
                 req,
-                At::Text(&r.at),
-                &r.consumer,
-                &r.dataset,
-                &r.contract,
+                At::text(&r.at),
+                r.consumer.as_bytes(),
+                r.dataset.as_bytes(),
+                r.contract.as_bytes(),
             ),
             Err(e) => Err(format!("not a JSON read record: {e}")),
         },

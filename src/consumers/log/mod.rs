@@ -171,10 +171,10 @@ impl Scan {
     /// The place of `dataset` among the requested ones; `None` when it is not requested.
     /// With one requested (the common case) a comparison per line.
     #[inline]
-    fn dataset_index(&self, dataset: &str) -> Option<usize> {
+    fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
         self.hot
             .iter()
-            .position(|(name, _)| short_eq(name.as_bytes(), dataset.as_bytes()))
+            .position(|(name, _)| short_eq(name.as_bytes(), dataset))
     }
 
     /// The newest reads of one dataset, by consumer.
@@ -207,14 +207,14 @@ impl Scan {
         let mut hot = std::mem::take(&mut self.hot);
         for (dataset, table) in &mut hot {
             for Slot { key, read: h } in table.drain() {
-                let version = |v: u32| self.memo.versions[v as usize].2.clone();
+                let version = |v: u32| self.memo.versions[v as usize].0.clone();
                 let read = NewestRead {
                     at: hot::instant(h.at, h.at_offset),
                     version: version(h.version),
                     oldest_line: if h.oldest == NO_VERSION {
                         u64::MAX
                     } else {
-                        self.memo.versions[h.oldest as usize].2.major
+                        self.memo.versions[h.oldest as usize].0.major
                     },
                     reads: h.reads,
                     known: (h.known_version != NO_VERSION).then(|| KnownRead {
@@ -385,7 +385,7 @@ pub fn scan(
 
 /// `at` as an instant: the common `...Z` form without the general parser, else RFC 3339.
 fn parse_instant(at: &str) -> Result<DateTime<FixedOffset>, String> {
-    match utc_seconds(at) {
+    match utc_seconds(at.as_bytes()) {
         Some(t) => Ok(t),
         None => DateTime::parse_from_rfc3339(at)
             .map_err(|e| format!("`at` {at:?} is not an RFC 3339 datetime: {e}")),
@@ -406,8 +406,7 @@ fn place_of(at: &DateTime<FixedOffset>, req: &ScanRequest) -> Day {
 
 /// The common form `YYYY-MM-DDTHH:MM:SSZ`, parsed without the general RFC 3339 machinery
 /// (it is on the scan's hot path); `None` for any other form, which the general parser takes.
-fn utc_seconds(s: &str) -> Option<DateTime<FixedOffset>> {
-    let b = s.as_bytes();
+fn utc_seconds(b: &[u8]) -> Option<DateTime<FixedOffset>> {
     if b.len() != 20
         || b[4] != b'-'
         || b[7] != b'-'
@@ -437,12 +436,17 @@ struct Memo {
     /// nanoseconds since the epoch, one slot per day of the month: a log's lines are not in
     /// time order, and parsing the date of every line was a tenth of the worst case.
     days: [Option<([u8; 10], Day, i64)>; 32],
-    /// (dataset, contract text) → the parsed version and whether the store has it; a
-    /// version's number is its place here.
-    versions: Vec<(String, String, Version, bool)>,
-    /// The same, looked up by name once there are more than [`MEMO_SCAN`].
-    more: HashMap<(String, String), u32>,
+    /// Every version read: the parsed version and whether the store has it; a version's
+    /// number is its place here.
+    versions: Vec<(Version, bool)>,
+    /// Per requested dataset (by [`Scan::dataset_index`]), the contract texts read and
+    /// their numbers: the first [`MEMO_SCAN`] searched in turn, the rest by hash.
+    texts: Vec<ContractTexts>,
 }
+
+/// One dataset's contract texts read so far and their version numbers: the first
+/// [`MEMO_SCAN`] in a list, the rest in a map.
+type ContractTexts = (Vec<(Vec<u8>, u32)>, HashMap<Vec<u8>, u32>);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Day {
@@ -451,7 +455,7 @@ enum Day {
     After,
 }
 
-/// The first (dataset, version) pairs, found by a linear search (a log names a few).
+/// The first contract texts of a dataset, found by a linear search (a log names a few).
 const MEMO_SCAN: usize = 16;
 
 impl Memo {
@@ -459,8 +463,7 @@ impl Memo {
     /// instant in nanoseconds since the epoch, with the day parsed once per run of reads on
     /// the same day. `None` for any other form (and for a day outside the nanosecond
     /// range), which the general parser takes.
-    fn utc(&mut self, at: &str, req: &ScanRequest) -> Option<(Day, i64)> {
-        let b = at.as_bytes();
+    fn utc(&mut self, b: &[u8], req: &ScanRequest) -> Option<(Day, i64)> {
         if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
             return None;
         }
@@ -472,7 +475,7 @@ impl Memo {
         let (place, midnight) = match &self.days[slot] {
             Some((d, p, m)) if short_eq(d, &b[..10]) => (*p, *m),
             _ => {
-                let t = utc_seconds(at)?;
+                let t = utc_seconds(b)?;
                 let day = t.date_naive();
                 let place = if day > req.to {
                     Day::After
@@ -503,42 +506,42 @@ impl Memo {
     }
 
     /// The number of the version `contract` names, and whether the store has it for
-    /// `dataset`.
+    /// `dataset`, the `d`th requested.
     fn version(
         &mut self,
         req: &ScanRequest,
+        d: usize,
         dataset: &str,
-        contract: &str,
+        contract: &[u8],
     ) -> Result<(u32, bool), String> {
-        let found = self.versions[..self.versions.len().min(MEMO_SCAN)]
-            .iter()
-            .position(|(d, c, _, _)| {
-                short_eq(c.as_bytes(), contract.as_bytes())
-                    && short_eq(d.as_bytes(), dataset.as_bytes())
-            })
-            .map(|i| i as u32)
-            .or_else(|| {
-                (self.versions.len() > MEMO_SCAN)
-                    .then(|| {
-                        self.more
-                            .get(&(dataset.to_string(), contract.to_string()))
-                            .copied()
-                    })
-                    .flatten()
-            });
-        if let Some(i) = found {
-            return Ok((i, self.versions[i as usize].3));
+        if self.texts.len() <= d {
+            self.texts.resize_with(d + 1, Default::default);
         }
-        let version = Version::parse(contract)
-            .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+        let (first, more) = &mut self.texts[d];
+        let found = first
+            .iter()
+            .find(|(c, _)| short_eq(c, contract))
+            .map(|&(_, i)| i)
+            .or_else(|| more.get(contract).copied());
+        if let Some(i) = found {
+            return Ok((i, self.versions[i as usize].1));
+        }
+        let not_semver = || {
+            format!(
+                "`contract` {:?} is not a semantic version",
+                String::from_utf8_lossy(contract)
+            )
+        };
+        let text = std::str::from_utf8(contract).map_err(|_| not_semver())?;
+        let version = Version::parse(text).map_err(|_| not_semver())?;
         let known = req.is_known(dataset, &version);
         let i = u32::try_from(self.versions.len()).map_err(|_| "too many versions".to_string())?;
-        if self.versions.len() >= MEMO_SCAN {
-            self.more
-                .insert((dataset.to_string(), contract.to_string()), i);
+        if first.len() < MEMO_SCAN {
+            first.push((contract.to_vec(), i));
+        } else {
+            more.insert(contract.to_vec(), i);
         }
-        self.versions
-            .push((dataset.to_string(), contract.to_string(), version, known));
+        self.versions.push((version, known));
         Ok((i, known))
     }
 }
@@ -573,29 +576,41 @@ fn short_eq(a: &[u8], b: &[u8]) -> bool {
 /// A read's `at`: as written, or already an instant (a Parquet timestamp column).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum At<'a> {
-    Text(&'a str),
+    Text(&'a [u8]),
     Instant(DateTime<FixedOffset>),
 }
 
-impl At<'_> {
+impl<'a> At<'a> {
+    pub(crate) fn text(text: &'a str) -> At<'a> {
+        At::Text(text.as_bytes())
+    }
+
     /// The instant; `Err` says why the text is none.
     pub(crate) fn instant(&self) -> Result<DateTime<FixedOffset>, String> {
         match self {
-            At::Text(text) => parse_instant(text),
+            At::Text(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => parse_instant(text),
+                Err(_) => Err(format!(
+                    "`at` {:?} is not an RFC 3339 datetime",
+                    String::from_utf8_lossy(bytes)
+                )),
+            },
             At::Instant(t) => Ok(*t),
         }
     }
 }
 
 /// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
-/// datasets not requested are skipped first.
+/// datasets not requested are skipped first. The fields are bytes, so that a reader need
+/// not check a whole line's UTF-8 when the fields it compares decide; `consumer` must be
+/// UTF-8 (it becomes a name), the others are checked where they are parsed.
 fn fold(
     scan: &mut Scan,
     req: &ScanRequest,
     at: At<'_>,
-    consumer: &str,
-    dataset: &str,
-    contract: &str,
+    consumer: &[u8],
+    dataset: &[u8],
+    contract: &[u8],
 ) -> Result<(), String> {
     match scan.dataset_index(dataset) {
         Some(d) => fold_into(scan, req, d, at, consumer, contract),
@@ -609,8 +624,8 @@ fn fold_into(
     req: &ScanRequest,
     d: usize,
     at: At<'_>,
-    consumer: &str,
-    contract: &str,
+    consumer: &[u8],
+    contract: &[u8],
 ) -> Result<(), String> {
     if consumer.is_empty() {
         return Err("`consumer` is empty".to_string());
@@ -631,13 +646,13 @@ fn fold_into(
         Day::After => scan.stats.after_today += 1,
         Day::Before => scan.stats.before_lookback += 1,
         Day::Inside => {
-            let (v, known) = scan.memo.version(req, &scan.hot[d].0, contract)?;
+            let (v, known) = scan.memo.version(req, d, &scan.hot[d].0, contract)?;
             scan.stats.reads += 1;
-            let key = HotKey::new(consumer.as_bytes());
+            let key = HotKey::new(consumer);
             let (Some((ns, offset)), Some(key)) = (stamp, key) else {
                 // What the hot table cannot hold goes to the general map as it is.
                 let at = full.unwrap_or_else(|| hot::instant(stamp.map_or(0, |s| s.0), 0));
-                let version = scan.memo.versions[v as usize].2.clone();
+                let version = scan.memo.versions[v as usize].0.clone();
                 let read = NewestRead {
                     at,
                     oldest_line: if known { version.major } else { u64::MAX },
@@ -649,7 +664,7 @@ fn fold_into(
                     version,
                 };
                 let dataset = scan.hot[d].0.clone();
-                scan.record(&dataset, &Key::new(consumer), read);
+                scan.record(&dataset, &Key::from_bytes(consumer), read);
                 return Ok(());
             };
             let hash = key.hash();
@@ -714,13 +729,13 @@ impl Scan {
                     let newer = |at2: i64, v2: u32, offset2: i16| {
                         ns > at2
                             || (ns == at2
-                                && (&versions[v as usize].2, offset)
-                                    > (&versions[v2 as usize].2, offset2))
+                                && (&versions[v as usize].0, offset)
+                                    > (&versions[v2 as usize].0, offset2))
                     };
                     n.reads += 1;
                     if known {
                         if n.oldest == NO_VERSION
-                            || versions[v as usize].2.major < versions[n.oldest as usize].2.major
+                            || versions[v as usize].0.major < versions[n.oldest as usize].0.major
                         {
                             n.oldest = v;
                         }
@@ -1094,7 +1109,11 @@ mod tests {
             "2024-02-29T23:59:59Z",
             "2026-01-01T00:00:00Z",
         ] {
-            assert_eq!(utc_seconds(s), DateTime::parse_from_rfc3339(s).ok(), "{s}");
+            assert_eq!(
+                utc_seconds(s.as_bytes()),
+                DateTime::parse_from_rfc3339(s).ok(),
+                "{s}"
+            );
         }
         for s in [
             "2026-02-30T00:00:00Z",
@@ -1102,7 +1121,7 @@ mod tests {
             "2026-11-28 03:04:05Z",
             "2026-1x-28T03:04:05Z",
         ] {
-            assert_eq!(utc_seconds(s), None, "{s}");
+            assert_eq!(utc_seconds(s.as_bytes()), None, "{s}");
         }
     }
 
@@ -1384,7 +1403,7 @@ mod tests {
                 proptest::collection::vec(
                     proptest::sample::select(vec![
                         &b"a"[..], b",", b",", b" ", b"roads", b"\xff", b"2026-11-28T03:00:00Z",
-                        b"", b"\t",
+                        b"", b"\t", b"-", b"\xac", b",,,,,,,,,",
                     ]),
                     0..6,
                 ),

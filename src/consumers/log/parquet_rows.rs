@@ -249,7 +249,7 @@ impl<'a> Instants<'a> {
 
     fn get(&self, i: usize) -> Option<At<'a>> {
         match self {
-            Instants::Text(s) => s.get(i).map(At::Text),
+            Instants::Text(s) => s.get(i).map(At::text),
             Instants::Stamp(a, unit) => {
                 if a.is_null(i) {
                     return None;
@@ -271,7 +271,7 @@ impl<'a> Instants<'a> {
                 };
                 // Out of chrono's range: a text the date parser refuses, so the row is
                 // reported as malformed.
-                Some(t.map_or(At::Text("out of range"), |t| At::Instant(t.fixed_offset())))
+                Some(t.map_or(At::text("out of range"), |t| At::Instant(t.fixed_offset())))
             }
         }
     }
@@ -300,8 +300,17 @@ pub(super) fn scan_parquet(
             let result = log.read_group(path, g, &mut |row, fields| {
                 rows += 1;
                 // `fold` skips the other datasets' reads first.
-                let judged = fields
-                    .and_then(|r| fold(&mut acc, req, r.at, r.consumer, r.dataset, r.contract));
+                let judged = fields.and_then(|r| {
+                    let (c, d, v) = (r.consumer, r.dataset, r.contract);
+                    fold(
+                        &mut acc,
+                        req,
+                        r.at,
+                        c.as_bytes(),
+                        d.as_bytes(),
+                        v.as_bytes(),
+                    )
+                });
                 if let Err(reason) = judged {
                     acc.stats.malformed += 1;
                     bad.push((row, reason));
