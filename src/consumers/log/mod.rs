@@ -436,6 +436,8 @@ struct Memo {
     /// nanoseconds since the epoch, one slot per day of the month: a log's lines are not in
     /// time order, and parsing the date of every line was a tenth of the worst case.
     days: [Option<([u8; 10], Day, i64)>; 32],
+    /// The requested days as days since the epoch, once asked for.
+    day_numbers: Option<(i64, i64)>,
     /// Every version read: the parsed version and whether the store has it; a version's
     /// number is its place here.
     versions: Vec<(Version, bool)>,
@@ -503,6 +505,25 @@ impl Memo {
         }
         let ns = midnight.checked_add((h * 3600 + m * 60 + sec) * 1_000_000_000)?;
         Some((place, ns))
+    }
+
+    /// Where an instant in UTC nanoseconds falls.
+    fn place_of_nanos(&mut self, ns: i64, req: &ScanRequest) -> Day {
+        let (from, to) = *self.day_numbers.get_or_insert_with(|| {
+            let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
+            (
+                req.from.signed_duration_since(epoch).num_days(),
+                req.to.signed_duration_since(epoch).num_days(),
+            )
+        });
+        let day = ns.div_euclid(86_400_000_000_000);
+        if day > to {
+            Day::After
+        } else if day < from {
+            Day::Before
+        } else {
+            Day::Inside
+        }
     }
 
     /// The number of the version `contract` names, and whether the store has it for
@@ -577,6 +598,8 @@ fn short_eq(a: &[u8], b: &[u8]) -> bool {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum At<'a> {
     Text(&'a [u8]),
+    /// Nanoseconds since the epoch, in UTC.
+    UtcNanos(i64),
     Instant(DateTime<FixedOffset>),
 }
 
@@ -595,6 +618,7 @@ impl<'a> At<'a> {
                     String::from_utf8_lossy(bytes)
                 )),
             },
+            At::UtcNanos(ns) => Ok(DateTime::from_timestamp_nanos(*ns).fixed_offset()),
             At::Instant(t) => Ok(*t),
         }
     }
@@ -633,6 +657,7 @@ fn fold_into(
     // The instant as the hot table keeps it when it can (`stamp`), else as parsed.
     let fast = match at {
         At::Text(text) => scan.memo.utc(text, req),
+        At::UtcNanos(ns) => Some((scan.memo.place_of_nanos(ns, req), ns)),
         At::Instant(_) => None,
     };
     let (place, stamp, full) = match fast {
@@ -1498,6 +1523,103 @@ mod tests {
         // A quote inside an unquoted field is a literal: the break after it ends the record.
         assert_eq!(csv_rows::record_end(b"a\"b,c\nd"), Some(5));
         assert_eq!(csv_rows::record_end(b"\"\"\r\nx"), Some(3));
+    }
+
+    #[test]
+    fn parquet_timestamps_of_every_unit_scan_as_their_rfc3339_text() {
+        use arrow_array::types::{
+            TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+            TimestampSecondType,
+        };
+        use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringArray};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        // Inside the days (with sub-second parts), at the edges of the lookback, before the
+        // epoch, and (in seconds) past the nanosecond range.
+        let instants = [
+            "2026-11-20T03:00:00.123456789Z",
+            "2026-11-29T23:59:59.999999999Z",
+            "2026-10-31T00:00:00Z",
+            "2026-10-30T23:59:59.5Z",
+            "2026-11-30T00:00:00Z",
+            "1969-12-31T23:59:59.25Z",
+            "2300-01-01T00:00:00Z",
+        ];
+        let req = ScanRequest::lookback(["roads".to_string()].into(), day("2026-11-29"), 30);
+        let strings = |v: Vec<String>| Arc::new(StringArray::from_iter_values(v)) as ArrayRef;
+        let scan_of = |path: &PathBuf| {
+            let scan = super::scan(std::slice::from_ref(path), &req, &mut |_| {}).unwrap();
+            assert!(scan.skipped.is_empty(), "{:?}", scan.skipped);
+            let mut newest: Vec<_> = scan.of("roads").into_iter().collect();
+            newest.sort_by(|a, b| a.0.cmp(&b.0));
+            (newest, scan.stats)
+        };
+        for (unit, per) in [
+            ("s", 1_000_000_000i64),
+            ("ms", 1_000_000),
+            ("us", 1_000),
+            ("ns", 1),
+        ] {
+            // The instants truncated to the unit, as integers and as text.
+            let mut ticks = Vec::new();
+            let mut jsonl = String::new();
+            for (i, text) in instants.iter().enumerate() {
+                let t = DateTime::parse_from_rfc3339(text).unwrap();
+                if per == 1 && t.timestamp_nanos_opt().is_none() {
+                    continue;
+                }
+                let (secs, nanos) = (t.timestamp(), i64::from(t.timestamp_subsec_nanos()));
+                let tick = secs * (1_000_000_000 / per) + nanos / per;
+                let back = DateTime::from_timestamp(secs, (nanos / per * per) as u32).unwrap();
+                ticks.push((i, tick));
+                jsonl.push_str(&format!(
+                    "{{\"at\":\"{}\",\"consumer\":\"c{i}\",\"dataset\":\"roads\",\"contract\":\"1.0.0\"}}\n",
+                    back.to_rfc3339()
+                ));
+            }
+            let values: Vec<i64> = ticks.iter().map(|t| t.1).collect();
+            let at: ArrayRef = match unit {
+                "s" => Arc::new(
+                    PrimitiveArray::<TimestampSecondType>::from(values).with_timezone("UTC"),
+                ),
+                "ms" => Arc::new(
+                    PrimitiveArray::<TimestampMillisecondType>::from(values).with_timezone("UTC"),
+                ),
+                "us" => Arc::new(PrimitiveArray::<TimestampMicrosecondType>::from(values)),
+                _ => Arc::new(
+                    PrimitiveArray::<TimestampNanosecondType>::from(values).with_timezone("+00:00"),
+                ),
+            };
+            let batch = RecordBatch::try_from_iter([
+                ("at", at),
+                (
+                    "consumer",
+                    strings(ticks.iter().map(|t| format!("c{}", t.0)).collect()),
+                ),
+                (
+                    "dataset",
+                    strings(ticks.iter().map(|_| "roads".to_string()).collect()),
+                ),
+                (
+                    "contract",
+                    strings(ticks.iter().map(|_| "1.0.0".to_string()).collect()),
+                ),
+            ])
+            .unwrap();
+            let pq_path = dir.path().join(format!("log-{unit}.parquet"));
+            let mut w = parquet::arrow::ArrowWriter::try_new(
+                std::fs::File::create(&pq_path).unwrap(),
+                batch.schema(),
+                None,
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            let json_path = write(dir.path(), &format!("log-{unit}.jsonl"), &jsonl);
+            let (pq, json) = (scan_of(&pq_path), scan_of(&json_path));
+            assert_eq!(json.1.reads, 3, "{unit}: {jsonl}");
+            assert_eq!(pq, json, "{unit}");
+        }
     }
 
     #[test]

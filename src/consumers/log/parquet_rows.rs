@@ -233,41 +233,71 @@ impl<'a> Strings<'a> {
     }
 }
 
-/// The `at` column: strings, or timestamps (instants in UTC).
+/// The `at` column: strings, or timestamps (instants in UTC) as the column's integers and
+/// the nanoseconds in its unit, the typed array found once per batch, not per row.
 enum Instants<'a> {
     Text(Strings<'a>),
-    Stamp(&'a dyn Array, TimeUnit),
+    Stamp {
+        array: &'a dyn Array,
+        values: &'a [i64],
+        unit: TimeUnit,
+    },
 }
 
 impl<'a> Instants<'a> {
     fn of(c: &'a ArrayRef) -> Option<Instants<'a>> {
-        match c.data_type() {
-            DataType::Timestamp(unit, _) => Some(Instants::Stamp(c.as_ref(), *unit)),
-            _ => Strings::of(c).map(Instants::Text),
-        }
+        let values: &'a [i64] = match c.data_type() {
+            DataType::Timestamp(TimeUnit::Second, _) => {
+                c.as_primitive::<TimestampSecondType>().values()
+            }
+            DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                c.as_primitive::<TimestampMillisecondType>().values()
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                c.as_primitive::<TimestampMicrosecondType>().values()
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+                c.as_primitive::<TimestampNanosecondType>().values()
+            }
+            _ => return Strings::of(c).map(Instants::Text),
+        };
+        let DataType::Timestamp(unit, _) = c.data_type() else {
+            return None;
+        };
+        Some(Instants::Stamp {
+            array: c.as_ref(),
+            values,
+            unit: *unit,
+        })
     }
 
     fn get(&self, i: usize) -> Option<At<'a>> {
         match self {
             Instants::Text(s) => s.get(i).map(At::text),
-            Instants::Stamp(a, unit) => {
-                if a.is_null(i) {
+            Instants::Stamp {
+                array,
+                values,
+                unit,
+            } => {
+                if array.is_null(i) {
                     return None;
                 }
+                let v = *values.get(i)?;
+                let per = match unit {
+                    TimeUnit::Second => 1_000_000_000,
+                    TimeUnit::Millisecond => 1_000_000,
+                    TimeUnit::Microsecond => 1_000,
+                    TimeUnit::Nanosecond => 1,
+                };
+                if let Some(ns) = v.checked_mul(per) {
+                    return Some(At::UtcNanos(ns));
+                }
+                // Beyond the nanosecond range (about 1677 to 2262): chrono's own range.
                 let t = match unit {
-                    TimeUnit::Second => chrono::DateTime::from_timestamp(
-                        a.as_primitive::<TimestampSecondType>().value(i),
-                        0,
-                    ),
-                    TimeUnit::Millisecond => chrono::DateTime::from_timestamp_millis(
-                        a.as_primitive::<TimestampMillisecondType>().value(i),
-                    ),
-                    TimeUnit::Microsecond => chrono::DateTime::from_timestamp_micros(
-                        a.as_primitive::<TimestampMicrosecondType>().value(i),
-                    ),
-                    TimeUnit::Nanosecond => Some(chrono::DateTime::from_timestamp_nanos(
-                        a.as_primitive::<TimestampNanosecondType>().value(i),
-                    )),
+                    TimeUnit::Second => chrono::DateTime::from_timestamp(v, 0),
+                    TimeUnit::Millisecond => chrono::DateTime::from_timestamp_millis(v),
+                    TimeUnit::Microsecond => chrono::DateTime::from_timestamp_micros(v),
+                    TimeUnit::Nanosecond => Some(chrono::DateTime::from_timestamp_nanos(v)),
                 };
                 // Out of chrono's range: a text the date parser refuses, so the row is
                 // reported as malformed.
