@@ -10,7 +10,9 @@
 # a kept BENCH_DIR reuses a log generated with the same parameters).
 #
 # 1. scan: `contracts consumers roads` on the generated log against `wc -l` on the same file,
-#    both with the file in the page cache, medians of RUNS runs, and their ratio.
+#    both with the file in the page cache, medians of RUNS runs taken in turn (wc, scan, wc,
+#    ...: the speed of a shared machine drifts), and their ratio; and the same command on an
+#    empty log, the part of the time that does not grow with the log.
 #    FORMATS (default "jsonl"; e.g. "jsonl csv parquet") also times the same reads as CSV and
 #    as Parquet (bench/convert_consumption.py, pyarrow), against `wc -l` of the CSV and of
 #    the JSON Lines file respectively (a Parquet file has no lines to count).
@@ -135,6 +137,26 @@ median() {
     printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}'
 }
 
+# Medians in seconds of RUNS alternating runs of two commands, A then B then A...: on a
+# shared machine the speed drifts from minute to minute, and alternating gives both the
+# same conditions. Usage: paired A... -- B...; sets med_a and med_b.
+paired() {
+    local a=() b=() ta=() tb=() in_b=0
+    for arg in "$@"; do
+        if [[ $in_b == 0 && $arg == -- ]]; then in_b=1; continue; fi
+        if [[ $in_b == 0 ]]; then a+=("$arg"); else b+=("$arg"); fi
+    done
+    for _ in $(seq "$RUNS"); do
+        local t0 t1
+        t0=$(date +%s%N); "${a[@]}" > /dev/null 2>&1; t1=$(date +%s%N)
+        ta+=("$(( (t1 - t0) / 1000000 ))")
+        t0=$(date +%s%N); "${b[@]}" > /dev/null 2>&1; t1=$(date +%s%N)
+        tb+=("$(( (t1 - t0) / 1000000 ))")
+    done
+    med_a=$(printf '%s\n' "${ta[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}')
+    med_b=$(printf '%s\n' "${tb[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}')
+}
+
 # The store is read at HEAD: commit it (the consumption log stays in the work tree, as in
 # production), with a fixed identity so no git config is needed.
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.org
@@ -144,10 +166,16 @@ commit_store() {
     git -C "$store" add contracts.toml consumers.toml contracts history
     git -C "$store" commit -q --allow-empty -m "$1"
 }
+# The part of a run that does not grow with the log (opening the store, reading the
+# registry of CONSUMERS consumers, the report): the same command on an empty log.
+: > "$store/consumption/empty.jsonl"
+write_config 25 "consumption/empty.jsonl"
+commit_store "bench store (empty log)"
+fixed_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
 write_config 25 "consumption/log.jsonl"
 commit_store "bench store"
-wc_s=$(median wc -l "$log")
-scan_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
+paired wc -l "$log" -- "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads
+wc_s=$med_a scan_s=$med_b
 "$bin" --repo "$store" --today 2026-11-29 consumers roads 2>&1 >/dev/null | tail -1 >&2
 extra=""
 for fmt in ${FORMATS:-jsonl}; do
@@ -160,21 +188,22 @@ for fmt in ${FORMATS:-jsonl}; do
     cat "$twin" > /dev/null
     write_config 25 "consumption/log.$fmt"
     commit_store "bench store ($fmt)"
-    case $fmt in
-        csv) twin_wc=$(median wc -l "$twin") ;;
-        *) twin_wc=$wc_s ;;
-    esac
-    twin_s=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
+    # wc -l of the CSV itself; a Parquet file has no lines, so that of the JSON Lines log.
+    counted=$log
+    [[ $fmt == csv ]] && counted=$twin
+    paired wc -l "$counted" -- "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads
+    twin_wc=$med_a twin_s=$med_b
     extra+=$(awk -v f="$fmt" -v size="$(stat -c %s "$twin")" -v wc="$twin_wc" -v scan="$twin_s" -v lines="$LINES" 'BEGIN {
         printf "  %-7s %5.0f MB: wc -l %7.3f s, contracts consumers roads %7.3f s (%5.1f M lines/s), ratio %5.2f x\n", f, size/1e6, wc, scan, lines/1e6/scan, scan/wc }')
     extra+=$'\n'
 done
 if [[ ${NOTIFY:-1} == 0 ]]; then
-    awk -v lines="$LINES" -v size="$size" -v wc="$wc_s" -v scan="$scan_s" -v share="$ROADS_SHARE" -v runs="$RUNS" 'BEGIN {
+    awk -v lines="$LINES" -v size="$size" -v wc="$wc_s" -v scan="$scan_s" -v share="$ROADS_SHARE" -v runs="$RUNS" -v fixed="$fixed_s" -v consumers="$CONSUMERS" 'BEGIN {
         printf "consumption log: %d lines, %.0f MB, roads share %s (median of %d runs)\n", lines, size/1e6, share, runs
         printf "  wc -l                     %7.3f s  %6.0f MB/s\n", wc, size/1e6/wc
         printf "  contracts consumers roads %7.3f s  %6.0f MB/s  %5.1f M lines/s\n", scan, size/1e6/scan, lines/1e6/scan
         printf "  ratio scan / wc -l        %7.2f x\n", scan/wc
+        printf "  of which fixed (an empty log, %d consumers) %.3f s\n", consumers, fixed
     }'
     printf '%s' "$extra"
     exit 0

@@ -245,59 +245,71 @@ pub(super) fn plain(block: &[u8]) -> bool {
 /// `csv` reader (only the count is needed beyond that).
 const MAX_FIELDS: usize = 32;
 
-/// Split a line of a plain block at its commas: the fields (up to [`MAX_FIELDS`]) and how
-/// many there are. Eight bytes at a time: the commas of a word are found together, where a
-/// `memchr` call per comma cost a sixth of the worst case.
-pub(super) fn split_plain<'a>(line: &'a [u8], fields: &mut [&'a [u8]; MAX_FIELDS]) -> usize {
+/// The line of a [`plain`] block starting at `start`, split at its commas: how many fields
+/// (the first [`MAX_FIELDS`] in `fields`), where the line ends (its break, or the block's
+/// end) and whether it is ASCII. One pass, eight bytes at a time: the commas and the break
+/// of a word are found together, where a `memchr` call per comma and per line, and a check
+/// of the line's ASCII, were each a part of the worst case.
+pub(super) fn split_line<'a>(
+    block: &'a [u8],
+    start: usize,
+    fields: &mut [&'a [u8]; MAX_FIELDS],
+) -> (usize, usize, bool) {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     const COMMAS: u64 = 0x2c2c_2c2c_2c2c_2c2c;
-    let (mut n, mut start) = (0usize, 0usize);
-    let mut cut = |end: usize, n: &mut usize, start: &mut usize| {
+    const BREAKS: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    // 0x80 in exactly the bytes of `x` that are zero (no carry crosses a byte).
+    let zeros = |x: u64| !(((x & LOW7) + LOW7) | x | LOW7);
+    let (mut n, mut from, mut high) = (0usize, start, 0u64);
+    let mut cut = |end: usize, n: &mut usize, from: &mut usize| {
         if *n < MAX_FIELDS {
-            fields[*n] = &line[*start..end];
+            fields[*n] = &block[*from..end];
         }
         *n += 1;
-        *start = end + 1;
+        *from = end + 1;
     };
-    let mut i = 0;
-    while let Some(word) = line.get(i..i + 8) {
+    let mut i = start;
+    while let Some(word) = block.get(i..i + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(word);
-        let x = u64::from_le_bytes(w) ^ COMMAS;
-        // 0x80 in exactly the bytes that are zero, the commas (no carry crosses a byte).
-        let mut commas = !(((x & LOW7) + LOW7) | x | LOW7);
+        let w = u64::from_le_bytes(w);
+        let breaks = zeros(w ^ BREAKS);
+        // The bytes before the word's first break, if it has one.
+        let own = if breaks == 0 {
+            u64::MAX
+        } else {
+            (1u64 << breaks.trailing_zeros()) - 1
+        };
+        high |= w & HIGH & own;
+        let mut commas = zeros(w ^ COMMAS) & own;
         while commas != 0 {
             cut(
                 i + (commas.trailing_zeros() / 8) as usize,
                 &mut n,
-                &mut start,
+                &mut from,
             );
             commas &= commas - 1;
         }
+        if breaks != 0 {
+            let end = i + (breaks.trailing_zeros() / 8) as usize;
+            cut(end, &mut n, &mut from);
+            return (n, end, high == 0);
+        }
         i += 8;
     }
-    for (k, &c) in line.iter().enumerate().skip(i) {
-        if c == b',' {
-            cut(k, &mut n, &mut start);
+    for (k, &c) in block.iter().enumerate().skip(i) {
+        match c {
+            b',' => cut(k, &mut n, &mut from),
+            b'\n' => {
+                cut(k, &mut n, &mut from);
+                return (n, k, high == 0);
+            }
+            _ => high |= u64::from(c & 0x80),
         }
     }
-    cut(line.len(), &mut n, &mut start);
-    n
-}
-
-/// The records of a [`plain`] block: its lines (the last one with or without a break), with
-/// their byte offsets.
-pub(super) fn plain_lines(block: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    let mut start = 0usize;
-    memchr::memchr_iter(b'\n', block)
-        .chain(std::iter::once(block.len()))
-        .map_while(move |end| {
-            (start < block.len()).then(|| {
-                let line = (start, &block[start..end]);
-                start = end + 1;
-                line
-            })
-        })
+    cut(block.len(), &mut n, &mut from);
+    (n, block.len(), high == 0)
 }
 
 /// [`scan_records`] for a [`plain`] block: each line is a record, split at its commas.
@@ -317,13 +329,17 @@ fn scan_plain(
         .max(cols.consumer)
         .max(cols.dataset)
         .max(cols.contract);
-    for (offset, line) in plain_lines(block) {
+    let mut pos = 0;
+    while pos < block.len() {
+        let offset = pos;
+        let (n, end, ascii) = split_line(block, pos, &mut fields);
+        let line = &block[pos..end];
+        pos = end + 1;
         lines += 1;
         if header && lines == 1 {
             continue;
         }
-        let n = split_plain(line, &mut fields);
-        let result = if need < MAX_FIELDS && n > need && line.is_ascii() {
+        let result = if need < MAX_FIELDS && n > need && ascii {
             // Every field is there, and ASCII, so UTF-8; `fold` skips the other datasets'
             // reads first.
             fold(

@@ -1497,11 +1497,16 @@ mod tests {
                     .byte_records()
                     .map(|r| r.unwrap().iter().map(<[u8]>::to_vec).collect())
                     .collect();
+                // Line by line as the scan splits them, from each line's start in the block.
                 let mut got = Vec::new();
-                for (_, line) in csv_rows::plain_lines(&block) {
+                let mut pos = 0;
+                while pos < block.len() {
                     let mut fields = [&b""[..]; 32];
-                    let n = csv_rows::split_plain(line, &mut fields);
+                    let (n, end, ascii) = csv_rows::split_line(&block, pos, &mut fields);
+                    proptest::prop_assert_eq!(ascii, block[pos..end].is_ascii());
+                    proptest::prop_assert!(!block[pos..end].contains(&b'\n'));
                     got.push(fields[..n.min(32)].iter().map(|f| f.to_vec()).collect::<Vec<_>>());
+                    pos = end + 1;
                 }
                 proptest::prop_assert_eq!(got, want);
             }
