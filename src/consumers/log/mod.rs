@@ -6,8 +6,9 @@
 //! row group; fields are borrowed from the block (no allocation for a line that needs no
 //! unescaping), lines of other datasets are skipped before any date is parsed, and only the
 //! newest read per (dataset, consumer) is kept. One file per purpose: [`json_lines`] (and its
-//! fast path), [`csv_rows`], [`parquet_rows`], [`hash`] (the map keys and their hasher). A malformed line is handed to the caller, counted, and
-//! skipped: one bad line must not hide every good one. Likewise a file that cannot be read
+//! fast path), [`csv_rows`], [`parquet_rows`], [`hot`] (the table a scan updates per read),
+//! [`hash`] (the map keys and their hasher). A malformed line is handed to the caller,
+//! counted, and skipped: one bad line must not hide every good one. Likewise a file that cannot be read
 //! (missing, unreadable, a corrupt gzip stream, a name that is no known format) is handed
 //! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
 //! (`.jsonl.gz`, `.ndjson.gz`, `.csv.gz`) is decompressed as it streams.
@@ -888,7 +889,7 @@ fn scan_blocks<R: std::io::Read + Send>(
                     let mut acc = Scan::for_request(req);
                     // The worker's buffer, filled again for each block: fresh pages would
                     // cost a page fault per 4 KiB.
-                    let mut spare = Vec::new();
+                    let mut spare = Some(Vec::new());
                     loop {
                         let (k, block) = {
                             let mut src = lock(source);
@@ -898,14 +899,13 @@ fn scan_blocks<R: std::io::Read + Send>(
                             let Source {
                                 file, carry, eof, ..
                             } = &mut *src;
-                            match read_batch(file, carry, eof, 1, &mut spare, block_size, cut) {
-                                Ok(mut read) => match read.pop() {
-                                    Some(block) => {
-                                        src.next += 1;
-                                        (src.next - 1, block)
-                                    }
-                                    None => break,
-                                },
+                            let buf = spare.take().unwrap_or_default();
+                            match read_block(file, carry, eof, buf, block_size, cut) {
+                                Ok(Some(block)) => {
+                                    src.next += 1;
+                                    (src.next - 1, block)
+                                }
+                                Ok(None) => break,
                                 Err(e) => {
                                     src.failure = Some(e);
                                     break;
@@ -913,7 +913,7 @@ fn scan_blocks<R: std::io::Read + Send>(
                             }
                         };
                         let partial = per_block(k, &block, &mut acc);
-                        spare.push(block);
+                        spare = Some(block);
                         if to_collect.send((k, partial)).is_err() {
                             break;
                         }
@@ -969,42 +969,36 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Read up to `count` blocks, each ending at a line break `cut` chooses (the last one at end
-/// of file); what follows a block's last break is carried into the next block.
-fn read_batch<R: std::io::Read>(
+/// Read the next block into `buf`: what was carried over and up to `block_size` bytes more,
+/// ending at the last break `cut` finds (at end of file, all that is left); what follows
+/// that break is carried into the next block. A line longer than a block is read whole into
+/// one block. `None` once the file is read.
+fn read_block<R: std::io::Read>(
     file: &mut R,
     carry: &mut Vec<u8>,
     eof: &mut bool,
-    count: usize,
-    spare: &mut Vec<Vec<u8>>,
+    mut buf: Vec<u8>,
     block_size: usize,
     cut: &dyn Fn(&[u8]) -> Option<usize>,
-) -> std::io::Result<Vec<Vec<u8>>> {
+) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read as _;
-    let mut blocks = Vec::with_capacity(count);
-    while blocks.len() < count && !*eof {
-        let mut buf = spare.pop().unwrap_or_default();
-        buf.clear();
-        buf.append(carry);
+    buf.clear();
+    buf.append(carry);
+    loop {
+        if *eof {
+            return Ok((!buf.is_empty()).then_some(buf));
+        }
         // `take` + `read_to_end` fills the spare capacity without zeroing it first.
         let n = (&mut *file).take(block_size as u64).read_to_end(&mut buf)?;
         if n < block_size {
             *eof = true;
-        }
-        if *eof {
-            if !buf.is_empty() {
-                blocks.push(buf);
-            }
         } else if let Some(i) = cut(&buf) {
             carry.extend_from_slice(&buf[i + 1..]);
             buf.truncate(i + 1);
-            blocks.push(buf);
-        } else {
-            // One line longer than a block: keep reading until it ends.
-            *carry = buf;
+            return Ok(Some(buf));
         }
+        // Else a line longer than a block so far: read on into the same buffer.
     }
-    Ok(blocks)
 }
 
 #[cfg(test)]
