@@ -171,22 +171,20 @@ pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
         .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
 }
 
-pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    if args.files.is_empty() && args.merge.is_empty() {
-        return Err(CommandError::input(
-            "give at least one data file or --merge profile",
-        ));
-    }
-    let mut profile = if args.files.is_empty() {
+/// The profile of `files` (when there are any) merged with the saved profiles `merge`, in
+/// order; `None` when both are empty. What `profile` prints and `validate` checks.
+pub(super) fn profile_and_merge(
+    files: &[PathBuf],
+    opts: &release::ReadOptions,
+    verbose: bool,
+    merge: &[PathBuf],
+) -> Result<Option<Profile>, CommandError> {
+    let mut profile = if files.is_empty() {
         None
     } else {
-        Some(profile_release_with(
-            &args.files,
-            &args.part.options(),
-            args.part.verbose,
-        )?)
+        Some(profile_release_with(files, opts, verbose)?)
     };
-    for m in &args.merge {
+    for m in merge {
         let p = load_profile(m)?;
         profile = Some(match profile {
             None => p,
@@ -195,6 +193,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })?,
         });
     }
+    Ok(profile)
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    if args.files.is_empty() && args.merge.is_empty() {
+        return Err(CommandError::input(
+            "give at least one data file or --merge profile",
+        ));
+    }
+    let profile = profile_and_merge(
+        &args.files,
+        &args.part.options(),
+        args.part.verbose,
+        &args.merge,
+    )?;
     let Some(profile) = profile else {
         unreachable!("at least one file or profile was given")
     };

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use super::context::read_input;
 use super::output::{cell, print_json, table};
-use super::profile::{load_profile, profile_release_with};
+use super::profile::profile_and_merge;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
@@ -90,24 +90,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let mut profile = if args.files.is_empty() {
-        None
-    } else {
-        Some(profile_release_with(
-            &args.files,
-            &args.part.options(),
-            args.part.verbose(),
-        )?)
-    };
-    for m in &args.merge {
-        let p = load_profile(m)?;
-        profile = Some(match profile {
-            None => p,
-            Some(acc) => acc.merge(&p).map_err(|e| {
-                CommandError::input(format!("{}: cannot be merged: {e}", m.display()))
-            })?,
-        });
-    }
+    let profile = profile_and_merge(
+        &args.files,
+        &args.part.options(),
+        args.part.verbose(),
+        &args.merge,
+    )?;
     let Some(profile) = profile else {
         return Err(CommandError::input(
             "give at least one data file or --merge profile",

@@ -576,6 +576,27 @@ pub fn expand(arg: &str) -> Result<Vec<Object>, RemoteError> {
         read: Arc::new(Counter::default()),
         failed: Arc::new(Mutex::new(None)),
     };
+    // The data files of a listing below `dir` that `keep` takes (by key), sorted by key; not
+    // found, saying `why`, when there is none.
+    let data_files = |found: Vec<(String, u64)>,
+                      dir: &str,
+                      keep: &dyn Fn(&str) -> bool,
+                      why: &str|
+     -> Result<Vec<Object>, RemoteError> {
+        let mut out: Vec<Object> = found
+            .into_iter()
+            .filter(|(k, _)| {
+                let rel = k.strip_prefix(dir).unwrap_or(k).trim_start_matches('/');
+                keep(k) && is_data_key(rel)
+            })
+            .map(|(k, size)| object(Key::from(k), size))
+            .collect();
+        if out.is_empty() {
+            return Err(RemoteError::new(arg, RemoteFailure::NotFound, why));
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    };
     let glob_at = rest.find(['*', '?', '[']);
     let listing_refused = || {
         RemoteError::new(
@@ -596,24 +617,12 @@ pub fn expand(arg: &str) -> Result<Vec<Object>, RemoteError> {
             require_literal_separator: true,
             require_literal_leading_dot: true,
         };
-        let found = list(&store, dir, arg)?;
-        let mut out: Vec<Object> = found
-            .into_iter()
-            .filter(|(k, _)| {
-                let rel = k.strip_prefix(dir).unwrap_or(k).trim_start_matches('/');
-                pattern.matches_with(k, opts) && is_data_key(rel)
-            })
-            .map(|(k, size)| object(Key::from(k), size))
-            .collect();
-        if out.is_empty() {
-            return Err(RemoteError::new(
-                arg,
-                RemoteFailure::NotFound,
-                "the glob matches no data file",
-            ));
-        }
-        out.sort_by(|a, b| a.key.cmp(&b.key));
-        return Ok(out);
+        return data_files(
+            list(&store, dir, arg)?,
+            dir,
+            &|k| pattern.matches_with(k, opts),
+            "the glob matches no data file",
+        );
     }
     let names_a_folder = rest.is_empty() || rest.ends_with('/');
     if is_http && names_a_folder {
@@ -638,20 +647,12 @@ pub fn expand(arg: &str) -> Result<Vec<Object>, RemoteError> {
     }
     // A prefix: every data file below it.
     let dir = key_text.trim_end_matches('/');
-    let mut out: Vec<Object> = list(&store, dir, arg)?
-        .into_iter()
-        .filter(|(k, _)| is_data_key(k.strip_prefix(dir).unwrap_or(k).trim_start_matches('/')))
-        .map(|(k, size)| object(Key::from(k), size))
-        .collect();
-    if out.is_empty() {
-        return Err(RemoteError::new(
-            arg,
-            RemoteFailure::NotFound,
-            "no such object, and no data file below it as a prefix",
-        ));
-    }
-    out.sort_by(|a, b| a.key.cmp(&b.key));
-    Ok(out)
+    data_files(
+        list(&store, dir, arg)?,
+        dir,
+        &|_| true,
+        "no such object, and no data file below it as a prefix",
+    )
 }
 
 /// Every object below `dir` (recursively), as (key, size).

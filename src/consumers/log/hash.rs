@@ -22,10 +22,6 @@ pub enum Key {
 }
 
 impl Key {
-    pub fn new(name: &str) -> Key {
-        Key::from_bytes(name.as_bytes())
-    }
-
     /// The key of a name's bytes (a name's: keys hold UTF-8).
     pub(super) fn from_bytes(b: &[u8]) -> Key {
         match u8::try_from(b.len()) {

@@ -215,7 +215,7 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
     block_size: usize,
 ) -> Result<(), LogError> {
     // With one dataset requested, only the lines that contain its name can be reads of it:
-    // the block is searched for the name and other lines are never looked at.
+    // past a run of other lines, the block is searched for the name ([`scan_block`]).
     let only: Option<memchr::memmem::Finder> = match req.datasets.iter().collect::<Vec<_>>()[..] {
         [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
         _ => None,

@@ -964,7 +964,8 @@ fn scan_blocks<R: std::io::Read + Send>(
     })
 }
 
-/// A poisoned lock only means another block's task panicked; its accumulator is still whole.
+/// A poisoned lock only means another worker panicked while reading; its panic goes on when
+/// the workers are joined.
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -1177,6 +1178,29 @@ mod tests {
         }
     }
 
+    /// A JSON Lines file scanned in blocks of `block` bytes: the newest reads as (dataset,
+    /// consumer, read) in that order, the counts, and the line numbers reported malformed.
+    fn scan_jsonl(
+        path: &Path,
+        req: &ScanRequest,
+        block: usize,
+    ) -> (Vec<(String, String, NewestRead)>, ScanStats, Vec<u64>) {
+        let mut scan = Scan::default();
+        for d in &req.datasets {
+            scan.newest.insert(d.clone(), ConsumerMap::default());
+        }
+        let mut bad = Vec::new();
+        let file = std::fs::File::open(path).unwrap();
+        scan_json_lines(path, file, req, &mut scan, &mut |m| bad.push(m.line), block).unwrap();
+        let mut newest: Vec<_> = scan
+            .newest
+            .into_iter()
+            .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c.name(), r)))
+            .collect();
+        newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        (newest, scan.stats, bad)
+    }
+
     /// The newest reads of a JSON Lines log as the spec defines them, line by line with the
     /// general parser: the model the fast paths and the hot table are checked against.
     fn model_scan(text: &str, req: &ScanRequest) -> (Vec<(String, String, NewestRead)>, u64, u64) {
@@ -1270,26 +1294,16 @@ mod tests {
             let req = ScanRequest::lookback(requested.iter().map(|d| d.to_string()).collect(), day("2026-11-29"), 30);
             let dir = tempfile::tempdir().unwrap();
             let path = write(dir.path(), "log.jsonl", &text);
-            let mut scan = Scan::default();
-            for d in &req.datasets {
-                scan.newest.insert(d.clone(), ConsumerMap::default());
-            }
-            let mut bad = 0u64;
-            scan_json_lines(&path, std::fs::File::open(&path).unwrap(), &req, &mut scan, &mut |_| bad += 1, block).unwrap();
-            let mut got: Vec<_> = scan
-                .newest
-                .into_iter()
-                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c.name(), r)))
-                .collect();
-            got.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            let (got, stats, bad) = scan_jsonl(&path, &req, block);
+            let bad = bad.len() as u64;
             let (want, reads, malformed) = model_scan(&text, &req);
             proptest::prop_assert_eq!(&got, &want);
             // `DateTime` equality ignores the offset: the offsets must agree too.
             for (g, w) in got.iter().zip(&want) {
                 proptest::prop_assert_eq!(g.2.at.offset(), w.2.at.offset());
             }
-            proptest::prop_assert_eq!(scan.stats.reads, reads);
-            proptest::prop_assert_eq!(scan.stats.malformed, malformed);
+            proptest::prop_assert_eq!(stats.reads, reads);
+            proptest::prop_assert_eq!(stats.malformed, malformed);
             proptest::prop_assert_eq!(bad, malformed);
         }
     }
@@ -1331,28 +1345,7 @@ mod tests {
                 day("2026-11-29"),
                 30,
             );
-            let mut scan = Scan::default();
-            for d in &req.datasets {
-                scan.newest.insert(d.clone(), ConsumerMap::default());
-            }
-            let mut bad = Vec::new();
-            let file = std::fs::File::open(&path).unwrap();
-            scan_json_lines(
-                &path,
-                file,
-                &req,
-                &mut scan,
-                &mut |m| bad.push(m.line),
-                block,
-            )
-            .unwrap();
-            let mut newest: Vec<_> = scan
-                .newest
-                .into_iter()
-                .flat_map(|(d, per)| per.into_iter().map(move |(c, r)| (d.clone(), c.name(), r)))
-                .collect();
-            newest.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-            (newest, scan.stats, bad)
+            scan_jsonl(&path, &req, block)
         };
         let lines = text.lines().count() as u64;
         let broken: Vec<u64> = text
