@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine, by itself: installs what the tests need, then runs
+# them. It installs, when missing:
+#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd;
+#   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb;
+# and needs network to those registries on its first run. Then: cargo fmt --check, cargo clippy
+# -D warnings, cargo test, the daily-run recipes, and `contracts check` on the example store.
+# Run it as root (or with sudo) on a machine with Rust 1.89+; CI's .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+
+# The Rust toolchain is on the machine; the git CLI is used by tests to tamper with a store
+# the way a user would, and by the tool itself only to fetch and push a shared store.
+if ! command -v git >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq git
+fi
+
+# Headless Chromium loads the pages of `contracts site` in tests/look_site.rs (which fails
+# loudly, never skips, without it).
+if ! command -v chromium >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq chromium
+fi
+
+# PyYAML reads `contracts export odcs` back in tests/look_odcs.rs (which fails loudly without it).
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  apt-get update -qq && apt-get install -y -qq python3-yaml
+fi
+
+# The daily-run recipes are checked with systemd-analyze (Debian's systemd package).
+if ! command -v systemd-analyze >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq systemd
+fi
+
+# A real S3-compatible server for tests/remote.rs (moto in server mode, boto3 with it), and
+# Dask for tests/dask_example.rs (examples/dask on a LocalCluster). Both tests fail loudly,
+# never skip, without them. Pinned; pip does nothing when they are already there.
+PY_PKGS=("moto[server]==5.2.1" "dask==2026.8.0" "distributed==2026.8.0" "duckdb==1.4.4")
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq python3-pip
+fi
+python3 -m pip install -q "${PY_PKGS[@]}" 2>/dev/null \
+  || python3 -m pip install -q --break-system-packages "${PY_PKGS[@]}"
+
+cargo --version
+# Lints first: formatting and clippy (with the [lints] table of Cargo.toml) must be clean.
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+cargo test
+
+# The recipes of examples/systemd and examples/cron, run as written: the binary where they
+# say `cargo install --root /usr/local` puts it (a debug build, reusing the one just tested).
+cargo install --locked --debug --path . --root /usr/local --target-dir target
+bash examples/check-recipes.sh
+
+# The example store in this repository is checked by its own CI gate.
+cargo run -q -- check
