@@ -325,7 +325,7 @@ fn every_refusal_is_named_and_writes_nothing() {
         &s,
         &draft(
             "roads",
-            "1.1.0",
+            "1.0.5",
             Some("1.0.0"),
             "2026-04-01",
             None,
@@ -333,8 +333,8 @@ fn every_refusal_is_named_and_writes_nothing() {
             CLAUSES_V1,
         ),
         &[
-            "version 1.1.0 is not greater than the newest version 1.1.0",
-            "1.1.0 supersedes `1.0.0`, but the newest version is 1.1.0",
+            "version 1.0.5 is not greater than the newest version 1.1.0",
+            "1.0.5 supersedes `1.0.0`, but the newest version is 1.1.0",
         ],
     );
     assert_refused(
@@ -695,11 +695,55 @@ fn check_catches_an_edited_published_contract_naming_commit_and_author() {
     assert_eq!(edited["file"], "contracts/roads/1.0.0.toml");
     assert_eq!(edited["commit"], head);
     assert_eq!(edited["author"], "Mallory Editor <mallory@example.org>");
-    // The edit also makes the recorded verdict of 1.1.0 wrong: re-derivation sees it.
-    finding(
-        &f,
-        None,
-        "the record of 1.1.0 says `metric_tolerances` (narrowing, tightened",
+    // The history is judged by what was published, so the edit is the one finding: not also
+    // a wrong verdict of 1.1.0 blamed on the commit that proposed it.
+    assert_eq!(f.len(), 1, "{f:#?}");
+}
+
+#[test]
+fn an_edit_that_breaks_a_published_contract_is_one_finding_on_the_editing_commit() {
+    let s = Store::new();
+    s.with_roads();
+    let path = s.dir.join("contracts/roads/1.0.0.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "envelope = [-10.0, 40.0, 10.0, 60.0]",
+        "envelope = [-10.0, 40.0, 10.0]",
+    );
+    std::fs::write(&path, text).unwrap();
+
+    // Before the commit, the warning says how to undo the edit, never "commit them".
+    let run = s.run(&["status"]);
+    assert!(
+        run.stderr.contains(
+            "contracts/roads/1.0.0.toml is a published contract, and published contracts never \
+             change: restore it with `git checkout -- contracts/roads/1.0.0.toml` and propose a \
+             new version"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("commit them"), "{}", run.stderr);
+
+    s.git(&["commit", "-qam", "narrow the envelope by hand"]);
+    let head = s.head();
+    let f = s.findings();
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["message"], "a published contract was edited");
+    assert_eq!(f[0]["file"], "contracts/roads/1.0.0.toml");
+    assert_eq!(f[0]["commit"], head);
+}
+
+#[test]
+fn a_new_uncommitted_file_still_gets_the_commit_hint() {
+    let s = Store::new();
+    s.with_roads();
+    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    let run = s.run(&["status"]);
+    assert!(
+        run.stderr
+            .contains("uncommitted changes to consumers.toml are not used; commit them"),
+        "{}",
+        run.stderr
     );
 }
 
@@ -992,7 +1036,7 @@ fn a_broken_repository_prints_the_git_cause_under_the_error() {
     assert_eq!(r.code, 3, "{}", r.stderr);
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert!(
-        lines[0].starts_with("error: ") && lines[0].ends_with("not inside a git repository"),
+        lines[0].starts_with("error: ") && lines[0].ends_with("could not open the git repository"),
         "{}",
         r.stderr
     );
@@ -1038,4 +1082,216 @@ fn a_closed_stderr_loses_the_warnings_and_nothing_else() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), open.stdout);
+}
+
+#[test]
+fn re_proposing_a_published_version_gives_the_one_reason() {
+    let s = Store::new();
+    s.with_roads();
+    s.with_line_2();
+    let origin = s.git(&[
+        "log",
+        "--format=%H",
+        "-1",
+        "--",
+        "contracts/roads/1.1.0.toml",
+    ]);
+    let before = s.snapshot();
+    let run = s.propose(
+        &draft(
+            "roads",
+            "1.1.0",
+            Some("1.0.0"),
+            "2026-03-01",
+            None,
+            &[],
+            &CLAUSES_V1.replace("2.0 }", "1.5 }"),
+        ),
+        "Again.",
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            // The records' time is the harness's fixed clock (CONTRACTS_NOW).
+            "1.1.0 is already published (on 2026-11-29, commit {})",
+            &origin.trim()[..12]
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("(1 reason(s))"), "{}", run.stderr);
+    // Nothing compares the draft with 2.0.0, and no bump is claimed.
+    assert!(!run.stdout.contains("2.0.0"), "{}", run.stdout);
+    assert!(!run.stdout.contains("bump"), "{}", run.stdout);
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn typos_get_the_nearest_name() {
+    let s = Store::new();
+    s.with_roads();
+    // A misspelt clause in a draft.
+    let typo = CLAUSES_V1.replace("permitted_geometry", "permited_geometry");
+    let run = s.propose(
+        &draft(
+            "roads",
+            "1.2.0",
+            Some("1.1.0"),
+            "2026-05-01",
+            None,
+            &[],
+            &typo,
+        ),
+        "Typo.",
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "clause `permited_geometry` is not a known clause: did you mean `permitted_geometry`?"
+        ),
+        "{}",
+        run.stderr
+    );
+    // A misspelt dataset, and one far from any: the nearest, or the list.
+    let run = s.run(&["status", "road"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("dataset `road` has no contract in this store; did you mean `roads`?"),
+        "{}",
+        run.stderr
+    );
+    let run = s.run(&["show", "lakes"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the datasets are: `roads`"),
+        "{}",
+        run.stderr
+    );
+    // A misspelt dataset in the registry.
+    std::fs::write(
+        s.dir.join("consumers.toml"),
+        "[consumers.atlas]\ncontacts = [\"a@example.org\"]\ndatasets.road = {}\n",
+    )
+    .unwrap();
+    s.git(&["add", "consumers.toml"]);
+    s.git(&["commit", "-qm", "register atlas"]);
+    let f = s.findings();
+    finding(
+        &f,
+        Some("consumers.toml"),
+        "consumer `atlas` reads dataset `road`, which the store does not have; did you mean `roads`?",
+    );
+}
+
+#[test]
+fn outside_any_repository_is_input_with_the_init_hint() {
+    let env = TestEnv::new();
+    let plain = env.home().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let run = env.run_in(&plain, &["status"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not inside a git repository"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("run `contracts init DIR`"),
+        "{}",
+        run.stderr
+    );
+    // The user is told where they are, not how gix searched.
+    assert!(!run.stderr.contains("caused by"), "{}", run.stderr);
+}
+
+#[test]
+fn date_mistakes_say_what_to_write_and_where_they_came_from() {
+    let s = Store::new();
+    s.with_roads();
+    for bad in ["05-03-2027", "2027/03/05"] {
+        let run = s.run(&["--today", bad, "status"]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("expected a date YYYY-MM-DD such as 2027-03-05"),
+            "{bad}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("trailing input"), "{}", run.stderr);
+        assert!(!run.stderr.contains("invalid characters"), "{}", run.stderr);
+    }
+    // From the environment: the variable is named, and `--today` is not blamed.
+    let out = s
+        .env
+        .command(&s.dir)
+        .env("CONTRACTS_TODAY", "tomorrow")
+        .arg("status")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("CONTRACTS_TODAY=`tomorrow`: expected a date YYYY-MM-DD"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--today"), "{stderr}");
+    // In a draft: a quoted day names the file, line and column and says "unquoted".
+    let text = draft(
+        "roads",
+        "1.2.0",
+        Some("1.1.0"),
+        "\"15/01/2027\"",
+        None,
+        &[],
+        CLAUSES_V1,
+    );
+    let run = s.propose(&text, "Quoted.");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("draft.toml:4:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "valid_from: expected a date YYYY-MM-DD such as 2027-03-05 (unquoted in TOML), found \
+             the string \"15/01/2027\""
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_draft_that_is_not_utf8_is_named_with_its_byte_offset() {
+    let s = Store::new();
+    s.with_roads();
+    let mut bytes = draft(
+        "roads",
+        "1.2.0",
+        Some("1.1.0"),
+        "2026-05-01",
+        None,
+        &[],
+        CLAUSES_V1,
+    )
+    .into_bytes();
+    let at = bytes.len();
+    bytes.extend_from_slice(b"# caf\xe9\n");
+    let path = s.env.home().join("latin1.toml");
+    std::fs::write(&path, &bytes).unwrap();
+    let p = path.to_str().unwrap();
+    let before = s.snapshot();
+    for args in [
+        vec!["propose", p, "--rationale", "x"],
+        vec!["diff", "roads@1.1.0", p],
+        vec!["backtest", p],
+    ] {
+        let run = s.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        let offset = format!("byte offset {}", at + 5);
+        assert!(
+            run.stderr.contains(p) && run.stderr.contains(&offset),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(s.snapshot(), before);
 }

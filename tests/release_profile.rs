@@ -786,3 +786,47 @@ fn one_huge_geojson_geometry_is_streamed_in_bounded_memory() {
     // Worked out from the generator: x runs over -179.5..=179.5, y over -84.75..=84.25.
     assert_eq!(envelope(&p), [-179.5, -84.75, 179.5, 84.25]);
 }
+
+#[test]
+fn a_geojson_file_holds_one_text_and_a_feature_holds_one_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = std::fs::read(data("naturalearth/countries.geojson")).unwrap();
+    let mut twice = one.clone();
+    twice.extend_from_slice(&one);
+    // Concatenated by mistake: an error at the second text, not 354 features.
+    for name in ["twice.geojson", "twice.json"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &twice).unwrap();
+        let (code, _, stderr) = profile_with_stderr(&path);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        // The second text starts where the first file's bytes end.
+        let at = one.len();
+        assert!(
+            stderr.contains(&format!(
+                "content after the GeoJSON text, at byte offset {at}"
+            )),
+            "{name}: {stderr}"
+        );
+    }
+    // Named as a sequence, the same bytes are two collections: 2 × 177 features.
+    let path = dir.path().join("twice.geojsonl");
+    std::fs::write(&path, &twice).unwrap();
+    assert_eq!(profile(&path)["feature_count"], 354);
+
+    // A Feature with a foreign `features` member is one feature, with a warning.
+    let path = dir.path().join("feature.geojson");
+    std::fs::write(
+        &path,
+        r#"{"type": "Feature", "properties": {"n": 1}, "geometry": {"type": "Point", "coordinates": [1, 2]},
+ "features": [{"type": "Feature", "properties": {"n": 2}, "geometry": {"type": "Point", "coordinates": [3, 4]}},
+              {"type": "Feature", "properties": {"n": 3}, "geometry": {"type": "Point", "coordinates": [5, 6]}}]}"#,
+    )
+    .unwrap();
+    let (code, p, stderr) = profile_with_stderr(&path);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(p["feature_count"], 1, "{p}");
+    assert!(
+        stderr.contains("a Feature has a `features` member; it is a foreign member"),
+        "{stderr}"
+    );
+}

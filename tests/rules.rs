@@ -2,7 +2,7 @@
 //!
 //! Each file in `tests/fixtures/rules/` holds the cases of one clause: an old and a new value
 //! (either may be absent), the advisory status on each side, and the direction and verdict
-//! SPEC §4 demands. The expectations were written from the spec's tables, not from the tool's
+//! the verdict table demands. The expectations were written from the documented tables, not from the tool's
 //! output. A guard test fails when a built-in clause has no fixture, lacks a case for a
 //! direction its kind can take, or has no row in the README's clause table.
 //!
@@ -369,7 +369,7 @@ fn every_validation_fixture_gives_the_result_the_readme_demands() {
 #[test]
 fn the_verdict_table_is_the_specs() {
     use contracts::model::{verdict, Direction as D};
-    // SPEC §4, row by row.
+    // The verdict table, row by row.
     let rows = [
         (Kind::Widening, D::Grew, Verdict::Compatible),
         (Kind::Widening, D::Shrank, Verdict::Breaking),

@@ -25,7 +25,7 @@ pub struct Args {
     draft: PathBuf,
     /// Replay on the releases validated on or after this day [default: 365 days before
     /// --today]
-    #[arg(long, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_day)]
     since: Option<NaiveDate>,
 }
 
@@ -42,6 +42,19 @@ pub struct Backtest {
     /// The kind of each clause replayed, for the narrowing warning.
     #[serde(skip)]
     kinds: Vec<Kind>,
+}
+
+impl Backtest {
+    /// No replay at all: for a proposal refused before any rule ran.
+    pub fn none(since: NaiveDate) -> Backtest {
+        Backtest {
+            since,
+            releases: 0,
+            without_profile: 0,
+            clauses: Vec::new(),
+            kinds: Vec::new(),
+        }
+    }
 }
 
 /// The clauses of `draft` a replay is about: those changed or added since `prev` (all of

@@ -7,7 +7,6 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, still_on_by_day};
 use crate::consumers::{classify, Registry, Standing, Status};
 use crate::model::Line;
-use crate::store::StoreError;
 
 /// A gate for CI and cron: can the producer stop publishing LINE of DATASET? Exit 0 when no
 /// subscribed consumer's newest read within `[consumption] lookback_days` is on the line (and
@@ -69,7 +68,7 @@ struct Report<'a> {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
     if store.versions(&args.dataset)?.is_empty() {
-        return Err(StoreError::UnknownDataset(args.dataset.clone()).into());
+        return Err(store.unknown_dataset(&args.dataset).into());
     }
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     let Some(line) = lines.iter().find(|l| l.major == args.line) else {

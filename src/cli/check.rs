@@ -129,7 +129,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     message,
                 )
             };
-            match store.contract(dataset, &v.to_string(), Strictness::Writing) {
+            // A published contract edited later is one finding (above); the rest of the
+            // history is judged by the content it was published with, so the edit does not
+            // also surface as wrong verdicts or a missing file blamed on the original commit.
+            let read = match proof.published.get(&path) {
+                Some(blob) => {
+                    store.contract_in_blob(dataset, &v.to_string(), *blob, Strictness::Writing)
+                }
+                None => store.contract(dataset, &v.to_string(), Strictness::Writing),
+            };
+            match read {
                 Ok(c) => contracts.push(c),
                 Err(StoreError::Toml(e)) => {
                     for mut f in Finding::located(&path, &e) {
@@ -348,8 +357,15 @@ fn uses_findings(
                     None,
                     None,
                     format!(
-                        "consumer `{}` reads dataset `{dataset}`, which the store does not have",
-                        c.name
+                        "consumer `{}` reads dataset `{dataset}`, which the store does not have{}",
+                        c.name,
+                        crate::model::suggest::hint(
+                            dataset,
+                            datasets.iter().map(String::as_str),
+                            "datasets"
+                        )
+                        .map(|h| format!("; {h}"))
+                        .unwrap_or_default()
                     ),
                 ));
                 continue;

@@ -85,11 +85,11 @@ pub fn refusal_findings(refusals: &[Refusal], file: &str, text: &str) -> Vec<Fin
             continue;
         }
         let key = match r {
-            Refusal::NoKind { clause }
+            Refusal::NoKind { clause, .. }
             | Refusal::NotAdvisory { clause, .. }
             | Refusal::WideCrossing { clause, .. } => clause.as_str(),
             Refusal::FirstHasSupersedes { .. } | Refusal::WrongSupersedes { .. } => "supersedes",
-            Refusal::NotNewer { .. } => "version",
+            Refusal::NotNewer { .. } | Refusal::AlreadyPublished { .. } => "version",
             Refusal::FirstHasSunset
             | Refusal::MissingSunset { .. }
             | Refusal::SunsetOnMinor { .. }

@@ -20,12 +20,27 @@ pub struct Context {
     fixed_now: Option<DateTime<FixedOffset>>,
 }
 
+/// The variable that sets the day when `--today` is not given.
+pub const TODAY_ENV: &str = "CONTRACTS_TODAY";
+
 impl Context {
-    pub fn new(cli: &Cli) -> Context {
-        Context {
+    pub fn new(cli: &Cli) -> Result<Context, CommandError> {
+        // `--today`, else the variable, else the clock. The variable is read here (not by
+        // clap) so that its mistakes name it.
+        let from_env = match (cli.today, std::env::var_os(TODAY_ENV)) {
+            (None, Some(v)) if !v.is_empty() => {
+                let text = v.to_string_lossy();
+                Some(
+                    crate::model::parse_day(&text)
+                        .map_err(|e| CommandError::input(format!("{TODAY_ENV}={e}")))?,
+                )
+            }
+            _ => None,
+        };
+        Ok(Context {
             repo: cli.repo.clone(),
             format: cli.format,
-            today: cli.today.unwrap_or_else(|| match cli.now {
+            today: cli.today.or(from_env).unwrap_or_else(|| match cli.now {
                 Some(now) => now.with_timezone(&Utc).date_naive(),
                 None => Utc::now().date_naive(),
             }),
@@ -35,7 +50,7 @@ impl Context {
                 (None, true) => Sync::Off,
                 (None, false) => Sync::Config,
             },
-        }
+        })
     }
 
     /// The instant a record, a claim or a notice is stamped with: the system clock, unless
@@ -159,7 +174,16 @@ pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
     match store.uncommitted(dataset) {
         Ok(files) => {
             for f in files.iter().take(SHOWN_UNCOMMITTED) {
-                talkln!("warning: uncommitted changes to {f} are not used; commit them");
+                if is_published_contract(store, f) {
+                    // Committing the edit would break the immutability `check` proves, so the
+                    // usual hint would lead the user into a failing store.
+                    talkln!(
+                        "warning: {f} is a published contract, and published contracts never \
+                         change: restore it with `git checkout -- {f}` and propose a new version"
+                    );
+                } else {
+                    talkln!("warning: uncommitted changes to {f} are not used; commit them");
+                }
             }
             if files.len() > SHOWN_UNCOMMITTED {
                 talkln!(
@@ -172,8 +196,17 @@ pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
     }
 }
 
+/// Whether a store path is a contract file that HEAD already holds (one `propose` published).
+fn is_published_contract(store: &Store, path: &str) -> bool {
+    path.starts_with("contracts/")
+        && path.ends_with(".toml")
+        && matches!(store.read(path), Ok(Some(_)))
+}
+
 /// Read a file the user named: a missing or unreadable file is bad input (exit 2).
 pub fn read_input(path: &Path) -> Result<String, CommandError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CommandError::input(format!("cannot read {}: {e}", path.display())))
+    let bytes = std::fs::read(path)
+        .map_err(|e| CommandError::input(format!("cannot read {}: {e}", path.display())))?;
+    // Bad UTF-8 has no line to point at, so it is named by its byte offset, as in store files.
+    crate::store::utf8(bytes, &path.display().to_string()).map_err(CommandError::from)
 }

@@ -1,4 +1,4 @@
-//! One classified error for every command (SPEC §8 exit codes): the library's typed errors are
+//! One classified error for every command (docs/src/reference/exit-codes.md): the library's typed errors are
 //! mapped here, once, to a class, a message and an optional hint.
 
 use std::process::ExitCode;
@@ -152,6 +152,10 @@ impl From<StoreError> for CommandError {
             StoreError::NotAStore { .. } => {
                 Some("run `contracts init`, or point --repo at a store".to_string())
             }
+            StoreError::Git(GitError::NoRepository { .. }) => Some(
+                "run `contracts init DIR` to make a store, or run inside one (or pass --repo DIR)"
+                    .to_string(),
+            ),
             StoreError::Git(GitError::Open { .. }) => {
                 Some("run inside a store's repository, or pass --repo DIR".to_string())
             }

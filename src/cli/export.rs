@@ -3,7 +3,6 @@ use std::path::PathBuf;
 use super::{CommandError, Context, Outcome};
 use crate::model::Strictness;
 use crate::render::odcs::{document, status_word, yaml};
-use crate::store::StoreError;
 
 /// Export a contract to another standard's format.
 #[derive(Debug, clap::Args)]
@@ -40,7 +39,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             let versions = store.versions(&a.target)?;
             let newest = versions
                 .last()
-                .ok_or_else(|| StoreError::UnknownDataset(a.target.clone()))?;
+                .ok_or_else(|| store.unknown_dataset(&a.target))?;
             (a.target.clone(), newest.to_string())
         }
     };

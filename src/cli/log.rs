@@ -3,7 +3,7 @@ use serde::Serialize;
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::history::{ChangeRecord, SunsetRecord};
-use crate::store::{layout, Store, StoreError};
+use crate::store::{layout, Store};
 
 /// The change records and sunset events, each with the commit that recorded it (id, author,
 /// date), newest first.
@@ -39,7 +39,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let datasets = match &args.dataset {
         Some(d) => {
             if store.versions(d)?.is_empty() {
-                return Err(StoreError::UnknownDataset(d.clone()).into());
+                return Err(store.unknown_dataset(&d).into());
             }
             vec![d.clone()]
         }

@@ -1,6 +1,6 @@
 //! The command line. Each subcommand lives in its own file with its clap `Args` (whose doc
 //! comment is the help text) and one `run` function that computes a plain value, renders it,
-//! and only then acts. Errors are classified once, here, into the exit codes of SPEC §8.
+//! and only then acts. Errors are classified once, here, into the exit codes of docs/src/reference/exit-codes.md.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,12 +78,15 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// The day every date rule is evaluated on [default: today's UTC date]
+    /// The day every date rule is evaluated on [default: $CONTRACTS_TODAY, else today's UTC
+    /// date]
+    // The variable is read by `Context`, not by clap, so that a bad value is blamed on the
+    // variable rather than on a `--today` the user never passed.
     #[arg(
         long,
         global = true,
-        env = "CONTRACTS_TODAY",
-        value_name = "YYYY-MM-DD"
+        value_name = "YYYY-MM-DD",
+        value_parser = parse_day
     )]
     pub today: Option<NaiveDate>,
 
@@ -113,6 +116,12 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// A calendar day as the user types it, with an error in the user's words rather than the
+/// date parser's ("trailing input", "invalid characters").
+pub fn parse_day(text: &str) -> Result<NaiveDate, String> {
+    crate::model::parse_day(text)
 }
 
 /// When to colour table cells.
@@ -257,7 +266,13 @@ pub fn main() -> ExitCode {
         }
     };
     output::set_colour(cli.color.resolve());
-    let ctx = Context::new(&cli);
+    let ctx = match Context::new(&cli) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            out_err(&e);
+            return e.kind.exit_code();
+        }
+    };
     if let Err(e) = cli.command.refuse_format(cli.format) {
         out_err(&e);
         return e.kind.exit_code();

@@ -10,7 +10,7 @@ use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;
 use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
-use crate::model::{lines, parse_contract, Bump, Change, Contract, Strictness};
+use crate::model::{lines, parse_contract, Bump, Change, ChangeSet, Contract, Strictness};
 use crate::store::{layout, Edit, Step};
 
 /// What the rules said at the HEAD the last attempt read.
@@ -43,7 +43,7 @@ pub struct Args {
     dry_run: bool,
     /// Backtest the changed and added clauses on the releases validated on or after this day
     /// [default: 365 days before --today]
-    #[arg(long, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_day)]
     since: Option<chrono::NaiveDate>,
 }
 
@@ -115,6 +115,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             store.contracts(&dataset, Strictness::Writing)?
         };
         let history = store.history(&dataset)?;
+        if existing.iter().any(|c| c.version == draft.version) {
+            let refusal = already_published(store, &history, &draft)?;
+            let step = RuleStep {
+                changes: ChangeSet {
+                    changes: Vec::new(),
+                    required: Bump::None,
+                },
+                bump: Bump::None,
+                refusals: Vec::new(),
+            };
+            let backtest = super::backtest::Backtest::none(ctx.today);
+            return Ok(Step::Nothing(Decided {
+                draft,
+                prev: None,
+                step,
+                refusals: vec![refusal],
+                recs: Vec::new(),
+                registry: super::impact::registry_of(store)?,
+                backtest,
+            }));
+        }
         let prev = existing.last().cloned();
 
         let step = check_step(prev.as_ref(), &draft, &store.config().policy);
@@ -123,6 +144,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             .keys()
             .map(|clause| Refusal::NoKind {
                 clause: clause.clone(),
+                nearest: crate::model::suggest::nearest(
+                    clause,
+                    store.config().kinds.iter().map(|k| k.name.as_str()),
+                )
+                .map(str::to_string),
             })
             .collect();
         refusals.extend(step.refusals.iter().cloned());
@@ -269,6 +295,30 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::Clean)
 }
 
+/// The refusal of a draft whose version the store already holds, naming when and where it
+/// was published (the commit that appended its first change record).
+fn already_published(
+    store: &crate::store::Store,
+    history: &crate::model::history::History,
+    draft: &Contract,
+) -> Result<Refusal, CommandError> {
+    let version = draft.version.to_string();
+    let index = history.change.iter().position(|r| r.to == version);
+    let on = index.map(|i| history.change[i].at.date_naive());
+    let commit = match index {
+        Some(i) => store
+            .record_origins(Some(&draft.dataset))?
+            .get(&(layout::history(&draft.dataset), "[[change]]", i))
+            .map(|o| o.id.chars().take(12).collect()),
+        None => None,
+    };
+    Ok(Refusal::AlreadyPublished {
+        version: draft.version.clone(),
+        on,
+        commit,
+    })
+}
+
 fn print_text(r: &Report) {
     match &r.supersedes {
         Some(s) => outln!("{} {} -> {}", r.dataset, s, r.version),
@@ -289,7 +339,7 @@ fn print_text(r: &Report) {
         );
     }
     outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
-    if r.supersedes.is_some() {
+    if r.supersedes.is_some() && r.bump.is_some() {
         outln!();
         super::impact::print_verdicts(r.dataset, &r.consumers);
     }

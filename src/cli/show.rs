@@ -5,7 +5,7 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
 use crate::model::{Check, Strictness, SunsetSource};
 
-/// How `validate` reads a contract, stated once (SPEC §5).
+/// How `validate` reads a contract, stated once (docs/src/commands/validate.md).
 pub const READING_RULES: &str = "\
 How releases are validated against this contract:
   - a clause this build cannot evaluate is reported as not evaluated and never fails a release;
@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             let versions = store.versions(&args.target)?;
             let newest = versions
                 .last()
-                .ok_or_else(|| crate::store::StoreError::UnknownDataset(args.target.clone()))?;
+                .ok_or_else(|| store.unknown_dataset(&args.target))?;
             (args.target.clone(), newest.to_string())
         }
     };

@@ -7,7 +7,7 @@ use super::consumption::{registry, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, Status};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 /// Live lines per dataset on `--today`: the current version of each, the window dates and the
 /// days left to a sunset. Lines that have not opened yet are shown as upcoming; retired lines
@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     for dataset in &datasets {
         let versions = store.versions(dataset)?;
         if versions.is_empty() {
-            return Err(StoreError::UnknownDataset(dataset.clone()).into());
+            return Err(store.unknown_dataset(&dataset).into());
         }
         for line in store.lines(dataset)? {
             let state = if line.is_live(ctx.today) {

@@ -19,7 +19,7 @@ pub struct Args {
     /// The line (major version number)
     line: u64,
     /// The new sunset: the first day the line is no longer live
-    #[arg(long, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_day)]
     on: NaiveDate,
     /// Why: recorded with the event
     #[arg(long)]

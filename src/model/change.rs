@@ -1,4 +1,4 @@
-//! The change derivation of SPEC §4: for each clause, old vs new gives a direction, and kind
+//! The change derivation of the clause table (docs/src/reference/contract.md): for each clause, old vs new gives a direction, and kind
 //! plus direction gives a verdict. Nothing here is a judgement call; that is the point.
 
 use std::fmt;
@@ -73,7 +73,7 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// The verdict table of SPEC §4, as one function of kind and direction.
+/// The verdict table (docs/src/reference/contract.md), as one function of kind and direction.
 pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
     use Direction as D;
     match (kind, direction) {

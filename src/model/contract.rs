@@ -1,4 +1,4 @@
-//! The contract file (SPEC §3): parsed strictly, then validated into a typed value before any
+//! The contract file (docs/src/reference/contract.md): parsed strictly, then validated into a typed value before any
 //! rule looks at it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,8 +65,8 @@ struct RawContract {
     dataset: Spanned<String>,
     version: Spanned<String>,
     supersedes: Option<Spanned<String>>,
-    valid_from: Spanned<toml::value::Datetime>,
-    sunset: Option<Spanned<toml::value::Datetime>>,
+    valid_from: Spanned<toml::Value>,
+    sunset: Option<Spanned<toml::Value>>,
     description: Option<String>,
     advisory: Option<Vec<Spanned<String>>>,
     /// Bbox clauses that cross the antimeridian wider than 180° on purpose.
@@ -87,18 +87,7 @@ pub fn is_dataset_name(name: &str) -> bool {
             .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
 }
 
-/// A TOML date (no time, no offset) as a calendar date.
-pub fn toml_date(d: &toml::value::Datetime) -> Result<NaiveDate, String> {
-    match (d.date, d.time, d.offset) {
-        (Some(date), None, None) => NaiveDate::from_ymd_opt(
-            i32::from(date.year),
-            u32::from(date.month),
-            u32::from(date.day),
-        )
-        .ok_or_else(|| format!("{d} is not a calendar date")),
-        _ => Err(format!("expected a date like 2027-01-01, found {d}")),
-    }
-}
+pub use super::day::toml_date;
 
 /// Parse and validate a contract. `file` names it in errors; every error carries the line and
 /// column of the offending value.
@@ -144,7 +133,7 @@ pub fn parse_contract(
             );
         }
     }
-    let mut date_of = |d: &Spanned<toml::value::Datetime>, what: &str| match toml_date(d.get_ref())
+    let mut date_of = |d: &Spanned<toml::Value>, what: &str| match super::day::toml_day(d.get_ref())
     {
         Ok(date) => Some(date),
         Err(e) => {

@@ -75,7 +75,7 @@ impl Shape {
         }
     }
 
-    /// The shapes a store may give a custom clause (SPEC §4).
+    /// The shapes a store may give a custom clause (docs/src/reference/contract.md).
     pub const CUSTOM: [Shape; 7] = [
         Shape::Bbox,
         Shape::Set,
@@ -197,7 +197,7 @@ pub struct Builtin {
     pub checks: &'static str,
 }
 
-/// The built-in clause table of SPEC §4.
+/// The built-in clause table (docs/src/reference/contract.md).
 pub const BUILTIN: &[Builtin] = &[
     Builtin {
         name: "envelope",

@@ -1,4 +1,4 @@
-//! The rules a new contract version must pass (SPEC §4, §5, §7), shared by `propose`, which
+//! The rules a new contract version must pass (docs/src/reference/contract.md), shared by `propose`, which
 //! refuses a draft that breaks one, and `check`, which finds a committed version that does.
 
 use std::fmt;
@@ -16,6 +16,14 @@ use super::window::{first_day_over_two_live, lines, Line, SunsetMove, SunsetSour
 /// Why a version may not follow the one before it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
+    /// The draft's version is already in the store: published contracts never change, so this
+    /// is the one reason given, whatever else the draft would be compared with.
+    AlreadyPublished {
+        version: Version,
+        /// The day its change record was written, and the commit that wrote it, when known.
+        on: Option<chrono::NaiveDate>,
+        commit: Option<String>,
+    },
     FirstHasSupersedes {
         supersedes: Version,
     },
@@ -83,6 +91,8 @@ pub enum Refusal {
     },
     NoKind {
         clause: String,
+        /// The known clause it is nearest to, when it looks like a typo of one.
+        nearest: Option<String>,
     },
 }
 
@@ -96,6 +106,23 @@ fn value(v: &Option<serde_json::Value>) -> String {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Refusal::AlreadyPublished {
+                version,
+                on,
+                commit,
+            } => {
+                write!(f, "{version} is already published")?;
+                match (on, commit) {
+                    (Some(on), Some(c)) => write!(f, " (on {on}, commit {c})")?,
+                    (Some(on), None) => write!(f, " (on {on})")?,
+                    (None, Some(c)) => write!(f, " (commit {c})")?,
+                    (None, None) => {}
+                }
+                write!(
+                    f,
+                    "; published contracts never change: propose a new version instead"
+                )
+            }
             Refusal::FirstHasSupersedes { supersedes } => write!(
                 f,
                 "the first version of a dataset supersedes nothing, but it names `{supersedes}`"
@@ -208,7 +235,18 @@ impl fmt::Display for Refusal {
                  {width:.1}° wide — were minx and maxx swapped? A box that wide on purpose is listed in \
                  wide_antimeridian = [\"{clause}\"]"
             ),
-            Refusal::NoKind { clause } => write!(
+            Refusal::NoKind {
+                clause,
+                nearest: Some(near),
+            } => write!(
+                f,
+                "clause `{clause}` is not a known clause: did you mean `{near}`? (A new custom \
+                 clause must first be declared in contracts.toml [kinds].)"
+            ),
+            Refusal::NoKind {
+                clause,
+                nearest: None,
+            } => write!(
                 f,
                 "clause `{clause}` has no kind: declare it in contracts.toml [kinds] before using it, \
                  or its change rule will be decided under pressure"

@@ -1,4 +1,4 @@
-//! The rules for setting or moving a line's sunset (SPEC §7), shared by `contracts sunset`,
+//! The rules for setting or moving a line's sunset (docs/src/commands/sunset.md), shared by `contracts sunset`,
 //! which refuses a move that breaks one, and `contracts check`, which replays every recorded
 //! move against the same rules.
 //!

@@ -96,6 +96,9 @@ struct State {
     crs_seen: bool,
     /// Read coordinates with [`raw_coords`] (see [`GeometrySeed`]).
     raw: bool,
+    /// Features found in a `features` member of a Feature, a foreign member: not counted
+    /// (as GDAL ignores foreign members), only reported.
+    foreign_features: u64,
 }
 
 fn is_date(s: &[u8]) -> bool {
@@ -149,6 +152,7 @@ impl State {
             crs: None,
             crs_seen: false,
             raw: false,
+            foreign_features: 0,
         }
     }
 
@@ -158,6 +162,7 @@ impl State {
     /// gives one answer whatever the grouping.
     fn absorb(&mut self, part: State) {
         self.acc.absorb(&part.acc);
+        self.foreign_features += part.foreign_features;
         for c in part.columns {
             match self.index.get(&c.name) {
                 Some(&i) => {
@@ -949,6 +954,7 @@ impl<'de> Visitor<'de> for Document<'_> {
         let mut kind: Option<String> = None;
         let mut feature = FeatureParts::default();
         let mut collection = false;
+        let mut features: Option<State> = None;
         let mut geometry = GeometryParts::default();
         let mut scan = GeomScan::default();
         while let Some(key) = map.next_key::<String>()? {
@@ -962,7 +968,12 @@ impl<'de> Visitor<'de> for Document<'_> {
                 "features" => {
                     seen.first("features")?;
                     collection = true;
-                    map.next_value_seed(Features(st))?;
+                    // Read apart: only once `type` says FeatureCollection do they count. In
+                    // a Feature, `features` is a foreign member (GDAL ignores it too).
+                    let mut part = State::part();
+                    part.raw = st.raw;
+                    map.next_value_seed(Features(&mut part))?;
+                    features = Some(part);
                 }
                 "crs" => {
                     seen.first("crs")?;
@@ -1005,8 +1016,14 @@ impl<'de> Visitor<'de> for Document<'_> {
                         "a FeatureCollection has a `geometry` member",
                     ));
                 }
+                if let Some(part) = features {
+                    st.absorb(part);
+                }
             }
             "Feature" => {
+                if let Some(part) = features {
+                    st.foreign_features += part.acc.features.max(1);
+                }
                 st.acc.features += 1;
                 for (k, v) in props {
                     st.property(&k, &v);
@@ -1076,8 +1093,49 @@ fn skip_separators<R: BufRead>(r: &mut R) -> std::io::Result<bool> {
     }
 }
 
-/// Read every GeoJSON text of `r` into `st`; returns how many there were.
-fn read_texts<R: BufRead>(mut r: R, st: &mut State) -> Result<u64, String> {
+/// A buffered reader that knows how many bytes were consumed, to name the offset of content
+/// after a file's one text.
+struct Tracked<R> {
+    inner: R,
+    consumed: u64,
+}
+
+impl<R: BufRead> Read for Tracked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Tracked<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.consumed += n as u64;
+        self.inner.consume(n);
+    }
+}
+
+/// Whether a path names a GeoJSON sequence (many texts) rather than one GeoJSON text.
+pub fn is_sequence(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "geojsonl" | "geojsons" | "ndjson"
+        )
+    })
+}
+
+/// Read every GeoJSON text of `r` into `st`; returns how many there were. Unless `sequence`,
+/// the input holds one text, and anything after it is an error naming its byte offset: a
+/// second collection concatenated by mistake must not count as more features.
+fn read_texts<R: BufRead>(r: R, st: &mut State, sequence: bool) -> Result<u64, String> {
+    let mut r = Tracked {
+        inner: r,
+        consumed: 0,
+    };
     // A UTF-8 byte-order mark is allowed before the first text (RFC 8259 §8.1 lets a parser
     // ignore it; GDAL does).
     let head = r.fill_buf().map_err(|e| e.to_string())?;
@@ -1086,6 +1144,13 @@ fn read_texts<R: BufRead>(mut r: R, st: &mut State) -> Result<u64, String> {
     }
     let mut texts = 0u64;
     while skip_separators(&mut r).map_err(|e| e.to_string())? {
+        if texts == 1 && !sequence {
+            return Err(format!(
+                "content after the GeoJSON text, at byte offset {}: a .geojson or .json file \
+                 holds one text (a sequence of texts is named .geojsonl, .geojsons or .ndjson)",
+                r.consumed
+            ));
+        }
         texts += 1;
         // A fresh parser per text, on the same buffered reader: an object ends at its `}`,
         // so no byte of the next text is consumed.
@@ -1112,18 +1177,30 @@ pub const SEQUENTIAL_VAR: &str = "CONTRACTS_GEOJSON_SEQUENTIAL";
 pub fn read(
     path: &Path,
     progress: &dyn Progress,
+    notes: &mut super::ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
+    let sequence = is_sequence(path);
+    let mut noted = |st: &State| {
+        if st.foreign_features > 0 {
+            notes.warnings.push(format!(
+                "{}: a Feature has a `features` member; it is a foreign member and its \
+                 contents are ignored",
+                path.display()
+            ));
+        }
+    };
     let open = || File::open(path).map_err(io_err(path));
     let file = open()?;
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
     if std::env::var_os(SEQUENTIAL_VAR).is_none() {
-        match read_parallel(file, split::WINDOW, split::BATCH, &mut |n| {
+        match read_parallel(file, split::WINDOW, split::BATCH, sequence, &mut |n| {
             progress.advance(n)
         }) {
             Ok(part) => {
                 let mut st = State::whole();
                 st.absorb(part);
+                noted(&st);
                 return Ok(st.finish());
             }
             // Whatever the pre-scan could not split (an error, a huge single geometry), the
@@ -1132,14 +1209,13 @@ pub fn read(
             Err(_) => progress.start(path, len),
         }
     }
-    read_sequential(open()?, progress).map_err(|e| corrupt(path, F, e))
+    let st = read_sequential(open()?, progress, sequence).map_err(|e| corrupt(path, F, e))?;
+    noted(&st);
+    Ok(st.finish())
 }
 
 /// The sequential reader: one pass with one streaming parser.
-fn read_sequential(
-    file: File,
-    progress: &dyn Progress,
-) -> Result<(Option<String>, Accumulator), String> {
+fn read_sequential(file: File, progress: &dyn Progress, sequence: bool) -> Result<State, String> {
     let reader = BufReader::with_capacity(
         1 << 20,
         Counting {
@@ -1149,8 +1225,8 @@ fn read_sequential(
         },
     );
     let mut st = State::whole();
-    read_texts(reader, &mut st)?;
-    Ok(st.finish())
+    read_texts(reader, &mut st, sequence)?;
+    Ok(st)
 }
 
 /// The features of one [`split::Batch`], wrapped as `[[f1,f2,…]]`.
@@ -1203,9 +1279,10 @@ fn read_parallel<R: Read + Send>(
     file: R,
     window: usize,
     batch: usize,
+    sequence: bool,
     advance: &mut dyn FnMut(u64),
 ) -> Result<State, split::GiveUp> {
-    let mut sp = split::Splitter::new(file, window, batch);
+    let mut sp = split::Splitter::new(file, window, batch, sequence);
     // Several small batches per thread and round: the round ends when its slowest batch
     // does, so a few large ones left a core idle for most of a batch at every round.
     let count = rayon::current_num_threads().max(1) * 16;
@@ -1224,6 +1301,11 @@ fn read_parallel<R: Read + Send>(
         reported = sp.read;
         batches = next?;
     }
+    // A Feature with a `features` member had that member cut out and counted like a
+    // collection's; only the sequential reader, which knows the type first, reads it right.
+    if total.foreign_features > 0 {
+        return Err(split::GiveUp::Unsplittable);
+    }
     Ok(total)
 }
 
@@ -1234,7 +1316,7 @@ mod tests {
 
     fn profile(text: &[u8]) -> Result<State, String> {
         let mut st = State::part();
-        read_texts(text, &mut st)?;
+        read_texts(text, &mut st, true)?;
         Ok(st)
     }
 
@@ -1348,17 +1430,52 @@ mod tests {
         assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..200]);
     }
 
+    #[test]
+    fn a_second_text_in_a_single_text_file_is_an_error_at_its_offset() {
+        let one = r#"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":null,"properties":{}}]}"#;
+        let two = format!("{one}\n{one}\n");
+        let mut st = State::whole();
+        let e = read_texts(two.as_bytes(), &mut st, false).unwrap_err();
+        assert!(
+            e.contains(&format!(
+                "content after the GeoJSON text, at byte offset {}",
+                one.len() + 1
+            )),
+            "{e}"
+        );
+        // The parallel reader gives up on it (and the sequential one then names the place).
+        assert!(read_parallel(two.as_bytes(), 64, 16, false, &mut |_| {}).is_err());
+        // As a sequence, the two texts are two features.
+        assert_eq!(sequential(two.as_bytes()).unwrap().feature_count, 2);
+    }
+
+    #[test]
+    fn a_feature_with_a_features_member_is_one_feature() {
+        let doc = r#"{"type":"Feature","features":[{"type":"Feature","geometry":null,"properties":{}},{"type":"Feature","geometry":null,"properties":{}}],"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"a":1}}"#;
+        let mut st = State::whole();
+        read_texts(doc.as_bytes(), &mut st, false).unwrap();
+        assert_eq!(st.acc.features, 1);
+        assert!(st.foreign_features > 0);
+        // The members in the other order: `features` before `type`.
+        let doc = r#"{"features":[{"type":"Feature","geometry":null,"properties":{}}],"type":"Feature","geometry":null,"properties":{}}"#;
+        let mut st = State::whole();
+        read_texts(doc.as_bytes(), &mut st, false).unwrap();
+        assert_eq!(st.acc.features, 1);
+        // The parallel reader leaves such a file to the sequential one.
+        assert!(read_parallel(doc.as_bytes(), 1 << 20, 1 << 20, false, &mut |_| {}).is_err());
+    }
+
     /// The profile of `text` by the sequential reader.
     fn sequential(text: &[u8]) -> Result<Profile, String> {
         let mut st = State::whole();
-        read_texts(text, &mut st)?;
+        read_texts(text, &mut st, true)?;
         let (crs, acc) = st.finish();
         Ok(acc.into_profile(vec![], "GeoJSON", crs))
     }
 
     /// The profile of `text` by the parallel reader, reading `window` bytes at a time.
     fn parallel(text: &[u8], window: usize, batch: usize) -> Result<Profile, split::GiveUp> {
-        let part = read_parallel(text, window, batch, &mut |_| {})?;
+        let part = read_parallel(text, window, batch, true, &mut |_| {})?;
         let mut st = State::whole();
         st.absorb(part);
         let (crs, acc) = st.finish();

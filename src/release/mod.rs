@@ -182,7 +182,7 @@ pub fn profile_file_with(
         path: path.to_path_buf(),
     })?;
     let (crs, acc) = match format {
-        Format::GeoJson => geojson::read(path, progress)?,
+        Format::GeoJson => geojson::read(path, progress, notes)?,
         Format::FlatGeobuf => fgb::read(path, progress)?,
         Format::Gpkg => gpkg::read(path, opts, progress)?,
         Format::GeoParquet => parquet::read(path, opts, progress, notes)?,

@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use gix::ObjectId;
+
 use serde::Serialize;
 
 use super::{layout, utf8, CommitChanges, Store, StoreError};
@@ -37,6 +39,9 @@ pub struct HistoryProof {
     pub origins: HashMap<String, CommitInfo>,
     /// Each deletion, edit of a published contract and rewrite of an append-only file.
     pub violations: Vec<Violation>,
+    /// The blob each contract file was first added with, for the files a later commit edited:
+    /// the rest of the history is judged by what was published, so one edit is one finding.
+    pub published: HashMap<String, ObjectId>,
 }
 
 /// The two kinds of record a history file holds, by their TOML array header.
@@ -78,6 +83,7 @@ impl Store {
             commits: walk.len(),
             ..HistoryProof::default()
         };
+        let mut first_blob: HashMap<String, ObjectId> = HashMap::new();
         for commit in &walk {
             for change in &commit.changes {
                 let path = &change.path;
@@ -93,8 +99,11 @@ impl Store {
                 };
                 let is_contract = path.starts_with(&format!("{}/", layout::CONTRACTS));
                 match (change.old, change.new) {
-                    (None, Some(_)) => {
+                    (None, Some(new)) => {
                         proof.origins.insert(path.clone(), info(commit));
+                        if is_contract {
+                            first_blob.entry(path.clone()).or_insert(new);
+                        }
                     }
                     (Some(_), None) if is_contract => {
                         violation("a published contract was deleted");
@@ -102,6 +111,9 @@ impl Store {
                     (Some(_), None) => violation("an append-only file was deleted"),
                     (Some(_), Some(_)) if is_contract => {
                         violation("a published contract was edited");
+                        if let Some(first) = first_blob.get(path) {
+                            proof.published.insert(path.clone(), *first);
+                        }
                     }
                     (Some(old), Some(new)) => {
                         let old = utf8(self.repo.blob(old)?, path)?;

@@ -9,7 +9,7 @@
 //!
 //! Everything goes through `gix`, except fetching from and pushing to a remote (`remote`), which
 //! gix 0.90 cannot do and which run the `git` executable. The write path follows one rule
-//! (SPEC §2): objects first, then the branch ref is moved with a compare-and-swap on the parent
+//! (docs/src/reference/store-files.md): objects first, then the branch ref is moved with a compare-and-swap on the parent
 //! the caller read, and only then are the work tree and index touched. A writer that crashes, or
 //! that loses the race, therefore leaves the store exactly as it was apart from unreachable
 //! objects, which `git gc` removes and nothing ever reads.
@@ -125,6 +125,20 @@ impl Repo {
 
     /// Open the repository whose work tree contains `dir` (searching upward from `dir`).
     pub fn open(dir: &Path) -> Result<Repo, GitError> {
+        // gix's error is opaque, so "no repository up to the root" is told apart here: that is
+        // the user's being in the wrong folder (input), not a fault of git. A `.git` entry (a
+        // folder, or a file for worktrees) in the folder or an ancestor is what git looks for.
+        let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let is_git_dir = |d: &Path| d.join("HEAD").is_file() && d.join("objects").is_dir();
+        if std::env::var_os("GIT_DIR").is_none()
+            && !start
+                .ancestors()
+                .any(|d| d.join(".git").exists() || is_git_dir(d))
+        {
+            return Err(GitError::NoRepository {
+                path: dir.to_path_buf(),
+            });
+        }
         let repo = gix::discover(dir).map_err(|source| GitError::Open {
             path: dir.to_path_buf(),
             source,

@@ -1,4 +1,4 @@
-//! The store: contracts, change history, ledgers and config in a git repository (SPEC §2).
+//! The store: contracts, change history, ledgers and config in a git repository (docs/src/reference/store-files.md).
 //!
 //! Every read is at one commit, HEAD as it was when the store was opened, through gix: what a
 //! command judges is what is committed, never a half-edited working tree. Every write is one
@@ -68,8 +68,9 @@ pub enum StoreError {
     AlreadyAStore { path: PathBuf },
     #[error("`{0}` is not a valid dataset name ([a-z0-9][a-z0-9_-]{{0,63}})")]
     BadDataset(String),
-    #[error("dataset `{0}` has no contract in this store")]
-    UnknownDataset(String),
+    /// `hint` is empty, or a "did you mean" or the list of datasets, with its separator.
+    #[error("dataset `{dataset}` has no contract in this store{hint}")]
+    UnknownDataset { dataset: String, hint: String },
     #[error("dataset `{dataset}` has no version {version}")]
     UnknownVersion { dataset: String, version: String },
     #[error("{path}: the file says dataset `{dataset}` version {version}; its path must match")]
@@ -277,6 +278,20 @@ impl Store {
         Ok(out)
     }
 
+    /// The error for a dataset this store has no contract of, with the nearest known name or,
+    /// when there are few, the list of them.
+    pub fn unknown_dataset(&self, dataset: &str) -> StoreError {
+        let known = self.datasets().unwrap_or_default();
+        let hint =
+            crate::model::suggest::hint(dataset, known.iter().map(String::as_str), "datasets")
+                .map(|h| format!("; {h}"))
+                .unwrap_or_default();
+        StoreError::UnknownDataset {
+            dataset: dataset.to_string(),
+            hint,
+        }
+    }
+
     /// One contract version, checked against its path.
     pub fn contract(
         &self,
@@ -284,7 +299,6 @@ impl Store {
         version: &str,
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
-        let path = layout::contract(dataset, version);
         let file = format!("{version}.toml");
         let id = self
             .dataset_files(dataset)?
@@ -295,6 +309,19 @@ impl Store {
                 dataset: dataset.to_string(),
                 version: version.to_string(),
             })?;
+        self.contract_in_blob(dataset, version, id, strictness)
+    }
+
+    /// One contract version as held by a blob: HEAD's, or the content it was published with
+    /// when a later commit edited it (`check` judges the history by what was published).
+    pub fn contract_in_blob(
+        &self,
+        dataset: &str,
+        version: &str,
+        id: ObjectId,
+        strictness: Strictness,
+    ) -> Result<Contract, StoreError> {
+        let path = layout::contract(dataset, version);
         let text = self.text(id, &path)?;
         let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
         if c.dataset != dataset || c.version.to_string() != version {
@@ -315,7 +342,7 @@ impl Store {
     ) -> Result<Vec<Contract>, StoreError> {
         let versions = self.versions(dataset)?;
         if versions.is_empty() {
-            return Err(StoreError::UnknownDataset(dataset.to_string()));
+            return Err(self.unknown_dataset(dataset));
         }
         versions
             .iter()
@@ -353,7 +380,7 @@ impl Store {
     pub fn lines(&self, dataset: &str) -> Result<Vec<Line>, StoreError> {
         let versions = self.versions(dataset)?;
         if versions.is_empty() {
-            return Err(StoreError::UnknownDataset(dataset.to_string()));
+            return Err(self.unknown_dataset(dataset));
         }
         let parsed: Vec<Contract> = versions
             .iter()

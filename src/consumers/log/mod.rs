@@ -1,4 +1,4 @@
-//! The consumption log (SPEC §9): JSON Lines, CSV and Parquet files, matched by the globs of
+//! The consumption log (docs/src/reference/consumption-log.md): JSON Lines, CSV and Parquet files, matched by the globs of
 //! `[consumption] sources`, recording each read as `at`, `consumer`, `dataset`, `contract`.
 //!
 //! Logs run to hundreds of millions of lines, so they are streamed: text logs in blocks cut

@@ -159,12 +159,15 @@ pub(super) struct Splitter<R> {
     text_spans: Vec<(usize, usize)>,
     window: usize,
     batch: usize,
+    /// Whether the file may hold several texts; otherwise a second one gives up, and the
+    /// sequential reader names its offset.
+    sequence: bool,
     /// Bytes read, for the progress bar.
     pub(super) read: u64,
 }
 
 impl<R: Read> Splitter<R> {
-    pub(super) fn new(file: R, window: usize, batch: usize) -> Self {
+    pub(super) fn new(file: R, window: usize, batch: usize, sequence: bool) -> Self {
         Splitter {
             file,
             buf: Vec::new(),
@@ -178,6 +181,7 @@ impl<R: Read> Splitter<R> {
             text_spans: Vec::new(),
             window,
             batch,
+            sequence,
             read: 0,
         }
     }
@@ -276,7 +280,7 @@ impl<R: Read> Splitter<R> {
                     self.pos = i;
                     return Ok(false);
                 }
-                if b[i] != b'{' {
+                if b[i] != b'{' || (!self.sequence && self.texts > 0) {
                     return Err(GiveUp::Unsplittable);
                 }
                 match scan_object(b, i + 1, 1, true) {

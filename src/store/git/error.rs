@@ -20,7 +20,11 @@ pub enum GitError {
         #[source]
         source: gix::Error,
     },
-    #[error("{}: not inside a git repository", path.display())]
+    /// No repository in `path` or any folder above it: the user ran the tool in the wrong
+    /// place, which is input, not a fault of git.
+    #[error("{}: not inside a git repository, so not inside a store", path.display())]
+    NoRepository { path: PathBuf },
+    #[error("{}: could not open the git repository", path.display())]
     Open {
         path: PathBuf,
         #[source]
@@ -191,6 +195,7 @@ impl GitError {
                 | GitError::NoIdentity { .. }
                 | GitError::BadDate { .. }
                 | GitError::AlreadyExists { .. }
+                | GitError::NoRepository { .. }
                 | GitError::Symlink { .. }
         )
     }
