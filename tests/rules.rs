@@ -1,9 +1,9 @@
 //! The clause table as data, checked against one fixture pair per rule.
 //!
 //! Each file in `tests/fixtures/rules/` holds the cases of one clause: an old and a new value
-//! (either may be absent), the advisory status on each side, and the direction and verdict
-//! SPEC §4 demands. The expectations were written from the spec's tables, not from the tool's
-//! output. A guard test fails when a built-in clause has no fixture, lacks a case for a
+//! (either may be absent), the advisory status on each side, and the direction and verdict the
+//! verdict table of docs/src/reference/contract.md demands, written from that table, not from the
+//! tool's output. A guard test fails when a built-in clause has no fixture, lacks a case for a
 //! direction its kind can take, or has no row in the clause table of the contract reference
 //! (docs/src/reference/contract.md).
 //!
@@ -371,7 +371,7 @@ fn every_validation_fixture_gives_the_result_the_readme_demands() {
 #[test]
 fn the_verdict_table_is_the_specs() {
     use contracts::model::{verdict, Direction as D};
-    // SPEC §4, row by row.
+    // The verdict table of docs/src/reference/contract.md, row by row.
     let rows = [
         (Kind::Widening, D::Grew, Verdict::Compatible),
         (Kind::Widening, D::Shrank, Verdict::Breaking),

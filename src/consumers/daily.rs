@@ -1,5 +1,5 @@
 //! Day by day: how many consumers were still on an old line on each day of a window, for the
-//! timeline picture (SPEC §8 `timeline`).
+//! timeline picture (docs/src/commands/timeline.md).
 //!
 //! `scan` keeps only the newest read per consumer in one lookback, which answers "who is
 //! still on line N today". The picture needs that answer for every day of a window, so this

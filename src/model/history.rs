@@ -1,4 +1,4 @@
-//! Change records and sunset events: `history/<dataset>.toml` (SPEC §6).
+//! Change records and sunset events: `history/<dataset>.toml` (docs/src/reference/store-files.md).
 //!
 //! The file is append-only. New records are rendered as text and appended to the end, never
 //! re-serialised from a parsed value, so the bytes of every earlier record stay exactly as

@@ -75,7 +75,7 @@ impl Shape {
         }
     }
 
-    /// The shapes a store may give a custom clause (SPEC §4).
+    /// The shapes a store may give a custom clause.
     pub const CUSTOM: [Shape; 7] = [
         Shape::Bbox,
         Shape::Set,
@@ -193,11 +193,11 @@ pub struct Builtin {
     pub domain: Domain,
     pub metric: Option<&'static str>,
     pub check: Check,
-    /// How `validate` decides the clause against a release, for the README and `show`.
+    /// How `validate` decides the clause against a release, for the manual and `show`.
     pub checks: &'static str,
 }
 
-/// The built-in clause table of SPEC §4.
+/// The built-in clause table (docs/src/reference/contract.md).
 pub const BUILTIN: &[Builtin] = &[
     Builtin {
         name: "envelope",

@@ -183,7 +183,7 @@ impl fmt::Display for Dimension {
     }
 }
 
-/// An attribute's type, in the contract's names (SPEC §3).
+/// An attribute's type, in the contract's names (docs/src/reference/contract.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AttrType {

@@ -1,4 +1,4 @@
-//! Lines, live contracts and deprecation windows (SPEC §1, §7).
+//! Lines, live contracts and deprecation windows (docs/src/reference/contract.md).
 //!
 //! A line is every version with one major number. It opens on its first version's
 //! `valid_from` and closes on its sunset, which the next major's first version declares and a

@@ -1,4 +1,4 @@
-//! The sunset notifier: plan -> render -> send (SPEC §9).
+//! The sunset notifier: plan -> render -> send (docs/src/commands/notify.md).
 //!
 //! `plan` decides, purely, who is told what today; `render` turns a notice into subject and
 //! body from templates, on a fuel and size budget; `send` delivers over one SMTP connection,

@@ -1,5 +1,6 @@
-//! The consumption log (SPEC §9): JSON Lines, CSV and Parquet files, matched by the globs of
-//! `[consumption] sources`, recording each read as `at`, `consumer`, `dataset`, `contract`.
+//! The consumption log (docs/src/reference/consumption-log.md): JSON Lines, CSV and Parquet
+//! files, matched by the globs of `[consumption] sources`, recording each read as `at`,
+//! `consumer`, `dataset`, `contract`.
 //!
 //! Logs run to hundreds of millions of lines, so they are streamed: text logs in blocks cut
 //! where a line (a CSV record) ends and scanned on all cores ([`scan_blocks`]), Parquet logs by
