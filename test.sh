@@ -3,8 +3,9 @@
 # them. It installs, when missing:
 #   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd;
 #   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb;
-# and needs network to those registries on its first run. Then: cargo fmt --check, cargo clippy
-# -D warnings, cargo test, the daily-run recipes, and `contracts check` on the example store.
+# and needs network to those registries on its first run. Then: the manual's links, cargo fmt
+# --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
+# the example store.
 # Run it as root (or with sudo) on a machine with Rust 1.89+; CI's .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -41,6 +42,9 @@ if ! python3 -m pip --version >/dev/null 2>&1; then
 fi
 python3 -m pip install -q "${PY_PKGS[@]}" 2>/dev/null \
   || python3 -m pip install -q --break-system-packages "${PY_PKGS[@]}"
+
+# Every relative link and #anchor of the README, the manual (docs/src) and bench/*.md resolves.
+python3 docs/check-links.py
 
 cargo --version
 # Lints first: formatting and clippy (with the [lints] table of Cargo.toml) must be clean.

@@ -2,9 +2,10 @@
 """Write a `git fast-import` stream for a benchmark store to stdout.
 
 DATASETS datasets x VERSIONS versions, one commit per proposal, as `contracts propose` would
-make them: each commit adds `contracts/<ds>/<version>.toml` (valid contracts, built-in clauses
-only) and appends its `[[change]]` records (rendered byte for byte like
-`ChangeRecord::to_toml`) to `history/<ds>.toml`. Proposals are interleaved across datasets
+make them: each commit adds `contracts/<ds>/<version>.toml` (valid per
+docs/src/reference/contract.md, built-in clauses only) and appends its `[[change]]` records
+(docs/src/reference/store-files.md, rendered byte for byte like `ChangeRecord::to_toml`) to
+`history/<ds>.toml`. Proposals are interleaved across datasets
 (every dataset's version k before any dataset's version k+1), like a busy platform.
 
 The evolution of each dataset, for VERSIONS = 20:

@@ -49,7 +49,8 @@ fn the_json_report_carries_every_change_with_direction_and_verdict() {
             "no row {clause} {direction} {verdict} in {rows:?}"
         );
     };
-    // Worked out by hand from the two fixture files and the verdict table of docs/src/reference/contract.md.
+    // Worked out by hand from the two fixture files and the verdict table of
+    // docs/src/reference/contract.md.
     expect("crs", "changed", "breaking");
     expect("units", "changed", "breaking");
     expect("envelope", "shrank", "breaking");

@@ -1,14 +1,15 @@
 //! The clause table as data, checked against one fixture pair per rule.
 //!
 //! Each file in `tests/fixtures/rules/` holds the cases of one clause: an old and a new value
-//! (either may be absent), the advisory status on each side, and the direction and verdict
-//! the verdict table demands. The expectations were written from the documented tables, not from the tool's
-//! output. A guard test fails when a built-in clause has no fixture, lacks a case for a
-//! direction its kind can take, or has no row in the README's clause table.
+//! (either may be absent), the advisory status on each side, and the direction and verdict the
+//! verdict table of docs/src/reference/contract.md demands, written from that table, not from the
+//! tool's output. A guard test fails when a built-in clause has no fixture, lacks a case for a
+//! direction its kind can take, or has no row in the clause table of the contract reference
+//! (docs/src/reference/contract.md).
 //!
 //! Each file in `tests/fixtures/validate/` holds the validation cases of one clause: a clause
 //! value, a profile (a base profile with changes), an optional manifest and the result the
-//! README's "checked as" table demands. The guard test also fails when a built-in clause has
+//! reference's "checked as" table demands. The guard test also fails when a built-in clause has
 //! a check that cannot decide its shape, or no validation fixture with a passing and a failing
 //! case (a not-evaluated case for a clause that is never evaluated).
 
@@ -179,11 +180,12 @@ fn directions_of(kind: Kind) -> &'static [&'static str] {
 }
 
 #[test]
-fn every_builtin_clause_has_a_kind_a_shape_fixtures_for_each_direction_and_a_readme_row() {
+fn every_builtin_clause_has_a_kind_a_shape_fixtures_for_each_direction_and_a_reference_row() {
     let fixtures = fixtures();
     let validation = validation_fixtures();
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md exists");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/reference/contract.md");
+    let reference_text =
+        std::fs::read_to_string(&reference).expect("the contract reference exists");
     let table = KindTable::builtin();
     for b in BUILTIN {
         let spec = table
@@ -204,8 +206,8 @@ fn every_builtin_clause_has_a_kind_a_shape_fixtures_for_each_direction_and_a_rea
         }
         let row = format!("| `{}` | {} | {} |", b.name, b.kind, b.shape);
         assert!(
-            readme.contains(&row),
-            "README.md has no clause-table row `{row}`"
+            reference_text.contains(&row),
+            "docs/src/reference/contract.md has no clause-table row `{row}`"
         );
         assert!(
             b.check.fits(b.shape),
@@ -369,7 +371,7 @@ fn every_validation_fixture_gives_the_result_the_readme_demands() {
 #[test]
 fn the_verdict_table_is_the_specs() {
     use contracts::model::{verdict, Direction as D};
-    // The verdict table, row by row.
+    // The verdict table of docs/src/reference/contract.md, row by row.
     let rows = [
         (Kind::Widening, D::Grew, Verdict::Compatible),
         (Kind::Widening, D::Shrank, Verdict::Breaking),

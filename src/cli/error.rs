@@ -1,5 +1,5 @@
-//! One classified error for every command (docs/src/reference/exit-codes.md): the library's typed errors are
-//! mapped here, once, to a class, a message and an optional hint.
+//! One classified error for every command (docs/src/reference/exit-codes.md): the library's typed
+//! errors are mapped here, once, to a class, a message and an optional hint.
 
 use std::process::ExitCode;
 

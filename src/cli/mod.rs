@@ -1,6 +1,6 @@
-//! The command line. Each subcommand lives in its own file with its clap `Args` (whose doc
-//! comment is the help text) and one `run` function that computes a plain value, renders it,
-//! and only then acts. Errors are classified once, here, into the exit codes of docs/src/reference/exit-codes.md.
+//! The command line. Each subcommand lives in its own file with its clap `Args` (whose doc comment
+//! is the help text) and one `run` function that computes a plain value, renders it, and only then
+//! acts. Errors are classified once, here, into the exit codes of docs/src/reference/exit-codes.md.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

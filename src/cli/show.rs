@@ -5,7 +5,7 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
 use crate::model::{Check, Strictness, SunsetSource};
 
-/// How `validate` reads a contract, stated once (docs/src/commands/validate.md).
+/// How `validate` reads a contract, stated once.
 pub const READING_RULES: &str = "\
 How releases are validated against this contract:
   - a clause this build cannot evaluate is reported as not evaluated and never fails a release;

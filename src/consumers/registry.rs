@@ -1,6 +1,7 @@
-//! The consumer registry, `consumers.toml` (docs/src/reference/consumers-toml.md): who reads the datasets and how to reach
-//! them. Parsed strictly; every contact must be one valid mailbox, because a contact is put
-//! into an email header and a line break there would let a registry entry inject headers.
+//! The consumer registry, `consumers.toml` (docs/src/reference/consumers-toml.md): who reads the
+//! datasets and how to reach them. Parsed strictly; every contact must be one valid mailbox,
+//! because a contact is put into an email header and a line break there would let a registry entry
+//! inject headers.
 
 use std::collections::BTreeMap;
 

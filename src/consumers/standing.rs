@@ -1,5 +1,5 @@
-//! Where each consumer of a dataset stands, from its newest read (docs/src/commands/consumers.md). Pure: the lines,
-//! the registry and the newest reads come in; a sorted list of standings goes out.
+//! Where each consumer of a dataset stands, from its newest read (docs/src/commands/consumers.md).
+//! Pure: the lines, the registry and the newest reads come in; a sorted list of standings goes out.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -1,5 +1,6 @@
-//! The change derivation of the clause table (docs/src/reference/contract.md): for each clause, old vs new gives a direction, and kind
-//! plus direction gives a verdict. Nothing here is a judgement call; that is the point.
+//! The change derivation of docs/src/reference/contract.md: for each clause, old vs new gives a
+//! direction, and kind plus direction gives a verdict. Nothing here is a judgement call; that is
+//! the point.
 
 use std::fmt;
 
@@ -73,7 +74,7 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// The verdict table (docs/src/reference/contract.md), as one function of kind and direction.
+/// The verdict table of docs/src/reference/contract.md, as one function of kind and direction.
 pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
     use Direction as D;
     match (kind, direction) {

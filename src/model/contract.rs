@@ -1,5 +1,5 @@
-//! The contract file (docs/src/reference/contract.md): parsed strictly, then validated into a typed value before any
-//! rule looks at it.
+//! The contract file (docs/src/reference/contract.md): parsed strictly, then validated into a typed
+//! value before any rule looks at it.
 
 use std::collections::{BTreeMap, BTreeSet};
 

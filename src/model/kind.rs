@@ -75,7 +75,7 @@ impl Shape {
         }
     }
 
-    /// The shapes a store may give a custom clause (docs/src/reference/contract.md).
+    /// The shapes a store may give a custom clause.
     pub const CUSTOM: [Shape; 7] = [
         Shape::Bbox,
         Shape::Set,
@@ -193,7 +193,7 @@ pub struct Builtin {
     pub domain: Domain,
     pub metric: Option<&'static str>,
     pub check: Check,
-    /// How `validate` decides the clause against a release, for the README and `show`.
+    /// How `validate` decides the clause against a release, for the manual and `show`.
     pub checks: &'static str,
 }
 

@@ -1,5 +1,5 @@
-//! The rules a new contract version must pass (docs/src/reference/contract.md), shared by `propose`, which
-//! refuses a draft that breaks one, and `check`, which finds a committed version that does.
+//! The rules a new contract version must pass (docs/src/commands/propose.md), shared by `propose`,
+//! which refuses a draft that breaks one, and `check`, which finds a committed version that does.
 
 use std::fmt;
 

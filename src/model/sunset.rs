@@ -1,6 +1,6 @@
-//! The rules for setting or moving a line's sunset (docs/src/commands/sunset.md), shared by `contracts sunset`,
-//! which refuses a move that breaks one, and `contracts check`, which replays every recorded
-//! move against the same rules.
+//! The rules for setting or moving a line's sunset (docs/src/commands/sunset.md), shared by
+//! `contracts sunset`, which refuses a move that breaks one, and `contracts check`, which replays
+//! every recorded move against the same rules.
 //!
 //! A sunset is a promise to consumers, so it is one value per line — the effective sunset of
 //! [`super::window::lines`] — and every rule is about that value: it may move later, never

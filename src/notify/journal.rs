@@ -11,7 +11,7 @@
 //! claim reads the dead run's journal first: a notice in it is confirmed in the ledger without
 //! being sent again. Only the notice whose SMTP transaction the kill interrupted (accepted by
 //! the relay, not yet journalled) can go out twice, with the same Message-ID. A claim taken
-//! over on another host has no journal there and is resent, as the README says.
+//! over on another host has no journal there and is resent, as docs/src/commands/notify.md says.
 
 use std::collections::HashMap;
 use std::io::Write;

@@ -1,7 +1,7 @@
-//! Who gets which notice today (docs/src/commands/notify.md). Pure: the day, the `[notify]` settings, each
-//! windowed line with the consumers still on it, and the ledger of notices already sent come in;
-//! the list of notices to send goes out. No clock, no files, no SMTP, so every rule below is a
-//! table test, and `--dry-run` prints exactly what a real run would send.
+//! Who gets which notice today (docs/src/commands/notify.md). Pure: the day, the `[notify]`
+//! settings, each windowed line with the consumers still on it, and the ledger of notices already
+//! sent come in; the list of notices to send goes out. No clock, no files, no SMTP, so every rule
+//! below is a table test, and `--dry-run` prints exactly what a real run would send.
 
 use std::collections::HashSet;
 use std::fmt;

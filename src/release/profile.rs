@@ -1,5 +1,6 @@
 //! The profile of a release: what it actually contains, in the terms a contract speaks
-//! (docs/src/commands/profile.md), and the merge that lets the partitions of one release be profiled apart.
+//! (docs/src/commands/profile.md), and the merge that lets the partitions of one release be
+//! profiled apart.
 //!
 //! A profile keeps counts, not fractions: fractions are derived from the counts whenever a
 //! profile is built or merged, so `merge(profile(A), profile(B))` is exactly `profile(A ∪ B)`
@@ -23,7 +24,7 @@ pub struct AttributeProfile {
     pub null_fraction: f64,
 }
 
-/// What a release contains (docs/src/commands/profile.md).
+/// What a release contains (`profile --format json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {

@@ -1,4 +1,5 @@
-//! Validation of a release against every live contract of its dataset (docs/src/commands/validate.md).
+//! Validation of a release against every live contract of its dataset
+//! (docs/src/commands/validate.md).
 //!
 //! Pure: a profile, an optional manifest and the live contracts go in, a report comes out.
 //! No file, no clock: the caller passes everything, so a validation can be replayed exactly.

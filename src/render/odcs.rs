@@ -1,11 +1,11 @@
 //! A contract as an Open Data Contract Standard v3.1.0 document (`contracts export odcs`).
 //!
-//! ODCS describes tables of properties with quality checks; a spatial contract is a feature
-//! layer with attributes plus promises about geometry, CRS and extent that ODCS has no place
-//! for. Every clause is therefore mapped where ODCS has a place (attributes become
-//! properties, their meanings descriptions, null bounds `nullValues` checks, a feature-count
-//! floor a `rowCount` check) and kept whole as a custom property where it has none, so no
-//! promise is lost in the export. The README's table lists the mapping clause by clause.
+//! ODCS describes tables of properties with quality checks; a spatial contract is a feature layer
+//! with attributes plus promises about geometry, CRS and extent that ODCS has no place for. Every
+//! clause is therefore mapped where ODCS has a place (attributes become properties, their meanings
+//! descriptions, null bounds `nullValues` checks, a feature-count floor a `rowCount` check) and
+//! kept whole as a custom property where it has none, so no promise is lost in the export. The
+//! table of docs/src/commands/export.md lists the mapping clause by clause.
 
 use serde_json::{json, Map, Value};
 

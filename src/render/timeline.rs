@@ -1,7 +1,7 @@
-//! The window picture (docs/src/commands/timeline.md): one lane per contract line from its `valid_from`
-//! to its sunset, the deprecation windows shaded across the lanes, sunset moves, every recorded
-//! release as a mark on the lane of each contract it was validated against (a green dot passed,
-//! a red cross failed), today as a vertical line, and underneath, per window, the number of
+//! The window picture (docs/src/commands/timeline.md): one lane per contract line from its
+//! `valid_from` to its sunset, the deprecation windows shaded across the lanes, sunset moves, every
+//! recorded release as a mark on the lane of each contract it was validated against (a green dot
+//! passed, a red cross failed), today as a vertical line, and underneath, per window, the number of
 //! registered consumers still reading the old line, day by day.
 //!
 //! The picture is built from a plain [`Timeline`] value, so `--format json` prints the same

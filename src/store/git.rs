@@ -9,10 +9,10 @@
 //!
 //! Everything goes through `gix`, except fetching from and pushing to a remote (`remote`), which
 //! gix 0.90 cannot do and which run the `git` executable. The write path follows one rule
-//! (docs/src/reference/store-files.md): objects first, then the branch ref is moved with a compare-and-swap on the parent
-//! the caller read, and only then are the work tree and index touched. A writer that crashes, or
-//! that loses the race, therefore leaves the store exactly as it was apart from unreachable
-//! objects, which `git gc` removes and nothing ever reads.
+//! (docs/src/reference/store-files.md): objects first, then the branch ref is moved with a
+//! compare-and-swap on the parent the caller read, and only then are the work tree and index
+//! touched. A writer that crashes, or that loses the race, therefore leaves the store exactly as it
+//! was apart from unreachable objects, which `git gc` removes and nothing ever reads.
 
 mod checkout;
 mod error;

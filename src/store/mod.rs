@@ -1,4 +1,5 @@
-//! The store: contracts, change history, ledgers and config in a git repository (docs/src/reference/store-files.md).
+//! The store: contracts, change history, ledgers and config in a git repository
+//! (docs/src/reference/store-files.md).
 //!
 //! Every read is at one commit, HEAD as it was when the store was opened, through gix: what a
 //! command judges is what is committed, never a half-edited working tree. Every write is one

@@ -3,7 +3,7 @@
 //! The worst case of a scan (every line a read of the scanned dataset) looks a consumer up
 //! on every line, at random among thousands. With the full [`super::NewestRead`] in a
 //! general map an entry was 96 bytes, so a lookup touched two cache lines and ten thousand
-//! consumers did not fit the core's cache; the lookup was a quarter of the scan. Here an
+//! consumers did not fit the core's cache. Here an
 //! entry is exactly one 64-byte line: the name inline (up to [`HotKey::MAX`] bytes), the
 //! instants as nanoseconds, the versions as numbers in the scan's table of versions. A read
 //! this cannot hold (a longer name, an instant outside 1677–2262, a leap second, an offset

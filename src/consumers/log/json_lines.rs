@@ -162,7 +162,7 @@ pub(super) fn fixed_at(b: &[u8], start: usize) -> Option<([&[u8]; 4], usize)> {
 /// otherwise, or when it does not close). Eight bytes at a time: the first quote, backslash
 /// or byte below 0x20 of a word is found with the usual carry tricks, which are exact for
 /// the lowest such byte (a false hit can only come above a true one). The ASCII answer comes
-/// from the same words (a separate pass over the line was a tenth of the scan).
+/// from the same words, so the line is not read a second time.
 fn plain_string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -201,7 +201,7 @@ fn plain_string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
 
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
 /// count) is small against the ten thousand lines in it, small enough that the kernel copies
-/// into buffers that stay in cache (8 MiB blocks cost a third more system time).
+/// into buffers that stay in cache.
 pub(super) const BLOCK: usize = 1 << 20;
 
 /// JSON Lines files are cut into blocks that end at a line break and scanned in parallel

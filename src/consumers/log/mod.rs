@@ -1,5 +1,6 @@
-//! The consumption log (docs/src/reference/consumption-log.md): JSON Lines, CSV and Parquet files, matched by the globs of
-//! `[consumption] sources`, recording each read as `at`, `consumer`, `dataset`, `contract`.
+//! The consumption log (docs/src/reference/consumption-log.md): JSON Lines, CSV and Parquet
+//! files, matched by the globs of `[consumption] sources`, recording each read as `at`,
+//! `consumer`, `dataset`, `contract`.
 //!
 //! Logs run to hundreds of millions of lines, so they are streamed: text logs in blocks cut
 //! where a line (a CSV record) ends and scanned on all cores ([`scan_blocks`]), Parquet logs by
@@ -435,7 +436,7 @@ fn utc_seconds(b: &[u8]) -> Option<DateTime<FixedOffset>> {
 struct Memo {
     /// `YYYY-MM-DD` of recent `...Z` instants, where they fall and their midnight in
     /// nanoseconds since the epoch, one slot per day of the month: a log's lines are not in
-    /// time order, and parsing the date of every line was a tenth of the worst case.
+    /// time order, and a date seen once is not parsed again.
     days: [Option<([u8; 10], Day, i64)>; 32],
     /// The requested days as days since the epoch, once asked for.
     day_numbers: Option<(i64, i64)>,
@@ -602,7 +603,7 @@ impl Memo {
 }
 
 /// Equality of two short byte strings (names, versions, days) without a call to `memcmp`:
-/// the scan compares a few per line, and the calls were a tenth of its time. Strings of 4
+/// the scan compares a few per line, and a call costs more than the comparison. Strings of 4
 /// to 16 bytes are compared as two overlapping words, shorter ones byte by byte.
 fn short_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
