@@ -638,3 +638,260 @@ pub fn read_access_log<R: BufRead>(
     let outcome = scan.feed(input, &mut on_read, on_malformed);
     (scan.finish(on_read), outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OWNER: &str = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be";
+
+    /// An S3 line in the field order of AWS's "Amazon S3 server access log format".
+    fn s3(time: &str, requester: &str, op: &str, key: &str, status: u16, range: &str) -> String {
+        let method = op.split('.').nth(1).unwrap_or("GET");
+        format!(
+            "{OWNER} open-data [{time} +0000] 203.0.113.8 {requester} 7B4A0FABBEXAMPLE {op} {key} \
+             \"{method} /{key} HTTP/1.1\" {status} - {range} 104857600 25 20 \"-\" \
+             \"GDAL/3.8.4 (Linux x86_64)\" - hostid SigV4 ECDHE-RSA-AES128-GCM-SHA256 \
+             AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+        )
+    }
+
+    fn spec(templates: &[&str]) -> AccessSpec {
+        AccessSpec {
+            templates: templates.iter().map(|t| t.to_string()).collect(),
+            ..AccessSpec::new(AccessFormat::S3Access)
+        }
+    }
+
+    #[test]
+    fn opening_a_geoparquet_file_twice_is_two_reads() {
+        // What GDAL /vsicurl/ (or a Parquet reader) sends when it opens a file: a HEAD, the
+        // footer's last 64 KiB, the metadata, then column chunks, within seconds; the same
+        // file opened again ten minutes later.
+        let role = "arn:aws:sts::123456789012:assumed-role/flood-model/i-0abc";
+        let key = "datasets/roads/v2.0.0/part-00000.parquet";
+        let mut log = String::new();
+        log += &s3(
+            "06/Feb/2019:10:00:00",
+            role,
+            "REST.HEAD.OBJECT",
+            key,
+            200,
+            "-",
+        );
+        for (t, n) in [
+            ("00", 65536),
+            ("01", 16384),
+            ("01", 1048576),
+            ("03", 8388608),
+        ] {
+            log += &s3(
+                &format!("06/Feb/2019:10:00:{t}"),
+                role,
+                "REST.GET.OBJECT",
+                key,
+                206,
+                &n.to_string(),
+            );
+        }
+        log += &s3(
+            "06/Feb/2019:10:10:02",
+            role,
+            "REST.HEAD.OBJECT",
+            key,
+            200,
+            "-",
+        );
+        log += &s3(
+            "06/Feb/2019:10:10:03",
+            role,
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "65536",
+        );
+        // Not reads: a listing, a denied GET, another key, the producer's PUT, a 304.
+        log += &s3(
+            "06/Feb/2019:10:00:05",
+            role,
+            "REST.GET.BUCKET",
+            "-",
+            200,
+            "2048",
+        );
+        log += &s3(
+            "06/Feb/2019:10:00:06",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            403,
+            "243",
+        );
+        log += &s3(
+            "06/Feb/2019:10:00:07",
+            role,
+            "REST.GET.OBJECT",
+            "index.html",
+            200,
+            "5120",
+        );
+        log += &s3(
+            "06/Feb/2019:10:00:08",
+            "arn:aws:iam::123456789012:user/publisher",
+            "REST.PUT.OBJECT",
+            key,
+            200,
+            "-",
+        );
+        log += &s3(
+            "06/Feb/2019:10:30:00",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            304,
+            "-",
+        );
+        // A line cut short, and a blank line.
+        let cut = s3(
+            "06/Feb/2019:10:30:01",
+            role,
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        );
+        log += &cut[..cut.find("GDAL").unwrap()];
+        log += "\n\n";
+
+        let access = AccessLog::new(&spec(&["/datasets/{dataset}/v{contract}/**"])).unwrap();
+        let mut reads = Vec::new();
+        let mut bad = Vec::new();
+        let (stats, outcome) =
+            read_access_log(&access, log.as_bytes(), |r| reads.push(r), |e| bad.push(e));
+        outcome.unwrap();
+        reads.sort_by_key(|r| r.first);
+        let got = reads
+            .iter()
+            .map(|r| {
+                (
+                    r.at_text(),
+                    r.requests,
+                    r.principal.clone(),
+                    r.dataset.as_str(),
+                    r.contract.as_str(),
+                )
+            })
+            .collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "2019-02-06T10:00:03+00:00".to_string(),
+                    5,
+                    Some(role.to_string()),
+                    "roads",
+                    "2.0.0"
+                ),
+                (
+                    "2019-02-06T10:10:03+00:00".to_string(),
+                    2,
+                    Some(role.to_string()),
+                    "roads",
+                    "2.0.0"
+                ),
+                (
+                    "2019-02-06T10:30:00+00:00".to_string(),
+                    1,
+                    None,
+                    "roads",
+                    "2.0.0"
+                ),
+            ]
+        );
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].line, 13, "{bad:?}");
+        assert_eq!(
+            stats,
+            AccessStats {
+                lines: 13,
+                malformed: 1,
+                requests: 8,
+                reads: 3,
+                same_read: 5,
+                not_read: NotRead {
+                    method: 2,
+                    status: 1,
+                    unmatched: 1
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn bursts_run_across_the_files_of_a_scan() {
+        let key = "roads/2.0.0/x.parquet";
+        let a = s3(
+            "06/Feb/2019:23:59:50",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        );
+        let b = s3(
+            "06/Feb/2019:23:59:40",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        ) + &s3(
+            "07/Feb/2019:00:00:20",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        );
+        let access = AccessLog::new(&spec(&["{dataset}/{contract}/*.parquet"])).unwrap();
+        let mut scan = AccessScan::new(&access);
+        let mut reads = Vec::new();
+        for file in [a, b] {
+            scan.feed(file.as_bytes(), |r| reads.push(r), |e| panic!("{e:?}"))
+                .unwrap();
+        }
+        let stats = scan.finish(|r| reads.push(r));
+        assert_eq!(reads.len(), 1, "{reads:?}");
+        assert_eq!(reads[0].first.to_rfc3339(), "2019-02-06T23:59:40+00:00");
+        assert_eq!((stats.requests, stats.reads, stats.same_read), (3, 1, 2));
+    }
+
+    #[test]
+    fn sources_that_cannot_work_are_refused() {
+        let bad = |s: AccessSpec| AccessLog::new(&s).unwrap_err().to_string();
+        assert!(bad(spec(&[])).contains("without `match`"));
+        assert!(bad(spec(&["/d/{dataset}/**"])).contains("captures no contract"));
+        assert!(bad(spec(&["/d/{datset}/**"])).contains("column 4"));
+        let e = bad(AccessSpec {
+            pattern: Some("$status".into()),
+            ..spec(&["{dataset}/{contract}"])
+        });
+        assert!(e.contains("only for"), "{e}");
+        let e = bad(AccessSpec {
+            principal: Some("requestor".into()),
+            ..spec(&["{dataset}/{contract}"])
+        });
+        assert!(e.contains("requester"), "{e}");
+        let ok = AccessSpec {
+            dataset: Some("roads".into()),
+            contract: Some("2.0.0".into()),
+            ..spec(&[])
+        };
+        assert!(AccessLog::new(&ok).is_ok());
+        assert_eq!(
+            AccessFormat::from_name("cloudfront"),
+            Some(AccessFormat::CloudFront)
+        );
+        assert_eq!(AccessFormat::from_name("s3"), None);
+    }
+}
