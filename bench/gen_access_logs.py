@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate a month of Amazon S3 server access logs, as S3 delivers them, for the bench.
 
-Usage: gen_access_logs.py OUT_DIR [--requests N] [--month YYYY-MM] [--prefix P]
+Usage: gen_access_logs.py OUT_DIR [--requests N] [--month YYYY-MM] [--days D] [--prefix P]
                           [--consumers N] [--seed S] [--gzip] [--truth FILE]
                           [--consumers-toml FILE]
 
@@ -131,6 +131,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--requests", type=int, default=10_000_000)
     ap.add_argument("--month", default="2026-11")
+    ap.add_argument("--days", type=int, help="only the first DAYS days of the month")
     ap.add_argument("--prefix", default="logs/access/")
     ap.add_argument("--consumers", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=42)
@@ -141,6 +142,8 @@ def main():
     rnd = random.Random(a.seed)
     year, month = (int(x) for x in a.month.split("-"))
     days = calendar.monthrange(year, month)[1]
+    if a.days:
+        days = min(days, a.days)
     epoch0 = calendar.timegm((year, month, 1, 0, 0, 0))
     minutes = days * 24 * 60
     files = objects(rnd)

@@ -30,8 +30,11 @@ use chrono::{DateTime, FixedOffset};
 
 use super::Hit;
 
-/// How far behind the newest request a request may arrive and still join its burst.
-pub const DEFAULT_REORDER_SECONDS: u64 = 3600;
+/// How far behind the newest request a request may arrive and still join its burst: S3
+/// delivers a log object minutes to hours after its requests, and a scan takes the objects
+/// in the order of their names, which is that of delivery. Open bursts of the last this
+/// many seconds of log time are what the scan holds in memory.
+pub const DEFAULT_REORDER_SECONDS: u64 = 12 * 3600;
 
 /// One read of a dataset: a burst of requests by one principal for one object.
 #[derive(Debug, Clone, PartialEq, Eq)]

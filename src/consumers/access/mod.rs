@@ -593,9 +593,16 @@ pub struct AccessScan<'l> {
 
 impl<'l> AccessScan<'l> {
     pub fn new(log: &'l AccessLog) -> AccessScan<'l> {
+        AccessScan::with_reorder(log, DEFAULT_REORDER_SECONDS)
+    }
+
+    /// A scan whose files may come up to `reorder_seconds` out of time order (S3 delivers
+    /// an object minutes to hours after its requests, so files taken in name order are
+    /// that far out of order) with the same reads as in time order; memory grows with it.
+    pub fn with_reorder(log: &'l AccessLog, reorder_seconds: u64) -> AccessScan<'l> {
         AccessScan {
             log,
-            bursts: Bursts::new(log.same_read_seconds),
+            bursts: Bursts::with_reorder(log.same_read_seconds, reorder_seconds),
             stats: AccessStats::default(),
         }
     }
