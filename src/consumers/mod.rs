@@ -2,6 +2,7 @@
 //! (streamed, never loaded whole) and the classification of each consumer against the lines
 //! of a dataset. Reads files but no git, and takes the day as an argument.
 
+pub mod access;
 pub mod daily;
 pub mod log;
 pub mod registry;

@@ -1,0 +1,424 @@
+//! Range bursts: many requests, one read.
+//!
+//! Opening a remote file is many requests: GDAL's `/vsicurl/`, a Parquet reader or DuckDB
+//! send a HEAD, then ranged GETs for the footer, the metadata and the column chunks, all
+//! within seconds. So a request by one principal for one object within `same_read_seconds`
+//! of that principal's previous request for the same object continues the same read: one
+//! read per burst, however long the burst runs. A request without a principal (anonymous)
+//! continues the burst of the same client address, so that two anonymous readers are two
+//! reads.
+//!
+//! The answer does not depend on the order of the requests: a burst is kept as the span
+//! from its first to its last request, a request within the window of a span joins it (and
+//! may join two spans into one), so the bursts are those of the requests sorted by time.
+//! Memory stays bounded by the bursts still open: a span is closed, and its read handed
+//! out, once the newest request seen is more than `same_read_seconds` plus a reordering
+//! margin ([`DEFAULT_REORDER_SECONDS`]) past its last request. A request that arrives later
+//! than that margin behind the newest one (a log object delivered hours late and read after
+//! later ones) can only start a burst of its own, so it may count a second read where the
+//! sorted log would have counted one; within the margin the order of lines and files does
+//! not matter.
+//!
+//! A read carries the instant of its burst's last request (`at`), which is how recently
+//! the principal read, and its first (`first`). In a summary cut at a boundary (a day, a
+//! file), a burst that spans the boundary counts once on each side: each part is scanned on
+//! its own.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, FixedOffset};
+
+use super::Hit;
+
+/// How far behind the newest request a request may arrive and still join its burst: S3
+/// delivers a log object minutes to hours after its requests, and a scan takes the objects
+/// in the order of their names, which is that of delivery. Open bursts of the last this
+/// many seconds of log time are what the scan holds in memory.
+pub const DEFAULT_REORDER_SECONDS: u64 = 12 * 3600;
+
+/// One read of a dataset: a burst of requests by one principal for one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read {
+    /// The burst's last request, with the offset as written.
+    pub at: DateTime<FixedOffset>,
+    /// The burst's first request.
+    pub first: DateTime<FixedOffset>,
+    /// The requests the burst took.
+    pub requests: u64,
+    /// `None`: anonymous.
+    pub principal: Option<String>,
+    pub dataset: String,
+    pub contract: String,
+    /// The object read (the decoded path or key).
+    pub object: String,
+}
+
+impl Read {
+    /// `at` as RFC 3339 text, with the offset as written (`+00:00` for S3's `+0000`).
+    pub fn at_text(&self) -> String {
+        self.at.to_rfc3339()
+    }
+}
+
+/// One burst: its first and last request.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first: DateTime<FixedOffset>,
+    last: DateTime<FixedOffset>,
+    requests: u64,
+}
+
+/// The open bursts of one principal (or anonymous client) on one object.
+#[derive(Debug)]
+struct Open {
+    principal: Option<String>,
+    dataset: String,
+    contract: String,
+    object: String,
+    /// Disjoint, sorted by time, each gap wider than the window: usually one.
+    spans: Vec<Span>,
+}
+
+/// The bursts of one scan.
+#[derive(Debug)]
+pub struct Bursts {
+    window: i64,
+    reorder: i64,
+    open: HashMap<String, Open>,
+    /// The newest request seen, in seconds since the epoch.
+    newest: Option<i64>,
+    /// When (in `newest`) the open bursts are next swept for closed ones.
+    next_sweep: i64,
+    key: String,
+    reads: u64,
+    continued: u64,
+}
+
+impl Bursts {
+    /// Bursts with a window of `same_read_seconds` and the default reordering margin.
+    pub fn new(same_read_seconds: u64) -> Bursts {
+        Bursts::with_reorder(same_read_seconds, DEFAULT_REORDER_SECONDS)
+    }
+
+    /// Bursts that tolerate requests arriving up to `reorder_seconds` behind the newest.
+    pub fn with_reorder(same_read_seconds: u64, reorder_seconds: u64) -> Bursts {
+        let secs = |s: u64| i64::try_from(s).unwrap_or(i64::MAX / 4).min(i64::MAX / 4);
+        Bursts {
+            window: secs(same_read_seconds),
+            reorder: secs(reorder_seconds),
+            open: HashMap::new(),
+            newest: None,
+            next_sweep: i64::MIN,
+            key: String::new(),
+            reads: 0,
+            continued: 0,
+        }
+    }
+
+    /// Reads counted so far (closed or open).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// Requests that continued a read rather than starting one (net of merges).
+    pub fn continued(&self) -> u64 {
+        self.continued
+    }
+
+    /// The bursts still open (the memory the scan holds).
+    pub fn open(&self) -> usize {
+        self.open.values().map(|o| o.spans.len()).sum()
+    }
+
+    /// Fold in one request that counts; reads whose bursts have closed go to `on_read`.
+    pub fn push(&mut self, hit: &Hit<'_>, on_read: &mut impl FnMut(Read)) {
+        self.key.clear();
+        match &hit.principal {
+            Some(p) => {
+                self.key.push('p');
+                self.key.push_str(p);
+            }
+            None => {
+                self.key.push('a');
+                self.key.push_str(&hit.client);
+            }
+        }
+        self.key.push('\n');
+        self.key.push_str(&hit.object);
+        let t = hit.at;
+        let window = self.window;
+        let (started, merged) = match self.open.get_mut(self.key.as_str()) {
+            Some(open) => join(&mut open.spans, t, window),
+            None => {
+                self.open.insert(
+                    self.key.clone(),
+                    Open {
+                        principal: hit.principal.as_ref().map(|p| p.to_string()),
+                        dataset: hit.dataset.to_string(),
+                        contract: hit.contract.to_string(),
+                        object: hit.object.to_string(),
+                        spans: vec![Span {
+                            first: t,
+                            last: t,
+                            requests: 1,
+                        }],
+                    },
+                );
+                (true, 0)
+            }
+        };
+        // A request that starts a burst is a read; one that joins two bursts undoes one.
+        if started {
+            self.reads += 1;
+        } else {
+            self.continued += 1;
+        }
+        self.reads -= merged;
+        self.continued += merged;
+        let secs = t.timestamp();
+        if self.newest.is_none_or(|n| secs > n) {
+            self.newest = Some(secs);
+        }
+        if secs >= self.next_sweep {
+            self.sweep(on_read);
+        }
+    }
+
+    /// Close the bursts the newest request has left behind.
+    fn sweep(&mut self, on_read: &mut impl FnMut(Read)) {
+        let Some(newest) = self.newest else { return };
+        let horizon = newest
+            .saturating_sub(self.reorder)
+            .saturating_sub(self.window);
+        self.open.retain(|_, open| {
+            let keep = open
+                .spans
+                .iter()
+                .position(|s| s.last.timestamp() >= horizon);
+            let closed = keep.unwrap_or(open.spans.len());
+            for span in open.spans.drain(..closed).collect::<Vec<_>>() {
+                on_read(read_of(open, span));
+            }
+            !open.spans.is_empty()
+        });
+        // Sweeping once per part of the margin keeps each burst's cost to a few visits.
+        self.next_sweep = newest.saturating_add((self.reorder / 4).max(self.window).max(1));
+    }
+
+    /// Close every burst: the end of the scan.
+    pub fn finish(&mut self, mut on_read: impl FnMut(Read)) {
+        for (_, open) in self.open.drain() {
+            for &span in &open.spans {
+                on_read(read_of(&open, span));
+            }
+        }
+    }
+}
+
+fn read_of(open: &Open, span: Span) -> Read {
+    Read {
+        at: span.last,
+        first: span.first,
+        requests: span.requests,
+        principal: open.principal.clone(),
+        dataset: open.dataset.clone(),
+        contract: open.contract.clone(),
+        object: open.object.clone(),
+    }
+}
+
+/// Put `t` into `spans`: `(true, 0)` when it starts a burst, `(false, n)` when it joins one
+/// and so merged `n` others into it. Within one instant the span that ends later keeps the
+/// offset it was written with, so a read's `at` is the same whatever the order.
+fn join(spans: &mut Vec<Span>, t: DateTime<FixedOffset>, window: i64) -> (bool, u64) {
+    let secs = t.timestamp();
+    let near = |s: &Span| {
+        s.first.timestamp().saturating_sub(window) <= secs
+            && secs <= s.last.timestamp().saturating_add(window)
+    };
+    let Some(i) = spans.iter().position(near) else {
+        let at = spans.partition_point(|s| s.last < t);
+        spans.insert(
+            at,
+            Span {
+                first: t,
+                last: t,
+                requests: 1,
+            },
+        );
+        return (true, 0);
+    };
+    let s = &mut spans[i];
+    s.requests += 1;
+    if later(&t, &s.last) {
+        s.last = t;
+    }
+    if later(&s.first, &t) {
+        s.first = t;
+    }
+    let mut merged = 0;
+    while i + 1 < spans.len()
+        && spans[i + 1].first.timestamp().saturating_sub(window) <= spans[i].last.timestamp()
+    {
+        let next = spans.remove(i + 1);
+        let s = &mut spans[i];
+        s.requests += next.requests;
+        if later(&next.last, &s.last) {
+            s.last = next.last;
+        }
+        merged += 1;
+    }
+    (false, merged)
+}
+
+/// Whether `a` is later than `b`, the offset deciding between equal instants (as the
+/// consumption scan orders reads).
+fn later(a: &DateTime<FixedOffset>, b: &DateTime<FixedOffset>) -> bool {
+    (a, a.offset().local_minus_utc()) > (b, b.offset().local_minus_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn at(s: &str) -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339(s).unwrap()
+    }
+
+    fn hit<'a>(t: &str, principal: Option<&'a str>, client: &'a str, object: &'a str) -> Hit<'a> {
+        Hit {
+            at: at(t),
+            principal: principal.map(Cow::Borrowed),
+            client: Cow::Borrowed(client),
+            object: Cow::Borrowed(object),
+            dataset: Cow::Borrowed("roads"),
+            contract: Cow::Borrowed("2.0.0"),
+        }
+    }
+
+    fn run(b: &mut Bursts, hits: &[Hit<'_>]) -> Vec<Read> {
+        let mut out = Vec::new();
+        for h in hits {
+            b.push(h, &mut |r| out.push(r));
+        }
+        b.finish(|r| out.push(r));
+        out.sort_by(|a, b| {
+            (a.first, &a.principal, &a.object).cmp(&(b.first, &b.principal, &b.object))
+        });
+        out
+    }
+
+    #[test]
+    fn a_burst_is_one_read_however_long_it_runs() {
+        // A request every 50 s for 20 minutes, window 60: one read.
+        let hits = (0..25)
+            .map(|i| {
+                let t = at("2024-05-01T10:00:00Z") + chrono::Duration::seconds(50 * i);
+                Hit {
+                    at: t,
+                    ..hit("2024-05-01T10:00:00Z", Some("a"), "ip", "o")
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut b = Bursts::new(60);
+        let reads = run(&mut b, &hits);
+        assert_eq!(reads.len(), 1);
+        assert_eq!(reads[0].requests, 25);
+        assert_eq!(reads[0].first, at("2024-05-01T10:00:00Z"));
+        assert_eq!(reads[0].at, at("2024-05-01T10:20:00Z"));
+        assert_eq!((b.reads(), b.continued()), (1, 24));
+    }
+
+    #[test]
+    fn a_gap_wider_than_the_window_is_a_new_read() {
+        let hits = [
+            hit("2024-05-01T10:00:00Z", Some("a"), "ip", "o"),
+            hit("2024-05-01T10:01:00Z", Some("a"), "ip", "o"),
+            hit("2024-05-01T10:02:01Z", Some("a"), "ip", "o"),
+        ];
+        let reads = run(&mut Bursts::new(60), &hits);
+        assert_eq!(reads.len(), 2, "60 s is within, 61 s is not: {reads:?}");
+        assert_eq!(reads[0].requests, 2);
+    }
+
+    #[test]
+    fn principals_objects_and_anonymous_clients_are_apart() {
+        let hits = [
+            hit("2024-05-01T10:00:00Z", Some("a"), "ip1", "o"),
+            hit("2024-05-01T10:00:01Z", Some("b"), "ip1", "o"),
+            hit("2024-05-01T10:00:02Z", Some("a"), "ip1", "p"),
+            hit("2024-05-01T10:00:03Z", None, "ip1", "o"),
+            hit("2024-05-01T10:00:04Z", None, "ip2", "o"),
+            hit("2024-05-01T10:00:05Z", None, "ip1", "o"),
+            // The principal, not the address, ties a signed request to its burst.
+            hit("2024-05-01T10:00:06Z", Some("a"), "ip9", "o"),
+        ];
+        let reads = run(&mut Bursts::new(60), &hits);
+        assert_eq!(reads.len(), 5, "{reads:?}");
+    }
+
+    #[test]
+    fn the_order_of_the_requests_does_not_change_the_reads() {
+        let times = [
+            "2024-05-01T10:00:00Z",
+            "2024-05-01T10:00:40Z",
+            "2024-05-01T10:01:20Z", // joins the two around it only in time order
+            "2024-05-01T10:05:00Z",
+            "2024-05-01T10:05:30Z",
+            "2024-05-01T11:00:00Z",
+        ];
+        let sorted = run(
+            &mut Bursts::new(60),
+            &times
+                .iter()
+                .map(|t| hit(t, Some("a"), "ip", "o"))
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(sorted.len(), 3);
+        for order in [[5, 0, 3, 2, 4, 1], [2, 5, 4, 1, 3, 0], [1, 2, 0, 5, 3, 4]] {
+            let hits = order
+                .iter()
+                .map(|&i| hit(times[i], Some("a"), "ip", "o"))
+                .collect::<Vec<_>>();
+            let mut b = Bursts::new(60);
+            assert_eq!(run(&mut b, &hits), sorted, "{order:?}");
+            assert_eq!(b.reads(), 3);
+            assert_eq!(b.continued(), 3);
+        }
+    }
+
+    #[test]
+    fn closed_bursts_leave_memory_as_the_log_moves_on() {
+        let mut b = Bursts::with_reorder(60, 600);
+        let mut out = Vec::new();
+        let base = at("2024-05-01T00:00:00Z");
+        let names = (0..500).map(|i| format!("reader-{i}")).collect::<Vec<_>>();
+        for (i, name) in names.iter().enumerate() {
+            // A new reader every 10 minutes of log time, each reading once.
+            let t = base + chrono::Duration::minutes(10 * i as i64);
+            let h = Hit {
+                at: t,
+                ..hit("2024-05-01T00:00:00Z", Some(name), "ip", "o")
+            };
+            b.push(&h, &mut |r| out.push(r));
+            assert!(b.open() <= 4, "{} open at {i}", b.open());
+        }
+        b.finish(|r| out.push(r));
+        assert_eq!(out.len(), 500);
+    }
+
+    #[test]
+    fn a_request_later_than_the_margin_starts_its_own_read() {
+        let mut b = Bursts::with_reorder(60, 600);
+        let hits = [
+            hit("2024-05-01T10:00:00Z", Some("a"), "ip", "o"),
+            hit("2024-05-01T12:00:00Z", Some("b"), "ip", "o"),
+            // Behind the newest by two hours: the first burst is closed already.
+            hit("2024-05-01T10:00:30Z", Some("a"), "ip", "o"),
+        ];
+        assert_eq!(run(&mut b, &hits).len(), 3);
+        let mut b = Bursts::with_reorder(60, 3 * 3600);
+        assert_eq!(run(&mut b, &hits).len(), 2);
+    }
+}

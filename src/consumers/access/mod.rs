@@ -1,0 +1,904 @@
+//! The platforms' own access logs, read as they are written: Amazon S3 server access logs
+//! ([`s3`]), CloudFront standard logs ([`cloudfront`]) and the Apache/nginx combined format
+//! or a custom `log_format` ([`combined`]). This layer turns the bytes of one log into reads
+//! of datasets; the consumption scanner folds the reads in as it folds the lines of a JSON
+//! Lines log.
+//!
+//! Three steps, each its own value, so that files can be parsed on every core and only the
+//! last step is shared:
+//! 1. a format reads a line into a [`Request`] (instant, principal, method, decoded path,
+//!    query, status, and any other field by name);
+//! 2. [`AccessLog::judge`] decides whether the request counts (a successful `GET` or `HEAD`
+//!    of an object whose path a `match` template ([`template`]) maps to a dataset and
+//!    version): a [`Hit`], or the reason it is not a read;
+//! 3. [`Bursts`] ([`burst`]) folds the hits of one principal on one object that follow each
+//!    other within `same_read_seconds` into one [`Read`]: the many ranged GETs of one file
+//!    opened by GDAL, a Parquet reader or DuckDB are one read.
+//!
+//! [`AccessScan`] runs the three over the files of a source. A line that cannot be read is
+//! handed back with its number, counted and skipped; a request that is not a read is only
+//! counted, by reason ([`NotRead`]).
+
+use std::borrow::Cow;
+use std::io::BufRead;
+
+use chrono::{DateTime, FixedOffset};
+use serde::Serialize;
+
+pub mod burst;
+pub mod cloudfront;
+pub mod combined;
+pub mod s3;
+pub mod template;
+mod text;
+
+pub use burst::{Bursts, Read, DEFAULT_REORDER_SECONDS};
+pub use combined::{Pattern, PatternError};
+pub use template::{Captures, Template, TemplateError, Templates};
+
+/// The `format` of an access-log source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum AccessFormat {
+    /// `s3-access`: Amazon S3 server access logs.
+    S3Access,
+    /// `cloudfront`: CloudFront standard logs (tab-separated, `#Fields` header).
+    CloudFront,
+    /// `combined`: the Apache/nginx combined format, or the `pattern` of a custom one.
+    Combined,
+}
+
+impl AccessFormat {
+    /// Every format, by the name a source gives it.
+    pub const ALL: [(&'static str, AccessFormat); 3] = [
+        ("s3-access", AccessFormat::S3Access),
+        ("cloudfront", AccessFormat::CloudFront),
+        ("combined", AccessFormat::Combined),
+    ];
+
+    /// The format a source's `format` value names; `None` for another value.
+    pub fn from_name(name: &str) -> Option<AccessFormat> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
+    }
+
+    /// The name a source gives the format.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessFormat::S3Access => "s3-access",
+            AccessFormat::CloudFront => "cloudfront",
+            AccessFormat::Combined => "combined",
+        }
+    }
+
+    /// The field a principal is read from when the source names none.
+    pub fn default_principal(self) -> &'static str {
+        match self {
+            AccessFormat::S3Access => "requester",
+            AccessFormat::CloudFront => "c-ip",
+            AccessFormat::Combined => "remote_user",
+        }
+    }
+}
+
+/// What an access-log source says about its lines: the keys of its `[[consumption.source]]`
+/// table that this layer reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessSpec {
+    pub format: AccessFormat,
+    /// `principal = "FIELD"`: a field name of the format, `query:NAME` (a query parameter
+    /// of the request) or `header:NAME` (a request header the format logs). `None`: the
+    /// format's default ([`AccessFormat::default_principal`]).
+    pub principal: Option<String>,
+    /// `match`: the templates, first match wins. Empty: every object matches, and the
+    /// source must name both `dataset` and `contract`.
+    pub templates: Vec<String>,
+    /// `pattern`: the fields of a custom `combined` format (only with `combined`).
+    pub pattern: Option<String>,
+    /// `dataset = "..."`: the dataset of every request, where the template captures none.
+    pub dataset: Option<String>,
+    /// `contract = "..."`: the version of every request, where the template captures none.
+    pub contract: Option<String>,
+    /// `same_read_seconds`: a request within this many seconds of the same principal's
+    /// previous request for the same object continues the same read.
+    pub same_read_seconds: u64,
+}
+
+impl AccessSpec {
+    /// A source of `format` with the defaults: the default principal, no templates, 60 s.
+    pub fn new(format: AccessFormat) -> AccessSpec {
+        AccessSpec {
+            format,
+            principal: None,
+            templates: Vec::new(),
+            pattern: None,
+            dataset: None,
+            contract: None,
+            same_read_seconds: 60,
+        }
+    }
+}
+
+/// An access-log source whose keys do not make sense; each names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccessConfigError {
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+    #[error("`pattern` is only for `format = \"combined\"`, not {format:?}")]
+    PatternNotCombined { format: &'static str },
+    #[error("`principal = {principal:?}`: {reason}")]
+    Principal { principal: String, reason: String },
+    #[error(
+        "`match` template {template:?} captures no {what}, and the source names no `{what} = ...`"
+    )]
+    Missing {
+        template: String,
+        what: &'static str,
+    },
+    #[error("a source without `match` must name both `dataset` and `contract`")]
+    NoMatch,
+}
+
+/// A log (or part of one) that cannot be read on.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    #[error("line {line}: {source}")]
+    Io {
+        line: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A CloudFront `#Fields` header that lacks a field the source needs: no line under it
+    /// can be read.
+    #[error("line {line}: the `#Fields` header has no `{field}`")]
+    Fields { line: u64, field: String },
+}
+
+/// A line that is not a request of the format, with its 1-based number and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// Why a request is not a read; each such request counts under one reason, the first of
+/// method, status, unmatched that applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum NotReadReason {
+    /// Not a `GET` or `HEAD` of an object (S3: not `REST.GET.OBJECT` / `REST.HEAD.OBJECT`).
+    Method,
+    /// Neither 2xx nor 304.
+    Status,
+    /// No `match` template maps the path.
+    Unmatched,
+}
+
+/// Counts of requests that are not reads, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NotRead {
+    pub method: u64,
+    pub status: u64,
+    pub unmatched: u64,
+}
+
+impl NotRead {
+    fn count(&mut self, reason: NotReadReason) {
+        match reason {
+            NotReadReason::Method => self.method += 1,
+            NotReadReason::Status => self.status += 1,
+            NotReadReason::Unmatched => self.unmatched += 1,
+        }
+    }
+
+    fn add(&mut self, o: &NotRead) {
+        self.method += o.method;
+        self.status += o.status;
+        self.unmatched += o.unmatched;
+    }
+
+    /// All requests that are not reads.
+    pub fn total(&self) -> u64 {
+        self.method + self.status + self.unmatched
+    }
+}
+
+/// The counts of one scan of access logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AccessStats {
+    /// Lines read, header and blank lines aside.
+    pub lines: u64,
+    pub malformed: u64,
+    /// Requests that count ([`Hit`]s), before bursts are folded.
+    pub requests: u64,
+    /// Reads: bursts of requests (filled in by [`Bursts`]).
+    pub reads: u64,
+    /// Requests that continued a read already counted (`requests - reads` once finished).
+    pub same_read: u64,
+    pub not_read: NotRead,
+}
+
+impl AccessStats {
+    /// Add the counts of another part (a file parsed apart).
+    pub fn add(&mut self, o: &AccessStats) {
+        self.lines += o.lines;
+        self.malformed += o.malformed;
+        self.requests += o.requests;
+        self.reads += o.reads;
+        self.same_read += o.same_read;
+        self.not_read.add(&o.not_read);
+    }
+}
+
+/// How a format finds a principal in a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PrincipalAt {
+    /// The field at this index of the line's fields.
+    Field(usize),
+    /// A query parameter of the request.
+    Query(String),
+}
+
+/// The field names of a line and how its values are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// As written (S3: only the quotes are removed).
+    Plain,
+    /// `%XX` escapes (CloudFront).
+    Percent,
+    /// Backslash escapes (Apache, nginx).
+    Backslash,
+}
+
+/// The fields of one line, by index, to reach any of them by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields<'a> {
+    line: &'a [u8],
+    spans: &'a [(u32, u32)],
+    names: &'a [String],
+    encoding: Encoding,
+}
+
+impl<'a> Fields<'a> {
+    /// The raw text of field `i` as written (quotes and brackets removed).
+    pub(crate) fn raw(&self, i: usize) -> Option<&'a [u8]> {
+        let &(s, e) = self.spans.get(i)?;
+        self.line.get(s as usize..e as usize)
+    }
+
+    /// Field `i` decoded; `None` when the line has no such field or it is `-` (absent).
+    pub(crate) fn value(&self, i: usize) -> Option<Cow<'a, str>> {
+        let raw = self.raw(i)?;
+        if raw == b"-" || raw.is_empty() {
+            return None;
+        }
+        Some(match self.encoding {
+            Encoding::Plain => text::lossy(raw),
+            Encoding::Percent => text::percent_decode(raw, false),
+            Encoding::Backslash => text::unescape(raw),
+        })
+    }
+
+    /// The field named `name`, decoded; `None` when absent or `-`.
+    pub fn get(&self, name: &str) -> Option<Cow<'a, str>> {
+        let i = self.names.iter().position(|n| n == name)?;
+        self.value(i)
+    }
+
+    /// The names of the fields, in the line's order.
+    pub fn names(&self) -> &'a [String] {
+        self.names
+    }
+}
+
+/// One request as a format reads it from a line.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The instant, with the offset as written (UTC where the format writes none).
+    pub at: DateTime<FixedOffset>,
+    /// The HTTP method (`GET`, `HEAD`, ...); empty when the line has no request line.
+    pub method: &'a str,
+    /// Whether the request is for an object: always for HTTP; for S3 an operation on an
+    /// `OBJECT` (not a bucket listing or a policy).
+    pub object: bool,
+    /// The requested path (S3: the object key), decoded.
+    pub path: Cow<'a, str>,
+    /// The query string as written, without `?`.
+    pub query: Option<&'a [u8]>,
+    pub status: u16,
+    /// Who asked, from the source's principal field; `None` for anonymous (`-`).
+    pub principal: Option<Cow<'a, str>>,
+    /// The client's address, when the format logs it: a burst of anonymous requests is
+    /// one client's.
+    pub client: Option<&'a [u8]>,
+    /// Every field of the line, by name.
+    pub fields: Fields<'a>,
+}
+
+impl Request<'_> {
+    /// Any field by name (`key`, `cs(User-Agent)`, `http_x_api_key`, ...), decoded.
+    pub fn field(&self, name: &str) -> Option<Cow<'_, str>> {
+        self.fields.get(name)
+    }
+
+    /// A query parameter, decoded.
+    pub fn query_param(&self, name: &str) -> Option<Cow<'_, str>> {
+        text::query_param(self.query?, name)
+    }
+}
+
+/// The principal of a request, by `at`: `None` when the field is absent or `-`.
+pub(crate) fn principal_of<'a>(
+    at: &PrincipalAt,
+    fields: &Fields<'a>,
+    query: Option<&'a [u8]>,
+) -> Option<Cow<'a, str>> {
+    match at {
+        PrincipalAt::Field(i) => fields.value(*i),
+        PrincipalAt::Query(name) => {
+            text::query_param(query?, name).filter(|v| !v.is_empty() && v != "-")
+        }
+    }
+}
+
+/// How a `principal` value is written: `query:NAME`, `header:NAME` or a field name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PrincipalSpec {
+    Field(String),
+    Query(String),
+    Header(String),
+}
+
+impl PrincipalSpec {
+    fn parse(text: &str) -> Result<PrincipalSpec, AccessConfigError> {
+        let bad = |reason: &str| AccessConfigError::Principal {
+            principal: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let spec = if let Some(name) = text.strip_prefix("query:") {
+            PrincipalSpec::Query(name.to_string())
+        } else if let Some(name) = text.strip_prefix("header:") {
+            PrincipalSpec::Header(name.to_string())
+        } else {
+            PrincipalSpec::Field(text.to_string())
+        };
+        match &spec {
+            PrincipalSpec::Field(n) | PrincipalSpec::Query(n) | PrincipalSpec::Header(n)
+                if n.trim().is_empty() =>
+            {
+                Err(bad("names no field"))
+            }
+            _ => Ok(spec),
+        }
+    }
+}
+
+/// A line's place in a file: a request, or a line that is none by design (a header, a
+/// blank line).
+pub(crate) enum Parsed<'a> {
+    Request(Request<'a>),
+    Skip,
+}
+
+/// What a format does per line.
+#[derive(Debug, Clone)]
+pub(crate) enum Dialect {
+    S3(s3::S3),
+    CloudFront(cloudfront::CloudFront),
+    Combined(combined::Combined),
+}
+
+/// A request that counts as (part of) a read: what the bursts need of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit<'a> {
+    pub at: DateTime<FixedOffset>,
+    /// `None`: anonymous.
+    pub principal: Option<Cow<'a, str>>,
+    /// The client address, which tells anonymous readers apart within a burst.
+    pub client: Cow<'a, str>,
+    /// The requested object (the decoded path or key).
+    pub object: Cow<'a, str>,
+    pub dataset: Cow<'a, str>,
+    pub contract: Cow<'a, str>,
+}
+
+impl Hit<'_> {
+    /// The hit with its text owned, to send to another thread.
+    pub fn into_owned(self) -> Hit<'static> {
+        Hit {
+            at: self.at,
+            principal: self.principal.map(|p| Cow::Owned(p.into_owned())),
+            client: Cow::Owned(self.client.into_owned()),
+            object: Cow::Owned(self.object.into_owned()),
+            dataset: Cow::Owned(self.dataset.into_owned()),
+            contract: Cow::Owned(self.contract.into_owned()),
+        }
+    }
+}
+
+/// A compiled access-log source: its format, templates, principal and burst window. It
+/// holds no state of a scan, so one serves every thread.
+#[derive(Debug)]
+pub struct AccessLog {
+    format: AccessFormat,
+    templates: Templates,
+    dataset: Option<String>,
+    contract: Option<String>,
+    same_read_seconds: u64,
+    /// The per-file reader, copied for each file.
+    dialect: Dialect,
+}
+
+impl AccessLog {
+    /// Check a source's keys and compile its templates and pattern.
+    pub fn new(spec: &AccessSpec) -> Result<AccessLog, AccessConfigError> {
+        let templates = Templates::parse(&spec.templates)?;
+        if templates.is_empty() && (spec.dataset.is_none() || spec.contract.is_none()) {
+            return Err(AccessConfigError::NoMatch);
+        }
+        for t in templates.iter() {
+            if !t.captures_dataset() && spec.dataset.is_none() {
+                return Err(AccessConfigError::Missing {
+                    template: t.to_string(),
+                    what: "dataset",
+                });
+            }
+            if !t.captures_contract() && spec.contract.is_none() {
+                return Err(AccessConfigError::Missing {
+                    template: t.to_string(),
+                    what: "contract",
+                });
+            }
+        }
+        let pattern = match (&spec.pattern, spec.format) {
+            (Some(p), AccessFormat::Combined) => Some(Pattern::parse(p)?),
+            (None, AccessFormat::Combined) => Some(Pattern::combined()),
+            (Some(_), f) => return Err(AccessConfigError::PatternNotCombined { format: f.name() }),
+            (None, _) => None,
+        };
+        let principal = spec
+            .principal
+            .as_deref()
+            .map(PrincipalSpec::parse)
+            .transpose()?;
+        // A principal field the format cannot have is an error now, not an empty column
+        // later (CloudFront names its fields per file, so its are checked per file).
+        let dialect = match (spec.format, pattern) {
+            (AccessFormat::S3Access, _) => Dialect::S3(s3::S3::new(principal.as_ref())?),
+            (AccessFormat::CloudFront, _) => {
+                Dialect::CloudFront(cloudfront::CloudFront::new(principal.as_ref()))
+            }
+            (AccessFormat::Combined, p) => Dialect::Combined(combined::Combined::new(
+                p.unwrap_or_else(Pattern::combined),
+                principal.as_ref(),
+            )?),
+        };
+        Ok(AccessLog {
+            format: spec.format,
+            templates,
+            dataset: spec.dataset.clone(),
+            contract: spec.contract.clone(),
+            same_read_seconds: spec.same_read_seconds,
+            dialect,
+        })
+    }
+
+    pub fn format(&self) -> AccessFormat {
+        self.format
+    }
+
+    pub fn same_read_seconds(&self) -> u64 {
+        self.same_read_seconds
+    }
+
+    /// Whether `req` counts, and as what: the first of method, status and template that
+    /// fails is the reason it does not.
+    pub fn judge<'r>(&self, req: &'r Request<'_>) -> Result<Hit<'r>, NotReadReason> {
+        if !(req.object && matches!(req.method, "GET" | "HEAD")) {
+            return Err(NotReadReason::Method);
+        }
+        if !((200..300).contains(&req.status) || req.status == 304) {
+            return Err(NotReadReason::Status);
+        }
+        let (dataset, contract) = if self.templates.is_empty() {
+            (None, None)
+        } else {
+            let caps = self
+                .templates
+                .first_match(&req.path)
+                .ok_or(NotReadReason::Unmatched)?;
+            (caps.dataset, caps.contract)
+        };
+        // `new` made sure each template's missing capture has a constant.
+        let constant = |c: &Option<String>| Cow::Owned(c.clone().unwrap_or_default());
+        Ok(Hit {
+            at: req.at,
+            principal: req.principal.as_ref().map(|p| Cow::Borrowed(p.as_ref())),
+            client: req.client.map(text::lossy).unwrap_or_default(),
+            object: Cow::Borrowed(req.path.as_ref()),
+            dataset: dataset.map_or_else(|| constant(&self.dataset), Cow::Borrowed),
+            contract: contract.map_or_else(|| constant(&self.contract), Cow::Borrowed),
+        })
+    }
+
+    /// Read one log: each request that counts goes to `on_hit`, each line that is no
+    /// request of the format to `on_malformed`, and the counts into `stats` (all but
+    /// `reads` and `same_read`, which are the bursts'). Stops at the first read error, or at
+    /// a CloudFront header the source cannot read under; the counts so far stay in `stats`.
+    pub fn hits<R: BufRead>(
+        &self,
+        mut input: R,
+        stats: &mut AccessStats,
+        mut on_hit: impl FnMut(&Hit<'_>),
+        mut on_malformed: impl FnMut(LineError),
+    ) -> Result<(), AccessError> {
+        let mut dialect = self.dialect.clone();
+        let mut buf = Vec::with_capacity(1024);
+        let mut number = 0u64;
+        loop {
+            buf.clear();
+            let n = input
+                .read_until(b'\n', &mut buf)
+                .map_err(|source| AccessError::Io {
+                    line: number + 1,
+                    source,
+                })?;
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            let mut line = buf.as_slice();
+            while let Some((b'\n' | b'\r', rest)) = line.split_last() {
+                line = rest;
+            }
+            let parsed = match &mut dialect {
+                Dialect::S3(d) => d.parse(line),
+                Dialect::CloudFront(d) => d.parse(line, number)?,
+                Dialect::Combined(d) => d.parse(line),
+            };
+            match parsed {
+                Ok(Parsed::Skip) => {}
+                Ok(Parsed::Request(req)) => {
+                    stats.lines += 1;
+                    match self.judge(&req) {
+                        Ok(hit) => {
+                            stats.requests += 1;
+                            on_hit(&hit);
+                        }
+                        Err(reason) => stats.not_read.count(reason),
+                    }
+                }
+                Err(reason) => {
+                    stats.lines += 1;
+                    stats.malformed += 1;
+                    on_malformed(LineError {
+                        line: number,
+                        reason,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The scan of one source's logs: parse each, fold the hits into bursts, hand out reads.
+/// Bursts run across files (S3 delivers a few minutes of requests per object), so one
+/// scan serves all the files of a source, fed in about the order of their time.
+#[derive(Debug)]
+pub struct AccessScan<'l> {
+    log: &'l AccessLog,
+    bursts: Bursts,
+    stats: AccessStats,
+}
+
+impl<'l> AccessScan<'l> {
+    pub fn new(log: &'l AccessLog) -> AccessScan<'l> {
+        AccessScan::with_reorder(log, DEFAULT_REORDER_SECONDS)
+    }
+
+    /// A scan whose files may come up to `reorder_seconds` out of time order (S3 delivers
+    /// an object minutes to hours after its requests, so files taken in name order are
+    /// that far out of order) with the same reads as in time order; memory grows with it.
+    pub fn with_reorder(log: &'l AccessLog, reorder_seconds: u64) -> AccessScan<'l> {
+        AccessScan {
+            log,
+            bursts: Bursts::with_reorder(log.same_read_seconds, reorder_seconds),
+            stats: AccessStats::default(),
+        }
+    }
+
+    /// Read one file. Reads whose burst is over are handed to `on_read` as they close; the
+    /// rest at [`AccessScan::finish`]. On an error the hits before it still count.
+    pub fn feed<R: BufRead>(
+        &mut self,
+        input: R,
+        mut on_read: impl FnMut(Read),
+        on_malformed: impl FnMut(LineError),
+    ) -> Result<(), AccessError> {
+        let bursts = &mut self.bursts;
+        self.log.hits(
+            input,
+            &mut self.stats,
+            |hit| bursts.push(hit, &mut on_read),
+            on_malformed,
+        )
+    }
+
+    /// Close every burst still open and return the counts of the whole scan.
+    pub fn finish(mut self, on_read: impl FnMut(Read)) -> AccessStats {
+        self.bursts.finish(on_read);
+        self.stats.reads = self.bursts.reads();
+        self.stats.same_read = self.bursts.continued();
+        self.stats
+    }
+}
+
+/// Read one access log to its end: its reads to `on_read`, its unreadable lines to
+/// `on_malformed`, and its counts returned (on an error, with the counts up to it).
+pub fn read_access_log<R: BufRead>(
+    log: &AccessLog,
+    input: R,
+    mut on_read: impl FnMut(Read),
+    on_malformed: impl FnMut(LineError),
+) -> (AccessStats, Result<(), AccessError>) {
+    let mut scan = AccessScan::new(log);
+    let outcome = scan.feed(input, &mut on_read, on_malformed);
+    (scan.finish(on_read), outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OWNER: &str = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be";
+
+    /// An S3 line in the field order of AWS's "Amazon S3 server access log format".
+    fn s3(time: &str, requester: &str, op: &str, key: &str, status: u16, range: &str) -> String {
+        let method = op.split('.').nth(1).unwrap_or("GET");
+        format!(
+            "{OWNER} open-data [{time} +0000] 203.0.113.8 {requester} 7B4A0FABBEXAMPLE {op} {key} \
+             \"{method} /{key} HTTP/1.1\" {status} - {range} 104857600 25 20 \"-\" \
+             \"GDAL/3.8.4 (Linux x86_64)\" - hostid SigV4 ECDHE-RSA-AES128-GCM-SHA256 \
+             AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+        )
+    }
+
+    fn spec(templates: &[&str]) -> AccessSpec {
+        AccessSpec {
+            templates: templates.iter().map(|t| t.to_string()).collect(),
+            ..AccessSpec::new(AccessFormat::S3Access)
+        }
+    }
+
+    #[test]
+    fn opening_a_geoparquet_file_twice_is_two_reads() {
+        // What GDAL /vsicurl/ (or a Parquet reader) sends when it opens a file: a HEAD, the
+        // footer's last 64 KiB, the metadata, then column chunks, within seconds; the same
+        // file opened again ten minutes later.
+        let role = "arn:aws:sts::123456789012:assumed-role/flood-model/i-0abc";
+        let key = "datasets/roads/v2.0.0/part-00000.parquet";
+        let mut log = String::new();
+        log += &s3(
+            "06/Feb/2019:10:00:00",
+            role,
+            "REST.HEAD.OBJECT",
+            key,
+            200,
+            "-",
+        );
+        for (t, n) in [
+            ("00", 65536),
+            ("01", 16384),
+            ("01", 1048576),
+            ("03", 8388608),
+        ] {
+            log += &s3(
+                &format!("06/Feb/2019:10:00:{t}"),
+                role,
+                "REST.GET.OBJECT",
+                key,
+                206,
+                &n.to_string(),
+            );
+        }
+        log += &s3(
+            "06/Feb/2019:10:10:02",
+            role,
+            "REST.HEAD.OBJECT",
+            key,
+            200,
+            "-",
+        );
+        log += &s3(
+            "06/Feb/2019:10:10:03",
+            role,
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "65536",
+        );
+        // Not reads: a listing, a denied GET, another key, the producer's PUT, a 304.
+        log += &s3(
+            "06/Feb/2019:10:00:05",
+            role,
+            "REST.GET.BUCKET",
+            "-",
+            200,
+            "2048",
+        );
+        log += &s3(
+            "06/Feb/2019:10:00:06",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            403,
+            "243",
+        );
+        log += &s3(
+            "06/Feb/2019:10:00:07",
+            role,
+            "REST.GET.OBJECT",
+            "index.html",
+            200,
+            "5120",
+        );
+        log += &s3(
+            "06/Feb/2019:10:00:08",
+            "arn:aws:iam::123456789012:user/publisher",
+            "REST.PUT.OBJECT",
+            key,
+            200,
+            "-",
+        );
+        log += &s3(
+            "06/Feb/2019:10:30:00",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            304,
+            "-",
+        );
+        // A line cut short, and a blank line.
+        let cut = s3(
+            "06/Feb/2019:10:30:01",
+            role,
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        );
+        log += &cut[..cut.find("GDAL").unwrap()];
+        log += "\n\n";
+
+        let access = AccessLog::new(&spec(&["/datasets/{dataset}/v{contract}/**"])).unwrap();
+        let mut reads = Vec::new();
+        let mut bad = Vec::new();
+        let (stats, outcome) =
+            read_access_log(&access, log.as_bytes(), |r| reads.push(r), |e| bad.push(e));
+        outcome.unwrap();
+        reads.sort_by_key(|r| r.first);
+        let got = reads
+            .iter()
+            .map(|r| {
+                (
+                    r.at_text(),
+                    r.requests,
+                    r.principal.clone(),
+                    r.dataset.as_str(),
+                    r.contract.as_str(),
+                )
+            })
+            .collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "2019-02-06T10:00:03+00:00".to_string(),
+                    5,
+                    Some(role.to_string()),
+                    "roads",
+                    "2.0.0"
+                ),
+                (
+                    "2019-02-06T10:10:03+00:00".to_string(),
+                    2,
+                    Some(role.to_string()),
+                    "roads",
+                    "2.0.0"
+                ),
+                (
+                    "2019-02-06T10:30:00+00:00".to_string(),
+                    1,
+                    None,
+                    "roads",
+                    "2.0.0"
+                ),
+            ]
+        );
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].line, 13, "{bad:?}");
+        assert_eq!(
+            stats,
+            AccessStats {
+                lines: 13,
+                malformed: 1,
+                requests: 8,
+                reads: 3,
+                same_read: 5,
+                not_read: NotRead {
+                    method: 2,
+                    status: 1,
+                    unmatched: 1
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn bursts_run_across_the_files_of_a_scan() {
+        let key = "roads/2.0.0/x.parquet";
+        let a = s3(
+            "06/Feb/2019:23:59:50",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        );
+        let b = s3(
+            "06/Feb/2019:23:59:40",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        ) + &s3(
+            "07/Feb/2019:00:00:20",
+            "-",
+            "REST.GET.OBJECT",
+            key,
+            206,
+            "1",
+        );
+        let access = AccessLog::new(&spec(&["{dataset}/{contract}/*.parquet"])).unwrap();
+        let mut scan = AccessScan::new(&access);
+        let mut reads = Vec::new();
+        for file in [a, b] {
+            scan.feed(file.as_bytes(), |r| reads.push(r), |e| panic!("{e:?}"))
+                .unwrap();
+        }
+        let stats = scan.finish(|r| reads.push(r));
+        assert_eq!(reads.len(), 1, "{reads:?}");
+        assert_eq!(reads[0].first.to_rfc3339(), "2019-02-06T23:59:40+00:00");
+        assert_eq!((stats.requests, stats.reads, stats.same_read), (3, 1, 2));
+    }
+
+    #[test]
+    fn sources_that_cannot_work_are_refused() {
+        let bad = |s: AccessSpec| AccessLog::new(&s).unwrap_err().to_string();
+        assert!(bad(spec(&[])).contains("without `match`"));
+        assert!(bad(spec(&["/d/{dataset}/**"])).contains("captures no contract"));
+        assert!(bad(spec(&["/d/{datset}/**"])).contains("column 4"));
+        let e = bad(AccessSpec {
+            pattern: Some("$status".into()),
+            ..spec(&["{dataset}/{contract}"])
+        });
+        assert!(e.contains("only for"), "{e}");
+        let e = bad(AccessSpec {
+            principal: Some("requestor".into()),
+            ..spec(&["{dataset}/{contract}"])
+        });
+        assert!(e.contains("requester"), "{e}");
+        let ok = AccessSpec {
+            dataset: Some("roads".into()),
+            contract: Some("2.0.0".into()),
+            ..spec(&[])
+        };
+        assert!(AccessLog::new(&ok).is_ok());
+        assert_eq!(
+            AccessFormat::from_name("cloudfront"),
+            Some(AccessFormat::CloudFront)
+        );
+        assert_eq!(AccessFormat::from_name("s3"), None);
+    }
+}
