@@ -1295,3 +1295,33 @@ fn a_draft_that_is_not_utf8_is_named_with_its_byte_offset() {
     }
     assert_eq!(s.snapshot(), before);
 }
+
+#[test]
+fn a_placeholder_description_is_not_published_unless_asked() {
+    let s = Store::new();
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/naturalearth/cities.geojson"
+    );
+    let run = s.run(&["new", "cities", "--from", data]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("TODO"), "{}", run.stdout);
+    let path = s.write("cities.toml", &run.stdout);
+    let before = s.snapshot();
+    let run = s.run(&["propose", &path, "--rationale", "First cities."]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the description is a placeholder"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(s.snapshot(), before);
+    let run = s.run(&[
+        "propose",
+        &path,
+        "--rationale",
+        "First cities.",
+        "--allow-placeholder",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

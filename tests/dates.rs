@@ -316,6 +316,15 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
         "{}",
         text.stdout
     );
+    // JSON readers get the moved date too, not only the one the file declares.
+    let j = s.json(&["show", "roads@2.0.0"]);
+    let p = &j["predecessor_sunset"];
+    assert_eq!(p["line"], 1, "{j}");
+    assert_eq!(p["declared"], "2027-07-01", "{j}");
+    assert_eq!(p["effective"], "2027-08-01", "{j}");
+    assert_eq!(p["source"]["kind"], "sunset-event", "{j}");
+    // A minor declares no sunset of another line.
+    assert!(s.json(&["show", "roads@1.1.0"])["predecessor_sunset"].is_null());
 }
 
 /// A store laid out by hand with plain git: world 1.0.0 (EPSG:4326) and 2.0.0 (EPSG:3857)

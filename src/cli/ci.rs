@@ -90,6 +90,7 @@ pub fn refusal_findings(refusals: &[Refusal], file: &str, text: &str) -> Vec<Fin
             | Refusal::WideCrossing { clause, .. } => clause.as_str(),
             Refusal::FirstHasSupersedes { .. } | Refusal::WrongSupersedes { .. } => "supersedes",
             Refusal::NotNewer { .. } | Refusal::AlreadyPublished { .. } => "version",
+            Refusal::Placeholder { .. } => "description",
             Refusal::FirstHasSunset
             | Refusal::MissingSunset { .. }
             | Refusal::SunsetOnMinor { .. }

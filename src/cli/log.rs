@@ -39,7 +39,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let datasets = match &args.dataset {
         Some(d) => {
             if store.versions(d)?.is_empty() {
-                return Err(store.unknown_dataset(&d).into());
+                return Err(store.unknown_dataset(d).into());
             }
             vec![d.clone()]
         }

@@ -45,6 +45,9 @@ pub struct Args {
     /// [default: 365 days before --today]
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_day)]
     since: Option<chrono::NaiveDate>,
+    /// Publish even though the description still says TODO (it can never be edited later)
+    #[arg(long)]
+    allow_placeholder: bool,
 }
 
 #[derive(Serialize)]
@@ -151,6 +154,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 .map(str::to_string),
             })
             .collect();
+        if let Some(d) = &draft.description {
+            if !args.allow_placeholder && crate::model::proposal::is_placeholder(d) {
+                refusals.push(Refusal::Placeholder {
+                    description: d.clone(),
+                });
+            }
+        }
         refusals.extend(step.refusals.iter().cloned());
         let moves = moves_of(&history);
         let mut all: Vec<&Contract> = existing.iter().collect();

@@ -39,6 +39,18 @@ struct LineSunset {
     source: SunsetSource,
 }
 
+/// The sunset a new major declares for the line before it, beside the one in force: `sunset`
+/// may have moved it since.
+#[derive(Serialize)]
+struct PredecessorSunset {
+    line: u64,
+    /// What this version's file says (it never changes).
+    declared: chrono::NaiveDate,
+    /// The date in force today, after any `contracts sunset`.
+    effective: Option<chrono::NaiveDate>,
+    source: Option<SunsetSource>,
+}
+
 #[derive(Serialize)]
 struct Report {
     dataset: String,
@@ -49,6 +61,8 @@ struct Report {
     sunset: Option<String>,
     /// This version's line's effective sunset; `null` while the line has none.
     line_sunset: Option<LineSunset>,
+    /// The previous line's sunset as declared here and as in force; `null` on a minor.
+    predecessor_sunset: Option<PredecessorSunset>,
     description: Option<String>,
     clauses: Vec<ClauseRow>,
     /// Envelope clauses that cross the antimeridian, with their width.
@@ -115,6 +129,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     source: l.source.clone()?,
                 })
             }),
+        predecessor_sunset: c.sunset.and_then(|declared| {
+            let previous = lines.iter().rev().find(|l| l.major < c.version.major)?;
+            Some(PredecessorSunset {
+                line: previous.major,
+                declared,
+                effective: previous.sunset,
+                source: previous.source.clone(),
+            })
+        }),
         description: c.description.clone(),
         clauses,
         antimeridian: crossings(&c),
@@ -131,16 +154,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 outln!("supersedes: {s}");
             }
             outln!("valid from: {}", report.valid_from);
-            if let Some(s) = &report.sunset {
-                // The line this version's `sunset` retires: the one before its own.
-                if let Some(previous) = lines.iter().rev().find(|l| l.major < c.version.major) {
-                    let moved = previous
-                        .sunset
-                        .filter(|d| d.to_string() != *s)
-                        .map(|d| format!(" (since moved to {d})"))
-                        .unwrap_or_default();
-                    outln!("declares the sunset of line {}: {s}{moved}", previous.major);
-                }
+            if let Some(p) = &report.predecessor_sunset {
+                let moved = p
+                    .effective
+                    .filter(|d| *d != p.declared)
+                    .map(|d| format!(" (since moved to {d})"))
+                    .unwrap_or_default();
+                outln!(
+                    "declares the sunset of line {}: {}{moved}",
+                    p.line,
+                    p.declared
+                );
             }
             match &report.line_sunset {
                 None => outln!("sunset of line {}: none yet", c.version.major),

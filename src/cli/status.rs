@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     for dataset in &datasets {
         let versions = store.versions(dataset)?;
         if versions.is_empty() {
-            return Err(store.unknown_dataset(&dataset).into());
+            return Err(store.unknown_dataset(dataset).into());
         }
         for line in store.lines(dataset)? {
             let state = if line.is_live(ctx.today) {

@@ -24,6 +24,11 @@ pub enum Refusal {
         on: Option<chrono::NaiveDate>,
         commit: Option<String>,
     },
+    /// The description is still the placeholder `new --from` writes ("TODO: …"): a published
+    /// contract can never be edited, so it would stay so for good.
+    Placeholder {
+        description: String,
+    },
     FirstHasSupersedes {
         supersedes: Version,
     },
@@ -123,6 +128,11 @@ impl fmt::Display for Refusal {
                     "; published contracts never change: propose a new version instead"
                 )
             }
+            Refusal::Placeholder { description } => write!(
+                f,
+                "the description is a placeholder (\"{description}\"): say what the dataset is, \
+                 since a published contract never changes (or pass --allow-placeholder)"
+            ),
             Refusal::FirstHasSupersedes { supersedes } => write!(
                 f,
                 "the first version of a dataset supersedes nothing, but it names `{supersedes}`"
@@ -269,6 +279,11 @@ pub fn demanding(changes: &[Change], actual: Bump) -> Vec<Change> {
         })
         .cloned()
         .collect()
+}
+
+/// Whether a description still holds a placeholder: a `TODO` anywhere in it.
+pub fn is_placeholder(description: &str) -> bool {
+    description.contains("TODO")
 }
 
 /// What `next` demands, following `prev` (the version before it, if any).
