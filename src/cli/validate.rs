@@ -114,7 +114,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let done = store.transact(|store| -> Result<_, CommandError> {
         let live = live_at(store)?;
         let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
-        let text = render_record(&record_of(&report, ctx.today)).map_err(|e| {
+        let mut record = record_of(&report, ctx.today);
+        // The history is shared and append-only: a path as typed (`/home/ada/…`) would publish
+        // the producer's machine layout for good.
+        let cwd = std::env::current_dir()?;
+        record.files = record
+            .files
+            .iter()
+            .map(|f| recorded_path(f, store.root(), &cwd))
+            .collect();
+        let text = render_record(&record).map_err(|e| {
             CommandError::environment(format!("could not render the release record: {e}"))
         })?;
         let path = layout::releases(&args.dataset);
@@ -416,4 +425,37 @@ fn ci_findings(
         }
     }
     Ok(out)
+}
+
+/// How a release file is named in its record: an object URL as given; a local file relative
+/// to the store when it lies inside it, else relative to the current directory; never an
+/// absolute path.
+fn recorded_path(file: &str, root: &Path, cwd: &Path) -> String {
+    if file.contains("://") {
+        return file.to_string();
+    }
+    let abs = cwd.join(file);
+    let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let rel = match abs.strip_prefix(&root) {
+        Ok(inside) => inside.to_path_buf(),
+        Err(_) => relative_to(&abs, &cwd),
+    };
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+/// `path` relative to `base` (both absolute), climbing with `..` where they part.
+fn relative_to(path: &Path, base: &Path) -> std::path::PathBuf {
+    let p: Vec<_> = path.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c);
+    }
+    out
 }
