@@ -460,6 +460,63 @@ impl Mailer {
     }
 }
 
+/// The mail transport of a run: the [`Mailer`] and every notice's rendered message, by
+/// Message-ID.
+pub struct MailTransport {
+    mailer: Option<Mailer>,
+    messages: std::collections::BTreeMap<String, Message>,
+    connections: u64,
+}
+
+impl MailTransport {
+    pub fn new(
+        mailer: Mailer,
+        messages: std::collections::BTreeMap<String, Message>,
+    ) -> MailTransport {
+        MailTransport {
+            mailer: Some(mailer),
+            messages,
+            connections: 0,
+        }
+    }
+
+    /// SMTP connections opened so far.
+    pub fn connections(&self) -> u64 {
+        self.mailer
+            .as_ref()
+            .map_or(self.connections, |m| m.connections)
+    }
+}
+
+impl super::run::Transport for MailTransport {
+    fn open(&mut self) -> Result<(), super::run::DeliveryError> {
+        match &mut self.mailer {
+            Some(m) => Ok(m.open()?),
+            None => Ok(()),
+        }
+    }
+
+    fn deliver(&mut self, notice: &Notice) -> Result<(), super::run::DeliveryError> {
+        let (Some(mailer), Some(message)) =
+            (&mut self.mailer, self.messages.get(&notice.message_id))
+        else {
+            return Err(MailError::Build {
+                consumer: notice.consumer.clone(),
+                reason: "the notice was not rendered".into(),
+            }
+            .into());
+        };
+        Ok(mailer.send(message)?)
+    }
+
+    fn close(&mut self) {
+        if let Some(m) = self.mailer.take() {
+            self.connections = m.connections;
+            m.close();
+        }
+    }
+}
+
 /// The DATA payload, written by `SmtpConnection::command` as one write.
 struct Payload(String);
 
