@@ -275,9 +275,9 @@ impl From<RunError> for CommandError {
             }
             RunError::Stopped { .. } => plain(&e).with_hint("the next run sends them"),
             RunError::Undelivered { .. } => plain(&e).with_hint("the next run retries them"),
-            RunError::Journal { .. } | RunError::Claim { .. } => {
-                CommandError::environment(e.to_string())
-            }
+            // A claim refused by the store's content (a linked `notifications/`) is input,
+            // as it is for `propose` and `sunset`; a store that moved is the environment.
+            RunError::Journal { .. } | RunError::Claim { .. } => plain(&e),
         }
     }
 }
