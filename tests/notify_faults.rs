@@ -545,3 +545,21 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
     assert_eq!(recorded.len(), 80, "{recorded:?}");
     assert!(recorded.values().all(|n| *n == 1), "{recorded:?}");
 }
+
+#[test]
+fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
+    // Issue 25, item 2: the link was named and nothing written or sent, but the run exited 3
+    // (environment) where `propose` and `sunset` exit 2 for a link in the store.
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    let outside = tempfile::tempdir().unwrap();
+    let _ = std::fs::remove_dir_all(w.root().join("notifications"));
+    std::os::unix::fs::symlink(outside.path(), w.root().join("notifications")).unwrap();
+    let head = w.git(&["rev-parse", "HEAD"]);
+    let run = w.run(TODAY, &["notify"]);
+    run.assert_code(2);
+    assert!(run.stderr().contains("notifications"), "{}", run.stderr());
+    assert_eq!(smtp.mails().len(), 0);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert_eq!(w.git(&["rev-parse", "HEAD"]), head);
+}

@@ -1,6 +1,7 @@
 //! One classified error for every command (docs/src/reference/exit-codes.md): the library's typed
 //! errors are mapped here, once, to a class, a message and an optional hint.
 
+use crate::notify::run::{DeliveryError, RunError};
 use std::process::ExitCode;
 
 use crate::consumers::LogError;
@@ -240,6 +241,48 @@ impl From<MailError> for CommandError {
             ErrorClass::Environment
         };
         CommandError::from_error(kind, e)
+    }
+}
+
+/// A run's error as the CLI says it: classified, with what was (not) done as a hint.
+impl From<RunError> for CommandError {
+    fn from(e: RunError) -> CommandError {
+        let plain = |e: &RunError| match e.is_input() {
+            true => CommandError::input(e.to_string()),
+            false => CommandError::environment(e.to_string()),
+        };
+        match e {
+            RunError::Store(e) => e.into(),
+            RunError::Ledger(e) => e.into(),
+            RunError::Message(e) => e.into(),
+            RunError::Templates(_) | RunError::Render { .. } => CommandError::input(e.to_string()),
+            RunError::Identity(e) => CommandError::from(e)
+                .with_hint("nothing was sent: a notice is sent only once it can be recorded"),
+            RunError::Open {
+                source: DeliveryError::Mail(e),
+                pending,
+            } => CommandError::from(e).with_hint(format!(
+                "nothing was sent or recorded; the next run tries the {pending} notice(s) again"
+            )),
+            RunError::Confirm {
+                ref journal,
+                stale_minutes,
+                ..
+            } => {
+                let hint = format!(
+                    "their claims stay open and this run's journal ({}) says they went out: a run \
+                 on this machine more than {stale_minutes} min from now records them without \
+                 sending them again",
+                    journal.display()
+                );
+                plain(&e).with_hint(hint)
+            }
+            RunError::Stopped { .. } => plain(&e).with_hint("the next run sends them"),
+            RunError::Undelivered { .. } => plain(&e).with_hint("the next run retries them"),
+            // A claim refused by the store's content (a linked `notifications/`) is input,
+            // as it is for `propose` and `sunset`; a store that moved is the environment.
+            RunError::Journal { .. } | RunError::Claim { .. } => plain(&e),
+        }
     }
 }
 

@@ -4,13 +4,14 @@
 //! body from templates, on a fuel and size budget; `send` delivers over one SMTP connection,
 //! one attempt per batch; `ledger` claims each notice before it is sent and confirms it after,
 //! so that no notice is sent twice by two runs, and `journal` lists what a run delivered so that
-//! a run killed before its confirmation is not resent. The CLI drives them in that order;
-//! `--dry-run` stops after rendering.
+//! a run killed before its confirmation is not resent. `run` drives them in that order for
+//! the CLI, through a `Transport` per channel; `--dry-run` stops after rendering.
 
 pub mod journal;
 pub mod ledger;
 pub mod plan;
 pub mod render;
+pub mod run;
 pub mod send;
 
 use crate::consumers::{Registry, Standing, Status};

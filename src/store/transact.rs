@@ -85,7 +85,14 @@ impl Store {
     /// the remote like [`Store::open_writer`], so each commit is pushed, but without the
     /// writers' lock, which would make every other writer of this checkout wait for the whole
     /// batch. Such a writer handles a moved store itself, re-reading with [`Store::refreshed`].
+    /// Like every writer it first repairs a checkout a killed run left behind HEAD, under the
+    /// lock for that moment only, so its own commits start from a clean checkout.
     pub fn open_synced(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
+        {
+            let repo = Repo::open(dir)?;
+            let _lock = repo.lock_writers()?;
+            tidy(&repo);
+        }
         let store = Store::open(dir)?;
         store.synced_per(sync)
     }
