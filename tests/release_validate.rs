@@ -495,3 +495,31 @@ fn the_example_store_release_passes_in_its_window() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_recorded_release_names_its_files_without_the_producers_machine() {
+    let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
+    // One file inside the store's folder, given as an absolute path; one outside it.
+    std::fs::create_dir_all(s.path("drops")).unwrap();
+    std::fs::copy(
+        data("naturalearth/cities.gpkg"),
+        s.path("drops/cities.gpkg"),
+    )
+    .unwrap();
+    let inside = s.path("drops/cities.gpkg");
+    let outside = data("naturalearth/countries.gpkg");
+    for f in [inside.to_str().unwrap(), outside.as_str()] {
+        let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
+    assert!(text.contains("files = [\"drops/cities.gpkg\"]"), "{text}");
+    assert!(text.contains("files = [\"countries.gpkg\"]"), "{text}");
+    assert!(!text.contains(env!("CARGO_MANIFEST_DIR")), "{text}");
+    assert!(!text.contains(s.dir.path().to_str().unwrap()), "{text}");
+}

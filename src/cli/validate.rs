@@ -428,34 +428,19 @@ fn ci_findings(
 }
 
 /// How a release file is named in its record: an object URL as given; a local file relative
-/// to the store when it lies inside it, else relative to the current directory; never an
-/// absolute path.
+/// to the store when it lies inside it, else relative to the current directory when inside
+/// that, else by its file name alone. Never an absolute path, and never a climb (`../..`) that
+/// would spell out the producer's home directory in a shared, append-only history.
 fn recorded_path(file: &str, root: &Path, cwd: &Path) -> String {
     if file.contains("://") {
         return file.to_string();
     }
-    let abs = cwd.join(file);
-    let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    let rel = match abs.strip_prefix(&root) {
-        Ok(inside) => inside.to_path_buf(),
-        Err(_) => relative_to(&abs, &cwd),
-    };
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = canonical(&cwd.join(file));
+    let rel = abs
+        .strip_prefix(canonical(root))
+        .or_else(|_| abs.strip_prefix(canonical(cwd)))
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| abs.file_name().map(PathBuf::from).unwrap_or_default());
     rel.to_string_lossy().replace('\\', "/")
-}
-
-/// `path` relative to `base` (both absolute), climbing with `..` where they part.
-fn relative_to(path: &Path, base: &Path) -> std::path::PathBuf {
-    let p: Vec<_> = path.components().collect();
-    let b: Vec<_> = base.components().collect();
-    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut out = std::path::PathBuf::new();
-    for _ in common..b.len() {
-        out.push("..");
-    }
-    for c in &p[common..] {
-        out.push(c);
-    }
-    out
 }
