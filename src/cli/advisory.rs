@@ -3,6 +3,8 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{advisory_counts, parse_records};
 use crate::store::layout;
 
+/// How often each advisory clause would have failed the recorded releases
+///
 /// For each advisory clause of DATASET's live contracts, how many recorded releases
 /// (`validate --record`) it would have failed. A clause that would fail many releases is
 /// mis-specified: fix its value before a minor version enforces it.

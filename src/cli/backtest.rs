@@ -13,6 +13,8 @@ use crate::store::{layout, Store};
 /// How far back the replay looks by default: a year of releases.
 pub const DEFAULT_DAYS: i64 = 365;
 
+/// Replay a draft on the releases recorded before it
+///
 /// Replay a draft's changed and added clauses on the recorded release profiles of its dataset
 /// (`validate --record` keeps each release's profile), and report per clause how many
 /// releases it would have failed, and which. Writes nothing.

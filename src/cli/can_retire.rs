@@ -8,6 +8,8 @@ use crate::consumers::daily::{clear_since, still_on_by_day};
 use crate::consumers::{classify, Registry, Standing, Status};
 use crate::model::Line;
 
+/// Whether a line can stop being published: nobody still reads it
+///
 /// A gate for CI and cron: can the producer stop publishing LINE of DATASET? Exit 0 when no
 /// subscribed consumer's newest read within `[consumption] lookback_days` is on the line (and
 /// say since when), 1 when some still are (listing who, with their last read), 2 for an

@@ -7,6 +7,8 @@ use crate::model::history::parse_history;
 use crate::model::{Contract, Strictness, TomlErrors};
 use crate::store::{layout, GitError, Store, StoreError};
 
+/// The CI gate: the whole store and its history are consistent
+///
 /// The CI gate over the whole store and its git history: every file parses, every clause has
 /// a kind, every recorded direction and verdict equals the one re-derived from the contract
 /// files, bumps suffice, windows keep the policy, never three lines live, no published

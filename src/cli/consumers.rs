@@ -6,6 +6,8 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, mark_stale, ScanStats, Standing, Status};
 use crate::model::Line;
 
+/// Who reads a dataset, and on which line
+///
 /// Who reads a dataset, from the consumption log: for each registered consumer the line and
 /// version of its newest read within `[consumption] lookback_days` up to --today, and whether
 /// it is still on an old line, migrated, current or silent; readers missing from

@@ -12,6 +12,8 @@ use crate::model::{
 };
 use crate::render::delta::delta;
 
+/// Compare two contract versions clause by clause
+///
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
 /// verdict, and the version bump the change requires.
 ///

@@ -4,6 +4,8 @@ use super::{CommandError, Context, Outcome};
 use crate::model::Strictness;
 use crate::render::odcs::{document, status_word, yaml};
 
+/// Export a contract in another format (ODCS)
+///
 /// Export a contract to another standard's format.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -9,6 +9,8 @@ use crate::store::{layout, Repo, StoreError};
 const DEFAULT_CONFIG: &str = include_str!("../../templates/contracts.toml");
 const DEFAULT_CONSUMERS: &str = include_str!("../../templates/consumers.toml");
 
+/// Create a store
+///
 /// Create a store: `contracts.toml` with the default policy, `consumers.toml`, the folders of
 /// the layout, a git repository and a first commit.
 ///

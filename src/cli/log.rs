@@ -5,6 +5,8 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::model::history::{ChangeRecord, SunsetRecord};
 use crate::store::{layout, Store};
 
+/// The change records and sunset events, newest first
+///
 /// The change records and sunset events, each with the commit that recorded it (id, author,
 /// date), newest first.
 #[derive(Debug, clap::Args)]

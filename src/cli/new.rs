@@ -5,6 +5,8 @@ use super::{CommandError, Context, Outcome};
 use crate::model::is_dataset_name;
 use crate::release::draft::draft;
 
+/// Draft a first contract from a release file
+///
 /// Print a draft first contract for DATASET on stdout. With `--from`, the draft is filled from
 /// a profile of real data: crs, envelope, geometry types, attributes with their types, null
 /// fractions and the invalid-geometry fraction, as this release has them.

@@ -6,6 +6,8 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::notify::run::{self, Event, Row, RunError, Settings};
 use crate::notify::send::{check_settings, sender, MailError, MailTransport, Mailer};
 
+/// Send the sunset notices due today (run it daily)
+///
 /// The cron job: email each registered consumer still on a line whose sunset is near.
 ///
 /// For every dataset, each line with a sunset is checked against [notify] days_before (the

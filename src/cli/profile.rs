@@ -9,6 +9,8 @@ use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::{self, Profile, Progress, ReadNotes};
 
+/// What a release actually contains
+///
 /// Profile a release: what it actually contains — CRS, envelope, geometry types, attributes
 /// with their types and null fractions, feature count, invalid-geometry fraction.
 ///

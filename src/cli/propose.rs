@@ -25,6 +25,8 @@ struct Decided {
     backtest: super::backtest::Backtest,
 }
 
+/// Propose a new contract version and record it
+///
 /// Propose a new contract version: check the draft against the dataset's newest version
 /// (verdicts, bump, window, the two-live cap, kinds, the new-clause policy), then write the
 /// contract and one change record per changed clause in one commit.

@@ -360,6 +360,8 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
     ]
 }
 
+/// Write the JSON Schemas of the store's files
+///
 /// The JSON Schemas of contract files, `contracts.toml`, `consumers.toml` and release
 /// manifests (`release.toml`), for editors: with --out DIR, one file each (the repository
 /// keeps them under `schema/`); without, one JSON object of all four on stdout, by file name.

@@ -13,6 +13,8 @@ How releases are validated against this contract:
   - a clause is enforced only from the version that introduces it, and an advisory clause
     only warns until a later version enforces it.";
 
+/// Print one contract version
+///
 /// Print one contract version (the newest by default): its dates, every clause with its kind
 /// and whether it is enforced, advisory or not evaluated by this build.
 #[derive(Debug, clap::Args)]

@@ -11,6 +11,8 @@ use crate::render::html::{dataset_page, page, table, Cell};
 use crate::render::{escape, timeline::svg};
 use crate::store::{layout, Store};
 
+/// Write a static site of the store
+///
 /// Write a static HTML registry of the store into OUT_DIR: `index.html` lists every dataset
 /// with its live lines and days to sunset; `<dataset>.html` shows its timeline, every contract
 /// version with each clause's kind and value, the change log with rationale, commit and

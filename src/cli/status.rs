@@ -9,6 +9,8 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, Status};
 use crate::store::Store;
 
+/// Live lines per dataset, with their windows
+///
 /// Live lines per dataset on `--today`: the current version of each, the window dates and the
 /// days left to a sunset. Lines that have not opened yet are shown as upcoming; retired lines
 /// are left out unless --all is given.

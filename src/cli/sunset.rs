@@ -7,6 +7,8 @@ use crate::model::history::{history_header, SunsetRecord};
 use crate::model::sunset::check_move;
 use crate::store::{layout, Edit, Step, Store};
 
+/// Set or move a line's sunset
+///
 /// Set or move a line's sunset, recorded as a `[[sunset]]` event in one commit.
 ///
 /// A sunset may move later, never earlier: consumers planned their migration on it. Moving it

@@ -14,6 +14,8 @@ use crate::render::timeline::{
 };
 use crate::store::{layout, Store};
 
+/// Draw the windows of a dataset's lines
+///
 /// The window picture of DATASET as SVG: each contract line from its `valid_from` to its
 /// sunset, the deprecation windows, sunset moves, every recorded release (`validate --record`)
 /// as a mark on each contract it was validated against, today, and underneath the number of

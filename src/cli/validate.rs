@@ -9,6 +9,8 @@ use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
 use crate::store::{layout, Edit, Step};
 
+/// Validate a release against every live contract
+///
 /// Validate a release against every contract of DATASET live on `--today`: profile the
 /// FILEs, then check each clause of each live contract, printing clause × contract →
 /// pass / FAIL / advisory-fail / not-evaluated with the measured value and the limit.
