@@ -267,6 +267,14 @@ struct Consumption {
     /// default 30, or lookback_days when shorter).
     #[schemars(range(min = 1))]
     stale_after_days: Option<i64>,
+    /// A consumer with fewer reads of a line in the lookback is incidental on it: it does not
+    /// hold the line back from retiring [1].
+    #[schemars(range(min = 1))]
+    min_reads: Option<u64>,
+    /// A consumer whose reads of a line fall on fewer distinct days is incidental on it (at
+    /// most lookback_days) [1].
+    #[schemars(range(min = 1))]
+    min_days: Option<u64>,
 }
 
 /// `contracts.toml`: the store's configuration.
@@ -293,12 +301,23 @@ struct ConfigFile {
 #[allow(dead_code)]
 struct Consumer {
     team: Option<String>,
+    /// `automation` for CI robots and monitors: their reads never hold a line back from
+    /// retiring (they are still told) [consumer].
+    kind: Option<ConsumerKind>,
     /// Mailboxes, e.g. `Atlas Team <atlas@example.org>`.
     #[schemars(length(min = 1))]
     contacts: Vec<String>,
     /// The datasets it reads (dataset name → what it relies on). Absent: it may read any
     /// dataset and relies on everything.
     datasets: Option<BTreeMap<String, Subscription>>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ConsumerKind {
+    Consumer,
+    Automation,
 }
 
 /// One dataset a consumer reads.

@@ -123,6 +123,12 @@ pub struct Consumption {
     /// lookback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_after_days: Option<i64>,
+    /// A consumer with fewer reads of a line in the lookback is incidental on it: its reads
+    /// do not hold the line back from retiring (it is still told).
+    pub min_reads: u64,
+    /// A consumer whose reads of a line fall on fewer distinct days of the lookback is
+    /// incidental on it.
+    pub min_days: u64,
 }
 
 /// The default of `[consumption] stale_after_days`.
@@ -142,6 +148,8 @@ impl Default for Consumption {
             sources: vec!["consumption/*.jsonl".to_string()],
             lookback_days: 30,
             stale_after_days: None,
+            min_reads: 1,
+            min_days: 1,
         }
     }
 }
@@ -199,7 +207,7 @@ impl Config {
 }
 
 /// The keys whose place in the file is kept for later errors.
-const LOCATED: [(&str, &str); 9] = [
+const LOCATED: [(&str, &str); 11] = [
     ("store", "since"),
     ("smtp", "host"),
     ("notify", "from"),
@@ -209,6 +217,8 @@ const LOCATED: [(&str, &str); 9] = [
     ("policy", "max_window_days"),
     ("consumption", "lookback_days"),
     ("consumption", "stale_after_days"),
+    ("consumption", "min_reads"),
+    ("consumption", "min_days"),
 ];
 
 /// The places of the [`LOCATED`] keys, from a second, lenient read of the same text.
@@ -312,6 +322,23 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
                 ),
             ));
         }
+    }
+    if raw.consumption.min_reads < 1 {
+        errors.push(at(
+            "consumption.min_reads",
+            "[consumption] min_reads must be at least 1".to_string(),
+        ));
+    }
+    let lookback = u64::try_from(raw.consumption.lookback_days).unwrap_or(0);
+    if raw.consumption.min_days < 1 || raw.consumption.min_days > lookback {
+        errors.push(at(
+            "consumption.min_days",
+            format!(
+                "[consumption] min_days must be from 1 to lookback_days ({}): reads are only \
+                 seen in the lookback",
+                raw.consumption.lookback_days
+            ),
+        ));
     }
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
