@@ -25,6 +25,8 @@ pub struct Policy {
     pub min_window_days: i64,
     pub max_window_days: i64,
     pub new_clauses: NewClauses,
+    /// The longest a waiver may run, in days from its grant to its `until`.
+    pub max_waiver_days: i64,
 }
 
 impl Default for Policy {
@@ -33,6 +35,7 @@ impl Default for Policy {
             min_window_days: 90,
             max_window_days: 365,
             new_clauses: NewClauses::Advisory,
+            max_waiver_days: 90,
         }
     }
 }
@@ -271,6 +274,14 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
                 "[policy] window bounds {}..{} days are not a range",
                 p.min_window_days, p.max_window_days
             ),
+        ));
+    }
+    if p.max_waiver_days < 0 {
+        errors.push(Located::at(
+            file,
+            text,
+            None,
+            "[policy] max_waiver_days must be non-negative".to_string(),
         ));
     }
     if raw.notify.days_before.iter().any(|d| *d < 0)

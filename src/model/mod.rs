@@ -15,6 +15,7 @@ pub mod proposal;
 pub mod spatial;
 pub mod sunset;
 pub mod value;
+pub mod waiver;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
 pub use config::{parse_config, Config};
