@@ -100,6 +100,11 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     assert_eq!(rows[0]["id"], ID);
     assert_eq!(rows[0]["state"], "live");
     assert_eq!(rows[0]["days_left"], 32);
+    let rows = w
+        .run("2026-11-29", &["--format", "json", "status", "places"])
+        .assert_code(0)
+        .json();
+    assert_eq!(rows[0]["waivers"], 1, "status counts it");
     let text = w.run("2026-11-29", &["waivers", "places"]);
     text.assert_code(0);
     assert!(text.stdout().contains("2026-12-31"), "{}", text.stdout());

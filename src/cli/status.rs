@@ -40,6 +40,8 @@ pub struct LineStatus {
     /// consumer that counts (no automation, no incidental reader) holds it. Given where
     /// `consumers_still_on` is.
     pub can_retire: Option<bool>,
+    /// Live waivers covering this line on the day (`contracts waivers` lists them).
+    pub waivers: usize,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -57,6 +59,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         if versions.is_empty() {
             return Err(StoreError::UnknownDataset(dataset.clone()).into());
         }
+        let waivers = store.waivers(dataset)?;
         for line in store.lines(dataset)? {
             let state = if line.is_live(ctx.today) {
                 "live"
@@ -82,6 +85,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
                 consumers_still_on: None,
                 can_retire: None,
+                waivers: waivers
+                    .live(ctx.today)
+                    .filter(|w| w.line.is_none_or(|l| l == line.major))
+                    .filter(|_| state == "live")
+                    .count(),
             });
         }
     }
@@ -89,8 +97,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&rows),
         _ => {
+            // The column appears only when a waiver is in force, so a store without any
+            // keeps its narrower table.
+            let any_waiver = rows.iter().any(|r| r.waivers > 0);
             let text = rows.iter().map(|r| {
-                vec![
+                let mut row = vec![
                     r.dataset.clone(),
                     r.line.to_string(),
                     r.state.to_string(),
@@ -105,25 +116,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         Some(false) => "no".to_string(),
                         None => "-".to_string(),
                     },
-                ]
+                ];
+                if any_waiver {
+                    row.push(r.waivers.to_string());
+                }
+                row
             });
-            outln!(
-                "{}",
-                table(
-                    &[
-                        "dataset",
-                        "line",
-                        "state",
-                        "version",
-                        "opens",
-                        "sunset",
-                        "days left",
-                        "still on",
-                        "retire?"
-                    ],
-                    text
-                )
-            );
+            let mut header = vec![
+                "dataset",
+                "line",
+                "state",
+                "version",
+                "opens",
+                "sunset",
+                "days left",
+                "still on",
+                "retire?",
+            ];
+            if any_waiver {
+                header.push("waivers");
+            }
+            outln!("{}", table(&header, text));
         }
     }
     Ok(Outcome::Clean)
