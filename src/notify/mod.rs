@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod plan;
 pub mod render;
 pub mod send;
+pub mod waiver;
 
 use crate::consumers::{Registry, Standing, Status};
 use crate::model::Line;
