@@ -64,7 +64,7 @@ fn the_committed_schemas_are_what_this_build_generates() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let generated = run.json();
     let names: Vec<&String> = generated.as_object().unwrap().keys().collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 5, "{names:?}");
     for (name, schema) in generated.as_object().unwrap() {
         let committed: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(root().join("schema").join(name))
@@ -112,6 +112,10 @@ fn every_real_file_validates() {
             "release-manifest.schema.json",
             "tests/fixtures/schema/release.toml",
         ),
+        (
+            "waivers.schema.json",
+            "tests/fixtures/schema/places.waivers.toml",
+        ),
     ] {
         let e = errors(&schema(schema_name), &root().join(file));
         assert!(e.is_empty(), "{file}: {e:#?}");
@@ -119,6 +123,13 @@ fn every_real_file_validates() {
     contracts::release::validate::parse_manifest(
         "release.toml",
         &std::fs::read_to_string(root().join("tests/fixtures/schema/release.toml")).unwrap(),
+    )
+    .unwrap();
+    contracts::model::waiver::parse_waivers(
+        "places.waivers.toml",
+        "places",
+        &std::fs::read_to_string(root().join("tests/fixtures/schema/places.waivers.toml")).unwrap(),
+        90,
     )
     .unwrap();
 }

@@ -1,19 +1,26 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::consumption::{registry, scan_logs};
+use super::consumption::{registry, scan_daily, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::daily::{clear_since, still_on_by_day};
-use crate::consumers::{classify, Registry, Standing, Status};
+use crate::consumers::daily::{clear_since, held_by_day};
+use crate::consumers::{
+    classify, exempt, retire_gate, Registry, Standing, Status, Successor, Thresholds,
+};
 use crate::model::Line;
 
 /// Whether a line can stop being published: nobody still reads it
 ///
-/// A gate for CI and cron: can the producer stop publishing LINE of DATASET? Exit 0 when no
-/// subscribed consumer's newest read within `[consumption] lookback_days` is on the line (and
-/// say since when), 1 when some still are (listing who, with their last read), 2 for an
-/// unknown dataset or line.
+/// A gate for CI and cron: can the producer stop publishing LINE of DATASET? Exit 0 when a
+/// live line succeeds it and no subscribed consumer's newest read within `[consumption]
+/// lookback_days` is on the line (and say since when); 1 when the successor has not opened or
+/// there is none, or when some consumers still hold the line (listing who, with their last
+/// read); 2 for an unknown dataset or line.
+///
+/// Automations (`kind = "automation"` in consumers.toml) and incidental readers (fewer reads
+/// of the line in the lookback than `[consumption] min_reads`, or on fewer days than
+/// `min_days`) do not hold a line; they are listed as ignored, with their counts.
 ///
 /// The sunset rule does not change: this answers the producer's question, not the
 /// consumers'. Readers missing from consumers.toml, or not subscribed to the dataset, do not
@@ -24,32 +31,9 @@ pub struct Args {
     dataset: String,
     /// The line (major version number)
     line: u64,
-}
-
-/// The gate's answer for one line.
-#[derive(Debug, Clone, Serialize)]
-pub struct Gate {
-    pub can_retire: bool,
-    /// The subscribed consumers whose newest read is on the line.
-    pub holders: Vec<Standing>,
-}
-
-/// The subscribed consumers whose newest read is on `line`: those that hold it.
-pub fn gate(line: u64, standings: &[Standing]) -> Gate {
-    let holders: Vec<Standing> = standings
-        .iter()
-        .filter(|s| {
-            matches!(
-                s.status,
-                Status::StillOn | Status::Migrated | Status::Current | Status::UnknownVersion
-            ) && s.line == Some(line)
-        })
-        .cloned()
-        .collect();
-    Gate {
-        can_retire: holders.is_empty(),
-        holders,
-    }
+    /// The dataset is discontinued: the line may retire without a live line after it
+    #[arg(long)]
+    no_successor: bool,
 }
 
 #[derive(Serialize)]
@@ -62,7 +46,16 @@ struct Report<'a> {
     /// The first day since which no subscribed consumer's newest read has been on the line
     /// (replayed day by day); `null` when it cannot retire.
     since: Option<NaiveDate>,
+    /// The line after it that is not retired (`null`: none).
+    successor: Option<Successor>,
+    /// `--no-successor` was given.
+    no_successor: bool,
+    /// Why the successor rule says no; `null` when it says yes.
+    blocked_by_successor: Option<&'a str>,
     holders: &'a [Standing],
+    /// Readers of the line that do not hold it: automations and incidental readers.
+    ignored: &'a [Standing],
+    thresholds: Thresholds,
     /// Readers of the line that do not hold it: not subscribed to the dataset, or unknown.
     not_holding: Vec<&'a Standing>,
 }
@@ -84,15 +77,32 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let registry = registry(&store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into())?;
-    let standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
-    let g = gate(args.line, &standings);
+    let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
+    // The day-by-day reads give each reader's counts on the line and the day since which
+    // nobody holds it.
+    let names = [args.dataset.clone()].into_iter().collect();
+    let reads = scan_daily(ctx, &store, &names)?
+        .remove(&args.dataset)
+        .unwrap_or_default();
+    let consumption = &store.config().consumption;
+    let thresholds = Thresholds::of(consumption);
+    let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
+    exempt(&mut standings, &registry, thresholds, Some(&usage));
+    let g = retire_gate(
+        &lines,
+        args.line,
+        ctx.today,
+        &standings,
+        thresholds,
+        args.no_successor,
+    );
     let not_holding: Vec<&Standing> = standings
         .iter()
         .filter(|s| matches!(s.status, Status::Unsubscribed | Status::Unknown))
         .filter(|s| s.line == Some(args.line))
         .collect();
     for s in &not_holding {
-        eprintln!(
+        talkln!(
             "note: `{}` reads line {} of {} but is {}; it does not hold the line",
             s.consumer,
             args.line,
@@ -104,6 +114,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
         );
     }
+    if g.successor.is_none() && !args.no_successor {
+        talkln!(
+            "hint: to stop publishing {} altogether, say so with `--no-successor`",
+            args.dataset
+        );
+    }
     let since = if g.can_retire {
         let subscribed = Registry {
             consumers: registry
@@ -111,18 +127,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 .map(|c| (c.name.clone(), c.clone()))
                 .collect(),
         };
-        let names = [args.dataset.clone()].into_iter().collect();
-        let reads = super::timeline::scan_daily(ctx, &store, &names)?
-            .remove(&args.dataset)
-            .unwrap_or_default();
         let from = line.opens.min(ctx.today);
-        let counts = still_on_by_day(
+        let counts = held_by_day(
             &reads,
             &subscribed,
             args.line,
             from,
             ctx.today,
-            store.config().consumption.lookback_days,
+            consumption.lookback_days,
+            thresholds,
         );
         clear_since(&counts)
     } else {
@@ -135,7 +148,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         lookback_from: req.from,
         can_retire: g.can_retire,
         since,
+        successor: g.successor,
+        no_successor: g.no_successor,
+        blocked_by_successor: g.blocked_by_successor.as_deref(),
         holders: &g.holders,
+        ignored: &g.ignored,
+        thresholds,
         not_holding,
     };
     match ctx.format {
@@ -155,28 +173,63 @@ fn print_text(r: &Report) {
             r.since
                 .map_or(String::new(), |d| format!(" (none since {d})"))
         );
-        return;
+    } else {
+        let mut why: Vec<String> = Vec::new();
+        if let Some(b) = r.blocked_by_successor {
+            why.push(b.to_string());
+        }
+        if !r.holders.is_empty() {
+            why.push(format!(
+                "{} subscribed consumer(s) still read it",
+                r.holders.len()
+            ));
+        }
+        outln!(
+            "{} line {} cannot retire: {}",
+            r.dataset,
+            r.line,
+            why.join("; ")
+        );
     }
-    outln!(
-        "{} line {} cannot retire: {} subscribed consumer(s) still read it",
-        r.dataset,
-        r.line,
-        r.holders.len()
-    );
-    let rows = r.holders.iter().map(|s| {
-        vec![
-            s.consumer.clone(),
-            s.version
-                .as_ref()
-                .map_or("-".to_string(), |v| v.to_string()),
-            s.last_read.map_or("-".to_string(), |t| {
-                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            }),
-            s.team.clone().unwrap_or_else(|| "-".to_string()),
-        ]
-    });
-    outln!(
-        "{}",
-        table(&["consumer", "version", "last read", "team"], rows)
-    );
+    if !r.holders.is_empty() {
+        let rows = r.holders.iter().map(|s| {
+            vec![
+                s.consumer.clone(),
+                s.version
+                    .as_ref()
+                    .map_or("-".to_string(), |v| v.to_string()),
+                s.last_read.map_or("-".to_string(), |t| {
+                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                }),
+                s.team.clone().unwrap_or_else(|| "-".to_string()),
+            ]
+        });
+        outln!(
+            "{}",
+            table(&["consumer", "version", "last read", "team"], rows)
+        );
+    }
+    if !r.ignored.is_empty() {
+        outln!(
+            "ignored (automations, and readers under min_reads = {} or min_days = {}):",
+            r.thresholds.min_reads,
+            r.thresholds.min_days
+        );
+        let rows = r.ignored.iter().map(|s| {
+            let u = s.usage.unwrap_or_default();
+            vec![
+                s.consumer.clone(),
+                s.status.to_string(),
+                u.reads.to_string(),
+                u.days.to_string(),
+                s.last_read.map_or("-".to_string(), |t| {
+                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                }),
+            ]
+        });
+        outln!(
+            "{}",
+            table(&["consumer", "status", "reads", "days", "last read"], rows)
+        );
+    }
 }

@@ -12,7 +12,9 @@ use crate::store::{layout, GitError, Store, StoreError};
 /// The CI gate over the whole store and its git history: every file parses, every clause has
 /// a kind, every recorded direction and verdict equals the one re-derived from the contract
 /// files, bumps suffice, windows keep the policy, never three lines live, no published
-/// contract was ever edited or deleted, and history and ledger files only grew at their end.
+/// contract was ever edited or deleted, and history, waiver and ledger files only grew at
+/// their end. A live waiver that ends within 14 days is a warning on stderr, which does not
+/// change the exit code.
 ///
 /// Each finding names the file, the commit and its author. Exit 1 on any finding.
 #[derive(Debug, clap::Args)]
@@ -237,6 +239,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     .map(|ledger| findings.extend(duplicate_findings(&path, &ledger)))
             } else if f.ends_with(".releases.toml") {
                 crate::release::record::parse_records(&path, &text).map(|_| ())
+            } else if let Some(dataset) = f.strip_suffix(".waivers.toml") {
+                crate::model::waiver::parse_waivers(
+                    &path,
+                    dataset,
+                    &text,
+                    store.config().policy.max_waiver_days,
+                )
+                .map(|w| warn_ending(ctx, &path, &w))
             } else {
                 let dataset = f.trim_end_matches(".toml");
                 if datasets.iter().any(|d| d == dataset) {
@@ -262,6 +272,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => print_text(&report),
     }
     Ok(Outcome::findings_if(!report.findings.is_empty()))
+}
+
+/// Say on stderr which live waivers end within 14 days: someone must fix the release or
+/// accept that it fails again. A warning, not a finding: it never changes the exit code.
+fn warn_ending(ctx: &Context, path: &str, waivers: &crate::model::waiver::Waivers) {
+    for w in waivers.live(ctx.today) {
+        let left = w.days_left(ctx.today);
+        if left < 14 {
+            talkln!(
+                "warning: {path}: waiver `{}` of `{}` ends on {} ({left} day(s) left): after it \
+                 the clause fails again",
+                w.id,
+                w.clause,
+                w.until
+            );
+        }
+    }
 }
 
 /// A ledger records each notice (consumer, line, milestone) once: a second record means the

@@ -1,9 +1,9 @@
 use serde::Serialize;
 
-use super::consumption::{registry, scan_logs};
+use super::consumption::{registry, scan_daily, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::{classify, mark_stale, ScanStats, Standing, Status};
+use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::Line;
 
 /// Who reads a dataset, and on which line
@@ -13,7 +13,9 @@ use crate::model::Line;
 /// it is still on an old line, migrated, current or silent; readers missing from
 /// consumers.toml are listed as unknown, registered readers not subscribed to the dataset as
 /// unsubscribed. Liveness: a consumer with no read in `[consumption] stale_after_days` is
-/// stale.
+/// stale. Readers that do not hold their line back from retiring have their own status:
+/// `automation` (`kind = "automation"` in consumers.toml) and `incidental` (fewer reads of the
+/// line than `[consumption] min_reads`, or on fewer days than `min_days`).
 ///
 /// Malformed log lines are reported on stderr (file:line: reason) and counted; the scan goes
 /// on. Exit 0, or 2 for a bad dataset, registry or config.
@@ -36,6 +38,10 @@ struct LineSummary {
     still_on: usize,
     /// Of `still_on`, those whose newest read names a version the store does not have.
     unknown_version: usize,
+    /// Of the consumers whose newest read is on the line, those that do not hold it back
+    /// from retiring: automations and incidental readers (`still_on` counts them: they are
+    /// still told).
+    ignored: usize,
 }
 
 #[derive(Serialize)]
@@ -45,6 +51,8 @@ struct Report<'a> {
     lookback_from: chrono::NaiveDate,
     /// A consumer with no read in this many days is `stale`.
     stale_after_days: i64,
+    /// Below these a reader is `incidental` on its line.
+    thresholds: Thresholds,
     lines: Vec<LineSummary>,
     /// Registered consumers whose newest read names a version the store does not have.
     unknown_version: usize,
@@ -71,7 +79,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);
     let newest = lines.iter().map(|l| l.major).max();
-    let summaries = lines
+    let mut summaries: Vec<LineSummary> = lines
         .iter()
         .map(|l| LineSummary {
             line: l.major,
@@ -87,8 +95,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 .filter(|s| s.line == Some(l.major) && s.line != newest)
                 .filter(|s| s.status == Status::UnknownVersion)
                 .count(),
+            ignored: 0,
         })
         .collect();
+    let thresholds = Thresholds::of(&store.config().consumption);
+    if thresholds.bite() {
+        let names = [args.dataset.clone()].into_iter().collect();
+        let reads = scan_daily(ctx, &store, &names)?
+            .remove(&args.dataset)
+            .unwrap_or_default();
+        let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
+        exempt(&mut standings, &registry, thresholds, Some(&usage));
+    } else {
+        exempt(&mut standings, &registry, thresholds, None);
+    }
+    for summary in &mut summaries {
+        summary.ignored = standings
+            .iter()
+            .filter(|s| s.line == Some(summary.line))
+            .filter(|s| matches!(s.status, Status::Automation | Status::Incidental))
+            .count();
+    }
     warn_unknown_versions(&args.dataset, &standings);
     let unknown_version = standings
         .iter()
@@ -102,6 +129,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         today: ctx.today,
         lookback_from: req.from,
         stale_after_days,
+        thresholds,
         lines: summaries,
         unknown_version,
         consumers: standings,
@@ -143,7 +171,7 @@ fn print_text(r: &Report) {
     for l in &r.lines {
         match l.sunset {
             Some(s) => outln!(
-                "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}",
+                "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}{}",
                 l.line,
                 l.newest_version,
                 l.still_on,
@@ -154,7 +182,15 @@ fn print_text(r: &Report) {
                     )
                 } else {
                     String::new()
-                }
+                },
+                if l.ignored > 0 {
+                    format!(
+                        "; {} of them automation or incidental, not holding it back",
+                        l.ignored
+                    )
+                } else {
+                    String::new()
+                },
             ),
             None => outln!("line {} (newest {})", l.line, l.newest_version),
         }

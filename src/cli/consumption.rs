@@ -1,9 +1,11 @@
-//! What `consumers` and `notify` share: reading the registry, scanning the consumption log with
-//! malformed lines reported on stderr, and classifying the log's errors.
+//! What the commands that read the consumption log share: reading the registry, scanning the
+//! log (newest reads, or day by day) with malformed lines reported on stderr, and classifying
+//! the log's errors.
 
 use std::collections::BTreeSet;
 
 use super::{CommandError, Context};
+use crate::consumers::daily::{daily_reads_of, DailyReads};
 use crate::consumers::{log_files, parse_registry, scan, Registry, Scan, ScanRequest};
 use crate::store::{layout, Store};
 
@@ -78,4 +80,27 @@ pub fn scan_logs(
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     );
     Ok((result, req))
+}
+
+/// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
+/// reported on stderr (the first 20 one by one).
+pub fn scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: &std::collections::BTreeSet<String>,
+) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
+    let consumption = &store.config().consumption;
+    let files = log_files(store.root(), &consumption.sources)?;
+    let mut shown = 0u64;
+    let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
+        if shown < 20 {
+            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+            talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+        }
+        shown += 1;
+    })?;
+    if shown > 20 {
+        talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+    }
+    Ok(all)
 }

@@ -59,7 +59,10 @@ mod site;
 mod status;
 mod sunset;
 mod timeline;
+mod unwaive;
 mod validate;
+mod waive;
+mod waivers;
 
 pub use context::Context;
 pub use error::{CommandError, ErrorClass, Outcome};
@@ -184,6 +187,9 @@ pub enum Command {
     Man(completions::ManArgs),
     Schema(schema::Args),
     Export(export::Args),
+    Waive(waive::Args),
+    Unwaive(unwaive::Args),
+    Waivers(waivers::Args),
 }
 
 impl Command {
@@ -212,6 +218,9 @@ impl Command {
             Command::Man(_) => "man",
             Command::Schema(_) => "schema",
             Command::Export(_) => "export",
+            Command::Waive(_) => "waive",
+            Command::Unwaive(_) => "unwaive",
+            Command::Waivers(_) => "waivers",
         }
     }
 
@@ -300,6 +309,9 @@ pub fn main() -> ExitCode {
         Command::Man(args) => completions::run_man(&ctx, args),
         Command::Schema(args) => schema::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
+        Command::Waive(args) => waive::run(&ctx, args),
+        Command::Unwaive(args) => unwaive::run(&ctx, args),
+        Command::Waivers(args) => waivers::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

@@ -181,6 +181,9 @@ struct Policy {
     max_window_days: Option<i64>,
     /// Whether a newly added clause must be advisory in the version that adds it [advisory].
     new_clauses: Option<NewClauses>,
+    /// The longest a waiver may run, from its grant to its `until` [90].
+    #[schemars(range(min = 0))]
+    max_waiver_days: Option<i64>,
 }
 
 #[derive(JsonSchema)]
@@ -267,6 +270,14 @@ struct Consumption {
     /// default 30, or lookback_days when shorter).
     #[schemars(range(min = 1))]
     stale_after_days: Option<i64>,
+    /// A consumer with fewer reads of a line in the lookback is incidental on it: it does not
+    /// hold the line back from retiring [1].
+    #[schemars(range(min = 1))]
+    min_reads: Option<u64>,
+    /// A consumer whose reads of a line fall on fewer distinct days is incidental on it (at
+    /// most lookback_days) [1].
+    #[schemars(range(min = 1))]
+    min_days: Option<u64>,
 }
 
 /// `contracts.toml`: the store's configuration.
@@ -293,12 +304,23 @@ struct ConfigFile {
 #[allow(dead_code)]
 struct Consumer {
     team: Option<String>,
+    /// `automation` for CI robots and monitors: their reads never hold a line back from
+    /// retiring (they are still told) [consumer].
+    kind: Option<ConsumerKind>,
     /// Mailboxes, e.g. `Atlas Team <atlas@example.org>`.
     #[schemars(length(min = 1))]
     contacts: Vec<String>,
     /// The datasets it reads (dataset name → what it relies on). Absent: it may read any
     /// dataset and relies on everything.
     datasets: Option<BTreeMap<String, Subscription>>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ConsumerKind {
+    Consumer,
+    Automation,
 }
 
 /// One dataset a consumer reads.
@@ -334,6 +356,68 @@ struct ManifestFile {
     metrics: Option<BTreeMap<String, f64>>,
 }
 
+/// A instant, RFC 3339 in UTC (`2026-11-29T09:00:00Z`).
+struct Instant;
+
+impl JsonSchema for Instant {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Instant".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "format": "date-time",
+            "description": "A TOML offset date-time in UTC, e.g. 2026-11-29T09:00:00Z"
+        })
+    }
+}
+
+/// One `[[waiver]]`: a clause key of a line excused from failing `validate` until a day.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct WaiverRecord {
+    /// `<dataset>:<line or all>:<clause key>:<granted>`, `:<n>` for a second waiver of the
+    /// same key on the same day.
+    id: String,
+    /// The line covered; absent: every live line.
+    line: Option<u64>,
+    /// `clause` or `clause.key`.
+    clause: String,
+    granted: Date,
+    /// The last day covered; at most `[policy] max_waiver_days` after `granted`.
+    until: Date,
+    at: Instant,
+    /// The git author who granted it.
+    by: String,
+    reason: String,
+    /// The release it was granted for.
+    release: Option<String>,
+}
+
+/// One `[[unwaive]]`: the revocation of a waiver from a day on.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RevocationRecord {
+    /// The waiver revoked.
+    id: String,
+    on: Date,
+    at: Instant,
+    by: String,
+    reason: String,
+}
+
+/// `history/<dataset>.waivers.toml`: appended by `contracts waive` and `unwaive`, never
+/// edited.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct WaiversFile {
+    waiver: Option<Vec<WaiverRecord>>,
+    unwaive: Option<Vec<RevocationRecord>>,
+}
+
 /// The schemas, by file name under `schema/`.
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
     let with_id = |name: &'static str, mut s: Schema| {
@@ -357,18 +441,20 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
             "release-manifest.schema.json",
             schemars::schema_for!(ManifestFile),
         ),
+        with_id("waivers.schema.json", schemars::schema_for!(WaiversFile)),
     ]
 }
 
 /// Write the JSON Schemas of the store's files
 ///
-/// The JSON Schemas of contract files, `contracts.toml`, `consumers.toml` and release
-/// manifests (`release.toml`), for editors: with --out DIR, one file each (the repository
-/// keeps them under `schema/`); without, one JSON object of all four on stdout, by file name.
+/// The JSON Schemas of contract files, `contracts.toml`, `consumers.toml`, release manifests
+/// (`release.toml`) and waivers files, for editors: with --out DIR, one file each (the
+/// repository keeps them under `schema/`); without, one JSON object of all five on stdout,
+/// by file name.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Write `contract.schema.json`, `contracts-toml.schema.json`, `consumers.schema.json` and
-    /// `release-manifest.schema.json` into this directory
+    /// Write `contract.schema.json`, `contracts-toml.schema.json`, `consumers.schema.json`,
+    /// `release-manifest.schema.json` and `waivers.schema.json` into this directory
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -387,11 +473,12 @@ pub fn run(_ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             let fail =
                 |e: std::io::Error| CommandError::environment(format!("{}: {e}", dir.display()));
             std::fs::create_dir_all(dir).map_err(fail)?;
+            let n = all.len();
             for (name, v) in all {
                 let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
                 std::fs::write(dir.join(name), text).map_err(fail)?;
             }
-            talkln!("wrote 4 schemas to {}", dir.display());
+            talkln!("wrote {n} schemas to {}", dir.display());
         }
     }
     Ok(Outcome::Clean)

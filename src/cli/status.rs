@@ -3,10 +3,10 @@ use std::collections::BTreeSet;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::consumption::{registry, scan_logs};
+use super::consumption::{registry, scan_daily, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::{classify, Status};
+use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};
 use crate::store::Store;
 
 /// Live lines per dataset, with their windows
@@ -38,9 +38,12 @@ pub struct LineStatus {
     /// Registered consumers whose newest read is still on this line; counted only for a live
     /// line with a sunset (the old side of a window).
     pub consumers_still_on: Option<usize>,
-    /// The `can-retire` answer for the same line: no subscribed consumer's newest read is on
-    /// it. Given where `consumers_still_on` is.
+    /// The `can-retire` answer for the same line: a live line succeeds it and no subscribed
+    /// consumer that counts (no automation, no incidental reader) holds it. Given where
+    /// `consumers_still_on` is.
     pub can_retire: Option<bool>,
+    /// Live waivers covering this line on the day (`contracts waivers` lists them).
+    pub waivers: usize,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -58,6 +61,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         if versions.is_empty() {
             return Err(store.unknown_dataset(dataset).into());
         }
+        let waivers = store.waivers(dataset)?;
         for line in store.lines(dataset)? {
             let state = if line.is_live(ctx.today) {
                 "live"
@@ -83,6 +87,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
                 consumers_still_on: None,
                 can_retire: None,
+                waivers: waivers
+                    .live(ctx.today)
+                    .filter(|w| w.line.is_none_or(|l| l == line.major))
+                    .filter(|_| state == "live")
+                    .count(),
             });
         }
     }
@@ -90,8 +99,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     match ctx.format {
         Format::Json => print_json(&rows),
         _ => {
+            // The column appears only when a waiver is in force, so a store without any
+            // keeps its narrower table.
+            let any_waiver = rows.iter().any(|r| r.waivers > 0);
             let text = rows.iter().map(|r| {
-                vec![
+                let mut row = vec![
                     r.dataset.clone(),
                     r.line.to_string(),
                     r.state.to_string(),
@@ -106,25 +118,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         Some(false) => "no".to_string(),
                         None => "-".to_string(),
                     },
-                ]
+                ];
+                if any_waiver {
+                    row.push(r.waivers.to_string());
+                }
+                row
             });
-            outln!(
-                "{}",
-                table(
-                    &[
-                        "dataset",
-                        "line",
-                        "state",
-                        "version",
-                        "opens",
-                        "sunset",
-                        "days left",
-                        "still on",
-                        "retire?"
-                    ],
-                    text
-                )
-            );
+            let mut header = vec![
+                "dataset",
+                "line",
+                "state",
+                "version",
+                "opens",
+                "sunset",
+                "days left",
+                "still on",
+                "retire?",
+            ];
+            if any_waiver {
+                header.push("waivers");
+            }
+            outln!("{}", table(&header, text));
         }
     }
     Ok(Outcome::Clean)
@@ -146,28 +160,48 @@ fn count_still_on(
         return Ok(());
     }
     let registry = registry(store)?;
-    let (scan, _) = scan_logs(ctx, store, windowed.clone())?;
+    let (scan, req) = scan_logs(ctx, store, windowed.clone())?;
+    let thresholds = Thresholds::of(&store.config().consumption);
+    // Counting each reader's days is a second pass over the log: only when a threshold can
+    // call someone incidental.
+    let daily = if thresholds.bite() {
+        scan_daily(ctx, store, &windowed)?
+    } else {
+        Default::default()
+    };
     for dataset in &windowed {
-        let standings = classify(
-            dataset,
-            &store.lines(dataset)?,
-            &registry,
-            &scan.of(dataset),
-        );
+        let lines = store.lines(dataset)?;
+        let mut standings = classify(dataset, &lines, &registry, &scan.of(dataset));
+        let still_on = |row: &LineStatus| {
+            standings
+                .iter()
+                .filter(|s| {
+                    matches!(s.status, Status::StillOn | Status::UnknownVersion)
+                        && s.line == Some(row.line)
+                })
+                .count()
+        };
+        let counts: Vec<(u64, usize)> = rows
+            .iter()
+            .filter(|r| &r.dataset == dataset)
+            .map(|r| (r.line, still_on(r)))
+            .collect();
+        match daily.get(dataset) {
+            Some(reads) => {
+                let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
+                exempt(&mut standings, &registry, thresholds, Some(&usage));
+            }
+            None => exempt(&mut standings, &registry, thresholds, None),
+        }
         for row in rows
             .iter_mut()
             .filter(|r| &r.dataset == dataset && r.state == "live" && r.sunset.is_some())
         {
-            row.consumers_still_on = Some(
-                standings
-                    .iter()
-                    .filter(|s| {
-                        matches!(s.status, Status::StillOn | Status::UnknownVersion)
-                            && s.line == Some(row.line)
-                    })
-                    .count(),
+            // Who is still on the line is everyone `notify` writes to, incidental or not.
+            row.consumers_still_on = counts.iter().find(|(l, _)| *l == row.line).map(|(_, n)| *n);
+            row.can_retire = Some(
+                retire_gate(&lines, row.line, ctx.today, &standings, thresholds, false).can_retire,
             );
-            row.can_retire = Some(super::can_retire::gate(row.line, &standings).can_retire);
         }
     }
     Ok(())

@@ -2,10 +2,9 @@ use std::path::PathBuf;
 
 use semver::Version;
 
-use super::consumption::registry;
+use super::consumption::{registry, scan_daily};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::daily::{daily_reads_of, still_on_by_day, DailyReads};
-use crate::consumers::log_files;
+use crate::consumers::daily::{still_on_by_day, DailyReads};
 use crate::model::{window::windows, Strictness};
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
@@ -171,27 +170,4 @@ pub fn gather_with(
         releases,
         still_on,
     })
-}
-
-/// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
-/// reported on stderr (the first 20 one by one).
-pub fn scan_daily(
-    ctx: &Context,
-    store: &Store,
-    datasets: &std::collections::BTreeSet<String>,
-) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
-    let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources)?;
-    let mut shown = 0u64;
-    let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
-        if shown < 20 {
-            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
-        }
-        shown += 1;
-    })?;
-    if shown > 20 {
-        talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
-    }
-    Ok(all)
 }

@@ -6,7 +6,9 @@ use super::output::{cell, print_json, table};
 use super::profile::profile_and_merge;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
-use crate::release::validate::{parse_manifest, validate, ClauseResult, Report, Status};
+use crate::release::validate::{
+    apply_waivers, parse_manifest, validate, ClauseResult, Report, Status,
+};
 use crate::store::{layout, Edit, Step};
 
 /// Validate a release against every live contract
@@ -18,7 +20,9 @@ use crate::store::{layout, Edit, Step};
 /// During a deprecation window two contracts are live and the release must satisfy both;
 /// with `--line N` it is checked against line N's live contract only.
 /// Advisory clauses report failures as warnings and never fail the release; a clause this
-/// build cannot evaluate is `not-evaluated` and never fails it either.
+/// build cannot evaluate is `not-evaluated` and never fails it either. A failing clause key
+/// covered by a live waiver (`contracts waive`) is `waived (until DATE, by WHO: reason)` and
+/// does not fail the release; a recorded release names the waivers it was recorded under.
 ///
 /// FILEs are read as `contracts profile` reads them: directories and globs of partitions,
 /// and objects, prefixes and globs in object storage (`s3://`, `gs://`, `az://`, `https://`).
@@ -104,7 +108,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     };
     if !args.record {
-        let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        let mut report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        apply_waivers(&mut report, &store.waivers(&args.dataset)?, ctx.today);
         return finish(ctx, args, &store, report, None);
     }
     drop(store);
@@ -115,7 +120,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.writer_store()?;
     let done = store.transact(|store| -> Result<_, CommandError> {
         let live = live_at(store)?;
-        let report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        let mut report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
+        apply_waivers(&mut report, &store.waivers(&args.dataset)?, ctx.today);
         let mut record = record_of(&report, ctx.today);
         // The history is shared and append-only: a path as typed (`/home/ada/…`) would publish
         // the producer's machine layout for good.
@@ -200,40 +206,19 @@ fn status_cell(s: Status) -> String {
     }
 }
 
-/// The keys of a failed map-valued result that fail, as (key, measured, limit) cells: a type
-/// that differs or is missing, or a number over its bound. `None` when the result passed, is
-/// not a map on both sides, or no single key can be blamed.
+/// The failing keys of a map-valued result as (key, measured, limit) cells.
 fn failing_keys(x: &ClauseResult) -> Option<Vec<(String, String, String)>> {
-    use serde_json::Value;
-    if !x.status.is_failure() {
-        return None;
-    }
-    let (Some(Value::Object(measured)), Some(Value::Object(limit))) = (&x.measured, &x.limit)
-    else {
-        return None;
-    };
-    let keys: Vec<(String, String, String)> = limit
-        .iter()
-        .filter_map(|(k, want)| {
-            let got = measured.get(k).unwrap_or(&Value::Null);
-            let fails = match (got, want) {
-                (Value::Number(g), Value::Number(w)) => {
-                    g.as_f64().zip(w.as_f64()).is_some_and(|(g, w)| g > w)
-                }
-                // Present in the limit, absent from the release: a missing attribute.
-                (Value::Null, _) => measured.contains_key(k),
-                (g, w) => g != w,
-            };
-            fails.then(|| {
+    crate::release::validate::failing_keys(x).map(|keys| {
+        keys.into_iter()
+            .map(|(k, got, want)| {
                 let got = match got {
-                    Value::Null => "missing".to_string(),
-                    v => cell(Some(v)),
+                    serde_json::Value::Null => "missing".to_string(),
+                    v => cell(Some(&v)),
                 };
-                (k.clone(), got, cell(Some(want)))
+                (k, got, cell(Some(&want)))
             })
-        })
-        .collect();
-    (!keys.is_empty()).then_some(keys)
+            .collect()
+    })
 }
 
 fn print_text(r: &Report) {
@@ -275,8 +260,22 @@ fn print_text(r: &Report) {
             .iter()
             .filter(|x| x.status == Status::Fail)
             .collect();
+        let waived: Vec<_> = c
+            .results
+            .iter()
+            .filter(|x| x.status == Status::Waived)
+            .collect();
         if failed.is_empty() {
-            outln!("{}@{}: pass", c.dataset, c.version);
+            outln!(
+                "{}@{}: pass{}",
+                c.dataset,
+                c.version,
+                if waived.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} failing clause(s) waived)", waived.len())
+                }
+            );
         } else {
             outln!(
                 "{}@{}: FAIL ({} enforced clause{} failed)",
@@ -287,6 +286,11 @@ fn print_text(r: &Report) {
             );
             for x in failed {
                 outln!("  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
+            }
+        }
+        for x in waived {
+            for n in &x.waivers {
+                outln!("  {}: {} [{}]", n.clause, n.describe(), n.id);
             }
         }
     }
@@ -328,7 +332,7 @@ pub fn junit(r: &Report) -> String {
         "<testsuites name=\"contracts validate {}\" tests=\"{total}\" failures=\"{}\" skipped=\"{}\" errors=\"0\">",
         xml(&r.dataset),
         count(Status::Fail),
-        count(Status::NotEvaluated)
+        count(Status::NotEvaluated) + count(Status::Waived)
     );
     for c in &r.contracts {
         let suite = format!("{}@{}", c.dataset, c.version);
@@ -339,7 +343,7 @@ pub fn junit(r: &Report) -> String {
             xml(&suite),
             c.results.len(),
             n(Status::Fail),
-            n(Status::NotEvaluated)
+            n(Status::NotEvaluated) + n(Status::Waived)
         );
         for x in &c.results {
             let detail = format!(
@@ -372,6 +376,15 @@ pub fn junit(r: &Report) -> String {
                     let _ = writeln!(
                         s,
                         "{open}>\n      <system-out>advisory-fail (a warning, not enforced): {}</system-out>\n    </testcase>",
+                        xml(&detail)
+                    );
+                }
+                Status::Waived => {
+                    let why: Vec<String> = x.waivers.iter().map(|n| n.describe()).collect();
+                    let _ = writeln!(
+                        s,
+                        "{open}>\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>",
+                        xml(&why.join("; ")),
                         xml(&detail)
                     );
                 }
@@ -408,6 +421,7 @@ fn ci_findings(
             let (rule, level) = match x.status {
                 Status::Fail => ("clause-failed", Level::Error),
                 Status::AdvisoryFail => ("advisory-failed", Level::Warning),
+                Status::Waived => ("clause-waived", Level::Warning),
                 _ => continue,
             };
             out.push(Finding {
@@ -415,8 +429,12 @@ fn ci_findings(
                 level,
                 title: format!("{} fails {}@{}", x.clause, c.dataset, c.version),
                 message: format!(
-                    "{} (measured {}, limit {}) in {}",
+                    "{}{} (measured {}, limit {}) in {}",
                     x.reason.as_deref().unwrap_or("failed"),
+                    x.waivers
+                        .iter()
+                        .map(|n| format!("; {}", n.describe()))
+                        .collect::<String>(),
                     cell(x.measured.as_ref()),
                     cell(x.limit.as_ref()),
                     r.profile.files.join(", ")

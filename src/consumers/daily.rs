@@ -16,12 +16,19 @@ use semver::Version;
 use serde::{Deserialize, Serialize};
 
 use super::log::{later, At, LogError, Malformed, ParquetLog};
-use super::registry::Registry;
+use super::registry::{ConsumerKind, Registry};
+use super::standing::{LineUse, Thresholds};
+
+/// One consumer's newest read per UTC day: day → (instant, version).
+type Days = BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>;
 
 /// Each consumer's newest read of one dataset per UTC day: consumer → day → (instant, version).
 #[derive(Debug, Clone, Default)]
 pub struct DailyReads {
     pub by_consumer: HashMap<String, BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>>,
+    /// How many reads each consumer made of each line on each UTC day: consumer → (day,
+    /// line) → reads, for the usage thresholds of retirement.
+    pub line_reads: HashMap<String, BTreeMap<(NaiveDate, u64), u64>>,
     pub malformed: u64,
 }
 
@@ -44,6 +51,12 @@ impl DailyReads {
         if day > until {
             return Ok(());
         }
+        *self
+            .line_reads
+            .entry(consumer.to_string())
+            .or_default()
+            .entry((day, version.major))
+            .or_insert(0) += 1;
         let days = self.by_consumer.entry(consumer.to_string()).or_default();
         match days.get_mut(&day) {
             // Same rule as the scan: the newest instant wins, the higher version on a tie.
@@ -57,6 +70,21 @@ impl DailyReads {
             }
         }
         Ok(())
+    }
+
+    /// `consumer`'s reads of line `major` on the days `from..=to`.
+    pub fn usage(&self, consumer: &str, major: u64, from: NaiveDate, to: NaiveDate) -> LineUse {
+        let mut u = LineUse::default();
+        let Some(counts) = self.line_reads.get(consumer) else {
+            return u;
+        };
+        for ((_, line), n) in counts.range((from, 0)..=(to, u64::MAX)) {
+            if *line == major {
+                u.reads += n;
+                u.days += 1;
+            }
+        }
+        u
     }
 }
 
@@ -236,6 +264,55 @@ pub fn still_on_by_day(
         out.push(DayCount {
             day,
             consumers: u32::try_from(consumers_on).unwrap_or(u32::MAX),
+        });
+        match day.succ_opt() {
+            Some(d) => day = d,
+            None => break,
+        }
+    }
+    out
+}
+
+/// For each day of `from..=to`, how many registered consumers held line `major` back from
+/// retiring, by the rule of `can-retire` replayed day by day: the newest read within the
+/// `lookback_days` ending that day is of the line, the consumer is no automation, and its
+/// reads of the line in that lookback meet the thresholds. Callers pass the consumers
+/// subscribed to the dataset.
+pub fn held_by_day(
+    reads: &DailyReads,
+    registry: &Registry,
+    major: u64,
+    from: NaiveDate,
+    to: NaiveDate,
+    lookback_days: i64,
+    thresholds: Thresholds,
+) -> Vec<DayCount> {
+    let lookback = lookback_days.max(1) - 1;
+    let consumers: Vec<(&String, &Days)> = reads
+        .by_consumer
+        .iter()
+        .filter(|(name, _)| {
+            registry
+                .get(name)
+                .is_some_and(|c| c.kind != ConsumerKind::Automation)
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut day = from;
+    while day <= to {
+        let first = day - chrono::Duration::days(lookback);
+        let holding = consumers
+            .iter()
+            .filter(|(name, days)| {
+                days.range(first..=day)
+                    .next_back()
+                    .is_some_and(|(_, (_, v))| v.major == major)
+                    && !thresholds.incidental(reads.usage(name, major, first, day))
+            })
+            .count();
+        out.push(DayCount {
+            day,
+            consumers: u32::try_from(holding).unwrap_or(u32::MAX),
         });
         match day.succ_opt() {
             Some(d) => day = d,

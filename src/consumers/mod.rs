@@ -12,5 +12,8 @@ pub use log::{
     log_files, scan, KnownRead, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats,
     Skipped,
 };
-pub use registry::{check_mailbox, parse_registry, Consumer, Registry, Subscription};
-pub use standing::{classify, mark_stale, Standing, Status};
+pub use registry::{check_mailbox, parse_registry, Consumer, ConsumerKind, Registry, Subscription};
+pub use standing::{
+    classify, exempt, mark_stale, retire_gate, Gate, LineUse, Standing, Status, Successor,
+    Thresholds,
+};

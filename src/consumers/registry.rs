@@ -22,6 +22,21 @@ pub struct Consumer {
     /// may read any dataset and relies on everything, the meaning of a registry written
     /// before consumers declared their datasets.
     pub datasets: Option<BTreeMap<String, Subscription>>,
+    /// What kind of reader it is: an automation's reads never hold a line back from
+    /// retiring, though it is told like any consumer.
+    pub kind: ConsumerKind,
+}
+
+/// `kind` in `consumers.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsumerKind {
+    /// A system or a team that relies on the data (the default).
+    #[default]
+    Consumer,
+    /// A CI robot, a monitor, a crawler: reads that show the data is reachable, not that
+    /// anyone relies on it.
+    Automation,
 }
 
 /// One dataset a consumer reads.
@@ -71,6 +86,8 @@ impl Registry {
 #[serde(deny_unknown_fields)]
 struct RawConsumer {
     team: Option<String>,
+    #[serde(default)]
+    kind: ConsumerKind,
     contacts: Spanned<Vec<Spanned<String>>>,
     datasets: Option<BTreeMap<Spanned<String>, RawSubscription>>,
 }
@@ -212,6 +229,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 team: c.team,
                 contacts,
                 datasets,
+                kind: c.kind,
             },
         );
     }
@@ -235,6 +253,19 @@ mod tests {
         let c = r.get("flood-model").unwrap();
         assert_eq!(c.team.as_deref(), Some("Hydrology"));
         assert_eq!(c.contacts.len(), 2);
+        assert_eq!(c.kind, ConsumerKind::Consumer);
+        let r = parse_registry(
+            "consumers.toml",
+            "[consumers.ci]\nkind = \"automation\"\ncontacts = [\"ci@example.org\"]\n",
+        )
+        .unwrap();
+        assert_eq!(r.get("ci").unwrap().kind, ConsumerKind::Automation);
+        let e = parse_registry(
+            "consumers.toml",
+            "[consumers.ci]\nkind = \"robot\"\ncontacts = [\"ci@example.org\"]\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.0[0].line, e.0[0].column), (2, 8), "{e}");
     }
 
     #[test]

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use semver::Version;
 use serde::Serialize;
 
 use super::log::NewestRead;
-use super::registry::Registry;
+use super::registry::{ConsumerKind, Registry};
 use crate::model::Line;
 
 /// How a consumer stands towards the lines of a dataset.
@@ -36,6 +36,14 @@ pub enum Status {
     /// pre-release build, another dataset's number). Never a migration: its line is that of
     /// its newest read of a version the store has, and `notify` writes about that line.
     UnknownVersion,
+    /// Registered with `kind = "automation"` (a CI robot, a monitor) and reads a line: its
+    /// reads never hold a line back from retiring. Set by [`exempt`], never by [`classify`]:
+    /// `notify` still tells it.
+    Automation,
+    /// Registered, and its reads of its line in the lookback are fewer than `[consumption]
+    /// min_reads` or fall on fewer than `min_days` days: it does not hold the line back.
+    /// Set by [`exempt`], never by [`classify`]: `notify` still tells it.
+    Incidental,
 }
 
 impl Status {
@@ -48,7 +56,18 @@ impl Status {
             Status::Unsubscribed => "unsubscribed",
             Status::Unknown => "unknown",
             Status::UnknownVersion => "unknown-version",
+            Status::Automation => "automation",
+            Status::Incidental => "incidental",
         }
+    }
+
+    /// Whether a consumer with this status holds the line of its newest read: it is
+    /// registered, subscribed, and reads it in earnest.
+    pub fn holds(self) -> bool {
+        matches!(
+            self,
+            Status::StillOn | Status::Migrated | Status::Current | Status::UnknownVersion
+        )
     }
 }
 
@@ -77,6 +96,153 @@ pub struct Standing {
     pub reads: u64,
     /// No read in the last `[consumption] stale_after_days` (see [`mark_stale`]).
     pub stale: bool,
+    /// Its reads of the line of its newest read in the lookback, where they were counted
+    /// (see [`exempt`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<LineUse>,
+}
+
+/// A consumer's reads of a line in the lookback, by consumer name and line.
+pub type UsageOf<'a> = &'a dyn Fn(&str, u64) -> LineUse;
+
+/// A consumer's reads of one line in the lookback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct LineUse {
+    pub reads: u64,
+    /// Distinct UTC days with a read.
+    pub days: u64,
+}
+
+/// The usage thresholds of `[consumption]`: below them a reader is incidental on a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Thresholds {
+    pub min_reads: u64,
+    pub min_days: u64,
+}
+
+impl Thresholds {
+    /// The thresholds `contracts.toml` sets.
+    pub fn of(c: &crate::model::config::Consumption) -> Thresholds {
+        Thresholds {
+            min_reads: c.min_reads,
+            min_days: c.min_days,
+        }
+    }
+
+    /// Whether they can call anyone incidental: a consumer whose newest read is on a line
+    /// has at least one read on one day there.
+    pub fn bite(&self) -> bool {
+        self.min_reads > 1 || self.min_days > 1
+    }
+
+    pub fn incidental(&self, u: LineUse) -> bool {
+        u.reads < self.min_reads || u.days < self.min_days
+    }
+}
+
+/// Mark the readers that do not hold their line back from retiring: automations, and, given
+/// `usage` (a consumer's reads of a line in the lookback; `None` when they were not counted),
+/// those under the thresholds. Only consumers that would hold a line change status. The
+/// registry comes in for each consumer's kind.
+pub fn exempt(
+    standings: &mut [Standing],
+    registry: &Registry,
+    thresholds: Thresholds,
+    usage: Option<UsageOf<'_>>,
+) {
+    for s in standings.iter_mut().filter(|s| s.status.holds()) {
+        let Some(line) = s.line else { continue };
+        if let Some(usage) = usage {
+            s.usage = Some(usage(&s.consumer, line));
+        }
+        let automation = registry
+            .get(&s.consumer)
+            .is_some_and(|c| c.kind == ConsumerKind::Automation);
+        if automation {
+            s.status = Status::Automation;
+        } else if s.usage.is_some_and(|u| thresholds.incidental(u)) {
+            s.status = Status::Incidental;
+        }
+    }
+    standings.sort_by(|a, b| (a.status, a.line, &a.consumer).cmp(&(b.status, b.line, &b.consumer)));
+}
+
+/// The line after a line, as the retirement gate sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Successor {
+    pub line: u64,
+    pub opens: NaiveDate,
+    /// Live on the day asked about.
+    pub live: bool,
+}
+
+/// The answer to "can the producer stop publishing this line?".
+#[derive(Debug, Clone, Serialize)]
+pub struct Gate {
+    pub can_retire: bool,
+    /// The first line after it that is not retired on the day (`None`: there is none).
+    pub successor: Option<Successor>,
+    /// The producer discontinues the dataset (`--no-successor`): no successor is needed.
+    pub no_successor: bool,
+    /// Why the successor rule says no, in words; `None` when it says yes.
+    pub blocked_by_successor: Option<String>,
+    /// The subscribed consumers whose newest read is on the line and who count.
+    pub holders: Vec<Standing>,
+    /// Readers of the line the gate does not count: automations and incidental readers,
+    /// each with its status and counts.
+    pub ignored: Vec<Standing>,
+    pub thresholds: Thresholds,
+}
+
+/// The retirement gate of line `major` on `today`: a line retires only when a live line
+/// succeeds it (without one, consumers would have nothing to move to; discontinuing the
+/// dataset is said with `no_successor`), and no registered, subscribed consumer holds it.
+/// `standings` are [`classify`]'s, passed through [`exempt`].
+pub fn retire_gate(
+    lines: &[Line],
+    major: u64,
+    today: NaiveDate,
+    standings: &[Standing],
+    thresholds: Thresholds,
+    no_successor: bool,
+) -> Gate {
+    let successor = lines
+        .iter()
+        .filter(|l| l.major > major && l.sunset.is_none_or(|s| today < s))
+        .min_by_key(|l| l.major)
+        .map(|l| Successor {
+            line: l.major,
+            opens: l.opens,
+            live: l.is_live(today),
+        });
+    let blocked_by_successor = match successor {
+        _ if no_successor => None,
+        Some(s) if s.live => None,
+        Some(s) => Some(format!("line {} opens on {}", s.line, s.opens)),
+        None => Some("no successor line".to_string()),
+    };
+    let on_line = |s: &&Standing| s.line == Some(major);
+    let holders: Vec<Standing> = standings
+        .iter()
+        .filter(on_line)
+        .filter(|s| s.status.holds())
+        .cloned()
+        .collect();
+    let ignored: Vec<Standing> = standings
+        .iter()
+        .filter(on_line)
+        .filter(|s| matches!(s.status, Status::Automation | Status::Incidental))
+        .cloned()
+        .collect();
+    Gate {
+        can_retire: blocked_by_successor.is_none() && holders.is_empty(),
+        successor,
+        no_successor,
+        blocked_by_successor,
+        holders,
+        ignored,
+        thresholds,
+    }
 }
 
 /// Mark each consumer with no read in the `stale_after_days` up to `today` as stale: a
@@ -127,6 +293,7 @@ pub fn classify(
                 last_read: None,
                 reads: 0,
                 stale: false,
+                usage: None,
             },
             Some(r) if !known(&r.version) => Standing {
                 consumer: c.name.clone(),
@@ -138,6 +305,7 @@ pub fn classify(
                 last_read: Some(r.at),
                 reads: r.reads,
                 stale: false,
+                usage: None,
             },
             Some(r) => {
                 let line = r.version.major;
@@ -170,6 +338,7 @@ fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) ->
         last_read: Some(r.at),
         reads: r.reads,
         stale: false,
+        usage: None,
     }
 }
 

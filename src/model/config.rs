@@ -25,6 +25,8 @@ pub struct Policy {
     pub min_window_days: i64,
     pub max_window_days: i64,
     pub new_clauses: NewClauses,
+    /// The longest a waiver may run, in days from its grant to its `until`.
+    pub max_waiver_days: i64,
 }
 
 impl Default for Policy {
@@ -33,6 +35,7 @@ impl Default for Policy {
             min_window_days: 90,
             max_window_days: 365,
             new_clauses: NewClauses::Advisory,
+            max_waiver_days: 90,
         }
     }
 }
@@ -123,6 +126,12 @@ pub struct Consumption {
     /// lookback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_after_days: Option<i64>,
+    /// A consumer with fewer reads of a line in the lookback is incidental on it: its reads
+    /// do not hold the line back from retiring (it is still told).
+    pub min_reads: u64,
+    /// A consumer whose reads of a line fall on fewer distinct days of the lookback is
+    /// incidental on it.
+    pub min_days: u64,
 }
 
 /// The default of `[consumption] stale_after_days`.
@@ -142,6 +151,8 @@ impl Default for Consumption {
             sources: vec!["consumption/*.jsonl".to_string()],
             lookback_days: 30,
             stale_after_days: None,
+            min_reads: 1,
+            min_days: 1,
         }
     }
 }
@@ -199,7 +210,7 @@ impl Config {
 }
 
 /// The keys whose place in the file is kept for later errors.
-const LOCATED: [(&str, &str); 9] = [
+const LOCATED: [(&str, &str); 11] = [
     ("store", "since"),
     ("smtp", "host"),
     ("notify", "from"),
@@ -209,6 +220,8 @@ const LOCATED: [(&str, &str); 9] = [
     ("policy", "max_window_days"),
     ("consumption", "lookback_days"),
     ("consumption", "stale_after_days"),
+    ("consumption", "min_reads"),
+    ("consumption", "min_days"),
 ];
 
 /// The places of the [`LOCATED`] keys, from a second, lenient read of the same text.
@@ -263,6 +276,14 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             ),
         ));
     }
+    if p.max_waiver_days < 0 {
+        errors.push(Located::at(
+            file,
+            text,
+            None,
+            "[policy] max_waiver_days must be non-negative".to_string(),
+        ));
+    }
     if raw.notify.days_before.iter().any(|d| *d < 0)
         || raw.notify.overdue_every_days < 1
         || raw.notify.claim_stale_minutes < 0
@@ -312,6 +333,23 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
                 ),
             ));
         }
+    }
+    if raw.consumption.min_reads < 1 {
+        errors.push(at(
+            "consumption.min_reads",
+            "[consumption] min_reads must be at least 1".to_string(),
+        ));
+    }
+    let lookback = u64::try_from(raw.consumption.lookback_days).unwrap_or(0);
+    if raw.consumption.min_days < 1 || raw.consumption.min_days > lookback {
+        errors.push(at(
+            "consumption.min_days",
+            format!(
+                "[consumption] min_days must be from 1 to lookback_days ({}): reads are only \
+                 seen in the lookback",
+                raw.consumption.lookback_days
+            ),
+        ));
     }
     if !errors.is_empty() {
         return Err(TomlErrors(errors));

@@ -17,6 +17,7 @@ pub mod spatial;
 pub mod suggest;
 pub mod sunset;
 pub mod value;
+pub mod waiver;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
 pub use config::{parse_config, Config};

@@ -46,6 +46,10 @@ pub struct ReleaseRecord {
     /// `propose`, `advisory`). Absent in records written before profiles were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<RecordedProfile>,
+    /// The waivers the release was recorded under (ids in the waivers file). Absent in
+    /// records written before waivers, and when none applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waivers: Vec<String>,
     pub contract: Vec<ContractRecord>,
 }
 
@@ -162,6 +166,7 @@ pub fn record_of(report: &Report, validated: NaiveDate) -> ReleaseRecord {
         files: report.profile.files.clone(),
         passed: report.passed,
         profile: Some(RecordedProfile::of(&report.profile, &report.release)),
+        waivers: report.waiver_ids(),
         contract: report
             .contracts
             .iter()

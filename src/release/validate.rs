@@ -99,6 +99,9 @@ pub enum Status {
     Fail,
     AdvisoryFail,
     NotEvaluated,
+    /// An enforced clause failed, and every failing key is covered by a live waiver: it does
+    /// not fail the release.
+    Waived,
 }
 
 impl Status {
@@ -108,12 +111,13 @@ impl Status {
             Status::Fail => "fail",
             Status::AdvisoryFail => "advisory-fail",
             Status::NotEvaluated => "not-evaluated",
+            Status::Waived => "waived",
         }
     }
 
     /// Whether the release fell short of the clause, enforced or not.
     pub fn is_failure(self) -> bool {
-        matches!(self, Status::Fail | Status::AdvisoryFail)
+        matches!(self, Status::Fail | Status::AdvisoryFail | Status::Waived)
     }
 }
 
@@ -133,6 +137,119 @@ pub struct ClauseResult {
     pub limit: Option<Value>,
     /// Why a clause failed or was not evaluated, in words.
     pub reason: Option<String>,
+    /// The waivers that excuse a failure, for a `waived` result.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waivers: Vec<WaiverNote>,
+}
+
+/// A waiver as a waived result names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WaiverNote {
+    pub id: String,
+    /// The key it covers (`clause` or `clause.key`).
+    pub clause: String,
+    pub until: NaiveDate,
+    pub by: String,
+    pub reason: String,
+}
+
+impl WaiverNote {
+    /// `waived (until DATE, by WHO: reason)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "waived (until {}, by {}: {})",
+            self.until, self.by, self.reason
+        )
+    }
+}
+
+/// The keys of a failed map-valued result that fail, as (key, measured, limit): a type that
+/// differs or is missing (measured `null`), or a number over its bound. `None` when the
+/// result passed, is not a map on both sides, or no single key can be blamed.
+pub fn failing_keys(x: &ClauseResult) -> Option<Vec<(String, Value, Value)>> {
+    if !x.status.is_failure() {
+        return None;
+    }
+    let (Some(Value::Object(measured)), Some(Value::Object(limit))) = (&x.measured, &x.limit)
+    else {
+        return None;
+    };
+    let keys: Vec<(String, Value, Value)> = limit
+        .iter()
+        .filter_map(|(k, want)| {
+            let got = measured.get(k).unwrap_or(&Value::Null);
+            let fails = match (got, want) {
+                (Value::Number(g), Value::Number(w)) => {
+                    g.as_f64().zip(w.as_f64()).is_some_and(|(g, w)| g > w)
+                }
+                // Present in the limit, absent from the release: a missing attribute.
+                (Value::Null, _) => measured.contains_key(k),
+                (g, w) => g != w,
+            };
+            fails.then(|| (k.clone(), got.clone(), want.clone()))
+        })
+        .collect();
+    (!keys.is_empty()).then_some(keys)
+}
+
+/// Apply the live waivers of `today`: an enforced failure whose clause, or each of whose
+/// failing keys, is covered on the contract's line becomes `waived`, and the release passes
+/// when nothing else fails. Past a waiver's `until` (or once revoked) it covers nothing, so
+/// the same release fails again with no action needed.
+pub fn apply_waivers(
+    report: &mut Report,
+    waivers: &crate::model::waiver::Waivers,
+    today: NaiveDate,
+) {
+    for c in &mut report.contracts {
+        for x in c.results.iter_mut().filter(|x| x.status == Status::Fail) {
+            let note = |w: &crate::model::waiver::Waiver| WaiverNote {
+                id: w.id.clone(),
+                clause: w.clause.clone(),
+                until: w.until,
+                by: w.by.clone(),
+                reason: w.reason.clone(),
+            };
+            let notes: Option<Vec<WaiverNote>> =
+                match waivers.covering(today, c.line, &x.clause, None) {
+                    Some(w) => Some(vec![note(w)]),
+                    None => failing_keys(x).and_then(|keys| {
+                        let mut notes: Vec<WaiverNote> = Vec::new();
+                        for (k, _, _) in keys {
+                            let w = waivers.covering(today, c.line, &x.clause, Some(&k))?;
+                            if !notes.iter().any(|n| n.id == w.id) {
+                                notes.push(note(w));
+                            }
+                        }
+                        Some(notes)
+                    }),
+                };
+            if let Some(notes) = notes {
+                x.status = Status::Waived;
+                x.waivers = notes;
+            }
+        }
+        c.passed = c.results.iter().all(|r| r.status != Status::Fail);
+    }
+    report.passed = report.contracts.iter().all(|c| c.passed);
+}
+
+impl Report {
+    /// The ids of the waivers this report applied, each once, in order.
+    pub fn waiver_ids(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for n in self
+            .contracts
+            .iter()
+            .flat_map(|c| &c.results)
+            .flat_map(|x| &x.waivers)
+        {
+            if !out.contains(&n.id) {
+                out.push(n.id.clone());
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -425,6 +542,7 @@ pub fn validate(
                     measured: ch.measured,
                     limit,
                     reason,
+                    waivers: Vec::new(),
                 });
             }
         }
@@ -436,6 +554,7 @@ pub fn validate(
                 measured: None,
                 limit: serde_json::to_value(value).ok(),
                 reason: Some("this build has no kind for this clause".to_string()),
+                waivers: Vec::new(),
             });
         }
         results.sort_by(|a, b| a.clause.cmp(&b.clause));

@@ -49,6 +49,9 @@ pub mod layout {
     pub fn releases(dataset: &str) -> String {
         format!("{HISTORY}/{dataset}.releases.toml")
     }
+    pub fn waivers(dataset: &str) -> String {
+        format!("{HISTORY}/{dataset}.waivers.toml")
+    }
     pub fn notifications(dataset: &str) -> String {
         format!("{NOTIFICATIONS}/{dataset}.toml")
     }
@@ -369,6 +372,20 @@ impl Store {
         match self.history_text(dataset)? {
             None => Ok(History::default()),
             Some(text) => Ok(parse_history(&layout::history(dataset), &text)?),
+        }
+    }
+
+    /// The dataset's waivers (none when it has no waivers file).
+    pub fn waivers(&self, dataset: &str) -> Result<crate::model::waiver::Waivers, StoreError> {
+        let path = layout::waivers(dataset);
+        match self.read(&path)? {
+            None => Ok(Default::default()),
+            Some(text) => Ok(crate::model::waiver::parse_waivers(
+                &path,
+                dataset,
+                &text,
+                self.config.policy.max_waiver_days,
+            )?),
         }
     }
 

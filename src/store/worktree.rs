@@ -38,7 +38,7 @@ pub fn is_store_file(path: &str) -> bool {
 }
 
 /// The store files one dataset's commands read: the configuration, the registry, the
-/// templates, and that dataset's contracts, history, release records and ledger.
+/// templates, and that dataset's contracts, history, release records, waivers and ledger.
 pub fn files_of(dataset: &str) -> Vec<String> {
     vec![
         layout::CONFIG.to_string(),
@@ -47,6 +47,7 @@ pub fn files_of(dataset: &str) -> Vec<String> {
         format!("{}/{dataset}/", layout::CONTRACTS),
         layout::history(dataset),
         layout::releases(dataset),
+        layout::waivers(dataset),
         layout::notifications(dataset),
     ]
 }

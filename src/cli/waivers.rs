@@ -1,0 +1,103 @@
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::output::{print_json, table};
+use super::{CommandError, Context, Format, Outcome};
+use crate::model::waiver::{Waiver, WaiverState};
+use crate::store::StoreError;
+
+/// The waivers of DATASET (or of every dataset) on --today: each with its clause key, line,
+/// state (live, expired, revoked, upcoming), until and days left, who granted it and why.
+/// Expired and revoked ones are listed only with --all. Exit 0, or 2 for an unknown dataset
+/// or a waivers file that does not parse.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this dataset
+    dataset: Option<String>,
+    /// Also list expired and revoked waivers
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    dataset: String,
+    #[serde(flatten)]
+    waiver: &'a Waiver,
+    state: WaiverState,
+    /// Days from --today to `until` (0 on the last day); negative once expired.
+    days_left: i64,
+    /// The day it was revoked, if it was.
+    revoked_on: Option<NaiveDate>,
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    let store = match &args.dataset {
+        Some(d) => ctx.store_for(d)?,
+        None => ctx.store()?,
+    };
+    let datasets = match &args.dataset {
+        Some(d) => {
+            if store.versions(d)?.is_empty() {
+                return Err(store.unknown_dataset(d).into());
+            }
+            vec![d.clone()]
+        }
+        None => store.datasets()?,
+    };
+    let all: Vec<(String, crate::model::waiver::Waivers)> = datasets
+        .iter()
+        .map(|d| Ok((d.clone(), store.waivers(d)?)))
+        .collect::<Result<_, StoreError>>()?;
+    let mut rows = Vec::new();
+    for (dataset, waivers) in &all {
+        for w in &waivers.waiver {
+            let state = waivers.state(w, ctx.today);
+            if !args.all && matches!(state, WaiverState::Expired | WaiverState::Revoked) {
+                continue;
+            }
+            rows.push(Row {
+                dataset: dataset.clone(),
+                waiver: w,
+                state,
+                days_left: w.days_left(ctx.today),
+                revoked_on: waivers.revocation(&w.id).map(|r| r.on),
+            });
+        }
+    }
+    match ctx.format {
+        Format::Json => print_json(&rows),
+        _ if rows.is_empty() => outln!("no waiver"),
+        _ => {
+            let text = rows.iter().map(|r| {
+                vec![
+                    r.waiver.id.clone(),
+                    r.waiver.clause.clone(),
+                    r.waiver.line.map_or("all".to_string(), |l| l.to_string()),
+                    r.state.as_str().to_string(),
+                    r.waiver.until.to_string(),
+                    r.days_left.to_string(),
+                    r.waiver.by.clone(),
+                    r.waiver.reason.clone(),
+                ]
+            });
+            outln!(
+                "{}",
+                table(
+                    &[
+                        "id",
+                        "clause",
+                        "line",
+                        "state",
+                        "until",
+                        "days left",
+                        "by",
+                        "reason"
+                    ],
+                    text
+                )
+            );
+        }
+    }
+    Ok(Outcome::Clean)
+}
