@@ -217,3 +217,82 @@ fn taplo_is_pointed_at_the_schemas() {
         assert!(root().join(path).is_file(), "{path}");
     }
 }
+
+/// Every bound the contract parser applies without the store (no policy, no CRS): a file it
+/// refuses for one of them, the schema refuses too, so an editor flags it before `propose`.
+#[test]
+fn the_schema_refuses_every_static_bound_the_parser_refuses() {
+    let base = "dataset = \"roads\"\nversion = \"1.0.0\"\nvalid_from = 2027-01-01\n\n[clauses]\n";
+    let cases = [
+        (
+            "a null fraction above 1",
+            "max_null_fraction = { pop_est = 1.5 }",
+        ),
+        (
+            "an overall null fraction below 0",
+            "max_null_fraction = -0.1",
+        ),
+        ("an imputed fraction above 1", "max_imputed_fraction = 2.0"),
+        (
+            "a negative tolerance",
+            "metric_tolerances = { positional_rmse_m = -1.0 }",
+        ),
+        (
+            "a metric fraction above 1",
+            "metric_tolerances = { invalid_geometry_fraction = 1.2 }",
+        ),
+        ("an envelope of three numbers", "envelope = [0.0, 1.0, 2.0]"),
+        (
+            "a geometry type listed twice",
+            "permitted_geometry = [\"Point\", \"Point\"]",
+        ),
+        (
+            "an unknown geometry type",
+            "permitted_geometry = [\"Blob\"]",
+        ),
+        (
+            "an unknown attribute type",
+            "required_attributes = { id = \"integer\" }",
+        ),
+        ("an unknown dimension", "dimensions = [\"XYW\"]"),
+    ];
+    let v = schema("contract.schema.json");
+    let kinds = KindTable::builtin();
+    for (what, clause) in cases {
+        let text = format!("{base}{clause}\n");
+        assert!(
+            parse_contract("x.toml", &text, &kinds, Strictness::Writing).is_err(),
+            "the parser accepts {what}"
+        );
+        let value: toml::Value = toml::from_str(&text).unwrap();
+        assert!(
+            v.iter_errors(&to_json(value)).next().is_some(),
+            "the schema accepts {what}: {clause}"
+        );
+    }
+    // Bad versions and dates, which the parser refuses too.
+    for (what, head) in [
+        (
+            "a version that is not semver",
+            "dataset = \"roads\"\nversion = \"1.0\"\nvalid_from = 2027-01-01\n",
+        ),
+        (
+            "a bad dataset name",
+            "dataset = \"Roads\"\nversion = \"1.0.0\"\nvalid_from = 2027-01-01\n",
+        ),
+        (
+            "a quoted day",
+            "dataset = \"roads\"\nversion = \"1.0.0\"\nvalid_from = \"15/01/2027\"\n",
+        ),
+    ] {
+        assert!(
+            parse_contract("x.toml", head, &kinds, Strictness::Writing).is_err(),
+            "the parser accepts {what}"
+        );
+        let value: toml::Value = toml::from_str(head).unwrap();
+        assert!(
+            v.iter_errors(&to_json(value)).next().is_some(),
+            "the schema accepts {what}"
+        );
+    }
+}

@@ -83,13 +83,28 @@ enum Dimension {
     XYZM,
 }
 
-/// An upper bound for every attribute, or one per attribute.
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum Bounds {
-    All(f64),
-    PerAttribute(BTreeMap<String, f64>),
+/// A fraction (0..=1) for every attribute, or one per attribute: the bounds
+/// `max_null_fraction` takes, as the parser checks them.
+fn fraction_bounds(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "A fraction in 0..=1 for every attribute, or attribute name -> fraction",
+        "anyOf": [
+            { "type": "number", "minimum": 0.0, "maximum": 1.0 },
+            { "type": "object",
+              "additionalProperties": { "type": "number", "minimum": 0.0, "maximum": 1.0 } }
+        ]
+    })
+}
+
+/// Metric name -> upper bound: never negative, and a metric named `…_fraction` in 0..=1.
+fn metric_bounds(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "additionalProperties": { "type": "number", "minimum": 0.0 },
+        "patternProperties": {
+            "_fraction$": { "type": "number", "minimum": 0.0, "maximum": 1.0 }
+        }
+    })
 }
 
 /// The built-in clauses. A custom clause may be any value; its kind is declared in
@@ -105,10 +120,13 @@ struct Clauses {
     #[schemars(length(equal = 4))]
     envelope: Option<Vec<f64>>,
     /// widening: the geometry types a release may contain
+    #[schemars(extend("uniqueItems" = true))]
     permitted_geometry: Option<Vec<GeometryType>>,
     /// fixed: the geometry types a release does contain
+    #[schemars(extend("uniqueItems" = true))]
     emitted_geometry: Option<Vec<GeometryType>>,
     /// narrowing: the CRSs a release may be delivered in
+    #[schemars(extend("uniqueItems" = true))]
     permitted_crs: Option<Vec<String>>,
     /// fixed: attribute name → type, always present
     required_attributes: Option<BTreeMap<String, AttrType>>,
@@ -117,15 +135,21 @@ struct Clauses {
     /// fixed, key by key: attribute name → its meaning
     attribute_semantics: Option<BTreeMap<String, String>>,
     /// narrowing: the largest null fraction, overall or per attribute
-    max_null_fraction: Option<Bounds>,
+    #[serde(default)]
+    #[schemars(schema_with = "fraction_bounds")]
+    max_null_fraction: Option<serde_json::Value>,
     /// narrowing: metric → upper bound
+    #[serde(default)]
+    #[schemars(schema_with = "metric_bounds")]
     metric_tolerances: Option<BTreeMap<String, f64>>,
     /// narrowing: the largest imputed fraction
     #[schemars(range(min = 0.0, max = 1.0))]
     max_imputed_fraction: Option<f64>,
     /// widening: the formats a release is published in
+    #[schemars(extend("uniqueItems" = true))]
     supported_output_formats: Option<Vec<String>>,
     /// fixed: the coordinate dimensions
+    #[schemars(extend("uniqueItems" = true))]
     dimensions: Option<Vec<Dimension>>,
     /// Custom clauses (declared in `contracts.toml` `[kinds]`).
     #[serde(flatten)]
@@ -176,8 +200,10 @@ struct StoreSection {
 #[allow(dead_code)]
 struct Policy {
     /// A major bump's window (sunset - valid_from) is at least this long [90].
+    #[schemars(range(min = 0))]
     min_window_days: Option<i64>,
     /// ... and at most this long [365].
+    #[schemars(range(min = 0))]
     max_window_days: Option<i64>,
     /// Whether a newly added clause must be advisory in the version that adds it [advisory].
     new_clauses: Option<NewClauses>,
@@ -223,6 +249,7 @@ struct CustomKind {
 #[allow(dead_code)]
 struct Notify {
     /// Milestones, in days before a sunset [60, 30, 14, 7, 1].
+    #[schemars(extend("items" = { "type": "integer", "minimum": 0 }))]
     days_before: Option<Vec<u32>>,
     /// After a sunset, a reminder this often while a consumer still reads the old line [7].
     #[schemars(range(min = 1))]
