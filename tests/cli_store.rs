@@ -1182,6 +1182,23 @@ fn typos_get_the_nearest_name() {
         Some("consumers.toml"),
         "consumer `atlas` reads dataset `road`, which the store does not have; did you mean `roads`?",
     );
+    // Into a pipe the table is never shortened, and a finding is never cut even in a narrow
+    // terminal.
+    for columns in [None, Some("60")] {
+        let mut c = s.env.command(&s.dir);
+        if let Some(n) = columns {
+            c.env("COLUMNS", n);
+        }
+        let out = c.arg("check").output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(
+                "consumer `atlas` reads dataset `road`, which the store does not have; did you mean `roads`?"
+            ),
+            "COLUMNS={columns:?}:\n{stdout}"
+        );
+        assert!(!stdout.contains('…'), "{stdout}");
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::{print_json, table};
+use super::output::print_json;
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::audit_dataset;
 use crate::model::history::parse_history;
@@ -331,7 +331,16 @@ fn print_text(r: &Report) {
             f.message.clone(),
         ]
     });
-    outln!("{}", table(&["file", "commit", "author", "finding"], rows));
+    // A finding is never cut, whatever the terminal's width: the terminal wraps it.
+    outln!(
+        "{}",
+        super::output::fit_table(
+            &["file", "commit", "author", "finding"],
+            rows,
+            super::output::UNLIMITED,
+            super::output::colour()
+        )
+    );
     outln!(
         "{} finding(s) in {} dataset(s), {} contract(s), {} commit(s)",
         r.findings.len(),

@@ -1,9 +1,11 @@
 //! Rendering and the one output path: text tables for people and JSON for scripts go to
 //! stdout (`outln!`, `out!`); talk goes to stderr (`talkln!`). No command prints any other way.
 //!
-//! Tables fit the terminal: when a table is wider than `COLUMNS` (or the terminal, or 100
-//! columns when stdout is not a terminal), its widest columns give way first and long values
-//! end in an ellipsis. JSON always keeps every value whole. Verdicts and results are coloured
+//! Tables fit the terminal: when a table is wider than `COLUMNS` (or the terminal), its
+//! widest free-text columns give way first and long values end in an ellipsis; identifiers,
+//! dates, versions and verdicts (cells without a space) are never cut. Into a pipe or a file
+//! nothing is shortened, and a finding or an error is never cut anywhere. JSON always keeps
+//! every value whole. Verdicts and results are coloured
 //! when colour is on (`--color`, `NO_COLOR`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::model::Change;
 use crate::render::delta::delta;
 
-/// The width tables fit in when stdout is not a terminal and `COLUMNS` is not set.
-pub const DEFAULT_WIDTH: usize = 100;
+/// The width of a table that must never be shortened: into a pipe, or a finding.
+pub const UNLIMITED: usize = usize::MAX;
 
 static COLOUR: AtomicBool = AtomicBool::new(false);
 
@@ -25,8 +27,8 @@ pub fn colour() -> bool {
     COLOUR.load(Ordering::Relaxed)
 }
 
-/// The width tables must fit in: `COLUMNS`, else the terminal's width, else
-/// [`DEFAULT_WIDTH`].
+/// The width tables must fit in: `COLUMNS`, else the terminal's width, else (a pipe or a
+/// file) [`UNLIMITED`]: what a script reads is never cut.
 pub fn width() -> usize {
     if let Some(n) = std::env::var("COLUMNS")
         .ok()
@@ -37,7 +39,7 @@ pub fn width() -> usize {
     }
     console::Term::stdout()
         .size_checked()
-        .map_or(DEFAULT_WIDTH, |(_, cols)| usize::from(cols))
+        .map_or(UNLIMITED, |(_, cols)| usize::from(cols))
 }
 
 /// The ANSI colour of a cell whose whole text is a verdict or a result.
@@ -102,13 +104,29 @@ where
                 .unwrap_or(0)
         })
         .collect();
+    // Only free text gives way: a column none of whose cells holds a space is identifiers,
+    // dates, versions or verdicts, which a shortened cell would make wrong, not just short.
     let floor: Vec<usize> = (0..cols)
         .map(|i| {
+            let free_text = grid
+                .iter()
+                .skip(1)
+                .filter_map(|r| r.get(i))
+                .any(|c| c.contains(' '));
             let header = headers.get(i).map_or(0, |h| text_width(h));
-            widths[i].min(header.max(3))
+            if free_text {
+                widths[i].min(header.max(3))
+            } else {
+                widths[i]
+            }
         })
         .collect();
-    let total = |w: &[usize]| w.iter().map(|x| x + 2).sum::<usize>() + w.len().saturating_sub(1);
+    let total = |w: &[usize]| {
+        w.iter()
+            .map(|x| x.saturating_add(2))
+            .fold(0usize, usize::saturating_add)
+            .saturating_add(w.len().saturating_sub(1))
+    };
     while total(&widths) > max {
         // Shrink the widest column that can still give way.
         let Some(i) = (0..cols)
