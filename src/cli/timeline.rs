@@ -179,9 +179,10 @@ pub fn scan_daily(
     datasets: &std::collections::BTreeSet<String>,
 ) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources)?;
+    let sources = consumption.all_sources();
+    let files = log_files(store.root(), &sources)?;
     let mut shown = 0u64;
-    let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
+    let all = daily_reads_of(&sources, &files, datasets, ctx.today, &mut |m| {
         if shown < 20 {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
             talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
@@ -190,6 +191,15 @@ pub fn scan_daily(
     })?;
     if shown > 20 {
         talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+    }
+    let mut all = all;
+    if let Some(Ok(registry)) = store
+        .read(crate::store::layout::CONSUMERS)?
+        .map(|text| crate::consumers::parse_registry(crate::store::layout::CONSUMERS, &text))
+    {
+        for daily in all.values_mut() {
+            daily.claim(&registry);
+        }
     }
     Ok(all)
 }

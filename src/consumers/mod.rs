@@ -8,8 +8,10 @@ pub mod registry;
 pub mod standing;
 
 pub use log::{
-    log_files, scan, KnownRead, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats,
-    Skipped,
+    log_files, overlapping_files, scan, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
+    ScanRequest, ScanStats, Skipped,
 };
-pub use registry::{check_mailbox, parse_registry, Consumer, Registry, Subscription};
+pub use registry::{
+    check_mailbox, parse_registry, Claim, Consumer, Identity, Registry, Subscription,
+};
 pub use standing::{classify, mark_stale, Standing, Status};

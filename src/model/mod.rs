@@ -12,6 +12,7 @@ pub mod impact;
 pub mod kind;
 pub mod location;
 pub mod proposal;
+pub mod source;
 pub mod spatial;
 pub mod sunset;
 pub mod value;
