@@ -69,7 +69,8 @@ impl Num {
             return None;
         }
         let s = std::str::from_utf8(text).ok()?;
-        if !s.contains(['.', 'e', 'E']) {
+        // `-0` is a double to serde_json (negative zero), as it is here.
+        if !s.contains(['.', 'e', 'E']) && s != "-0" {
             if let Ok(i) = s.parse::<i64>() {
                 return Some(Num::Int(i));
             }
@@ -734,5 +735,213 @@ impl<'a> Walk<'a> {
             i += 1;
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::source::{FieldName, Fields};
+    use proptest::prelude::*;
+
+    /// A read as compared: the instant with its offset, and the three texts.
+    type Plain = (Option<(i64, i32)>, Vec<u8>, Vec<u8>, Vec<u8>);
+
+    /// The read, or why it is none; an `at` that is no instant is the reason (the scan
+    /// would report it so, whether the text was unescaped or borrowed).
+    fn plain(r: Result<Read<'_>, String>) -> Result<Plain, String> {
+        let r = r?;
+        let t = r.at.instant()?;
+        let at = Some((
+            t.timestamp_nanos_opt().unwrap_or(0),
+            t.offset().local_minus_utc(),
+        ));
+        Ok((
+            at,
+            r.consumer.into_owned(),
+            r.dataset.into_owned(),
+            r.contract.into_owned(),
+        ))
+    }
+
+    fn nested() -> Mapping {
+        let mut s = Source::glob("", 0);
+        s.fields = Fields {
+            at: FieldName::plain("ts"),
+            at_unit: AtUnit::Rfc3339,
+            consumer: FieldName(vec!["client".into(), "id".into()]),
+            dataset: FieldName(vec!["req.ds".into()]),
+            contract: FieldName::plain("v"),
+        };
+        Mapping::of(&s)
+    }
+
+    /// A JSON value the scan has no use for, of any kind, escapes and nesting included.
+    fn other_value() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("false".to_string()),
+            (-1_000_000i64..1_000_000).prop_map(|n| n.to_string()),
+            (-1e9f64..1e9).prop_map(|f| format!("{f:e}")),
+            "[a-z \\\\\"/é{}\\[\\],:]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(" , "))),
+                prop::collection::vec(("[a-z]{1,4}", inner), 0..4).prop_map(|v| {
+                    let parts: Vec<String> =
+                        v.into_iter().map(|(k, x)| format!("\"{k}\":{x}")).collect();
+                    format!("{{{}}}", parts.join(","))
+                }),
+            ]
+        })
+    }
+
+    /// RFC 3339 text with any fraction and offset (and sometimes a form only the general
+    /// parser takes).
+    fn instant() -> impl Strategy<Value = String> {
+        (
+            (
+                2000i32..2040,
+                1u32..13,
+                1u32..32,
+                0u32..25,
+                0u32..60,
+                0u32..61,
+            ),
+            prop::option::of((1usize..12, 0u64..1_000_000_000_000)),
+            prop_oneof![
+                Just("Z".to_string()),
+                Just("z".to_string()),
+                (0u32..24, 0u32..60, any::<bool>()).prop_map(|(h, m, neg)| format!(
+                    "{}{h:02}:{m:02}",
+                    if neg { '-' } else { '+' }
+                )),
+            ],
+            prop::sample::select(vec!['T', 't', ' ']),
+        )
+            .prop_map(|((y, mo, d, h, mi, s), frac, off, sep)| {
+                let frac = frac.map_or(String::new(), |(n, digits)| {
+                    let text = format!("{digits:012}");
+                    format!(".{}", &text[..n])
+                });
+                format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{frac}{off}")
+            })
+    }
+
+    fn json_string(s: &str, escape: bool) -> String {
+        if escape {
+            // Every character as a \u escape: the same string to a JSON parser.
+            let mut out = String::from("\"");
+            for c in s.encode_utf16() {
+                out.push_str(&format!("\\u{c:04x}"));
+            }
+            out.push('"');
+            out
+        } else {
+            serde_json::to_string(s).unwrap()
+        }
+    }
+
+    proptest! {
+        /// Lines in any key order, with any whitespace, extra values of every kind, escaped
+        /// values, and instants with any fraction and offset: the scanner takes every line the
+        /// model takes and gives the model's read, and refuses no valid one.
+        #[test]
+        fn the_scanner_gives_the_model_answer(
+            at in instant(),
+            consumer in "[a-z0-9:/*-]{0,10}",
+            dataset in prop::sample::select(vec!["roads", "rivers", "r\"oads"]),
+            contract in prop::sample::select(vec!["1.0.0", "2.10.3", "x"]),
+            escaped in prop::collection::vec(any::<bool>(), 4),
+            extra in prop::collection::vec(("[a-z]{1,6}", other_value()), 0..5),
+            order in Just((0..9).collect::<Vec<usize>>()).prop_shuffle(),
+            space in prop::sample::select(vec!["", " ", "\t", "  \r"]),
+            nested_shape in any::<bool>(),
+        ) {
+            let (m, key) = if nested_shape {
+                (nested(), ["ts", "client", "req.ds", "v"])
+            } else {
+                (Mapping::default(), ["at", "consumer", "dataset", "contract"])
+            };
+            let consumer_value = if nested_shape {
+                format!("{{\"ip\":\"::1\",{space}\"id\":{}}}", json_string(&consumer, escaped[1]))
+            } else {
+                json_string(&consumer, escaped[1])
+            };
+            let mut members = vec![
+                format!("\"{}\":{space}{}", key[0], json_string(&at, escaped[0])),
+                format!("\"{}\":{space}{consumer_value}", key[1]),
+                format!("\"{}\":{space}{}", key[2], json_string(dataset, escaped[2])),
+                format!("\"{}\":{space}{}", key[3], json_string(contract, escaped[3])),
+            ];
+            for (k, v) in &extra {
+                // Extra keys never collide with the mapped ones.
+                members.push(format!("\"x{k}\":{space}{v}"));
+            }
+            let mut ordered = Vec::new();
+            for i in &order {
+                if let Some(m) = members.get(*i) {
+                    ordered.push(m.clone());
+                }
+            }
+            let line = format!("{space}{{{space}{}{space}}}{space}", ordered.join(&format!("{space},{space}")));
+            let got = plain(m.json(line.as_bytes()));
+            let want = plain(m.model(line.as_bytes()));
+            prop_assert_eq!(&got, &want, "{}", line);
+            // The scanner takes every such line itself, without the model.
+            let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
+            prop_assert!(scan_line(line.as_bytes(), &m.paths, &mut found).is_some(), "{}", line);
+        }
+
+        /// Arbitrary bytes around JSON punctuation: whatever the scanner accepts, the model
+        /// accepts with the same read.
+        #[test]
+        fn the_scanner_accepts_nothing_the_model_refuses(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "{", "}", "[", "]", ",", ":", " ", "\"", "\\", "\\u00e9", "\\ud800", "\"at\"",
+                "\"consumer\"", "\"dataset\"", "\"contract\"", "\"2026-11-28T03:00:00Z\"",
+                "\"roads\"", "\"1.0.0\"", "1", "-0", "01", "1e", "1.5", "true", "nul", "\u{7}",
+                "\u{e9}",
+            ]), 0..30),
+        ) {
+            let line = parts.concat();
+            let m = Mapping::default();
+            let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
+            if scan_line(line.as_bytes(), &m.paths, &mut found).is_some() {
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok(), "{}", line);
+            }
+            prop_assert_eq!(plain(m.json(line.as_bytes())), plain(m.model(line.as_bytes())));
+        }
+    }
+
+    #[test]
+    fn numbers_are_read_alike_by_the_scanner_and_the_model() {
+        let mut s = Source::glob("", 0);
+        s.fields.at_unit = AtUnit::Millis;
+        let m = Mapping::of(&s);
+        for (at, consumer) in [
+            ("1764298800125", "12"),
+            ("1764298800125.5", "-0"),
+            ("1.764298800125e12", "0"),
+            ("-5", "99999999999999999999"),
+            ("99999999999999999999", "7"),
+        ] {
+            let line = format!(
+                "{{\"at\": {at}, \"consumer\": {consumer}, \"dataset\": \"roads\", \"contract\": \"1.0.0\"}}"
+            );
+            assert_eq!(
+                plain(m.json(line.as_bytes())),
+                plain(m.model(line.as_bytes())),
+                "{line}"
+            );
+        }
+        let line =
+            br#"{"at": 1764298800125, "consumer": 42, "dataset": "roads", "contract": "1.0.0"}"#;
+        let r = plain(m.json(line)).unwrap();
+        assert_eq!(r.0, Some((1_764_298_800_125_000_000, 0)));
+        assert_eq!(r.1, b"42");
     }
 }

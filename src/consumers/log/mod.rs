@@ -2050,6 +2050,40 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The fast date path, with its remembered days, agrees with chrono's RFC 3339 parser
+        /// on every form it takes (any fraction, any offset), and takes none chrono refuses.
+        #[test]
+        fn the_fast_date_path_with_fractions_and_offsets_is_rfc3339(
+            texts in proptest::collection::vec(
+                (
+                    (2026i32..2028, 1u32..13, 26u32..32, 0u32..25, 0u32..61),
+                    proptest::option::of((1usize..11, 0u64..10_000_000_000)),
+                    proptest::sample::select(vec!["Z", "+00:00", "-00:00", "+02:00", "-09:30", "+23:59", "+24:00", "z", "+0200"]),
+                ),
+                1..20,
+            ),
+        ) {
+            let req = ScanRequest::lookback(["roads".to_string()].into(), day("2026-11-29"), 30);
+            let mut memo = Memo::default();
+            for ((y, mo, d, h, s), frac, off) in texts {
+                let frac = frac.map_or(String::new(), |(n, digits)| {
+                    format!(".{}", &format!("{digits:010}")[..n])
+                });
+                let text = format!("{y:04}-{mo:02}-{d:02}T{h:02}:30:{s:02}{frac}{off}");
+                let want = DateTime::parse_from_rfc3339(&text).ok();
+                match (memo.rfc3339(text.as_bytes(), &req), want) {
+                    (Some((place, ns, offset)), Some(t)) => {
+                        proptest::prop_assert_eq!(place, place_of(&t, &req), "{}", text);
+                        proptest::prop_assert_eq!(Some(ns), t.timestamp_nanos_opt(), "{}", text);
+                        proptest::prop_assert_eq!(i32::from(offset) * 60, t.offset().local_minus_utc());
+                    }
+                    (Some(_), None) => proptest::prop_assert!(false, "taken, but not RFC 3339: {}", text),
+                    // The general parser takes the rest; a leap second or hour 24 is its to judge.
+                    (None, _) => {}
+                }
+            }
+        }
+
         #[test]
         fn a_deciding_probe_is_equality(a in proptest::collection::vec(0u8..3, 0..12), b in proptest::collection::vec(0u8..3, 0..12)) {
             let (pa, pb) = (Probe::of(&a), Probe::of(&b));
