@@ -181,9 +181,13 @@ fn scan_block(
             pos = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
             others = 0;
         }
-        if let Some(([at, consumer, dataset, contract], stop)) =
-            fixed_at(block, pos).filter(|_| mapping.plain)
-        {
+        // The platform's own layout is read in place only where the mapping is its own.
+        let fixed = if mapping.plain {
+            fixed_at(block, pos)
+        } else {
+            None
+        };
+        if let Some(([at, consumer, dataset, contract], stop)) = fixed {
             let next = match block.get(stop) {
                 None => Some(stop),
                 Some(b'\n') => Some(stop + 1),
