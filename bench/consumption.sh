@@ -20,8 +20,21 @@
 #    server on loopback (examples/smtp_sink.rs, mailin-embedded), in notices per second;
 #    NOTIFY=0 skips it.
 #
+# 3. shapes: SHAPES="a b c d" times the same reads written as exporters write them
+#    (bench/gen_consumption.py: a json.dumps defaults, other key order, epoch ms, extra fields;
+#    b nested object, offsets; c CSV of 7 columns in another order; d the project's layout),
+#    each read through a `[[consumption.source]]` mapping, against `wc -l` of shape a's file
+#    and DuckDB (bench/duckdb_consumers.py: read_json / read_csv, GROUP BY consumer, arg_max),
+#    medians of RUNS runs of the three in turn; and the scan's peak RSS. SHAPES_ONLY=1 skips
+#    sections 1 and 2.
+#
 # The worst case of the scan (issue 14), every format:
 #   ROADS_SHARE=1.0 FORMATS="jsonl csv parquet" NOTIFY=0 bench/consumption.sh
+# The shapes (issue 19), 10 M reads of roads, 10,000 consumers:
+#   ROADS_SHARE=1.0 SHAPES="a b c d" SHAPES_ONLY=1 RUNS=5 bench/consumption.sh
+#
+# CONTRACTS_BIN=path uses that binary instead of building the release one (a quick check of
+# the script only: the figures of a debug build mean nothing).
 set -euo pipefail
 
 LINES=${LINES:-10000000}
@@ -35,14 +48,20 @@ else
     work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fi
 
-echo "building (release)..." >&2
-(cd "$here" && cargo build --release --quiet --bin contracts --example smtp_sink)
-bin=$here/target/release/contracts
+if [[ -n "${CONTRACTS_BIN:-}" ]]; then
+    bin=$CONTRACTS_BIN
+else
+    echo "building (release)..." >&2
+    (cd "$here" && cargo build --release --quiet --bin contracts --example smtp_sink)
+    bin=$here/target/release/contracts
+fi
 sink=$here/target/release/examples/smtp_sink
 
 store=$work/store
 mkdir -p "$store/contracts/roads" "$store/consumption" "$store/history"
 write_config() {
+    local list=""
+    [[ -n $2 ]] && list="\"$2\""
     cat > "$store/contracts.toml" <<TOML
 [notify]
 days_before = [60, 30, 14, 7, 1]
@@ -55,8 +74,9 @@ port = $1
 tls = "none"
 
 [consumption]
-sources = ["$2"]
+sources = [$list]
 lookback_days = 30
+${3:-}
 TOML
 }
 cat > "$store/contracts/roads/1.0.0.toml" <<'TOML'
@@ -114,7 +134,9 @@ git -C "$store" -c user.name=bench -c user.email=bench@example.org commit -q --a
 
 log=$store/consumption/log.jsonl
 params="$LINES $CONSUMERS $ROADS_SHARE"
-if [[ -f $log && "$(cat "$log.params" 2>/dev/null)" == "$params" ]]; then
+if [[ ${SHAPES_ONLY:-0} == 1 ]]; then
+    : > "$log"   # section 1 is skipped: no log of its own
+elif [[ -f $log && "$(cat "$log.params" 2>/dev/null)" == "$params" ]]; then
     echo "reusing $log" >&2   # same parameters, same seed: the same file
 else
     echo "generating $LINES lines ($ROADS_SHARE of them roads) for $CONSUMERS consumers..." >&2
@@ -171,6 +193,55 @@ commit_store() {
     git -C "$store" add contracts.toml consumers.toml contracts history
     git -C "$store" commit -q --allow-empty -m "$1"
 }
+# Section 3: the shapes, each through its source mapping.
+shape_table() {
+    case $1 in
+        a) printf '[[consumption.source]]\npath = "consumption/shape-a.jsonl"\nfields = { at = { name = "at", unit = "ms" } }\n' ;;
+        b) printf '[[consumption.source]]\npath = "consumption/shape-b.jsonl"\nfields = { consumer = "client.id" }\n' ;;
+        c) printf '[[consumption.source]]\npath = "consumption/shape-c.csv"\nfields = { at = { name = "ts_ms", unit = "ms" }, consumer = "client_id" }\n' ;;
+        d) printf '[[consumption.source]]\npath = "consumption/shape-d.jsonl"\n' ;;
+    esac
+}
+shape_file() { [[ $1 == c ]] && echo "$store/consumption/shape-c.csv" || echo "$store/consumption/shape-$1.jsonl"; }
+if [[ -n "${SHAPES:-}" ]]; then
+    for sh in a $SHAPES; do
+        f=$(shape_file "$sh")
+        if [[ ! -f $f || "$(cat "$f.params" 2>/dev/null)" != "$params" ]]; then
+            echo "generating shape $sh..." >&2
+            python3 "$here/bench/gen_consumption.py" "$f" "$LINES" "$CONSUMERS" "$ROADS_SHARE" 42 "$sh"
+            echo "$params" > "$f.params"
+        fi
+        settle "$f"
+    done
+    wc_file=$(shape_file a)
+    printf 'shapes: %d reads, roads share %s, %d consumers; medians of %d interleaved runs\n' \
+        "$LINES" "$ROADS_SHARE" "$CONSUMERS" "$RUNS"
+    printf '  %-5s %8s %9s %9s %9s %8s %8s %9s\n' shape MB "wc -l a" contracts duckdb "x wc -l" "x duckdb" "peak RSS"
+    for sh in $SHAPES; do
+        f=$(shape_file "$sh")
+        write_config 25 "" "$(shape_table "$sh")"
+        commit_store "bench store (shape $sh)"
+        tw=() tc=() td=()
+        for _ in $(seq "$RUNS"); do
+            t0=$(date +%s%N); wc -l "$wc_file" > /dev/null; t1=$(date +%s%N); tw+=("$(( (t1 - t0) / 1000000 ))")
+            t0=$(date +%s%N); "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads > /dev/null 2>&1; t1=$(date +%s%N); tc+=("$(( (t1 - t0) / 1000000 ))")
+            t0=$(date +%s%N); python3 "$here/bench/duckdb_consumers.py" "$sh" "$f" > /dev/null; t1=$(date +%s%N); td+=("$(( (t1 - t0) / 1000000 ))")
+        done
+        med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]/1000}'; }
+        w=$(med "${tw[@]}") c=$(med "${tc[@]}") d=$(med "${td[@]}")
+        /usr/bin/time -f %M -o "$work/rss" "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads > /dev/null 2>&1
+        rss=$(tail -1 "$work/rss")
+        # The same answer: as many consumers as DuckDB finds.
+        ours=$("$bin" --repo "$store" --today 2026-11-29 --format json consumers roads 2>/dev/null \
+            | python3 -c 'import json,sys; print(sum(1 for c in json.load(sys.stdin)["consumers"] if c["reads"] > 0))')
+        theirs=$(python3 "$here/bench/duckdb_consumers.py" "$sh" "$f")
+        [[ $ours == "$theirs" ]] || echo "  shape $sh: $ours consumers read, DuckDB finds $theirs" >&2
+        awk -v s="$sh" -v size="$(stat -c %s "$f")" -v w="$w" -v c="$c" -v d="$d" -v rss="$rss" 'BEGIN {
+            printf "  %-5s %8.0f %9.3f %9.3f %9.3f %8.2f %8.2f %6.0f MB\n", s, size/1e6, w, c, d, c/w, d/c, rss/1024 }'
+    done
+    [[ ${SHAPES_ONLY:-0} == 1 ]] && exit 0
+fi
+
 # The part of a run that does not grow with the log (opening the store, reading the
 # registry of CONSUMERS consumers, the report): the same command on an empty log.
 : > "$store/consumption/empty.jsonl"

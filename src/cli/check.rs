@@ -216,9 +216,19 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     if let Some(text) = store.read(layout::CONSUMERS)? {
         match crate::consumers::parse_registry(layout::CONSUMERS, &text) {
             Err(e) => findings.extend(Finding::located(layout::CONSUMERS, &e)),
-            Ok(registry) => findings.extend(uses_findings(&store, &datasets, &registry)?),
+            Ok(registry) => {
+                findings.extend(uses_findings(&store, &datasets, &registry)?);
+                for (place, message) in registry.identity_conflicts() {
+                    findings.push(Finding {
+                        line: (place.line > 0).then_some(place.line),
+                        column: (place.line > 0).then_some(place.column),
+                        ..Finding::new(layout::CONSUMERS.to_string(), None, None, message)
+                    });
+                }
+            }
         }
     }
+    findings.extend(source_findings(&store)?);
     // Ledgers and release records are parsed with the same strict parsers as their readers
     // (`notify`, `advisory`), so a file that passes here is one they accept. A dataset's
     // change history was parsed above when the dataset has contracts.
@@ -289,6 +299,35 @@ fn warn_ending(ctx: &Context, path: &str, waivers: &crate::model::waiver::Waiver
             );
         }
     }
+}
+
+/// A log file two consumption sources match would be read by the first only, with its
+/// mapping: the configuration is ambiguous.
+fn source_findings(store: &Store) -> Result<Vec<Finding>, CommandError> {
+    let sources = store.config().consumption.all_sources();
+    let overlaps = crate::consumers::overlapping_files(store.root(), &sources)?;
+    Ok(overlaps
+        .into_iter()
+        .map(|(file, by)| {
+            let file = file.strip_prefix(store.root()).unwrap_or(&file);
+            let names: Vec<String> = by.iter().map(|&i| sources[i].describe()).collect();
+            let place = by.iter().find_map(|&i| sources[i].place.clone());
+            Finding {
+                line: place.as_ref().map(|p| p.line).filter(|l| *l > 0),
+                column: place.as_ref().filter(|p| p.line > 0).map(|p| p.column),
+                ..Finding::new(
+                    layout::CONFIG.to_string(),
+                    None,
+                    None,
+                    format!(
+                        "consumption log {} is matched by {}: it is read once, by the first",
+                        file.display(),
+                        names.join(" and ")
+                    ),
+                )
+            }
+        })
+        .collect())
 }
 
 /// A ledger records each notice (consumer, line, milestone) once: a second record means the

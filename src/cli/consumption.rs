@@ -32,11 +32,12 @@ pub fn scan_logs(
     datasets: BTreeSet<String>,
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources)?;
-    if files.is_empty() {
+    let sources = consumption.all_sources();
+    let files = log_files(store.root(), &sources)?;
+    if files.is_empty() && !sources.iter().any(|s| s.is_remote()) {
+        let paths: Vec<&str> = sources.iter().map(|s| s.path.as_str()).collect();
         talkln!(
-            "warning: no consumption log matches [consumption] sources {:?}: every consumer is silent",
-            consumption.sources
+            "warning: no consumption log matches the consumption sources {paths:?}: every consumer is silent"
         );
     }
     let mut req = ScanRequest::lookback(datasets, ctx.today, consumption.lookback_days);
@@ -45,7 +46,7 @@ pub fn scan_logs(
         req.known.insert(d.clone(), store.versions(d)?);
     }
     let mut shown = 0u64;
-    let result = scan(&files, &req, &mut |m| {
+    let mut result = scan(&sources, &files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
             talkln!(
@@ -67,6 +68,20 @@ pub fn scan_logs(
             file.display(),
             skipped.reason
         );
+    }
+    // Principals become consumers through the registry's identities (a store without a
+    // readable registry has none: its callers report the registry's own errors).
+    if let Some(Ok(registry)) = store
+        .read(layout::CONSUMERS)?
+        .map(|text| parse_registry(layout::CONSUMERS, &text))
+    {
+        for (principal, claimants) in result.claim(&registry) {
+            talkln!(
+                "warning: principal {principal:?} matches the identities of several consumers \
+                 ({}); its reads are counted as unknown (run `contracts check`)",
+                claimants.join(", ")
+            );
+        }
     }
     let s = &result.stats;
     if s.malformed > SHOWN_MALFORMED {
@@ -90,9 +105,10 @@ pub fn scan_daily(
     datasets: &std::collections::BTreeSet<String>,
 ) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
     let consumption = &store.config().consumption;
-    let files = log_files(store.root(), &consumption.sources)?;
+    let sources = consumption.all_sources();
+    let files = log_files(store.root(), &sources)?;
     let mut shown = 0u64;
-    let all = daily_reads_of(&files, datasets, ctx.today, &mut |m| {
+    let mut all = daily_reads_of(&sources, &files, datasets, ctx.today, &mut |m| {
         if shown < 20 {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
             talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
@@ -101,6 +117,15 @@ pub fn scan_daily(
     })?;
     if shown > 20 {
         talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+    }
+    // Principals are named as the registry's identities claim them.
+    if let Some(Ok(registry)) = store
+        .read(crate::store::layout::CONSUMERS)?
+        .map(|text| crate::consumers::parse_registry(crate::store::layout::CONSUMERS, &text))
+    {
+        for daily in all.values_mut() {
+            daily.claim(&registry);
+        }
     }
     Ok(all)
 }

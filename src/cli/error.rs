@@ -227,7 +227,9 @@ impl From<LogError> for CommandError {
     fn from(e: LogError) -> Self {
         let kind = match e {
             LogError::Io { .. } => ErrorClass::Environment,
-            LogError::Pattern { .. } | LogError::UnknownFormat { .. } => ErrorClass::Input,
+            LogError::Pattern { .. }
+            | LogError::UnknownFormat { .. }
+            | LogError::NotWired { .. } => ErrorClass::Input,
         };
         CommandError::from_error(kind, e)
     }

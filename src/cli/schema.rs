@@ -289,8 +289,12 @@ struct Smtp {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct Consumption {
-    /// Globs relative to the store root: JSON Lines (.jsonl, .ndjson) or CSV (.csv).
+    /// Globs relative to the store root, read with the default mapping: JSON Lines (.jsonl,
+    /// .ndjson), CSV (.csv), each optionally .gz, or Parquet (.parquet). Default
+    /// `["consumption/*.jsonl"]` when no `[[consumption.source]]` table is given.
     sources: Option<Vec<String>>,
+    /// Consumption sources with their format and field mapping.
+    source: Option<Vec<SourceTable>>,
     #[schemars(range(min = 1))]
     lookback_days: Option<i64>,
     /// A consumer with no read in this many days is `stale` (at most lookback_days;
@@ -305,6 +309,107 @@ struct Consumption {
     /// most lookback_days) [1].
     #[schemars(range(min = 1))]
     min_days: Option<u64>,
+    /// Access logs: a principal's requests for one object within this many seconds of its
+    /// previous one are one read (default 60).
+    #[schemars(range(min = 0))]
+    same_read_seconds: Option<i64>,
+}
+
+/// What a log is written as.
+#[derive(JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum LogFormat {
+    Jsonl,
+    Csv,
+    Parquet,
+    Summary,
+    S3Access,
+    Cloudfront,
+    Combined,
+}
+
+/// A field name: dotted (`client.id` reaches into nested objects) or an array of keys, each
+/// taken whole (`["client.id"]` is one key with a dot).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum FieldName {
+    Dotted(#[schemars(length(min = 1))] String),
+    Keys(#[schemars(length(min = 1))] Vec<String>),
+}
+
+/// How `at` is written: RFC 3339 text, or epoch seconds or milliseconds as a number.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum AtUnit {
+    #[serde(rename = "rfc3339")]
+    Rfc3339,
+    #[serde(rename = "s")]
+    Seconds,
+    #[serde(rename = "ms")]
+    Millis,
+}
+
+/// `at`: a field name, or a field name with its unit.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum AtField {
+    Name(FieldName),
+    WithUnit {
+        name: FieldName,
+        unit: Option<AtUnit>,
+    },
+}
+
+/// Where the parts of a read are in a record (JSON Lines, CSV, Parquet).
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SourceFields {
+    at: Option<AtField>,
+    consumer: Option<FieldName>,
+    dataset: Option<FieldName>,
+    contract: Option<FieldName>,
+}
+
+/// One or several `match` templates.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Templates {
+    One(String),
+    Several(#[schemars(length(min = 1))] Vec<String>),
+}
+
+/// `[[consumption.source]]`: one consumption source.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SourceTable {
+    /// A glob relative to the store root, or an s3://, gs://, az:// or https:// URL.
+    #[schemars(length(min = 1))]
+    path: String,
+    /// Default: from the file name's extension.
+    format: Option<LogFormat>,
+    fields: Option<SourceFields>,
+    /// Every record is a read of this dataset.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$"))]
+    dataset: Option<String>,
+    /// Every record is a read of this contract version.
+    contract: Option<SemVer>,
+    /// Access logs: the field naming who made the request.
+    principal: Option<String>,
+    /// Access logs: templates mapping a requested key or path to `{dataset}` and
+    /// `{contract}`; the first that matches wins.
+    #[serde(rename = "match")]
+    templates: Option<Templates>,
+    /// Access logs: overrides `[consumption] same_read_seconds`.
+    #[schemars(range(min = 0))]
+    same_read_seconds: Option<i64>,
+    /// `combined`: the fields of a custom log format.
+    pattern: Option<String>,
 }
 
 /// `contracts.toml`: the store's configuration.
@@ -340,6 +445,11 @@ struct Consumer {
     /// The datasets it reads (dataset name → what it relies on). Absent: it may read any
     /// dataset and relies on everything.
     datasets: Option<BTreeMap<String, Subscription>>,
+    /// The principals it reads as, exact strings or globs (`*`, `?`, `[…]`): an IAM ARN, an
+    /// API key, a user name. A source's consumer value is looked up here first, then as a
+    /// consumer name.
+    #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "minLength": 1 }))]
+    identities: Option<Vec<String>>,
 }
 
 #[derive(JsonSchema)]

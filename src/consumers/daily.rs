@@ -13,11 +13,12 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::log::{later, At, LogError, Malformed, ParquetLog};
+use super::log::{later, At, LogError, LogFile, Malformed, Mapping, ParquetLog};
 use super::registry::{ConsumerKind, Registry};
 use super::standing::{LineUse, Thresholds};
+use crate::model::source::{LogFormat, Source};
 
 /// One consumer's newest read per UTC day: day → (instant, version).
 type Days = BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>;
@@ -33,6 +34,34 @@ pub struct DailyReads {
 }
 
 impl DailyReads {
+    /// Put each reader under the consumer the registry's identities say it is (as
+    /// [`super::Scan::claim`] does); a principal several consumers claim keeps its name.
+    pub fn claim(&mut self, registry: &Registry) {
+        if !registry.has_identities() {
+            return;
+        }
+        let old = std::mem::take(&mut self.by_consumer);
+        for (principal, days) in old {
+            let name = match registry.claim(&principal) {
+                super::Claim::Consumer(c) => c.to_string(),
+                _ => principal,
+            };
+            let into = self.by_consumer.entry(name).or_default();
+            for (day, read) in days {
+                match into.get_mut(&day) {
+                    Some(slot) => {
+                        if later(&read.0, &read.1) > later(&slot.0, &slot.1) {
+                            *slot = read;
+                        }
+                    }
+                    None => {
+                        into.insert(day, read);
+                    }
+                }
+            }
+        }
+    }
+
     fn fold(
         &mut self,
         at: At<'_>,
@@ -88,15 +117,7 @@ impl DailyReads {
     }
 }
 
-#[derive(Deserialize)]
-struct Read {
-    at: String,
-    consumer: String,
-    dataset: String,
-    contract: String,
-}
-
-/// Stream every log file for reads of `dataset` up to `until`.
+/// Stream every log file (of the default mapping) for reads of `dataset` up to `until`.
 pub fn daily_reads(
     files: &[PathBuf],
     dataset: &str,
@@ -104,7 +125,15 @@ pub fn daily_reads(
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<DailyReads, LogError> {
     let datasets = [dataset.to_string()].into_iter().collect();
-    let mut all = daily_reads_of(files, &datasets, until, on_malformed)?;
+    let sources = [Source::glob("", 0)];
+    let files: Vec<LogFile> = files
+        .iter()
+        .map(|p| LogFile {
+            path: p.clone(),
+            source: 0,
+        })
+        .collect();
+    let mut all = daily_reads_of(&sources, &files, &datasets, until, on_malformed)?;
     Ok(all.remove(dataset).unwrap_or_default())
 }
 
@@ -112,7 +141,8 @@ pub fn daily_reads(
 /// dataset's timeline: one scan, not one per dataset). A malformed line is counted once, under
 /// the first dataset.
 pub fn daily_reads_of(
-    files: &[PathBuf],
+    sources: &[Source],
+    files: &[LogFile],
     datasets: &std::collections::BTreeSet<String>,
     until: NaiveDate,
     on_malformed: &mut dyn FnMut(&Malformed),
@@ -127,7 +157,15 @@ pub fn daily_reads_of(
         [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
         _ => None,
     };
-    for path in files {
+    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
+    for LogFile { path, source } in files {
+        let (Some(src), Some(mapping)) = (sources.get(*source), mappings.get(*source)) else {
+            continue;
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let io = |source| LogError::Io {
             path: path.clone(),
             source,
@@ -141,8 +179,12 @@ pub fn daily_reads_of(
                 reason,
             });
         };
-        match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-            "jsonl" | "ndjson" => {
+        // A source of one dataset (a constant) has no name in its lines to look for.
+        let finder = finder
+            .as_ref()
+            .filter(|_| mapping.constant_dataset().is_none());
+        match src.format_of(&name) {
+            Some(LogFormat::Jsonl) => {
                 let mut reader = BufReader::with_capacity(1 << 20, file);
                 let mut buf = Vec::new();
                 let mut number = 0u64;
@@ -153,37 +195,62 @@ pub fn daily_reads_of(
                     }
                     number += 1;
                     let line = buf.trim_ascii();
-                    if line.is_empty() || finder.as_ref().is_some_and(|f| f.find(line).is_none()) {
+                    if line.is_empty()
+                        || finder.is_some_and(|f| {
+                            f.find(line).is_none() && memchr::memchr(b'\\', line).is_none()
+                        })
+                    {
                         continue;
                     }
-                    let result = serde_json::from_slice::<Read>(line)
-                        .map_err(|e| format!("not a JSON read record: {e}"))
-                        .and_then(|r| match all.get_mut(&r.dataset) {
-                            Some(out) => out.fold(At::text(&r.at), &r.consumer, &r.contract, until),
-                            None => Ok(()),
-                        });
+                    let result = mapping
+                        .json(line)
+                        .and_then(|r| fold_read(&mut all, r, until));
                     if let Err(reason) = result {
                         bad(number, reason, &mut malformed);
                     }
                 }
             }
-            "csv" => {
+            Some(LogFormat::Csv) => {
                 let mut reader = csv::ReaderBuilder::new()
                     .has_headers(true)
                     .flexible(true)
                     .from_reader(BufReader::with_capacity(1 << 20, file));
-                for (i, row) in reader.deserialize::<Read>().enumerate() {
-                    let number = i as u64 + 2;
-                    match row {
-                        Ok(r) => {
-                            if let Some(out) = all.get_mut(&r.dataset) {
-                                if let Err(reason) =
-                                    out.fold(At::text(&r.at), &r.consumer, &r.contract, until)
-                                {
-                                    bad(number, reason, &mut malformed);
-                                }
+                let headers = reader
+                    .byte_headers()
+                    .map_err(|e| io(std::io::Error::other(e.to_string())))?
+                    .clone();
+                let mut cols = [None; 4];
+                for (c, name) in cols.iter_mut().zip(mapping.columns()) {
+                    if let Some(name) = name {
+                        match headers
+                            .iter()
+                            .position(|h| h.trim_ascii() == name.as_bytes())
+                        {
+                            Some(i) => *c = Some(i),
+                            None => {
+                                bad(
+                                    1,
+                                    format!("the header has no column {name}; the file is skipped"),
+                                    &mut malformed,
+                                );
+                                continue;
                             }
                         }
+                    }
+                }
+                if cols
+                    .iter()
+                    .zip(mapping.columns())
+                    .any(|(c, n)| n.is_some() && c.is_none())
+                {
+                    continue;
+                }
+                let mut record = csv::ByteRecord::new();
+                let mut number = 1u64;
+                loop {
+                    match reader.read_byte_record(&mut record) {
+                        Ok(false) => break,
+                        Ok(true) => {}
                         Err(e) => {
                             if let csv::ErrorKind::Io(_) = e.kind() {
                                 return Err(LogError::Io {
@@ -191,13 +258,43 @@ pub fn daily_reads_of(
                                     source: std::io::Error::other(e.to_string()),
                                 });
                             }
+                            number += 1;
                             bad(number, e.to_string(), &mut malformed);
+                            continue;
                         }
+                    }
+                    number = record.position().map_or(number + 1, |p| p.line());
+                    let fields = cols.map(|c| c.and_then(|i| record.get(i)));
+                    if cols
+                        .iter()
+                        .zip(fields)
+                        .any(|(c, f)| c.is_some() && f.is_none())
+                    {
+                        bad(
+                            number,
+                            format!("expected {} fields, found {}", headers.len(), record.len()),
+                            &mut malformed,
+                        );
+                        continue;
+                    }
+                    if fields
+                        .iter()
+                        .flatten()
+                        .any(|f| std::str::from_utf8(f).is_err())
+                    {
+                        bad(number, "a field is not UTF-8".to_string(), &mut malformed);
+                        continue;
+                    }
+                    if let Err(reason) = mapping
+                        .flat(fields)
+                        .and_then(|r| fold_read(&mut all, r, until))
+                    {
+                        bad(number, reason, &mut malformed);
                     }
                 }
             }
-            "parquet" => {
-                let log = ParquetLog::open(path)?;
+            Some(LogFormat::Parquet) => {
+                let log = ParquetLog::open(path, mapping)?;
                 for g in 0..log.row_groups() {
                     let mut failed = Vec::new();
                     log.read_group(path, g, &mut |number, row| {
@@ -214,6 +311,13 @@ pub fn daily_reads_of(
                     }
                 }
             }
+            // Wired by the access module, as in `log::scan`.
+            Some(format) if format.is_access_log() || format == LogFormat::Summary => {
+                return Err(LogError::NotWired {
+                    source_name: src.describe(),
+                    what: format!("the {format} format"),
+                })
+            }
             _ => return Err(LogError::UnknownFormat { path: path.clone() }),
         }
     }
@@ -221,6 +325,27 @@ pub fn daily_reads_of(
         first.malformed = malformed;
     }
     Ok(all)
+}
+
+/// Fold one mapped read into the daily reads of its dataset (other datasets' reads are
+/// skipped).
+fn fold_read(
+    all: &mut HashMap<String, DailyReads>,
+    r: super::log::MappedRead<'_>,
+    until: NaiveDate,
+) -> Result<(), String> {
+    let text = |b: &[u8]| std::str::from_utf8(b).map(str::to_string);
+    let Ok(dataset) = std::str::from_utf8(&r.dataset) else {
+        return Ok(());
+    };
+    match all.get_mut(dataset) {
+        Some(out) => {
+            let consumer = text(&r.consumer).map_err(|_| "`consumer` is not UTF-8".to_string())?;
+            let contract = text(&r.contract).map_err(|_| "`contract` is not UTF-8".to_string())?;
+            out.fold(r.at, &consumer, &contract, until)
+        }
+        None => Ok(()),
+    }
 }
 
 /// One day's count of registered consumers still on a line.
@@ -340,6 +465,24 @@ pub fn clear_since(counts: &[DayCount]) -> Option<NaiveDate> {
 mod tests {
     use super::*;
 
+    /// [`daily_reads_of`] over files of the default mapping.
+    fn paths_daily(
+        paths: &[PathBuf],
+        datasets: &std::collections::BTreeSet<String>,
+        until: NaiveDate,
+        on_malformed: &mut dyn FnMut(&Malformed),
+    ) -> Result<HashMap<String, DailyReads>, LogError> {
+        let sources = [Source::glob("", 0)];
+        let files: Vec<LogFile> = paths
+            .iter()
+            .map(|p| LogFile {
+                path: p.clone(),
+                source: 0,
+            })
+            .collect();
+        daily_reads_of(&sources, &files, datasets, until, on_malformed)
+    }
+
     #[test]
     fn clear_since_is_the_start_of_the_last_empty_run() {
         let c = |d: &str, n| DayCount {
@@ -395,7 +538,7 @@ mod tests {
         let datasets = ["roads".to_string()].into_iter().collect();
         let run = |f: &PathBuf| {
             let mut bad = Vec::new();
-            let r = daily_reads_of(
+            let r = paths_daily(
                 std::slice::from_ref(f),
                 &datasets,
                 d("2026-11-29"),
@@ -471,8 +614,7 @@ mod tests {
             .into_iter()
             .collect();
         let mut bad = Vec::new();
-        let all =
-            daily_reads_of(&[log], &sets, d("2027-01-05"), &mut |m| bad.push(m.line)).unwrap();
+        let all = paths_daily(&[log], &sets, d("2027-01-05"), &mut |m| bad.push(m.line)).unwrap();
         assert_eq!(bad, vec![6], "the bad version, on line 6 of the file");
         let days = |ds: &str, c: &str| all[ds].by_consumer.get(c).map(|m| m.len());
         assert_eq!((days("roads", "a"), days("roads", "b")), (Some(1), None));

@@ -9,10 +9,13 @@ pub mod registry;
 pub mod standing;
 
 pub use log::{
-    log_files, scan, KnownRead, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats,
-    Skipped,
+    log_files, overlapping_files, scan, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
+    ScanRequest, ScanStats, Skipped,
 };
-pub use registry::{check_mailbox, parse_registry, Consumer, ConsumerKind, Registry, Subscription};
+pub use registry::ConsumerKind;
+pub use registry::{
+    check_mailbox, parse_registry, Claim, Consumer, Identity, Registry, Subscription,
+};
 pub use standing::{
     classify, exempt, mark_stale, retire_gate, Gate, LineUse, Standing, Status, Successor,
     Thresholds,

@@ -25,6 +25,9 @@ pub struct Consumer {
     /// What kind of reader it is: an automation's reads never hold a line back from
     /// retiring, though it is told like any consumer.
     pub kind: ConsumerKind,
+    /// The principals it reads as (exact strings or globs), as logs name them: an IAM role's
+    /// session ARNs, an API key, a user.
+    pub identities: Vec<Identity>,
 }
 
 /// `kind` in `consumers.toml`.
@@ -37,6 +40,35 @@ pub enum ConsumerKind {
     /// A CI robot, a monitor, a crawler: reads that show the data is reachable, not that
     /// anyone relies on it.
     Automation,
+}
+
+/// One `identities` entry: an exact string, or a glob (it has `*`, `?` or `[`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Identity {
+    pub text: String,
+    #[serde(skip)]
+    pub glob: Option<glob::Pattern>,
+    /// Where it is written, for `check`'s findings.
+    #[serde(skip)]
+    pub place: Located,
+}
+
+impl Identity {
+    pub fn matches(&self, principal: &str) -> bool {
+        match &self.glob {
+            Some(g) => g.matches(principal),
+            None => self.text == principal,
+        }
+    }
+}
+
+/// Who a principal is: the consumer whose identities claim it, else the consumer of that
+/// name; `Ambiguous` when identities of several consumers claim it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim<'a> {
+    Consumer(&'a str),
+    Ambiguous(Vec<&'a str>),
+    Unclaimed,
 }
 
 /// One dataset a consumer reads.
@@ -74,6 +106,77 @@ impl Registry {
         self.consumers.get(name)
     }
 
+    /// Whether any consumer lists identities (without, every principal is its own name).
+    pub fn has_identities(&self) -> bool {
+        self.consumers.values().any(|c| !c.identities.is_empty())
+    }
+
+    /// Who `principal` (a log's consumer value) is: looked up in the identities first, then
+    /// as a registered name.
+    pub fn claim(&self, principal: &str) -> Claim<'_> {
+        let claimants: Vec<&str> = self
+            .consumers
+            .values()
+            .filter(|c| c.identities.iter().any(|i| i.matches(principal)))
+            .map(|c| c.name.as_str())
+            .collect();
+        match claimants[..] {
+            [one] => Claim::Consumer(one),
+            [] => match self.consumers.get_key_value(principal) {
+                Some((name, _)) => Claim::Consumer(name),
+                None => Claim::Unclaimed,
+            },
+            _ => Claim::Ambiguous(claimants),
+        }
+    }
+
+    /// Identities that claim what another consumer's identity or name names: the same
+    /// text twice, an exact identity or a consumer name that another's glob matches. (Two
+    /// globs that overlap only on some principals are found when such a principal is read.)
+    pub fn identity_conflicts(&self) -> Vec<(Located, String)> {
+        let mut out = Vec::new();
+        for a in self.consumers.values() {
+            for ia in &a.identities {
+                for b in self.consumers.values().filter(|b| b.name != a.name) {
+                    if ia.glob.is_some() && ia.matches(&b.name) {
+                        out.push((
+                            ia.place.clone(),
+                            format!(
+                                "consumer `{}`: identity {:?} matches the consumer name `{}`:                                  that consumer's reads would be counted as `{}`'s",
+                                a.name, ia.text, b.name, a.name
+                            ),
+                        ));
+                    }
+                    for ib in &b.identities {
+                        let same = ia.text == ib.text;
+                        let claims = ib.glob.is_none() && ia.matches(&ib.text);
+                        // Each pair once: the same text is reported at the later consumer.
+                        if same && a.name > b.name {
+                            out.push((
+                                ia.place.clone(),
+                                format!(
+                                    "consumer `{}`: identity {:?} is also consumer `{}`'s: a \
+                                     principal must match one consumer",
+                                    a.name, ia.text, b.name
+                                ),
+                            ));
+                        } else if !same && claims {
+                            out.push((
+                                ib.place.clone(),
+                                format!(
+                                    "consumer `{}`: identity {:?} is also claimed by consumer \
+                                     `{}` ({:?}): a principal must match one consumer",
+                                    b.name, ib.text, a.name, ia.text
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The consumers subscribed to `dataset`, by name.
     pub fn subscribers<'a>(&'a self, dataset: &'a str) -> impl Iterator<Item = &'a Consumer> + 'a {
         self.consumers
@@ -90,6 +193,8 @@ struct RawConsumer {
     kind: ConsumerKind,
     contacts: Spanned<Vec<Spanned<String>>>,
     datasets: Option<BTreeMap<Spanned<String>, RawSubscription>>,
+    #[serde(default)]
+    identities: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -222,6 +327,39 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
             }
             out
         });
+        let mut identities: Vec<Identity> = Vec::new();
+        for entry in c.identities {
+            let at = |message: String| Located::at(file, text, Some(entry.span()), message);
+            let id = entry.get_ref().trim();
+            if id.is_empty() {
+                errors.push(at(format!("consumer `{name}`: an identity is empty")));
+                continue;
+            }
+            if identities.iter().any(|i| i.text == id) {
+                errors.push(at(format!(
+                    "consumer `{name}`: identity {id:?} is listed twice"
+                )));
+                continue;
+            }
+            let glob = if id.contains(['*', '?', '[']) {
+                match glob::Pattern::new(id) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        errors.push(at(format!(
+                            "consumer `{name}`: identity {id:?} is not a valid glob: {e}"
+                        )));
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            identities.push(Identity {
+                text: id.to_string(),
+                glob,
+                place: at(String::new()),
+            });
+        }
         registry.consumers.insert(
             name.clone(),
             Consumer {
@@ -230,6 +368,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 contacts,
                 datasets,
                 kind: c.kind,
+                identities,
             },
         );
     }
@@ -340,6 +479,53 @@ mod tests {
             let msg = e.to_string();
             assert!(msg.contains(says), "{bad}: {msg}");
             assert_eq!((e.0[0].line, e.0[0].column), (line, column), "{bad}: {msg}");
+        }
+    }
+
+    #[test]
+    fn identities_claim_principals_before_names() {
+        let text = "[consumers.flood-model]\ncontacts = [\"h@x.org\"]\n\
+                    identities = [\"arn:aws:sts::123456789012:assumed-role/flood-model/*\", \"key:7f3a\"]\n\
+                    [consumers.atlas]\ncontacts = [\"a@x.org\"]\n";
+        let r = parse_registry("consumers.toml", text).unwrap();
+        let arn = "arn:aws:sts::123456789012:assumed-role/flood-model/session-17";
+        assert_eq!(r.claim(arn), Claim::Consumer("flood-model"));
+        assert_eq!(r.claim("key:7f3a"), Claim::Consumer("flood-model"));
+        assert_eq!(r.claim("key:7f3"), Claim::Unclaimed);
+        assert_eq!(r.claim("atlas"), Claim::Consumer("atlas"));
+        assert_eq!(r.claim("flood-model"), Claim::Consumer("flood-model"));
+        assert!(r.identity_conflicts().is_empty());
+    }
+
+    #[test]
+    fn identities_claimed_twice_are_conflicts_with_their_place() {
+        let text = "[consumers.a]\ncontacts = [\"a@x.org\"]\nidentities = [\"role/*\"]\n\
+                    [consumers.b]\ncontacts = [\"b@x.org\"]\nidentities = [\"role/b\"]\n\
+                    [consumers.c]\ncontacts = [\"c@x.org\"]\nidentities = [\"key:1\"]\n\
+                    [consumers.d]\ncontacts = [\"d@x.org\"]\nidentities = [\"key:1\", \"[a-c]\"]\n";
+        let r = parse_registry("consumers.toml", text).unwrap();
+        assert_eq!(r.claim("role/b"), Claim::Ambiguous(vec!["a", "b"]));
+        let found: Vec<(usize, String)> = r
+            .identity_conflicts()
+            .into_iter()
+            .map(|(l, m)| (l.line, m))
+            .collect();
+        assert_eq!(found.len(), 5, "{found:?}");
+        assert!(found
+            .iter()
+            .any(|(l, m)| *l == 6 && m.contains("\"role/b\"")));
+        assert!(found
+            .iter()
+            .any(|(l, m)| *l == 12 && m.contains("\"key:1\"")));
+        assert!(found.iter().any(|(_, m)| m.contains("consumer name `a`")));
+        for bad in [
+            "identities = [\"\"]",
+            "identities = [\"x\", \"x\"]",
+            "identities = [\"[\"]",
+        ] {
+            let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\n{bad}\n");
+            let e = parse_registry("consumers.toml", &text).unwrap_err();
+            assert_eq!(e.0[0].line, 3, "{bad}: {e}");
         }
     }
 

@@ -8,6 +8,7 @@ use toml::Spanned;
 
 use super::kind::{Kind, KindTable};
 use super::location::{from_toml, Located, TomlErrors};
+use super::source::{validate_source, RawSource, Source, SAME_READ_SECONDS};
 
 /// `policy.new_clauses`: how a clause may enter a contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,16 +116,19 @@ impl Default for Smtp {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// `[consumption]`, validated.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Consumption {
-    /// Globs relative to the store root; JSON Lines (`.jsonl`, `.ndjson`) or CSV (`.csv`).
+    /// Globs relative to the store root, read with the default mapping; the format from each
+    /// file's name. Unset: `consumption/*.jsonl`, unless `[[consumption.source]]` tables
+    /// are given.
     pub sources: Vec<String>,
+    /// The `[[consumption.source]]` tables.
+    pub tables: Vec<Source>,
     pub lookback_days: i64,
     /// A consumer with no read in this many days is `stale` (liveness in `consumers`).
     /// Unset: 30, or `lookback_days` when that is shorter (reads are only seen in the
     /// lookback).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_after_days: Option<i64>,
     /// A consumer with fewer reads of a line in the lookback is incidental on it: its reads
     /// do not hold the line back from retiring (it is still told).
@@ -132,10 +136,15 @@ pub struct Consumption {
     /// A consumer whose reads of a line fall on fewer distinct days of the lookback is
     /// incidental on it.
     pub min_days: u64,
+    /// The default of each access-log source's `same_read_seconds`.
+    pub same_read_seconds: u64,
 }
 
 /// The default of `[consumption] stale_after_days`.
 pub const STALE_AFTER_DAYS: i64 = 30;
+
+/// The default of `[consumption] sources`.
+pub const DEFAULT_SOURCES: &str = "consumption/*.jsonl";
 
 impl Consumption {
     /// The staleness threshold in force.
@@ -143,14 +152,66 @@ impl Consumption {
         self.stale_after_days
             .unwrap_or(STALE_AFTER_DAYS.min(self.lookback_days))
     }
+
+    /// Every source: the tables in the order written, then the `sources` globs.
+    pub fn all_sources(&self) -> Vec<Source> {
+        let mut all = self.tables.clone();
+        all.extend(
+            self.sources
+                .iter()
+                .map(|g| Source::glob(g, self.same_read_seconds)),
+        );
+        all
+    }
 }
 
 impl Default for Consumption {
     fn default() -> Self {
         Consumption {
-            sources: vec!["consumption/*.jsonl".to_string()],
+            sources: vec![DEFAULT_SOURCES.to_string()],
+            tables: Vec::new(),
             lookback_days: 30,
             stale_after_days: None,
+            min_reads: 1,
+            min_days: 1,
+            same_read_seconds: SAME_READ_SECONDS,
+        }
+    }
+}
+
+/// `[consumption]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConsumption {
+    sources: Option<Vec<String>>,
+    #[serde(default)]
+    source: Vec<RawSource>,
+    #[serde(default = "default_lookback")]
+    lookback_days: i64,
+    stale_after_days: Option<i64>,
+    same_read_seconds: Option<Spanned<i64>>,
+    #[serde(default = "one")]
+    min_reads: u64,
+    #[serde(default = "one")]
+    min_days: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn default_lookback() -> i64 {
+    Consumption::default().lookback_days
+}
+
+impl Default for RawConsumption {
+    fn default() -> Self {
+        RawConsumption {
+            sources: None,
+            source: Vec::new(),
+            lookback_days: default_lookback(),
+            stale_after_days: None,
+            same_read_seconds: None,
             min_reads: 1,
             min_days: 1,
         }
@@ -176,7 +237,7 @@ struct RawConfig {
     kinds: BTreeMap<String, Spanned<CustomKind>>,
     notify: Notify,
     smtp: Smtp,
-    consumption: Consumption,
+    consumption: RawConsumption,
 }
 
 /// The whole of `contracts.toml`, validated.
@@ -351,6 +412,40 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             ),
         ));
     }
+    let same_read_seconds = match &raw.consumption.same_read_seconds {
+        None => SAME_READ_SECONDS,
+        Some(s) => u64::try_from(*s.get_ref()).unwrap_or_else(|_| {
+            errors.push(Located::at(
+                file,
+                text,
+                Some(s.span()),
+                "[consumption] same_read_seconds must be non-negative".to_string(),
+            ));
+            0
+        }),
+    };
+    let c = raw.consumption;
+    let tables: Vec<Source> = c
+        .source
+        .into_iter()
+        .filter_map(|t| validate_source(file, text, t, same_read_seconds, &mut errors))
+        .collect();
+    let consumption = Consumption {
+        // With tables and no `sources`, the tables are all the sources.
+        sources: c.sources.unwrap_or_else(|| {
+            if tables.is_empty() {
+                vec![DEFAULT_SOURCES.to_string()]
+            } else {
+                Vec::new()
+            }
+        }),
+        tables,
+        lookback_days: c.lookback_days,
+        stale_after_days: c.stale_after_days,
+        same_read_seconds,
+        min_reads: c.min_reads,
+        min_days: c.min_days,
+    };
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
     }
@@ -360,7 +455,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         kinds,
         notify: raw.notify,
         smtp: raw.smtp,
-        consumption: raw.consumption,
+        consumption,
         locations,
     })
 }

@@ -3,7 +3,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{fold, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::fields::Mapping;
+use super::{fold, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
 
 /// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
 /// a quoted field) and scanned in parallel like JSON Lines ([`scan_blocks`]). The header is
@@ -17,6 +18,7 @@ pub(super) fn scan_csv<R: Read + Send>(
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
     block_size: usize,
+    mapping: &Mapping,
 ) -> Result<(), LogError> {
     let io = |source| LogError::Io {
         path: path.to_path_buf(),
@@ -43,25 +45,32 @@ pub(super) fn scan_csv<R: Read + Send>(
             .iter()
             .position(|h| h.trim_ascii() == name.as_bytes())
     };
-    let (Some(at), Some(consumer), Some(dataset), Some(contract)) =
-        (col("at"), col("consumer"), col("dataset"), col("contract"))
-    else {
+    let mut slots = [None; 4];
+    let mut missing = Vec::new();
+    for (slot, name) in slots.iter_mut().zip(mapping.columns()) {
+        if let Some(name) = name {
+            match col(name) {
+                Some(i) => *slot = Some(i),
+                None => missing.push(name.as_str()),
+            }
+        }
+    }
+    if !missing.is_empty() {
         scan.stats.malformed += 1;
         on_malformed(&Malformed {
             file: path.to_path_buf(),
             line: 1,
-            reason: "the header must name the columns at, consumer, dataset and contract; \
-                     the file is skipped"
-                .to_string(),
+            reason: format!(
+                "the header has no column {}; the file is skipped",
+                missing.join(", ")
+            ),
         });
         return Ok(());
-    };
+    }
     let cols = Columns {
-        at,
-        consumer,
-        dataset,
-        contract,
+        slots,
         count: headers.len(),
+        need: slots.iter().flatten().copied().max().unwrap_or(0),
     };
     let whole = std::io::Cursor::new(head).chain(file);
     scan_blocks(
@@ -72,7 +81,7 @@ pub(super) fn scan_csv<R: Read + Send>(
         on_malformed,
         block_size,
         &record_end,
-        &|k, block, acc| scan_records(block, k == 0, &cols, req, acc),
+        &|k, block, acc| scan_records(block, k == 0, &cols, mapping, req, acc),
     )
 }
 
@@ -85,14 +94,14 @@ fn builder(headers: bool) -> csv::ReaderBuilder {
     b
 }
 
-/// Where the columns of a read are.
+/// Where the columns of a read are: per slot of the mapping (at, consumer, dataset,
+/// contract), `None` for a constant.
 struct Columns {
-    at: usize,
-    consumer: usize,
-    dataset: usize,
-    contract: usize,
+    slots: [Option<usize>; 4],
     /// Fields in the header.
     count: usize,
+    /// The highest column read.
+    need: usize,
 }
 
 /// The last line break of `b` that ends a record, `b` starting at a record's start: a break
@@ -161,12 +170,13 @@ fn scan_records(
     block: &[u8],
     header: bool,
     cols: &Columns,
+    mapping: &Mapping,
     req: &ScanRequest,
     acc: &mut Scan,
 ) -> Partial {
     let breaks = memchr::memchr_iter(b'\n', block).count() as u64;
     if plain(block) {
-        return scan_plain(block, header, breaks, cols, req, acc);
+        return scan_plain(block, header, breaks, cols, mapping, req, acc);
     }
     let mut reader = builder(header).from_reader(block);
     let mut lines = 0u64;
@@ -193,7 +203,7 @@ fn scan_records(
         }
         lines += 1;
         let offset = record.position().map_or(0, |p| p.byte());
-        if let Err(reason) = judge(acc, req, cols, record.len(), |i| record.get(i)) {
+        if let Err(reason) = judge(acc, req, cols, mapping, record.len(), |i| record.get(i)) {
             acc.stats.malformed += 1;
             malformed.push((offset, reason));
         }
@@ -210,25 +220,34 @@ fn judge<'a>(
     acc: &mut Scan,
     req: &ScanRequest,
     cols: &Columns,
+    mapping: &'a Mapping,
     len: usize,
     get: impl Fn(usize) -> Option<&'a [u8]>,
 ) -> Result<(), String> {
-    let field = |i: usize| -> Result<&str, String> {
+    let field = |i: usize| -> Result<&'a [u8], String> {
         let raw = get(i).ok_or_else(|| format!("expected {} fields, found {len}", cols.count))?;
-        std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())
+        std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())?;
+        Ok(raw)
     };
-    let ds = field(cols.dataset)?;
-    if !req.datasets.contains(ds) {
+    // Another dataset's record is skipped before its other fields are looked at.
+    let dataset = match (cols.slots[2], mapping.constant_dataset()) {
+        (Some(i), _) => field(i)?,
+        (None, d) => d.unwrap_or_default().as_bytes(),
+    };
+    if !req
+        .datasets
+        .contains(std::str::from_utf8(dataset).unwrap_or_default())
+    {
         return Ok(());
     }
-    fold(
-        acc,
-        req,
-        At::text(field(cols.at)?),
-        field(cols.consumer)?.as_bytes(),
-        ds.as_bytes(),
-        field(cols.contract)?.as_bytes(),
-    )
+    let mut fields = [None; 4];
+    for (f, col) in fields.iter_mut().zip(cols.slots) {
+        if let Some(i) = col {
+            *f = Some(field(i)?);
+        }
+    }
+    let r = mapping.flat(fields)?;
+    fold(acc, req, r.at, &r.consumer, &r.dataset, &r.contract)
 }
 
 /// Whether a block can be split without the `csv` reader: no quote (so no quoted field and
@@ -318,17 +337,14 @@ fn scan_plain(
     header: bool,
     breaks: u64,
     cols: &Columns,
+    mapping: &Mapping,
     req: &ScanRequest,
     acc: &mut Scan,
 ) -> Partial {
     let mut lines = 0u64;
     let mut malformed = Vec::new();
     let mut fields: [&[u8]; MAX_FIELDS] = [&[]; MAX_FIELDS];
-    let need = cols
-        .at
-        .max(cols.consumer)
-        .max(cols.dataset)
-        .max(cols.contract);
+    let need = cols.need;
     let mut pos = 0;
     while pos < block.len() {
         let offset = pos;
@@ -342,19 +358,14 @@ fn scan_plain(
         let result = if need < MAX_FIELDS && n > need && ascii {
             // Every field is there, and ASCII, so UTF-8; `fold` skips the other datasets'
             // reads first.
-            fold(
-                acc,
-                req,
-                At::Text(fields[cols.at]),
-                fields[cols.consumer],
-                fields[cols.dataset],
-                fields[cols.contract],
-            )
+            mapping
+                .flat(cols.slots.map(|c| c.map(|i| fields[i])))
+                .and_then(|r| fold(acc, req, r.at, &r.consumer, &r.dataset, &r.contract))
         } else if need < MAX_FIELDS {
-            judge(acc, req, cols, n, |i| (i < n).then(|| fields[i]))
+            judge(acc, req, cols, mapping, n, |i| (i < n).then(|| fields[i]))
         } else {
             let all: Vec<&[u8]> = line.split(|&c| c == b',').collect();
-            judge(acc, req, cols, n, |i| all.get(i).copied())
+            judge(acc, req, cols, mapping, n, |i| all.get(i).copied())
         };
         if let Err(reason) = result {
             acc.stats.malformed += 1;

@@ -1,111 +1,15 @@
-//! JSON Lines logs: blocks cut at line breaks, scanned in parallel; a fast path for the
-//! common flat line, the full parser for everything else.
+//! JSON Lines logs: blocks cut at line breaks, scanned in parallel; the platform's own layout
+//! in the default mapping read in place ([`fixed_at`]), every other line by the mapped-field
+//! scanner ([`Mapping::json`]).
 
-use std::borrow::Cow;
 use std::path::Path;
 
-use serde::Deserialize;
-
+use super::fields::Mapping;
 use super::{fold, fold_into, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest};
 
-/// The four fields of a read, borrowed from the line when they need no unescaping.
-#[derive(Deserialize)]
-pub(super) struct RawRead<'a> {
-    #[serde(borrow)]
-    pub(super) at: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) consumer: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) dataset: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) contract: Cow<'a, str>,
-}
-
-/// The fast path for the common line: a flat JSON object whose values are all strings with
-/// no escapes. Returns `at`, `consumer`, `dataset` and `contract` borrowed from the line, or
-/// `None` whenever the line is anything else (then the full parser decides). Other keys are
-/// allowed, as with the full parser.
-pub(super) fn flat_fields(line: &[u8]) -> Option<[&str; 4]> {
-    if let Some(f) = fixed_order(line) {
-        return Some(f);
-    }
-    // One UTF-8 check for the whole line; the quotes found below are ASCII, so every slice
-    // between them is on a character boundary.
-    let text = std::str::from_utf8(line).ok()?;
-    let mut out: [Option<&str>; 4] = [None; 4];
-    let ws = |i: &mut usize| {
-        while *i < line.len() && matches!(line[*i], b' ' | b'\t' | b'\r' | b'\n') {
-            *i += 1;
-        }
-    };
-    // A string starting at `i` (which must be a quote); `i` ends after the closing quote.
-    // The fields are short, so a plain loop beats a memchr call per field.
-    let string = |i: &mut usize| -> Option<(usize, usize)> {
-        if line.get(*i) != Some(&b'"') {
-            return None;
-        }
-        let start = *i + 1;
-        let mut end = start;
-        loop {
-            match *line.get(end)? {
-                b'"' => break,
-                // A backslash means escapes; a control character means invalid JSON: either
-                // way, leave it to the full parser.
-                b'\\' | 0..0x20 => return None,
-                _ => end += 1,
-            }
-        }
-        *i = end + 1;
-        Some((start, end))
-    };
-    let mut i = 0;
-    ws(&mut i);
-    if line.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
-    loop {
-        ws(&mut i);
-        let (ks, ke) = string(&mut i)?;
-        ws(&mut i);
-        if line.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        ws(&mut i);
-        let (vs, ve) = string(&mut i)?;
-        let slot = match &line[ks..ke] {
-            b"at" => 0,
-            b"consumer" => 1,
-            b"dataset" => 2,
-            b"contract" => 3,
-            _ => usize::MAX,
-        };
-        if slot != usize::MAX {
-            if out[slot].is_some() {
-                return None;
-            }
-            out[slot] = Some(text.get(vs..ve)?);
-        }
-        ws(&mut i);
-        match line.get(i) {
-            Some(b',') => i += 1,
-            Some(b'}') => {
-                i += 1;
-                break;
-            }
-            _ => return None,
-        }
-    }
-    ws(&mut i);
-    if i != line.len() {
-        return None;
-    }
-    Some([out[0]?, out[1]?, out[2]?, out[3]?])
-}
-
 /// The line as platforms write it, `{"at":"…","consumer":"…","dataset":"…","contract":"…"}`
-/// with no space and no escape. `None` for any other line ([`flat_fields`] then walks it).
+/// with no space and no escape. `None` for any other line ([`Mapping::json`] then walks it).
+#[cfg(test)]
 pub(super) fn fixed_order(line: &[u8]) -> Option<[&str; 4]> {
     let (fields, stop) = fixed_at(line, 0)?;
     if stop != line.len() {
@@ -213,11 +117,15 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
     block_size: usize,
+    mapping: &Mapping,
 ) -> Result<(), LogError> {
     // With one dataset requested, only the lines that contain its name can be reads of it:
-    // past a run of other lines, the block is searched for the name ([`scan_block`]).
+    // past a run of other lines, the block is searched for the name ([`scan_block`]). A
+    // source of one dataset (a constant) has no name in its lines.
     let only: Option<memchr::memmem::Finder> = match req.datasets.iter().collect::<Vec<_>>()[..] {
-        [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
+        [one] if mapping.constant_dataset().is_none() => {
+            Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned())
+        }
         _ => None,
     };
     let cut = |b: &[u8]| memchr::memrchr(b'\n', b);
@@ -229,7 +137,7 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
         on_malformed,
         block_size,
         &cut,
-        &|_, block, acc| scan_block(block, req, only.as_ref(), acc),
+        &|_, block, acc| scan_block(block, req, only.as_ref(), mapping, acc),
     )
 }
 
@@ -244,6 +152,7 @@ fn scan_block(
     block: &[u8],
     req: &ScanRequest,
     only: Option<&memchr::memmem::Finder>,
+    mapping: &Mapping,
     acc: &mut Scan,
 ) -> Partial {
     let lines = memchr::memchr_iter(b'\n', block).count() as u64
@@ -272,7 +181,13 @@ fn scan_block(
             pos = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
             others = 0;
         }
-        if let Some(([at, consumer, dataset, contract], stop)) = fixed_at(block, pos) {
+        // The platform's own layout is read in place only where the mapping is its own.
+        let fixed = if mapping.plain {
+            fixed_at(block, pos)
+        } else {
+            None
+        };
+        if let Some(([at, consumer, dataset, contract], stop)) = fixed {
             let next = match block.get(stop) {
                 None => Some(stop),
                 Some(b'\n') => Some(stop + 1),
@@ -302,7 +217,7 @@ fn scan_block(
             only.is_none_or(|f| f.find(line).is_some() || memchr::memchr(b'\\', line).is_some());
         let trimmed = line.trim_ascii();
         if candidate && !trimmed.is_empty() {
-            if let Err(reason) = judge_line(acc, req, trimmed) {
+            if let Err(reason) = judge_line(acc, req, mapping, trimmed) {
                 acc.stats.malformed += 1;
                 bad.push((pos, reason));
             }
@@ -325,29 +240,13 @@ fn scan_block(
     }
 }
 
-/// One non-empty line: the fast path, else the full parser for a precise reason.
-fn judge_line(scan: &mut Scan, req: &ScanRequest, line: &[u8]) -> Result<(), String> {
-    match flat_fields(line) {
-        Some([at, consumer, dataset, contract]) => fold(
-            scan,
-            req,
-            At::text(at),
-            consumer.as_bytes(),
-            dataset.as_bytes(),
-            contract.as_bytes(),
-        ),
-        // Anything unusual (escapes, other value types, a missing field) goes through the
-        // full parser, which also gives the precise reason for a malformed line.
-        None => match serde_json::from_slice::<RawRead>(line) {
-            Ok(r) => fold(
-                scan,
-                req,
-                At::text(&r.at),
-                r.consumer.as_bytes(),
-                r.dataset.as_bytes(),
-                r.contract.as_bytes(),
-            ),
-            Err(e) => Err(format!("not a JSON read record: {e}")),
-        },
-    }
+/// One non-empty line, by the mapped-field scanner.
+fn judge_line(
+    scan: &mut Scan,
+    req: &ScanRequest,
+    mapping: &Mapping,
+    line: &[u8],
+) -> Result<(), String> {
+    let r = mapping.json(line)?;
+    fold(scan, req, r.at, &r.consumer, &r.dataset, &r.contract)
 }

@@ -22,10 +22,9 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReader
 use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 
+use super::fields::{epoch_nanos, Mapping, Num};
 use super::{fold, At, LogError, Malformed, Scan, ScanRequest};
-
-/// The columns a Parquet log must have, in the order [`Row`] takes them.
-const COLUMNS: [&str; 4] = ["at", "consumer", "dataset", "contract"];
+use crate::model::source::AtUnit;
 
 /// One row's fields; `at` is an instant when the column is a timestamp.
 pub(crate) struct Row<'a> {
@@ -35,10 +34,11 @@ pub(crate) struct Row<'a> {
     pub contract: &'a str,
 }
 
-/// An open Parquet log: its metadata and where the four columns are.
-pub(crate) struct ParquetLog {
+/// An open Parquet log: its metadata, the source's mapping, and where its columns are.
+pub(crate) struct ParquetLog<'m> {
     meta: ArrowReaderMetadata,
     roots: Vec<usize>,
+    mapping: &'m Mapping,
 }
 
 fn invalid(path: &Path, reason: impl Into<String>) -> LogError {
@@ -56,9 +56,9 @@ fn string_type(t: &DataType) -> bool {
     }
 }
 
-impl ParquetLog {
+impl<'m> ParquetLog<'m> {
     /// Read the footer and check the columns; the error names what is missing or mistyped.
-    pub(crate) fn open(path: &Path) -> Result<ParquetLog, LogError> {
+    pub(crate) fn open(path: &Path, mapping: &'m Mapping) -> Result<ParquetLog<'m>, LogError> {
         let file = File::open(path).map_err(|source| LogError::Io {
             path: path.to_path_buf(),
             source,
@@ -70,23 +70,28 @@ impl ParquetLog {
         .map_err(|e| invalid(path, format!("not a readable Parquet file: {e}")))?;
         let schema = meta.schema().clone();
         let mut roots = Vec::new();
-        for name in COLUMNS {
+        let epoch = mapping.unit() != AtUnit::Rfc3339;
+        for (slot, name) in mapping.columns().iter().enumerate() {
+            let Some(name) = name else {
+                continue;
+            };
             let (i, field) = schema.column_with_name(name).ok_or_else(|| {
                 invalid(
                     path,
-                    format!(
-                        "no column `{name}` (a Parquet log has the columns at, consumer, \
-                         dataset and contract)"
-                    ),
+                    format!("no column `{name}` (the source reads its reads from it)"),
                 )
             })?;
             let t = field.data_type();
-            let ok = string_type(t) || (name == "at" && matches!(t, DataType::Timestamp(..)));
+            let ok = match slot {
+                0 if epoch => matches!(t, DataType::Int64 | DataType::Int32 | DataType::Float64),
+                0 => string_type(t) || matches!(t, DataType::Timestamp(..)),
+                _ => string_type(t),
+            };
             if !ok {
-                let want = if name == "at" {
-                    "a string or a timestamp"
-                } else {
-                    "a string"
+                let want = match slot {
+                    0 if epoch => "an integer or a double (epoch time)",
+                    0 => "a string or a timestamp",
+                    _ => "a string",
                 };
                 return Err(invalid(
                     path,
@@ -95,7 +100,11 @@ impl ParquetLog {
             }
             roots.push(i);
         }
-        Ok(ParquetLog { meta, roots })
+        Ok(ParquetLog {
+            meta,
+            roots,
+            mapping,
+        })
     }
 
     pub(crate) fn row_groups(&self) -> usize {
@@ -148,30 +157,42 @@ impl ParquetLog {
         let mut row = first;
         for batch in reader {
             let batch = batch.map_err(|e| invalid(path, format!("row group {g}: {e}")))?;
-            let col = |name: &str| -> Result<Strings<'_>, LogError> {
-                let c = batch
+            let column = |slot: usize| -> Result<Option<&ArrayRef>, LogError> {
+                let Some(name) = &self.mapping.columns()[slot] else {
+                    return Ok(None);
+                };
+                batch
                     .column_by_name(name)
-                    .ok_or_else(|| invalid(path, format!("row group {g} has no `{name}`")))?;
-                Strings::of(c).ok_or_else(|| invalid(path, format!("column `{name}` changed type")))
+                    .map(Some)
+                    .ok_or_else(|| invalid(path, format!("row group {g} has no `{name}`")))
             };
-            let at = batch
-                .column_by_name("at")
-                .ok_or_else(|| invalid(path, format!("row group {g} has no `at`")))?;
-            let at = Instants::of(at)
+            let strings = |slot: usize| -> Result<Option<Strings<'_>>, LogError> {
+                column(slot)?
+                    .map(|c| {
+                        Strings::of(c).ok_or_else(|| {
+                            invalid(path, format!("column of `{}` changed type", NAMES[slot]))
+                        })
+                    })
+                    .transpose()
+            };
+            let at = column(0)?.ok_or_else(|| invalid(path, "no `at` column".to_string()))?;
+            let at = Instants::of(at, self.mapping.unit())
                 .ok_or_else(|| invalid(path, "column `at` changed type".to_string()))?;
-            let (consumer, dataset, contract) =
-                (col("consumer")?, col("dataset")?, col("contract")?);
+            let (consumer, dataset, contract) = (strings(1)?, strings(2)?, strings(3)?);
             for i in 0..batch.num_rows() {
                 let fields = (|| {
-                    let dataset = dataset.get(i).ok_or("`dataset` is null")?;
+                    let dataset = value(&dataset, i, 2)?;
+                    let at = at.get(i).ok_or("`at` is null")?;
+                    let consumer = value(&consumer, i, 1)?.unwrap_or_default();
+                    let contract = value(&contract, i, 3)?;
+                    let m = self.mapping;
                     Ok(Row {
-                        at: at.get(i).ok_or("`at` is null")?,
-                        consumer: consumer.get(i).ok_or("`consumer` is null")?,
-                        dataset,
-                        contract: contract.get(i).ok_or("`contract` is null")?,
+                        at,
+                        consumer,
+                        dataset: dataset.or(m.constant_dataset()).unwrap_or_default(),
+                        contract: contract.or(m.constant_contract()).unwrap_or_default(),
                     })
-                })()
-                .map_err(|e: &str| e.to_string());
+                })();
                 each(row, fields);
                 row += 1;
             }
@@ -233,10 +254,29 @@ impl<'a> Strings<'a> {
     }
 }
 
+/// Row `i` of a mapped column (`None`: the slot is a constant); a null is an error.
+fn value<'b>(s: &Option<Strings<'b>>, i: usize, slot: usize) -> Result<Option<&'b str>, String> {
+    match s {
+        None => Ok(None),
+        Some(s) => s
+            .get(i)
+            .map(Some)
+            .ok_or_else(|| format!("`{}` is null", NAMES[slot])),
+    }
+}
+
+/// The names of a row's parts, for messages.
+const NAMES: [&str; 4] = ["at", "consumer", "dataset", "contract"];
+
 /// The `at` column: strings, or timestamps (instants in UTC) as the column's integers and
-/// the nanoseconds in its unit, the typed array found once per batch, not per row.
+/// the nanoseconds in its unit, the typed array found once per batch, not per row; or epoch
+/// numbers in the source's unit.
 enum Instants<'a> {
     Text(Strings<'a>),
+    Epoch {
+        array: &'a dyn Array,
+        unit: AtUnit,
+    },
     Stamp {
         array: &'a dyn Array,
         values: &'a [i64],
@@ -245,7 +285,13 @@ enum Instants<'a> {
 }
 
 impl<'a> Instants<'a> {
-    fn of(c: &'a ArrayRef) -> Option<Instants<'a>> {
+    fn of(c: &'a ArrayRef, unit: AtUnit) -> Option<Instants<'a>> {
+        if unit != AtUnit::Rfc3339 {
+            return Some(Instants::Epoch {
+                array: c.as_ref(),
+                unit,
+            });
+        }
         let values: &'a [i64] = match c.data_type() {
             DataType::Timestamp(TimeUnit::Second, _) => {
                 c.as_primitive::<TimestampSecondType>().values()
@@ -274,6 +320,20 @@ impl<'a> Instants<'a> {
     fn get(&self, i: usize) -> Option<At<'a>> {
         match self {
             Instants::Text(s) => s.get(i).map(At::text),
+            Instants::Epoch { array, unit } => {
+                use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+                if array.is_null(i) {
+                    return None;
+                }
+                let n = match array.data_type() {
+                    DataType::Int64 => Num::Int(array.as_primitive::<Int64Type>().value(i)),
+                    DataType::Int32 => {
+                        Num::Int(i64::from(array.as_primitive::<Int32Type>().value(i)))
+                    }
+                    _ => Num::Float(array.as_primitive::<Float64Type>().value(i)),
+                };
+                Some(epoch_nanos(n, *unit).map_or(At::text("out of range"), At::UtcNanos))
+            }
             Instants::Stamp {
                 array,
                 values,
@@ -318,8 +378,9 @@ pub(super) fn scan_parquet(
     req: &ScanRequest,
     scan: &mut Scan,
     on_malformed: &mut dyn FnMut(&Malformed),
+    mapping: &Mapping,
 ) -> Result<(), LogError> {
-    let log = ParquetLog::open(path)?;
+    let log = ParquetLog::open(path, mapping)?;
     let groups: Vec<usize> = (0..log.row_groups()).collect();
     let parts: Vec<GroupScan> = groups
         .par_iter()

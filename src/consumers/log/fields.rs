@@ -1,0 +1,947 @@
+//! Where a source's reads are in its records: the [`Mapping`] of a source (field names,
+//! constants, the unit of `at`), and the scanner that finds the mapped fields of a JSON line.
+//!
+//! The scanner walks a line once, in any key order and with any whitespace, descending only
+//! into the objects on a mapped field's path and skipping every other value without building
+//! it (a string to its closing quote, eight bytes at a time; an object or array by its
+//! structure). It validates what it skips as strictly as a JSON parser would, so a line it
+//! accepts is one `serde_json` accepts too. Anything it does not take — an escaped key, a
+//! mapped field that is missing, twice present or of another type, nesting deeper than
+//! [`MAX_DEPTH`] — goes to [`model`], the plain `serde_json` reading that defines the answer
+//! and gives the reason a line is malformed.
+
+use std::borrow::Cow;
+
+use crate::model::source::{AtUnit, Source};
+
+use super::At;
+
+/// The slots of a read, in the order [`Mapping`] keeps them.
+const AT: usize = 0;
+const CONSUMER: usize = 1;
+const DATASET: usize = 2;
+const CONTRACT: usize = 3;
+const NAMES: [&str; 4] = ["at", "consumer", "dataset", "contract"];
+
+/// Nesting deeper than this goes to the model (whose parser has its own limit).
+const MAX_DEPTH: usize = 64;
+
+/// A source's mapping, ready for the readers.
+#[derive(Debug, Clone)]
+pub(crate) struct Mapping {
+    /// The keys from the top-level object down, per slot; `None` for a slot given by a
+    /// constant.
+    paths: [Option<Vec<Vec<u8>>>; 4],
+    /// The column names, per slot, for flat formats.
+    columns: [Option<String>; 4],
+    unit: AtUnit,
+    dataset: Option<String>,
+    contract: Option<String>,
+    /// The default mapping: the four plain top-level keys, RFC 3339, no constant (the
+    /// fixed-order fast path reads such lines).
+    pub(super) plain: bool,
+}
+
+impl Default for Mapping {
+    fn default() -> Self {
+        Mapping::of(&Source::glob("", 0))
+    }
+}
+
+/// A scalar value found in a record.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val<'a> {
+    Str(Cow<'a, [u8]>),
+    Num(Num),
+}
+
+/// A JSON number: an integer when it is one that fits, else its nearest double.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    /// The number a JSON number literal (or a CSV field) spells; `None` when it spells none.
+    pub(crate) fn parse(text: &[u8]) -> Option<Num> {
+        if !number_grammar(text) {
+            return None;
+        }
+        let s = std::str::from_utf8(text).ok()?;
+        // `-0` is a double to serde_json (negative zero), as it is here.
+        if !s.contains(['.', 'e', 'E']) && s != "-0" {
+            if let Ok(i) = s.parse::<i64>() {
+                return Some(Num::Int(i));
+            }
+        }
+        s.parse::<f64>().ok().map(Num::Float)
+    }
+}
+
+/// The fields of one read, borrowed from the line (or the mapping's constants) when they can
+/// be.
+#[derive(Debug, Clone)]
+pub(crate) struct Read<'a> {
+    pub at: At<'a>,
+    pub consumer: Cow<'a, [u8]>,
+    pub dataset: Cow<'a, [u8]>,
+    pub contract: Cow<'a, [u8]>,
+}
+
+impl Mapping {
+    pub(crate) fn of(source: &Source) -> Mapping {
+        let f = &source.fields;
+        let path = |n: &crate::model::source::FieldName| {
+            Some(
+                n.0.iter()
+                    .map(|k| k.as_bytes().to_vec())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let paths = [
+            path(&f.at),
+            path(&f.consumer),
+            source.dataset.is_none().then(|| path(&f.dataset)).flatten(),
+            source
+                .contract
+                .is_none()
+                .then(|| path(&f.contract))
+                .flatten(),
+        ];
+        let columns = [
+            Some(f.at.column()),
+            Some(f.consumer.column()),
+            source.dataset.is_none().then(|| f.dataset.column()),
+            source.contract.is_none().then(|| f.contract.column()),
+        ];
+        let plain = source.dataset.is_none()
+            && source.contract.is_none()
+            && f.at_unit == AtUnit::Rfc3339
+            && paths.iter().zip(NAMES).all(|(p, n)| {
+                p.as_ref()
+                    .is_some_and(|p| p.len() == 1 && p[0] == n.as_bytes())
+            });
+        Mapping {
+            paths,
+            columns,
+            unit: f.at_unit,
+            dataset: source.dataset.clone(),
+            contract: source.contract.as_ref().map(ToString::to_string),
+            plain,
+        }
+    }
+
+    /// The constant dataset, when the source has one.
+    pub(crate) fn constant_dataset(&self) -> Option<&str> {
+        self.dataset.as_deref()
+    }
+
+    /// The constant contract version, when the source has one.
+    pub(crate) fn constant_contract(&self) -> Option<&str> {
+        self.contract.as_deref()
+    }
+
+    /// The column that holds each slot (`None`: a constant), in the order at, consumer,
+    /// dataset, contract.
+    pub(crate) fn columns(&self) -> &[Option<String>; 4] {
+        &self.columns
+    }
+
+    /// The read in one JSON line; `Err` is why the line is none.
+    pub(crate) fn json<'a>(&'a self, line: &'a [u8]) -> Result<Read<'a>, String> {
+        let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
+        if scan_line(line, &self.paths, &mut found).is_some()
+            && (0..4).all(|s| self.paths[s].is_none() || found[s].is_some())
+        {
+            if let Ok(read) = self.read(found) {
+                return Ok(read);
+            }
+        }
+        self.model(line)
+    }
+
+    /// The read of a line as `serde_json` reads it: the definition [`Mapping::json`] is held
+    /// to, and the source of its reasons.
+    pub(crate) fn model<'a>(&'a self, line: &[u8]) -> Result<Read<'a>, String> {
+        let value: Json =
+            serde_json::from_slice(line).map_err(|e| format!("not a JSON read record: {e}"))?;
+        if !matches!(value, Json::Object(_)) {
+            return Err("not a JSON read record: not an object".to_string());
+        }
+        let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
+        for (s, slot) in found.iter_mut().enumerate() {
+            let Some(path) = &self.paths[s] else {
+                continue;
+            };
+            let mut v = &value;
+            for key in path {
+                let Json::Object(entries) = v else {
+                    return Err(self.missing(s));
+                };
+                let mut hits = entries
+                    .iter()
+                    .filter(|(k, _)| k.as_bytes() == key.as_slice());
+                v = &hits.next().ok_or_else(|| self.missing(s))?.1;
+                if hits.next().is_some() {
+                    return Err(format!(
+                        "not a JSON read record: duplicate field `{}`",
+                        String::from_utf8_lossy(key)
+                    ));
+                }
+            }
+            *slot = Some(match v {
+                Json::String(text) => Val::Str(Cow::Owned(text.as_bytes().to_vec())),
+                Json::Number(n) => Val::Num(*n),
+                _ => return Err(self.not_a(s)),
+            });
+        }
+        self.read(found)
+    }
+
+    fn missing(&self, s: usize) -> String {
+        format!("not a JSON read record: no field {}", self.describe(s))
+    }
+
+    fn not_a(&self, s: usize) -> String {
+        let what = if s == AT && self.unit != AtUnit::Rfc3339 {
+            "a number"
+        } else if s == CONSUMER {
+            "a string or an integer"
+        } else {
+            "a string"
+        };
+        format!("{} is not {what}", self.describe(s))
+    }
+
+    /// `at`, or `at` (field `ts`) when mapped to another name.
+    fn describe(&self, s: usize) -> String {
+        let name = NAMES[s];
+        match &self.paths[s] {
+            Some(p) if !(p.len() == 1 && p[0] == name.as_bytes()) => {
+                let keys: Vec<String> = p
+                    .iter()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .collect();
+                let field = crate::model::source::FieldName(keys);
+                format!("`{name}` (field `{field}`)")
+            }
+            _ => format!("`{name}`"),
+        }
+    }
+
+    /// The read from the values found for the mapped slots (the constants fill the others).
+    pub(crate) fn read<'a>(&'a self, found: [Option<Val<'a>>; 4]) -> Result<Read<'a>, String> {
+        let [at, consumer, dataset, contract] = found;
+        let text = |s: usize, v: Option<Val<'a>>| -> Result<Cow<'a, [u8]>, String> {
+            match v {
+                Some(Val::Str(t)) => Ok(t),
+                None => Err(self.missing(s)),
+                Some(Val::Num(_)) => Err(self.not_a(s)),
+            }
+        };
+        let at = match (self.unit, at) {
+            (AtUnit::Rfc3339, Some(Val::Str(Cow::Borrowed(t)))) => At::Text(t),
+            (AtUnit::Rfc3339, Some(Val::Str(Cow::Owned(t)))) => {
+                At::Instant(At::Text(&t).instant()?)
+            }
+            (unit, Some(Val::Num(n))) if unit != AtUnit::Rfc3339 => At::UtcNanos(
+                epoch_nanos(n, unit)
+                    .ok_or_else(|| format!("{} is out of range", self.describe(AT)))?,
+            ),
+            (_, None) => return Err(self.missing(AT)),
+            _ => return Err(self.not_a(AT)),
+        };
+        let consumer = match consumer {
+            Some(Val::Num(Num::Int(i))) => Cow::Owned(i.to_string().into_bytes()),
+            other => text(CONSUMER, other)?,
+        };
+        let dataset = match &self.dataset {
+            Some(d) => Cow::Borrowed(d.as_bytes()),
+            None => text(DATASET, dataset)?,
+        };
+        let contract = match &self.contract {
+            Some(c) => Cow::Borrowed(c.as_bytes()),
+            None => text(CONTRACT, contract)?,
+        };
+        Ok(Read {
+            at,
+            consumer,
+            dataset,
+            contract,
+        })
+    }
+
+    /// The read of a flat record whose columns `get` gives by slot (`None`: a constant
+    /// slot, or a missing field); numbers in text are read as numbers where the unit says.
+    pub(crate) fn flat<'a>(&'a self, fields: [Option<&'a [u8]>; 4]) -> Result<Read<'a>, String> {
+        let [at, consumer, dataset, contract] = fields;
+        let at = match (self.unit, at) {
+            (AtUnit::Rfc3339, Some(t)) => At::Text(t),
+            (unit, Some(t)) => match Num::parse(t.trim_ascii()) {
+                Some(n) => At::UtcNanos(
+                    epoch_nanos(n, unit)
+                        .ok_or_else(|| format!("{} is out of range", self.describe(AT)))?,
+                ),
+                None => {
+                    return Err(format!(
+                        "{} {:?} is not a number",
+                        self.describe(AT),
+                        String::from_utf8_lossy(t)
+                    ))
+                }
+            },
+            (_, None) => return Err(self.missing(AT)),
+        };
+        let need =
+            |s: usize, v: Option<&'a [u8]>| v.map(Cow::Borrowed).ok_or_else(|| self.missing(s));
+        Ok(Read {
+            at,
+            consumer: need(CONSUMER, consumer)?,
+            dataset: match &self.dataset {
+                Some(d) => Cow::Borrowed(d.as_bytes()),
+                None => need(DATASET, dataset)?,
+            },
+            contract: match &self.contract {
+                Some(c) => Cow::Borrowed(c.as_bytes()),
+                None => need(CONTRACT, contract)?,
+            },
+        })
+    }
+
+    pub(crate) fn unit(&self) -> AtUnit {
+        self.unit
+    }
+}
+
+/// A JSON value as the model reads it: objects keep every entry in order (so that a key
+/// written twice is seen, not silently taken from its last place), arrays and literals are
+/// only checked.
+#[derive(Debug)]
+enum Json {
+    Object(Vec<(String, Json)>),
+    String(String),
+    Number(Num),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Json;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Json, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = m.next_entry::<String, Json>()? {
+                    entries.push(entry);
+                }
+                Ok(Json::Object(entries))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Json, A::Error> {
+                while s.next_element::<Json>()?.is_some() {}
+                Ok(Json::Other)
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+                Ok(Json::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Json, E> {
+                Ok(Json::String(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+                Ok(Json::Number(Num::Int(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+                Ok(Json::Number(
+                    i64::try_from(v).map_or(Num::Float(v as f64), Num::Int),
+                ))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+                Ok(Json::Number(Num::Float(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Json, E> {
+                Ok(Json::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An epoch number in UTC nanoseconds.
+pub(crate) fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
+    let per: i64 = match unit {
+        AtUnit::Seconds => 1_000_000_000,
+        AtUnit::Millis => 1_000_000,
+        AtUnit::Rfc3339 => return None,
+    };
+    match n {
+        Num::Int(i) => i.checked_mul(per),
+        // A double holds an epoch time of today to about a tenth of a microsecond, not to the
+        // nanosecond: rounded to the microsecond, `1764212400.123456` is that instant
+        // exactly, where nanoseconds would carry the double's error.
+        Num::Float(f) => {
+            let micros = (f * (per / 1_000) as f64).round();
+            // The range of i64 nanoseconds, with a margin for the rounding at its ends.
+            (micros.is_finite() && micros.abs() < 9.2e15).then(|| micros as i64 * 1_000)
+        }
+    }
+}
+
+/// Whether `b` is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn number_grammar(b: &[u8]) -> bool {
+    let mut i = 0;
+    if b.first() == Some(&b'-') {
+        i += 1;
+    }
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - s
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Find the mapped fields of `line` into `found`; `None` when the line is not a JSON object
+/// this scanner takes (then the model decides).
+fn scan_line<'a>(
+    line: &'a [u8],
+    paths: &[Option<Vec<Vec<u8>>>; 4],
+    found: &mut [Option<Val<'a>>; 4],
+) -> Option<()> {
+    let mut p = Walk {
+        b: line,
+        i: 0,
+        high: 0,
+    };
+    p.ws();
+    if p.peek()? != b'{' {
+        return None;
+    }
+    let mask = (0..4).fold(0u8, |m, s| m | (u8::from(paths[s].is_some()) << s));
+    p.object(paths, 0, mask, found)?;
+    p.ws();
+    if p.i != line.len() {
+        return None;
+    }
+    // A byte above ASCII was seen in a string: the line must be UTF-8 as a whole, as the
+    // parser would require of every string.
+    if p.high != 0 && std::str::from_utf8(line).is_err() {
+        return None;
+    }
+    Some(())
+}
+
+/// A walk over one line.
+struct Walk<'a> {
+    b: &'a [u8],
+    i: usize,
+    /// The high bits of the string bytes seen (non-zero: some byte is not ASCII).
+    high: u64,
+}
+
+impl<'a> Walk<'a> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn expect(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// The object at `i` (its `{`), at nesting `level`, looking for the slots in `mask`.
+    fn object(
+        &mut self,
+        paths: &[Option<Vec<Vec<u8>>>; 4],
+        level: usize,
+        mask: u8,
+        found: &mut [Option<Val<'a>>; 4],
+    ) -> Option<()> {
+        if level > MAX_DEPTH {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            self.expect(b'"')?;
+            let start = self.i;
+            let end = self.plain_end()?;
+            let key = &self.b[start..end];
+            self.i = end + 1;
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            let (mut leaf, mut deeper) = (0u8, 0u8);
+            let mut m = mask;
+            while m != 0 {
+                let s = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if let Some(path) = &paths[s] {
+                    if path[level] == key {
+                        if path.len() == level + 1 {
+                            leaf |= 1 << s;
+                        } else {
+                            deeper |= 1 << s;
+                        }
+                    }
+                }
+            }
+            if leaf != 0 {
+                let v = self.scalar()?;
+                let mut m = leaf;
+                while m != 0 {
+                    let s = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if found[s].is_some() {
+                        return None;
+                    }
+                    found[s] = Some(v.clone());
+                }
+            } else if deeper != 0 && self.peek()? == b'{' {
+                self.object(paths, level + 1, deeper, found)?;
+            } else {
+                self.skip(level + 1)?;
+            }
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A mapped field's value: a string or a number (anything else goes to the model).
+    fn scalar(&mut self) -> Option<Val<'a>> {
+        match self.peek()? {
+            b'"' => {
+                let start = self.i + 1;
+                self.i = start;
+                match self.plain_end() {
+                    Some(end) => {
+                        self.i = end + 1;
+                        Some(Val::Str(Cow::Borrowed(&self.b[start..end])))
+                    }
+                    None => {
+                        self.i = start;
+                        let end = self.string_end()?;
+                        self.i = end + 1;
+                        let text: String = serde_json::from_slice(&self.b[start - 1..=end]).ok()?;
+                        Some(Val::Str(Cow::Owned(text.into_bytes())))
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.i;
+                self.number_end();
+                Num::parse(&self.b[start..self.i]).map(Val::Num)
+            }
+            _ => None,
+        }
+    }
+
+    /// Move past the value at `i`, checking it is JSON.
+    fn skip(&mut self, level: usize) -> Option<()> {
+        if level > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => {
+                self.i += 1;
+                self.i = self.string_end()? + 1;
+            }
+            b'{' => {
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    self.expect(b'"')?;
+                    self.i = self.string_end()? + 1;
+                    self.ws();
+                    self.expect(b':')?;
+                    self.ws();
+                    self.skip(level + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.i += 1,
+                        b'}' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    self.skip(level + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.i += 1,
+                        b']' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.i;
+                self.number_end();
+                number_grammar(&self.b[start..self.i]).then_some(())?;
+            }
+            b't' => self.literal(b"true")?,
+            b'f' => self.literal(b"false")?,
+            b'n' => self.literal(b"null")?,
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        (self.b.get(self.i..self.i + word.len())? == word).then(|| self.i += word.len())
+    }
+
+    /// Past the bytes a number can be made of (the grammar is checked on them after).
+    fn number_end(&mut self) {
+        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The closing quote of a string whose contents start at `i`, when it has no escape (and
+    /// no control character); `None` otherwise.
+    #[inline]
+    fn plain_end(&mut self) -> Option<usize> {
+        let k = self.special(self.i)?;
+        (self.b[k] == b'"').then_some(k)
+    }
+
+    /// The closing quote of a string whose contents start at `i`, escapes checked.
+    fn string_end(&mut self) -> Option<usize> {
+        let mut i = self.i;
+        loop {
+            let k = self.special(i)?;
+            match self.b[k] {
+                b'"' => return Some(k),
+                b'\\' => match *self.b.get(k + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i = k + 2,
+                    b'u' => {
+                        let hex = self.b.get(k + 2..k + 6)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        // A surrogate needs its pair checked: the model decides.
+                        if matches!(hex[0], b'd' | b'D') && !matches!(hex[1], b'0'..=b'7') {
+                            return None;
+                        }
+                        i = k + 6;
+                    }
+                    _ => return None,
+                },
+                // A control character in a string is not JSON.
+                _ => return None,
+            }
+        }
+    }
+
+    /// The first quote, backslash or control character at or after `i`, eight bytes at a
+    /// time (the first such byte of a word is found exactly with the usual carry tricks: a
+    /// false hit can only come above a true one). The high bits of the bytes passed are
+    /// kept for the line's UTF-8 check.
+    #[inline]
+    fn special(&mut self, mut i: usize) -> Option<usize> {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        while let Some(word) = self.b.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let w = u64::from_le_bytes(w);
+            let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+            let hit = (zero(w ^ (ONES * u64::from(b'"')))
+                | zero(w ^ (ONES * u64::from(b'\\')))
+                | (w.wrapping_sub(ONES * 0x20) & !w))
+                & HIGH;
+            if hit != 0 {
+                let first = hit.trailing_zeros();
+                self.high |= w & HIGH & ((1u64 << first) - 1);
+                return Some(i + (first / 8) as usize);
+            }
+            self.high |= w & HIGH;
+            i += 8;
+        }
+        while let Some(&c) = self.b.get(i) {
+            if c == b'"' || c == b'\\' || c < 0x20 {
+                return Some(i);
+            }
+            self.high |= u64::from(c & 0x80);
+            i += 1;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::source::{FieldName, Fields};
+    use proptest::prelude::*;
+
+    /// A read as compared: the instant with its offset, and the three texts.
+    type Plain = (Option<(i64, i32)>, Vec<u8>, Vec<u8>, Vec<u8>);
+
+    /// The read, or why it is none; an `at` that is no instant is the reason (the scan
+    /// would report it so, whether the text was unescaped or borrowed).
+    fn plain(r: Result<Read<'_>, String>) -> Result<Plain, String> {
+        let r = r?;
+        let t = r.at.instant()?;
+        let at = Some((
+            t.timestamp_nanos_opt().unwrap_or(0),
+            t.offset().local_minus_utc(),
+        ));
+        Ok((
+            at,
+            r.consumer.into_owned(),
+            r.dataset.into_owned(),
+            r.contract.into_owned(),
+        ))
+    }
+
+    fn nested() -> Mapping {
+        let mut s = Source::glob("", 0);
+        s.fields = Fields {
+            at: FieldName::plain("ts"),
+            at_unit: AtUnit::Rfc3339,
+            consumer: FieldName(vec!["client".into(), "id".into()]),
+            dataset: FieldName(vec!["req.ds".into()]),
+            contract: FieldName::plain("v"),
+        };
+        Mapping::of(&s)
+    }
+
+    /// A JSON value the scan has no use for, of any kind, escapes and nesting included.
+    fn other_value() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("false".to_string()),
+            (-1_000_000i64..1_000_000).prop_map(|n| n.to_string()),
+            (-1e9f64..1e9).prop_map(|f| format!("{f:e}")),
+            "[a-z \\\\\"/é{}\\[\\],:]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(" , "))),
+                prop::collection::vec(("[a-z]{1,4}", inner), 0..4).prop_map(|v| {
+                    let parts: Vec<String> =
+                        v.into_iter().map(|(k, x)| format!("\"{k}\":{x}")).collect();
+                    format!("{{{}}}", parts.join(","))
+                }),
+            ]
+        })
+    }
+
+    /// RFC 3339 text with any fraction and offset (and sometimes a form only the general
+    /// parser takes).
+    fn instant() -> impl Strategy<Value = String> {
+        (
+            (
+                2000i32..2040,
+                1u32..13,
+                1u32..32,
+                0u32..25,
+                0u32..60,
+                0u32..61,
+            ),
+            prop::option::of((1usize..12, 0u64..1_000_000_000_000)),
+            prop_oneof![
+                Just("Z".to_string()),
+                Just("z".to_string()),
+                (0u32..24, 0u32..60, any::<bool>()).prop_map(|(h, m, neg)| format!(
+                    "{}{h:02}:{m:02}",
+                    if neg { '-' } else { '+' }
+                )),
+            ],
+            prop::sample::select(vec!['T', 't', ' ']),
+        )
+            .prop_map(|((y, mo, d, h, mi, s), frac, off, sep)| {
+                let frac = frac.map_or(String::new(), |(n, digits)| {
+                    let text = format!("{digits:012}");
+                    format!(".{}", &text[..n])
+                });
+                format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{frac}{off}")
+            })
+    }
+
+    fn json_string(s: &str, escape: bool) -> String {
+        if escape {
+            // Every character as a \u escape: the same string to a JSON parser.
+            let mut out = String::from("\"");
+            for c in s.encode_utf16() {
+                out.push_str(&format!("\\u{c:04x}"));
+            }
+            out.push('"');
+            out
+        } else {
+            serde_json::to_string(s).unwrap()
+        }
+    }
+
+    proptest! {
+        /// Lines in any key order, with any whitespace, extra values of every kind, escaped
+        /// values, and instants with any fraction and offset: the scanner takes every line the
+        /// model takes and gives the model's read, and refuses no valid one.
+        #[test]
+        fn the_scanner_gives_the_model_answer(
+            at in instant(),
+            consumer in "[a-z0-9:/*-]{0,10}",
+            dataset in prop::sample::select(vec!["roads", "rivers", "r\"oads"]),
+            contract in prop::sample::select(vec!["1.0.0", "2.10.3", "x"]),
+            escaped in prop::collection::vec(any::<bool>(), 4),
+            extra in prop::collection::vec(("[a-z]{1,6}", other_value()), 0..5),
+            order in Just((0..9).collect::<Vec<usize>>()).prop_shuffle(),
+            space in prop::sample::select(vec!["", " ", "\t", "  \r"]),
+            nested_shape in any::<bool>(),
+        ) {
+            let (m, key) = if nested_shape {
+                (nested(), ["ts", "client", "req.ds", "v"])
+            } else {
+                (Mapping::default(), ["at", "consumer", "dataset", "contract"])
+            };
+            let consumer_value = if nested_shape {
+                format!("{{\"ip\":\"::1\",{space}\"id\":{}}}", json_string(&consumer, escaped[1]))
+            } else {
+                json_string(&consumer, escaped[1])
+            };
+            let mut members = vec![
+                format!("\"{}\":{space}{}", key[0], json_string(&at, escaped[0])),
+                format!("\"{}\":{space}{consumer_value}", key[1]),
+                format!("\"{}\":{space}{}", key[2], json_string(dataset, escaped[2])),
+                format!("\"{}\":{space}{}", key[3], json_string(contract, escaped[3])),
+            ];
+            for (k, v) in &extra {
+                // Extra keys never collide with the mapped ones.
+                members.push(format!("\"x{k}\":{space}{v}"));
+            }
+            let mut ordered = Vec::new();
+            for i in &order {
+                if let Some(m) = members.get(*i) {
+                    ordered.push(m.clone());
+                }
+            }
+            let line = format!("{space}{{{space}{}{space}}}{space}", ordered.join(&format!("{space},{space}")));
+            let got = plain(m.json(line.as_bytes()));
+            let want = plain(m.model(line.as_bytes()));
+            prop_assert_eq!(&got, &want, "{}", line);
+            // The scanner takes every such line itself, without the model.
+            let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
+            prop_assert!(scan_line(line.as_bytes(), &m.paths, &mut found).is_some(), "{}", line);
+        }
+
+        /// Arbitrary bytes around JSON punctuation: whatever the scanner accepts, the model
+        /// accepts with the same read.
+        #[test]
+        fn the_scanner_accepts_nothing_the_model_refuses(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "{", "}", "[", "]", ",", ":", " ", "\"", "\\", "\\u00e9", "\\ud800", "\"at\"",
+                "\"consumer\"", "\"dataset\"", "\"contract\"", "\"2026-11-28T03:00:00Z\"",
+                "\"roads\"", "\"1.0.0\"", "1", "-0", "01", "1e", "1.5", "true", "nul", "\u{7}",
+                "\u{e9}",
+            ]), 0..30),
+        ) {
+            let line = parts.concat();
+            let m = Mapping::default();
+            let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
+            if scan_line(line.as_bytes(), &m.paths, &mut found).is_some() {
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok(), "{}", line);
+            }
+            prop_assert_eq!(plain(m.json(line.as_bytes())), plain(m.model(line.as_bytes())));
+        }
+    }
+
+    #[test]
+    fn numbers_are_read_alike_by_the_scanner_and_the_model() {
+        let mut s = Source::glob("", 0);
+        s.fields.at_unit = AtUnit::Millis;
+        let m = Mapping::of(&s);
+        for (at, consumer) in [
+            ("1764298800125", "12"),
+            ("1764298800125.5", "-0"),
+            ("1.764298800125e12", "0"),
+            ("-5", "99999999999999999999"),
+            ("99999999999999999999", "7"),
+        ] {
+            let line = format!(
+                "{{\"at\": {at}, \"consumer\": {consumer}, \"dataset\": \"roads\", \"contract\": \"1.0.0\"}}"
+            );
+            assert_eq!(
+                plain(m.json(line.as_bytes())),
+                plain(m.model(line.as_bytes())),
+                "{line}"
+            );
+        }
+        let line =
+            br#"{"at": 1764298800125, "consumer": 42, "dataset": "roads", "contract": "1.0.0"}"#;
+        let r = plain(m.json(line)).unwrap();
+        assert_eq!(r.0, Some((1_764_298_800_125_000_000, 0)));
+        assert_eq!(r.1, b"42");
+    }
+}
