@@ -512,13 +512,35 @@ fn bad_source_tables_are_refused_with_their_place() {
     }
 }
 
+/// An S3 server access log line, in the field order of AWS's "Amazon S3 server access log
+/// format" (bucket owner, bucket, [time], remote IP, requester, request ID, operation, key,
+/// "request-URI", status, error code, bytes sent, object size, total time, turn-around time,
+/// "referer", "user-agent", version id, host id, signature version, cipher suite, auth type,
+/// host header, TLS version, access point ARN, ACL required).
+fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes: &str) -> String {
+    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
+    format!(
+        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
+         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
+         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
+         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
+         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
+         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+    )
+}
+
 #[test]
-fn an_access_log_source_is_parsed_but_not_read_yet() {
+fn an_s3_access_log_gives_one_read_per_burst_through_identities() {
     let w = World::new(25);
-    let config = world::config(25).replace(
-        "lookback_days = 365\n",
-        "lookback_days = 365\nsame_read_seconds = 30\n",
-    );
+    let config = world::config(25)
+        .replace(
+            "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+            "",
+        )
+        .replace(
+            "lookback_days = 365\n",
+            "lookback_days = 365\nsame_read_seconds = 30\n",
+        );
     w.write(
         "contracts.toml",
         &format!(
@@ -526,26 +548,136 @@ fn an_access_log_source_is_parsed_but_not_read_yet() {
 [[consumption.source]]
 path = "consumption/s3/*"
 format = "s3-access"
-match = ["{{dataset}}/v{{contract}}/*.parquet", "{{dataset}}/{{contract}}/**"]
+match = ["datasets/{{dataset}}/v{{contract}}/*.parquet"]
 same_read_seconds = 120
-principal = "Requester"
 "#
         ),
     );
+    w.append(
+        "consumers.toml",
+        "\n[consumers.hydrology-batch]\ncontacts = [\"batch@example.org\"]\n\
+         identities = [\"arn:aws:sts::123456789012:assumed-role/flood-model/*\"]\n",
+    );
+    let role = "arn:aws:sts::123456789012:assumed-role/flood-model/i-0abc";
+    let v1 = "datasets/roads/v1.1.0/part-00000.parquet";
+    let v2 = "datasets/roads/v2.0.0/part-00000.parquet";
+    let mut first = String::new();
+    // GDAL opening a GeoParquet file: a HEAD, then ranged GETs within seconds: one read.
+    first += &s3_line(
+        "27/Nov/2026:10:00:00",
+        role,
+        "REST.HEAD.OBJECT",
+        v1,
+        200,
+        "-",
+    );
+    first += &s3_line(
+        "27/Nov/2026:10:00:01",
+        role,
+        "REST.GET.OBJECT",
+        v1,
+        206,
+        "65536",
+    );
+    first += &s3_line(
+        "27/Nov/2026:10:00:02",
+        role,
+        "REST.GET.OBJECT",
+        v1,
+        206,
+        "1048576",
+    );
+    // A listing and a failed read are no reads; a key no template matches is none either.
+    first += &s3_line(
+        "27/Nov/2026:10:05:00",
+        role,
+        "REST.GET.BUCKET",
+        "-",
+        200,
+        "512",
+    );
+    first += &s3_line(
+        "27/Nov/2026:10:06:00",
+        role,
+        "REST.GET.OBJECT",
+        v2,
+        403,
+        "243",
+    );
+    first += &s3_line(
+        "27/Nov/2026:10:07:00",
+        role,
+        "REST.GET.OBJECT",
+        "README.md",
+        200,
+        "10",
+    );
+    // An anonymous reader of line 1, and a line cut short.
+    first += &s3_line(
+        "27/Nov/2026:11:00:00",
+        "-",
+        "REST.GET.OBJECT",
+        v1,
+        200,
+        "100",
+    );
+    first += "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data [27/Nov/2026:11:30:00 +0000] 192.0.2.1\n";
+    // The next delivered object: the role moves to 2.0.0 the day after.
+    let second = s3_line(
+        "28/Nov/2026:09:00:00",
+        role,
+        "REST.GET.OBJECT",
+        v2,
+        200,
+        "4096",
+    );
     std::fs::create_dir_all(w.root().join("consumption/s3")).unwrap();
     std::fs::write(
-        w.root().join("consumption/s3/2026-11-28-00-00-00-ABC"),
-        "x\n",
+        w.root()
+            .join("consumption/s3/2026-11-27-10-15-00-5A1B2C3D4E5F6A7B"),
+        first,
     )
     .unwrap();
-    let run = w.run("2026-11-29", &["consumers", "roads"]);
-    run.assert_code(2);
+    std::fs::write(
+        w.root()
+            .join("consumption/s3/2026-11-28-09-10-00-6B2C3D4E5F6A7B8C"),
+        second,
+    )
+    .unwrap();
+    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
+    run.assert_code(0);
+    let got = standings(&run);
+    assert!(
+        got.contains(&row(
+            "hydrology-batch",
+            "migrated",
+            Some("2.0.0"),
+            Some("2026-11-28T09:00:00Z")
+        )),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&row(
+            "anonymous",
+            "unknown",
+            Some("1.1.0"),
+            Some("2026-11-27T11:00:00Z")
+        )),
+        "{got:?}"
+    );
+    let json = run.json();
+    let batch = json["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["consumer"] == "hydrology-batch")
+        .unwrap();
+    // The burst of three requests is one read; the 2.0.0 read is the second.
+    assert_eq!(batch["reads"], 2, "{json}");
+    // The cut line is reported with its file and line number.
     assert!(
         run.stderr()
-            .contains("the source `consumption/s3/*` (contracts.toml:")
-            && run
-                .stderr()
-                .contains("the s3-access format cannot be read yet by this build"),
+            .contains("2026-11-27-10-15-00-5A1B2C3D4E5F6A7B:8:"),
         "{}",
         run.stderr()
     );

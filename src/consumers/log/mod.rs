@@ -21,6 +21,9 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
 use serde::Serialize;
 
+use super::access::{
+    AccessFormat, AccessLog, AccessScan, AccessSpec, AccessStats, Read as AccessRead,
+};
 use crate::model::source::{LogFormat, Source};
 
 mod csv_rows;
@@ -171,6 +174,9 @@ pub struct Scan {
     hot: Vec<(String, HotTable)>,
     /// Reads of the hot tables not yet folded in (at most [`PENDING`]).
     pending: Vec<Pending>,
+    /// What the access logs held besides reads: requests, ranged requests taken as one
+    /// read, and requests that are no read (unmatched, other methods, failed).
+    pub access: AccessStats,
 }
 
 impl Scan {
@@ -403,10 +409,20 @@ pub fn scan(
         });
     }
     let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
+    // Access-log sources: one compiled log each, and one burst scan each across all of
+    // its files (a burst of ranged GETs may span two delivered objects).
+    let access_logs: Vec<Option<AccessLog>> = sources
+        .iter()
+        .map(access_log_of)
+        .collect::<Result<_, _>>()?;
+    let mut access_scans: std::collections::BTreeMap<usize, AccessScan<'_>> =
+        std::collections::BTreeMap::new();
     let mut scan = Scan::default();
     for d in &req.datasets {
         scan.newest.insert(d.clone(), ConsumerMap::default());
     }
+    // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
+    let mut access_part = Scan::for_request(req);
     for LogFile { path, source } in files {
         let Some(src) = sources.get(*source) else {
             continue;
@@ -438,10 +454,49 @@ pub fn scan(
             // requests, mapped by the source's `match` templates and de-duplicated over
             // `same_read_seconds`, are folded in with `fold`.
             LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
-                return Err(LogError::NotWired {
-                    source_name: src.describe(),
-                    what: format!("the {format} format"),
-                })
+                let Some(log) = access_logs[*source].as_ref() else {
+                    continue;
+                };
+                let file = match std::fs::File::open(path) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        scan.skipped.push(Skipped {
+                            file: path.clone(),
+                            reason: format!("cannot be opened: {e}"),
+                        });
+                        continue;
+                    }
+                };
+                scan.stats.files += 1;
+                let input: Box<dyn std::io::Read> = if gzipped {
+                    Box::new(flate2::read::MultiGzDecoder::new(file))
+                } else {
+                    Box::new(file)
+                };
+                let access = access_scans
+                    .entry(*source)
+                    .or_insert_with(|| AccessScan::new(log));
+                let mut bad = Vec::new();
+                let outcome = access.feed(
+                    std::io::BufReader::with_capacity(1 << 16, input),
+                    |read| fold_access(&mut access_part, req, read),
+                    |e| bad.push(e),
+                );
+                for e in bad {
+                    access_part.stats.malformed += 1;
+                    on_malformed(&Malformed {
+                        file: path.clone(),
+                        line: e.line,
+                        reason: e.reason,
+                    });
+                }
+                if let Err(e) = outcome {
+                    scan.skipped.push(Skipped {
+                        file: path.clone(),
+                        reason: format!("cannot be read to its end: {e}"),
+                    });
+                }
+                continue;
             }
             LogFormat::Summary => {
                 return Err(LogError::NotWired {
@@ -500,8 +555,64 @@ pub fn scan(
             });
         }
     }
+    for (_, access) in std::mem::take(&mut access_scans) {
+        let stats = access.finish(|read| fold_access(&mut access_part, req, read));
+        scan.stats.lines += stats.lines;
+        scan.access.add(&stats);
+    }
+    scan.absorb(access_part);
     Ok(scan)
 }
+
+/// The compiled access log of a source whose format is an access-log one; `None` for the
+/// others. A source table that `check` would refuse is an error here too.
+fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
+    let Some(format) = src
+        .format
+        .filter(|f| f.is_access_log())
+        .and_then(|f| AccessFormat::from_name(&f.to_string()))
+    else {
+        return Ok(None);
+    };
+    let spec = AccessSpec {
+        format,
+        principal: src.principal.clone(),
+        templates: src.templates.clone(),
+        pattern: src.pattern.clone(),
+        dataset: src.dataset.clone(),
+        contract: src.contract.as_ref().map(|v| v.to_string()),
+        same_read_seconds: src.same_read_seconds,
+    };
+    AccessLog::new(&spec)
+        .map(Some)
+        .map_err(|e| LogError::NotWired {
+            source_name: src.describe(),
+            what: format!("its access-log settings ({e})"),
+        })
+}
+
+/// Fold one read of an access log in: its principal is the consumer value (`anonymous`
+/// when the request carried none), looked up in the registry's identities afterwards.
+fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
+    let principal = read.principal.as_deref().unwrap_or(ANONYMOUS);
+    // A read the templates or constants made is well formed; a version that is not one is
+    // counted as malformed by `fold` like any other line's.
+    if fold(
+        scan,
+        req,
+        At::Instant(read.at),
+        principal.as_bytes(),
+        read.dataset.as_bytes(),
+        read.contract.as_bytes(),
+    )
+    .is_err()
+    {
+        scan.stats.malformed += 1;
+    }
+}
+
+/// The consumer value of reads that carried no principal (S3's `-`): one unknown reader.
+pub const ANONYMOUS: &str = "anonymous";
 
 /// `at` as an instant: the common `...Z` form without the general parser, else RFC 3339.
 fn parse_instant(at: &str) -> Result<DateTime<FixedOffset>, String> {
