@@ -93,8 +93,11 @@ ratio() {
 
 build_store
 (cd "$ROOT" && cargo build --release --quiet --bins --example store_walk)
-BIN="$ROOT/target/release/contracts"
-WALK="$ROOT/target/release/examples/store_walk"
+# Cargo builds wherever CARGO_TARGET_DIR says (a relative one is relative to the package).
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET" in /*) ;; *) TARGET="$ROOT/$TARGET" ;; esac
+BIN="$TARGET/release/contracts"
+WALK="$TARGET/release/examples/store_walk"
 
 time_cmd "git log -p" git -C "$STORE" log -p
 time_cmd "store_walk (history+blobs)" "$WALK" "$STORE"
