@@ -974,7 +974,8 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
     assert_eq!(findings[0].0, None);
     assert_eq!(
         findings[0].2,
-        "consumer `flood-model` reads dataset `lakes`, which the store does not have"
+        "consumer `flood-model` reads dataset `lakes`, which the store does not have; the \
+         datasets are: `roads`"
     );
     assert_eq!((findings[1].0, findings[1].1), (Some(3), Some(35)));
     assert!(

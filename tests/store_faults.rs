@@ -570,8 +570,7 @@ fn a_writer_whose_branch_moved_to_a_conflict_refuses() {
     });
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("not greater than the newest version 1.0.0"),
+        run.stderr.contains("1.0.0 is already published"),
         "{}",
         run.stderr
     );

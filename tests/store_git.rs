@@ -137,7 +137,7 @@ fn open_discovers_from_a_subdirectory_and_refuses_a_non_repository() {
 
     let elsewhere = tempfile::tempdir().unwrap();
     let err = Repo::open(elsewhere.path()).unwrap_err();
-    assert!(matches!(err, GitError::Open { .. }), "{err}");
+    assert!(matches!(err, GitError::NoRepository { .. }), "{err}");
 }
 
 #[test]

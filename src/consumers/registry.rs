@@ -230,7 +230,7 @@ pub fn check_mailbox(contact: &str) -> Result<Mailbox, String> {
     }
     let mailbox: Mailbox = contact
         .parse()
-        .map_err(|e| format!("it is not a mailbox: {e}"))?;
+        .map_err(|_| "write it as `name@domain` or `Name <name@domain>`".to_string())?;
     let t = contact.trim();
     let email = mailbox.email.to_string();
     let whole = t == email || (t.ends_with('>') && t.contains(&format!("<{email}>")));
@@ -538,5 +538,17 @@ mod tests {
         .is_err());
         assert!(parse_registry("c", "[consumers.a]\ncontacts = []\n").is_err());
         assert!(parse_registry("c", "[consumers.\"a b\"]\ncontacts = [\"a@b.org\"]\n").is_err());
+    }
+}
+
+#[cfg(test)]
+mod mailbox_wording {
+    use super::check_mailbox;
+
+    #[test]
+    fn a_bad_contact_says_what_to_write_once() {
+        let e = check_mailbox("hydro oncall").unwrap_err();
+        assert_eq!(e, "write it as `name@domain` or `Name <name@domain>`");
+        assert!(!e.contains("mailbox: "), "{e}");
     }
 }

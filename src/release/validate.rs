@@ -398,9 +398,8 @@ fn evaluate(
                 let extra: Vec<&String> = have.difference(set).collect();
                 let missing: Vec<&String> = set.difference(&have).collect();
                 format!(
-                    "the release emits exactly its types: extra [{}], missing [{}]",
-                    join(&extra),
-                    join(&missing)
+                    "the release must emit exactly the contract's types: {}",
+                    set_difference(&extra, &missing, "emitted")
                 )
             }))
         }
@@ -410,9 +409,8 @@ fn evaluate(
                 let extra: Vec<&String> = have.difference(set).collect();
                 let missing: Vec<&String> = set.difference(&have).collect();
                 format!(
-                    "the release's coordinates are exactly its dimensions: extra [{}], missing [{}]",
-                    join(&extra),
-                    join(&missing)
+                    "the release's coordinates must have exactly the contract's dimensions: {}",
+                    set_difference(&extra, &missing, "present")
                 )
             }))
         }
@@ -614,5 +612,46 @@ mod tests {
         let e = |a: [f64; 4]| snap(Envelope::from(a), &limit);
         assert!(limit.contains(&e([-180.0, -90.0, 180.00000000000006, 83.6])));
         assert!(!limit.contains(&e([-180.0, -90.0, 180.001, 83.6])));
+    }
+}
+
+/// What differs between two sets, in words, naming only the sides that are not empty:
+/// "Polygon is missing", "Point is not in the contract but is emitted", or both.
+fn set_difference(extra: &[&String], missing: &[&String], verb: &str) -> String {
+    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!(
+            "{} {} missing",
+            list(missing),
+            if missing.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    if !extra.is_empty() {
+        parts.push(format!(
+            "{} {} {verb} but not in the contract",
+            list(extra),
+            if extra.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod wording_tests {
+    use super::set_difference;
+
+    #[test]
+    fn only_the_sides_that_differ_are_named() {
+        let polygon = "Polygon".to_string();
+        let point = "Point".to_string();
+        assert_eq!(
+            set_difference(&[], &[&polygon], "emitted"),
+            "Polygon is missing"
+        );
+        assert_eq!(
+            set_difference(&[&point], &[&polygon], "emitted"),
+            "Polygon is missing; Point is emitted but not in the contract"
+        );
     }
 }
