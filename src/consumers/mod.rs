@@ -12,5 +12,7 @@ pub use log::{
     log_files, scan, KnownRead, LogError, Malformed, NewestRead, Scan, ScanRequest, ScanStats,
     Skipped,
 };
-pub use registry::{check_mailbox, parse_registry, Consumer, Registry, Subscription};
+pub use registry::{
+    check_mailbox, parse_registry, Consumer, Registry, Subscription, Webhook, WebhookKind,
+};
 pub use standing::{classify, mark_stale, Standing, Status};
