@@ -13,6 +13,7 @@ pub mod plan;
 pub mod render;
 pub mod run;
 pub mod send;
+pub mod webhook;
 
 use crate::consumers::{Registry, Standing, Status};
 use crate::model::Line;
