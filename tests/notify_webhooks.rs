@@ -260,6 +260,51 @@ fn a_generic_webhook_is_signed_carries_the_facts_and_is_delivered_once_across_tw
     ledger_checks(&w);
 }
 
+/// What the reference Standard Webhooks library (PyPI `standardwebhooks`, pinned in test.sh)
+/// says of a request: `ok`, or its error.
+fn reference_verdict(r: &Request, body: &str) -> String {
+    let script = "import json,sys\n\
+                  from standardwebhooks.webhooks import Webhook\n\
+                  headers = json.loads(sys.argv[2])\n\
+                  try:\n    Webhook(sys.argv[1]).verify(sys.stdin.read(), headers); print('ok')\n\
+                  except Exception as e:\n    print(type(e).__name__)\n";
+    let headers = serde_json::to_string(&r.headers).unwrap();
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script, SECRET, &headers])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the standardwebhooks package (pip install standardwebhooks==1.0.0) is needed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_reference_standard_webhooks_library_verifies_the_signature() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+    notify(&w, &hook).assert_code(0);
+    let r = &hook.requests()[0];
+    assert_eq!(reference_verdict(r, &r.body), "ok");
+    // And it would catch a body changed on the way.
+    let tampered = r.body.replace("EPSG:27700", "EPSG:3857");
+    assert_ne!(tampered, r.body);
+    assert_eq!(reference_verdict(r, &tampered), "WebhookVerificationError");
+}
+
 #[test]
 fn a_500_is_retried_with_the_same_id_and_then_delivered() {
     let smtp = SmtpServer::start();
