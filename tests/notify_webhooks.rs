@@ -415,3 +415,56 @@ fn a_missing_url_variable_is_named_and_the_url_never_shown() {
     assert!(run.stderr().contains("ATLAS_HOOK_URL"), "{}", run.stderr());
     assert_eq!(smtp.mails().len(), 2);
 }
+
+#[test]
+fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[400, 400, 400, 400]);
+    let w = world_with_hook(&smtp, "generic");
+    let hooks: Vec<String> = (1..=4)
+        .map(|i| {
+            format!(
+                "{{ kind = \"generic\", name = \"h{i}\", url_env = \"ATLAS_HOOK_URL\", \
+                 secret_env = \"ATLAS_HOOK_SECRET\" }}"
+            )
+        })
+        .collect();
+    let registry = w.read("consumers.toml").unwrap();
+    let start = registry.find("webhooks = [").unwrap();
+    let end = start + registry[start..].find('\n').unwrap();
+    let registry = format!(
+        "{}webhooks = [{}]{}",
+        &registry[..start],
+        hooks.join(", "),
+        &registry[end..]
+    );
+    w.write("consumers.toml", &registry);
+
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    no_url_in(&run);
+    assert_eq!(
+        hook.requests().len(),
+        3,
+        "the fourth is not sent: {}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("deliveries in a row"),
+        "{}",
+        run.stderr()
+    );
+    let rows = run.json();
+    let failed = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .count();
+    assert_eq!(failed, 4, "{rows:#}");
+    assert_eq!(
+        smtp.mails().len(),
+        2,
+        "mail is not stopped by a webhook host"
+    );
+}

@@ -23,6 +23,8 @@ use super::plan::Notice;
 use super::run::{Clock, DeliveryError, Transport};
 use crate::consumers::{Registry, Webhook, WebhookKind};
 
+/// Consecutive failed deliveries to one host that end that host's deliveries for the run.
+const BREAKER: u32 = 3;
 /// Attempts per delivery, the first included.
 const ATTEMPTS: u32 = 3;
 /// The longest wait a `Retry-After` may ask for; a longer one gives the delivery up for the
@@ -75,6 +77,17 @@ pub enum WebhookError {
         channel: String,
         why: String,
         attempts: u32,
+    },
+    /// The circuit breaker: the host failed [`BREAKER`] deliveries in a row this run. The
+    /// host is not named: a URL's host can be as private as its path.
+    #[error(
+        "{channel} of `{consumer}`: not sent, its host failed {failures} deliveries in a row \
+         this run; left for the next run"
+    )]
+    HostDown {
+        consumer: String,
+        channel: String,
+        failures: u32,
     },
     #[error("cannot start the HTTP client: {0}")]
     Client(String),
@@ -276,6 +289,8 @@ pub struct WebhookTransport<'a> {
     client: Option<(tokio::runtime::Runtime, reqwest::Client)>,
     /// Requests made so far, retries included.
     pub requests: u64,
+    /// Consecutive failed deliveries by host (`host:port`), for the circuit breaker.
+    failures: std::collections::HashMap<String, u32>,
 }
 
 impl<'a> WebhookTransport<'a> {
@@ -293,6 +308,7 @@ impl<'a> WebhookTransport<'a> {
             timeout: Duration::from_secs(10),
             client: None,
             requests: 0,
+            failures: Default::default(),
         }
     }
 
@@ -346,6 +362,32 @@ impl<'a> WebhookTransport<'a> {
             "http" if super::send::is_loopback(&host) => {}
             _ => return Err(bad_url()),
         }
+        let authority = format!("{host}:{}", parsed.port_or_known_default().unwrap_or(0));
+        let failures = self.failures.get(&authority).copied().unwrap_or(0);
+        if failures >= BREAKER {
+            return Err(WebhookError::HostDown {
+                consumer: err_ctx.0,
+                channel: err_ctx.1,
+                failures,
+            });
+        }
+        let outcome = self.post(n, &hook, &parsed, err_ctx);
+        let count = self.failures.entry(authority).or_default();
+        match &outcome {
+            Ok(()) => *count = 0,
+            Err(_) => *count += 1,
+        }
+        outcome
+    }
+
+    /// Render, sign and post one notice, with the retries.
+    fn post(
+        &mut self,
+        n: &Notice,
+        hook: &Webhook,
+        parsed: &reqwest::Url,
+        err_ctx: (String, String),
+    ) -> Result<(), WebhookError> {
         let key = match (&hook.kind, &hook.secret_env) {
             (WebhookKind::Generic, Some(var)) => {
                 let secret = (self.env)(var).ok_or_else(|| WebhookError::MissingSecret {
