@@ -468,3 +468,38 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
         "mail is not stopped by a webhook host"
     );
 }
+
+#[test]
+fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+    // What a run killed after its claim commit leaves: an open claim on the webhook channel,
+    // older than `[notify] claim_stale_minutes`.
+    let id = "<contracts.roads.1.atlas.before-60@example.org>";
+    w.write(
+        "notifications/roads.toml",
+        &format!(
+            "\n[[claim]]\nconsumer   = \"atlas\"\nline       = 1\nmilestone  = \"before-60\"\n\
+             recipients = [\"atlas@example.org\"]\nmessage_id = \"{id}\"\n\
+             channel    = \"webhook:generic\"\nrun        = \"dead.1.1\"\n\
+             at         = {TODAY}T00:00:00Z\nfor_date   = {TODAY}\nsunset     = {}\n",
+            world::SUNSET
+        ),
+    );
+    let run = notify(&w, &hook);
+    run.assert_code(0);
+    assert!(
+        run.stderr()
+            .contains("resending roads line 1 before-60 to atlas by webhook:generic"),
+        "{}",
+        run.stderr()
+    );
+    let got = hook.requests();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("webhook-id"), id);
+    notify(&w, &hook).assert_code(0);
+    assert_eq!(hook.requests().len(), 1, "recorded: not sent again");
+    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+    ledger_checks(&w);
+}

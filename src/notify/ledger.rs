@@ -720,6 +720,16 @@ mod tests {
         );
         assert_eq!(sent_keys("roads", &l, &|_| vec![MAIL.to_string()]).len(), 1);
 
+        // The same notice on two channels is no duplicate; twice on one channel is.
+        let mut hook_entry = mail.clone();
+        hook_entry.channel = "webhook:ops".into();
+        let twice = format!("{}{}", entry_text(&mail), entry_text(&hook_entry));
+        let l2 = parse_ledger("notifications/roads.toml", &twice).unwrap();
+        assert!(l2.duplicates().is_empty());
+        let thrice = format!("{twice}{}", entry_text(&hook_entry));
+        let l3 = parse_ledger("notifications/roads.toml", &thrice).unwrap();
+        assert_eq!(l3.duplicates(), vec![(hook, 2)]);
+
         let bad = text.replace("webhook:ops", "sms");
         let e = parse_ledger("notifications/roads.toml", &bad).unwrap_err();
         assert!(
