@@ -299,6 +299,38 @@ struct Consumer {
     /// The datasets it reads (dataset name → what it relies on). Absent: it may read any
     /// dataset and relies on everything.
     datasets: Option<BTreeMap<String, Subscription>>,
+    /// Webhooks told too, each once per notice (docs/src/guides/webhooks.md).
+    webhooks: Option<Vec<Webhook>>,
+}
+
+/// One webhook of a consumer. The URL and secret stay in the environment.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Webhook {
+    kind: WebhookKind,
+    /// The environment variable holding the URL (a credential, never written here).
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    url_env: String,
+    /// generic only (and required there): the variable holding the `whsec_<base64>` secret.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    secret_env: Option<String>,
+    /// Unique within the consumer; defaults to the kind. Its ledger channel is
+    /// `webhook:<name>`.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))]
+    name: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum WebhookKind {
+    /// Signed JSON (Standard Webhooks).
+    Generic,
+    /// A Slack incoming webhook.
+    Slack,
+    /// A Teams Workflows webhook (Adaptive Card).
+    Teams,
 }
 
 /// One dataset a consumer reads.
