@@ -37,7 +37,7 @@ impl Request {
 }
 
 /// A receiver on 127.0.0.1: answers each request with the next scripted status (200 once the
-/// script is used up), with `Retry-After: 1` on 429 and 503.
+/// script is used up), with `Retry-After: 1` on 429 and 503; a scripted 0 never answers.
 struct Receiver {
     port: u16,
     requests: Arc<Mutex<Vec<Request>>>,
@@ -83,6 +83,11 @@ impl Receiver {
                     body: String::from_utf8(body).unwrap(),
                 });
                 let status = script.lock().unwrap().pop_front().unwrap_or(200);
+                if status == 0 {
+                    // Scripted silence: hold the connection without an answer.
+                    std::thread::sleep(std::time::Duration::from_secs(4));
+                    continue;
+                }
                 let retry = match status {
                     429 | 503 => "Retry-After: 1\r\n",
                     _ => "",
@@ -502,4 +507,29 @@ fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
     assert_eq!(hook.requests().len(), 1, "recorded: not sent again");
     assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
     ledger_checks(&w);
+}
+
+#[test]
+fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the_next_run() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[0, 0, 0]);
+    let w = world_with_hook(&smtp, "generic");
+    let config = w.read("contracts.toml").unwrap();
+    assert!(config.contains("[notify]\n"));
+    w.write(
+        "contracts.toml",
+        &config.replacen("[notify]\n", "[notify]\nwebhook_timeout_seconds = 1\n", 1),
+    );
+    let started = std::time::Instant::now();
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    no_url_in(&run);
+    assert!(
+        run.stderr()
+            .contains("no answer within 1 s after 3 attempt(s)"),
+        "{}",
+        run.stderr()
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(12));
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
 }

@@ -93,7 +93,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         |var| std::env::var(var).ok(),
         &clock,
         config.notify.registry_url.clone(),
-    );
+    )
+    .with_timeout(std::time::Duration::from_secs(
+        config.notify.webhook_timeout_seconds,
+    ));
     let mut channels = Channels {
         mail: &mut mail,
         hooks,

@@ -229,6 +229,9 @@ struct Notify {
     /// Where `contracts site` is published; notices link to `<registry_url>/<dataset>.html`.
     #[schemars(regex(pattern = r"^(https?|file)://\S+$"))]
     registry_url: Option<String>,
+    /// Seconds one webhook request may take before it is retried as a timeout [10].
+    #[schemars(range(min = 1, max = 300))]
+    webhook_timeout_seconds: Option<u64>,
 }
 
 #[derive(JsonSchema)]

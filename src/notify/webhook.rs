@@ -312,6 +312,12 @@ impl<'a> WebhookTransport<'a> {
         }
     }
 
+    /// The timeout of one request (`[notify] webhook_timeout_seconds`).
+    pub fn with_timeout(mut self, timeout: Duration) -> WebhookTransport<'a> {
+        self.timeout = timeout;
+        self
+    }
+
     fn hook(&self, n: &Notice) -> Result<&Webhook, WebhookError> {
         let name = n.channel.strip_prefix("webhook:").unwrap_or_default();
         self.registry
