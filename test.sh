@@ -2,7 +2,7 @@
 # The whole test suite on a fresh machine, by itself: installs what the tests need, then runs
 # them. It installs, when missing:
 #   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd;
-#   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb;
+#   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks;
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
 # --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
 # the example store.
@@ -35,8 +35,10 @@ fi
 
 # A real S3-compatible server for tests/remote.rs (moto in server mode, boto3 with it), and
 # Dask for tests/dask_example.rs (examples/dask on a LocalCluster). Both tests fail loudly,
-# never skip, without them. Pinned; pip does nothing when they are already there.
-PY_PKGS=("moto[server]==5.2.1" "dask==2026.8.0" "distributed==2026.8.0" "duckdb==1.4.4")
+# never skip, without them. standardwebhooks, the reference verifier, checks the signatures of
+# tests/notify_webhooks.rs. Pinned; pip does nothing when they are already there.
+PY_PKGS=("moto[server]==5.2.1" "dask==2026.8.0" "distributed==2026.8.0" "duckdb==1.4.4"
+         "standardwebhooks==1.0.0")
 if ! python3 -m pip --version >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq python3-pip
 fi

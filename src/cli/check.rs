@@ -330,20 +330,24 @@ fn source_findings(store: &Store) -> Result<Vec<Finding>, CommandError> {
         .collect())
 }
 
-/// A ledger records each notice (consumer, line, milestone) once: a second record means the
-/// notice went out twice.
+/// A ledger records each notice (consumer, line, milestone, channel) once: a second record
+/// means the notice went out twice on that channel.
 fn duplicate_findings(path: &str, ledger: &crate::notify::ledger::Ledger) -> Vec<Finding> {
     ledger
         .duplicates()
         .into_iter()
-        .map(|((consumer, line, milestone), n)| {
+        .map(|((consumer, line, milestone, channel), n)| {
+            let by = match channel.as_str() {
+                crate::notify::ledger::MAIL => String::new(),
+                c => format!(" by {c}"),
+            };
             Finding::new(
                 path.to_string(),
                 None,
                 None,
                 format!(
-                    "the notice to `{consumer}` for line {line} at {milestone} is recorded {n} \
-                     times: it was sent more than once"
+                    "the notice to `{consumer}`{by} for line {line} at {milestone} is recorded \
+                     {n} times: it was sent more than once"
                 ),
             )
         })

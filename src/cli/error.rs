@@ -266,6 +266,10 @@ impl From<RunError> for CommandError {
             } => CommandError::from(e).with_hint(format!(
                 "nothing was sent or recorded; the next run tries the {pending} notice(s) again"
             )),
+            RunError::Open {
+                source: DeliveryError::Webhook(_),
+                ..
+            } => plain(&e),
             RunError::Confirm {
                 ref journal,
                 stale_minutes,

@@ -5,6 +5,7 @@ use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::notify::run::{self, Event, Row, RunError, Settings};
 use crate::notify::send::{check_settings, sender, MailError, MailTransport, Mailer};
+use crate::notify::webhook::{Channels, WebhookTransport};
 
 /// Send the sunset notices due today (run it daily)
 ///
@@ -88,16 +89,35 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mailer = Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
         .map_err(CommandError::from)?;
     let mut mail = MailTransport::new(mailer, messages);
-    let r = run::deliver(store, todo, &s, &|| ctx.now(), &mut mail, sink)?;
+    let clock = || ctx.now();
+    let hooks = WebhookTransport::new(
+        registry.clone(),
+        |var| std::env::var(var).ok(),
+        &clock,
+        config.notify.registry_url.clone(),
+    )
+    .with_timeout(std::time::Duration::from_secs(
+        config.notify.webhook_timeout_seconds,
+    ));
+    let mut channels = Channels {
+        mail: &mut mail,
+        hooks,
+    };
+    let r = run::deliver(store, todo, &s, &clock, &mut channels, sink)?;
+    let requests = channels.hooks.requests;
     print_rows(ctx, &r.rows);
     let recovered = (r.recovered > 0).then(|| format!(", {} recovered", r.recovered));
     talkln!(
-        "notify: {} sent, {} failed, {} unsent{}, over {} SMTP connection(s)",
+        "notify: {} sent, {} failed, {} unsent{}, over {} SMTP connection(s){}",
         r.sent,
         r.failed,
         r.unsent,
         recovered.unwrap_or_default(),
-        mail.connections()
+        mail.connections(),
+        match requests {
+            0 => String::new(),
+            n => format!(" and {n} webhook request(s)"),
+        }
     );
     match r.failure() {
         Some(e) => Err(e.into()),

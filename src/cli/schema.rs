@@ -259,6 +259,9 @@ struct Notify {
     /// Where `contracts site` is published; notices link to `<registry_url>/<dataset>.html`.
     #[schemars(regex(pattern = r"^(https?|file)://\S+$"))]
     registry_url: Option<String>,
+    /// Seconds one webhook request may take before it is retried as a timeout [10].
+    #[schemars(range(min = 1, max = 300))]
+    webhook_timeout_seconds: Option<u64>,
 }
 
 #[derive(JsonSchema)]
@@ -450,6 +453,26 @@ struct Consumer {
     /// consumer name.
     #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "minLength": 1 }))]
     identities: Option<Vec<String>>,
+    /// Webhooks told too, each once per notice (docs/src/guides/webhooks.md).
+    webhooks: Option<Vec<Webhook>>,
+}
+
+/// One webhook of a consumer. The URL and secret stay in the environment.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Webhook {
+    kind: WebhookKind,
+    /// The environment variable holding the URL (a credential, never written here).
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    url_env: String,
+    /// generic only (and required there): the variable holding the `whsec_<base64>` secret.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    secret_env: Option<String>,
+    /// Unique within the consumer; defaults to the kind. Its ledger channel is
+    /// `webhook:<name>`.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))]
+    name: Option<String>,
 }
 
 #[derive(JsonSchema)]
@@ -458,6 +481,18 @@ struct Consumer {
 enum ConsumerKind {
     Consumer,
     Automation,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum WebhookKind {
+    /// Signed JSON (Standard Webhooks).
+    Generic,
+    /// A Slack incoming webhook.
+    Slack,
+    /// A Teams Workflows webhook (Adaptive Card).
+    Teams,
 }
 
 /// One dataset a consumer reads.

@@ -16,6 +16,7 @@ pub use registry::ConsumerKind;
 pub use registry::{
     check_mailbox, parse_registry, Claim, Consumer, Identity, Registry, Subscription,
 };
+pub use registry::{Webhook, WebhookKind};
 pub use standing::{
     classify, exempt, mark_stale, retire_gate, Gate, LineUse, Standing, Status, Successor,
     Thresholds,

@@ -28,6 +28,9 @@ pub struct Consumer {
     /// The principals it reads as (exact strings or globs), as logs name them: an IAM role's
     /// session ARNs, an API key, a user.
     pub identities: Vec<Identity>,
+    /// Webhooks that are told too, each a channel of its own in the ledger.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<Webhook>,
 }
 
 /// `kind` in `consumers.toml`.
@@ -69,6 +72,46 @@ pub enum Claim<'a> {
     Consumer(&'a str),
     Ambiguous(Vec<&'a str>),
     Unclaimed,
+}
+
+/// The payload a webhook receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WebhookKind {
+    /// Signed JSON, Standard Webhooks headers.
+    Generic,
+    /// A Slack incoming webhook (blocks).
+    Slack,
+    /// A Teams Workflows webhook (an Adaptive Card).
+    Teams,
+}
+
+impl std::fmt::Display for WebhookKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WebhookKind::Generic => "generic",
+            WebhookKind::Slack => "slack",
+            WebhookKind::Teams => "teams",
+        })
+    }
+}
+
+/// One webhook of a consumer. Only the names of the environment variables are kept: a
+/// webhook URL is a credential, read at send time and never printed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Webhook {
+    pub name: String,
+    pub kind: WebhookKind,
+    pub url_env: String,
+    /// The Standard Webhooks secret (`whsec_<base64>`); generic webhooks only.
+    pub secret_env: Option<String>,
+}
+
+impl Webhook {
+    /// Its channel in the ledger.
+    pub fn channel(&self) -> String {
+        format!("webhook:{}", self.name)
+    }
 }
 
 /// One dataset a consumer reads.
@@ -195,6 +238,24 @@ struct RawConsumer {
     datasets: Option<BTreeMap<Spanned<String>, RawSubscription>>,
     #[serde(default)]
     identities: Vec<Spanned<String>>,
+    webhooks: Vec<Spanned<RawWebhook>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWebhook {
+    kind: WebhookKind,
+    url_env: String,
+    secret_env: Option<String>,
+    name: Option<String>,
+}
+
+/// Whether `name` may name an environment variable (and so be read without surprise).
+fn is_env_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && !b[0].is_ascii_digit()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
 #[derive(Deserialize)]
@@ -360,6 +421,58 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 place: at(String::new()),
             });
         }
+        let mut webhooks: Vec<Webhook> = Vec::new();
+        for w in c.webhooks {
+            let at = |message: String| Located::at(file, text, Some(w.span()), message);
+            let raw = w.get_ref();
+            let hook = raw.name.clone().unwrap_or_else(|| raw.kind.to_string());
+            let mut bad = |why: String| {
+                errors.push(at(format!("consumer `{name}`, webhook `{hook}`: {why}")))
+            };
+            if !is_consumer_name(&hook) {
+                bad("a webhook name must match [A-Za-z0-9][A-Za-z0-9_-]{0,63}".into());
+                continue;
+            }
+            if webhooks.iter().any(|o| o.name == hook) {
+                bad(
+                    "the name is used twice in this consumer (name the webhooks apart with `name`)"
+                        .into(),
+                );
+                continue;
+            }
+            if !is_env_name(&raw.url_env) {
+                bad(format!(
+                    "url_env {:?} is not an environment variable name",
+                    raw.url_env
+                ));
+                continue;
+            }
+            match (&raw.secret_env, raw.kind) {
+                (Some(v), WebhookKind::Generic) if !is_env_name(v) => {
+                    bad(format!(
+                        "secret_env {v:?} is not an environment variable name"
+                    ));
+                    continue;
+                }
+                (None, WebhookKind::Generic) => {
+                    bad("a generic webhook needs secret_env (its payloads are signed)".into());
+                    continue;
+                }
+                (Some(_), kind) if kind != WebhookKind::Generic => {
+                    bad(format!(
+                        "secret_env is for generic webhooks only; {kind} does not sign"
+                    ));
+                    continue;
+                }
+                _ => {}
+            }
+            webhooks.push(Webhook {
+                name: hook,
+                kind: raw.kind,
+                url_env: raw.url_env.clone(),
+                secret_env: raw.secret_env.clone(),
+            });
+        }
         registry.consumers.insert(
             name.clone(),
             Consumer {
@@ -369,6 +482,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 datasets,
                 kind: c.kind,
                 identities,
+                webhooks,
             },
         );
     }
@@ -526,6 +640,63 @@ mod tests {
             let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\n{bad}\n");
             let e = parse_registry("consumers.toml", &text).unwrap_err();
             assert_eq!(e.0[0].line, 3, "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn parses_webhooks_with_default_names() {
+        let text = "[consumers.a]\ncontacts = [\"a@b.org\"]\nwebhooks = [\n\
+                    { kind = \"generic\", url_env = \"A_URL\", secret_env = \"A_SECRET\" },\n\
+                    { kind = \"slack\", url_env = \"A_SLACK\" },\n\
+                    { kind = \"slack\", url_env = \"B_SLACK\", name = \"ops\" },\n\
+                    { kind = \"teams\", url_env = \"A_TEAMS\" },\n]\n";
+        let r = parse_registry("consumers.toml", text).unwrap();
+        let hooks = &r.get("a").unwrap().webhooks;
+        let names: Vec<String> = hooks.iter().map(Webhook::channel).collect();
+        assert_eq!(
+            names,
+            [
+                "webhook:generic",
+                "webhook:slack",
+                "webhook:ops",
+                "webhook:teams"
+            ]
+        );
+        assert_eq!(hooks[0].secret_env.as_deref(), Some("A_SECRET"));
+        assert_eq!(hooks[3].kind, WebhookKind::Teams);
+    }
+
+    #[test]
+    fn refuses_bad_webhooks_with_their_place() {
+        for (bad, says) in [
+            (
+                "{ kind = \"slack\", url_env = \"X\" }, { kind = \"slack\", url_env = \"Y\" }",
+                "used twice",
+            ),
+            (
+                "{ kind = \"generic\", url_env = \"X\" }",
+                "needs secret_env",
+            ),
+            (
+                "{ kind = \"teams\", url_env = \"X\", secret_env = \"S\" }",
+                "generic webhooks only",
+            ),
+            ("{ kind = \"discord\", url_env = \"X\" }", "unknown variant"),
+            ("{ kind = \"slack\", url = \"https://x\" }", "unknown field"),
+            (
+                "{ kind = \"slack\", url_env = \"HOOK URL\" }",
+                "not an environment variable",
+            ),
+            (
+                "{ kind = \"slack\", url_env = \"X\", name = \"a b\" }",
+                "webhook name",
+            ),
+        ] {
+            let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\nwebhooks = [{bad}]\n");
+            let e = parse_registry("consumers.toml", &text).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains(says), "{bad}: {msg}");
+            assert!(msg.contains("consumers.toml:3:"), "{bad}: {msg}");
         }
     }
 

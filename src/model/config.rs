@@ -63,6 +63,8 @@ pub struct Notify {
     /// A claimed notice with no confirmation is taken for the claim of a run still sending
     /// for this many minutes; after that, for the claim of a run that died, and sent again.
     pub claim_stale_minutes: i64,
+    /// How long one webhook request may take before it counts as a timeout (and is retried).
+    pub webhook_timeout_seconds: u64,
 }
 
 impl Default for Notify {
@@ -73,6 +75,7 @@ impl Default for Notify {
             from: "Data Platform <data-platform@example.org>".to_string(),
             registry_url: None,
             claim_stale_minutes: 60,
+            webhook_timeout_seconds: 10,
         }
     }
 }
@@ -361,6 +364,15 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             "[notify] days_before and claim_stale_minutes must be non-negative and \
              overdue_every_days at least 1"
                 .to_string(),
+        ));
+    }
+    if !(1..=300).contains(&raw.notify.webhook_timeout_seconds) {
+        errors.push(at(
+            "notify.webhook_timeout_seconds",
+            format!(
+                "[notify] webhook_timeout_seconds must be 1 to 300, not {}",
+                raw.notify.webhook_timeout_seconds
+            ),
         ));
     }
     if let Some(url) = &raw.notify.registry_url {

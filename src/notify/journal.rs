@@ -58,8 +58,13 @@ impl Journal {
         at: DateTime<FixedOffset>,
     ) -> std::io::Result<()> {
         // Every field is a validated name, a number, a milestone or an instant: no spaces.
+        // Mail is written without its channel, as before webhooks.
+        let channel = match key.3.as_str() {
+            super::ledger::MAIL => String::new(),
+            c => format!("{c} "),
+        };
         let line = format!(
-            "{dataset} {} {} {} {}\n",
+            "{dataset} {} {} {} {channel}{}\n",
             key.0,
             key.1,
             key.2,
@@ -83,15 +88,22 @@ pub fn read(dir: &Path, run: &str) -> HashMap<Delivered, DateTime<FixedOffset>> 
     text.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split(' ').collect();
-            let [dataset, consumer, line, milestone, at] = f.as_slice() else {
-                return None;
+            let (dataset, consumer, line, milestone, channel, at) = match f.as_slice() {
+                [d, c, l, m, at] => (d, c, l, m, super::ledger::MAIL, at),
+                [d, c, l, m, ch, at] => (d, c, l, m, *ch, at),
+                _ => return None,
             };
             let line = line.parse().ok()?;
             let at = DateTime::parse_from_rfc3339(at).ok()?;
             Some((
                 (
                     dataset.to_string(),
-                    (consumer.to_string(), line, milestone.to_string()),
+                    (
+                        consumer.to_string(),
+                        line,
+                        milestone.to_string(),
+                        channel.to_string(),
+                    ),
                 ),
                 at,
             ))
@@ -114,8 +126,10 @@ mod tests {
         let d = tmp.path().join("contracts-notify");
         let mut j = Journal::create(&d, "host.1.2").unwrap();
         let at: DateTime<FixedOffset> = "2026-11-29T06:15:00Z".parse().unwrap();
-        let k: Key = ("atlas".into(), 1, "before-60".into());
+        let k: Key = ("atlas".into(), 1, "before-60".into(), "mail".into());
         j.record("roads", &k, at).unwrap();
+        let hook: Key = ("atlas".into(), 1, "before-60".into(), "webhook:ops".into());
+        j.record("roads", &hook, at).unwrap();
         std::fs::OpenOptions::new()
             .append(true)
             .open(j.path())
@@ -123,8 +137,9 @@ mod tests {
             .write_all(b"roads flood-model 1 bef")
             .unwrap();
         let got = read(&d, "host.1.2");
-        assert_eq!(got.len(), 1);
+        assert_eq!(got.len(), 2);
         assert_eq!(got[&("roads".to_string(), k)], at);
+        assert_eq!(got[&("roads".to_string(), hook)], at);
         assert!(read(&d, "other.run").is_empty());
         j.remove();
         assert!(read(&d, "host.1.2").is_empty());

@@ -12,6 +12,10 @@
 //!
 //! Ledgers written before claims existed hold only `[[notice]]` entries, which parse as they
 //! always did: a notice without `run` is simply sent.
+//!
+//! Each entry names its channel: `mail`, or `webhook:<name>` for a consumer's webhook. A
+//! notice is delivered once per channel. An entry without `channel` is mail, so ledgers
+//! written before webhooks parse as they did, and mail entries are still written without it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -41,6 +45,8 @@ pub struct LedgerEntry {
     pub sunset: NaiveDate,
     /// The run that claimed and sent it; absent in ledgers older than claims.
     pub run: Option<String>,
+    /// `mail` or `webhook:<name>`.
+    pub channel: String,
 }
 
 /// A notice a run is about to send (`[[claim]]`).
@@ -56,6 +62,7 @@ pub struct Claim {
     pub at: DateTime<FixedOffset>,
     pub for_date: NaiveDate,
     pub sunset: NaiveDate,
+    pub channel: String,
 }
 
 /// A claim given up without sending (`[[release]]`): the send failed, the batch stopped before
@@ -68,6 +75,7 @@ pub struct Release {
     pub run: String,
     pub at: DateTime<FixedOffset>,
     pub reason: String,
+    pub channel: String,
 }
 
 /// A dataset's ledger, each kind of entry in file order.
@@ -82,8 +90,19 @@ pub struct Ledger {
     open: HashMap<Key, Vec<usize>>,
 }
 
-/// A notice within one dataset's ledger: (consumer, line, milestone).
-pub type Key = (String, u64, String);
+/// A notice within one dataset's ledger: (consumer, line, milestone, channel).
+pub type Key = (String, u64, String, String);
+
+/// The channel of mail, and of every entry that names none.
+pub const MAIL: &str = "mail";
+
+/// Whether `channel` may name a channel: `mail`, or `webhook:` and a registry webhook name.
+pub fn is_channel(channel: &str) -> bool {
+    channel == MAIL
+        || channel
+            .strip_prefix("webhook:")
+            .is_some_and(crate::consumers::registry::is_consumer_name)
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,6 +116,7 @@ struct RawEntry {
     for_date: Spanned<toml::value::Datetime>,
     sunset: Spanned<toml::value::Datetime>,
     run: Option<String>,
+    channel: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +128,7 @@ struct RawRelease {
     run: String,
     at: Spanned<toml::value::Datetime>,
     reason: String,
+    channel: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -128,7 +149,26 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             .map_err(|m| errors.push(Located::at(file, text, Some(v.span()), m)))
             .ok()
     };
+    let mut bad_channels = Vec::new();
+    let mut channel = |c: Option<Spanned<String>>| match c {
+        None => MAIL.to_string(),
+        Some(c) if is_channel(c.get_ref()) => c.into_inner(),
+        Some(c) => {
+            bad_channels.push(Located::at(
+                file,
+                text,
+                Some(c.span()),
+                format!(
+                    "channel {:?} is neither `mail` nor `webhook:<name>`",
+                    c.get_ref()
+                ),
+            ));
+            MAIL.to_string()
+        }
+    };
     let mut entries = Vec::new();
+    let mut channels = Vec::new();
+    let mut release_channels = Vec::new();
     for (is_claim, e) in raw
         .notice
         .into_iter()
@@ -138,7 +178,10 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
         let at = instant(&e.at);
         entries.push((is_claim, e, at));
     }
-    let releases: Vec<(RawRelease, Option<DateTime<FixedOffset>>)> = raw
+    for (_, e, _) in &mut entries {
+        channels.push(channel(e.channel.take()));
+    }
+    let mut releases: Vec<(RawRelease, Option<DateTime<FixedOffset>>)> = raw
         .release
         .into_iter()
         .map(|r| {
@@ -146,8 +189,12 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             (r, at)
         })
         .collect();
+    for (r, _) in &mut releases {
+        release_channels.push(channel(r.channel.take()));
+    }
+    errors.extend(bad_channels);
     let mut ledger = Ledger::default();
-    for (is_claim, e, at) in entries {
+    for ((is_claim, e, at), channel) in entries.into_iter().zip(channels) {
         let for_date = toml_date(e.for_date.get_ref());
         let sunset = toml_date(e.sunset.get_ref());
         match (at, for_date, sunset) {
@@ -162,6 +209,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
                     at,
                     for_date,
                     sunset,
+                    channel,
                 }),
                 None => errors.push(Located::at(
                     file,
@@ -180,6 +228,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
                 for_date,
                 sunset,
                 run: e.run,
+                channel,
             }),
             (_, for_date, sunset) => {
                 for (span, m) in [
@@ -193,7 +242,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             }
         }
     }
-    for (r, at) in releases {
+    for ((r, at), channel) in releases.into_iter().zip(release_channels) {
         if let Some(at) = at {
             ledger.releases.push(Release {
                 consumer: r.consumer,
@@ -202,6 +251,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
                 run: r.run,
                 at,
                 reason: r.reason,
+                channel,
             });
         }
     }
@@ -238,7 +288,12 @@ impl Ledger {
             .iter()
             .map(|r| {
                 (
-                    (r.consumer.clone(), r.line, r.milestone.clone()),
+                    (
+                        r.consumer.clone(),
+                        r.line,
+                        r.milestone.clone(),
+                        r.channel.clone(),
+                    ),
                     r.run.as_str(),
                 )
             })
@@ -334,18 +389,41 @@ fn is_live(c: &Claim, now: DateTime<FixedOffset>, stale_minutes: i64) -> bool {
 }
 
 fn key(e: &LedgerEntry) -> Key {
-    (e.consumer.clone(), e.line, e.milestone.clone())
+    (
+        e.consumer.clone(),
+        e.line,
+        e.milestone.clone(),
+        e.channel.clone(),
+    )
 }
 
 fn claim_key(c: &Claim) -> Key {
-    (c.consumer.clone(), c.line, c.milestone.clone())
+    (
+        c.consumer.clone(),
+        c.line,
+        c.milestone.clone(),
+        c.channel.clone(),
+    )
 }
 
-/// The keys of a dataset's delivered notices, for the planner.
-pub fn sent_keys(dataset: &str, ledger: &Ledger) -> HashSet<SentKey> {
+/// The keys of a dataset's notices delivered on every channel `channels` gives the consumer
+/// today, for the planner: a notice still owed to one channel (a webhook added later, or one
+/// that was down) is planned again, and the ledger then sends it to that channel only.
+pub fn sent_keys(
+    dataset: &str,
+    ledger: &Ledger,
+    channels: &dyn Fn(&str) -> Vec<String>,
+) -> HashSet<SentKey> {
     ledger
         .notices
         .iter()
+        .filter(|e| {
+            channels(&e.consumer).iter().all(|c| {
+                ledger
+                    .sent
+                    .contains(&(e.consumer.clone(), e.line, e.milestone.clone(), c.clone()))
+            })
+        })
         .map(|e| {
             (
                 dataset.to_string(),
@@ -355,6 +433,14 @@ pub fn sent_keys(dataset: &str, ledger: &Ledger) -> HashSet<SentKey> {
             )
         })
         .collect()
+}
+
+/// The `channel = …` line of an entry; none for mail, as before webhooks.
+fn channel_line(channel: &str) -> String {
+    match channel {
+        MAIL => String::new(),
+        c => format!("channel    = {}\n", quoted(c)),
+    }
 }
 
 /// A TOML basic string, escaped.
@@ -376,12 +462,13 @@ pub fn entry_text(e: &LedgerEntry) -> String {
         .unwrap_or_default();
     format!(
         "\n[[notice]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrecipients = [{}]\n\
-         message_id = {}\n{run}at         = {}\nfor_date   = {}\nsunset     = {}\n",
+         message_id = {}\n{}{run}at         = {}\nfor_date   = {}\nsunset     = {}\n",
         quoted(&e.consumer),
         e.line,
         quoted(&e.milestone),
         recipients.join(", "),
         quoted(&e.message_id),
+        channel_line(&e.channel),
         instant_text(&e.at),
         e.for_date,
         e.sunset,
@@ -393,12 +480,13 @@ pub fn claim_text(c: &Claim) -> String {
     let recipients: Vec<String> = c.recipients.iter().map(|r| quoted(r)).collect();
     format!(
         "\n[[claim]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrecipients = [{}]\n\
-         message_id = {}\nrun        = {}\nat         = {}\nfor_date   = {}\nsunset     = {}\n",
+         message_id = {}\n{}run        = {}\nat         = {}\nfor_date   = {}\nsunset     = {}\n",
         quoted(&c.consumer),
         c.line,
         quoted(&c.milestone),
         recipients.join(", "),
         quoted(&c.message_id),
+        channel_line(&c.channel),
         quoted(&c.run),
         instant_text(&c.at),
         c.for_date,
@@ -409,11 +497,12 @@ pub fn claim_text(c: &Claim) -> String {
 /// The text appended to the ledger for one release.
 pub fn release_text(r: &Release) -> String {
     format!(
-        "\n[[release]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrun        = {}\n\
+        "\n[[release]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\n{}run        = {}\n\
          at         = {}\nreason     = {}\n",
         quoted(&r.consumer),
         r.line,
         quoted(&r.milestone),
+        channel_line(&r.channel),
         quoted(&r.run),
         instant_text(&r.at),
         quoted(&r.reason),
@@ -479,12 +568,13 @@ mod tests {
             for_date: "2026-11-29".parse().unwrap(),
             sunset: "2026-12-10".parse().unwrap(),
             run: None,
+            channel: MAIL.into(),
         };
         let text = format!("{}{}", entry_text(&e), entry_text(&e));
         let back = parse_ledger("notifications/roads.toml", &text).unwrap();
         assert_eq!(back.notices, vec![e.clone(), e]);
         assert_eq!(back.duplicates().len(), 1);
-        let keys = sent_keys("roads", &back);
+        let keys = sent_keys("roads", &back, &|_| vec![MAIL.to_string()]);
         assert!(keys.contains(&("roads".into(), "flood-model".into(), 1, "before-14".into())));
     }
 
@@ -508,12 +598,13 @@ mod tests {
             at: at.parse().unwrap(),
             for_date: "2026-11-29".parse().unwrap(),
             sunset: "2027-01-15".parse().unwrap(),
+            channel: MAIL.into(),
         }
     }
 
     #[test]
     fn claims_releases_and_notices_interleave_and_decide_who_sends() {
-        let k: Key = ("atlas".into(), 1, "before-60".into());
+        let k: Key = ("atlas".into(), 1, "before-60".into(), MAIL.into());
         let now: DateTime<FixedOffset> = "2026-11-29T10:30:00Z".parse().unwrap();
         // Run a claimed at 10:00 and died; run b claimed at 10:20 and is still sending.
         let text = format!(
@@ -544,6 +635,7 @@ mod tests {
                 run: "a".into(),
                 at: now,
                 reason: "another run claimed it first".into(),
+                channel: MAIL.into(),
             })
         );
         let l = parse_ledger("notifications/roads.toml", &released).unwrap();
@@ -561,6 +653,7 @@ mod tests {
                 for_date: "2026-11-29".parse().unwrap(),
                 sunset: "2027-01-15".parse().unwrap(),
                 run: Some("b".into()),
+                channel: MAIL.into(),
             })
         );
         let l = parse_ledger("notifications/roads.toml", &sent).unwrap();
@@ -582,6 +675,67 @@ mod tests {
         let l = parse_ledger("notifications/roads.toml", text).unwrap();
         assert_eq!(l.notices.len(), 1);
         assert_eq!(l.notices[0].run, None);
+        assert_eq!(
+            l.notices[0].channel, MAIL,
+            "an entry without a channel is mail"
+        );
         assert!(l.claims.is_empty());
+    }
+
+    #[test]
+    fn each_channel_is_delivered_once_and_planned_until_every_channel_has_it() {
+        let mut c = claim("a", "2026-11-29T10:00:00Z");
+        c.channel = "webhook:ops".into();
+        let mail = LedgerEntry {
+            consumer: "atlas".into(),
+            line: 1,
+            milestone: "before-60".into(),
+            recipients: vec![],
+            message_id: "<m@example.org>".into(),
+            at: "2026-11-29T10:01:00Z".parse().unwrap(),
+            for_date: "2026-11-29".parse().unwrap(),
+            sunset: "2027-01-15".parse().unwrap(),
+            run: Some("a".into()),
+            channel: MAIL.into(),
+        };
+        let text = format!("{}{}", claim_text(&c), entry_text(&mail));
+        assert!(text.contains("channel    = \"webhook:ops\""), "{text}");
+        assert_eq!(
+            entry_text(&mail).matches("channel").count(),
+            0,
+            "mail is written as before"
+        );
+        let l = parse_ledger("notifications/roads.toml", &text).unwrap();
+        assert_eq!(l.claims[0].channel, "webhook:ops");
+        let hook: Key = ("atlas".into(), 1, "before-60".into(), "webhook:ops".into());
+        let now: DateTime<FixedOffset> = "2026-11-29T10:30:00Z".parse().unwrap();
+        assert!(
+            l.holds(&hook, "a", now, 60),
+            "the webhook's claim is its own"
+        );
+        let both = |_: &str| vec![MAIL.to_string(), "webhook:ops".to_string()];
+        assert!(
+            sent_keys("roads", &l, &both).is_empty(),
+            "the webhook is still owed"
+        );
+        assert_eq!(sent_keys("roads", &l, &|_| vec![MAIL.to_string()]).len(), 1);
+
+        // The same notice on two channels is no duplicate; twice on one channel is.
+        let mut hook_entry = mail.clone();
+        hook_entry.channel = "webhook:ops".into();
+        let twice = format!("{}{}", entry_text(&mail), entry_text(&hook_entry));
+        let l2 = parse_ledger("notifications/roads.toml", &twice).unwrap();
+        assert!(l2.duplicates().is_empty());
+        let thrice = format!("{twice}{}", entry_text(&hook_entry));
+        let l3 = parse_ledger("notifications/roads.toml", &thrice).unwrap();
+        assert_eq!(l3.duplicates(), vec![(hook, 2)]);
+
+        let bad = text.replace("webhook:ops", "sms");
+        let e = parse_ledger("notifications/roads.toml", &bad).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("neither `mail` nor `webhook:<name>`"),
+            "{e}"
+        );
     }
 }

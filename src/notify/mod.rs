@@ -14,6 +14,7 @@ pub mod render;
 pub mod run;
 pub mod send;
 pub mod waiver;
+pub mod webhook;
 
 use crate::consumers::{Registry, Standing, Status};
 use crate::model::Line;

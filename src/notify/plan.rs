@@ -114,6 +114,10 @@ pub struct Notice {
     pub new_line: u64,
     pub new_version: Version,
     pub message_id: String,
+    /// `mail`, or `webhook:<name>`: each channel of a consumer is a notice of its own in the
+    /// ledger, carrying the same id.
+    #[serde(skip_serializing_if = "is_mail")]
+    pub channel: String,
     /// What the consumer relies on; `None` is everything. The notice tells it only the
     /// breaking changes that touch these.
     #[serde(skip)]
@@ -125,6 +129,22 @@ pub struct Notice {
     /// The clauses of the breaking changes it is told.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub breaking_changes: Vec<String>,
+    /// Those changes with their values and rationale, for the webhook payloads.
+    #[serde(skip)]
+    pub told: Vec<ToldChange>,
+}
+
+/// One breaking change a notice tells, as a webhook payload carries it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToldChange {
+    pub clause: String,
+    pub old: Option<serde_json::Value>,
+    pub new: Option<serde_json::Value>,
+    pub rationale: String,
+}
+
+fn is_mail(channel: &str) -> bool {
+    channel == super::ledger::MAIL
 }
 
 /// The Message-ID of a notice: a function of (dataset, line, consumer, milestone) only, so a
@@ -184,9 +204,11 @@ pub fn plan(
                     new_line: line.new_line,
                     new_version: line.new_version.clone(),
                     message_id: message_id(&d.dataset, line.line, &h.consumer, milestone, domain),
+                    channel: super::ledger::MAIL.to_string(),
                     uses: h.uses.clone(),
                     verdict: None,
                     breaking_changes: Vec::new(),
+                    told: Vec::new(),
                 });
             }
         }

@@ -347,6 +347,8 @@ mod tests {
             uses: None,
             verdict: None,
             breaking_changes: Vec::new(),
+            told: Vec::new(),
+            channel: "mail".into(),
         }
     }
 

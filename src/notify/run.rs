@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::journal::{self, Delivered, Journal};
 use super::ledger::{
     claim_text, commit_ledger, entry_text, ledger_header, parse_ledger, release_text, sent_keys,
-    Claim, ClaimState, Key, Ledger, LedgerEntry, Release,
+    Claim, ClaimState, Key, Ledger, LedgerEntry, Release, MAIL,
 };
 use super::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
 use super::render::{ChangeValues, RenderError, Templates, BODY, SUBJECT};
@@ -40,6 +40,8 @@ pub type Sink<'a> = &'a mut dyn FnMut(Event<'_>);
 pub enum DeliveryError {
     #[error(transparent)]
     Mail(#[from] MailError),
+    #[error(transparent)]
+    Webhook(#[from] super::webhook::WebhookError),
 }
 
 impl DeliveryError {
@@ -47,6 +49,8 @@ impl DeliveryError {
     pub fn ends_batch(&self) -> bool {
         match self {
             DeliveryError::Mail(e) => e.ends_batch(),
+            // One receiver down says nothing of mail or of the other receivers.
+            DeliveryError::Webhook(_) => false,
         }
     }
 }
@@ -113,8 +117,12 @@ pub enum Event<'a> {
 
 /// A notice as the talk names it.
 fn about(n: &Notice) -> String {
+    let by = match n.channel.as_str() {
+        MAIL => String::new(),
+        c => format!(" by {c}"),
+    };
     format!(
-        "{} line {} {} to {}",
+        "{} line {} {} to {}{by}",
         n.dataset, n.line, n.milestone, n.consumer
     )
 }
@@ -173,6 +181,10 @@ impl std::fmt::Display for Event<'_> {
                 about(notice),
                 instant(at)
             ),
+            // A webhook is named, never its URL: the URL is a credential.
+            Event::Sent { notice } if notice.channel != MAIL => {
+                write!(f, "sent {}", about(notice))
+            }
             Event::Sent { notice } => {
                 write!(
                     f,
@@ -246,6 +258,7 @@ impl RunError {
             RunError::Message(e) => e.is_input(),
             RunError::Open { source, .. } => match source {
                 DeliveryError::Mail(e) => e.is_input(),
+                DeliveryError::Webhook(e) => e.is_input(),
             },
             RunError::Journal { .. } | RunError::Stopped { .. } | RunError::Undelivered { .. } => {
                 false
@@ -337,7 +350,37 @@ pub struct Settings<'a> {
 }
 
 fn key_of(n: &Notice) -> Key {
-    (n.consumer.clone(), n.line, n.milestone.to_string())
+    (
+        n.consumer.clone(),
+        n.line,
+        n.milestone.to_string(),
+        n.channel.clone(),
+    )
+}
+
+/// Every channel of `consumer`: mail, then its webhooks.
+fn channels(registry: &Registry, consumer: &str) -> Vec<String> {
+    let mut out = vec![MAIL.to_string()];
+    if let Some(c) = registry.get(consumer) {
+        out.extend(c.webhooks.iter().map(crate::consumers::Webhook::channel));
+    }
+    out
+}
+
+/// Each planned notice once per channel of its consumer; the ledger then drops the channels
+/// that already have it.
+fn per_channel(registry: &Registry, notices: Vec<Notice>) -> Vec<Notice> {
+    let mut out = Vec::with_capacity(notices.len());
+    for n in notices {
+        for c in channels(registry, &n.consumer).into_iter().skip(1) {
+            out.push(Notice {
+                channel: c,
+                ..n.clone()
+            });
+        }
+        out.push(n);
+    }
+    out
 }
 
 /// A run's name in the ledger's claims: host, process and start instant, unique enough that
@@ -500,10 +543,13 @@ pub fn pending(
             inputs.push(super::dataset_input(dataset, lines, &standings, registry));
         }
         for (dataset, ledger) in read_ledgers(store, due.keys().map(String::as_str))? {
-            sent.extend(sent_keys(&dataset, &ledger));
+            sent.extend(sent_keys(&dataset, &ledger, &|c| channels(registry, c)));
         }
     }
-    let notices = plan(settings.today, &config.notify, domain, &inputs, &sent);
+    let notices = per_channel(
+        registry,
+        plan(settings.today, &config.notify, domain, &inputs, &sent),
+    );
     let ledgers = read_ledgers(store, notices.iter().map(|n| n.dataset.as_str()))?;
     Ok(sift(
         notices,
@@ -587,10 +633,18 @@ pub fn render_mail(
             message(from, n, &rendered).map_err(RunError::Message)?,
         );
         // What the notice told, for the report: the same selection the template received.
-        let told: Vec<String> = super::render::told(n, &changes)
+        let selected = super::render::told(n, &changes);
+        let told: Vec<String> = selected.iter().map(|(c, _)| c.clause.clone()).collect();
+        let facts = selected
             .iter()
-            .map(|(c, _)| c.clause.clone())
+            .map(|(c, v)| super::plan::ToldChange {
+                clause: c.clause.clone(),
+                old: v.old.clone(),
+                new: v.new.clone(),
+                rationale: c.rationale.clone(),
+            })
             .collect();
+        t.notice.told = facts;
         t.notice.verdict = Some(if told.is_empty() {
             ConsumerVerdict::Unaffected
         } else {
@@ -645,6 +699,7 @@ fn claim_of(n: &Notice, s: &Settings) -> Claim {
         at: s.now,
         for_date: s.today,
         sunset: n.sunset,
+        channel: n.channel.clone(),
     }
 }
 
@@ -663,6 +718,7 @@ fn release_of(
             run: run.to_string(),
             at,
             reason,
+            channel: n.channel.clone(),
         }),
     )
 }
@@ -678,6 +734,7 @@ fn entry_of(n: &Notice, at: DateTime<FixedOffset>, today: NaiveDate, run: &str) 
         for_date: today,
         sunset: n.sunset,
         run: Some(run.to_string()),
+        channel: n.channel.clone(),
     })
 }
 

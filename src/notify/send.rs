@@ -617,6 +617,8 @@ mod tests {
             uses: None,
             verdict: None,
             breaking_changes: Vec::new(),
+            told: Vec::new(),
+            channel: "mail".into(),
         };
         let rendered = Rendered {
             subject: "s".into(),
