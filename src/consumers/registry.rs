@@ -238,6 +238,7 @@ struct RawConsumer {
     datasets: Option<BTreeMap<Spanned<String>, RawSubscription>>,
     #[serde(default)]
     identities: Vec<Spanned<String>>,
+    #[serde(default)]
     webhooks: Vec<Spanned<RawWebhook>>,
 }
 
