@@ -457,17 +457,9 @@ pub fn scan(
                 let Some(log) = access_logs[*source].as_ref() else {
                     continue;
                 };
-                let file = match std::fs::File::open(path) {
-                    Ok(f) => f,
-                    Err(e) => {
-                        scan.skipped.push(Skipped {
-                            file: path.clone(),
-                            reason: format!("cannot be opened: {e}"),
-                        });
-                        continue;
-                    }
+                let Some(file) = open_log(path, &mut scan) else {
+                    continue;
                 };
-                scan.stats.files += 1;
                 let input: Box<dyn std::io::Read> = if gzipped {
                     Box::new(flate2::read::MultiGzDecoder::new(file))
                 } else {
@@ -505,17 +497,9 @@ pub fn scan(
                 })
             }
         }
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                scan.skipped.push(Skipped {
-                    file: path.clone(),
-                    reason: format!("cannot be opened: {e}"),
-                });
-                continue;
-            }
+        let Some(file) = open_log(path, &mut scan) else {
+            continue;
         };
-        scan.stats.files += 1;
         let result = match (format, gzipped) {
             (LogFormat::Parquet, _) => {
                 drop(file);
@@ -562,6 +546,23 @@ pub fn scan(
     }
     scan.absorb(access_part);
     Ok(scan)
+}
+
+/// Open one log file and count it; a file that cannot be opened is skipped, and said so.
+fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
+    match std::fs::File::open(path) {
+        Ok(f) => {
+            scan.stats.files += 1;
+            Some(f)
+        }
+        Err(e) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason: format!("cannot be opened: {e}"),
+            });
+            None
+        }
+    }
 }
 
 /// The compiled access log of a source whose format is an access-log one; `None` for the
