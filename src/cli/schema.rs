@@ -262,6 +262,8 @@ struct Notify {
     /// Seconds one webhook request may take before it is retried as a timeout [10].
     #[schemars(range(min = 1, max = 300))]
     webhook_timeout_seconds: Option<u64>,
+    /// Announce each window when it opens (the `published` notice) [true].
+    announce: Option<bool>,
 }
 
 #[derive(JsonSchema)]

@@ -65,6 +65,8 @@ pub struct Notify {
     pub claim_stale_minutes: i64,
     /// How long one webhook request may take before it counts as a timeout (and is retried).
     pub webhook_timeout_seconds: u64,
+    /// Announce each window when it opens (the `published` notice), not only its countdown.
+    pub announce: bool,
 }
 
 impl Default for Notify {
@@ -76,6 +78,7 @@ impl Default for Notify {
             registry_url: None,
             claim_stale_minutes: 60,
             webhook_timeout_seconds: 10,
+            announce: true,
         }
     }
 }

@@ -109,7 +109,7 @@ pub fn is_channel(channel: &str) -> bool {
 struct RawEntry {
     consumer: String,
     line: u64,
-    milestone: String,
+    milestone: Spanned<String>,
     recipients: Vec<String>,
     message_id: String,
     at: Spanned<toml::value::Datetime>,
@@ -124,7 +124,7 @@ struct RawEntry {
 struct RawRelease {
     consumer: String,
     line: u64,
-    milestone: String,
+    milestone: Spanned<String>,
     run: String,
     at: Spanned<toml::value::Datetime>,
     reason: String,
@@ -150,6 +150,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             .ok()
     };
     let mut bad_channels = Vec::new();
+    let mut bad_milestones = Vec::new();
     let mut channel = |c: Option<Spanned<String>>| match c {
         None => MAIL.to_string(),
         Some(c) if is_channel(c.get_ref()) => c.into_inner(),
@@ -165,6 +166,14 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             ));
             MAIL.to_string()
         }
+    };
+    // A milestone this tool would not write is refused where it stands: a planner that met it
+    // could never match it against a notice, and would send that notice again.
+    let mut milestone = |m: Spanned<String>| {
+        if let Err(e) = m.get_ref().parse::<super::plan::Milestone>() {
+            bad_milestones.push(Located::at(file, text, Some(m.span()), e.to_string()));
+        }
+        m.into_inner()
     };
     let mut entries = Vec::new();
     let mut channels = Vec::new();
@@ -202,7 +211,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
                 Some(run) => ledger.claims.push(Claim {
                     consumer: e.consumer,
                     line: e.line,
-                    milestone: e.milestone,
+                    milestone: milestone(e.milestone),
                     recipients: e.recipients,
                     message_id: e.message_id,
                     run,
@@ -221,7 +230,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             (Some(at), Ok(for_date), Ok(sunset)) => ledger.notices.push(LedgerEntry {
                 consumer: e.consumer,
                 line: e.line,
-                milestone: e.milestone,
+                milestone: milestone(e.milestone),
                 recipients: e.recipients,
                 message_id: e.message_id,
                 at,
@@ -247,7 +256,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             ledger.releases.push(Release {
                 consumer: r.consumer,
                 line: r.line,
-                milestone: r.milestone,
+                milestone: milestone(r.milestone),
                 run: r.run,
                 at,
                 reason: r.reason,
@@ -255,6 +264,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             });
         }
     }
+    errors.extend(bad_milestones);
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
     }

@@ -66,6 +66,7 @@ pub fn dataset_input(
                     old_version: l.newest().clone(),
                     new_line: newest.major,
                     new_version: newest.newest().clone(),
+                    opens: newest.opens,
                 },
                 holders,
             ))

@@ -13,13 +13,33 @@ use serde::{Serialize, Serializer};
 use crate::model::config::Notify;
 use crate::model::{ConsumerVerdict, Use};
 
-/// A point in a line's countdown at which a consumer is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What a consumer is told about, as the ledger names it: a point in a line's countdown, the
+/// opening of a window, or a waiver on a line it reads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Milestone {
     /// `days_before` milestone: this many days before the sunset.
     Before(i64),
     /// The n-th overdue period (1-based) after the sunset, while the consumer still reads.
     Overdue(i64),
+    /// `published`: the successor line opened (its `valid_from` came), and a window with it.
+    Published,
+    /// `waiver:<id>`: a waiver was granted on the line, for a clause key the consumer uses.
+    Waiver(String),
+}
+
+impl Milestone {
+    /// The milestone as one dot-atom piece of a Message-ID: a waiver id's `:` and any other
+    /// character a dot-atom may not hold become `.` and `_`.
+    pub fn atom(&self) -> String {
+        self.to_string()
+            .chars()
+            .map(|c| match c {
+                ':' => '.',
+                c if c.is_ascii_alphanumeric() || "-_.".contains(c) => c,
+                _ => '_',
+            })
+            .collect()
+    }
 }
 
 impl fmt::Display for Milestone {
@@ -27,7 +47,55 @@ impl fmt::Display for Milestone {
         match self {
             Milestone::Before(d) => write!(f, "before-{d}"),
             Milestone::Overdue(n) => write!(f, "overdue-{n}"),
+            Milestone::Published => f.write_str("published"),
+            Milestone::Waiver(id) => write!(f, "waiver:{id}"),
         }
+    }
+}
+
+/// A milestone string that is none of `before-<days>`, `overdue-<n>`, `published` or
+/// `waiver:<id>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "milestone {0:?} is none of `before-<days>`, `overdue-<n>` (n from 1), `published` or \
+     `waiver:<id>`"
+)]
+pub struct BadMilestone(pub String);
+
+impl std::str::FromStr for Milestone {
+    type Err = BadMilestone;
+
+    fn from_str(s: &str) -> Result<Milestone, BadMilestone> {
+        let bad = || BadMilestone(s.to_string());
+        // Digits only: `before-+3` or `before- 3` is not a milestone this tool writes.
+        let number = |n: &str| {
+            (!n.is_empty() && n.len() <= 6 && n.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| n.parse::<i64>().ok())
+                .flatten()
+        };
+        if s == "published" {
+            return Ok(Milestone::Published);
+        }
+        if let Some(n) = s.strip_prefix("before-") {
+            return number(n).map(Milestone::Before).ok_or_else(bad);
+        }
+        if let Some(n) = s.strip_prefix("overdue-") {
+            return number(n)
+                .filter(|n| *n >= 1)
+                .map(Milestone::Overdue)
+                .ok_or_else(bad);
+        }
+        if let Some(id) = s.strip_prefix("waiver:") {
+            let ok = !id.is_empty()
+                && id.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && !id
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || c == '"');
+            return ok
+                .then(|| Milestone::Waiver(id.to_string()))
+                .ok_or_else(bad);
+        }
+        Err(bad())
     }
 }
 
@@ -73,6 +141,8 @@ pub struct WindowedLine {
     /// The newest line of the dataset: where a consumer should go.
     pub new_line: u64,
     pub new_version: Version,
+    /// The day the newest line opened (its first `valid_from`): the window's first day.
+    pub opens: NaiveDate,
 }
 
 /// A registered consumer whose newest read is still on a windowed line.
@@ -132,6 +202,31 @@ pub struct Notice {
     /// Those changes with their values and rationale, for the webhook payloads.
     #[serde(skip)]
     pub told: Vec<ToldChange>,
+    /// For a `published` notice: the day the window opened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opens: Option<NaiveDate>,
+    /// For a `waiver:<id>` notice: what was waived, until when, by whom and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiver: Option<WaiverFacts>,
+}
+
+/// What a waiver notice tells.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WaiverFacts {
+    pub id: String,
+    /// The waived key, `clause` or `clause.key`.
+    pub clause: String,
+    /// The contract's bound for that key on the covered line, when the contract has it.
+    pub bound: Option<serde_json::Value>,
+    /// The release it was granted for (`--release`), if named.
+    pub release: Option<String>,
+    /// That release's measured value for the key, when its record kept a profile.
+    pub measured: Option<serde_json::Value>,
+    pub granted: NaiveDate,
+    /// The last day it covers.
+    pub until: NaiveDate,
+    pub by: String,
+    pub reason: String,
 }
 
 /// One breaking change a notice tells, as a webhook payload carries it.
@@ -154,13 +249,19 @@ pub fn message_id(
     dataset: &str,
     line: u64,
     consumer: &str,
-    milestone: Milestone,
+    milestone: &Milestone,
     domain: &str,
 ) -> String {
-    format!("<contracts.{dataset}.{line}.{consumer}.{milestone}@{domain}>")
+    let m = milestone.atom();
+    format!("<contracts.{dataset}.{line}.{consumer}.{m}@{domain}>")
 }
 
 /// Decide today's notices. `domain` is the domain of the `from` address (for Message-IDs).
+///
+/// With `[notify] announce`, a line whose successor has opened (`today` on or after its
+/// `valid_from`) gets a `published` notice for each consumer still on it, once: so the first
+/// run after an upgrade announces every window already open. The countdown milestones are
+/// planned beside it as always; they are other notices in the ledger.
 pub fn plan(
     today: NaiveDate,
     notify: &Notify,
@@ -171,45 +272,54 @@ pub fn plan(
     let mut out = Vec::new();
     for d in datasets {
         for (line, holders) in &d.lines {
-            let Some(milestone) = milestone_due(
+            let announce = (notify.announce && today >= line.opens).then_some(Milestone::Published);
+            let countdown = milestone_due(
                 today,
                 line.sunset,
                 &notify.days_before,
                 notify.overdue_every_days,
-            ) else {
-                continue;
-            };
-            let name = milestone.to_string();
-            for h in holders {
-                let key = (
-                    d.dataset.clone(),
-                    h.consumer.clone(),
-                    line.line,
-                    name.clone(),
-                );
-                if sent.contains(&key) {
-                    continue;
+            );
+            for milestone in announce.into_iter().chain(countdown) {
+                let name = milestone.to_string();
+                for h in holders {
+                    let key = (
+                        d.dataset.clone(),
+                        h.consumer.clone(),
+                        line.line,
+                        name.clone(),
+                    );
+                    if sent.contains(&key) {
+                        continue;
+                    }
+                    out.push(Notice {
+                        dataset: d.dataset.clone(),
+                        consumer: h.consumer.clone(),
+                        team: h.team.clone(),
+                        line: line.line,
+                        recipients: h.recipients.clone(),
+                        sunset: line.sunset,
+                        days_left: (line.sunset - today).num_days(),
+                        old_version: line.old_version.clone(),
+                        reads_version: h.reads_version.clone(),
+                        new_line: line.new_line,
+                        new_version: line.new_version.clone(),
+                        message_id: message_id(
+                            &d.dataset,
+                            line.line,
+                            &h.consumer,
+                            &milestone,
+                            domain,
+                        ),
+                        channel: super::ledger::MAIL.to_string(),
+                        uses: h.uses.clone(),
+                        verdict: None,
+                        breaking_changes: Vec::new(),
+                        told: Vec::new(),
+                        opens: (milestone == Milestone::Published).then_some(line.opens),
+                        waiver: None,
+                        milestone: milestone.clone(),
+                    });
                 }
-                out.push(Notice {
-                    dataset: d.dataset.clone(),
-                    consumer: h.consumer.clone(),
-                    team: h.team.clone(),
-                    line: line.line,
-                    milestone,
-                    recipients: h.recipients.clone(),
-                    sunset: line.sunset,
-                    days_left: (line.sunset - today).num_days(),
-                    old_version: line.old_version.clone(),
-                    reads_version: h.reads_version.clone(),
-                    new_line: line.new_line,
-                    new_version: line.new_version.clone(),
-                    message_id: message_id(&d.dataset, line.line, &h.consumer, milestone, domain),
-                    channel: super::ledger::MAIL.to_string(),
-                    uses: h.uses.clone(),
-                    verdict: None,
-                    breaking_changes: Vec::new(),
-                    told: Vec::new(),
-                });
             }
         }
     }
@@ -280,6 +390,7 @@ mod tests {
                     old_version: Version::new(1, 1, 0),
                     new_line: 2,
                     new_version: Version::new(2, 0, 0),
+                    opens: day("2026-11-01"),
                 },
                 consumers
                     .iter()
@@ -308,6 +419,7 @@ mod tests {
             days_before: DAYS.to_vec(),
             overdue_every_days: 7,
             from: String::new(),
+            announce: false,
             ..Notify::default()
         };
         let inputs = [input(sunset, &["a"])];
@@ -374,7 +486,10 @@ mod tests {
 
     #[test]
     fn the_ledger_is_per_consumer_and_line() {
-        let notify = Notify::default();
+        let notify = Notify {
+            announce: false,
+            ..Notify::default()
+        };
         let inputs = [input("2027-01-31", &["a", "b"])];
         let sent: HashSet<SentKey> = [(
             "roads".to_string(),
@@ -401,6 +516,74 @@ mod tests {
         assert_eq!(
             plan(day("2027-01-21"), &notify, "x.org", &inputs, &other).len(),
             2
+        );
+    }
+
+    #[test]
+    fn a_window_is_announced_once_from_its_first_day_beside_the_countdown() {
+        let notify = Notify::default();
+        let inputs = [input("2027-01-31", &["a"])];
+        // Line 2 opens 2026-11-01.
+        assert!(plan(
+            day("2026-10-31"),
+            &notify,
+            "x.org",
+            &inputs,
+            &HashSet::new()
+        )
+        .is_empty());
+        let got = plan(
+            day("2026-11-01"),
+            &notify,
+            "x.org",
+            &inputs,
+            &HashSet::new(),
+        );
+        assert_eq!(keys(&got), vec![("a".to_string(), "published".to_string())]);
+        assert_eq!(got[0].opens, Some(day("2026-11-01")));
+        assert_eq!(got[0].message_id, "<contracts.roads.1.a.published@x.org>");
+        let sent: HashSet<SentKey> = [("roads".into(), "a".into(), 1, "published".into())].into();
+        // Announced: on a day with a countdown milestone only that one follows.
+        let got = plan(day("2026-12-02"), &notify, "x.org", &inputs, &sent);
+        assert_eq!(keys(&got), vec![("a".to_string(), "before-60".to_string())]);
+        let off = Notify {
+            announce: false,
+            ..Notify::default()
+        };
+        assert!(plan(day("2026-11-01"), &off, "x.org", &inputs, &HashSet::new()).is_empty());
+    }
+
+    #[test]
+    fn milestones_parse_back_and_malformed_ones_are_refused() {
+        for m in [
+            Milestone::Before(60),
+            Milestone::Before(0),
+            Milestone::Overdue(3),
+            Milestone::Published,
+            Milestone::Waiver("places:1:max_null_fraction.pop_est:2026-11-29".into()),
+        ] {
+            assert_eq!(m.to_string().parse::<Milestone>(), Ok(m.clone()));
+        }
+        for bad in [
+            "",
+            "before-",
+            "before-x",
+            "before--1",
+            "overdue-0",
+            "overdue-",
+            "publish",
+            "Published",
+            "waiver:",
+            "waiver: x",
+            "sunset",
+        ] {
+            assert!(bad.parse::<Milestone>().is_err(), "{bad:?}");
+        }
+        // A waiver id's `:` cannot stand in a Message-ID.
+        let m = Milestone::Waiver("roads:1:crs:2026-11-29".into());
+        assert_eq!(
+            message_id("roads", 1, "a", &m, "x.org"),
+            "<contracts.roads.1.a.waiver.roads.1.crs.2026-11-29@x.org>"
         );
     }
 }

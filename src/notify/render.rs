@@ -221,6 +221,23 @@ impl Templates {
             lookback_days => lookback_days,
             registry_url => &self.registry_url,
             page_url => page_url,
+            kind => match &notice.milestone {
+                super::plan::Milestone::Published => "published",
+                super::plan::Milestone::Waiver(_) => "waiver",
+                _ => "countdown",
+            },
+            opens => notice.opens.map(|d| d.to_string()),
+            waiver => notice.waiver.as_ref().map(|w| context! {
+                id => &w.id,
+                clause => &w.clause,
+                bound => words(w.bound.as_ref()),
+                release => &w.release,
+                measured => w.measured.as_ref().map(|m| words(Some(m))),
+                granted => w.granted.to_string(),
+                until => w.until.to_string(),
+                by => &w.by,
+                reason => &w.reason,
+            }),
         };
         let subject = self.render_one(SUBJECT, &ctx)?;
         let subject = subject.trim().to_string();
@@ -348,6 +365,8 @@ mod tests {
             verdict: None,
             breaking_changes: Vec::new(),
             told: Vec::new(),
+            opens: None,
+            waiver: None,
             channel: "mail".into(),
         }
     }

@@ -464,7 +464,8 @@ fn sift(
     out
 }
 
-/// The datasets with a milestone due `today` on a line other than the newest, with their
+/// The datasets with a milestone due `today` on a line other than the newest (a countdown
+/// milestone, or an open window to announce), or with a live waiver to tell, with their
 /// lines: only these are worth a pass over the consumption log.
 pub fn due(
     store: &Store,
@@ -474,20 +475,25 @@ pub fn due(
     let mut due = BTreeMap::new();
     for dataset in store.datasets()? {
         let lines = store.lines(&dataset)?;
-        let newest = lines.iter().map(|l| l.major).max();
+        let newest = lines.iter().max_by_key(|l| l.major);
+        let newest_major = newest.map(|l| l.major);
+        // A window is announced from its first day on (the ledger keeps it to once).
+        let opened = config.notify.announce && newest.is_some_and(|n| n.opens <= today);
         let any_due = lines.iter().any(|l| {
-            Some(l.major) != newest
+            Some(l.major) != newest_major
                 && l.sunset.is_some_and(|s| {
-                    milestone_due(
-                        today,
-                        s,
-                        &config.notify.days_before,
-                        config.notify.overdue_every_days,
-                    )
-                    .is_some()
+                    opened
+                        || milestone_due(
+                            today,
+                            s,
+                            &config.notify.days_before,
+                            config.notify.overdue_every_days,
+                        )
+                        .is_some()
                 })
         });
-        if any_due {
+        let waived = store.waivers(&dataset)?.live(today).next().is_some();
+        if any_due || waived {
             due.insert(dataset, lines);
         }
     }
@@ -509,7 +515,11 @@ pub fn pending(
 ) -> Result<Vec<Todo>, RunError> {
     let mut inputs: Vec<DatasetInput> = Vec::new();
     let mut sent: HashSet<SentKey> = HashSet::new();
+    let mut waived: Vec<Notice> = Vec::new();
     if let Some(scan) = scan {
+        for (dataset, ledger) in read_ledgers(store, due.keys().map(String::as_str))? {
+            sent.extend(sent_keys(&dataset, &ledger, &|c| channels(registry, c)));
+        }
         for (dataset, lines) in due {
             let standings = classify(dataset, lines, registry, &scan.of(dataset));
             sink(Event::Standings {
@@ -541,15 +551,33 @@ pub fn pending(
                 });
             }
             inputs.push(super::dataset_input(dataset, lines, &standings, registry));
-        }
-        for (dataset, ledger) in read_ledgers(store, due.keys().map(String::as_str))? {
-            sent.extend(sent_keys(&dataset, &ledger, &|c| channels(registry, c)));
+            let waivers = store.waivers(dataset)?;
+            let is_sent = |c: &str, l: u64, m: &str| {
+                sent.contains(&(dataset.clone(), c.to_string(), l, m.to_string()))
+            };
+            for w in super::waiver::plan(
+                dataset,
+                &waivers,
+                settings.today,
+                &standings,
+                registry,
+                &is_sent,
+            ) {
+                waived.extend(waiver_notice(
+                    store,
+                    &w,
+                    lines,
+                    &standings,
+                    registry,
+                    settings.today,
+                    domain,
+                ));
+            }
         }
     }
-    let notices = per_channel(
-        registry,
-        plan(settings.today, &config.notify, domain, &inputs, &sent),
-    );
+    let mut planned = plan(settings.today, &config.notify, domain, &inputs, &sent);
+    planned.extend(waived);
+    let notices = per_channel(registry, planned);
     let ledgers = read_ledgers(store, notices.iter().map(|n| n.dataset.as_str()))?;
     Ok(sift(
         notices,
@@ -558,6 +586,129 @@ pub fn pending(
         settings.stale_minutes,
         sink,
     ))
+}
+
+/// The notice of one planned waiver notice: to the consumer's contacts, about the covered
+/// line, with the waiver's facts (the bound from the line's live contract and, for a waiver
+/// granted `--release`, that release's measured value from its record). A line with no sunset
+/// records the waiver's last day as the notice's `sunset`: the day the notice is about.
+fn waiver_notice(
+    store: &Store,
+    w: &super::waiver::WaiverNotice,
+    lines: &[Line],
+    standings: &[Standing],
+    registry: &Registry,
+    today: NaiveDate,
+    domain: &str,
+) -> Option<Notice> {
+    let line = lines.iter().find(|l| l.major == w.line)?;
+    let newest = lines.iter().max_by_key(|l| l.major)?;
+    let c = registry.get(&w.consumer)?;
+    let reads = standings
+        .iter()
+        .find(|s| s.consumer == w.consumer)
+        .and_then(|s| s.version.clone())
+        .unwrap_or_else(|| line.newest().clone());
+    let sunset = line.sunset.unwrap_or(w.waiver.until);
+    let milestone = super::plan::Milestone::Waiver(w.waiver.id.clone());
+    let (bound, measured) = waived_values(store, &w.dataset, line, &w.waiver);
+    Some(Notice {
+        dataset: w.dataset.clone(),
+        consumer: w.consumer.clone(),
+        team: c.team.clone(),
+        line: w.line,
+        recipients: c.contacts.clone(),
+        sunset,
+        days_left: (sunset - today).num_days(),
+        old_version: line.newest().clone(),
+        reads_version: reads,
+        new_line: newest.major,
+        new_version: newest.newest().clone(),
+        message_id: super::plan::message_id(&w.dataset, w.line, &w.consumer, &milestone, domain),
+        milestone,
+        channel: MAIL.to_string(),
+        uses: c.uses(&w.dataset).map(<[_]>::to_vec),
+        verdict: None,
+        breaking_changes: Vec::new(),
+        told: Vec::new(),
+        opens: None,
+        waiver: Some(super::plan::WaiverFacts {
+            id: w.waiver.id.clone(),
+            clause: w.waiver.clause.clone(),
+            bound,
+            release: w.waiver.release.clone(),
+            measured,
+            granted: w.waiver.granted,
+            until: w.waiver.until,
+            by: w.waiver.by.clone(),
+            reason: w.waiver.reason.clone(),
+        }),
+    })
+}
+
+/// The bound a waiver suspends, from the covered line's live contract, and the value the
+/// release it names measured, replayed from that release's recorded profile by `validate`
+/// itself. Either is `None` when the store cannot say (no such clause, no record, no profile):
+/// a notice is still worth sending without them.
+fn waived_values(
+    store: &Store,
+    dataset: &str,
+    line: &Line,
+    w: &crate::model::waiver::Waiver,
+) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
+    let Ok(contract) = store.contract(
+        dataset,
+        &line.newest().to_string(),
+        crate::model::Strictness::Reading,
+    ) else {
+        return (None, None);
+    };
+    let (clause, key) = match w.clause.split_once('.') {
+        Some((c, k)) => (c, Some(k)),
+        None => (w.clause.as_str(), None),
+    };
+    let pick = |v: serde_json::Value| match key {
+        Some(k) => v.get(k).cloned(),
+        None => Some(v),
+    };
+    let bound = contract
+        .clauses
+        .get(clause)
+        .and_then(|c| pick(c.value.to_json()));
+    let measured = w.release.as_ref().and_then(|release| {
+        let path = layout::releases(dataset);
+        let text = store.read(&path).ok()??;
+        let records = crate::release::record::parse_records(&path, &text).ok()?;
+        let record = records
+            .iter()
+            .rev()
+            .find(|r| r.version.as_deref() == Some(release.as_str()))?;
+        let recorded = record.profile.as_ref()?;
+        let (profile, manifest) = recorded.restore(&record.files);
+        let mut one = contract.clone();
+        one.clauses.retain(|k, _| k == clause);
+        one.unknown.clear();
+        let report = crate::release::validate::validate(dataset, &profile, Some(&manifest), &[one]);
+        let results: Vec<_> = report
+            .contracts
+            .into_iter()
+            .flat_map(|c| c.results)
+            .collect();
+        // `metric_tolerances.<metric>` is a result of its own; a map clause's key is a key
+        // of its one result's measured value.
+        results
+            .iter()
+            .find(|r| r.clause == w.clause)
+            .and_then(|r| r.measured.clone())
+            .or_else(|| {
+                results
+                    .iter()
+                    .find(|r| r.clause == clause)
+                    .and_then(|r| r.measured.clone())
+                    .and_then(pick)
+            })
+    });
+    (bound, measured)
 }
 
 /// Today's notices this run may send, rendered: [`due`], then the consumption log's `scan`
@@ -613,8 +764,10 @@ pub fn render_mail(
         if !histories.contains_key(&n.dataset) {
             histories.insert(n.dataset.clone(), store.history(&n.dataset)?);
         }
+        // A waiver notice is about one clause of the line it reads, not about moving.
         let changes: Vec<_> = histories[&n.dataset]
             .breaking_between(n.line, n.new_line)
+            .filter(|_| n.waiver.is_none())
             .map(|c| (c, change_values(store, &n.dataset, c)))
             .collect();
         let rendered = templates

@@ -618,6 +618,8 @@ mod tests {
             verdict: None,
             breaking_changes: Vec::new(),
             told: Vec::new(),
+            opens: None,
+            waiver: None,
             channel: "mail".into(),
         };
         let rendered = Rendered {

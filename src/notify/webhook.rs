@@ -163,11 +163,39 @@ fn facts(n: &Notice, page: Option<&str>) -> Value {
         "verdict": n.verdict,
         "breaking_changes": changes,
         "registry_url": page,
+        // `published` tells the window's first day; `waiver:<id>` what was waived.
+        "window_opens": n.opens.map(|d| d.to_string()),
+        "waiver": n.waiver,
     })
 }
 
 /// One sentence a person reads first: what retires when, and what to do.
 fn headline(n: &Notice) -> String {
+    if let Some(w) = &n.waiver {
+        let measured = match (&w.release, &w.measured) {
+            (Some(r), Some(m)) => {
+                format!("; release {r} measured {}", value_text(&Some(m.clone())))
+            }
+            _ => String::new(),
+        };
+        return format!(
+            "{} line {}: {} (bound {}) is waived until {} by {}: {}{measured}",
+            n.dataset,
+            n.line,
+            w.clause,
+            value_text(&w.bound),
+            w.until,
+            w.by,
+            w.reason
+        );
+    }
+    if let Some(opens) = n.opens {
+        return format!(
+            "{} line {} opened on {opens}: {} reads line {}, which retires on {}; move to {} \
+             (line {}) in the window",
+            n.dataset, n.new_line, n.consumer, n.line, n.sunset, n.new_version, n.new_line
+        );
+    }
     let when = match n.days_left {
         d if d > 1 => format!("in {d} days"),
         1 => "tomorrow".to_string(),

@@ -241,6 +241,8 @@ pub fn config(smtp_port: u16) -> String {
 days_before = [60, 30, 14, 7, 1]
 overdue_every_days = 7
 from = "Data Platform <data-platform@example.org>"
+# The countdown alone: tests of the `published` announcement turn it on.
+announce = false
 
 [smtp]
 host = "127.0.0.1"
