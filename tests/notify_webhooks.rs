@@ -372,6 +372,33 @@ fn a_400_fails_that_delivery_alone_with_its_status() {
 }
 
 #[test]
+fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
+    let smtp = SmtpServer::start();
+    // Were the next run to retry, this receiver would accept it.
+    let hook = Receiver::start(&[400]);
+    let w = world_with_hook(&smtp, "generic");
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    let failed = entries(&w, "failed", "webhook:generic");
+    assert_eq!(failed.len(), 1, "the 400 is recorded as failed");
+    let text = w.read("notifications/roads.toml").unwrap();
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    assert_eq!(v["failed"][0]["status"].as_integer(), Some(400), "{text}");
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+
+    let next = notify(&w, &hook);
+    next.assert_code(0);
+    assert_eq!(
+        hook.requests().len(),
+        1,
+        "the next run does not retry a 400"
+    );
+    assert_eq!(smtp.mails().len(), 2, "the mail is not sent again");
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    ledger_checks(&w);
+}
+
+#[test]
 fn slack_and_teams_receive_their_own_payloads_unsigned() {
     for kind in ["slack", "teams"] {
         let smtp = SmtpServer::start();

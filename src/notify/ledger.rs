@@ -78,12 +78,29 @@ pub struct Release {
     pub channel: String,
 }
 
+/// A delivery refused for good (`[[failed]]`): a webhook receiver answered a 4xx other than
+/// 429, which no retry will change. Recorded so that later runs do not send it again; the
+/// run that recorded it said so and exited non-zero.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    pub consumer: String,
+    pub line: u64,
+    pub milestone: String,
+    pub run: String,
+    pub at: DateTime<FixedOffset>,
+    /// The HTTP status the receiver answered.
+    pub status: u16,
+    pub reason: String,
+    pub channel: String,
+}
+
 /// A dataset's ledger, each kind of entry in file order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Ledger {
     pub notices: Vec<LedgerEntry>,
     pub claims: Vec<Claim>,
     pub releases: Vec<Release>,
+    pub failed: Vec<Failure>,
     /// Built once by [`parse_ledger`]: a batch asks about every one of thousands of notices.
     sent: HashSet<Key>,
     /// Open claims by key, as indices into `claims`, in file order.
@@ -131,12 +148,26 @@ struct RawRelease {
     channel: Option<Spanned<String>>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFailure {
+    consumer: String,
+    line: u64,
+    milestone: String,
+    run: String,
+    at: Spanned<toml::value::Datetime>,
+    status: u16,
+    reason: String,
+    channel: Option<Spanned<String>>,
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 struct RawLedger {
     notice: Vec<RawEntry>,
     claim: Vec<RawEntry>,
     release: Vec<RawRelease>,
+    failed: Vec<RawFailure>,
 }
 
 /// Parse a ledger. `file` names it in errors.
@@ -201,6 +232,18 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     for (r, _) in &mut releases {
         release_channels.push(channel(r.channel.take()));
     }
+    let mut failures: Vec<(RawFailure, Option<DateTime<FixedOffset>>)> = raw
+        .failed
+        .into_iter()
+        .map(|r| {
+            let at = instant(&r.at);
+            (r, at)
+        })
+        .collect();
+    let mut failure_channels = Vec::new();
+    for (r, _) in &mut failures {
+        failure_channels.push(channel(r.channel.take()));
+    }
     errors.extend(bad_channels);
     let mut ledger = Ledger::default();
     for ((is_claim, e, at), channel) in entries.into_iter().zip(channels) {
@@ -264,6 +307,20 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             });
         }
     }
+    for ((r, at), channel) in failures.into_iter().zip(failure_channels) {
+        if let Some(at) = at {
+            ledger.failed.push(Failure {
+                consumer: r.consumer,
+                line: r.line,
+                milestone: r.milestone,
+                run: r.run,
+                at,
+                status: r.status,
+                reason: r.reason,
+                channel,
+            });
+        }
+    }
     errors.extend(bad_milestones);
     if !errors.is_empty() {
         return Err(TomlErrors(errors));
@@ -292,7 +349,16 @@ pub enum ClaimState {
 
 impl Ledger {
     fn index(&mut self) {
+        // A delivery recorded as failed is settled as a sent one is: no run sends it again.
         self.sent = self.notices.iter().map(key).collect();
+        self.sent.extend(self.failed.iter().map(|f| {
+            (
+                f.consumer.clone(),
+                f.line,
+                f.milestone.clone(),
+                f.channel.clone(),
+            )
+        }));
         let released: HashSet<(Key, &str)> = self
             .releases
             .iter()
@@ -318,7 +384,7 @@ impl Ledger {
         self.open = open;
     }
 
-    /// The notices delivered, by key.
+    /// The notices settled, by key: delivered, or recorded as failed for good.
     pub fn sent(&self) -> &HashSet<Key> {
         &self.sent
     }
@@ -519,10 +585,27 @@ pub fn release_text(r: &Release) -> String {
     )
 }
 
+/// The text appended to the ledger for one delivery that failed for good.
+pub fn failure_text(f: &Failure) -> String {
+    format!(
+        "\n[[failed]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\n{}run        = {}\n\
+         at         = {}\nstatus     = {}\nreason     = {}\n",
+        quoted(&f.consumer),
+        f.line,
+        quoted(&f.milestone),
+        channel_line(&f.channel),
+        quoted(&f.run),
+        instant_text(&f.at),
+        f.status,
+        quoted(&f.reason),
+    )
+}
+
 /// The header a new ledger starts with.
 pub fn ledger_header() -> &'static str {
     "# Notices of `contracts notify`: a [[claim]] before a notice is sent, then a [[notice]]\n\
-     # once delivered or a [[release]] if it was not sent after all.\n\
+     # once delivered, a [[release]] if it was not sent after all (the next run\n\
+     # tries again), or [[failed]] if the receiver refused it for good.\n\
      # Append-only: `contracts check` fails if an earlier entry is ever edited or removed,\n\
      # or if a notice is recorded twice.\n"
 }

@@ -45,6 +45,17 @@ pub enum DeliveryError {
 }
 
 impl DeliveryError {
+    /// The HTTP status of a webhook delivery the receiver refused for good (a 4xx other than
+    /// 429): recorded as failed rather than released for the next run.
+    pub fn refused_status(&self) -> Option<u16> {
+        match self {
+            DeliveryError::Webhook(super::webhook::WebhookError::Refused { status, .. }) => {
+                Some(*status)
+            }
+            _ => None,
+        }
+    }
+
     /// Whether every later delivery through the same transport would fail the same way.
     pub fn ends_batch(&self) -> bool {
         match self {
@@ -1067,7 +1078,23 @@ pub fn deliver(
                 if e.ends_batch() {
                     report.stopped = Some(e.to_string());
                 }
-                releases.push(release_of(n, s.run, clock(), format!("not sent: {e}")));
+                match e.refused_status() {
+                    // Refused for good: recorded, so later runs do not send it again.
+                    Some(status) => releases.push((
+                        n.dataset.clone(),
+                        super::ledger::failure_text(&super::ledger::Failure {
+                            consumer: n.consumer.clone(),
+                            line: n.line,
+                            milestone: n.milestone.to_string(),
+                            run: s.run.to_string(),
+                            at: clock(),
+                            status,
+                            reason: e.to_string(),
+                            channel: n.channel.clone(),
+                        }),
+                    )),
+                    None => releases.push(release_of(n, s.run, clock(), format!("not sent: {e}"))),
+                }
                 report.rows.push(t.row("failed", Some(e.to_string())));
             }
         }
