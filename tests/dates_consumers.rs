@@ -222,9 +222,8 @@ fn uncommitted_store_files_are_named_and_not_used() {
 #[test]
 fn config_values_refused_after_parsing_are_located() {
     let w = World::new(25);
-    // Line numbers worked out from world::config: [notify] is line 1, `from` line 4;
-    // [smtp] line 6, `host` line 7; [consumption] line 11, `lookback_days` line 13; the file
-    // ends there, so the appended blank line is 14, [store] 15 and `since` 16.
+    // Line numbers are counted in the text written (line_of), so a change to world::config
+    // moves the expectation with it; the columns are worked out by hand.
     let config = world::config(25).replace(
         "from = \"Data Platform <data-platform@example.org>\"",
         "from = \"not a mailbox\"",
@@ -233,15 +232,19 @@ fn config_values_refused_after_parsing_are_located() {
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
     assert!(
-        run.stderr().contains("contracts.toml:4:8: "),
+        run.stderr().contains(&format!(
+            "contracts.toml:{}:8: ",
+            line_of(&config, "from = ")
+        )),
         "{}",
         run.stderr()
     );
+    let since_line = line_of(&config, "since = ");
     let run = w.run("2026-11-29", &["check"]);
     run.assert_code(2);
     assert!(
         run.stderr()
-            .contains("contracts.toml:16:9: [store] since: "),
+            .contains(&format!("contracts.toml:{since_line}:9: [store] since: ")),
         "{}",
         run.stderr()
     );
@@ -250,7 +253,10 @@ fn config_values_refused_after_parsing_are_located() {
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
     assert!(
-        run.stderr().contains("contracts.toml:7:8: "),
+        run.stderr().contains(&format!(
+            "contracts.toml:{}:8: ",
+            line_of(&config, "host = ")
+        )),
         "{}",
         run.stderr()
     );
@@ -260,9 +266,19 @@ fn config_values_refused_after_parsing_are_located() {
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
     assert!(
-        run.stderr()
-            .contains("contracts.toml:13:17: [consumption] lookback_days"),
+        run.stderr().contains(&format!(
+            "contracts.toml:{}:17: [consumption] lookback_days",
+            line_of(&config, "lookback_days = ")
+        )),
         "{}",
         run.stderr()
     );
+}
+
+/// The 1-based line of the first line of `text` that starts with `prefix`.
+fn line_of(text: &str, prefix: &str) -> usize {
+    text.lines()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in\n{text}"))
+        + 1
 }

@@ -926,7 +926,14 @@ fn consumers_shows_liveness_after_stale_after_days() {
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
     assert!(
-        run.stderr().contains("contracts.toml:14:20"),
+        run.stderr().contains(&format!(
+            "contracts.toml:{}:20",
+            // The line of the bad value, counted in the text written.
+            bad.lines()
+                .position(|l| l.starts_with("stale_after_days = "))
+                .expect("the config written has stale_after_days")
+                + 1
+        )),
         "{}",
         run.stderr()
     );
@@ -940,7 +947,14 @@ fn consumers_shows_liveness_after_stale_after_days() {
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
     assert!(
-        run.stderr().contains("contracts.toml:14:20"),
+        run.stderr().contains(&format!(
+            "contracts.toml:{}:20",
+            // The line of the bad value, counted in the text written.
+            bad.lines()
+                .position(|l| l.starts_with("stale_after_days = "))
+                .expect("the config written has stale_after_days")
+                + 1
+        )),
         "{}",
         run.stderr()
     );
