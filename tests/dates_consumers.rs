@@ -234,12 +234,12 @@ fn config_values_refused_after_parsing_are_located() {
     assert!(
         run.stderr().contains(&format!(
             "contracts.toml:{}:8: ",
-            line_of(&config, "from = ")
+            world::line_of(&config, "from = ")
         )),
         "{}",
         run.stderr()
     );
-    let since_line = line_of(&config, "since = ");
+    let since_line = world::line_of(&config, "since = ");
     let run = w.run("2026-11-29", &["check"]);
     run.assert_code(2);
     assert!(
@@ -255,7 +255,7 @@ fn config_values_refused_after_parsing_are_located() {
     assert!(
         run.stderr().contains(&format!(
             "contracts.toml:{}:8: ",
-            line_of(&config, "host = ")
+            world::line_of(&config, "host = ")
         )),
         "{}",
         run.stderr()
@@ -268,17 +268,9 @@ fn config_values_refused_after_parsing_are_located() {
     assert!(
         run.stderr().contains(&format!(
             "contracts.toml:{}:17: [consumption] lookback_days",
-            line_of(&config, "lookback_days = ")
+            world::line_of(&config, "lookback_days = ")
         )),
         "{}",
         run.stderr()
     );
-}
-
-/// The 1-based line of the first line of `text` that starts with `prefix`.
-fn line_of(text: &str, prefix: &str) -> usize {
-    text.lines()
-        .position(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in\n{text}"))
-        + 1
 }

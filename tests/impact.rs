@@ -928,11 +928,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
     assert!(
         run.stderr().contains(&format!(
             "contracts.toml:{}:20",
-            // The line of the bad value, counted in the text written.
-            bad.lines()
-                .position(|l| l.starts_with("stale_after_days = "))
-                .expect("the config written has stale_after_days")
-                + 1
+            world::line_of(&bad, "stale_after_days = ")
         )),
         "{}",
         run.stderr()
@@ -949,11 +945,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
     assert!(
         run.stderr().contains(&format!(
             "contracts.toml:{}:20",
-            // The line of the bad value, counted in the text written.
-            bad.lines()
-                .position(|l| l.starts_with("stale_after_days = "))
-                .expect("the config written has stale_after_days")
-                + 1
+            world::line_of(&bad, "stale_after_days = ")
         )),
         "{}",
         run.stderr()

@@ -256,6 +256,16 @@ lookback_days = 365
     )
 }
 
+/// The 1-based line of the first line of `text` that starts with `prefix`: tests expecting a
+/// `file:line:col` count the line in the text they wrote, so a change to [`config`] moves the
+/// expectation with it.
+pub fn line_of(text: &str, prefix: &str) -> usize {
+    text.lines()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?} in\n{text}"))
+        + 1
+}
+
 pub struct Run(pub Output);
 
 impl Run {
