@@ -153,7 +153,7 @@ struct RawRelease {
 struct RawFailure {
     consumer: String,
     line: u64,
-    milestone: String,
+    milestone: Spanned<String>,
     run: String,
     at: Spanned<toml::value::Datetime>,
     status: u16,
@@ -208,7 +208,6 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     };
     let mut entries = Vec::new();
     let mut channels = Vec::new();
-    let mut release_channels = Vec::new();
     for (is_claim, e) in raw
         .notice
         .into_iter()
@@ -221,29 +220,26 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     for (_, e, _) in &mut entries {
         channels.push(channel(e.channel.take()));
     }
-    let mut releases: Vec<(RawRelease, Option<DateTime<FixedOffset>>)> = raw
+    // Each entry's instant and channel are read here, in one pass, because both closures
+    // record errors that the loops below add to.
+    let releases: Vec<(RawRelease, Option<DateTime<FixedOffset>>, String)> = raw
         .release
         .into_iter()
-        .map(|r| {
+        .map(|mut r| {
+            let channel = channel(r.channel.take());
             let at = instant(&r.at);
-            (r, at)
+            (r, at, channel)
         })
         .collect();
-    for (r, _) in &mut releases {
-        release_channels.push(channel(r.channel.take()));
-    }
-    let mut failures: Vec<(RawFailure, Option<DateTime<FixedOffset>>)> = raw
+    let failures: Vec<(RawFailure, Option<DateTime<FixedOffset>>, String)> = raw
         .failed
         .into_iter()
-        .map(|r| {
+        .map(|mut r| {
+            let channel = channel(r.channel.take());
             let at = instant(&r.at);
-            (r, at)
+            (r, at, channel)
         })
         .collect();
-    let mut failure_channels = Vec::new();
-    for (r, _) in &mut failures {
-        failure_channels.push(channel(r.channel.take()));
-    }
     errors.extend(bad_channels);
     let mut ledger = Ledger::default();
     for ((is_claim, e, at), channel) in entries.into_iter().zip(channels) {
@@ -294,7 +290,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             }
         }
     }
-    for ((r, at), channel) in releases.into_iter().zip(release_channels) {
+    for (r, at, channel) in releases {
         if let Some(at) = at {
             ledger.releases.push(Release {
                 consumer: r.consumer,
@@ -307,12 +303,12 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             });
         }
     }
-    for ((r, at), channel) in failures.into_iter().zip(failure_channels) {
+    for (r, at, channel) in failures {
         if let Some(at) = at {
             ledger.failed.push(Failure {
                 consumer: r.consumer,
                 line: r.line,
-                milestone: r.milestone,
+                milestone: milestone(r.milestone),
                 run: r.run,
                 at,
                 status: r.status,
@@ -678,6 +674,23 @@ mod tests {
                     for_date = 2026-11-29\nsunset = 2026-11-30\nextra = 1\n";
         let e = parse_ledger("notifications/roads.toml", text).unwrap_err();
         assert!(e.to_string().contains("notifications/roads.toml:"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_entry_with_a_malformed_milestone_is_refused_where_it_stands() {
+        let failed = |milestone: &str| {
+            format!(
+                "[[failed]]\nconsumer = \"a\"\nline = 1\nmilestone = \"{milestone}\"\n\
+                 channel = \"webhook:ops\"\nrun = \"r1\"\nat = 2026-11-29T06:15:00Z\n\
+                 status = 400\nreason = \"bad request\"\n"
+            )
+        };
+        let l = parse_ledger("notifications/roads.toml", &failed("before-60")).unwrap();
+        assert_eq!(l.failed.len(), 1);
+        let e = parse_ledger("notifications/roads.toml", &failed("before-sixty")).unwrap_err();
+        // Line 4 holds the milestone.
+        assert!(e.to_string().contains("notifications/roads.toml:4:"), "{e}");
+        assert!(e.to_string().contains("before-sixty"), "{e}");
     }
 
     fn claim(run: &str, at: &str) -> Claim {
