@@ -3,9 +3,11 @@ use chrono::Timelike;
 use super::consumption::{registry, scan_logs};
 use super::output::{print_json, table};
 use super::{CommandError, Context, Format, Outcome};
+use crate::consumers::Registry;
+use crate::notify::ledger::MAIL;
 use crate::notify::run::{self, Event, Row, RunError, Settings};
 use crate::notify::send::{check_settings, sender, MailError, MailTransport, Mailer};
-use crate::notify::webhook::{Channels, WebhookTransport};
+use crate::notify::webhook::{self, Channels, WebhookTransport};
 
 /// Send the sunset notices due today (run it daily)
 ///
@@ -28,6 +30,10 @@ pub struct Args {
     /// Plan and render every notice (who, which milestone, to whom) and send nothing
     #[arg(long)]
     dry_run: bool,
+    /// With --dry-run: print every notice in full on stdout, each mail's headers and body and
+    /// each webhook delivery's payload (never a webhook's URL or secret)
+    #[arg(long, requires = "dry_run")]
+    show: bool,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -69,6 +75,20 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let scan = |datasets| scan_logs(ctx, &store, datasets).map(|(scan, _)| scan);
     let (todo, messages) = run::prepare(&store, &registry, &from, &s, scan, sink)?;
 
+    if args.show {
+        print_previews(
+            ctx,
+            &todo,
+            &from,
+            &registry,
+            config.notify.registry_url.as_deref(),
+        );
+        talkln!(
+            "notify: dry run, {} notice(s) planned and rendered, none sent",
+            todo.len()
+        );
+        return Ok(Outcome::Clean);
+    }
     if args.dry_run || todo.is_empty() {
         print_rows(
             ctx,
@@ -86,9 +106,25 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // The identity before the credentials, as the run checks it first: nothing is sent
     // unless it can be recorded.
     store.identity().map_err(RunError::Identity)?;
-    let mailer = Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
-        .map_err(CommandError::from)?;
-    let mut mail = MailTransport::new(mailer, messages);
+    // The relay is connected (and its credentials read) only when a mail is due: a run that
+    // has only webhook deliveries to make does not depend on it.
+    let mut mail = match todo.iter().any(|t| t.notice.channel == MAIL) {
+        true => MailTransport::new(
+            Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
+                .map_err(CommandError::from)?,
+            messages,
+        ),
+        false => MailTransport::idle(),
+    };
+    // Read before anything is claimed: a missing or empty file is a config error.
+    let roots = match &config.notify.ca_file {
+        Some(file) => webhook::ca_roots(store.root(), file).map_err(|e| {
+            let mut err = CommandError::input(e.to_string());
+            err.message = config.error_at("notify.ca_file", &err.message);
+            err
+        })?,
+        None => Vec::new(),
+    };
     let clock = || ctx.now();
     let hooks = WebhookTransport::new(
         registry.clone(),
@@ -98,7 +134,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     )
     .with_timeout(std::time::Duration::from_secs(
         config.notify.webhook_timeout_seconds,
-    ));
+    ))
+    .with_roots(roots);
     let mut channels = Channels {
         mail: &mut mail,
         hooks,
@@ -166,4 +203,95 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         "status",
     ];
     outln!("{}", table(&head, cells));
+}
+
+/// What `--show` prints of one notice: the mail as its recipients would read it, or the
+/// webhook delivery as its receiver would get it. Built from the rendered notice and the
+/// registry only: no environment variable is read, so a URL or a secret cannot show.
+fn preview(
+    t: &run::Todo,
+    from: &lettre::message::Mailbox,
+    registry: &Registry,
+    registry_url: Option<&str>,
+) -> serde_json::Value {
+    let n = &t.notice;
+    if n.channel == MAIL {
+        let (subject, body) = t
+            .rendered
+            .as_ref()
+            .map(|r| (r.subject.as_str(), r.body.as_str()))
+            .unwrap_or_default();
+        return serde_json::json!({
+            "from": from.to_string(),
+            "to": n.recipients,
+            "subject": subject,
+            "message_id": n.message_id,
+            "body": body,
+        });
+    }
+    let (kind, payload) = match webhook::preview(registry, registry_url, n) {
+        Some((kind, payload)) => (Some(kind.to_string()), payload),
+        None => (None, serde_json::Value::Null),
+    };
+    serde_json::json!({
+        "channel": n.channel,
+        "kind": kind,
+        "webhook_id": n.message_id,
+        "payload": payload,
+    })
+}
+
+/// `--dry-run --show`: every notice in full. In JSON, each row of the plan gains `preview`.
+fn print_previews(
+    ctx: &Context,
+    todo: &[run::Todo],
+    from: &lettre::message::Mailbox,
+    registry: &Registry,
+    registry_url: Option<&str>,
+) {
+    let shown = todo
+        .iter()
+        .map(|t| (t, preview(t, from, registry, registry_url)));
+    if ctx.format == Format::Json {
+        let rows: Vec<serde_json::Value> = shown
+            .map(|(t, p)| {
+                let mut row = serde_json::to_value(t.planned()).expect("a row serializes");
+                row["preview"] = p;
+                row
+            })
+            .collect();
+        return print_json(&rows);
+    }
+    if todo.is_empty() {
+        return outln!("no notice");
+    }
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    for (i, (t, p)) in shown.enumerate() {
+        let n = &t.notice;
+        if i > 0 {
+            outln!();
+        }
+        let about = format!(
+            "{} line {} {} to {}",
+            n.dataset, n.line, n.milestone, n.consumer
+        );
+        if n.channel == MAIL {
+            outln!("=== mail: {about}");
+            outln!("From: {}", text(&p["from"]));
+            outln!("To: {}", n.recipients.join(", "));
+            outln!("Subject: {}", text(&p["subject"]));
+            outln!("Message-ID: {}", n.message_id);
+            outln!();
+            outln!("{}", text(&p["body"]).trim_end());
+        } else {
+            let kind = p["kind"].as_str().unwrap_or("unknown");
+            outln!("=== {} ({kind}): {about}", n.channel);
+            outln!("webhook-id: {}", n.message_id);
+            outln!();
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&p["payload"]).expect("JSON prints")
+            );
+        }
+    }
 }

@@ -264,6 +264,9 @@ struct Notify {
     webhook_timeout_seconds: Option<u64>,
     /// Announce each window when it opens (the `published` notice) [true].
     announce: Option<bool>,
+    /// A PEM file of root certificates webhook deliveries trust beside the system's, relative
+    /// to the store root.
+    ca_file: Option<String>,
 }
 
 #[derive(JsonSchema)]
@@ -288,6 +291,9 @@ struct Smtp {
     /// The name of the environment variable holding the password (never the secret).
     password_env: Option<String>,
     timeout_seconds: Option<u64>,
+    /// A PEM file of root certificates the relay's TLS trusts beside the system's, relative
+    /// to the store root.
+    ca_file: Option<String>,
 }
 
 #[derive(JsonSchema, Default)]

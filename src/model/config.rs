@@ -67,6 +67,11 @@ pub struct Notify {
     pub webhook_timeout_seconds: u64,
     /// Announce each window when it opens (the `published` notice), not only its countdown.
     pub announce: bool,
+    /// A PEM file of root certificates that webhook deliveries trust beside the system's, for
+    /// a receiver signed by a private CA; relative to the store root. (`[smtp] ca_file` is the
+    /// relay's own.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
 }
 
 impl Default for Notify {
@@ -79,6 +84,7 @@ impl Default for Notify {
             claim_stale_minutes: 60,
             webhook_timeout_seconds: 10,
             announce: true,
+            ca_file: None,
         }
     }
 }

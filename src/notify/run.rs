@@ -331,6 +331,8 @@ pub struct Todo {
     stale: Option<(String, DateTime<FixedOffset>)>,
     /// Every run with an open (stale) claim on the notice.
     earlier: Vec<String>,
+    /// The notice's mail as rendered (subject and body), for a preview.
+    pub rendered: Option<super::render::Rendered>,
 }
 
 impl Todo {
@@ -448,6 +450,7 @@ fn sift(
             notice,
             stale: None,
             earlier: Vec::new(),
+            rendered: None,
         };
         let Some(ledger) = ledgers.get(&n.dataset) else {
             out.push(free(n));
@@ -469,6 +472,7 @@ fn sift(
                 notice: n,
                 stale: Some((run, at)),
                 earlier: runs,
+                rendered: None,
             }),
         }
     }
@@ -796,6 +800,7 @@ pub fn render_mail(
             n.message_id.clone(),
             message(from, n, &rendered).map_err(RunError::Message)?,
         );
+        t.rendered = Some(rendered);
         // What the notice told, for the report: the same selection the template received.
         let selected = super::render::told(n, &changes);
         let told: Vec<String> = selected.iter().map(|(c, _)| c.clause.clone()).collect();

@@ -487,6 +487,15 @@ impl MailTransport {
         }
     }
 
+    /// The mail transport of a run with no mail to send: it opens nothing.
+    pub fn idle() -> MailTransport {
+        MailTransport {
+            mailer: None,
+            messages: Default::default(),
+            connections: 0,
+        }
+    }
+
     /// SMTP connections opened so far.
     pub fn connections(&self) -> u64 {
         self.mailer

@@ -91,6 +91,8 @@ pub enum WebhookError {
     },
     #[error("cannot start the HTTP client: {0}")]
     Client(String),
+    #[error("[notify] ca_file {path}: {reason}")]
+    CaFile { path: String, reason: String },
 }
 
 impl WebhookError {
@@ -102,7 +104,32 @@ impl WebhookError {
             WebhookError::Unknown { .. }
                 | WebhookError::BadUrl { .. }
                 | WebhookError::BadSecret { .. }
+                | WebhookError::CaFile { .. }
         )
+    }
+}
+
+/// The root certificates of `[notify] ca_file` (`file`, relative to the store root `root`,
+/// or absolute), which webhook deliveries trust beside the system's.
+pub fn ca_roots(
+    root: &std::path::Path,
+    file: &str,
+) -> Result<Vec<reqwest::Certificate>, WebhookError> {
+    let path = root.join(file);
+    let ca = |reason: String| WebhookError::CaFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    let pem = std::fs::read(&path).map_err(|e| ca(e.to_string()))?;
+    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        return Err(ca(
+            "no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into()
+        ));
+    }
+    let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| ca(chain(&e)))?;
+    match roots.is_empty() {
+        true => Err(ca("no certificate could be read from it".into())),
+        false => Ok(roots),
     }
 }
 
@@ -314,6 +341,8 @@ pub struct WebhookTransport<'a> {
     /// `[notify] registry_url`, without its trailing `/`.
     registry_url: Option<String>,
     timeout: Duration,
+    /// `[notify] ca_file`'s roots, trusted beside the system's.
+    roots: Vec<reqwest::Certificate>,
     client: Option<(tokio::runtime::Runtime, reqwest::Client)>,
     /// Requests made so far, retries included.
     pub requests: u64,
@@ -334,6 +363,7 @@ impl<'a> WebhookTransport<'a> {
             clock,
             registry_url: registry_url.map(|u| u.trim_end_matches('/').to_string()),
             timeout: Duration::from_secs(10),
+            roots: Vec::new(),
             client: None,
             requests: 0,
             failures: Default::default(),
@@ -343,6 +373,12 @@ impl<'a> WebhookTransport<'a> {
     /// The timeout of one request (`[notify] webhook_timeout_seconds`).
     pub fn with_timeout(mut self, timeout: Duration) -> WebhookTransport<'a> {
         self.timeout = timeout;
+        self
+    }
+
+    /// Trust `roots` beside the system's (`[notify] ca_file`, read by [`ca_roots`]).
+    pub fn with_roots(mut self, roots: Vec<reqwest::Certificate>) -> WebhookTransport<'a> {
+        self.roots = roots;
         self
     }
 
@@ -369,6 +405,7 @@ impl<'a> WebhookTransport<'a> {
                 .timeout(self.timeout)
                 // A redirect would send the payload somewhere the registry did not name.
                 .redirect(reqwest::redirect::Policy::none())
+                .tls_certs_merge(self.roots.clone())
                 .build()
                 .map_err(|e| WebhookError::Client(e.without_url().to_string()))?;
             self.client = Some((rt, client));
@@ -437,15 +474,8 @@ impl<'a> WebhookTransport<'a> {
             }
             _ => None,
         };
-        let page = self
-            .registry_url
-            .as_ref()
-            .map(|u| format!("{u}/{}", crate::render::html::dataset_page(&n.dataset)));
-        let payload = match hook.kind {
-            WebhookKind::Generic => facts(n, page.as_deref()),
-            WebhookKind::Slack => slack_payload(n, page.as_deref()),
-            WebhookKind::Teams => teams_payload(n, page.as_deref()),
-        };
+        let page = page_of(self.registry_url.as_deref(), n);
+        let payload = payload(hook.kind, n, page.as_deref());
         let body = serde_json::to_vec(&payload).map_err(|e| WebhookError::Client(e.to_string()))?;
 
         let mut why = String::new();
@@ -558,6 +588,35 @@ impl Transport for Channels<'_, '_> {
     fn close(&mut self) {
         self.mail.close();
     }
+}
+
+/// The registry page of a notice's dataset, under `[notify] registry_url`.
+fn page_of(registry_url: Option<&str>, n: &Notice) -> Option<String> {
+    registry_url.map(|u| {
+        format!(
+            "{}/{}",
+            u.trim_end_matches('/'),
+            crate::render::html::dataset_page(&n.dataset)
+        )
+    })
+}
+
+/// What the webhook delivery `n` would post, for a preview: the hook's kind and the payload.
+/// Nothing of the environment is read, so neither the URL nor the secret can show. `None` for
+/// a mail notice or a channel the registry does not have.
+pub fn preview(
+    registry: &Registry,
+    registry_url: Option<&str>,
+    n: &Notice,
+) -> Option<(WebhookKind, Value)> {
+    let name = n.channel.strip_prefix("webhook:")?;
+    let hook = registry
+        .get(&n.consumer)?
+        .webhooks
+        .iter()
+        .find(|w| w.name == name)?;
+    let page = page_of(registry_url, n);
+    Some((hook.kind, payload(hook.kind, n, page.as_deref())))
 }
 
 /// The payload kinds by name, for the docs and tests.
