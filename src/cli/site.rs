@@ -435,7 +435,45 @@ fn dataset_body(
         &rows,
         "No consumer is registered or seen reading this dataset.",
     );
+    s += &told_section(&t.told);
     Ok(s)
+}
+
+/// Who was told what, from the dataset's ledger: per consumer, each milestone delivered about
+/// a line, the day it was sent for and its channels. Nothing for a dataset never notified.
+fn told_section(told: &[crate::render::timeline::Told]) -> String {
+    if told.is_empty() {
+        return String::new();
+    }
+    let mut by: std::collections::BTreeMap<(&str, u64, chrono::NaiveDate, &str), Vec<&str>> =
+        Default::default();
+    for k in told {
+        by.entry((k.consumer.as_str(), k.line, k.day, k.milestone.as_str()))
+            .or_default()
+            .push(k.channel.as_str());
+    }
+    let rows: Vec<Vec<Cell>> = by
+        .into_iter()
+        .map(|((consumer, line, day, milestone), channels)| {
+            vec![
+                Cell::text(consumer),
+                Cell::text(format!("line {line}")),
+                Cell::text(milestone),
+                Cell::text(day.to_string()),
+                Cell::text(channels.join(", ")),
+            ]
+        })
+        .collect();
+    let mut s = "<h2 id=\"told\">Told</h2>\n<p class=\"lead\">The notices delivered to each \
+                 consumer, from the ledger (notifications/): the milestone, the day it was sent \
+                 for and the channels it went by.</p>\n"
+        .to_string();
+    s += &table(
+        &["consumer", "line", "milestone", "told on", "by"],
+        &rows,
+        "",
+    );
+    s
 }
 
 /// The commit and author cells of a change-log row: `-` for a record whose commit is unknown.

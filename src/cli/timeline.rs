@@ -9,7 +9,7 @@ use crate::model::{window::windows, Strictness};
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
 use crate::render::timeline::{
-    svg, ContractResult, LineSpan, ReleaseMark, StillOn, SunsetMark, Timeline, VersionMark,
+    svg, ContractResult, LineSpan, ReleaseMark, StillOn, SunsetMark, Timeline, Told, VersionMark,
 };
 use crate::store::{layout, Store};
 
@@ -169,5 +169,27 @@ pub fn gather_with(
         sunset_moves,
         releases,
         still_on,
+        told: told(store, dataset)?,
     })
+}
+
+/// Every notice delivered about `dataset`, from its ledger (notifications/<dataset>.toml).
+pub fn told(store: &Store, dataset: &str) -> Result<Vec<Told>, CommandError> {
+    let path = layout::notifications(dataset);
+    let Some(text) = store.read(&path)? else {
+        return Ok(Vec::new());
+    };
+    let ledger = crate::notify::ledger::parse_ledger(&path, &text)?;
+    Ok(ledger
+        .notices
+        .iter()
+        .map(|e| Told {
+            line: e.line,
+            consumer: e.consumer.clone(),
+            milestone: e.milestone.clone(),
+            channel: e.channel.clone(),
+            day: e.for_date,
+            at: e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        })
+        .collect())
 }

@@ -29,6 +29,22 @@ pub struct Timeline {
     pub releases: Vec<ReleaseMark>,
     /// Per window, the consumers still on its old line, from the window's opening to today.
     pub still_on: Vec<StillOn>,
+    /// Every notice delivered about a line, from the dataset's ledger.
+    pub told: Vec<Told>,
+}
+
+/// One notice delivered: who was told what about which line, by which channel and when.
+#[derive(Debug, Clone, Serialize)]
+pub struct Told {
+    pub line: u64,
+    pub consumer: String,
+    pub milestone: String,
+    /// `mail` or `webhook:<name>`.
+    pub channel: String,
+    /// The day the notice was sent for (the run's day).
+    pub day: NaiveDate,
+    /// The instant it was delivered.
+    pub at: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -196,6 +212,49 @@ fn plural(n: u32, one: &str, many: &str) -> String {
         format!("{n} {one}")
     } else {
         format!("{n} {many}")
+    }
+}
+
+const TOLD: &str = "#1f2328";
+
+/// The notices delivered about each line, as a small triangle under its bar on the day they
+/// were sent; one mark per day, its title naming every consumer and milestone told that day.
+fn told_marks(body: &mut String, t: &Timeline, scale: &Scale, lanes_top: f64) {
+    for (i, l) in t.lines.iter().enumerate() {
+        let bar_bottom = lanes_top + LANE * i as f64 + 18.0 + 22.0;
+        // By day, then by (consumer, milestone) with its channels.
+        let mut days: std::collections::BTreeMap<
+            NaiveDate,
+            std::collections::BTreeMap<(&str, &str), Vec<&str>>,
+        > = Default::default();
+        for k in t.told.iter().filter(|k| k.line == l.major) {
+            days.entry(k.day)
+                .or_default()
+                .entry((k.consumer.as_str(), k.milestone.as_str()))
+                .or_default()
+                .push(k.channel.as_str());
+        }
+        for (day, told) in days {
+            let who: Vec<String> = told
+                .iter()
+                .map(|((consumer, milestone), channels)| {
+                    format!("{consumer} {milestone} by {}", channels.join(", "))
+                })
+                .collect();
+            let title = format!("told on {day}: {}", who.join("; "));
+            let x = scale.x(day);
+            let _ = writeln!(
+                body,
+                r##"<path class="told" d="M{} {} L{} {} L{} {} Z" fill="{TOLD}" stroke="#ffffff" stroke-width="1"><title>{}</title></path>"##,
+                n(x),
+                n(bar_bottom - 1.0),
+                n(x + 5.0),
+                n(bar_bottom + 8.0),
+                n(x - 5.0),
+                n(bar_bottom + 8.0),
+                escape(&title)
+            );
+        }
     }
 }
 
@@ -466,6 +525,8 @@ pub fn svg(t: &Timeline) -> String {
         }
     }
 
+    told_marks(&mut body, t, &scale, lanes_top);
+
     // Consumers still on the old line of each window.
     if t.still_on.is_empty() {
         let _ = writeln!(
@@ -626,6 +687,17 @@ pub fn svg(t: &Timeline) -> String {
         n(ly + 6.0),
     );
 
+    if !t.told.is_empty() {
+        let _ = writeln!(
+            body,
+            r#"<path d="M790 {} L796 {} L784 {} Z" fill="{TOLD}"/><text x="802" y="{}" fill="{INK}">consumers told</text>"#,
+            n(ly - 5.0),
+            n(ly + 5.0),
+            n(ly + 5.0),
+            n(ly + 4.0),
+        );
+    }
+
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -666,6 +738,7 @@ mod tests {
             sunset_moves: vec![],
             releases: vec![],
             still_on: vec![],
+            told: vec![],
         };
         let s = Scale::of(&t);
         // 2026-03-15 minus 10 days is in March; 2027-01-15 plus 20 days is in February.
