@@ -227,3 +227,52 @@ fn a_bucket_of_access_logs_is_read_only_for_the_lookback_and_agrees_with_a_folde
 fn gzipped_access_log_objects_are_read_as_they_stream() {
     each_shape(true);
 }
+
+#[test]
+fn the_day_by_day_counts_refuse_a_remote_source_rather_than_call_its_readers_silent() {
+    let moto = Moto::start();
+    let w = World::new(closed_port());
+    w.write(
+        "contracts.toml",
+        &config(&format!("s3://{BUCKET}/access/"))
+            .replace("lookback_days = 7", "lookback_days = 7\nmin_reads = 2"),
+    );
+    let mut cmd = common::contracts_as(w.home.path(), ("Test", "t@example.org"));
+    moto.env(&mut cmd);
+    let out = cmd
+        .current_dir(w.root())
+        .arg("--repo")
+        .arg(w.root())
+        .args(["--today", TODAY, "can-retire", "roads", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the day-by-day counts of a log in object storage"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_local_log_gzipped_without_saying_so_in_its_name_is_read() {
+    use std::io::Write;
+    let w = World::new(closed_port());
+    let plain = w.read("consumption/reads.jsonl").unwrap();
+    let before = w.run("2026-11-30", &["consumers", "roads", "--format", "json"]);
+    assert_eq!(before.code(), 0, "{}", before.stderr());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(plain.as_bytes()).unwrap();
+    std::fs::write(
+        w.root().join("consumption/reads.jsonl"),
+        gz.finish().unwrap(),
+    )
+    .unwrap();
+    let after = w.run("2026-11-30", &["consumers", "roads", "--format", "json"]);
+    assert_eq!(after.code(), 0, "{}", after.stderr());
+    assert_eq!(after.json()["scan"]["malformed"], 0, "{}", after.stderr());
+    let (mut a, mut b) = (before.json(), after.json());
+    a["scan"].take();
+    b["scan"].take();
+    assert_eq!(a, b);
+}
