@@ -10,6 +10,8 @@ pub mod consumers;
 pub mod model;
 /// The sunset notifier: plan, render, send, and the ledger of sent notices.
 pub mod notify;
+/// Object storage: the one client that releases and consumption sources share.
+pub mod objects;
 /// Spatial data releases: streaming readers, the mergeable profile, validation and records.
 pub mod release;
 /// Pictures and pages: the timeline SVG and the static HTML registry (pure renderers).

@@ -94,6 +94,12 @@ pub fn scan_logs(
         "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     );
+    if sources.iter().any(|s| s.is_remote()) {
+        talkln!(
+            "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
+            s.objects_listed, s.objects_read, req.from, req.to
+        );
+    }
     Ok((result, req))
 }
 

@@ -186,19 +186,8 @@ impl From<ReleaseError> for CommandError {
     /// A release error is about a file the user named: bad input, exit 2; object storage
     /// that cannot be reached or refuses the credentials is the environment, exit 3.
     fn from(e: ReleaseError) -> Self {
-        use crate::release::remote::RemoteFailure;
         if let ReleaseError::Remote(r) = &e {
-            let (class, hint) = match r.failure {
-                RemoteFailure::BadUrl | RemoteFailure::NotFound => (ErrorClass::Input, None),
-                RemoteFailure::Denied => (
-                    ErrorClass::Environment,
-                    Some("the store refused the credentials: check AWS_*, GOOGLE_* or AZURE_* in the environment"),
-                ),
-                RemoteFailure::Unavailable => (
-                    ErrorClass::Environment,
-                    Some("the store could not be reached; for a local S3 server set AWS_ENDPOINT_URL and AWS_ALLOW_HTTP=true"),
-                ),
-            };
+            let (class, hint) = remote_class(r);
             let err = CommandError::from_error(class, e);
             return match hint {
                 Some(h) => err.with_hint(h),
@@ -221,11 +210,38 @@ impl From<ReleaseError> for CommandError {
     }
 }
 
+/// How an object-store failure is classified, wherever it came from: a URL that names
+/// nothing is bad input; a store that refuses the credentials or cannot be reached is the
+/// environment, with what to check.
+fn remote_class(r: &crate::objects::RemoteError) -> (ErrorClass, Option<&'static str>) {
+    use crate::objects::RemoteFailure;
+    match r.failure {
+        RemoteFailure::BadUrl | RemoteFailure::NotFound => (ErrorClass::Input, None),
+        RemoteFailure::Denied => (
+            ErrorClass::Environment,
+            Some("the store refused the credentials: check AWS_*, GOOGLE_* or AZURE_* in the environment"),
+        ),
+        RemoteFailure::Unavailable => (
+            ErrorClass::Environment,
+            Some("the store could not be reached; for a local S3 server set AWS_ENDPOINT_URL and AWS_ALLOW_HTTP=true"),
+        ),
+    }
+}
+
 impl From<LogError> for CommandError {
     /// A log that cannot be read is the environment's; a bad `[consumption] sources` pattern
-    /// or an unknown log format is configuration.
+    /// or an unknown log format is configuration; a remote source as its store's failure is.
     fn from(e: LogError) -> Self {
+        if let LogError::Remote(r) = &e {
+            let (class, hint) = remote_class(r);
+            let err = CommandError::from_error(class, e);
+            return match hint {
+                Some(h) => err.with_hint(h),
+                None => err,
+            };
+        }
         let kind = match e {
+            LogError::Remote(_) => ErrorClass::Environment,
             LogError::Io { .. } => ErrorClass::Environment,
             LogError::Pattern { .. }
             | LogError::UnknownFormat { .. }

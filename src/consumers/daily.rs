@@ -147,6 +147,15 @@ pub fn daily_reads_of(
     until: NaiveDate,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<HashMap<String, DailyReads>, LogError> {
+    // The day-by-day counts are not fetched from object storage yet: refusing is better than
+    // counting a remote source's consumers as never reading (it would make them incidental,
+    // and let `can-retire` say yes).
+    if let Some(remote) = sources.iter().find(|s| s.is_remote()) {
+        return Err(LogError::NotWired {
+            source_name: remote.describe(),
+            what: "the day-by-day counts of a log in object storage".to_string(),
+        });
+    }
     let mut all: HashMap<String, DailyReads> = datasets
         .iter()
         .map(|d| (d.clone(), DailyReads::default()))

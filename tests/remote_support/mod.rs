@@ -63,6 +63,12 @@ pub fn http(port: u16, method: &str, path: &str) -> std::io::Result<(u16, String
 impl Moto {
     /// Start moto and create [`BUCKET`]. Fails loudly when moto is not installed.
     pub fn start() -> Moto {
+        Moto::start_with(&[])
+    }
+
+    /// [`Moto::start`] with moto's own settings in its environment (its request recorder:
+    /// `MOTO_ENABLE_RECORDING`, `MOTO_RECORDER_FILEPATH`).
+    pub fn start_with(env: &[(&str, &str)]) -> Moto {
         let check = Command::new("python3")
             .args(["-c", "import moto.server, flask, flask_cors"])
             .output();
@@ -85,6 +91,7 @@ impl Moto {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .envs(env.iter().copied())
             .spawn()
             .expect("python3 starts moto");
         let mut moto = Moto { child, port };
@@ -126,17 +133,26 @@ impl Moto {
             .enable_all()
             .build()
             .expect("a runtime");
+        // Sixteen at a time: a month of access-log objects is thousands of small PUTs.
         rt.block_on(async {
-            for (key, path) in files {
-                let bytes = std::fs::read(path).expect("test file");
-                store
-                    .put(
-                        &object_store::path::Path::from(key.as_str()),
-                        PutPayload::from(bytes),
-                    )
-                    .await
-                    .unwrap_or_else(|e| panic!("upload {key}: {e}"));
-            }
+            use futures_util::StreamExt;
+            let puts = files.iter().map(|(key, path)| {
+                let store = &store;
+                async move {
+                    let bytes = std::fs::read(path).expect("test file");
+                    store
+                        .put(
+                            &object_store::path::Path::from(key.as_str()),
+                            PutPayload::from(bytes),
+                        )
+                        .await
+                        .unwrap_or_else(|e| panic!("upload {key}: {e}"));
+                }
+            });
+            futures_util::stream::iter(puts)
+                .buffer_unordered(16)
+                .collect::<Vec<()>>()
+                .await;
         });
     }
 

@@ -31,6 +31,7 @@ mod fields;
 mod hash;
 mod hot;
 mod json_lines;
+pub(crate) mod object_logs;
 mod parquet_rows;
 
 use csv_rows::scan_csv;
@@ -59,6 +60,9 @@ pub enum LogError {
         path.display()
     )]
     UnknownFormat { path: PathBuf },
+    /// A remote source could not be listed (its objects' own failures skip only them).
+    #[error("{0}")]
+    Remote(#[from] crate::objects::RemoteError),
     /// A source this build parses but does not read yet.
     #[error("{source_name}: {what} cannot be read yet by this build")]
     NotWired { source_name: String, what: String },
@@ -159,6 +163,10 @@ pub struct ScanStats {
     pub after_today: u64,
     /// Reads of a requested dataset before the lookback (ignored).
     pub before_lookback: u64,
+    /// Objects the listings of remote sources returned, and how many of them were read (the
+    /// others cannot hold a read of the lookback). Both 0 without a remote source.
+    pub objects_listed: u64,
+    pub objects_read: u64,
 }
 
 /// The result of a scan: the newest read per dataset and consumer.
@@ -392,22 +400,16 @@ pub fn overlapping_files(
     Ok(by_file.into_iter().filter(|(_, s)| s.len() > 1).collect())
 }
 
-/// Scan every file of `sources` ([`log_files`]) for reads matching `req`. `on_malformed`
-/// hears of each unusable line. A remote source, or an access-log format, is not read by
-/// this build yet: the scan fails with [`LogError::NotWired`] before reading anything.
+/// Scan every file of `sources` ([`log_files`]), and the objects of the remote sources that can
+/// hold a read of the lookback ([`object_logs::list`]), for reads matching `req`.
+/// `on_malformed` hears of each unusable line. A remote source that cannot be listed fails
+/// the scan before anything is read; an object that cannot be read is skipped, as a file is.
 pub fn scan(
     sources: &[Source],
     files: &[LogFile],
     req: &ScanRequest,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<Scan, LogError> {
-    // Wired by the access module: object-store listing and reading.
-    if let Some(remote) = sources.iter().find(|s| s.is_remote()) {
-        return Err(LogError::NotWired {
-            source_name: remote.describe(),
-            what: "a log in object storage".to_string(),
-        });
-    }
     let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
     // Access-log sources: one compiled log each, and one burst scan each across all of
     // its files (a burst of ranged GETs may span two delivered objects).
@@ -423,7 +425,52 @@ pub fn scan(
     }
     // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
     let mut access_part = Scan::for_request(req);
-    for LogFile { path, source } in files {
+    // The remote sources' objects follow the local files, fetched ahead of the scan in the
+    // order they are scanned; one that this scan would pass over is not fetched at all.
+    let mut inputs: Vec<(LogFile, bool)> = files.iter().map(|f| (f.clone(), false)).collect();
+    let mut fetch = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        if !src.is_remote() {
+            continue;
+        }
+        let listing = object_logs::list(src, req.from, req.to)?;
+        scan.stats.objects_listed += listing.listed;
+        for object in listing.objects {
+            let path = PathBuf::from(&object.url);
+            match src.format_of(object.file_name()) {
+                None => scan.skipped.push(Skipped {
+                    reason: LogError::UnknownFormat { path: path.clone() }.to_string(),
+                    file: path,
+                }),
+                Some(LogFormat::Parquet) => scan.skipped.push(Skipped {
+                    file: path,
+                    reason: "a Parquet log in object storage is not read by this build: \
+                             write the log as JSON Lines or CSV, or summarize it where it is"
+                        .to_string(),
+                }),
+                Some(_)
+                    if mappings[i]
+                        .constant_dataset()
+                        .is_some_and(|d| !req.datasets.contains(d)) => {}
+                Some(_) => {
+                    inputs.push((LogFile { path, source: i }, true));
+                    fetch.push(object);
+                }
+            }
+        }
+    }
+    scan.stats.objects_read = fetch.len() as u64;
+    let mut prefetch = if fetch.is_empty() {
+        None
+    } else {
+        Some(object_logs::Prefetch::start(fetch)?)
+    };
+    for (LogFile { path, source }, remote) in &inputs {
+        // Taken first, whatever happens to this input, so the next object is the next input's.
+        let mut fetched = match (remote, prefetch.as_mut()) {
+            (true, Some(p)) => p.next(),
+            _ => None,
+        };
         let Some(src) = sources.get(*source) else {
             continue;
         };
@@ -457,13 +504,8 @@ pub fn scan(
                 let Some(log) = access_logs[*source].as_ref() else {
                     continue;
                 };
-                let Some(file) = open_log(path, &mut scan) else {
+                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
                     continue;
-                };
-                let input: Box<dyn std::io::Read> = if gzipped {
-                    Box::new(flate2::read::MultiGzDecoder::new(file))
-                } else {
-                    Box::new(file)
                 };
                 let access = access_scans
                     .entry(*source)
@@ -497,36 +539,21 @@ pub fn scan(
                 })
             }
         }
-        let Some(file) = open_log(path, &mut scan) else {
-            continue;
-        };
-        let result = match (format, gzipped) {
-            (LogFormat::Parquet, _) => {
-                drop(file);
-                parquet_rows::scan_parquet(path, req, &mut scan, on_malformed, mapping)
+        let result = if format == LogFormat::Parquet {
+            if open_log(path, &mut scan).is_none() {
+                continue;
             }
-            (LogFormat::Jsonl, false) => {
-                scan_json_lines(path, file, req, &mut scan, on_malformed, BLOCK, mapping)
+            parquet_rows::scan_parquet(path, req, &mut scan, on_malformed, mapping)
+        } else {
+            let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                continue;
+            };
+            match format {
+                LogFormat::Jsonl => {
+                    scan_json_lines(path, input, req, &mut scan, on_malformed, BLOCK, mapping)
+                }
+                _ => scan_csv(path, input, req, &mut scan, on_malformed, BLOCK, mapping),
             }
-            (LogFormat::Jsonl, true) => scan_json_lines(
-                path,
-                flate2::read::MultiGzDecoder::new(file),
-                req,
-                &mut scan,
-                on_malformed,
-                BLOCK,
-                mapping,
-            ),
-            (_, false) => scan_csv(path, file, req, &mut scan, on_malformed, BLOCK, mapping),
-            (_, true) => scan_csv(
-                path,
-                flate2::read::MultiGzDecoder::new(file),
-                req,
-                &mut scan,
-                on_malformed,
-                BLOCK,
-                mapping,
-            ),
         };
         if let Err(e) = result {
             let reason = match e {
@@ -546,6 +573,48 @@ pub fn scan(
     }
     scan.absorb(access_part);
     Ok(scan)
+}
+
+/// Open a text log, a local file or a fetched object (`fetched`), count it, and undo its gzip:
+/// a name ending in `.gz`, or the gzip magic bytes at its start (platforms gzip log objects
+/// without saying so in the name). An input that cannot be opened is skipped, and said so.
+fn open_text(
+    path: &Path,
+    fetched: Option<object_logs::Opened>,
+    gzipped: bool,
+    scan: &mut Scan,
+) -> Option<Box<dyn std::io::Read + Send>> {
+    use std::io::BufRead;
+    let raw: Box<dyn std::io::Read + Send> = match fetched {
+        Some(Ok(reader)) => {
+            scan.stats.files += 1;
+            reader
+        }
+        Some(Err(e)) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason: format!("cannot be fetched: {}", e.message),
+            });
+            return None;
+        }
+        None => Box::new(open_log(path, scan)?),
+    };
+    let mut buffered = std::io::BufReader::with_capacity(1 << 16, raw);
+    let magic = match buffered.fill_buf() {
+        Ok(head) => head.starts_with(&[0x1f, 0x8b]),
+        Err(e) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason: format!("cannot be read: {e}"),
+            });
+            return None;
+        }
+    };
+    Some(if gzipped || magic {
+        Box::new(flate2::read::MultiGzDecoder::new(buffered))
+    } else {
+        Box::new(buffered)
+    })
 }
 
 /// Open one log file and count it; a file that cannot be opened is skipped, and said so.
