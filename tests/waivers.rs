@@ -193,7 +193,7 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     let run = w.run("2026-12-20", &["check"]);
     assert!(
         run.stderr().contains(&format!(
-            "waiver `{ID}` of `max_null_fraction.pop_est` ends on 2026-12-31"
+            "waiver {ID} on places line 1, max_null_fraction.pop_est, ends on 2026-12-31"
         )),
         "{}",
         run.stderr()
@@ -363,4 +363,157 @@ fn check_finds_a_doctored_waivers_file() {
         found.iter().any(|m| m.contains("max_waiver_days")),
         "{found:#?}"
     );
+}
+
+/// A store made by `init` and `propose` alone, so `check` finds nothing in it, with the
+/// places contract and a waiver of `pop_est` on line 1 until 2026-12-31 granted on
+/// 2026-11-29.
+fn clean_store_with_a_waiver() -> (common::TestEnv, std::path::PathBuf) {
+    let env = common::TestEnv::new();
+    let dir = env.home().join("store");
+    let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let draft = env.home().join("draft.toml");
+    std::fs::write(
+        &draft,
+        "dataset = \"places\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\n\
+         crs = \"EPSG:4326\"\nmax_null_fraction = { name = 0.10, pop_est = 0.02 }\n",
+    )
+    .unwrap();
+    let run = env.run_in(
+        &dir,
+        &[
+            "propose",
+            draft.to_str().unwrap(),
+            "--rationale",
+            "First places contract.",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = env.run_in(
+        &dir,
+        &[
+            "--today",
+            "2026-11-29",
+            "waive",
+            "places",
+            "max_null_fraction.pop_est",
+            "--line",
+            "1",
+            "--until",
+            "2026-12-31",
+            "--reason",
+            "Upstream outage",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    (env, dir)
+}
+
+/// `check` warns of a live waiver whose last day is 14 days away or nearer, in every format,
+/// and a warning never changes the exit code.
+#[test]
+fn check_warns_of_a_waiver_ending_within_14_days_and_still_exits_0() {
+    let (env, dir) = clean_store_with_a_waiver();
+    let check = |today: &str, format: &str| -> common::Run {
+        env.run_in(&dir, &["--today", today, "--format", format, "check"])
+    };
+    let until = world::day("2026-12-31");
+    let fourteen = (until - chrono::Duration::days(14)).to_string();
+    let fifteen = (until - chrono::Duration::days(15)).to_string();
+    let file = "history/places.waivers.toml";
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let id_line = world::line_of(&text, &format!("id      = \"{ID}\""));
+
+    // 15 days before its last day: nothing to say, and the store is clean.
+    let run = check(&fifteen, "json");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json();
+    assert_eq!(j["findings"], serde_json::json!([]), "{j:#}");
+    assert_eq!(
+        (j["errors"].clone(), j["warnings"].clone()),
+        (0.into(), 0.into())
+    );
+    let run = check(&fifteen, "text");
+    assert_eq!(run.code, 0);
+    assert!(!run.stderr.contains(ID), "{}", run.stderr);
+
+    // 14 days before: one warning, exit 0.
+    let run = check(&fourteen, "json");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json();
+    let found = j["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{j:#}");
+    assert_eq!(found[0]["severity"], "warning");
+    assert_eq!(found[0]["file"], file);
+    assert_eq!(found[0]["line"], id_line);
+    let message = found[0]["message"].as_str().unwrap();
+    let want = format!(
+        "waiver {ID} on places line 1, max_null_fraction.pop_est, ends on 2026-12-31 (in 14 days)"
+    );
+    assert!(message.starts_with(&want), "{message}");
+    assert_eq!(
+        (j["errors"].clone(), j["warnings"].clone()),
+        (0.into(), 1.into())
+    );
+
+    // Text: the warning is talk on stderr; stdout still says the gate passed.
+    let run = check(&fourteen, "text");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("warning: {file}:{id_line}: {want}")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
+    assert!(run.stdout.contains("1 warning(s)"), "{}", run.stdout);
+
+    // CI formats: a warning-level annotation on the waiver's line.
+    let run = check(&fourteen, "github");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("::warning file="), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("line={id_line},")),
+        "{}",
+        run.stdout
+    );
+    let run = check(&fourteen, "sarif");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let sarif = run.json();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif:#}");
+    assert_eq!(results[0]["level"], "warning");
+    assert_eq!(results[0]["ruleId"], "waiver-ending");
+
+    // On its last day it still warns; the day after it is no longer live.
+    let last = check("2026-12-31", "json").json();
+    assert!(
+        last["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("(today)"),
+        "{last:#}"
+    );
+    let after = check("2027-01-01", "json");
+    assert_eq!(after.code, 0);
+    assert_eq!(after.json()["findings"], serde_json::json!([]));
+
+    // A warning beside an error: the error alone sets the exit code, the table and the count.
+    std::fs::write(dir.join("contracts/places/oops.toml"), "not a contract\n").unwrap();
+    common::git_as(&dir, env.home(), common::AUTHOR, &["add", "-A"]);
+    common::git_as(&dir, env.home(), common::AUTHOR, &["commit", "-qm", "oops"]);
+    let run = check(&fourteen, "json");
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let j = run.json();
+    assert_eq!(j["warnings"], 1, "{j:#}");
+    assert!(j["errors"].as_u64().unwrap() >= 1, "{j:#}");
+    let run = check(&fourteen, "text");
+    assert_eq!(run.code, 1);
+    assert!(
+        !run.stdout.contains(ID),
+        "a warning is not in the table: {}",
+        run.stdout
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
 }
