@@ -517,3 +517,91 @@ fn check_warns_of_a_waiver_ending_within_14_days_and_still_exits_0() {
     );
     assert!(run.stderr.contains(&want), "{}", run.stderr);
 }
+
+/// `show`, `site` and `timeline` say which waivers a line has: the live ones with their days
+/// left in `show` and on the dataset's page, every one as a band in the picture.
+#[test]
+fn show_site_and_timeline_name_the_waivers_of_a_line() {
+    let (w, _) = world();
+    let reason = "Upstream outage; the fix ships in January";
+    waive(&w, "2026-11-29", &["--until", "2026-12-31", "--line", "1"]).assert_code(0);
+    let today = "2026-12-10";
+    let left = (world::day("2026-12-31") - world::day(today)).num_days();
+
+    let j = w
+        .run(today, &["--format", "json", "show", "places"])
+        .assert_code(0)
+        .json();
+    let shown = j["waivers"].as_array().unwrap();
+    assert_eq!(shown.len(), 1, "{j:#}");
+    assert_eq!(shown[0]["id"], ID);
+    assert_eq!(shown[0]["clause"], "max_null_fraction.pop_est");
+    assert_eq!(shown[0]["until"], "2026-12-31");
+    assert_eq!(shown[0]["days_left"], left);
+    assert_eq!(shown[0]["by"], "Notifier <notifier@example.org>");
+    assert_eq!(shown[0]["reason"], reason);
+    let text = w.run(today, &["show", "places"]);
+    text.assert_code(0);
+    let out = text.stdout();
+    let row = out
+        .lines()
+        .find(|l| l.contains(ID))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("2026-12-31"), "{row}");
+    assert!(row.contains(&format!("{left} days left")), "{row}");
+    // Once it has expired, `show` lists none.
+    let j = w
+        .run("2027-01-01", &["--format", "json", "show", "places"])
+        .json();
+    assert_eq!(j["waivers"], serde_json::json!([]));
+
+    // The dataset's page lists it.
+    let out = w.root().join("site-out");
+    w.run(today, &["site", out.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(out.join("places.html")).unwrap();
+    assert!(
+        page.contains("<h2 id=\"waivers\">Live waivers</h2>"),
+        "{page}"
+    );
+    let section = &page[page.find("id=\"waivers\"").unwrap()..];
+    let section = &section[..section.find("<h2").unwrap_or(section.len())];
+    for want in [
+        ID,
+        "max_null_fraction.pop_est",
+        "2026-12-31",
+        &left.to_string(),
+    ] {
+        assert!(section.contains(want), "{want}: {section}");
+    }
+    assert!(section.contains("Upstream outage"), "{section}");
+    // Expired: no section.
+    w.run("2027-01-01", &["site", out.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(out.join("places.html")).unwrap();
+    assert!(!page.contains("id=\"waivers\""), "{page}");
+
+    // The picture draws it on line 1 with a title naming the clause key and both days.
+    let svg = w
+        .run(today, &["timeline", "places"])
+        .assert_code(0)
+        .stdout();
+    let band = svg
+        .lines()
+        .find(|l| l.starts_with("<g class=\"waiver\">"))
+        .unwrap_or_else(|| panic!("{svg}"));
+    assert!(
+        band.contains(&format!(
+            "<title>waiver {ID}: max_null_fraction.pop_est waived on line 1 from 2026-11-29 to \
+             2026-12-31</title>"
+        )),
+        "{band}"
+    );
+    assert!(band.contains("waived: max_null_fraction.pop_est"), "{band}");
+    let j = w
+        .run(today, &["--format", "json", "timeline", "places"])
+        .json();
+    assert_eq!(j["waivers"][0]["id"], ID);
+    assert_eq!(j["waivers"][0]["granted"], "2026-11-29");
+    assert_eq!(j["waivers"][0]["until"], "2026-12-31");
+}
