@@ -1,7 +1,9 @@
 //! Waivers (issue 24), end to end through the real binary in temporary stores with a fixed
 //! --today: granted, listed, honoured by `validate` in every format and recorded with a
-//! release; expiring, revoked, refused when too long or not a clause key; and `check` on a
-//! doctored waivers file.
+//! release; expiring, revoked, refused when too long or not a clause key; `check` on a
+//! doctored waivers file and its warning before a waiver ends; `show`, `site` and `timeline`.
+//! Notices live beside the other notices (`notify_milestones.rs` by mail,
+//! `notify_webhooks.rs` by mail and webhook), the retirement thresholds in `retire.rs`.
 
 mod common;
 mod world;
@@ -277,7 +279,14 @@ fn too_long_or_not_a_clause_key_is_refused_and_nothing_is_written() {
     waive(&w, "2026-11-29", &["--until", "2027-02-27"]).assert_code(0);
     let before_refusals = commits(&w);
     assert_eq!(before_refusals, before + 1);
-    for key in ["bump", "window", "sunset", "min_window_days"] {
+    for key in [
+        "bump",
+        "version",
+        "window",
+        "sunset",
+        "min_window_days",
+        "lines",
+    ] {
         let run = w.run(
             "2026-11-29",
             &[
