@@ -560,3 +560,74 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
     assert!(started.elapsed() < std::time::Duration::from_secs(12));
     assert!(entries(&w, "notice", "webhook:generic").is_empty());
 }
+
+/// A waiver is told once to each consumer that uses its clause, by mail and by its webhook,
+/// and to nobody else; a second run sends nothing more.
+#[test]
+fn a_waiver_is_told_by_mail_and_by_webhook_once_to_the_consumers_that_use_its_clause() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+    // atlas relies on crs; flood-model on bbox only, so a waiver of crs is not its business.
+    w.append(
+        "consumers.toml",
+        "\n[consumers.atlas.datasets.roads]\nuses = [\"crs\"]\n\
+         \n[consumers.flood-model.datasets.roads]\nuses = [\"bbox\"]\n",
+    );
+    let id = format!("roads:1:crs:{TODAY}");
+    let reason = "The reprojection job is down; fixed next week";
+    w.run(
+        TODAY,
+        &[
+            "waive",
+            "roads",
+            "crs",
+            "--line",
+            "1",
+            "--until",
+            "2026-12-20",
+            "--reason",
+            reason,
+        ],
+    )
+    .assert_code(0);
+    let milestone = format!("waiver:{id}");
+    let waiver_hooks = || -> Vec<serde_json::Value> {
+        hook.requests()
+            .iter()
+            .map(Request::json)
+            .filter(|b| b["milestone"] == milestone.as_str())
+            .collect()
+    };
+    let waiver_mails = || -> Vec<world::Mail> {
+        smtp.mails()
+            .into_iter()
+            .filter(|m| m.header("Subject").unwrap().contains("waived"))
+            .collect()
+    };
+
+    notify(&w, &hook).assert_code(0);
+    let hooks = waiver_hooks();
+    assert_eq!(hooks.len(), 1, "{:#?}", hook.requests());
+    assert_eq!(hooks[0]["consumer"], "atlas");
+    assert_eq!(hooks[0]["dataset"], "roads");
+    let mails = waiver_mails();
+    assert_eq!(mails.len(), 1, "{mails:#?}");
+    assert_eq!(mails[0].to, vec!["atlas@example.org".to_string()]);
+    assert!(mails[0].body().contains(reason), "{}", mails[0].body());
+    let told = (String::from("atlas"), milestone.clone());
+    let of_waiver = |channel: &str| -> Vec<(String, String)> {
+        entries(&w, "notice", channel)
+            .into_iter()
+            .filter(|(_, m)| m.starts_with("waiver:"))
+            .collect()
+    };
+    assert_eq!(of_waiver("mail"), std::slice::from_ref(&told));
+    assert_eq!(of_waiver("webhook:generic"), std::slice::from_ref(&told));
+
+    // Once each: the next run tells nobody again.
+    notify(&w, &hook).assert_code(0);
+    assert_eq!(waiver_hooks().len(), 1);
+    assert_eq!(waiver_mails().len(), 1);
+    ledger_checks(&w);
+}

@@ -1,7 +1,9 @@
 //! Waivers (issue 24), end to end through the real binary in temporary stores with a fixed
 //! --today: granted, listed, honoured by `validate` in every format and recorded with a
-//! release; expiring, revoked, refused when too long or not a clause key; and `check` on a
-//! doctored waivers file.
+//! release; expiring, revoked, refused when too long or not a clause key; `check` on a
+//! doctored waivers file and its warning before a waiver ends; `show`, `site` and `timeline`.
+//! Notices live beside the other notices (`notify_milestones.rs` by mail,
+//! `notify_webhooks.rs` by mail and webhook), the retirement thresholds in `retire.rs`.
 
 mod common;
 mod world;
@@ -193,7 +195,7 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     let run = w.run("2026-12-20", &["check"]);
     assert!(
         run.stderr().contains(&format!(
-            "waiver `{ID}` of `max_null_fraction.pop_est` ends on 2026-12-31"
+            "waiver {ID} on places line 1, max_null_fraction.pop_est, ends on 2026-12-31"
         )),
         "{}",
         run.stderr()
@@ -277,7 +279,14 @@ fn too_long_or_not_a_clause_key_is_refused_and_nothing_is_written() {
     waive(&w, "2026-11-29", &["--until", "2027-02-27"]).assert_code(0);
     let before_refusals = commits(&w);
     assert_eq!(before_refusals, before + 1);
-    for key in ["bump", "window", "sunset", "min_window_days"] {
+    for key in [
+        "bump",
+        "version",
+        "window",
+        "sunset",
+        "min_window_days",
+        "lines",
+    ] {
         let run = w.run(
             "2026-11-29",
             &[
@@ -363,4 +372,245 @@ fn check_finds_a_doctored_waivers_file() {
         found.iter().any(|m| m.contains("max_waiver_days")),
         "{found:#?}"
     );
+}
+
+/// A store made by `init` and `propose` alone, so `check` finds nothing in it, with the
+/// places contract and a waiver of `pop_est` on line 1 until 2026-12-31 granted on
+/// 2026-11-29.
+fn clean_store_with_a_waiver() -> (common::TestEnv, std::path::PathBuf) {
+    let env = common::TestEnv::new();
+    let dir = env.home().join("store");
+    let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let draft = env.home().join("draft.toml");
+    std::fs::write(
+        &draft,
+        "dataset = \"places\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\n\
+         crs = \"EPSG:4326\"\nmax_null_fraction = { name = 0.10, pop_est = 0.02 }\n",
+    )
+    .unwrap();
+    let run = env.run_in(
+        &dir,
+        &[
+            "propose",
+            draft.to_str().unwrap(),
+            "--rationale",
+            "First places contract.",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = env.run_in(
+        &dir,
+        &[
+            "--today",
+            "2026-11-29",
+            "waive",
+            "places",
+            "max_null_fraction.pop_est",
+            "--line",
+            "1",
+            "--until",
+            "2026-12-31",
+            "--reason",
+            "Upstream outage",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    (env, dir)
+}
+
+/// `check` warns of a live waiver whose last day is 14 days away or nearer, in every format,
+/// and a warning never changes the exit code.
+#[test]
+fn check_warns_of_a_waiver_ending_within_14_days_and_still_exits_0() {
+    let (env, dir) = clean_store_with_a_waiver();
+    let check = |today: &str, format: &str| -> common::Run {
+        env.run_in(&dir, &["--today", today, "--format", format, "check"])
+    };
+    let until = world::day("2026-12-31");
+    let fourteen = (until - chrono::Duration::days(14)).to_string();
+    let fifteen = (until - chrono::Duration::days(15)).to_string();
+    let file = "history/places.waivers.toml";
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let id_line = world::line_of(&text, &format!("id      = \"{ID}\""));
+
+    // 15 days before its last day: nothing to say, and the store is clean.
+    let run = check(&fifteen, "json");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json();
+    assert_eq!(j["findings"], serde_json::json!([]), "{j:#}");
+    assert_eq!(
+        (j["errors"].clone(), j["warnings"].clone()),
+        (0.into(), 0.into())
+    );
+    let run = check(&fifteen, "text");
+    assert_eq!(run.code, 0);
+    assert!(!run.stderr.contains(ID), "{}", run.stderr);
+
+    // 14 days before: one warning, exit 0.
+    let run = check(&fourteen, "json");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json();
+    let found = j["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{j:#}");
+    assert_eq!(found[0]["severity"], "warning");
+    assert_eq!(found[0]["file"], file);
+    assert_eq!(found[0]["line"], id_line);
+    let message = found[0]["message"].as_str().unwrap();
+    let want = format!(
+        "waiver {ID} on places line 1, max_null_fraction.pop_est, ends on 2026-12-31 (in 14 days)"
+    );
+    assert!(message.starts_with(&want), "{message}");
+    assert_eq!(
+        (j["errors"].clone(), j["warnings"].clone()),
+        (0.into(), 1.into())
+    );
+
+    // Text: the warning is talk on stderr; stdout still says the gate passed.
+    let run = check(&fourteen, "text");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("warning: {file}:{id_line}: {want}")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
+    assert!(run.stdout.contains("1 warning(s)"), "{}", run.stdout);
+
+    // CI formats: a warning-level annotation on the waiver's line.
+    let run = check(&fourteen, "github");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("::warning file="), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("line={id_line},")),
+        "{}",
+        run.stdout
+    );
+    let run = check(&fourteen, "sarif");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let sarif = run.json();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif:#}");
+    assert_eq!(results[0]["level"], "warning");
+    assert_eq!(results[0]["ruleId"], "waiver-ending");
+
+    // On its last day it still warns; the day after it is no longer live.
+    let last = check("2026-12-31", "json").json();
+    assert!(
+        last["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("(today)"),
+        "{last:#}"
+    );
+    let after = check("2027-01-01", "json");
+    assert_eq!(after.code, 0);
+    assert_eq!(after.json()["findings"], serde_json::json!([]));
+
+    // A warning beside an error: the error alone sets the exit code, the table and the count.
+    std::fs::write(dir.join("contracts/places/oops.toml"), "not a contract\n").unwrap();
+    common::git_as(&dir, env.home(), common::AUTHOR, &["add", "-A"]);
+    common::git_as(&dir, env.home(), common::AUTHOR, &["commit", "-qm", "oops"]);
+    let run = check(&fourteen, "json");
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let j = run.json();
+    assert_eq!(j["warnings"], 1, "{j:#}");
+    assert!(j["errors"].as_u64().unwrap() >= 1, "{j:#}");
+    let run = check(&fourteen, "text");
+    assert_eq!(run.code, 1);
+    assert!(
+        !run.stdout.contains(ID),
+        "a warning is not in the table: {}",
+        run.stdout
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+}
+
+/// `show`, `site` and `timeline` say which waivers a line has: the live ones with their days
+/// left in `show` and on the dataset's page, every one as a band in the picture.
+#[test]
+fn show_site_and_timeline_name_the_waivers_of_a_line() {
+    let (w, _) = world();
+    let reason = "Upstream outage; the fix ships in January";
+    waive(&w, "2026-11-29", &["--until", "2026-12-31", "--line", "1"]).assert_code(0);
+    let today = "2026-12-10";
+    let left = (world::day("2026-12-31") - world::day(today)).num_days();
+
+    let j = w
+        .run(today, &["--format", "json", "show", "places"])
+        .assert_code(0)
+        .json();
+    let shown = j["waivers"].as_array().unwrap();
+    assert_eq!(shown.len(), 1, "{j:#}");
+    assert_eq!(shown[0]["id"], ID);
+    assert_eq!(shown[0]["clause"], "max_null_fraction.pop_est");
+    assert_eq!(shown[0]["until"], "2026-12-31");
+    assert_eq!(shown[0]["days_left"], left);
+    assert_eq!(shown[0]["by"], "Notifier <notifier@example.org>");
+    assert_eq!(shown[0]["reason"], reason);
+    let text = w.run(today, &["show", "places"]);
+    text.assert_code(0);
+    let out = text.stdout();
+    let row = out
+        .lines()
+        .find(|l| l.contains(ID))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("2026-12-31"), "{row}");
+    assert!(row.contains(&format!("{left} days left")), "{row}");
+    // Once it has expired, `show` lists none.
+    let j = w
+        .run("2027-01-01", &["--format", "json", "show", "places"])
+        .json();
+    assert_eq!(j["waivers"], serde_json::json!([]));
+
+    // The dataset's page lists it.
+    let out = w.root().join("site-out");
+    w.run(today, &["site", out.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(out.join("places.html")).unwrap();
+    assert!(
+        page.contains("<h2 id=\"waivers\">Live waivers</h2>"),
+        "{page}"
+    );
+    let section = &page[page.find("id=\"waivers\"").unwrap()..];
+    let section = &section[..section.find("<h2").unwrap_or(section.len())];
+    for want in [
+        ID,
+        "max_null_fraction.pop_est",
+        "2026-12-31",
+        &left.to_string(),
+    ] {
+        assert!(section.contains(want), "{want}: {section}");
+    }
+    assert!(section.contains("Upstream outage"), "{section}");
+    // Expired: no section.
+    w.run("2027-01-01", &["site", out.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(out.join("places.html")).unwrap();
+    assert!(!page.contains("id=\"waivers\""), "{page}");
+
+    // The picture draws it on line 1 with a title naming the clause key and both days.
+    let svg = w
+        .run(today, &["timeline", "places"])
+        .assert_code(0)
+        .stdout();
+    let band = svg
+        .lines()
+        .find(|l| l.starts_with("<g class=\"waiver\">"))
+        .unwrap_or_else(|| panic!("{svg}"));
+    assert!(
+        band.contains(&format!(
+            "<title>waiver {ID}: max_null_fraction.pop_est waived on line 1 from 2026-11-29 to \
+             2026-12-31</title>"
+        )),
+        "{band}"
+    );
+    assert!(band.contains("waived: max_null_fraction.pop_est"), "{band}");
+    let j = w
+        .run(today, &["--format", "json", "timeline", "places"])
+        .json();
+    assert_eq!(j["waivers"][0]["id"], ID);
+    assert_eq!(j["waivers"][0]["granted"], "2026-11-29");
+    assert_eq!(j["waivers"][0]["until"], "2026-12-31");
 }

@@ -13,10 +13,12 @@ use crate::store::{layout, GitError, Store, StoreError};
 /// a kind, every recorded direction and verdict equals the one re-derived from the contract
 /// files, bumps suffice, windows keep the policy, never three lines live, no published
 /// contract was ever edited or deleted, and history, waiver and ledger files only grew at
-/// their end. A live waiver that ends within 14 days is a warning on stderr, which does not
-/// change the exit code.
+/// their end.
 ///
-/// Each finding names the file, the commit and its author. Exit 1 on any finding.
+/// Each finding names the file, the commit and its author, and has a severity. An error
+/// fails the gate; a warning (a live waiver that ends within 14 days of --today) is said on
+/// stderr, or as a warning-level entry in --format json, github and sarif, and never changes
+/// the exit code. Exit 1 on any error.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Prove immutability from the commit after REV [default: `[store] since`, or the root]
@@ -24,8 +26,20 @@ pub struct Args {
     since: Option<String>,
 }
 
+/// How much a finding matters: an error fails the gate, a warning only says something.
+#[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Severity {
+    Error,
+    Warning,
+}
+
+/// Days before a live waiver's last day from which `check` warns that it ends.
+const WAIVER_WARNING_DAYS: i64 = 14;
+
 #[derive(Serialize, Clone)]
 struct Finding {
+    severity: Severity,
     file: String,
     /// 1-based line and column in the file at HEAD, where the finding has a place.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -45,6 +59,7 @@ impl Finding {
         message: String,
     ) -> Finding {
         Finding {
+            severity: Severity::Error,
             file,
             line: None,
             column: None,
@@ -60,6 +75,7 @@ impl Finding {
             .0
             .iter()
             .map(|e| Finding {
+                severity: Severity::Error,
                 file: file.to_string(),
                 line: (e.line > 0).then_some(e.line),
                 column: (e.line > 0).then_some(e.column),
@@ -76,6 +92,9 @@ struct Report {
     datasets: usize,
     contracts: usize,
     commits: usize,
+    /// How many findings are errors and how many warnings.
+    errors: usize,
+    warnings: usize,
     findings: Vec<Finding>,
 }
 
@@ -256,7 +275,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     &text,
                     store.config().policy.max_waiver_days,
                 )
-                .map(|w| warn_ending(ctx, &path, &w))
+                .map(|w| findings.extend(ending_waivers(ctx.today, &path, dataset, &text, &w)))
             } else {
                 let dataset = f.trim_end_matches(".toml");
                 if datasets.iter().any(|d| d == dataset) {
@@ -270,10 +289,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
 
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
     let report = Report {
         datasets: datasets.len(),
         contracts: contracts_seen,
         commits: proof.commits,
+        errors,
+        warnings: findings.len() - errors,
         findings,
     };
     match ctx.format {
@@ -281,24 +306,58 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(&store, &report)),
         _ => print_text(&report),
     }
-    Ok(Outcome::findings_if(!report.findings.is_empty()))
+    Ok(Outcome::findings_if(report.errors > 0))
 }
 
-/// Say on stderr which live waivers end within 14 days: someone must fix the release or
-/// accept that it fails again. A warning, not a finding: it never changes the exit code.
-fn warn_ending(ctx: &Context, path: &str, waivers: &crate::model::waiver::Waivers) {
-    for w in waivers.live(ctx.today) {
-        let left = w.days_left(ctx.today);
-        if left < 14 {
-            talkln!(
-                "warning: {path}: waiver `{}` of `{}` ends on {} ({left} day(s) left): after it \
-                 the clause fails again",
-                w.id,
-                w.clause,
-                w.until
-            );
-        }
-    }
+/// A warning per live waiver whose last day is at most 14 days after `today`: someone must
+/// fix the release before then, or the clause it covers fails again. Each is placed on the
+/// line of the waiver's `id` in the file.
+fn ending_waivers(
+    today: chrono::NaiveDate,
+    path: &str,
+    dataset: &str,
+    text: &str,
+    waivers: &crate::model::waiver::Waivers,
+) -> Vec<Finding> {
+    waivers
+        .live(today)
+        .filter(|w| w.days_left(today) <= WAIVER_WARNING_DAYS)
+        .map(|w| {
+            let id_line = crate::model::history::toml_string(&w.id);
+            let line = text
+                .lines()
+                .position(|l| {
+                    l.trim_start()
+                        .strip_prefix("id")
+                        .and_then(|r| r.trim_start().strip_prefix('='))
+                        .is_some_and(|r| r.trim() == id_line)
+                })
+                .map(|i| i + 1);
+            let lines = w
+                .line
+                .map_or("every line".to_string(), |l| format!("line {l}"));
+            let when = match w.days_left(today) {
+                0 => "today".to_string(),
+                1 => "in 1 day".to_string(),
+                d => format!("in {d} days"),
+            };
+            Finding {
+                severity: Severity::Warning,
+                line,
+                column: line.map(|_| 1),
+                ..Finding::new(
+                    path.to_string(),
+                    None,
+                    None,
+                    format!(
+                        "waiver {} on {dataset} {lines}, {}, ends on {} ({when}): after it the \
+                         clause fails again",
+                        w.id, w.clause, w.until
+                    ),
+                )
+            }
+        })
+        .collect()
 }
 
 /// A log file two consumption sources match would be read by the first only, with its
@@ -355,16 +414,30 @@ fn duplicate_findings(path: &str, ledger: &crate::notify::ledger::Ledger) -> Vec
 }
 
 fn print_text(r: &Report) {
-    if r.findings.is_empty() {
+    // Warnings are talk: they never make the gate's table.
+    for f in r
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+    {
+        let place = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+        talkln!("warning: {}{place}: {}", f.file, f.message);
+    }
+    let errors = r.findings.iter().filter(|f| f.severity == Severity::Error);
+    if r.errors == 0 {
+        let warned = match r.warnings {
+            0 => String::new(),
+            n => format!(", {n} warning(s)"),
+        };
         outln!(
-            "ok: {} dataset(s), {} contract(s), {} commit(s) checked; no findings",
+            "ok: {} dataset(s), {} contract(s), {} commit(s) checked; no findings{warned}",
             r.datasets,
             r.contracts,
             r.commits
         );
         return;
     }
-    let rows = r.findings.iter().map(|f| {
+    let rows = errors.map(|f| {
         vec![
             f.file.clone(),
             f.commit
@@ -386,7 +459,7 @@ fn print_text(r: &Report) {
     );
     outln!(
         "{} finding(s) in {} dataset(s), {} contract(s), {} commit(s)",
-        r.findings.len(),
+        r.errors,
         r.datasets,
         r.contracts,
         r.commits
@@ -398,15 +471,24 @@ fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
     r.findings
         .iter()
         .map(|f| crate::render::ci::Finding {
-            rule: "check",
-            level: crate::render::ci::Level::Error,
+            rule: match f.severity {
+                Severity::Error => "check",
+                Severity::Warning => "waiver-ending",
+            },
+            level: match f.severity {
+                Severity::Error => crate::render::ci::Level::Error,
+                Severity::Warning => crate::render::ci::Level::Warning,
+            },
             title: format!("contracts check: {}", f.file),
             message: match (&f.commit, &f.author) {
                 (Some(c), Some(a)) => format!("{} (commit {}, {a})", f.message, &c[..12]),
                 _ => f.message.clone(),
             },
             file: Some(f.file.clone()),
-            line: crate::render::ci::line_in_message(&f.file, &f.message),
+            line: f
+                .line
+                .and_then(|l| u32::try_from(l).ok())
+                .or_else(|| crate::render::ci::line_in_message(&f.file, &f.message)),
         })
         .map(|mut f| {
             // Paths in findings are relative to the store's root.
@@ -462,6 +544,7 @@ fn uses_findings(
             for (u, place) in uses.iter().zip(&sub.places) {
                 if let Some(why) = crate::model::impact::unknown_use(u, &all) {
                     out.push(Finding {
+                        severity: Severity::Error,
                         file: layout::CONSUMERS.to_string(),
                         line: (place.line > 0).then_some(place.line),
                         column: (place.line > 0).then_some(place.column),

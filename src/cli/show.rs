@@ -53,6 +53,20 @@ struct PredecessorSunset {
     source: Option<SunsetSource>,
 }
 
+/// A live waiver covering this version's line (or every line) on `--today`.
+#[derive(Serialize)]
+struct ShownWaiver {
+    id: String,
+    /// The line it covers; `null`: every live line.
+    line: Option<u64>,
+    clause: String,
+    granted: chrono::NaiveDate,
+    until: chrono::NaiveDate,
+    days_left: i64,
+    by: String,
+    reason: String,
+}
+
 #[derive(Serialize)]
 struct Report {
     dataset: String,
@@ -66,6 +80,8 @@ struct Report {
     /// The previous line's sunset as declared here and as in force; `null` on a minor.
     predecessor_sunset: Option<PredecessorSunset>,
     description: Option<String>,
+    /// The live waivers of this version's line, on `--today`.
+    waivers: Vec<ShownWaiver>,
     clauses: Vec<ClauseRow>,
     /// Envelope clauses that cross the antimeridian, with their width.
     antimeridian: Vec<Crossing>,
@@ -87,6 +103,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let c = store.contract(&dataset, &version, Strictness::Reading)?;
     let lines = store.lines(&dataset)?;
+    let waivers = store
+        .waivers(&dataset)?
+        .live(ctx.today)
+        .filter(|w| w.line.is_none_or(|l| l == c.version.major))
+        .map(|w| ShownWaiver {
+            id: w.id.clone(),
+            line: w.line,
+            clause: w.clause.clone(),
+            granted: w.granted,
+            until: w.until,
+            days_left: w.days_left(ctx.today),
+            by: w.by.clone(),
+            reason: w.reason.clone(),
+        })
+        .collect();
     let mut clauses: Vec<ClauseRow> = c
         .clauses
         .iter()
@@ -141,6 +172,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             })
         }),
         description: c.description.clone(),
+        waivers,
         clauses,
         antimeridian: crossings(&c),
         reading_rules: READING_RULES,
@@ -177,6 +209,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     days_left(ls.days_left),
                     describe_source(&ls.source)
                 ),
+            }
+            if !report.waivers.is_empty() {
+                outln!("live waivers of line {}:", c.version.major);
+                let rows = report.waivers.iter().map(|w| {
+                    vec![
+                        w.id.clone(),
+                        w.clause.clone(),
+                        w.until.to_string(),
+                        days_left(w.days_left),
+                        w.by.clone(),
+                        w.reason.clone(),
+                    ]
+                });
+                outln!(
+                    "{}",
+                    table(&["waiver", "clause", "until", "left", "by", "reason"], rows)
+                );
             }
             let rows = report.clauses.iter().map(|r| {
                 vec![

@@ -211,6 +211,43 @@ fn dataset_body(
         "No line.",
     );
 
+    // The live waivers: which clause keys releases may fail, until when, and why.
+    let rows: Vec<Vec<Cell>> = store
+        .waivers(dataset)?
+        .live(ctx.today)
+        .map(|w| {
+            vec![
+                Cell::class(w.id.clone(), "value"),
+                Cell::text(
+                    w.line
+                        .map_or("every line".to_string(), |l| format!("line {l}")),
+                ),
+                Cell::text(w.clause.clone()),
+                Cell::text(w.until.to_string()),
+                Cell::class(w.days_left(ctx.today).to_string(), "num"),
+                Cell::text(w.by.clone()),
+                Cell::text(w.reason.clone()),
+            ]
+        })
+        .collect();
+    // Only a dataset with live waivers gets the section: most never have one.
+    if !rows.is_empty() {
+        s += "<h2 id=\"waivers\">Live waivers</h2>\n";
+        s += &table(
+            &[
+                "waiver",
+                "line",
+                "clause key",
+                "until",
+                "days left",
+                "by",
+                "reason",
+            ],
+            &rows,
+            "No live waiver.",
+        );
+    }
+
     // The timeline, inline.
     let empty = crate::consumers::daily::DailyReads::default();
     let t = super::timeline::gather_with(ctx, store, dataset, Some(daily.unwrap_or(&empty)))?;

@@ -10,6 +10,7 @@ use crate::release::record::parse_records;
 use crate::release::validate::Status;
 use crate::render::timeline::{
     svg, ContractResult, LineSpan, ReleaseMark, StillOn, SunsetMark, Timeline, Told, VersionMark,
+    WaiverSpan,
 };
 use crate::store::{layout, Store};
 
@@ -17,7 +18,8 @@ use crate::store::{layout, Store};
 ///
 /// The window picture of DATASET as SVG: each contract line from its `valid_from` to its
 /// sunset, the deprecation windows, sunset moves, every recorded release (`validate --record`)
-/// as a mark on each contract it was validated against, today, and underneath the number of
+/// as a mark on each contract it was validated against, each waiver as a band from its grant
+/// to its last day on the line it covers, today, and underneath the number of
 /// registered consumers still reading the old line, day by day from the consumption log.
 ///
 /// The SVG goes to stdout, or to FILE with --out; --format json prints the facts it shows.
@@ -118,6 +120,19 @@ pub fn gather_with(
                 .collect(),
         })
         .collect();
+    let recorded = store.waivers(dataset)?;
+    let waivers = recorded
+        .waiver
+        .iter()
+        .map(|w| WaiverSpan {
+            id: w.id.clone(),
+            line: w.line,
+            clause: w.clause.clone(),
+            granted: w.granted,
+            until: w.until,
+            revoked_on: recorded.revocation(&w.id).map(|r| r.on),
+        })
+        .collect();
     let windows = windows(&lines);
     let consumption = &store.config().consumption;
     let mut still_on = Vec::new();
@@ -170,6 +185,7 @@ pub fn gather_with(
         releases,
         still_on,
         told: told(store, dataset)?,
+        waivers,
     })
 }
 

@@ -73,6 +73,10 @@ pub const RULES: &[(&str, &str)] = &[
         "advisory-failed",
         "A release fails an advisory clause (a warning until it is enforced)",
     ),
+    (
+        "waiver-ending",
+        "A live waiver ends within 14 days: after it the clause it covers fails again",
+    ),
 ];
 
 /// GitHub's escaping of a workflow command's message.

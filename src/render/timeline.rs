@@ -31,6 +31,8 @@ pub struct Timeline {
     pub still_on: Vec<StillOn>,
     /// Every notice delivered about a line, from the dataset's ledger.
     pub told: Vec<Told>,
+    /// Every recorded waiver, drawn on the lane of the line it covers.
+    pub waivers: Vec<WaiverSpan>,
 }
 
 /// One notice delivered: who was told what about which line, by which channel and when.
@@ -46,6 +48,21 @@ pub struct Told {
     /// The instant it was delivered.
     pub at: String,
 }
+
+/// A waiver, from the day it was granted to its last day.
+#[derive(Debug, Clone, Serialize)]
+pub struct WaiverSpan {
+    pub id: String,
+    /// The line it covers; `None`: every line.
+    pub line: Option<u64>,
+    pub clause: String,
+    pub granted: NaiveDate,
+    pub until: NaiveDate,
+    /// The day it was revoked, if it was.
+    pub revoked_on: Option<NaiveDate>,
+}
+
+const WAIVER: &str = "#9a6700";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct LineSpan {
@@ -149,6 +166,10 @@ impl Scale {
             days.push(m.to);
         }
         days.extend(t.releases.iter().map(|r| r.day));
+        for w in &t.waivers {
+            days.push(w.granted);
+            days.push(w.until);
+        }
         let min = days.iter().min().copied().unwrap_or(t.today);
         let max = days.iter().max().copied().unwrap_or(t.today);
         // A line with no sunset runs on: leave room to show it does.
@@ -482,6 +503,37 @@ pub fn svg(t: &Timeline) -> String {
                 escape(&label)
             );
         }
+        // Waivers of this line (or of every line): a thin band under the bar, from the grant
+        // to the last day covered, named by its clause key.
+        for w in t
+            .waivers
+            .iter()
+            .filter(|w| w.line.is_none_or(|m| m == l.major))
+        {
+            let (xa, xb) = (scale.x(w.granted), scale.x(w.until + Duration::days(1)));
+            let y = bar_y + 24.0;
+            let what = format!(
+                "waiver {}: {} waived on line {} from {} to {}{}",
+                w.id,
+                w.clause,
+                w.line.map_or("every line".to_string(), |n| n.to_string()),
+                w.granted,
+                w.until,
+                w.revoked_on
+                    .map_or(String::new(), |d| format!(", revoked on {d}"))
+            );
+            let _ = writeln!(
+                body,
+                r#"<g class="waiver"><title>{}</title><rect x="{}" y="{}" width="{}" height="5" fill="{WAIVER}" fill-opacity="0.7"/><text x="{}" y="{}" font-size="9" fill="{WAIVER}">waived: {}</text></g>"#,
+                escape(&what),
+                n(xa),
+                n(y),
+                n((xb - xa).max(2.0)),
+                n(xa),
+                n(y + 13.0),
+                escape(&w.clause)
+            );
+        }
         // Releases validated against this line's contracts.
         for r in &t.releases {
             for res in r.results.iter().filter(|res| res.line == l.major) {
@@ -739,6 +791,7 @@ mod tests {
             releases: vec![],
             still_on: vec![],
             told: vec![],
+            waivers: vec![],
         };
         let s = Scale::of(&t);
         // 2026-03-15 minus 10 days is in March; 2027-01-15 plus 20 days is in February.
