@@ -1,0 +1,284 @@
+//! Read summaries (issue 19): the daily counts of the retirement thresholds read every log
+//! the scan reads, under the consumer each principal is; `consumption summarize` folds a log
+//! into rows of (day, consumer, dataset, contract) that every command reads as it reads the
+//! log, and the summary of summaries is the summary of the whole.
+
+mod common;
+mod world;
+
+use std::io::Write;
+
+use world::World;
+
+/// The world's registry with flood-model an automation, atlas known also by the principals
+/// `key:atlas-*`, and usage thresholds of two reads on two days.
+fn with_thresholds(w: &World) {
+    w.write(
+        "consumers.toml",
+        r#"
+[consumers.flood-model]
+kind = "automation"
+team = "Hydrology"
+contacts = ["hydro-oncall@example.org"]
+
+[consumers.atlas]
+team = "Cartography"
+contacts = ["atlas@example.org"]
+identities = ["key:atlas-*"]
+
+[consumers.router]
+team = "Routing"
+contacts = ["routing@example.org"]
+
+[consumers.archive]
+contacts = ["records@example.org"]
+"#,
+    );
+    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
+}
+
+/// `text` gzipped.
+fn gzip(text: &str) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(text.as_bytes()).unwrap();
+    e.finish().unwrap()
+}
+
+/// (consumer, status, reads, days) of the holders `can-retire roads 1` names on 2026-11-29.
+fn holders(w: &World) -> Vec<(String, String, u64, u64)> {
+    let run = w.run(
+        "2026-11-29",
+        &["--format", "json", "can-retire", "roads", "1"],
+    );
+    run.json()["holders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["consumer"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+                s["usage"]["reads"].as_u64().unwrap_or(0),
+                s["usage"]["days"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+fn row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
+    (name.to_string(), status.to_string(), reads, days)
+}
+
+const ATLAS_TWO_DAYS: &str = concat!(
+    r#"{"at":"2026-11-27T05:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.1.0"}"#,
+    "\n",
+    r#"{"at":"2026-11-28T05:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.1.0"}"#,
+    "\n",
+);
+
+#[test]
+fn a_gzipped_log_counts_toward_the_thresholds() {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]",
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\", \"consumption/*.jsonl.gz\"]",
+    );
+    w.write("contracts.toml", &config);
+    std::fs::write(
+        w.root().join("consumption/more.jsonl.gz"),
+        gzip(ATLAS_TWO_DAYS),
+    )
+    .unwrap();
+    // atlas: its read of 2026-11-27 in platform.csv and the two gzipped ones, on two days.
+    assert_eq!(holders(&w), vec![row("atlas", "still-on", 3, 2)]);
+}
+
+#[test]
+fn reads_under_an_identity_count_toward_the_consumers_thresholds() {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    w.write(
+        "consumption/keys.jsonl",
+        &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
+    );
+    assert_eq!(holders(&w), vec![row("atlas", "still-on", 3, 2)]);
+}
+
+/// The scan's own counts (files, lines, reads outside the days) differ between a log and its
+/// summary; the answers do not.
+fn without_scan_stats(mut v: serde_json::Value) -> serde_json::Value {
+    match &mut v {
+        serde_json::Value::Object(m) => {
+            m.remove("scan");
+            for x in m.values_mut() {
+                *x = without_scan_stats(x.take());
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a.iter_mut() {
+                *x = without_scan_stats(x.take());
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// Every answer that reads the record, on `today`.
+fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
+    let asks: [&[&str]; 7] = [
+        &["consumers", "roads"],
+        &["consumers", "rivers"],
+        &["can-retire", "roads", "1"],
+        &["can-retire", "rivers", "1", "--no-successor"],
+        &["notify", "--dry-run"],
+        &["timeline", "roads"],
+        &["status"],
+    ];
+    asks.iter()
+        .map(|a| {
+            let mut args = vec!["--format", "json"];
+            args.extend_from_slice(a);
+            let run = w.run(today, &args);
+            (a.join(" "), run.code(), without_scan_stats(run.json()))
+        })
+        .collect()
+}
+
+/// The world's logs, more reads under identities and offsets other than UTC, and thresholds.
+fn busy_world() -> World {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    w.write(
+        "consumption/keys.jsonl",
+        &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
+    );
+    w.write(
+        "consumption/offsets.jsonl",
+        concat!(
+            // One instant three ways, and router back on line 1 at it: the tie rule decides.
+            r#"{"at":"2026-11-28T23:30:00-01:00","consumer":"router","dataset":"roads","contract":"1.1.0"}"#, "\n",
+            r#"{"at":"2026-11-29T00:30:00Z","consumer":"router","dataset":"roads","contract":"2.0.0"}"#, "\n",
+            r#"{"at":"2026-11-29T02:30:00+02:00","consumer":"router","dataset":"roads","contract":"1.0.0"}"#, "\n",
+            r#"{"at":"2026-11-27T09:00:00+05:30","consumer":"archive","dataset":"rivers","contract":"1.0.0"}"#, "\n",
+            r#"{"at":"2026-11-27T10:00:00Z","consumer":"key:stranger","dataset":"roads","contract":"1.1.0"}"#, "\n",
+            r#"{"at":"2026-11-27T10:00:00Z","consumer":"","dataset":"roads","contract":"1.1.0"}"#, "\n",
+        ),
+    );
+    w.write(
+        "contracts/rivers/1.0.0.toml",
+        "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+         [clauses]\ncrs = \"EPSG:4326\"\n",
+    );
+    w
+}
+
+/// The store reads only `summary` from now on, as a read summary.
+fn read_the_summary_only(w: &World) {
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+        "",
+    );
+    w.write(
+        "contracts.toml",
+        &format!(
+            "{config}\n[[consumption.source]]\npath = \"consumption/summary/*\"\nformat = \"summary\"\n"
+        ),
+    );
+}
+
+#[test]
+fn every_answer_from_the_summary_is_the_answer_from_the_log() {
+    let w = busy_world();
+    let days = ["2026-11-28", "2026-11-29", "2027-01-20", "2027-03-05"];
+    let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
+    let run = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--out",
+            "consumption/summary/all",
+        ],
+    );
+    run.assert_code(0);
+    // The empty consumer is reported and left out.
+    assert!(
+        run.stderr().contains("`consumer` is empty"),
+        "{}",
+        run.stderr()
+    );
+    read_the_summary_only(&w);
+    let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
+        assert_eq!(r, s);
+    }
+    assert_eq!(raw.len(), from_summary.len());
+    // The answers came from the summary: without it, they are others.
+    std::fs::remove_file(w.root().join("consumption/summary/all")).unwrap();
+    assert_ne!(answers(&w, days[1]), from_summary[1]);
+}
+
+#[test]
+fn summarize_writes_rows_of_day_consumer_dataset_and_contract() {
+    let w = busy_world();
+    let run = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
+    run.assert_code(0);
+    let rows: Vec<serde_json::Value> = run
+        .stdout()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let find = |day: &str, consumer: &str, dataset: &str, contract: &str| {
+        rows.iter()
+            .find(|r| {
+                r["day"] == day
+                    && r["consumer"] == consumer
+                    && r["dataset"] == dataset
+                    && r["contract"] == contract
+            })
+            .unwrap_or_else(|| panic!("no row {day} {consumer} {dataset} {contract}: {rows:#?}"))
+    };
+    // atlas on 2026-11-27: platform.csv at 03:00Z and keys.jsonl (as key:atlas-7) at 05:00Z.
+    let atlas = find("2026-11-27", "atlas", "roads", "1.1.0");
+    assert_eq!(atlas["reads"], 2);
+    assert_eq!(atlas["first_at"], "2026-11-27T03:00:00Z");
+    assert_eq!(atlas["last_at"], "2026-11-27T05:00:00Z");
+    assert_eq!(atlas["registered"], true);
+    // 2026-11-28T23:30-01:00 is on the UTC day 2026-11-29, and keeps its offset.
+    let router = find("2026-11-29", "router", "roads", "1.1.0");
+    assert_eq!(router["last_at"], "2026-11-28T23:30:00-01:00");
+    // archive's read at 09:00+05:30 is 03:30Z on the 27th.
+    assert_eq!(
+        find("2026-11-27", "archive", "rivers", "1.0.0")["first_at"],
+        "2026-11-27T09:00:00+05:30"
+    );
+    // An unclaimed principal keeps its name.
+    assert_eq!(
+        find("2026-11-27", "key:stranger", "roads", "1.1.0")["registered"],
+        false
+    );
+    assert_eq!(
+        find("2026-11-26", "ghost", "roads", "1.0.0")["registered"],
+        false
+    );
+    assert!(rows.iter().all(|r| r["consumer"] != "key:atlas-7"));
+    // Given files instead of the sources, and a summary summarized again: the same text.
+    std::fs::write(w.root().join("s1"), run.stdout()).unwrap();
+    let again = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--input-format",
+            "summary",
+            "s1",
+            "--out",
+            "-",
+        ],
+    );
+    again.assert_code(0);
+    assert_eq!(again.stdout(), run.stdout());
+}
