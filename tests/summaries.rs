@@ -384,3 +384,19 @@ fn the_duckdb_example_summarizes_a_partitioned_log_to_the_same_answers() {
         assert_eq!(r, s);
     }
 }
+
+#[test]
+fn a_summary_source_refuses_a_fields_mapping() {
+    let w = World::new(world::closed_port());
+    let table = "[[consumption.source]]\npath = \"consumption/summary/*\"\nformat = \"summary\"\n\
+                 fields = { consumer = \"who\" }\n";
+    let config = w.read("contracts.toml").unwrap();
+    w.write("contracts.toml", &format!("{config}\n{table}"));
+    let run = w.run("2026-11-29", &["consumers", "roads"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr().contains("a read summary has fixed fields"),
+        "{}",
+        run.stderr()
+    );
+}
