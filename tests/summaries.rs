@@ -323,41 +323,16 @@ fn partitioned_world() -> World {
     w
 }
 
-#[test]
-fn the_duckdb_example_summarizes_a_partitioned_log_to_the_same_answers() {
-    let check = std::process::Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output();
-    assert!(
-        check.is_ok_and(|o| o.status.success()),
-        "the duckdb Python package is missing: this test runs examples/duckdb/summarize.sql with it (pip install duckdb)"
-    );
+/// Run `engine` on the partitioned world (it writes `consumption/summary/all` from
+/// `consumption/log/*/*.jsonl.gz`); its summary, read back by the store, is the store's own
+/// summary of the log, and every answer from it is the answer from the log.
+fn an_engine_summarizes_to_the_same_answers(engine: &dyn Fn(&World)) {
     let w = partitioned_world();
     let days = ["2026-11-29", "2027-03-05"];
     let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
-    let sql =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/duckdb/summarize.sql");
     std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
-    let run = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import duckdb, sys\n\
-             con = duckdb.connect()\n\
-             con.execute(\"SET VARIABLE log = 'consumption/log/*/*.jsonl.gz'\")\n\
-             con.execute(\"SET VARIABLE out = 'consumption/summary/all'\")\n\
-             con.execute(open(sys.argv[1]).read())\n",
-        ])
-        .arg(&sql)
-        .current_dir(w.root())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    // Read back by the store, DuckDB's summary is the store's own summary of the log
-    // (`registered` and the spelling of UTC are the store's to set).
+    engine(&w);
+    // (`registered` and the spelling of UTC are the store's to set.)
     let ours = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
     ours.assert_code(0);
     let theirs = w.run(
@@ -383,6 +358,66 @@ fn the_duckdb_example_summarizes_a_partitioned_log_to_the_same_answers() {
     for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
         assert_eq!(r, s);
     }
+    assert_eq!(raw.len(), from_summary.len());
+}
+
+fn example(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn python_has(module: &str) {
+    let check = std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output();
+    assert!(
+        check.is_ok_and(|o| o.status.success()),
+        "the Python package {module} is missing: this test runs an example with it (pinned in .ci/run)"
+    );
+}
+
+#[test]
+fn the_duckdb_example_summarizes_a_partitioned_log_to_the_same_answers() {
+    python_has("duckdb");
+    an_engine_summarizes_to_the_same_answers(&|w| {
+        let run = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import duckdb, sys\n\
+                 con = duckdb.connect()\n\
+                 con.execute(\"SET VARIABLE log = 'consumption/log/*/*.jsonl.gz'\")\n\
+                 con.execute(\"SET VARIABLE out = 'consumption/summary/all'\")\n\
+                 con.execute(open(sys.argv[1]).read())\n",
+            ])
+            .arg(example("examples/duckdb/summarize.sql"))
+            .current_dir(w.root())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    });
+}
+
+#[test]
+fn the_dask_example_summarizes_a_partitioned_log_to_the_same_answers() {
+    python_has("dask, distributed");
+    an_engine_summarizes_to_the_same_answers(&|w| {
+        let run = std::process::Command::new("python3")
+            .arg(example("examples/dask/summarize_reads.py"))
+            .args(["--local-workers", "2", "--out", "consumption/summary/all"])
+            .arg("consumption/log/*/*.jsonl.gz")
+            .current_dir(w.root())
+            .env("HOME", w.home.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        // busy_world's one line with an empty consumer.
+        assert!(stderr.contains("1 line(s) left out"), "{stderr}");
+    });
 }
 
 #[test]
