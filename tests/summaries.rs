@@ -141,6 +141,12 @@ fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
             let mut args = vec!["--format", "json"];
             args.extend_from_slice(a);
             let run = w.run(today, &args);
+            assert!(
+                !run.stdout().is_empty(),
+                "{}: {}",
+                a.join(" "),
+                run.stderr()
+            );
             (a.join(" "), run.code(), without_scan_stats(run.json()))
         })
         .collect()
@@ -434,4 +440,102 @@ fn a_summary_source_refuses_a_fields_mapping() {
         "{}",
         run.stderr()
     );
+}
+
+/// One line of an S3 server access log.
+fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes: &str) -> String {
+    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
+    format!(
+        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
+         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
+         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
+         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
+         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
+         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+    )
+}
+
+#[test]
+fn an_access_log_summarizes_to_the_same_answers() {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    w.write(
+        "contracts/rivers/1.0.0.toml",
+        "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+         [clauses]\ncrs = \"EPSG:4326\"\n",
+    );
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+        "",
+    );
+    w.write(
+        "contracts.toml",
+        &format!(
+            "{config}\n[[consumption.source]]\npath = \"consumption/s3/*\"\nformat = \"s3-access\"\n\
+             match = [\"datasets/{{dataset}}/v{{contract}}/*.parquet\"]\nsame_read_seconds = 120\n"
+        ),
+    );
+    let v1 = "datasets/roads/v1.1.0/part-00000.parquet";
+    let v2 = "datasets/roads/v2.0.0/part-00000.parquet";
+    let mut a = String::new();
+    // atlas (through its identity) opens line 1 twice on the 27th (two bursts) and once on
+    // the 28th; router reads line 2; an anonymous reader reads line 1.
+    for t in [
+        "27/Nov/2026:10:00:00",
+        "27/Nov/2026:10:00:01",
+        "27/Nov/2026:15:00:00",
+    ] {
+        a += &s3_line(t, "key:atlas-3", "REST.GET.OBJECT", v1, 206, "65536");
+    }
+    a += &s3_line(
+        "28/Nov/2026:08:00:00",
+        "key:atlas-3",
+        "REST.GET.OBJECT",
+        v1,
+        200,
+        "9",
+    );
+    a += &s3_line(
+        "28/Nov/2026:09:00:00",
+        "router",
+        "REST.GET.OBJECT",
+        v2,
+        200,
+        "9",
+    );
+    a += &s3_line("28/Nov/2026:09:30:00", "-", "REST.GET.OBJECT", v1, 200, "9");
+    w.write("consumption/s3/2026-11-28-00", &a);
+    let days = ["2026-11-29"];
+    let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
+    w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--out",
+            "consumption/summary/all",
+        ],
+    )
+    .assert_code(0);
+    let summary = w.read("consumption/summary/all").unwrap();
+    // Two bursts on the 27th, one on the 28th, under atlas.
+    assert!(
+        summary.contains(r#""day":"2026-11-27","consumer":"atlas","dataset":"roads","contract":"1.1.0","reads":2"#),
+        "{summary}"
+    );
+    let config = w.read("contracts.toml").unwrap().replace(
+        "path = \"consumption/s3/*\"\nformat = \"s3-access\"\n\
+         match = [\"datasets/{dataset}/v{contract}/*.parquet\"]\nsame_read_seconds = 120\n",
+        "path = \"consumption/summary/*\"\nformat = \"summary\"\n",
+    );
+    w.write("contracts.toml", &config);
+    let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
+        assert_eq!(r, s);
+    }
+    assert!(w
+        .read("contracts.toml")
+        .unwrap()
+        .contains("format = \"summary\""));
 }

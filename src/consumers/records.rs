@@ -9,12 +9,16 @@
 //! come out as a [`Record`], so whoever folds them need not know which file held them.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use chrono::{DateTime, FixedOffset};
 
-use super::log::{LogError, LogFile, Malformed, MappedRead, Mapping, ParquetLog};
+use super::access::{AccessLog, AccessScan, Read as AccessRead};
+use super::log::{
+    access_log_of, LogError, LogFile, Malformed, MappedRead, Mapping, ParquetLog, ANONYMOUS,
+};
 use super::summary;
 use crate::model::source::{LogFormat, Source};
 
@@ -64,8 +68,8 @@ fn open(path: &Path) -> Result<Box<dyn std::io::Read>, LogError> {
 
 /// Hand every read of `files` (each of the source it names) to `on_read`, whose `Err` makes
 /// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
-/// malformed. Access logs are not read here (their reads are bursts of requests, which the
-/// scan's access module makes).
+/// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
+/// out as each burst closes.
 pub fn each_read(
     sources: &[Source],
     files: &[LogFile],
@@ -83,6 +87,15 @@ pub fn each_read(
         _ => None,
     };
     let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
+    // An access log's requests become reads in bursts ([`super::access`]), one burst scan
+    // per source across all of its files, as the newest-read scan does.
+    let access_logs: Vec<Option<AccessLog>> = sources
+        .iter()
+        .map(access_log_of)
+        .collect::<Result<_, _>>()?;
+    let mut access_scans: BTreeMap<usize, AccessScan<'_>> = BTreeMap::new();
+    // Reads of access logs whose version is none: counted, as the scan counts them.
+    let mut unfit = 0u64;
     for LogFile { path, source } in files {
         let (Some(src), Some(mapping)) = (sources.get(*source), mappings.get(*source)) else {
             continue;
@@ -268,15 +281,58 @@ pub fn each_read(
                 }
             }
             Some(format) if format.is_access_log() => {
-                return Err(LogError::NotWired {
-                    source_name: src.describe(),
-                    what: format!("the {format} format, day by day"),
-                })
+                let Some(log) = access_logs[*source].as_ref() else {
+                    continue;
+                };
+                let access = access_scans
+                    .entry(*source)
+                    .or_insert_with(|| AccessScan::new(log));
+                let mut errors = Vec::new();
+                let outcome = access.feed(
+                    BufReader::with_capacity(1 << 16, open(path)?),
+                    |read| {
+                        if access_read(&read, wanted, on_read).is_err() {
+                            unfit += 1;
+                        }
+                    },
+                    |e| errors.push(e),
+                );
+                for e in errors {
+                    bad(e.line, e.reason, &mut malformed);
+                }
+                outcome.map_err(|e| io(std::io::Error::other(e.to_string())))?;
             }
             _ => return Err(LogError::UnknownFormat { path: path.clone() }),
         }
     }
-    Ok(malformed)
+    for (_, access) in std::mem::take(&mut access_scans) {
+        access.finish(|read| {
+            if access_read(&read, wanted, on_read).is_err() {
+                unfit += 1;
+            }
+        });
+    }
+    Ok(malformed + unfit)
+}
+
+/// One read of an access log: at its burst's last request (the instant the scan dates it
+/// by), its principal the consumer (`anonymous` without one).
+fn access_read(
+    read: &AccessRead,
+    wanted: &Wanted<'_>,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    if !wanted.wants(&read.dataset) {
+        return Ok(());
+    }
+    on_read(Record {
+        dataset: &read.dataset,
+        consumer: read.principal.as_deref().unwrap_or(ANONYMOUS),
+        contract: &read.contract,
+        first: read.at,
+        last: read.at,
+        reads: 1,
+    })
 }
 
 fn text(b: &[u8]) -> Option<String> {

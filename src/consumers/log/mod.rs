@@ -646,7 +646,7 @@ fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
 
 /// The compiled access log of a source whose format is an access-log one; `None` for the
 /// others. A source table that `check` would refuse is an error here too.
-fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
+pub(crate) fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
     let Some(format) = src
         .format
         .filter(|f| f.is_access_log())
