@@ -57,6 +57,7 @@ mod schema;
 mod show;
 mod site;
 mod status;
+mod summarize;
 mod sunset;
 mod timeline;
 mod unwaive;
@@ -182,6 +183,7 @@ pub enum Command {
     Consumers(consumers::Args),
     Notify(notify::Args),
     Timeline(timeline::Args),
+    Consumption(summarize::GroupArgs),
     Site(site::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
@@ -213,6 +215,7 @@ impl Command {
             Command::Consumers(_) => "consumers",
             Command::Notify(_) => "notify",
             Command::Timeline(_) => "timeline",
+            Command::Consumption(_) => "consumption",
             Command::Site(_) => "site",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
@@ -304,6 +307,7 @@ pub fn main() -> ExitCode {
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
+        Command::Consumption(args) => summarize::run_group(&ctx, args),
         Command::Site(args) => site::run(&ctx, args),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Man(args) => completions::run_man(&ctx, args),

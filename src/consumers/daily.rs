@@ -8,17 +8,17 @@
 //! lookback rule day after day. It reads files but takes every day as an argument.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
 use serde::Serialize;
 
-use super::log::{later, At, LogError, LogFile, Malformed, Mapping, ParquetLog};
+use super::log::{later, LogError, LogFile, Malformed};
+use super::records::{each_read, Record, Wanted};
 use super::registry::{ConsumerKind, Registry};
 use super::standing::{LineUse, Thresholds};
-use crate::model::source::{LogFormat, Source};
+use crate::model::source::Source;
 
 /// One consumer's newest read per UTC day: day → (instant, version).
 type Days = BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>;
@@ -44,8 +44,18 @@ impl DailyReads {
         for (principal, days) in old {
             let name = match registry.claim(&principal) {
                 super::Claim::Consumer(c) => c.to_string(),
-                _ => principal,
+                _ => principal.clone(),
             };
+            // The counts of the thresholds go with the reads: a consumer's reads under its
+            // principals are its reads.
+            if name != principal {
+                if let Some(counts) = self.line_reads.remove(&principal) {
+                    let into = self.line_reads.entry(name.clone()).or_default();
+                    for (k, n) in counts {
+                        *into.entry(k).or_insert(0) += n;
+                    }
+                }
+            }
             let into = self.by_consumer.entry(name).or_default();
             for (day, read) in days {
                 match into.get_mut(&day) {
@@ -62,19 +72,14 @@ impl DailyReads {
         }
     }
 
-    fn fold(
-        &mut self,
-        at: At<'_>,
-        consumer: &str,
-        contract: &str,
-        until: NaiveDate,
-    ) -> Result<(), String> {
-        if consumer.is_empty() {
+    /// Fold in one read, or one summary row of reads on one day.
+    fn fold(&mut self, r: &Record<'_>, until: NaiveDate) -> Result<(), String> {
+        if r.consumer.is_empty() {
             return Err("`consumer` is empty".to_string());
         }
-        let at = at.instant()?;
-        let version = Version::parse(contract)
-            .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+        let version = Version::parse(r.contract)
+            .map_err(|_| format!("`contract` {:?} is not a semantic version", r.contract))?;
+        let at = r.last;
         let day = at.with_timezone(&Utc).date_naive();
         // Reads after the day the picture is drawn on are ignored, as everywhere else.
         if day > until {
@@ -82,11 +87,11 @@ impl DailyReads {
         }
         *self
             .line_reads
-            .entry(consumer.to_string())
+            .entry(r.consumer.to_string())
             .or_default()
             .entry((day, version.major))
-            .or_insert(0) += 1;
-        let days = self.by_consumer.entry(consumer.to_string()).or_default();
+            .or_insert(0) += r.reads;
+        let days = self.by_consumer.entry(r.consumer.to_string()).or_default();
         match days.get_mut(&day) {
             // Same rule as the scan: the newest instant wins, the higher version on a tie.
             Some(slot) => {
@@ -137,9 +142,9 @@ pub fn daily_reads(
     Ok(all.remove(dataset).unwrap_or_default())
 }
 
-/// [`daily_reads`] for several datasets in one pass over the log (the site draws every
+/// [`daily_reads`] for several datasets in one pass over the record (the site draws every
 /// dataset's timeline: one scan, not one per dataset). A malformed line is counted once, under
-/// the first dataset.
+/// the first dataset. Logs of reads and read summaries alike ([`super::records`]).
 pub fn daily_reads_of(
     sources: &[Source],
     files: &[LogFile],
@@ -160,201 +165,20 @@ pub fn daily_reads_of(
         .iter()
         .map(|d| (d.clone(), DailyReads::default()))
         .collect();
-    let mut malformed = 0u64;
-    // With one dataset, a line that does not contain its name cannot be a read of it.
-    let finder = match datasets.iter().collect::<Vec<_>>()[..] {
-        [one] => Some(memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
-        _ => None,
-    };
-    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
-    for LogFile { path, source } in files {
-        let (Some(src), Some(mapping)) = (sources.get(*source), mappings.get(*source)) else {
-            continue;
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let io = |source| LogError::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let mut bad = |line: u64, reason: String, malformed: &mut u64| {
-            *malformed += 1;
-            on_malformed(&Malformed {
-                file: path.clone(),
-                line,
-                reason,
-            });
-        };
-        // A source of one dataset (a constant) has no name in its lines to look for.
-        let finder = finder
-            .as_ref()
-            .filter(|_| mapping.constant_dataset().is_none());
-        match src.format_of(&name) {
-            Some(LogFormat::Jsonl) => {
-                let mut reader = BufReader::with_capacity(1 << 20, file);
-                let mut buf = Vec::new();
-                let mut number = 0u64;
-                loop {
-                    buf.clear();
-                    if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
-                        break;
-                    }
-                    number += 1;
-                    let line = buf.trim_ascii();
-                    if line.is_empty()
-                        || finder.is_some_and(|f| {
-                            f.find(line).is_none() && memchr::memchr(b'\\', line).is_none()
-                        })
-                    {
-                        continue;
-                    }
-                    let result = mapping
-                        .json(line)
-                        .and_then(|r| fold_read(&mut all, r, until));
-                    if let Err(reason) = result {
-                        bad(number, reason, &mut malformed);
-                    }
-                }
-            }
-            Some(LogFormat::Csv) => {
-                let mut reader = csv::ReaderBuilder::new()
-                    .has_headers(true)
-                    .flexible(true)
-                    .from_reader(BufReader::with_capacity(1 << 20, file));
-                let headers = reader
-                    .byte_headers()
-                    .map_err(|e| io(std::io::Error::other(e.to_string())))?
-                    .clone();
-                let mut cols = [None; 4];
-                for (c, name) in cols.iter_mut().zip(mapping.columns()) {
-                    if let Some(name) = name {
-                        match headers
-                            .iter()
-                            .position(|h| h.trim_ascii() == name.as_bytes())
-                        {
-                            Some(i) => *c = Some(i),
-                            None => {
-                                bad(
-                                    1,
-                                    format!("the header has no column {name}; the file is skipped"),
-                                    &mut malformed,
-                                );
-                                continue;
-                            }
-                        }
-                    }
-                }
-                if cols
-                    .iter()
-                    .zip(mapping.columns())
-                    .any(|(c, n)| n.is_some() && c.is_none())
-                {
-                    continue;
-                }
-                let mut record = csv::ByteRecord::new();
-                let mut number = 1u64;
-                loop {
-                    match reader.read_byte_record(&mut record) {
-                        Ok(false) => break,
-                        Ok(true) => {}
-                        Err(e) => {
-                            if let csv::ErrorKind::Io(_) = e.kind() {
-                                return Err(LogError::Io {
-                                    path: path.clone(),
-                                    source: std::io::Error::other(e.to_string()),
-                                });
-                            }
-                            number += 1;
-                            bad(number, e.to_string(), &mut malformed);
-                            continue;
-                        }
-                    }
-                    number = record.position().map_or(number + 1, |p| p.line());
-                    let fields = cols.map(|c| c.and_then(|i| record.get(i)));
-                    if cols
-                        .iter()
-                        .zip(fields)
-                        .any(|(c, f)| c.is_some() && f.is_none())
-                    {
-                        bad(
-                            number,
-                            format!("expected {} fields, found {}", headers.len(), record.len()),
-                            &mut malformed,
-                        );
-                        continue;
-                    }
-                    if fields
-                        .iter()
-                        .flatten()
-                        .any(|f| std::str::from_utf8(f).is_err())
-                    {
-                        bad(number, "a field is not UTF-8".to_string(), &mut malformed);
-                        continue;
-                    }
-                    if let Err(reason) = mapping
-                        .flat(fields)
-                        .and_then(|r| fold_read(&mut all, r, until))
-                    {
-                        bad(number, reason, &mut malformed);
-                    }
-                }
-            }
-            Some(LogFormat::Parquet) => {
-                let log = ParquetLog::open(path, mapping)?;
-                for g in 0..log.row_groups() {
-                    let mut failed = Vec::new();
-                    log.read_group(path, g, &mut |number, row| {
-                        let result = row.and_then(|r| match all.get_mut(r.dataset) {
-                            Some(out) => out.fold(r.at, r.consumer, r.contract, until),
-                            None => Ok(()),
-                        });
-                        if let Err(reason) = result {
-                            failed.push((number, reason));
-                        }
-                    })?;
-                    for (number, reason) in failed {
-                        bad(number, reason, &mut malformed);
-                    }
-                }
-            }
-            // Wired by the access module, as in `log::scan`.
-            Some(format) if format.is_access_log() || format == LogFormat::Summary => {
-                return Err(LogError::NotWired {
-                    source_name: src.describe(),
-                    what: format!("the {format} format"),
-                })
-            }
-            _ => return Err(LogError::UnknownFormat { path: path.clone() }),
-        }
-    }
+    let malformed = each_read(
+        sources,
+        files,
+        &Wanted::These(datasets),
+        &mut |r| match all.get_mut(r.dataset) {
+            Some(out) => out.fold(&r, until),
+            None => Ok(()),
+        },
+        on_malformed,
+    )?;
     if let Some(first) = datasets.iter().next().and_then(|d| all.get_mut(d)) {
         first.malformed = malformed;
     }
     Ok(all)
-}
-
-/// Fold one mapped read into the daily reads of its dataset (other datasets' reads are
-/// skipped).
-fn fold_read(
-    all: &mut HashMap<String, DailyReads>,
-    r: super::log::MappedRead<'_>,
-    until: NaiveDate,
-) -> Result<(), String> {
-    let text = |b: &[u8]| std::str::from_utf8(b).map(str::to_string);
-    let Ok(dataset) = std::str::from_utf8(&r.dataset) else {
-        return Ok(());
-    };
-    match all.get_mut(dataset) {
-        Some(out) => {
-            let consumer = text(&r.consumer).map_err(|_| "`consumer` is not UTF-8".to_string())?;
-            let contract = text(&r.contract).map_err(|_| "`contract` is not UTF-8".to_string())?;
-            out.fold(r.at, &consumer, &contract, until)
-        }
-        None => Ok(()),
-    }
 }
 
 /// One day's count of registered consumers still on a line.

@@ -5,8 +5,10 @@
 pub mod access;
 pub mod daily;
 pub mod log;
+pub mod records;
 pub mod registry;
 pub mod standing;
+pub mod summary;
 
 pub use log::{
     log_files, overlapping_files, scan, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,

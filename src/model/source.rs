@@ -322,6 +322,14 @@ pub(crate) fn validate_source(
     let mut fields = Fields::default();
     let mut mapped = std::collections::BTreeSet::new();
     if let Some(table) = &raw.fields {
+        if format == Some(LogFormat::Summary) {
+            err(
+                table.span(),
+                "[[consumption.source]] fields: a read summary has fixed fields (day, consumer, \
+                 dataset, contract, reads, first_at, last_at, registered)"
+                    .to_string(),
+            );
+        }
         if access {
             err(
                 table.span(),

@@ -533,10 +533,16 @@ pub fn scan(
                 continue;
             }
             LogFormat::Summary => {
-                return Err(LogError::NotWired {
-                    source_name: src.describe(),
-                    what: "a read summary".to_string(),
-                })
+                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                    continue;
+                };
+                if let Err(e) = scan_summary(path, input, req, &mut scan, on_malformed) {
+                    scan.skipped.push(Skipped {
+                        file: path.clone(),
+                        reason: format!("cannot be read to its end: {e}"),
+                    });
+                }
+                continue;
             }
         }
         let result = if format == LogFormat::Parquet {
@@ -617,6 +623,74 @@ fn open_text(
     })
 }
 
+/// Fold the rows of one read summary in: a row of a requested dataset is its consumer's
+/// `reads` reads of one version on one UTC day, the newest at `last_at` — what the scan keeps
+/// of the raw reads it stands for.
+fn scan_summary(
+    path: &Path,
+    input: impl std::io::Read,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, input);
+    let mut buf = Vec::new();
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        number += 1;
+        scan.stats.lines += 1;
+        let line = buf.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let result = super::summary::parse_row(line).and_then(|row| {
+            if !req.datasets.contains(&row.dataset) {
+                return Ok(());
+            }
+            let version = Version::parse(&row.contract)
+                .map_err(|_| format!("`contract` {:?} is not a semantic version", row.contract))?;
+            match place_of_day(row.day, req) {
+                Day::After => scan.stats.after_today += row.reads,
+                Day::Before => scan.stats.before_lookback += row.reads,
+                Day::Inside => {
+                    scan.stats.reads += row.reads;
+                    let known = req.is_known(&row.dataset, &version);
+                    let read = NewestRead {
+                        at: row.last_at,
+                        oldest_line: if known { version.major } else { u64::MAX },
+                        reads: row.reads,
+                        known: known.then(|| KnownRead {
+                            at: row.last_at,
+                            version: version.clone(),
+                        }),
+                        version,
+                    };
+                    scan.record(
+                        &row.dataset,
+                        &Key::from_bytes(row.consumer.as_bytes()),
+                        read,
+                    );
+                }
+            }
+            Ok(())
+        });
+        if let Err(reason) = result {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line: number,
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Open one log file and count it; a file that cannot be opened is skipped, and said so.
 fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
     match std::fs::File::open(path) {
@@ -636,7 +710,7 @@ fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
 
 /// The compiled access log of a source whose format is an access-log one; `None` for the
 /// others. A source table that `check` would refuse is an error here too.
-fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
+pub(crate) fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
     let Some(format) = src
         .format
         .filter(|f| f.is_access_log())

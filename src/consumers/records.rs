@@ -1,0 +1,365 @@
+//! Every read of the consumption record, one at a time: the plain walk over the files of the
+//! configured sources (JSON Lines and CSV, each optionally gzipped, Parquet, and read
+//! summaries) that the day-by-day counts and `consumption summarize` are built on. The
+//! newest-read scan (`log::scan`) has its own, faster walk; this one hands each read to the
+//! caller.
+//!
+//! A raw read is one read at one instant; a row of a summary ([`super::summary`]) is a
+//! consumer's reads of one version on one UTC day, from its first instant to its last. Both
+//! come out as a [`Record`], so whoever folds them need not know which file held them.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use chrono::{DateTime, FixedOffset};
+
+use super::access::{AccessLog, AccessScan, Read as AccessRead};
+use super::log::{
+    access_log_of, LogError, LogFile, Malformed, MappedRead, Mapping, ParquetLog, ANONYMOUS,
+};
+use super::summary;
+use crate::model::source::{LogFormat, Source};
+
+/// One read, or a summary row of several reads of one version by one consumer on one day.
+#[derive(Debug, Clone)]
+pub struct Record<'a> {
+    pub dataset: &'a str,
+    pub consumer: &'a str,
+    pub contract: &'a str,
+    /// The first and the last instant, with the offset each was written with (one read:
+    /// the same instant twice).
+    pub first: DateTime<FixedOffset>,
+    pub last: DateTime<FixedOffset>,
+    pub reads: u64,
+}
+
+/// Which datasets the caller wants: a read of another is skipped before its date is parsed.
+pub enum Wanted<'a> {
+    All,
+    These(&'a std::collections::BTreeSet<String>),
+}
+
+impl Wanted<'_> {
+    fn wants(&self, dataset: &str) -> bool {
+        match self {
+            Wanted::All => true,
+            Wanted::These(set) => set.contains(dataset),
+        }
+    }
+}
+
+/// A file's bytes, gunzipped when its name ends in `.gz`.
+fn open(path: &Path) -> Result<Box<dyn std::io::Read>, LogError> {
+    let file = std::fs::File::open(path).map_err(|source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let gzipped = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".gz"));
+    Ok(if gzipped {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    })
+}
+
+/// Hand every read of `files` (each of the source it names) to `on_read`, whose `Err` makes
+/// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
+/// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
+/// out as each burst closes.
+pub fn each_read(
+    sources: &[Source],
+    files: &[LogFile],
+    wanted: &Wanted<'_>,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<u64, LogError> {
+    let mut malformed = 0u64;
+    // With one dataset, a line that does not contain its name cannot be a read of it.
+    let finder = match wanted {
+        Wanted::These(set) if set.len() == 1 => set
+            .iter()
+            .next()
+            .map(|one| memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
+        _ => None,
+    };
+    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
+    // An access log's requests become reads in bursts ([`super::access`]), one burst scan
+    // per source across all of its files, as the newest-read scan does.
+    let access_logs: Vec<Option<AccessLog>> = sources
+        .iter()
+        .map(access_log_of)
+        .collect::<Result<_, _>>()?;
+    let mut access_scans: BTreeMap<usize, AccessScan<'_>> = BTreeMap::new();
+    // Reads of access logs whose version is none: counted, as the scan counts them.
+    let mut unfit = 0u64;
+    for LogFile { path, source } in files {
+        let (Some(src), Some(mapping)) = (sources.get(*source), mappings.get(*source)) else {
+            continue;
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let io = |source| LogError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut bad = |line: u64, reason: String, malformed: &mut u64| {
+            *malformed += 1;
+            on_malformed(&Malformed {
+                file: path.clone(),
+                line,
+                reason,
+            });
+        };
+        if mapping.constant_dataset().is_some_and(|d| !wanted.wants(d)) {
+            continue;
+        }
+        // A source of one dataset (a constant) has no name in its lines to look for.
+        let finder = finder
+            .as_ref()
+            .filter(|_| mapping.constant_dataset().is_none());
+        match src.format_of(&name) {
+            Some(LogFormat::Jsonl) => {
+                let mut reader = BufReader::with_capacity(1 << 20, open(path)?);
+                let mut buf = Vec::new();
+                let mut number = 0u64;
+                loop {
+                    buf.clear();
+                    if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+                        break;
+                    }
+                    number += 1;
+                    let line = buf.trim_ascii();
+                    if line.is_empty()
+                        || finder.is_some_and(|f| {
+                            f.find(line).is_none() && memchr::memchr(b'\\', line).is_none()
+                        })
+                    {
+                        continue;
+                    }
+                    if let Err(reason) = mapping.json(line).and_then(|r| take(r, wanted, on_read)) {
+                        bad(number, reason, &mut malformed);
+                    }
+                }
+            }
+            Some(LogFormat::Summary) => {
+                let mut reader = BufReader::with_capacity(1 << 20, open(path)?);
+                let mut buf = Vec::new();
+                let mut number = 0u64;
+                loop {
+                    buf.clear();
+                    if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+                        break;
+                    }
+                    number += 1;
+                    let line = buf.trim_ascii();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let result = summary::parse_row(line).and_then(|row| {
+                        if !wanted.wants(&row.dataset) {
+                            return Ok(());
+                        }
+                        on_read(Record {
+                            dataset: &row.dataset,
+                            consumer: &row.consumer,
+                            contract: &row.contract,
+                            first: row.first_at,
+                            last: row.last_at,
+                            reads: row.reads,
+                        })
+                    });
+                    if let Err(reason) = result {
+                        bad(number, reason, &mut malformed);
+                    }
+                }
+            }
+            Some(LogFormat::Csv) => {
+                let mut reader = csv::ReaderBuilder::new()
+                    .has_headers(true)
+                    .flexible(true)
+                    .from_reader(BufReader::with_capacity(1 << 20, open(path)?));
+                let headers = reader
+                    .byte_headers()
+                    .map_err(|e| io(std::io::Error::other(e.to_string())))?
+                    .clone();
+                let mut cols = [None; 4];
+                let mut missing = false;
+                for (c, name) in cols.iter_mut().zip(mapping.columns()) {
+                    if let Some(name) = name {
+                        match headers
+                            .iter()
+                            .position(|h| h.trim_ascii() == name.as_bytes())
+                        {
+                            Some(i) => *c = Some(i),
+                            None => {
+                                bad(
+                                    1,
+                                    format!("the header has no column {name}; the file is skipped"),
+                                    &mut malformed,
+                                );
+                                missing = true;
+                            }
+                        }
+                    }
+                }
+                if missing {
+                    continue;
+                }
+                let mut record = csv::ByteRecord::new();
+                let mut number = 1u64;
+                loop {
+                    match reader.read_byte_record(&mut record) {
+                        Ok(false) => break,
+                        Ok(true) => {}
+                        Err(e) => {
+                            if let csv::ErrorKind::Io(_) = e.kind() {
+                                return Err(io(std::io::Error::other(e.to_string())));
+                            }
+                            number += 1;
+                            bad(number, e.to_string(), &mut malformed);
+                            continue;
+                        }
+                    }
+                    number = record.position().map_or(number + 1, |p| p.line());
+                    let fields = cols.map(|c| c.and_then(|i| record.get(i)));
+                    if cols
+                        .iter()
+                        .zip(fields)
+                        .any(|(c, f)| c.is_some() && f.is_none())
+                    {
+                        bad(
+                            number,
+                            format!("expected {} fields, found {}", headers.len(), record.len()),
+                            &mut malformed,
+                        );
+                        continue;
+                    }
+                    if fields
+                        .iter()
+                        .flatten()
+                        .any(|f| std::str::from_utf8(f).is_err())
+                    {
+                        bad(number, "a field is not UTF-8".to_string(), &mut malformed);
+                        continue;
+                    }
+                    if let Err(reason) = mapping.flat(fields).and_then(|r| take(r, wanted, on_read))
+                    {
+                        bad(number, reason, &mut malformed);
+                    }
+                }
+            }
+            Some(LogFormat::Parquet) => {
+                let log = ParquetLog::open(path, mapping)?;
+                for g in 0..log.row_groups() {
+                    let mut failed = Vec::new();
+                    log.read_group(path, g, &mut |number, row| {
+                        let result = row.and_then(|r| {
+                            take(
+                                MappedRead {
+                                    at: r.at,
+                                    consumer: Cow::Borrowed(r.consumer.as_bytes()),
+                                    dataset: Cow::Borrowed(r.dataset.as_bytes()),
+                                    contract: Cow::Borrowed(r.contract.as_bytes()),
+                                },
+                                wanted,
+                                on_read,
+                            )
+                        });
+                        if let Err(reason) = result {
+                            failed.push((number, reason));
+                        }
+                    })?;
+                    for (number, reason) in failed {
+                        bad(number, reason, &mut malformed);
+                    }
+                }
+            }
+            Some(format) if format.is_access_log() => {
+                let Some(log) = access_logs[*source].as_ref() else {
+                    continue;
+                };
+                let access = access_scans
+                    .entry(*source)
+                    .or_insert_with(|| AccessScan::new(log));
+                let mut errors = Vec::new();
+                let outcome = access.feed(
+                    BufReader::with_capacity(1 << 16, open(path)?),
+                    |read| {
+                        if access_read(&read, wanted, on_read).is_err() {
+                            unfit += 1;
+                        }
+                    },
+                    |e| errors.push(e),
+                );
+                for e in errors {
+                    bad(e.line, e.reason, &mut malformed);
+                }
+                outcome.map_err(|e| io(std::io::Error::other(e.to_string())))?;
+            }
+            _ => return Err(LogError::UnknownFormat { path: path.clone() }),
+        }
+    }
+    for (_, access) in std::mem::take(&mut access_scans) {
+        access.finish(|read| {
+            if access_read(&read, wanted, on_read).is_err() {
+                unfit += 1;
+            }
+        });
+    }
+    Ok(malformed + unfit)
+}
+
+/// One read of an access log: at its burst's last request (the instant the scan dates it
+/// by), its principal the consumer (`anonymous` without one).
+fn access_read(
+    read: &AccessRead,
+    wanted: &Wanted<'_>,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    if !wanted.wants(&read.dataset) {
+        return Ok(());
+    }
+    on_read(Record {
+        dataset: &read.dataset,
+        consumer: read.principal.as_deref().unwrap_or(ANONYMOUS),
+        contract: &read.contract,
+        first: read.at,
+        last: read.at,
+        reads: 1,
+    })
+}
+
+fn text(b: &[u8]) -> Option<String> {
+    std::str::from_utf8(b).ok().map(str::to_string)
+}
+
+/// Hand one mapped read of a wanted dataset to `on_read` (others are skipped).
+fn take(
+    r: MappedRead<'_>,
+    wanted: &Wanted<'_>,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    let Ok(dataset) = std::str::from_utf8(&r.dataset) else {
+        return Ok(());
+    };
+    if !wanted.wants(dataset) {
+        return Ok(());
+    }
+    let consumer = text(&r.consumer).ok_or("`consumer` is not UTF-8")?;
+    let contract = text(&r.contract).ok_or("`contract` is not UTF-8")?;
+    let at = r.at.instant()?;
+    on_read(Record {
+        dataset,
+        consumer: &consumer,
+        contract: &contract,
+        first: at,
+        last: at,
+        reads: 1,
+    })
+}

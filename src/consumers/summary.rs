@@ -1,0 +1,386 @@
+//! Read summaries: the consumption record folded to one row per UTC day, consumer, dataset
+//! and contract version — how many reads, the first and the last instant (each with the
+//! offset it was written with), and whether the registry knows the consumer. A platform
+//! writes its logs by the terabyte; its own engine (DuckDB, Dask, Spark) folds them to a
+//! summary, and the store reads kilobytes. Every command that reads the record reads a
+//! summary as it reads a log (docs/src/reference/consumption-log.md).
+//!
+//! Summaries merge: rows with the same key add their reads, keep the earlier first instant
+//! and the later last one, so the summary of summaries of the parts of a log is the summary
+//! of the whole. What the commands need of a day survives the fold: the newest read (the
+//! last instant; on a tie the higher version, then the larger offset, as `log::later`
+//! orders reads) and the count of reads of each line.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat, Utc};
+use semver::Version;
+use serde::{Deserialize, Serialize};
+
+use super::registry::{Claim, Registry};
+
+/// What a row is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey {
+    /// The UTC day of the reads.
+    pub day: NaiveDate,
+    pub dataset: String,
+    pub consumer: String,
+    pub contract: Version,
+}
+
+/// What a row says of its reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowReads {
+    pub reads: u64,
+    pub first_at: DateTime<FixedOffset>,
+    pub last_at: DateTime<FixedOffset>,
+    pub registered: bool,
+}
+
+/// One row as written, one JSON object per line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub day: NaiveDate,
+    pub consumer: String,
+    pub dataset: String,
+    pub contract: String,
+    pub reads: u64,
+    pub first_at: String,
+    pub last_at: String,
+    pub registered: bool,
+}
+
+/// A row read back and checked.
+#[derive(Debug, Clone)]
+pub struct ParsedRow {
+    pub day: NaiveDate,
+    pub consumer: String,
+    pub dataset: String,
+    pub contract: String,
+    pub reads: u64,
+    pub first_at: DateTime<FixedOffset>,
+    pub last_at: DateTime<FixedOffset>,
+    pub registered: bool,
+}
+
+/// The order of instants that keeps the offset: an instant written `03:00Z` and the same one
+/// written `05:00+02:00` are two, the larger offset the later (as `log::later` breaks ties).
+fn order(t: &DateTime<FixedOffset>) -> (DateTime<FixedOffset>, i32) {
+    (*t, t.offset().local_minus_utc())
+}
+
+/// An instant as RFC 3339 text with its offset (`Z` for UTC) and as many digits of the
+/// second as it has.
+pub fn instant_text(t: &DateTime<FixedOffset>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// Parse one line of a summary; `Err` says why it is none.
+pub fn parse_row(line: &[u8]) -> Result<ParsedRow, String> {
+    let row: Row = serde_json::from_slice(line).map_err(|e| format!("not a summary row: {e}"))?;
+    let at = |name: &str, text: &str| {
+        DateTime::parse_from_rfc3339(text)
+            .map_err(|e| format!("`{name}` {text:?} is not an RFC 3339 datetime: {e}"))
+    };
+    let first_at = at("first_at", &row.first_at)?;
+    let last_at = at("last_at", &row.last_at)?;
+    if row.consumer.is_empty() {
+        return Err("`consumer` is empty".to_string());
+    }
+    if row.reads == 0 {
+        return Err("`reads` is 0: a row counts at least one read".to_string());
+    }
+    for (name, t) in [("first_at", &first_at), ("last_at", &last_at)] {
+        if t.with_timezone(&Utc).date_naive() != row.day {
+            return Err(format!(
+                "`{name}` {} is not on the UTC day {}",
+                instant_text(t),
+                row.day
+            ));
+        }
+    }
+    if order(&first_at) > order(&last_at) {
+        return Err("`first_at` is after `last_at`".to_string());
+    }
+    Ok(ParsedRow {
+        day: row.day,
+        consumer: row.consumer,
+        dataset: row.dataset,
+        contract: row.contract,
+        reads: row.reads,
+        first_at,
+        last_at,
+        registered: row.registered,
+    })
+}
+
+/// A summary being built: rows by key, merged as they come.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub rows: BTreeMap<RowKey, RowReads>,
+}
+
+impl Summary {
+    /// Fold in `reads` reads of `contract` (a semantic version, else `Err`) from `first` to
+    /// `last`, all on the UTC day of `last`.
+    pub fn add(
+        &mut self,
+        dataset: &str,
+        consumer: &str,
+        contract: &str,
+        first: DateTime<FixedOffset>,
+        last: DateTime<FixedOffset>,
+        reads: u64,
+    ) -> Result<(), String> {
+        if consumer.is_empty() {
+            return Err("`consumer` is empty".to_string());
+        }
+        let contract = Version::parse(contract)
+            .map_err(|_| format!("`contract` {contract:?} is not a semantic version"))?;
+        let key = RowKey {
+            day: last.with_timezone(&Utc).date_naive(),
+            dataset: dataset.to_string(),
+            consumer: consumer.to_string(),
+            contract,
+        };
+        self.merge_row(
+            key,
+            RowReads {
+                reads,
+                first_at: first,
+                last_at: last,
+                registered: false,
+            },
+        );
+        Ok(())
+    }
+
+    fn merge_row(&mut self, key: RowKey, row: RowReads) {
+        match self.rows.get_mut(&key) {
+            Some(have) => {
+                have.reads += row.reads;
+                have.registered |= row.registered;
+                if order(&row.first_at) < order(&have.first_at) {
+                    have.first_at = row.first_at;
+                }
+                if order(&row.last_at) > order(&have.last_at) {
+                    have.last_at = row.last_at;
+                }
+            }
+            None => {
+                self.rows.insert(key, row);
+            }
+        }
+    }
+
+    /// Add the rows of another summary.
+    pub fn merge(&mut self, other: Summary) {
+        for (k, r) in other.rows {
+            self.merge_row(k, r);
+        }
+    }
+
+    /// Put each reader under the consumer the registry's identities say it is (several
+    /// principals of one consumer merge into its rows) and mark whether the registry knows
+    /// it. A principal no consumer claims, or several do, keeps its name, unregistered.
+    pub fn claim(&mut self, registry: &Registry) {
+        let old = std::mem::take(&mut self.rows);
+        for (mut key, mut row) in old {
+            if let Claim::Consumer(name) = registry.claim(&key.consumer) {
+                key.consumer = name.to_string();
+            }
+            row.registered = registry.get(&key.consumer).is_some();
+            self.merge_row(key, row);
+        }
+    }
+
+    /// The rows as written, in key order.
+    pub fn lines(&self) -> impl Iterator<Item = Row> + '_ {
+        self.rows.iter().map(|(k, r)| Row {
+            day: k.day,
+            consumer: k.consumer.clone(),
+            dataset: k.dataset.clone(),
+            contract: k.contract.to_string(),
+            reads: r.reads,
+            first_at: instant_text(&r.first_at),
+            last_at: instant_text(&r.last_at),
+            registered: r.registered,
+        })
+    }
+
+    /// Write the summary as JSON Lines.
+    pub fn write_jsonl(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        for row in self.lines() {
+            serde_json::to_writer(&mut *out, &row)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::consumers::log::LogFile;
+    use crate::consumers::parse_registry;
+    use crate::consumers::records::{each_read, Wanted};
+    use crate::model::source::{LogFormat, Source};
+
+    /// The summary text of `files`, each read as `format` (`None`: from its name).
+    fn summarize(files: &[PathBuf], format: Option<LogFormat>, registry: &Registry) -> String {
+        let mut source = Source::glob("", 0);
+        source.format = format;
+        let files: Vec<LogFile> = files
+            .iter()
+            .map(|p| LogFile {
+                path: p.clone(),
+                source: 0,
+            })
+            .collect();
+        let mut s = Summary::default();
+        let bad = each_read(
+            &[source],
+            &files,
+            &Wanted::All,
+            &mut |r| s.add(r.dataset, r.consumer, r.contract, r.first, r.last, r.reads),
+            &mut |m| panic!("malformed: {m:?}"),
+        )
+        .unwrap();
+        assert_eq!(bad, 0);
+        s.claim(registry);
+        let mut out = Vec::new();
+        s.write_jsonl(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn registry() -> Registry {
+        parse_registry(
+            "consumers.toml",
+            "[consumers.a]\ncontacts=[\"a@x.org\"]\nidentities=[\"key:a-*\"]\n\
+             [consumers.b]\ncontacts=[\"b@x.org\"]\n",
+        )
+        .unwrap()
+    }
+
+    /// One raw read: (seconds after 2027-01-01T00:00Z, offset in minutes, consumer,
+    /// dataset, version). Few instants and few offsets, so that ties are common.
+    type Raw = (i64, i32, &'static str, &'static str, &'static str);
+
+    fn raw() -> impl Strategy<Value = Raw> {
+        (
+            prop::sample::select(vec![0i64, 1, 3_600, 86_399, 86_400, 90_000, 172_799]),
+            prop::sample::select(vec![0i32, 120, -330, 14 * 60 - 1, -(12 * 60)]),
+            prop::sample::select(vec!["a", "b", "key:a-1", "key:a-2", "ghost"]),
+            prop::sample::select(vec!["roads", "rivers"]),
+            prop::sample::select(vec!["1.0.0", "1.1.0", "2.0.0"]),
+        )
+    }
+
+    fn line(r: &Raw) -> String {
+        let utc = DateTime::parse_from_rfc3339("2027-01-01T00:00:00Z").unwrap()
+            + chrono::Duration::seconds(r.0);
+        let at = utc.with_timezone(&FixedOffset::east_opt(r.1 * 60).unwrap());
+        format!(
+            "{{\"at\":\"{}\",\"consumer\":\"{}\",\"dataset\":\"{}\",\"contract\":\"{}\"}}\n",
+            at.to_rfc3339(),
+            r.2,
+            r.3,
+            r.4
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn the_summary_of_summaries_is_the_summary_of_the_whole(
+            reads in prop::collection::vec(raw(), 1..60),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let reg = registry();
+            let text: Vec<String> = reads.iter().map(line).collect();
+            let whole = write(dir.path(), "whole.jsonl", &text.concat());
+            let expected = summarize(&[whole], None, &reg);
+            let mut at: Vec<usize> = cuts.iter().map(|i| i.index(text.len() + 1)).collect();
+            at.push(0);
+            at.push(text.len());
+            at.sort_unstable();
+            let mut parts = Vec::new();
+            for (n, w) in at.windows(2).enumerate() {
+                let part = write(dir.path(), &format!("part{n}.jsonl"), &text[w[0]..w[1]].concat());
+                let summary = summarize(&[part], None, &reg);
+                parts.push(write(dir.path(), &format!("part{n}.summary"), &summary));
+            }
+            let merged = summarize(&parts, Some(LogFormat::Summary), &reg);
+            prop_assert_eq!(merged, expected);
+        }
+    }
+
+    #[test]
+    fn a_tie_keeps_the_larger_offset_and_the_day_is_utc() {
+        // 2027-01-01T23:30-01:00 is 2027-01-02T00:30Z: the second UTC day.
+        let reg = registry();
+        let dir = tempfile::tempdir().unwrap();
+        let log = write(
+            dir.path(),
+            "r.jsonl",
+            concat!(
+                r#"{"at":"2027-01-02T00:30:00Z","consumer":"key:a-1","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+                r#"{"at":"2027-01-01T23:30:00-01:00","consumer":"a","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+                r#"{"at":"2027-01-02T02:30:00+02:00","consumer":"a","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+                r#"{"at":"2027-01-01T08:00:00Z","consumer":"ghost","dataset":"roads","contract":"1.0.0"}"#,
+                "\n",
+            ),
+        );
+        let text = summarize(&[log], None, &reg);
+        let rows: Vec<Row> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert_eq!(rows[0].consumer, "ghost");
+        assert!(!rows[0].registered);
+        let a = &rows[1];
+        assert_eq!(
+            (
+                a.day.to_string().as_str(),
+                a.consumer.as_str(),
+                a.reads,
+                a.registered
+            ),
+            ("2027-01-02", "a", 3, true)
+        );
+        // Three spellings of one instant: the first is the smallest offset, the last the
+        // largest.
+        assert_eq!(a.first_at, "2027-01-01T23:30:00-01:00");
+        assert_eq!(a.last_at, "2027-01-02T02:30:00+02:00");
+    }
+
+    #[test]
+    fn a_row_whose_instants_are_off_its_day_is_malformed() {
+        let ok = r#"{"day":"2027-01-02","consumer":"a","dataset":"roads","contract":"1.0.0","reads":2,"first_at":"2027-01-02T00:00:00Z","last_at":"2027-01-02T01:00:00+01:00","registered":true}"#;
+        assert!(parse_row(ok.as_bytes()).is_ok());
+        let off = ok.replace("01:00:00+01:00", "01:00:00+02:00");
+        assert!(parse_row(off.as_bytes()).unwrap_err().contains("UTC day"));
+        let zero = ok.replace("\"reads\":2", "\"reads\":0");
+        assert!(parse_row(zero.as_bytes()).is_err());
+        let extra = ok.replace("\"reads\":2", "\"reads\":2,\"bytes\":5");
+        assert!(parse_row(extra.as_bytes()).is_err());
+    }
+}
