@@ -4,9 +4,10 @@
 //! Tables are drawn by `tabled`. Each column says what it holds ([`Role`]), and only a
 //! terminal is fitted: into a pipe or a file nothing is shortened or wrapped, whatever
 //! `COLUMNS` says, because what a script reads must be whole. On a terminal narrower than
-//! the table, in this order: headers wrap at their spaces; free text gives way, the widest
-//! first, ending in `…`; findings and the last column wrap; and if the identifiers alone are
-//! still too wide, each row is printed as a block of `header value` lines. Identifiers,
+//! the table, in this order: headers wrap at their spaces; the gutters narrow to two spaces;
+//! free text gives way, the widest first, ending in `…`; findings and the last column wrap;
+//! and if the identifiers alone are still too wide, each row is printed as a block of
+//! `header value` lines. Identifiers,
 //! dates, versions and verdicts are never shortened, and a finding or an error is never cut
 //! anywhere. JSON always keeps every value whole. Verdicts and results are coloured when
 //! colour is on (`--color`, `NO_COLOR`).
