@@ -123,7 +123,6 @@ impl Example {
             .env("CONTRACTS_NOW", format!("{today}T09:00:00Z"))
             .env("GIT_AUTHOR_DATE", DATE)
             .env("GIT_COMMITTER_DATE", DATE)
-            .env("COLUMNS", "220")
             .args(args)
             .output()
             .unwrap();

@@ -537,6 +537,61 @@ fn bad_drafts_exit_2_and_write_nothing() {
 }
 
 #[test]
+fn a_drafts_errors_come_in_line_order() {
+    let s = Store::new();
+    let text = "# a draft with four mistakes\nadvisory = [\"nope\"]\ndataset = \"Roads\"\n\
+                version = \"1.0\"\nvalid_from = 2026-01-01\nsupersedes = \"0.9\"\n[clauses]\n";
+    let run = s.propose(text, "r");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let lines: Vec<usize> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.split("draft.toml:").nth(1))
+        .filter_map(|rest| rest.split(':').next()?.parse().ok())
+        .collect();
+    let expected: Vec<usize> = ["advisory", "dataset", "version", "supersedes"]
+        .iter()
+        .map(|k| text.lines().position(|l| l.starts_with(k)).unwrap() + 1)
+        .collect();
+    assert_eq!(lines, expected, "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_field_names_its_table_or_the_file_not_a_comment() {
+    let s = Store::new();
+    // Top level: no position to point at, the file lacks the key.
+    let run = s.propose(
+        "# a draft\ndataset = \"roads\"\nvalid_from = 2026-01-01\n[clauses]\n",
+        "r",
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("draft.toml: the file has no `version`"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("draft.toml:1:1"), "{}", run.stderr);
+    // In a table: its header line.
+    let text = "# the consumers\n\n[consumers.atlas]\nteam = \"Cartography\"\n";
+    std::fs::write(s.dir.join("consumers.toml"), text).unwrap();
+    s.git(&["add", "consumers.toml"]);
+    s.git(&["commit", "-qm", "atlas without contacts"]);
+    let run = s.run(&["check"]);
+    let header = text
+        .lines()
+        .position(|l| l.starts_with("[consumers.atlas]"))
+        .unwrap()
+        + 1;
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains(&format!(
+            "consumers.toml:{header}:1: [consumers.atlas] has no `contacts`"
+        )),
+        "{said}"
+    );
+}
+
+#[test]
 fn dry_run_prints_the_records_and_writes_nothing() {
     let s = Store::new();
     let before = s.snapshot();

@@ -20,36 +20,146 @@ fn widest(text: &str) -> usize {
     text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
-#[test]
-fn tables_fit_columns_and_json_keeps_values_whole() {
+const LONG: &str = "us-states-boundaries-generalised";
+const LONG_RATIONALE: &str = "State ids become integers so that every join downstream \
+     matches the census tables, and the duplicate id column goes.";
+const MISSPELT: &str = "consumer `tlc-routing-nightly` reads dataset \
+     `us-states-boundaries-generalized`, which the store does not have; did you mean \
+     `us-states-boundaries-generalised`?";
+
+/// The world, plus a dataset with a long name, a long rationale, a map change and a
+/// consumer who misspells it.
+fn long_world() -> World {
     let w = World::new(25);
-    let rationale = "Move to British National Grid — to match the other layers.";
-    // `log` has ten columns and a long rationale.
-    let wide = w.run_env("2026-11-29", &["log", "roads"], &[("COLUMNS", "300")]);
-    wide.assert_code(0);
-    assert!(wide.stdout().contains(rationale), "{}", wide.stdout());
-    let narrow = w.run_env("2026-11-29", &["log", "roads"], &[("COLUMNS", "140")]);
-    narrow.assert_code(0);
-    assert!(widest(&narrow.stdout()) <= 140, "{}", narrow.stdout());
-    // The widest column gives way first; the short ones stay whole.
-    assert!(
-        narrow.stdout().contains(" 2026-10-01 "),
-        "{}",
-        narrow.stdout()
+    let attrs = "STATE_FIPS_CODE = \"float64\", STATE_NAME = \"string\"";
+    w.write(
+        &format!("contracts/{LONG}/1.0.0.toml"),
+        &format!(
+            "dataset = \"{LONG}\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+             [clauses]\ncrs = \"EPSG:4326\"\nrequired_attributes = {{ {attrs} }}\n"
+        ),
     );
-    assert!(narrow.stdout().contains('…'), "{}", narrow.stdout());
-    assert!(!narrow.stdout().contains(rationale));
-    // Not a terminal and no COLUMNS: nothing is shortened, whatever the width.
-    let piped = w.run("2026-11-29", &["log", "roads"]);
-    assert!(piped.stdout().contains(rationale), "{}", piped.stdout());
-    assert!(!piped.stdout().contains('…'), "{}", piped.stdout());
-    // JSON is never shortened.
+    w.write(
+        &format!("contracts/{LONG}/2.0.0.toml"),
+        &format!(
+            "dataset = \"{LONG}\"\nversion = \"2.0.0\"\nsupersedes = \"1.0.0\"\n\
+             valid_from = 2026-11-01\nsunset = {}\n[clauses]\ncrs = \"EPSG:4326\"\n\
+             required_attributes = {{ STATE_FIPS_CODE = \"int64\", STATE_NAME = \"string\" }}\n",
+            world::SUNSET
+        ),
+    );
+    w.write(
+        &format!("history/{LONG}.toml"),
+        &format!(
+            "[[change]]\nat = 2026-10-01T17:00:00Z\nfrom = \"1.0.0\"\nto = \"2.0.0\"\n\
+             clause = \"required_attributes\"\nkind = \"fixed\"\ndirection = \"changed\"\n\
+             verdict = \"breaking\"\nwindow = {{ opens = 2026-11-01, sunset = {} }}\n\
+             rationale = \"{LONG_RATIONALE}\"\n",
+            world::SUNSET
+        ),
+    );
+    let consumers = w.read("consumers.toml").unwrap();
+    w.write(
+        "consumers.toml",
+        &format!(
+            "{consumers}\n[consumers.tlc-routing-nightly]\ncontacts = [\"tlc@example.org\"]\n\
+             datasets.us-states-boundaries-generalized = {{}}\n"
+        ),
+    );
+    w
+}
+
+#[test]
+fn into_a_pipe_nothing_is_cut_whatever_columns_says() {
+    let w = long_world();
+    w.write(
+        "contracts/world/1.0.0.toml",
+        "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\n\
+         required_attributes = { name = \"string\", nickname_in_the_local_language = \"string\" }\n",
+    );
+    let gpkg = data("naturalearth/countries.gpkg");
+    let old = format!("{LONG}@1.0.0");
+    let new = format!("{LONG}@2.0.0");
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (vec!["check"], vec![MISSPELT]),
+        (
+            vec!["diff", &old, &new],
+            vec!["`STATE_FIPS_CODE` float64 → int64"],
+        ),
+        (
+            vec!["validate", "world", &gpkg],
+            vec!["required_attributes.nickname_in_the_local_language"],
+        ),
+        (
+            vec!["show", &new],
+            vec![r#"{"STATE_FIPS_CODE":"int64","STATE_NAME":"string"}"#],
+        ),
+        (vec!["status"], vec![LONG, "2026-11-01", world::SUNSET]),
+        (vec!["log", LONG], vec![LONG, LONG_RATIONALE, "2026-10-01"]),
+    ];
+    for (args, whole) in &cases {
+        for columns in [None, Some("40")] {
+            let env: Vec<(&str, &str)> = columns.iter().map(|c| ("COLUMNS", *c)).collect();
+            let run = w.run_env("2026-11-29", args, &env);
+            let out = run.stdout();
+            for text in whole {
+                assert!(
+                    out.contains(text),
+                    "{args:?} COLUMNS={columns:?} cuts {text:?}:\n{out}{}",
+                    run.stderr()
+                );
+            }
+            assert!(!out.contains('…'), "{args:?} COLUMNS={columns:?}:\n{out}");
+        }
+    }
+    // JSON is never shortened either.
     let json = w.run_env(
         "2026-11-29",
-        &["--format", "json", "log", "roads"],
+        &["--format", "json", "log", LONG],
         &[("COLUMNS", "40")],
     );
-    assert_eq!(json.json()[0]["rationale"], rationale);
+    assert_eq!(json.json()[0]["rationale"], LONG_RATIONALE);
+}
+
+#[test]
+fn on_an_80_column_terminal_status_and_log_fit_with_identifiers_whole() {
+    let w = long_world();
+    for args in [vec!["status"], vec!["log", LONG], vec!["log"]] {
+        let out = w.run_pty("2026-11-29", &args, 80);
+        assert!(
+            widest(&out) <= 80,
+            "{args:?} is {} wide:\n{out}",
+            widest(&out)
+        );
+        let words: Vec<&str> = out.split_whitespace().collect();
+        let keys: &[&str] = if args[0] == "status" {
+            &[LONG, "2026-11-01", world::SUNSET, "2.0.0", "live"]
+        } else {
+            &[
+                LONG,
+                "2026-10-01",
+                "breaking",
+                "required_attributes",
+                "1.0.0",
+                "2.0.0",
+            ]
+        };
+        for key in keys {
+            assert!(
+                words.contains(key),
+                "{args:?} does not show {key} whole:\n{out}"
+            );
+        }
+        if args[0] == "log" {
+            // The rationale is free text: wrapped or cut, each word that is shown is whole.
+            assert!(out.contains("State ids become"), "{out}");
+        }
+    }
+    // Where the identifiers fit on a line, the free text gives way with an ellipsis.
+    let out = w.run_pty("2026-11-29", &["log", "roads"], 140);
+    assert!(widest(&out) <= 140, "{out}");
+    assert!(out.split_whitespace().any(|w| w == "2026-10-01"), "{out}");
+    assert!(out.contains('…'), "{out}");
 }
 
 fn contract(dir: &Path, version: &str, attrs: &str) -> String {
@@ -76,7 +186,7 @@ fn a_map_clause_is_shown_key_by_key_in_diff_and_its_refusal() {
     );
     let new = contract(dir, "1.1.0", "CNTY_ID = \"int64\", NAME = \"string\"");
     let mut cmd = env.command(dir);
-    cmd.env("COLUMNS", "200").args(["diff", &old, &new]);
+    cmd.args(["diff", &old, &new]);
     let out = cmd.output().unwrap();
     let run = common::Run {
         code: out.status.code().unwrap_or(-1),

@@ -1,4 +1,4 @@
-use super::output::{print_json, table};
+use super::output::{key, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{advisory_counts, parse_records};
 use crate::store::layout;
@@ -46,11 +46,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     "{}",
                     table(
                         &[
-                            "contract",
-                            "advisory clause",
-                            "would fail",
-                            "of releases",
-                            "fraction"
+                            key("contract"),
+                            key("advisory clause"),
+                            key("would fail"),
+                            key("of releases"),
+                            key("fraction")
                         ],
                         rows
                     )

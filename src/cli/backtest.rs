@@ -4,7 +4,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::read_input;
-use super::output::{print_json, table};
+use super::output::{key, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::{derive_changes, parse_contract, Contract, Direction, Kind, Strictness};
 use crate::release::record::{parse_records, replay, Replay};
@@ -155,7 +155,15 @@ impl Backtest {
         });
         outln!(
             "{}",
-            table(&["clause", "evaluated", "would fail", "releases"], rows)
+            table(
+                &[
+                    key("clause"),
+                    key("evaluated"),
+                    key("would fail"),
+                    key("releases")
+                ],
+                rows
+            )
         );
     }
 }

@@ -2,7 +2,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::consumption::{registry, scan_daily, scan_logs};
-use super::output::{print_json, table};
+use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
 use crate::consumers::{
@@ -206,7 +206,15 @@ fn print_text(r: &Report) {
         });
         outln!(
             "{}",
-            table(&["consumer", "version", "last read", "team"], rows)
+            table(
+                &[
+                    key("consumer"),
+                    key("version"),
+                    key("last read"),
+                    text("team")
+                ],
+                rows
+            )
         );
     }
     if !r.ignored.is_empty() {
@@ -229,7 +237,16 @@ fn print_text(r: &Report) {
         });
         outln!(
             "{}",
-            table(&["consumer", "status", "reads", "days", "last read"], rows)
+            table(
+                &[
+                    key("consumer"),
+                    key("status"),
+                    key("reads"),
+                    key("days"),
+                    key("last read")
+                ],
+                rows
+            )
         );
     }
 }

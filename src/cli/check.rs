@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::print_json;
+use super::output::{key, print_json, table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::audit_dataset;
 use crate::model::history::parse_history;
@@ -447,14 +447,12 @@ fn print_text(r: &Report) {
             f.message.clone(),
         ]
     });
-    // A finding is never cut, whatever the terminal's width: the terminal wraps it.
+    // A finding is never cut, whatever the terminal's width: on a terminal it wraps.
     outln!(
         "{}",
-        super::output::fit_table(
-            &["file", "commit", "author", "finding"],
-            rows,
-            super::output::UNLIMITED,
-            super::output::colour()
+        table(
+            &[key("file"), key("commit"), text("author"), whole("finding")],
+            rows
         )
     );
     outln!(

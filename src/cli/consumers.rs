@@ -1,7 +1,7 @@
 use serde::Serialize;
 
 use super::consumption::{registry, scan_daily, scan_logs};
-use super::output::{print_json, table};
+use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::Line;
@@ -222,14 +222,14 @@ fn print_text(r: &Report) {
         "{}",
         table(
             &[
-                "consumer",
-                "status",
-                "line",
-                "version",
-                "last seen",
-                "reads",
-                "liveness",
-                "team"
+                key("consumer"),
+                key("status"),
+                key("line"),
+                key("version"),
+                key("last seen"),
+                key("reads"),
+                key("liveness"),
+                text("team")
             ],
             rows
         )

@@ -1,7 +1,7 @@
 //! What `diff`, `propose` and `backtest` share: the per-consumer verdicts of a change list
 //! (from the committed `consumers.toml`), and their table.
 
-use super::output::table;
+use super::output::{key, table};
 use super::{CommandError, Context};
 use crate::consumers::{parse_registry, Registry};
 use crate::model::{impacts, Change, Impact};
@@ -62,6 +62,13 @@ pub fn print_verdicts(dataset: &str, impacts: &[Impact]) {
     outln!("consumers of {dataset}:");
     outln!(
         "{}",
-        table(&["consumer", "verdict", "breaking changes it uses"], rows)
+        table(
+            &[
+                key("consumer"),
+                key("verdict"),
+                key("breaking changes it uses")
+            ],
+            rows
+        )
     );
 }

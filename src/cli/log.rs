@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::{print_json, table};
+use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::history::{ChangeRecord, SunsetRecord};
 use crate::store::{layout, Store};
@@ -151,16 +151,16 @@ fn print_text(entries: &[Entry]) {
         "{}",
         table(
             &[
-                "date",
-                "dataset",
-                "versions",
-                "clause",
-                "kind",
-                "direction",
-                "verdict",
-                "rationale",
-                "commit",
-                "author"
+                key("date"),
+                key("dataset"),
+                key("versions"),
+                key("clause"),
+                key("kind"),
+                key("direction"),
+                key("verdict"),
+                text("rationale"),
+                key("commit"),
+                text("author")
             ],
             rows
         )

@@ -1,7 +1,7 @@
 use chrono::Timelike;
 
 use super::consumption::{registry, scan_logs};
-use super::output::{print_json, table};
+use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::Registry;
 use crate::notify::ledger::MAIL;
@@ -193,14 +193,14 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         ]
     });
     let head = [
-        "dataset",
-        "consumer",
-        "line",
-        "milestone",
-        "sunset",
-        "days left",
-        "recipients",
-        "status",
+        key("dataset"),
+        key("consumer"),
+        key("line"),
+        key("milestone"),
+        key("sunset"),
+        key("days left"),
+        text("recipients"),
+        key("status"),
     ];
     outln!("{}", table(&head, cells));
 }

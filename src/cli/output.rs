@@ -1,20 +1,30 @@
 //! Rendering and the one output path: text tables for people and JSON for scripts go to
 //! stdout (`outln!`, `out!`); talk goes to stderr (`talkln!`). No command prints any other way.
 //!
-//! Tables fit the terminal: when a table is wider than `COLUMNS` (or the terminal), its
-//! widest free-text columns give way first and long values end in an ellipsis; identifiers,
-//! dates, versions and verdicts (cells without a space) are never cut. Into a pipe or a file
-//! nothing is shortened, and a finding or an error is never cut anywhere. JSON always keeps
-//! every value whole. Verdicts and results are coloured
-//! when colour is on (`--color`, `NO_COLOR`).
+//! Tables are drawn by `tabled`. Each column says what it holds ([`Role`]), and only a
+//! terminal is fitted: into a pipe or a file nothing is shortened or wrapped, whatever
+//! `COLUMNS` says, because what a script reads must be whole. On a terminal narrower than
+//! the table, in this order: headers wrap at their spaces; the gutters narrow to two spaces;
+//! free text gives way, the widest first, ending in `…`; findings and the last column wrap;
+//! and if the identifiers alone are still too wide, each row is printed as a block of
+//! `header value` lines. Identifiers,
+//! dates, versions and verdicts are never shortened, and a finding or an error is never cut
+//! anywhere. JSON always keeps every value whole. Verdicts and results are coloured when
+//! colour is on (`--color`, `NO_COLOR`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use tabled::settings::object::Columns;
+use tabled::settings::{Padding, Style, Width};
 
 use crate::model::Change;
 use crate::render::delta::delta;
 
 /// The width of a table that must never be shortened: into a pipe, or a finding.
 pub const UNLIMITED: usize = usize::MAX;
+
+/// The width of a terminal that does not tell its size.
+const UNKNOWN_TERMINAL: usize = 80;
 
 static COLOUR: AtomicBool = AtomicBool::new(false);
 
@@ -27,9 +37,14 @@ pub fn colour() -> bool {
     COLOUR.load(Ordering::Relaxed)
 }
 
-/// The width tables must fit in: `COLUMNS`, else the terminal's width, else (a pipe or a
-/// file) [`UNLIMITED`]: what a script reads is never cut.
+/// The width tables must fit in. Into a pipe or a file, [`UNLIMITED`]: what a script reads is
+/// never cut, and a `COLUMNS` left in the environment does not change that. On a terminal,
+/// `COLUMNS` if set (a user narrowing the output on purpose), else the terminal's width.
 pub fn width() -> usize {
+    let term = console::Term::stdout();
+    if !term.is_term() {
+        return UNLIMITED;
+    }
     if let Some(n) = std::env::var("COLUMNS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -37,9 +52,51 @@ pub fn width() -> usize {
     {
         return n;
     }
-    console::Term::stdout()
-        .size_checked()
-        .map_or(UNLIMITED, |(_, cols)| usize::from(cols))
+    term.size_checked()
+        .map_or(UNKNOWN_TERMINAL, |(_, cols)| usize::from(cols))
+}
+
+/// What a column holds, which decides how it may give way on a narrow terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Identifiers, dates, versions, numbers, verdicts: a shortened one is wrong, not short,
+    /// so it is never cut (a last column may wrap at its spaces).
+    Key,
+    /// Free text (a rationale, a team, a list of addresses): the first to give way.
+    Text,
+    /// A finding, an error or the evidence of one: never cut, it wraps instead.
+    Whole,
+}
+
+/// A column of a table: its header and what it holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Col {
+    pub header: &'static str,
+    pub role: Role,
+}
+
+/// A column of identifiers, dates, versions, numbers or verdicts.
+pub const fn key(header: &'static str) -> Col {
+    Col {
+        header,
+        role: Role::Key,
+    }
+}
+
+/// A column of free text.
+pub const fn text(header: &'static str) -> Col {
+    Col {
+        header,
+        role: Role::Text,
+    }
+}
+
+/// A column of findings or errors.
+pub const fn whole(header: &'static str) -> Col {
+    Col {
+        header,
+        role: Role::Whole,
+    }
 }
 
 /// The ANSI colour of a cell whose whole text is a verdict or a result.
@@ -68,100 +125,236 @@ fn text_width(s: &str) -> usize {
     console::measure_text_width(s)
 }
 
+/// The narrowest a free-text column is cut to.
+const TEXT_FLOOR: usize = 8;
+/// The narrowest a finding is wrapped to.
+const WHOLE_FLOOR: usize = 20;
+
 /// A plain table with a header row, fitted to [`width`].
-pub fn table<I, R>(headers: &[&str], rows: I) -> String
+pub fn table<I, R>(cols: &[Col], rows: I) -> String
 where
     I: IntoIterator<Item = R>,
     R: IntoIterator<Item = String>,
 {
-    fit_table(headers, rows, width(), colour())
+    fit_table(cols, rows, width(), colour())
 }
 
-/// A table fitted to `max` columns: each cell is padded by one space on each side and cells
-/// are separated by one space; the widest columns shrink first, never below their header's
-/// width; a shortened value ends in `…`.
-pub fn fit_table<I, R>(headers: &[&str], rows: I, max: usize, colour: bool) -> String
+/// How one column is fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    Whole,
+    Truncate(usize),
+    Wrap(usize),
+}
+
+/// How a whole table is fitted: its headers (wrapped or not), one [`Fit`] per column, or a
+/// block per row when even that is too wide.
+#[derive(Debug, PartialEq, Eq)]
+enum Layout {
+    Grid {
+        headers: Vec<String>,
+        fits: Vec<Fit>,
+        tight: bool,
+    },
+    Blocks,
+}
+
+/// The width of a row of cells `widths` wide. Loose: one space of padding on each side of a
+/// cell and one space between cells (`Style::blank`). Tight, for a narrow terminal: two
+/// spaces between cells and none around the row.
+fn total(widths: &[usize], tight: bool) -> usize {
+    let (pad, gap) = if tight { (0, 2) } else { (2, 1) };
+    widths
+        .iter()
+        .map(|w| w.saturating_add(pad))
+        .fold(0usize, usize::saturating_add)
+        .saturating_add(gap * widths.len().saturating_sub(1))
+}
+
+fn longest_word(s: &str) -> usize {
+    s.split(' ').map(text_width).max().unwrap_or(0)
+}
+
+/// `s` wrapped at its spaces into lines of at most `max` columns (a longer word keeps its
+/// own line).
+fn wrap_words(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in s.split(' ') {
+        let w = text_width(word);
+        if line > 0 && line + 1 + w > max {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += w;
+    }
+    out
+}
+
+/// Decide how a table of `cols` fits in `max`: the cells of column `i` are at most
+/// `values[i]` wide and their longest word is `words[i]` wide.
+fn plan(cols: &[Col], values: &[usize], words: &[usize], max: usize) -> Layout {
+    let mut headers: Vec<String> = cols.iter().map(|c| c.header.to_string()).collect();
+    let mut widths: Vec<usize> = cols
+        .iter()
+        .zip(values)
+        .map(|(c, v)| text_width(c.header).max(*v))
+        .collect();
+    let mut fits = vec![Fit::Whole; cols.len()];
+    if total(&widths, false) <= max {
+        return Layout::Grid {
+            headers,
+            fits,
+            tight: false,
+        };
+    }
+    // 1. A header wider than its values wraps at its spaces: nothing is lost.
+    for (i, c) in cols.iter().enumerate() {
+        if text_width(c.header) > values[i] {
+            let w = values[i].max(longest_word(c.header));
+            headers[i] = wrap_words(c.header, w);
+            widths[i] = w;
+        }
+    }
+    // 2. The gutters narrow.
+    let tight = total(&widths, false) > max;
+    let header_of = |h: &str| h.lines().map(text_width).max().unwrap_or(0);
+    let last = cols.len().saturating_sub(1);
+    // 3. Free text gives way, the widest first; 4. then findings and the last column wrap.
+    for step in 0..2 {
+        let floor: Vec<Option<usize>> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let least = match (step, c.role) {
+                    (0, Role::Text) => TEXT_FLOOR.max(header_of(&headers[i])),
+                    (1, Role::Whole) => WHOLE_FLOOR.max(header_of(&headers[i])),
+                    (1, Role::Key) if i == last => header_of(&headers[i]).max(words[i]),
+                    (1, Role::Text) if i == last => widths[i],
+                    _ => return None,
+                };
+                Some(least.min(widths[i]))
+            })
+            .collect();
+        while total(&widths, tight) > max {
+            let Some(i) = (0..cols.len())
+                .filter(|&i| floor[i].is_some_and(|f| widths[i] > f))
+                .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)))
+            else {
+                break;
+            };
+            widths[i] -= 1;
+            fits[i] = if step == 0 {
+                Fit::Truncate(widths[i])
+            } else {
+                Fit::Wrap(widths[i])
+            };
+        }
+    }
+    // 5. Too wide even so: one block per row.
+    if total(&widths, tight) > max {
+        return Layout::Blocks;
+    }
+    Layout::Grid {
+        headers,
+        fits,
+        tight,
+    }
+}
+
+/// A table fitted to `max` columns (see the module's paragraph for the order in which
+/// columns give way); `colour` colours verdict cells.
+pub fn fit_table<I, R>(cols: &[Col], rows: I, max: usize, colour: bool) -> String
 where
     I: IntoIterator<Item = R>,
     R: IntoIterator<Item = String>,
 {
-    let mut grid: Vec<Vec<String>> = vec![headers.iter().map(|h| h.to_string()).collect()];
-    for r in rows {
-        // One line per cell: a newline would break the columns.
-        grid.push(
-            r.into_iter()
+    // One line per cell: a newline would break the columns.
+    let grid: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| {
+            let mut r: Vec<String> = r
+                .into_iter()
                 .map(|c| c.replace(['\n', '\r'], " "))
-                .collect(),
-        );
-    }
-    let cols = grid.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths: Vec<usize> = (0..cols)
-        .map(|i| {
-            grid.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| text_width(c))
-                .max()
-                .unwrap_or(0)
+                .collect();
+            r.resize(cols.len(), String::new());
+            r
         })
         .collect();
-    // Only free text gives way: a column none of whose cells holds a space is identifiers,
-    // dates, versions or verdicts, which a shortened cell would make wrong, not just short.
-    let floor: Vec<usize> = (0..cols)
-        .map(|i| {
-            let free_text = grid
-                .iter()
-                .skip(1)
-                .filter_map(|r| r.get(i))
-                .any(|c| c.contains(' '));
-            let header = headers.get(i).map_or(0, |h| text_width(h));
-            if free_text {
-                widths[i].min(header.max(3))
-            } else {
-                widths[i]
-            }
-        })
+    let values: Vec<usize> = (0..cols.len())
+        .map(|i| grid.iter().map(|r| text_width(&r[i])).max().unwrap_or(0))
         .collect();
-    let total = |w: &[usize]| {
-        w.iter()
-            .map(|x| x.saturating_add(2))
-            .fold(0usize, usize::saturating_add)
-            .saturating_add(w.len().saturating_sub(1))
+    let paint = |cell: &str| match style_of(cell).filter(|_| colour) {
+        Some(code) => format!("\x1b[{code}m{cell}\x1b[0m"),
+        None => cell.to_string(),
     };
-    while total(&widths) > max {
-        // Shrink the widest column that can still give way.
-        let Some(i) = (0..cols)
-            .filter(|&i| widths[i] > floor[i])
-            .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)))
-        else {
-            break;
-        };
-        widths[i] -= 1;
-    }
-    let mut out = String::new();
-    for (n, row) in grid.iter().enumerate() {
-        if n > 0 {
-            out.push('\n');
-        }
-        for (i, w) in widths.iter().enumerate() {
-            if i > 0 {
-                out.push(' ');
+    let words: Vec<usize> = (0..cols.len())
+        .map(|i| grid.iter().map(|r| longest_word(&r[i])).max().unwrap_or(0))
+        .collect();
+    match plan(cols, &values, &words, max) {
+        Layout::Grid {
+            headers,
+            fits,
+            tight,
+        } => {
+            let mut b = tabled::builder::Builder::default();
+            b.push_record(headers);
+            for r in &grid {
+                b.push_record(r.iter().map(|c| paint(c)));
             }
-            let cell = row.get(i).map_or("", String::as_str);
-            let shown = if text_width(cell) > *w {
-                console::truncate_str(cell, *w, "…").into_owned()
-            } else {
-                cell.to_string()
+            let mut t = b.build();
+            t.with(Style::blank());
+            if tight {
+                t.with(Padding::new(0, 1, 0, 0));
+                t.modify(Columns::last(), Padding::zero());
+            }
+            for (i, fit) in fits.iter().enumerate() {
+                match *fit {
+                    Fit::Whole => {}
+                    Fit::Truncate(w) => {
+                        t.modify(Columns::one(i), Width::truncate(w).suffix("…"));
+                    }
+                    Fit::Wrap(w) => {
+                        t.modify(Columns::one(i), Width::wrap(w).keep_words(true));
+                    }
+                }
+            }
+            t.to_string()
+        }
+        Layout::Blocks => blocks(cols, &grid, max, paint),
+    }
+}
+
+/// Each row as a block of `header value` lines, a blank line between blocks: the layout of
+/// a table whose identifiers alone are wider than the terminal. Findings and free text wrap;
+/// an identifier is never broken, even one wider than the terminal.
+fn blocks(
+    cols: &[Col],
+    grid: &[Vec<String>],
+    max: usize,
+    paint: impl Fn(&str) -> String,
+) -> String {
+    let label = cols.iter().map(|c| text_width(c.header)).max().unwrap_or(0);
+    let room = max.saturating_sub(label + 5).max(WHOLE_FLOOR);
+    let mut out = Vec::new();
+    for r in grid {
+        let mut b = tabled::builder::Builder::default();
+        for (c, v) in cols.iter().zip(r) {
+            let v = match c.role {
+                Role::Key => paint(v),
+                Role::Text | Role::Whole => tabled::settings::width::Wrap::wrap(v, room, true),
             };
-            let pad = w - text_width(&shown).min(*w);
-            out.push(' ');
-            match style_of(cell).filter(|_| colour && n > 0) {
-                Some(code) => out.push_str(&format!("\x1b[{code}m{shown}\x1b[0m")),
-                None => out.push_str(&shown),
-            }
-            out.push_str(&" ".repeat(pad + 1));
+            b.push_record([c.header.to_string(), v]);
         }
+        let mut t = b.build();
+        t.with(Style::blank());
+        out.push(t.to_string());
     }
-    out
+    out.join("\n\n")
 }
 
 /// Print a value as pretty JSON on stdout.
@@ -194,7 +387,16 @@ pub fn changes_table(changes: &[Change]) -> String {
             c.verdict.to_string(),
         ]
     });
-    table(&["clause", "kind", "change", "direction", "verdict"], rows)
+    table(
+        &[
+            key("clause"),
+            key("kind"),
+            whole("change"),
+            key("direction"),
+            key("verdict"),
+        ],
+        rows,
+    )
 }
 
 /// Write data to stdout without adding a newline (a rendered JUnit report, a draft file).
@@ -236,6 +438,8 @@ pub fn emit(args: std::fmt::Arguments) {
 mod tests {
     use super::*;
 
+    const COLS: [Col; 3] = [key("clause"), text("rationale"), key("verdict")];
+
     fn rows() -> Vec<Vec<String>> {
         vec![vec![
             "crs".to_string(),
@@ -244,40 +448,92 @@ mod tests {
         ]]
     }
 
+    fn widest(t: &str) -> usize {
+        t.lines().map(text_width).max().unwrap_or(0)
+    }
+
     #[test]
-    fn the_widest_column_gives_way_with_an_ellipsis() {
-        let t = fit_table(&["clause", "rationale", "verdict"], rows(), 40, false);
-        // Natural widths 6, 34 and 8: (6+2) + (34+2) + (8+2) + 2 separators = 56 columns.
-        // 40 takes 16 from the rationale, the widest: 18 columns, 17 characters and `…`.
-        for line in t.lines() {
-            assert_eq!(line.chars().count(), 40, "{line:?}");
-        }
-        assert!(t.contains(" a long rationale … "), "{t}");
-        assert!(t.contains(" breaking "), "{t}");
-        let whole = fit_table(&["clause", "rationale", "verdict"], rows(), 200, false);
+    fn free_text_gives_way_with_an_ellipsis_and_keys_stay_whole() {
+        let t = fit_table(&COLS, rows(), 40, false);
+        // Natural widths 6, 34 and 8 need 56 columns loose, 52 tight (two spaces between
+        // cells): 40 takes 12 from the rationale, the only free text.
+        assert!(widest(&t) <= 40, "{t}");
+        assert!(t.contains(" a long rationale that…  "), "{t}");
+        assert!(t.contains("crs ") && t.contains("breaking"), "{t}");
+        let whole = fit_table(&COLS, rows(), 200, false);
         assert!(
-            whole.contains("a long rationale that does not fit"),
+            whole.contains(" a long rationale that does not fit "),
             "{whole}"
         );
     }
 
     #[test]
-    fn colour_wraps_only_verdict_cells_and_keeps_the_columns() {
+    fn nothing_is_shortened_when_there_is_no_limit() {
+        let long = "x".repeat(500);
         let t = fit_table(
-            &["clause", "verdict"],
-            [vec!["crs".into(), "breaking".into()]],
-            80,
-            true,
+            &[key("clause"), text("rationale"), whole("finding")],
+            [vec![long.clone(), long.clone(), long.clone()]],
+            UNLIMITED,
+            false,
         );
+        assert_eq!(t.lines().count(), 2, "one header line, one row");
+        assert_eq!(t.matches(long.as_str()).count(), 3);
+        assert!(!t.contains('…'));
+    }
+
+    #[test]
+    fn a_finding_wraps_instead_of_being_cut() {
+        let finding = "consumer `tlc-routing` reads dataset `road`, which the store does not have";
+        let t = fit_table(
+            &[key("file"), whole("finding")],
+            [vec!["consumers.toml".to_string(), finding.to_string()]],
+            50,
+            false,
+        );
+        assert!(widest(&t) <= 50, "{t}");
+        assert!(!t.contains('…'), "{t}");
+        let words: Vec<&str> = t.split_whitespace().collect();
+        let joined = words.join(" ");
+        assert!(joined.contains(finding), "{t}");
+    }
+
+    #[test]
+    fn headers_wrap_at_their_spaces_before_anything_gives_way() {
+        let cols = [key("dataset"), key("days left"), key("still on")];
+        let t = fit_table(
+            &cols,
+            [vec!["roads".into(), "9".into(), "1".into()]],
+            22,
+            false,
+        );
+        assert!(widest(&t) <= 22, "{t}");
+        assert!(t.starts_with("dataset  days  still\n"), "{t:?}");
+        assert!(t.contains("roads    9     1"), "{t:?}");
+    }
+
+    #[test]
+    fn identifiers_too_wide_for_one_line_become_one_block_per_row() {
+        let cols = [key("dataset"), key("version"), key("sunset")];
+        let row = vec![
+            "us-states-boundaries-2020".to_string(),
+            "12.0.0".to_string(),
+            "2027-05-01".to_string(),
+        ];
+        let t = fit_table(&cols, [row.clone(), row], 40, false);
+        assert!(widest(&t) <= 40, "{t}");
+        assert_eq!(t.matches(" us-states-boundaries-2020 ").count(), 2, "{t}");
+        assert!(t.contains(" version   12.0.0"), "{t}");
+        assert!(t.contains("\n\n"), "a blank line between blocks: {t}");
+    }
+
+    #[test]
+    fn colour_wraps_only_verdict_cells_and_keeps_the_columns() {
+        let cols = [key("clause"), key("verdict")];
+        let t = fit_table(&cols, [vec!["crs".into(), "breaking".into()]], 80, true);
         assert!(t.contains("\u{1b}[31mbreaking\u{1b}[0m"), "{t:?}");
         // The header is never coloured, and the padding is outside the colour.
         assert!(t.starts_with(" clause   verdict  "), "{t:?}");
-        let plain = fit_table(
-            &["clause", "verdict"],
-            [vec!["crs".into(), "breaking".into()]],
-            80,
-            false,
-        );
+        let plain = fit_table(&cols, [vec!["crs".into(), "breaking".into()]], 80, false);
         assert_eq!(console::strip_ansi_codes(&t), plain);
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::context::read_input;
-use super::output::{print_json, table};
+use super::output::{key, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::{self, Profile, Progress, ReadNotes};
 
@@ -293,7 +293,15 @@ pub(super) fn print_text(p: &Profile) {
         });
         outln!(
             "{}",
-            table(&["attribute", "type", "nulls", "null fraction"], rows)
+            table(
+                &[
+                    key("attribute"),
+                    key("type"),
+                    key("nulls"),
+                    key("null fraction")
+                ],
+                rows
+            )
         );
     }
 }

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::{print_json, table};
+use super::output::{key, print_json, table, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
 use crate::model::{Check, Strictness, SunsetSource};
@@ -238,7 +238,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             });
             outln!(
                 "{}",
-                table(&["clause", "kind", "shape", "value", "status"], rows)
+                table(
+                    &[
+                        key("clause"),
+                        key("kind"),
+                        key("shape"),
+                        whole("value"),
+                        key("status")
+                    ],
+                    rows
+                )
             );
             for x in &report.antimeridian {
                 outln!("{x}");

@@ -4,7 +4,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::consumption::{registry, scan_daily, scan_logs};
-use super::output::{print_json, table};
+use super::output::{key, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};
 use crate::store::Store;
@@ -125,18 +125,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 row
             });
             let mut header = vec![
-                "dataset",
-                "line",
-                "state",
-                "version",
-                "opens",
-                "sunset",
-                "days left",
-                "still on",
-                "retire?",
+                key("dataset"),
+                key("line"),
+                key("state"),
+                key("version"),
+                key("opens"),
+                key("sunset"),
+                key("days left"),
+                key("still on"),
+                key("retire?"),
             ];
             if any_waiver {
-                header.push("waivers");
+                header.push(key("waivers"));
             }
             outln!("{}", table(&header, text));
         }

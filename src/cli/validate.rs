@@ -2,7 +2,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::context::read_input;
-use super::output::{cell, print_json, table};
+use super::output::{cell, key, print_json, table, whole};
 use super::profile::profile_and_merge;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
@@ -251,7 +251,16 @@ fn print_text(r: &Report) {
     });
     outln!(
         "{}",
-        table(&["contract", "clause", "result", "measured", "limit"], rows)
+        table(
+            &[
+                key("contract"),
+                key("clause"),
+                key("result"),
+                whole("measured"),
+                whole("limit")
+            ],
+            rows
+        )
     );
     outln!();
     for c in &r.contracts {

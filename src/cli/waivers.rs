@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::output::{print_json, table};
+use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::waiver::{Waiver, WaiverState};
 use crate::store::StoreError;
@@ -69,7 +69,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Format::Json => print_json(&rows),
         _ if rows.is_empty() => outln!("no waiver"),
         _ => {
-            let text = rows.iter().map(|r| {
+            let cells = rows.iter().map(|r| {
                 vec![
                     r.waiver.id.clone(),
                     r.waiver.clause.clone(),
@@ -85,16 +85,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 "{}",
                 table(
                     &[
-                        "id",
-                        "clause",
-                        "line",
-                        "state",
-                        "until",
-                        "days left",
-                        "by",
-                        "reason"
+                        key("id"),
+                        key("clause"),
+                        key("line"),
+                        key("state"),
+                        key("until"),
+                        key("days left"),
+                        text("by"),
+                        text("reason")
                     ],
-                    text
+                    cells
                 )
             );
         }

@@ -488,7 +488,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
         );
     }
     if !errors.is_empty() {
-        return Err(TomlErrors(errors));
+        return Err(TomlErrors::in_line_order(errors));
     }
     Ok(registry)
 }

@@ -468,7 +468,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         min_days: c.min_days,
     };
     if !errors.is_empty() {
-        return Err(TomlErrors(errors));
+        return Err(TomlErrors::in_line_order(errors));
     }
     Ok(Config {
         store: raw.store,

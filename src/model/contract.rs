@@ -235,7 +235,7 @@ pub fn parse_contract(
         }
     }
     if !errors.is_empty() {
-        return Err(TomlErrors(errors));
+        return Err(TomlErrors::in_line_order(errors));
     }
     match (version, valid_from) {
         (Some(version), Some(valid_from)) => Ok(Contract {

@@ -189,7 +189,7 @@ pub fn parse_history(file: &str, text: &str) -> Result<History, TomlErrors> {
         out.order = order.into_iter().map(|(_, e)| e).collect();
         Ok(out)
     } else {
-        Err(TomlErrors(errors))
+        Err(TomlErrors::in_line_order(errors))
     }
 }
 

@@ -160,14 +160,67 @@ impl fmt::Display for TomlErrors {
     }
 }
 
+impl TomlErrors {
+    /// Every mistake of a file, listed as a reader meets them: by line, then column (a
+    /// mistake with no place in the text first). The checks run clause by clause, in name
+    /// order, which is not the file's.
+    pub fn in_line_order(mut errors: Vec<Located>) -> TomlErrors {
+        errors.sort_by_key(|e| (e.line, e.column));
+        TomlErrors(errors)
+    }
+}
+
 /// Parse `text` as TOML into `T`, turning a syntax or shape error into a located one.
 pub fn from_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, TomlErrors> {
     toml::from_str(text).map_err(|e| {
-        TomlErrors(vec![Located::at(
+        let message = e.message().trim_end();
+        let located = match message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'))
+        {
+            Some(field) => missing(file, text, e.span(), field),
+            None => Located::at(file, text, e.span(), message.to_string()),
+        };
+        TomlErrors(vec![located])
+    })
+}
+
+/// A required key that is absent. The parser's span is the table that lacks it: at the top
+/// level that starts at the file's first line (often a comment), no place to point at, so
+/// the file is named alone; in a `[table]`, the error points at the table's header line.
+fn missing(file: &str, text: &str, span: Option<Range<usize>>, field: &str) -> Located {
+    let top = || Located::at(file, text, None, format!("the file has no `{field}`"));
+    let Some(span) = span else {
+        return top();
+    };
+    let start = floor_char_boundary(text, span.start.min(text.len()));
+    if text[start..].starts_with('{') {
+        // An inline table: point at its brace.
+        return Located::at(
             file,
             text,
-            e.span(),
-            e.message().trim_end().to_string(),
-        )])
-    })
+            Some(start..start + 1),
+            format!("this table has no `{field}`"),
+        );
+    }
+    // The `[header]` line at or before the table's first key.
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let header = text[..line_start.max(start)]
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain(std::iter::once(0))
+        .filter(|&i| i <= start && text[i..].trim_start().starts_with('['))
+        .max()
+        .unwrap_or(line_start);
+    if !text[header..].trim_start().starts_with('[') {
+        return top();
+    }
+    let end = text[header..].find('\n').map_or(text.len(), |i| header + i);
+    let name = text[header..end].trim();
+    Located::at(
+        file,
+        text,
+        Some(header..end),
+        format!("{name} has no `{field}`"),
+    )
 }

@@ -310,7 +310,7 @@ pub fn parse_waivers(
     if errors.is_empty() {
         Ok(out)
     } else {
-        Err(TomlErrors(errors))
+        Err(TomlErrors::in_line_order(errors))
     }
 }
 

@@ -319,7 +319,7 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
     }
     errors.extend(bad_milestones);
     if !errors.is_empty() {
-        return Err(TomlErrors(errors));
+        return Err(TomlErrors::in_line_order(errors));
     }
     ledger.index();
     Ok(ledger)

@@ -82,7 +82,7 @@ pub fn parse_manifest(file: &str, text: &str) -> Result<Manifest, TomlErrors> {
         }
     }
     if !errors.is_empty() {
-        return Err(TomlErrors(errors));
+        return Err(TomlErrors::in_line_order(errors));
     }
     Ok(Manifest {
         version: raw.version,

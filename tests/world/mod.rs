@@ -215,6 +215,34 @@ rationale = "Move to British National Grid — to match the other layers."
         Run(cmd.output().unwrap())
     }
 
+    /// Run the real binary in the store on `today` with stdout on a pseudo-terminal `cols`
+    /// columns wide (util-linux `script`), and return what it printed there, ANSI colour
+    /// codes removed and line ends as `\n`. Its stderr is dropped: only the data is looked at.
+    pub fn run_pty(&self, today: &str, args: &[&str], cols: u16) -> String {
+        let inner = hermetic::contracts_as(self.home.path(), NOTIFIER);
+        let mut cmd = std::process::Command::new("script");
+        cmd.env_clear();
+        for (k, v) in inner.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        let line = format!(
+            "stty rows 24 cols {cols}; exec '{}' --repo '{}' --today {today} --color always {} 2>/dev/null",
+            env!("CARGO_BIN_EXE_contracts"),
+            self.root().display(),
+            args.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" ")
+        );
+        let out = cmd
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(self.root())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("util-linux `script` runs");
+        let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+        strip_ansi(&text)
+    }
+
     /// The notices recorded in the ledger, as (consumer, milestone).
     pub fn ledger(&self) -> Vec<(String, String)> {
         let Some(text) = self.read("notifications/roads.toml") else {
@@ -464,4 +492,22 @@ pub fn closed_port() -> u16 {
 
 pub fn path(p: &Path) -> PathBuf {
     p.to_path_buf()
+}
+
+/// `text` without its ANSI escape sequences (`ESC [ ... letter`).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
