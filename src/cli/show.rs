@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::{key, print_json, table, whole};
+use super::output::{key, print_json, table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
 use crate::model::{Check, Strictness, SunsetSource};
@@ -224,7 +224,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 });
                 outln!(
                     "{}",
-                    table(&["waiver", "clause", "until", "left", "by", "reason"], rows)
+                    table(
+                        &[
+                            key("waiver"),
+                            key("clause"),
+                            key("until"),
+                            key("left"),
+                            key("by"),
+                            text("reason")
+                        ],
+                        rows
+                    )
                 );
             }
             let rows = report.clauses.iter().map(|r| {
