@@ -480,3 +480,37 @@ fn every_slack_message_the_binary_posts_is_block_kit_within_slacks_limits() {
         assert_ne!(verdict, "ok", "{what}: accepted");
     }
 }
+
+/// The example payloads of the webhooks guide (`docs/src/guides/examples/`) are what the binary
+/// posts in this test's world; `CONTRACTS_UPDATE_EXAMPLES=1` rewrites them.
+#[test]
+fn the_example_payloads_of_the_guide_are_what_the_binary_posts() {
+    let all = payloads();
+    let dir = root().join("docs/src/guides/examples");
+    let update = std::env::var_os("CONTRACTS_UPDATE_EXAMPLES").is_some();
+    let mut stale = Vec::new();
+    for (kind, bodies) in &all {
+        for (m, body) in bodies {
+            let file = dir.join(format!("{kind}-{m}.json"));
+            let text = serde_json::to_string_pretty(body).unwrap() + "\n";
+            if update {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&file, &text).unwrap();
+            } else if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+                stale.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale or missing: {stale:#?}; rerun with CONTRACTS_UPDATE_EXAMPLES=1 and commit them"
+    );
+    // The guide shows them: every file is named in it.
+    let guide = std::fs::read_to_string(root().join("docs/src/guides/webhooks.md")).unwrap();
+    for (kind, bodies) in &all {
+        for m in bodies.keys() {
+            let name = format!("examples/{kind}-{m}.json");
+            assert!(guide.contains(&name), "the guide does not show {name}");
+        }
+    }
+}
