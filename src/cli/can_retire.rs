@@ -81,7 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // The day-by-day reads give each reader's counts on the line and the day since which
     // nobody holds it.
     let names = [args.dataset.clone()].into_iter().collect();
-    let reads = scan_daily(ctx, &store, &names)?
+    let reads = scan_daily(ctx, &store, &names, Some(req.from))?
         .remove(&args.dataset)
         .unwrap_or_default();
     let consumption = &store.config().consumption;

@@ -101,7 +101,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let thresholds = Thresholds::of(&store.config().consumption);
     if thresholds.bite() {
         let names = [args.dataset.clone()].into_iter().collect();
-        let reads = scan_daily(ctx, &store, &names)?
+        let reads = scan_daily(ctx, &store, &names, Some(req.from))?
             .remove(&args.dataset)
             .unwrap_or_default();
         let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);

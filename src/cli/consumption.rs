@@ -104,23 +104,33 @@ pub fn scan_logs(
 }
 
 /// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
-/// reported on stderr (the first 20 one by one).
+/// reported on stderr (the first 20 one by one). `from`: the first day whose reads matter
+/// (the lookback's, for the thresholds), so a remote source fetches no older object; `None`
+/// for every day.
 pub fn scan_daily(
     ctx: &Context,
     store: &Store,
     datasets: &std::collections::BTreeSet<String>,
+    from: Option<chrono::NaiveDate>,
 ) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
     let files = log_files(store.root(), &sources)?;
     let mut shown = 0u64;
-    let mut all = daily_reads_of(&sources, &files, datasets, ctx.today, &mut |m| {
-        if shown < 20 {
-            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
-        }
-        shown += 1;
-    })?;
+    let mut all = daily_reads_of(
+        &sources,
+        &files,
+        datasets,
+        from.unwrap_or(chrono::NaiveDate::MIN),
+        ctx.today,
+        &mut |m| {
+            if shown < 20 {
+                let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+                talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+            }
+            shown += 1;
+        },
+    )?;
     if shown > 20 {
         talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
     }

@@ -36,7 +36,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect())?;
     let log = entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
-    let daily = super::consumption::scan_daily(ctx, &store, &datasets.iter().cloned().collect())?;
+    let daily =
+        super::consumption::scan_daily(ctx, &store, &datasets.iter().cloned().collect(), None)?;
     let mut pages: Vec<(String, String)> = Vec::new();
     let mut index_rows = Vec::new();
     for d in &datasets {

@@ -165,7 +165,7 @@ fn count_still_on(
     // Counting each reader's days is a second pass over the log: only when a threshold can
     // call someone incidental.
     let daily = if thresholds.bite() {
-        scan_daily(ctx, store, &windowed)?
+        scan_daily(ctx, store, &windowed, None)?
     } else {
         Default::default()
     };

@@ -138,29 +138,32 @@ pub fn daily_reads(
             source: 0,
         })
         .collect();
-    let mut all = daily_reads_of(&sources, &files, &datasets, until, on_malformed)?;
+    let mut all = daily_reads_of(
+        &sources,
+        &files,
+        &datasets,
+        NaiveDate::MIN,
+        until,
+        on_malformed,
+    )?;
     Ok(all.remove(dataset).unwrap_or_default())
 }
 
 /// [`daily_reads`] for several datasets in one pass over the record (the site draws every
 /// dataset's timeline: one scan, not one per dataset). A malformed line is counted once, under
 /// the first dataset. Logs of reads and read summaries alike ([`super::records`]).
+///
+/// `from` bounds only what is fetched of a remote source (its objects that can hold a read of
+/// `from..=until`); local files are read whole. The thresholds need the lookback, the
+/// timeline every day since a window opened (`NaiveDate::MIN`).
 pub fn daily_reads_of(
     sources: &[Source],
     files: &[LogFile],
     datasets: &std::collections::BTreeSet<String>,
+    from: NaiveDate,
     until: NaiveDate,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<HashMap<String, DailyReads>, LogError> {
-    // The day-by-day counts are not fetched from object storage yet: refusing is better than
-    // counting a remote source's consumers as never reading (it would make them incidental,
-    // and let `can-retire` say yes).
-    if let Some(remote) = sources.iter().find(|s| s.is_remote()) {
-        return Err(LogError::NotWired {
-            source_name: remote.describe(),
-            what: "the day-by-day counts of a log in object storage".to_string(),
-        });
-    }
     let mut all: HashMap<String, DailyReads> = datasets
         .iter()
         .map(|d| (d.clone(), DailyReads::default()))
@@ -168,6 +171,7 @@ pub fn daily_reads_of(
     let malformed = each_read(
         sources,
         files,
+        (from, until),
         &Wanted::These(datasets),
         &mut |r| match all.get_mut(r.dataset) {
             Some(out) => out.fold(&r, until),
@@ -313,7 +317,14 @@ mod tests {
                 source: 0,
             })
             .collect();
-        daily_reads_of(&sources, &files, datasets, until, on_malformed)
+        daily_reads_of(
+            &sources,
+            &files,
+            datasets,
+            NaiveDate::MIN,
+            until,
+            on_malformed,
+        )
     }
 
     #[test]

@@ -17,7 +17,8 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::{AccessLog, AccessScan, Read as AccessRead};
 use super::log::{
-    access_log_of, LogError, LogFile, Malformed, MappedRead, Mapping, ParquetLog, ANONYMOUS,
+    access_log_of, open_input, Inputs, LogError, LogFile, Malformed, MappedRead, Mapping,
+    ParquetLog, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::{LogFormat, Source};
@@ -50,29 +51,29 @@ impl Wanted<'_> {
     }
 }
 
-/// A file's bytes, gunzipped when its name ends in `.gz`.
-fn open(path: &Path) -> Result<Box<dyn std::io::Read>, LogError> {
-    let file = std::fs::File::open(path).map_err(|source| LogError::Io {
+/// An input's bytes, through the newest-read scan's one opener (a local file or a fetched
+/// object, gunzipped by its name or its first bytes); one that cannot be read stops the walk.
+fn open(
+    path: &Path,
+    fetched: &mut Option<super::log::object_logs::Opened>,
+    gzipped: bool,
+) -> Result<Box<dyn std::io::Read + Send>, LogError> {
+    open_input(path, fetched.take(), gzipped).map_err(|reason| LogError::Io {
         path: path.to_path_buf(),
-        source,
-    })?;
-    let gzipped = path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().ends_with(".gz"));
-    Ok(if gzipped {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
+        source: std::io::Error::other(reason),
     })
 }
 
 /// Hand every read of `files` (each of the source it names) to `on_read`, whose `Err` makes
 /// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
 /// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
-/// out as each burst closes.
+/// out as each burst closes. The objects of a remote source are those that can hold a read of
+/// the days `days` ([`Inputs`]); a listed object that is not read is said to `on_malformed`
+/// with line 0.
 pub fn each_read(
     sources: &[Source],
     files: &[LogFile],
+    days: (chrono::NaiveDate, chrono::NaiveDate),
     wanted: &Wanted<'_>,
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
     on_malformed: &mut dyn FnMut(&Malformed),
@@ -96,10 +97,26 @@ pub fn each_read(
     let mut access_scans: BTreeMap<usize, AccessScan<'_>> = BTreeMap::new();
     // Reads of access logs whose version is none: counted, as the scan counts them.
     let mut unfit = 0u64;
-    for LogFile { path, source } in files {
-        let (Some(src), Some(mapping)) = (sources.get(*source), mappings.get(*source)) else {
+    let mut inputs = Inputs::of(sources, files, days.0, days.1, &|i| {
+        mappings[i]
+            .constant_dataset()
+            .is_none_or(|d| wanted.wants(d))
+    })?;
+    for s in std::mem::take(&mut inputs.skipped) {
+        on_malformed(&Malformed {
+            file: s.file,
+            line: 0,
+            reason: s.reason,
+        });
+    }
+    for (LogFile { path, source }, mut fetched) in inputs.by_one() {
+        let path = &path;
+        let (Some(src), Some(mapping)) = (sources.get(source), mappings.get(source)) else {
             continue;
         };
+        let gzipped = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(".gz"));
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -125,7 +142,8 @@ pub fn each_read(
             .filter(|_| mapping.constant_dataset().is_none());
         match src.format_of(&name) {
             Some(LogFormat::Jsonl) => {
-                let mut reader = BufReader::with_capacity(1 << 20, open(path)?);
+                let mut reader =
+                    BufReader::with_capacity(1 << 20, open(path, &mut fetched, gzipped)?);
                 let mut buf = Vec::new();
                 let mut number = 0u64;
                 loop {
@@ -148,7 +166,8 @@ pub fn each_read(
                 }
             }
             Some(LogFormat::Summary) => {
-                let mut reader = BufReader::with_capacity(1 << 20, open(path)?);
+                let mut reader =
+                    BufReader::with_capacity(1 << 20, open(path, &mut fetched, gzipped)?);
                 let mut buf = Vec::new();
                 let mut number = 0u64;
                 loop {
@@ -183,7 +202,10 @@ pub fn each_read(
                 let mut reader = csv::ReaderBuilder::new()
                     .has_headers(true)
                     .flexible(true)
-                    .from_reader(BufReader::with_capacity(1 << 20, open(path)?));
+                    .from_reader(BufReader::with_capacity(
+                        1 << 20,
+                        open(path, &mut fetched, gzipped)?,
+                    ));
                 let headers = reader
                     .byte_headers()
                     .map_err(|e| io(std::io::Error::other(e.to_string())))?
@@ -281,15 +303,15 @@ pub fn each_read(
                 }
             }
             Some(format) if format.is_access_log() => {
-                let Some(log) = access_logs[*source].as_ref() else {
+                let Some(log) = access_logs[source].as_ref() else {
                     continue;
                 };
                 let access = access_scans
-                    .entry(*source)
+                    .entry(source)
                     .or_insert_with(|| AccessScan::new(log));
                 let mut errors = Vec::new();
                 let outcome = access.feed(
-                    BufReader::with_capacity(1 << 16, open(path)?),
+                    BufReader::with_capacity(1 << 16, open(path, &mut fetched, gzipped)?),
                     |read| {
                         if access_read(&read, wanted, on_read).is_err() {
                             unfit += 1;

@@ -248,6 +248,7 @@ mod tests {
         let bad = each_read(
             &[source],
             &files,
+            (chrono::NaiveDate::MIN, chrono::NaiveDate::MAX),
             &Wanted::All,
             &mut |r| s.add(r.dataset, r.consumer, r.contract, r.first, r.last, r.reads),
             &mut |m| panic!("malformed: {m:?}"),

@@ -425,56 +425,20 @@ pub fn scan(
     }
     // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
     let mut access_part = Scan::for_request(req);
-    // The remote sources' objects follow the local files, fetched ahead of the scan in the
-    // order they are scanned; one that this scan would pass over is not fetched at all.
-    let mut inputs: Vec<(LogFile, bool)> = files.iter().map(|f| (f.clone(), false)).collect();
-    let mut fetch = Vec::new();
-    for (i, src) in sources.iter().enumerate() {
-        if !src.is_remote() {
-            continue;
-        }
-        let listing = object_logs::list(src, req.from, req.to)?;
-        scan.stats.objects_listed += listing.listed;
-        for object in listing.objects {
-            let path = PathBuf::from(&object.url);
-            match src.format_of(object.file_name()) {
-                None => scan.skipped.push(Skipped {
-                    reason: LogError::UnknownFormat { path: path.clone() }.to_string(),
-                    file: path,
-                }),
-                Some(LogFormat::Parquet) => scan.skipped.push(Skipped {
-                    file: path,
-                    reason: "a Parquet log in object storage is not read by this build: \
-                             write the log as JSON Lines or CSV, or summarize it where it is"
-                        .to_string(),
-                }),
-                Some(_)
-                    if mappings[i]
-                        .constant_dataset()
-                        .is_some_and(|d| !req.datasets.contains(d)) => {}
-                Some(_) => {
-                    inputs.push((LogFile { path, source: i }, true));
-                    fetch.push(object);
-                }
-            }
-        }
-    }
-    scan.stats.objects_read = fetch.len() as u64;
-    let mut prefetch = if fetch.is_empty() {
-        None
-    } else {
-        Some(object_logs::Prefetch::start(fetch)?)
-    };
-    for (LogFile { path, source }, remote) in &inputs {
-        // Taken first, whatever happens to this input, so the next object is the next input's.
-        let mut fetched = match (remote, prefetch.as_mut()) {
-            (true, Some(p)) => p.next(),
-            _ => None,
-        };
-        let Some(src) = sources.get(*source) else {
+    let mut inputs = Inputs::of(sources, files, req.from, req.to, &|i| {
+        mappings[i]
+            .constant_dataset()
+            .is_none_or(|d| req.datasets.contains(d))
+    })?;
+    scan.stats.objects_listed = inputs.listed;
+    scan.stats.objects_read = inputs.fetching;
+    scan.skipped.append(&mut inputs.skipped);
+    for (LogFile { path, source }, mut fetched) in inputs.by_one() {
+        let path = &path;
+        let Some(src) = sources.get(source) else {
             continue;
         };
-        let mapping = &mappings[*source];
+        let mapping = &mappings[source];
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -501,14 +465,14 @@ pub fn scan(
             // requests, mapped by the source's `match` templates and de-duplicated over
             // `same_read_seconds`, are folded in with `fold`.
             LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
-                let Some(log) = access_logs[*source].as_ref() else {
+                let Some(log) = access_logs[source].as_ref() else {
                     continue;
                 };
                 let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
                     continue;
                 };
                 let access = access_scans
-                    .entry(*source)
+                    .entry(source)
                     .or_insert_with(|| AccessScan::new(log));
                 let mut bad = Vec::new();
                 let outcome = access.feed(
@@ -581,42 +545,132 @@ pub fn scan(
     Ok(scan)
 }
 
+/// What a walk over the consumption record reads, in order: the local files, then the objects
+/// of the remote sources that can hold a read of `from..=to` ([`object_logs::list`]), fetched
+/// ahead of the walk. Both walks (the newest-read [`scan`] and `records::each_read`) take
+/// their inputs from here, so a remote source reads alike in both.
+pub(crate) struct Inputs {
+    list: Vec<(LogFile, bool)>,
+    prefetch: Option<object_logs::Prefetch>,
+    /// Objects the listings returned, and how many of them are fetched.
+    pub listed: u64,
+    pub fetching: u64,
+    /// Listed objects that are not read, and why (no known format; Parquet).
+    pub skipped: Vec<Skipped>,
+}
+
+impl Inputs {
+    /// `wanted(i)`: whether the `i`th source can hold a read the walk wants (a source of one
+    /// dataset that is not asked for has none: its objects are not fetched).
+    pub(crate) fn of(
+        sources: &[Source],
+        files: &[LogFile],
+        from: NaiveDate,
+        to: NaiveDate,
+        wanted: &dyn Fn(usize) -> bool,
+    ) -> Result<Inputs, LogError> {
+        let mut inputs = Inputs {
+            list: files.iter().map(|f| (f.clone(), false)).collect(),
+            prefetch: None,
+            listed: 0,
+            fetching: 0,
+            skipped: Vec::new(),
+        };
+        let mut fetch = Vec::new();
+        for (i, src) in sources.iter().enumerate() {
+            if !src.is_remote() {
+                continue;
+            }
+            let listing = object_logs::list(src, from, to)?;
+            inputs.listed += listing.listed;
+            for object in listing.objects {
+                let path = PathBuf::from(&object.url);
+                match src.format_of(object.file_name()) {
+                    None => inputs.skipped.push(Skipped {
+                        reason: LogError::UnknownFormat { path: path.clone() }.to_string(),
+                        file: path,
+                    }),
+                    Some(LogFormat::Parquet) => inputs.skipped.push(Skipped {
+                        file: path,
+                        reason: "a Parquet log in object storage is not read by this build: \
+                                 write the log as JSON Lines or CSV, or summarize it where it is"
+                            .to_string(),
+                    }),
+                    Some(_) if !wanted(i) => {}
+                    Some(_) => {
+                        inputs.list.push((LogFile { path, source: i }, true));
+                        fetch.push(object);
+                    }
+                }
+            }
+        }
+        inputs.fetching = fetch.len() as u64;
+        if !fetch.is_empty() {
+            inputs.prefetch = Some(object_logs::Prefetch::start(fetch)?);
+        }
+        Ok(inputs)
+    }
+
+    /// Each input with its fetched bytes (`None` for a local file). A fetched object is taken
+    /// as its input comes up, whatever the walk then does with it, so the next object is the
+    /// next input's.
+    pub(crate) fn by_one(
+        &mut self,
+    ) -> impl Iterator<Item = (LogFile, Option<object_logs::Opened>)> + '_ {
+        let list = std::mem::take(&mut self.list);
+        let prefetch = &mut self.prefetch;
+        list.into_iter().map(move |(file, remote)| {
+            let fetched = match (remote, prefetch.as_mut()) {
+                (true, Some(p)) => p.next(),
+                _ => None,
+            };
+            (file, fetched)
+        })
+    }
+}
+
 /// Open a text log, a local file or a fetched object (`fetched`), count it, and undo its gzip:
 /// a name ending in `.gz`, or the gzip magic bytes at its start (platforms gzip log objects
 /// without saying so in the name). An input that cannot be opened is skipped, and said so.
-fn open_text(
+pub(crate) fn open_text(
     path: &Path,
     fetched: Option<object_logs::Opened>,
     gzipped: bool,
     scan: &mut Scan,
 ) -> Option<Box<dyn std::io::Read + Send>> {
+    match open_input(path, fetched, gzipped) {
+        Ok(input) => {
+            scan.stats.files += 1;
+            Some(input)
+        }
+        Err(reason) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason,
+            });
+            None
+        }
+    }
+}
+
+/// [`open_text`] without the counting: the bytes of a text log, or why it cannot be read.
+pub(crate) fn open_input(
+    path: &Path,
+    fetched: Option<object_logs::Opened>,
+    gzipped: bool,
+) -> Result<Box<dyn std::io::Read + Send>, String> {
     use std::io::BufRead;
     let raw: Box<dyn std::io::Read + Send> = match fetched {
-        Some(Ok(reader)) => {
-            scan.stats.files += 1;
-            reader
-        }
-        Some(Err(e)) => {
-            scan.skipped.push(Skipped {
-                file: path.to_path_buf(),
-                reason: format!("cannot be fetched: {}", e.message),
-            });
-            return None;
-        }
-        None => Box::new(open_log(path, scan)?),
+        Some(Ok(reader)) => reader,
+        Some(Err(e)) => return Err(format!("cannot be fetched: {}", e.message)),
+        None => Box::new(std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?),
     };
     let mut buffered = std::io::BufReader::with_capacity(1 << 16, raw);
-    let magic = match buffered.fill_buf() {
-        Ok(head) => head.starts_with(&[0x1f, 0x8b]),
-        Err(e) => {
-            scan.skipped.push(Skipped {
-                file: path.to_path_buf(),
-                reason: format!("cannot be read: {e}"),
-            });
-            return None;
-        }
-    };
-    Some(if gzipped || magic {
+    let magic = buffered
+        .fill_buf()
+        .map_err(|e| format!("cannot be read: {e}"))?
+        .starts_with(&[0x1f, 0x8b]);
+    Ok(if gzipped || magic {
         Box::new(flate2::read::MultiGzDecoder::new(buffered))
     } else {
         Box::new(buffered)
