@@ -300,3 +300,35 @@ fn the_schema_refuses_every_static_bound_the_parser_refuses() {
         );
     }
 }
+
+/// Every `[notify]` key the parser takes, set at once: the parser accepts the file and so must
+/// the schema (`claim_stale_minutes` was missing from it, so an editor flagged a valid key).
+#[test]
+fn every_notify_key_the_parser_takes_is_in_the_schema() {
+    let text = r#"
+[notify]
+days_before = [30, 7]
+overdue_every_days = 7
+from = "Data Platform <data-platform@example.org>"
+registry_url = "https://registry.example.org"
+claim_stale_minutes = 30
+webhook_timeout_seconds = 5
+announce = false
+ca_file = "certs/receivers.pem"
+
+[smtp]
+host = "127.0.0.1"
+port = 2525
+tls = "none"
+ca_file = "certs/relay.pem"
+"#;
+    parse_config("contracts.toml", text).unwrap_or_else(|e| panic!("the parser: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("contracts.toml");
+    std::fs::write(&file, text).unwrap();
+    let e = errors(&schema("contracts-toml.schema.json"), &file);
+    assert!(
+        e.is_empty(),
+        "the schema refuses what the parser takes: {e:#?}"
+    );
+}

@@ -259,6 +259,10 @@ struct Notify {
     /// Where `contracts site` is published; notices link to `<registry_url>/<dataset>.html`.
     #[schemars(regex(pattern = r"^(https?|file)://\S+$"))]
     registry_url: Option<String>,
+    /// Minutes a claimed notice with no confirmation is taken for a run still sending; after
+    /// that, for a run that died, and sent again [60].
+    #[schemars(range(min = 0))]
+    claim_stale_minutes: Option<i64>,
     /// Seconds one webhook request may take before it is retried as a timeout [10].
     #[schemars(range(min = 1, max = 300))]
     webhook_timeout_seconds: Option<u64>,
