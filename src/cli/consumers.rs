@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::consumption::{registry, scan_daily, scan_logs};
+use super::consumption::{registry, scan_daily, scan_logs_with};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     let registry = registry(&store)?;
-    let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into())?;
+    let (scan, req) = scan_logs_with(ctx, &store, [args.dataset.clone()].into(), Some(&registry))?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);

@@ -31,6 +31,17 @@ pub fn scan_logs(
     store: &Store,
     datasets: BTreeSet<String>,
 ) -> Result<(Scan, ScanRequest), CommandError> {
+    scan_logs_with(ctx, store, datasets, None)
+}
+
+/// [`scan_logs`] with the registry the caller has already read (`None`: read it here): a
+/// registry of ten thousand consumers takes as long to parse as two million reads to scan.
+pub fn scan_logs_with(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+    registry: Option<&Registry>,
+) -> Result<(Scan, ScanRequest), CommandError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
     let files = log_files(store.root(), &sources)?;
@@ -71,11 +82,18 @@ pub fn scan_logs(
     }
     // Principals become consumers through the registry's identities (a store without a
     // readable registry has none: its callers report the registry's own errors).
-    if let Some(Ok(registry)) = store
-        .read(layout::CONSUMERS)?
-        .map(|text| parse_registry(layout::CONSUMERS, &text))
-    {
-        for (principal, claimants) in result.claim(&registry) {
+    let parsed;
+    let registry = match registry {
+        Some(r) => Some(r),
+        None => {
+            parsed = store
+                .read(layout::CONSUMERS)?
+                .map(|text| parse_registry(layout::CONSUMERS, &text));
+            parsed.as_ref().and_then(|r| r.as_ref().ok())
+        }
+    };
+    if let Some(registry) = registry {
+        for (principal, claimants) in result.claim(registry) {
             talkln!(
                 "warning: principal {principal:?} matches the identities of several consumers \
                  ({}); its reads are counted as unknown (run `contracts check`)",

@@ -65,6 +65,14 @@ pub(crate) enum Num {
 impl Num {
     /// The number a JSON number literal (or a CSV field) spells; `None` when it spells none.
     pub(crate) fn parse(text: &[u8]) -> Option<Num> {
+        if let Some(i) = plain_integer(text) {
+            return Some(Num::Int(i));
+        }
+        Num::parse_full(text)
+    }
+
+    /// [`Num::parse`] without the shortcut for plain integers: the definition it is held to.
+    fn parse_full(text: &[u8]) -> Option<Num> {
         if !number_grammar(text) {
             return None;
         }
@@ -390,6 +398,33 @@ pub(crate) fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
             (micros.is_finite() && micros.abs() < 9.2e15).then(|| micros as i64 * 1_000)
         }
     }
+}
+
+/// The value of `b` when it is a plain integer of at most 18 digits (an epoch time in
+/// milliseconds is 13), `-?(0|[1-9][0-9]*)` but not `-0`, read in one pass; `None` for any
+/// other text, which [`Num::parse`] reads in full. Eighteen digits cannot overflow an `i64`.
+#[inline]
+fn plain_integer(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    match digits {
+        [] => return None,
+        [b'0', _, ..] => return None,
+        [b'0'] if neg => return None,
+        _ if digits.len() > 18 => return None,
+        _ => {}
+    }
+    let mut n = 0i64;
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n * 10 + i64::from(d);
+    }
+    Some(if neg { -n } else { n })
 }
 
 /// Whether `b` is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -914,6 +949,25 @@ mod tests {
                 prop_assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok(), "{}", line);
             }
             prop_assert_eq!(plain(m.json(line.as_bytes())), plain(m.model(line.as_bytes())));
+        }
+    }
+
+    proptest! {
+        /// The shortcut for plain integers reads every text as the full number parser does:
+        /// digits of any length (overflow included), signs, leading zeros, `-0`, fractions
+        /// and exponents.
+        #[test]
+        fn plain_integers_are_read_as_the_full_parser_reads_them(
+            text in prop_oneof![
+                "-?[0-9]{0,21}",
+                "-?[0-9]{1,5}[.eE+-][0-9]{0,3}",
+                "[ 0-9a+.-]{0,6}",
+                Just("9223372036854775807".to_string()),
+                Just("-9223372036854775808".to_string()),
+                Just("9223372036854775808".to_string()),
+            ],
+        ) {
+            prop_assert_eq!(Num::parse(text.as_bytes()), Num::parse_full(text.as_bytes()), "{}", text);
         }
     }
 
