@@ -142,44 +142,22 @@ pub fn each_read(
             .filter(|_| mapping.constant_dataset().is_none());
         match src.format_of(&name) {
             Some(LogFormat::Jsonl) => {
-                let mut reader =
-                    BufReader::with_capacity(1 << 20, open(path, &mut fetched, gzipped)?);
-                let mut buf = Vec::new();
-                let mut number = 0u64;
-                loop {
-                    buf.clear();
-                    if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
-                        break;
-                    }
-                    number += 1;
-                    let line = buf.trim_ascii();
-                    if line.is_empty()
-                        || finder.is_some_and(|f| {
-                            f.find(line).is_none() && memchr::memchr(b'\\', line).is_none()
-                        })
-                    {
-                        continue;
+                let input = open(path, &mut fetched, gzipped)?;
+                each_line(input, |number, line| {
+                    if finder.is_some_and(|f| {
+                        f.find(line).is_none() && memchr::memchr(b'\\', line).is_none()
+                    }) {
+                        return;
                     }
                     if let Err(reason) = mapping.json(line).and_then(|r| take(r, wanted, on_read)) {
                         bad(number, reason, &mut malformed);
                     }
-                }
+                })
+                .map_err(io)?;
             }
             Some(LogFormat::Summary) => {
-                let mut reader =
-                    BufReader::with_capacity(1 << 20, open(path, &mut fetched, gzipped)?);
-                let mut buf = Vec::new();
-                let mut number = 0u64;
-                loop {
-                    buf.clear();
-                    if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
-                        break;
-                    }
-                    number += 1;
-                    let line = buf.trim_ascii();
-                    if line.is_empty() {
-                        continue;
-                    }
+                let input = open(path, &mut fetched, gzipped)?;
+                each_line(input, |number, line| {
                     let result = summary::parse_row(line).and_then(|row| {
                         if !wanted.wants(&row.dataset) {
                             return Ok(());
@@ -196,7 +174,8 @@ pub fn each_read(
                     if let Err(reason) = result {
                         bad(number, reason, &mut malformed);
                     }
-                }
+                })
+                .map_err(io)?;
             }
             Some(LogFormat::Csv) => {
                 let mut reader = csv::ReaderBuilder::new()
@@ -355,6 +334,24 @@ fn access_read(
         last: read.at,
         reads: 1,
     })
+}
+
+/// Hand each non-blank line of a text log, trimmed, to `f` with its 1-based number.
+fn each_line(input: impl std::io::Read, mut f: impl FnMut(u64, &[u8])) -> std::io::Result<()> {
+    let mut reader = BufReader::with_capacity(1 << 20, input);
+    let mut buf = Vec::new();
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let line = buf.trim_ascii();
+        if !line.is_empty() {
+            f(number, line);
+        }
+    }
 }
 
 fn text(b: &[u8]) -> Option<String> {

@@ -248,6 +248,16 @@ pub fn message(from: &Mailbox, notice: &Notice, rendered: &Rendered) -> Result<M
         .map_err(|e| build(e.to_string()))
 }
 
+/// The bytes of a file of PEM root certificates (`[smtp] ca_file`, `[notify] ca_file`), or why
+/// it is none: unreadable, or no certificate in it.
+pub(crate) fn read_pem(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        return Err("no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into());
+    }
+    Ok(pem)
+}
+
 /// TLS settings for `smtp.host`: the system's roots, plus those of `[smtp] ca_file` (a path
 /// relative to the store root `root`, or absolute) for a relay signed by a private CA.
 fn tls_parameters(smtp: &Smtp, root: &std::path::Path) -> Result<TlsParameters, MailError> {
@@ -258,12 +268,7 @@ fn tls_parameters(smtp: &Smtp, root: &std::path::Path) -> Result<TlsParameters, 
             path: path.display().to_string(),
             reason,
         };
-        let pem = std::fs::read(&path).map_err(|e| ca(e.to_string()))?;
-        if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
-            return Err(ca(
-                "no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into()
-            ));
-        }
+        let pem = read_pem(&path).map_err(ca)?;
         let cert = Certificate::from_pem(&pem).map_err(|e| ca(chain(&e)))?;
         builder = builder.add_root_certificate(cert);
     }

@@ -120,12 +120,7 @@ pub fn ca_roots(
         path: path.display().to_string(),
         reason,
     };
-    let pem = std::fs::read(&path).map_err(|e| ca(e.to_string()))?;
-    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
-        return Err(ca(
-            "no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into()
-        ));
-    }
+    let pem = super::send::read_pem(&path).map_err(ca)?;
     let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| ca(chain(&e)))?;
     match roots.is_empty() {
         true => Err(ca("no certificate could be read from it".into())),
