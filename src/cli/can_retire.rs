@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::consumption::{registry, scan_daily, scan_logs_with};
+use super::consumption::{registry, scan_daily, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
@@ -76,12 +76,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         )));
     };
     let registry = registry(&store)?;
-    let (scan, req) = scan_logs_with(ctx, &store, [args.dataset.clone()].into(), Some(&registry))?;
+    let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     // The day-by-day reads give each reader's counts on the line and the day since which
     // nobody holds it.
     let names = [args.dataset.clone()].into_iter().collect();
-    let reads = scan_daily(ctx, &store, &names, Some(req.from))?
+    let reads = scan_daily(ctx, &store, &names, Some(req.from), &registry)?
         .remove(&args.dataset)
         .unwrap_or_default();
     let consumption = &store.config().consumption;

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::consumption::{registry, scan_daily, scan_logs_with};
+use super::consumption::{registry, scan_daily, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     let registry = registry(&store)?;
-    let (scan, req) = scan_logs_with(ctx, &store, [args.dataset.clone()].into(), Some(&registry))?;
+    let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);
@@ -101,7 +101,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let thresholds = Thresholds::of(&store.config().consumption);
     if thresholds.bite() {
         let names = [args.dataset.clone()].into_iter().collect();
-        let reads = scan_daily(ctx, &store, &names, Some(req.from))?
+        let reads = scan_daily(ctx, &store, &names, Some(req.from), &registry)?
             .remove(&args.dataset)
             .unwrap_or_default();
         let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);

@@ -25,22 +25,15 @@ pub fn registry(store: &Store) -> Result<Registry, CommandError> {
     }
 }
 
-/// Scan the configured logs for reads of `datasets` in the lookback up to `--today`.
+/// Scan the configured logs for reads of `datasets` in the lookback up to `--today`, naming
+/// principals as `registry`'s identities claim them. The caller has read the registry (with
+/// [`registry`]): a registry of ten thousand consumers takes as long to parse as two million
+/// reads to scan, so it is parsed once per command.
 pub fn scan_logs(
     ctx: &Context,
     store: &Store,
     datasets: BTreeSet<String>,
-) -> Result<(Scan, ScanRequest), CommandError> {
-    scan_logs_with(ctx, store, datasets, None)
-}
-
-/// [`scan_logs`] with the registry the caller has already read (`None`: read it here): a
-/// registry of ten thousand consumers takes as long to parse as two million reads to scan.
-pub fn scan_logs_with(
-    ctx: &Context,
-    store: &Store,
-    datasets: BTreeSet<String>,
-    registry: Option<&Registry>,
+    registry: &Registry,
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
@@ -80,19 +73,8 @@ pub fn scan_logs_with(
             skipped.reason
         );
     }
-    // Principals become consumers through the registry's identities (a store without a
-    // readable registry has none: its callers report the registry's own errors).
-    let parsed;
-    let registry = match registry {
-        Some(r) => Some(r),
-        None => {
-            parsed = store
-                .read(layout::CONSUMERS)?
-                .map(|text| parse_registry(layout::CONSUMERS, &text));
-            parsed.as_ref().and_then(|r| r.as_ref().ok())
-        }
-    };
-    if let Some(registry) = registry {
+    // Principals become consumers through the registry's identities.
+    {
         for (principal, claimants) in result.claim(registry) {
             talkln!(
                 "warning: principal {principal:?} matches the identities of several consumers \
@@ -122,7 +104,7 @@ pub fn scan_logs_with(
 }
 
 /// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
-/// reported on stderr (the first 20 one by one). `from`: the first day whose reads matter
+/// reported on stderr (the first 20 one by one) and principals claimed by `registry`. `from`: the first day whose reads matter
 /// (the lookback's, for the thresholds), so a remote source fetches no older object; `None`
 /// for every day.
 pub fn scan_daily(
@@ -130,6 +112,7 @@ pub fn scan_daily(
     store: &Store,
     datasets: &std::collections::BTreeSet<String>,
     from: Option<chrono::NaiveDate>,
+    registry: &Registry,
 ) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
@@ -153,13 +136,8 @@ pub fn scan_daily(
         talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
     }
     // Principals are named as the registry's identities claim them.
-    if let Some(Ok(registry)) = store
-        .read(crate::store::layout::CONSUMERS)?
-        .map(|text| crate::consumers::parse_registry(crate::store::layout::CONSUMERS, &text))
-    {
-        for daily in all.values_mut() {
-            daily.claim(&registry);
-        }
+    for daily in all.values_mut() {
+        daily.claim(registry);
     }
     Ok(all)
 }

@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let sink = &mut talk;
 
     let registry = registry(&store)?;
-    let scan = |datasets| scan_logs(ctx, &store, datasets).map(|(scan, _)| scan);
+    let scan = |datasets| scan_logs(ctx, &store, datasets, &registry).map(|(scan, _)| scan);
     let (todo, messages) = run::prepare(&store, &registry, &from, &s, scan, sink)?;
 
     if args.show {

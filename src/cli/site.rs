@@ -33,11 +33,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let datasets = store.datasets()?;
     let registry = registry(&store)?;
-    let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect())?;
+    let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect(), &registry)?;
     let log = entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
-    let daily =
-        super::consumption::scan_daily(ctx, &store, &datasets.iter().cloned().collect(), None)?;
+    let daily = super::consumption::scan_daily(
+        ctx,
+        &store,
+        &datasets.iter().cloned().collect(),
+        None,
+        &registry,
+    )?;
     let mut pages: Vec<(String, String)> = Vec::new();
     let mut index_rows = Vec::new();
     for d in &datasets {

@@ -160,12 +160,12 @@ fn count_still_on(
         return Ok(());
     }
     let registry = registry(store)?;
-    let (scan, req) = scan_logs(ctx, store, windowed.clone())?;
+    let (scan, req) = scan_logs(ctx, store, windowed.clone(), &registry)?;
     let thresholds = Thresholds::of(&store.config().consumption);
     // Counting each reader's days is a second pass over the log: only when a threshold can
     // call someone incidental.
     let daily = if thresholds.bite() {
-        scan_daily(ctx, store, &windowed, None)?
+        scan_daily(ctx, store, &windowed, Some(req.from), &registry)?
     } else {
         Default::default()
     };

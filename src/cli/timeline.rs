@@ -150,7 +150,7 @@ pub fn gather_with(
             Some(r) => r,
             None => {
                 let names = [dataset.to_string()].into_iter().collect();
-                own = scan_daily(ctx, store, &names, None)?
+                own = scan_daily(ctx, store, &names, None, &all)?
                     .remove(dataset)
                     .unwrap_or_default();
                 &own
