@@ -2,7 +2,6 @@
 //! environment with only `PATH`, a `HOME` of the test's own, no system git config and, unless a
 //! test asks otherwise, a fixed author. Each test file reaches it through `tests/common`, the
 //! notify world or the notify support module, which all include this file.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,5 @@
 //! A hermetic environment for running the real binary: its own HOME, no global git config,
 //! a fixed author and a fixed `--today`, so a test depends on nothing of the machine.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,6 +7,12 @@ use std::process::Command;
 #[path = "hermetic.rs"]
 mod hermetic;
 pub use hermetic::*;
+
+mod rng;
+pub use rng::Rng;
+
+mod store;
+pub use store::{draft, Store, CLAUSES};
 
 pub struct Run {
     pub code: i32,

@@ -1,6 +1,5 @@
 //! What the tests of the pictures, pages and formats share: the hand-laid store of `world`
 //! with recorded releases and a moved sunset, and headless Chromium.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,6 @@
 //! and never answers), the real binary run without a git identity, and a world with more
 //! consumers. The server speaks enough SMTP for lettre: EHLO, STARTTLS, AUTH PLAIN/LOGIN,
 //! MAIL, RCPT, DATA, RSET, NOOP, QUIT.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

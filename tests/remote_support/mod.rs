@@ -2,7 +2,6 @@
 //! (PyPI `moto[server]`, installed by `.ci/run`), started on a free port by the test and
 //! killed when the handle drops. Objects are uploaded with the `object_store` client, the same
 //! crate the binary reads them with.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,10 +2,9 @@
 //! committed with plain git (the tool reads the store at HEAD; consumption logs are the
 //! platform's files and stay uncommitted), the real binary run with a fixed --today and its
 //! own HOME, and a real SMTP server on loopback.
-#![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::sync::{Arc, Mutex};
 
@@ -488,10 +487,6 @@ impl SmtpServer {
 pub fn closed_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
-}
-
-pub fn path(p: &Path) -> PathBuf {
-    p.to_path_buf()
 }
 
 /// `text` without its ANSI escape sequences (`ESC [ ... letter`).

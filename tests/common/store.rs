@@ -1,0 +1,135 @@
+//! A store made by `contracts init` in a test's own HOME, and the draft contracts the store
+//! tests propose to it. Each test file adds the steps only it needs in its own `impl Store`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::{git_as, Run, TestEnv};
+
+/// The clauses of a first roads contract: one of each kind the drafts below change.
+pub const CLAUSES: &str = r#"crs = "EPSG:4326"
+envelope = [-10.0, 40.0, 10.0, 60.0]
+permitted_geometry = ["LineString"]
+required_attributes = { id = "int64" }
+metric_tolerances = { positional_rmse_m = 2.0 }
+"#;
+
+/// A draft contract's text.
+pub fn draft(
+    dataset: &str,
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+    advisory: &[&str],
+    clauses: &str,
+) -> String {
+    let mut t = format!("dataset = \"{dataset}\"\nversion = \"{version}\"\n");
+    if let Some(s) = supersedes {
+        t += &format!("supersedes = \"{s}\"\n");
+    }
+    t += &format!("valid_from = {valid_from}\n");
+    if let Some(s) = sunset {
+        t += &format!("sunset = {s}\n");
+    }
+    if !advisory.is_empty() {
+        let list: Vec<String> = advisory.iter().map(|a| format!("\"{a}\"")).collect();
+        t += &format!("advisory = [{}]\n", list.join(", "));
+    }
+    t + "\n[clauses]\n" + clauses
+}
+
+/// Who edits the store by hand in the tampering tests.
+const EDITOR: (&str, &str) = ("Mallory Editor", "mallory@example.org");
+
+pub struct Store {
+    pub env: TestEnv,
+    pub dir: PathBuf,
+}
+
+impl Store {
+    /// A new store at `$HOME/store`.
+    pub fn new() -> Store {
+        let env = TestEnv::new();
+        let dir = env.home().join("store");
+        let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        Store { env, dir }
+    }
+
+    /// Another checkout's view of the same test environment.
+    pub fn at(env: TestEnv, dir: PathBuf) -> Store {
+        Store { env, dir }
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = self.env.command(&self.dir);
+        c.args(args);
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.env.run_in(&self.dir, args)
+    }
+
+    /// [`Store::run`] with extra environment variables.
+    pub fn run_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
+        let mut c = self.cmd(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `--format json` output of a command that exits 0 or 1.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--format", "json"];
+        all.extend_from_slice(args);
+        let run = self.run(&all);
+        assert!(run.code <= 1, "{args:?}: {}\n{}", run.stdout, run.stderr);
+        run.json()
+    }
+
+    /// Write `text` to `$HOME/name` (outside the store) and return its path.
+    pub fn write(&self, name: &str, text: &str) -> String {
+        let p = self.env.home().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    pub fn propose(&self, text: &str, rationale: &str) -> Run {
+        let path = self.write("draft.toml", text);
+        self.run(&["propose", &path, "--rationale", rationale])
+    }
+
+    pub fn propose_ok(&self, text: &str, rationale: &str) {
+        let run = self.propose(text, rationale);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+
+    /// git in the store, as a person editing it by hand.
+    pub fn git(&self, args: &[&str]) -> String {
+        git_as(&self.dir, self.env.home(), EDITOR, args)
+    }
+
+    pub fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    pub fn assert_clean(&self) {
+        let status = self.git(&["status", "--porcelain"]);
+        assert!(status.is_empty(), "work tree not clean:\n{status}");
+    }
+
+    /// The findings of `check`, which must find something.
+    pub fn findings(&self) -> Vec<serde_json::Value> {
+        let run = self.run(&["--format", "json", "check"]);
+        assert_eq!(run.code, 1, "check should find something:\n{}", run.stdout);
+        run.json()["findings"].as_array().unwrap().clone()
+    }
+}

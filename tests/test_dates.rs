@@ -1,0 +1,602 @@
+//! Dates, windows and versions that cannot drift apart (issue 9), through the real binary in
+//! a temporary store with a fixed `--today` (2026-11-29 unless a test says otherwise).
+
+use crate::common;
+
+use std::path::PathBuf;
+
+use common::{Run, Store, TestEnv, CLAUSES};
+
+fn draft(
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+) -> String {
+    draft_with(version, supersedes, valid_from, sunset, &crs_of(version))
+}
+
+/// Each major changes the CRS (a breaking change), so every line is a real major.
+fn crs_of(version: &str) -> String {
+    let crs = match version.split('.').next().unwrap() {
+        "1" => "EPSG:4326",
+        "2" => "EPSG:4258",
+        "3" => "EPSG:4269",
+        _ => "EPSG:4230",
+    };
+    CLAUSES.replace("EPSG:4326", crs)
+}
+
+fn draft_with(
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+    clauses: &str,
+) -> String {
+    common::draft(
+        "roads",
+        version,
+        supersedes,
+        valid_from,
+        sunset,
+        &[],
+        clauses,
+    )
+}
+
+impl Store {
+    fn sunset(&self, line: &str, on: &str, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "sunset",
+            "roads",
+            line,
+            "--on",
+            on,
+            "--rationale",
+            "Two teams need more time.",
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    /// roads 1.0.0, 1.1.0, and 2.0.0 live from 2027-01-01 closing line 1 on 2027-07-01.
+    fn with_two_lines(&self) {
+        self.propose_ok(&draft("1.0.0", None, "2026-01-01", None), "Because.");
+        self.propose_ok(
+            &draft_with(
+                "1.1.0",
+                Some("1.0.0"),
+                "2026-03-01",
+                None,
+                &crs_of("1").replace("2.0 }", "1.5 }"),
+            ),
+            "Because.",
+        );
+        self.propose_ok(
+            &draft("2.0.0", Some("1.1.0"), "2027-01-01", Some("2027-07-01")),
+            "Because.",
+        );
+    }
+}
+
+fn has_finding(findings: &[serde_json::Value], text: &str) -> bool {
+    findings
+        .iter()
+        .any(|f| f["message"].as_str().unwrap().contains(text))
+}
+
+#[test]
+fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Line 2 is the newest line: no successor declares its sunset, an event does.
+    let run = s.sunset("2", "2027-08-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = s.propose(
+        &draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")),
+        "Because.",
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Agreeing is not enough: 2027-07-01 .. 2027-08-01 is 31 days (July has 31), under 90.
+    let run = s.propose(
+        &draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-08-01")),
+        "Because.",
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("is 31 days, outside the policy's 90..365"),
+        "{}",
+        run.stderr
+    );
+    // Moved later first, the proposal that agrees is accepted with a 123-day window
+    // (Jul 31 + Aug 31 + Sep 30 + Oct 31 = 123).
+    let run = s.sunset("2", "2027-11-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = s.propose(
+        &draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")),
+        "Because.",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run
+        .stdout
+        .contains("window: 2027-07-01 .. 2027-11-01 (123 days)"));
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn check_fails_a_store_whose_new_major_disagrees_with_a_recorded_sunset() {
+    // Lay out by hand what `propose` accepted before: a [[sunset]] event for line 2, then
+    // 3.0.0 declaring another date. Both records are genuine output of the binary.
+    let s = Store::new();
+    s.with_two_lines();
+    let base = s.git(&["rev-parse", "HEAD"]).trim().to_string();
+    s.propose_ok(
+        &draft("3.0.0", Some("2.0.0"), "2027-07-01", Some("2027-11-01")),
+        "Because.",
+    );
+    let with_3 = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    let contract_3 = std::fs::read_to_string(s.dir.join("contracts/roads/3.0.0.toml")).unwrap();
+    s.git(&["reset", "-q", "--hard", &base]);
+    let before = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    let records_3 = with_3.strip_prefix(&before).unwrap().to_string();
+    let run = s.sunset("2", "2027-08-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
+    history += &records_3;
+    std::fs::write(s.dir.join("history/roads.toml"), history).unwrap();
+    std::fs::write(s.dir.join("contracts/roads/3.0.0.toml"), contract_3).unwrap();
+    s.git(&["add", "-A"]);
+    s.git(&["commit", "-qm", "3.0.0 the old way"]);
+    let f = s.findings();
+    assert!(
+        has_finding(&f, "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"),
+        "{f:#?}"
+    );
+    assert!(
+        has_finding(&f, "the window of line 2 (from 2027-07-01, line 3 opens, to its sunset 2027-08-01) is 31 days"),
+        "{f:#?}"
+    );
+    // status, show and check agree on the one value.
+    let status = s.json(&["--today", "2027-07-15", "status", "roads"]);
+    assert_eq!(status[0]["line"], 2);
+    assert_eq!(status[0]["sunset"], "2027-08-01");
+}
+
+#[test]
+fn check_replays_a_hand_appended_move_against_the_sunset_rules() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Moved earlier by hand, without --force and outside the window: a valid-looking record.
+    let path = s.dir.join("history/roads.toml");
+    let mut history = std::fs::read_to_string(&path).unwrap();
+    history +=
+        "\n[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
+                to        = 2027-02-01\nrationale = \"Hurry.\"\n";
+    std::fs::write(&path, history).unwrap();
+    s.git(&["commit", "-qam", "hurry"]);
+    let f = s.findings();
+    assert!(
+        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: 2027-02-01 is earlier than the committed sunset 2027-07-01"),
+        "{f:#?}"
+    );
+    // 2027-01-01 .. 2027-02-01 is 31 days.
+    assert!(
+        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: the window from 2027-01-01 (line 2 opens) to 2027-02-01 would be 31 days"),
+        "{f:#?}"
+    );
+    assert!(has_finding(&f, "the window of line 1"), "{f:#?}");
+}
+
+#[test]
+fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
+    let s = Store::new();
+    s.with_two_lines();
+    // 2026-11-29 .. 2027-07-01: Dec 2 + 31 + Jan..Jun (31+28+31+30+31+30 = 181) = 214.
+    let j = s.json(&["show", "roads@1.1.0"]);
+    assert_eq!(j["line_sunset"]["date"], "2027-07-01");
+    assert_eq!(j["line_sunset"]["days_left"], 214);
+    assert_eq!(j["line_sunset"]["source"]["kind"], "contract");
+    assert_eq!(j["line_sunset"]["source"]["version"], "2.0.0");
+    let run = s.sunset("1", "2027-08-01", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for v in ["1.0.0", "1.1.0"] {
+        let j = s.json(&["show", &format!("roads@{v}")]);
+        assert_eq!(j["line_sunset"]["date"], "2027-08-01", "{v}");
+        // + 31 days of July.
+        assert_eq!(j["line_sunset"]["days_left"], 245, "{v}");
+        assert_eq!(j["line_sunset"]["source"]["kind"], "sunset-event");
+        assert_eq!(
+            j["line_sunset"]["source"]["rationale"],
+            "Two teams need more time."
+        );
+    }
+    let text = s.run(&["show", "roads@1.1.0"]);
+    assert!(
+        text.stdout.contains(
+            "sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on "
+        ),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("Two teams need more time."),
+        "{}",
+        text.stdout
+    );
+    // 2.0.0 declared 2027-07-01 for line 1; show says the line's sunset moved since.
+    let text = s.run(&["show", "roads@2.0.0"]);
+    assert!(
+        text.stdout
+            .contains("declares the sunset of line 1: 2027-07-01 (since moved to 2027-08-01)"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("sunset of line 2: none yet"),
+        "{}",
+        text.stdout
+    );
+    // JSON readers get the moved date too, not only the one the file declares.
+    let j = s.json(&["show", "roads@2.0.0"]);
+    let p = &j["predecessor_sunset"];
+    assert_eq!(p["line"], 1, "{j}");
+    assert_eq!(p["declared"], "2027-07-01", "{j}");
+    assert_eq!(p["effective"], "2027-08-01", "{j}");
+    assert_eq!(p["source"]["kind"], "sunset-event", "{j}");
+    // A minor declares no sunset of another line.
+    assert!(s.json(&["show", "roads@1.1.0"])["predecessor_sunset"].is_null());
+}
+
+/// A store laid out by hand with plain git: world 1.0.0 (EPSG:4326) and 2.0.0 (EPSG:3857)
+/// live together from 2026-05-01 until line 1's sunset on 2026-10-01.
+fn world_store() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let dir = env.home().join("world");
+    std::fs::create_dir_all(dir.join("contracts/world")).unwrap();
+    std::fs::write(dir.join("contracts.toml"), "").unwrap();
+    std::fs::write(
+        dir.join("contracts/world/1.0.0.toml"),
+        "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"EPSG:4326\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("contracts/world/2.0.0.toml"),
+        "dataset = \"world\"\nversion = \"2.0.0\"\nsupersedes = \"1.0.0\"\nvalid_from = 2026-05-01\n\
+         sunset = 2026-10-01\n[clauses]\ncrs = \"EPSG:3857\"\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| common::git_as(&dir, env.home(), ("Fixture", "f@example.org"), args);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "fixture"]);
+    (env, dir)
+}
+
+#[test]
+fn validate_line_checks_a_release_against_one_live_line() {
+    let (env, dir) = world_store();
+    let countries = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/naturalearth/countries.gpkg")
+        .display()
+        .to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--format",
+            "json",
+            "--today",
+            "2026-06-01",
+            "validate",
+            "world",
+        ];
+        args.extend_from_slice(extra);
+        args.push(&countries);
+        env.run_in(&dir, &args)
+    };
+    // Default: every live line; the EPSG:4326 release fails line 2's EPSG:3857.
+    let both = run(&[]);
+    assert_eq!(both.code, 1, "{}", both.stderr);
+    assert_eq!(both.json()["contracts"].as_array().unwrap().len(), 2);
+    let one = run(&["--line", "1"]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    let contracts = one.json()["contracts"].as_array().unwrap().clone();
+    assert_eq!(contracts.len(), 1);
+    assert_eq!(contracts[0]["version"], "1.0.0");
+    let two = run(&["--line", "2"]);
+    assert_eq!(two.code, 1);
+    assert_eq!(two.json()["contracts"][0]["version"], "2.0.0");
+    let three = run(&["--line", "3"]);
+    assert_eq!(three.code, 2);
+    assert!(
+        three
+            .stderr
+            .contains("line 3 of `world` is not live on 2026-06-01 (live lines: 1, 2)"),
+        "{}",
+        three.stderr
+    );
+}
+
+#[test]
+fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
+    let s = Store::new();
+    // [-10, 40, 10, 60] with minx and maxx swapped: crosses, 360 - (10 - -10) = 340° wide.
+    let swapped = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[10.0, 40.0, -10.0, 60.0]");
+    let run = s.propose(
+        &draft_with("1.0.0", None, "2026-01-01", None, &swapped),
+        "Because.",
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "1.0.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("wide_antimeridian = [\"envelope\"]"),
+        "{}",
+        run.stderr
+    );
+    // Meant: listed, it is accepted, and still named with its width.
+    let meant = draft_with("1.0.0", None, "2026-01-01", None, &swapped).replace(
+        "\n[clauses]",
+        "wide_antimeridian = [\"envelope\"]\n\n[clauses]",
+    );
+    let run = s.propose(&meant, "Because.");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide"),
+        "{}",
+        run.stderr
+    );
+    // A narrow crossing (Fiji-like, 170 .. -170: 20° wide) is accepted and said.
+    let fiji = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[170.0, 40.0, -170.0, 60.0]");
+    let next = draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &fiji);
+    let path = s.write("fiji.toml", &next);
+    let run = s.run(&["diff", "roads@1.0.0", &path]);
+    assert!(
+        run.stderr.contains("note: roads@1.1.0: `envelope` crosses the antimeridian (minx 170 > maxx -170) and is 20.0° wide"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide"),
+        "{}",
+        run.stderr
+    );
+    let j = s.json(&["show", "roads@1.0.0"]);
+    assert_eq!(j["antimeridian"][0]["clause"], "envelope");
+    assert_eq!(j["antimeridian"][0]["width_degrees"], 340.0);
+    assert_eq!(j["antimeridian"][0]["meant_wide"], true);
+    let text = s.run(&["show", "roads@1.0.0"]);
+    assert!(
+        text.stdout.contains("`envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide (wide_antimeridian: on purpose)"),
+        "{}",
+        text.stdout
+    );
+    // Naming a clause that is not a wide crossing is an error in the draft.
+    let wrong = draft("1.1.0", Some("1.0.0"), "2026-02-01", None).replace(
+        "\n[clauses]",
+        "wide_antimeridian = [\"envelope\"]\n\n[clauses]",
+    );
+    let run = s.propose(&wrong, "Because.");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("wide_antimeridian names `envelope`, which is 20.0° wide and does not cross the antimeridian"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn check_flags_a_committed_wide_crossing_that_is_not_meant() {
+    let s = Store::new();
+    s.propose_ok(&draft("1.0.0", None, "2026-01-01", None), "Because.");
+    // A minor version committed by hand with the box swapped (records copied from 1.0.0's
+    // shape are not needed: check reports the missing records too, and the crossing).
+    let swapped = crs_of("1").replace("[-10.0, 40.0, 10.0, 60.0]", "[10.0, 40.0, -10.0, 60.0]");
+    std::fs::write(
+        s.dir.join("contracts/roads/1.1.0.toml"),
+        draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &swapped),
+    )
+    .unwrap();
+    s.git(&["add", "-A"]);
+    s.git(&["commit", "-qm", "swapped"]);
+    let f = s.findings();
+    assert!(
+        has_finding(&f, "1.1.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide"),
+        "{f:#?}"
+    );
+}
+
+/// Commit `text` at `rel` in the store by hand.
+fn commit_file(s: &Store, rel: &str, text: &[u8]) {
+    let p = s.dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+    s.git(&["add", "-A"]);
+    s.git(&["commit", "-qm", &format!("edit {rel}")]);
+}
+
+fn finding_at<'a>(f: &'a [serde_json::Value], file: &str, text: &str) -> &'a serde_json::Value {
+    f.iter()
+        .find(|x| x["file"] == file && x["message"].as_str().unwrap().contains(text))
+        .unwrap_or_else(|| panic!("no finding `{text}` in {file}: {f:#?}"))
+}
+
+const NOTICE: &str = r#"[[notice]]
+consumer   = "atlas"
+line       = 1
+milestone  = "before-60"
+recipients = ["atlas@example.org"]
+message_id = "<a@example.org>"
+at         = 2026-11-29T09:00:00Z
+for_date   = 2026-11-29
+sunset     = 2027-07-01
+"#;
+
+const RELEASE: &str = r#"[[release]]
+validated = "2026-11-29"
+files = ["roads.gpkg"]
+passed = true
+
+[[release.contract]]
+version = "1.0.0"
+results = { crs = "pass" }
+"#;
+
+#[test]
+fn check_parses_ledgers_and_release_records_as_strictly_as_their_readers() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Each file is valid TOML that `notify` or `advisory` refuses.
+    commit_file(
+        &s,
+        "notifications/roads.toml",
+        NOTICE
+            .replace("line       = 1", "line       = -1")
+            .as_bytes(),
+    );
+    commit_file(
+        &s,
+        "notifications/rivers.toml",
+        (NOTICE.to_string() + "colour = \"red\"\n").as_bytes(),
+    );
+    commit_file(
+        &s,
+        "history/roads.releases.toml",
+        RELEASE.replace("\"pass\"", "\"maybe\"").as_bytes(),
+    );
+    commit_file(
+        &s,
+        "history/rivers.releases.toml",
+        RELEASE.replace("passed = true\n", "").as_bytes(),
+    );
+    let f = s.findings();
+    let minus = finding_at(
+        &f,
+        "notifications/roads.toml",
+        "notifications/roads.toml:3:14:",
+    );
+    assert_eq!(
+        (minus["line"].as_u64(), minus["column"].as_u64()),
+        (Some(3), Some(14))
+    );
+    let colour = finding_at(&f, "notifications/rivers.toml", "colour");
+    assert_eq!(colour["line"], 10, "{colour:#}");
+    let maybe = finding_at(&f, "history/roads.releases.toml", "maybe");
+    assert_eq!(
+        (maybe["line"].as_u64(), maybe["column"].as_u64()),
+        (Some(8), Some(19))
+    );
+    // `results = { crs = ` is 18 characters: the value starts in column 19.
+    let missing = finding_at(&f, "history/rivers.releases.toml", "passed");
+    assert!(missing["line"].as_u64().is_some(), "{missing:#}");
+}
+
+#[test]
+fn check_flags_a_record_prepended_to_an_append_only_file() {
+    let s = Store::new();
+    s.with_two_lines();
+    // A [[sunset]] record inserted at the top of a history that had none: every earlier
+    // [[change]] record is untouched, but the file no longer only grew at its end.
+    let path = s.dir.join("history/roads.toml");
+    let history = std::fs::read_to_string(&path).unwrap();
+    let forged = format!(
+        "[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
+         to        = 2027-09-01\nrationale = \"Earlier than it looks.\"\n\n{history}"
+    );
+    commit_file(&s, "history/roads.toml", forged.as_bytes());
+    let f = s.findings();
+    finding_at(
+        &f,
+        "history/roads.toml",
+        "an append-only file was rewritten, not appended to: a `[[sunset]]` record was inserted before existing records (record 1 of the file)",
+    );
+}
+
+#[test]
+fn errors_about_files_are_located_and_quote_short_excerpts() {
+    let s = Store::new();
+    s.with_two_lines();
+    // Bad UTF-8 has no line: the byte offset is given. "ok = 1\n" is 7 bytes.
+    commit_file(&s, "notifications/roads.toml", b"ok = 1\n\xff\xfe = 2\n");
+    // A 10 MB value is quoted as an excerpt, not echoed.
+    let huge = format!("{}consumer = \"{}\"\n", NOTICE, "x".repeat(10_000_000));
+    commit_file(&s, "notifications/rivers.toml", huge.as_bytes());
+    // A file that is not TOML at all.
+    commit_file(&s, "history/lakes.toml", b"[[change]\nat = \n");
+    let run = s.run(&["--format", "json", "check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.len() < 100_000,
+        "{} bytes of output",
+        run.stdout.len()
+    );
+    let f = run.json()["findings"].as_array().unwrap().clone();
+    finding_at(
+        &f,
+        "notifications/roads.toml",
+        "not UTF-8 text (the first invalid byte is at byte offset 7)",
+    );
+    let dup = finding_at(&f, "notifications/rivers.toml", "consumer");
+    assert_eq!(dup["line"], 10, "{dup:#}");
+    let lakes = finding_at(&f, "history/lakes.toml", "history/lakes.toml:1:");
+    assert_eq!(lakes["line"], 1);
+}
+
+#[test]
+fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
+    let s = Store::new();
+    let config = std::fs::read_to_string(s.dir.join("contracts.toml")).unwrap()
+        + "\n[kinds]\nmin_feature_count = { kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }\n";
+    std::fs::write(s.dir.join("contracts.toml"), config).unwrap();
+    let old = s.write(
+        "old.toml",
+        &draft_with(
+            "1.0.0",
+            None,
+            "2026-01-01",
+            None,
+            &(crs_of("1") + "min_feature_count = 10\n"),
+        ),
+    );
+    let new = s.write(
+        "new.toml",
+        &draft_with(
+            "1.1.0",
+            Some("1.0.0"),
+            "2026-02-01",
+            None,
+            &(crs_of("1") + "min_feature_count = 20\n"),
+        ),
+    );
+    let run = s.run(&["diff", &old, &new]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("clause `min_feature_count` has no kind"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),
+        "{}",
+        run.stderr
+    );
+    s.git(&["commit", "-qam", "a custom kind"]);
+    let run = s.run(&["diff", &old, &new]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("uncommitted"), "{}", run.stderr);
+}

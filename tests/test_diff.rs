@@ -1,0 +1,324 @@
+//! `contracts diff` through the real binary: the table, the JSON, the exit codes.
+
+use crate::common;
+
+use common::{fixture, fixture_str, TestEnv};
+
+fn diff(args: &[&str]) -> common::Run {
+    let env = TestEnv::new();
+    // Run outside any store, so only the built-in kinds apply unless --repo is given.
+    env.run_in(env.home(), args)
+}
+
+#[test]
+fn a_major_bump_covering_breaking_changes_passes_with_a_table() {
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let new = fixture_str("diff/roads-2.0.0.toml");
+    let run = diff(&["diff", &old, &new]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn the_json_report_carries_every_change_with_direction_and_verdict() {
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let new = fixture_str("diff/roads-2.0.0.toml");
+    let run = diff(&["--format", "json", "diff", &old, &new]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["required_bump"], "major");
+    assert_eq!(j["actual_bump"], "major");
+    assert_eq!(j["sufficient"], true);
+    assert_eq!(j["old"]["version"], "1.3.0");
+    assert_eq!(j["new"]["dataset"], "roads");
+    let rows: Vec<(String, String, String)> = j["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["clause"].as_str().unwrap().to_string(),
+                c["direction"].as_str().unwrap().to_string(),
+                c["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expect = |clause: &str, direction: &str, verdict: &str| {
+        assert!(
+            rows.contains(&(clause.into(), direction.into(), verdict.into())),
+            "no row {clause} {direction} {verdict} in {rows:?}"
+        );
+    };
+    // Worked out by hand from the two fixture files and the verdict table of
+    // docs/src/reference/contract.md.
+    expect("crs", "changed", "breaking");
+    expect("units", "changed", "breaking");
+    expect("envelope", "shrank", "breaking");
+    expect("permitted_crs", "tightened", "compatible");
+    expect("optional_attributes", "grew", "compatible");
+    expect("attribute_semantics.name", "added", "compatible");
+    expect("max_null_fraction", "tightened", "compatible");
+    expect("metric_tolerances", "tightened", "compatible");
+    expect("max_imputed_fraction", "added", "compatible");
+    expect("supported_output_formats", "grew", "compatible");
+    assert_eq!(rows.len(), 10, "{rows:?}");
+    let crs = &j["changes"].as_array().unwrap()[0];
+    assert_eq!(crs["clause"], "attribute_semantics.name");
+    assert_eq!(crs["old"], serde_json::Value::Null);
+    assert_eq!(crs["new"], "name as signed");
+}
+
+#[test]
+fn a_minor_bump_hiding_a_breaking_change_exits_1_naming_the_clause_with_old_and_new() {
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let new = fixture_str("diff/roads-1.4.0.toml");
+    let run = diff(&["diff", &old, &new]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("1.3.0 -> 1.4.0 is a minor bump, but the changes require a major bump"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            // The key that breaks, not both maps.
+            "metric_tolerances (narrowing, loosened): `positional_rmse_m` 2.0 → 3.0"
+        ),
+        "{}",
+        run.stderr
+    );
+    // The compatible change in the same version is not blamed.
+    assert!(
+        !run.stderr.contains("optional_attributes"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("INSUFFICIENT"), "{}", run.stdout);
+}
+
+#[test]
+fn a_compatible_minor_and_a_clean_patch_exit_0() {
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let run = diff(&[
+        "diff",
+        &old,
+        &fixture_str("diff/roads-1.4.0-compatible.toml"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("required bump: minor"),
+        "{}",
+        run.stdout
+    );
+    let run = diff(&[
+        "--format",
+        "json",
+        "diff",
+        &old,
+        &fixture_str("diff/roads-1.3.1.toml"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["required_bump"], "patch");
+    assert_eq!(j["changes"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn a_patch_that_changes_a_clause_exits_1() {
+    let env = TestEnv::new();
+    let text = std::fs::read_to_string(fixture("diff/roads-1.4.0-compatible.toml"))
+        .unwrap()
+        .replace("\"1.4.0\"", "\"1.3.1\"");
+    let new = env.home().join("roads-1.3.1.toml");
+    std::fs::write(&new, text).unwrap();
+    let run = env.run_in(
+        env.home(),
+        &[
+            "diff",
+            &fixture_str("diff/roads-1.3.0.toml"),
+            new.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("require a minor bump"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("metric_tolerances (narrowing, tightened)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn bad_toml_exits_2_with_file_line_and_column() {
+    let bad = fixture_str("diff/bad-syntax.toml");
+    let run = diff(&["diff", &fixture_str("diff/roads-1.3.0.toml"), &bad]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(&format!("{bad}:6:17:")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("crs = \"EPSG:4326"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn bad_inputs_exit_2() {
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let new = fixture_str("diff/roads-2.0.0.toml");
+    // reversed: NEW not greater than OLD
+    let run = diff(&["diff", &new, &old]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("NEW version 1.3.0 is not greater than OLD version 2.0.0"),
+        "{}",
+        run.stderr
+    );
+    // two datasets
+    let run = diff(&["diff", &fixture_str("diff/rivers-1.0.0.toml"), &new]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("dataset `rivers`"), "{}", run.stderr);
+    // missing file
+    let run = diff(&["diff", &old, "/nonexistent/roads.toml"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("cannot read /nonexistent/roads.toml"),
+        "{}",
+        run.stderr
+    );
+    // bad usage
+    let run = diff(&["diff", &old]);
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn a_custom_clause_needs_its_kind_from_the_store() {
+    let old = fixture_str("diff/roads-custom-1.0.0.toml");
+    let new = fixture_str("diff/roads-custom-1.1.0.toml");
+    let run = diff(&["diff", &old, &new]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("clause `min_feature_count` has no kind"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("roads-custom-1.0.0.toml:7:21"),
+        "{}",
+        run.stderr
+    );
+
+    let env = TestEnv::new();
+    std::fs::write(
+        env.home().join("contracts.toml"),
+        "[kinds]\nmin_feature_count = { kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }\n",
+    )
+    .unwrap();
+    let repo = env.home().to_string_lossy().into_owned();
+    let run = env.run_in(
+        env.home(),
+        &["--repo", &repo, "--format", "json", "diff", &old, &new],
+    );
+    // 100000 -> 90000 lowers a lower bound: loosened, so a minor bump is not enough.
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["changes"][0]["clause"], "min_feature_count");
+    assert_eq!(j["changes"][0]["direction"], "loosened");
+    assert_eq!(j["changes"][0]["verdict"], "breaking");
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_without_a_panic() {
+    let env = TestEnv::new();
+    let mut child = env
+        .command(env.home())
+        .args([
+            "diff",
+            &fixture_str("diff/roads-1.3.0.toml"),
+            &fixture_str("diff/roads-2.0.0.toml"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before the table is written, as `| head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+}
+
+#[test]
+fn crs84_for_4326_is_no_change_but_another_crs_is() {
+    let env = TestEnv::new();
+    let old = fixture_str("diff/roads-1.3.0.toml");
+    let text = std::fs::read_to_string(&old).unwrap();
+    let crs84 = text
+        .replace("version     = \"1.3.0\"", "version     = \"1.3.1\"")
+        .replace(
+            "crs                      = \"EPSG:4326\"",
+            "crs                      = \"OGC:CRS84\"",
+        )
+        .replace(
+            "\"EPSG:4326\", \"EPSG:3857\"]",
+            "\"OGC:CRS84\", \"EPSG:3857\"]",
+        );
+    assert_ne!(
+        crs84,
+        text.replace("version     = \"1.3.0\"", "version     = \"1.3.1\"")
+    );
+    let new = env.home().join("roads-1.3.1-crs84.toml");
+    std::fs::write(&new, &crs84).unwrap();
+    let run = env.run_in(
+        env.home(),
+        &["--format", "json", "diff", &old, new.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["changes"].as_array().unwrap().len(), 0);
+    let moved = crs84.replace("\"OGC:CRS84\"", "\"EPSG:4258\"");
+    std::fs::write(&new, moved).unwrap();
+    let run = env.run_in(
+        env.home(),
+        &["--format", "json", "diff", &old, new.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+}
+
+/// Each command's formats are one table: a format the command does not speak is exit 2 before
+/// anything runs (no store is opened here: the directory is empty), naming what it speaks.
+#[test]
+fn a_format_a_command_does_not_speak_is_refused_before_it_runs() {
+    let env = common::TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    for (format, command, speaks) in [
+        ("junit", "status", "text, json"),
+        ("sarif", "log", "text, json"),
+        ("junit", "check", "text, json, github, sarif"),
+        ("github", "notify", "text, json"),
+    ] {
+        let r = env.run_in(dir.path(), &["--format", format, command]);
+        assert_eq!(r.code, 2, "{format} {command}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .starts_with(&format!("error: `{command}` speaks --format {speaks}; ")),
+            "{format} {command}: {}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty());
+    }
+    // validate speaks junit: it gets as far as looking for the store.
+    let r = env.run_in(
+        dir.path(),
+        &["--format", "junit", "validate", "x", "y.geojson"],
+    );
+    assert!(!r.stderr.contains("speaks --format"), "{}", r.stderr);
+}

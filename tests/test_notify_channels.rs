@@ -1,0 +1,266 @@
+//! Webhook transport settings through the real binary: `[notify] ca_file` (a receiver on
+//! loopback over HTTPS whose certificate comes from a private CA made in the test with rcgen)
+//! and a run with only webhook deliveries due, which must not need the SMTP relay at all.
+
+use crate::notify_support;
+use crate::world;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use notify_support::Pki;
+use world::{SmtpServer, World};
+
+const TODAY: &str = "2026-11-29";
+const TOKEN: &str = "hook-T0KEN-s3cret";
+const SLACK: &str =
+    "webhooks = [{ kind = \"slack\", url_env = \"ATLAS_HOOK_URL\", name = \"atlas-slack\" }]\n";
+
+/// One HTTP request read from `stream`: its body, or `None` when the stream failed first (a
+/// refused TLS handshake).
+fn read_request(stream: impl Read) -> Option<String> {
+    let mut reader = BufReader::new(stream);
+    let mut len = 0usize;
+    let mut first = true;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" && !first {
+            break;
+        }
+        first = false;
+        if let Some((k, v)) = line.trim_end().split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    String::from_utf8(body).ok()
+}
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// A receiver on 127.0.0.1 answering 200 to each request, over TLS with `tls`, and keeping
+/// the bodies it read.
+struct Receiver {
+    port: u16,
+    bodies: Arc<Mutex<Vec<String>>>,
+    https: bool,
+}
+
+impl Receiver {
+    fn start(tls: Option<Arc<rustls::ServerConfig>>) -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let seen = bodies.clone();
+        let https = tls.is_some();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                match &tls {
+                    Some(config) => {
+                        let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+                        let mut tls = rustls::StreamOwned::new(conn, stream);
+                        let Some(body) = read_request(&mut tls) else {
+                            continue;
+                        };
+                        seen.lock().unwrap().push(body);
+                        let _ = tls.write_all(OK);
+                        let _ = tls.flush();
+                        tls.conn.send_close_notify();
+                        let _ = tls.conn.complete_io(&mut tls.sock);
+                    }
+                    None => {
+                        let mut plain = stream;
+                        let Some(body) = read_request(&mut plain) else {
+                            continue;
+                        };
+                        seen.lock().unwrap().push(body);
+                        let _ = plain.write_all(OK);
+                    }
+                }
+            }
+        });
+        Receiver {
+            port,
+            bodies,
+            https,
+        }
+    }
+
+    fn url(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/hooks/{TOKEN}", self.port)
+    }
+
+    fn received(&self) -> usize {
+        self.bodies.lock().unwrap().len()
+    }
+}
+
+/// The notify world with atlas reached by a Slack webhook too.
+fn with_hook(w: &World) {
+    let text = w.read("consumers.toml").unwrap();
+    w.write(
+        "consumers.toml",
+        &text.replace(
+            "contacts = [\"atlas@example.org\"]\n",
+            &format!("contacts = [\"atlas@example.org\"]\n{SLACK}"),
+        ),
+    );
+}
+
+/// `[notify]` gains `extra`.
+fn notify_config(w: &World, extra: &str) {
+    let text = w.read("contracts.toml").unwrap();
+    w.write(
+        "contracts.toml",
+        &text.replace("announce = false\n", &format!("announce = false\n{extra}")),
+    );
+}
+
+/// The ledger's `table` entries on `channel`, as (consumer, milestone).
+fn entries(w: &World, table: &str, channel: &str) -> Vec<(String, String)> {
+    let Some(text) = w.read("notifications/roads.toml") else {
+        return Vec::new();
+    };
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    v.get(table)
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["milestone"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn no_url_in(run: &world::Run) {
+    for text in [run.stdout(), run.stderr()] {
+        assert!(!text.contains(TOKEN), "the webhook URL leaked: {text}");
+    }
+}
+
+#[test]
+fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
+    let pki = Pki::new();
+    let hook = Receiver::start(Some(pki.server.clone()));
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    with_hook(&w);
+    let url = hook.url();
+    let env = [("ATLAS_HOOK_URL", url.as_str())];
+    const CHANNEL: &str = "webhook:atlas-slack";
+
+    // Without ca_file: the system's roots do not know the private CA. An environment error;
+    // the delivery is released for the next run, not recorded; mail goes out as before.
+    let run = w.run_env(TODAY, &["notify"], &env);
+    run.assert_code(3);
+    no_url_in(&run);
+    let err = run.stderr();
+    assert!(
+        err.contains("certificate") || err.contains("UnknownIssuer"),
+        "{err}"
+    );
+    assert_eq!(hook.received(), 0);
+    assert!(entries(&w, "notice", CHANNEL).is_empty());
+    let atlas = ("atlas".to_string(), "before-60".to_string());
+    assert_eq!(entries(&w, "release", CHANNEL), vec![atlas.clone()]);
+    assert!(entries(&w, "notice", "mail").contains(&atlas));
+
+    // With the CA's PEM in the store, relative to its root: delivered and recorded.
+    w.write("certs/hooks-ca.pem", &pki.ca_pem);
+    notify_config(&w, "ca_file = \"certs/hooks-ca.pem\"\n");
+    let run = w.run_env(TODAY, &["notify"], &env);
+    run.assert_code(0);
+    no_url_in(&run);
+    assert_eq!(hook.received(), 1);
+    let posted: serde_json::Value = serde_json::from_str(&hook.bodies.lock().unwrap()[0]).unwrap();
+    assert!(posted["text"].as_str().unwrap().contains("roads line 1"));
+    assert_eq!(entries(&w, "notice", CHANNEL), vec![atlas]);
+}
+
+#[test]
+fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
+    let pki = Pki::new();
+    let hook = Receiver::start(Some(pki.server.clone()));
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    with_hook(&w);
+    let url = hook.url();
+    let env = [("ATLAS_HOOK_URL", url.as_str())];
+
+    notify_config(&w, "ca_file = \"certs/none.pem\"\n");
+    let run = w.run_env(TODAY, &["notify"], &env);
+    run.assert_code(2);
+    assert!(run.stderr().contains("certs/none.pem"), "{}", run.stderr());
+    assert!(run.stderr().contains("ca_file"), "{}", run.stderr());
+
+    w.write("certs/empty.pem", "not a certificate\n");
+    let text = w.read("contracts.toml").unwrap();
+    w.write(
+        "contracts.toml",
+        &text.replace("certs/none.pem", "certs/empty.pem"),
+    );
+    let run = w.run_env(TODAY, &["notify"], &env);
+    run.assert_code(2);
+    assert!(
+        run.stderr().contains("certs/empty.pem") && run.stderr().contains("BEGIN CERTIFICATE"),
+        "{}",
+        run.stderr()
+    );
+    // Nothing was sent or written.
+    assert!(smtp.mails().is_empty());
+    assert_eq!(hook.received(), 0);
+    assert!(w.read("notifications/roads.toml").is_none());
+}
+
+#[test]
+fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    // The mails of today go out first, while atlas has no webhook.
+    w.run(TODAY, &["notify"]).assert_code(0);
+    let mails = smtp.mails().len();
+    assert!(mails > 0);
+
+    // Then atlas gains a webhook, and the relay goes away (a closed port).
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let text = w.read("contracts.toml").unwrap();
+    w.write(
+        "contracts.toml",
+        &text.replace(
+            &format!("port = {}\n", smtp.port),
+            &format!("port = {closed}\n"),
+        ),
+    );
+    with_hook(&w);
+    let hook = Receiver::start(None);
+    let url = hook.url();
+    let run = w.run_env(TODAY, &["notify"], &[("ATLAS_HOOK_URL", url.as_str())]);
+    run.assert_code(0);
+    no_url_in(&run);
+    assert_eq!(hook.received(), 1);
+    assert_eq!(
+        entries(&w, "notice", "webhook:atlas-slack"),
+        vec![("atlas".to_string(), "before-60".to_string())]
+    );
+    assert_eq!(smtp.mails().len(), mails, "no mail is sent again");
+
+    // A mail due with the relay down still fails the run before anything is sent.
+    let run = w.run("2026-12-16", &["notify"]);
+    run.assert_code(3);
+}

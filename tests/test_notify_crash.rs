@@ -1,0 +1,242 @@
+//! `contracts notify` killed with SIGKILL at random moments against a real SMTP server on
+//! loopback (mailin-embedded). Issue 10, failure 3: 884 of 2,684 mails were sent again. Now a
+//! kill can resend only the notices in flight at that moment, so over the whole test the
+//! mails delivered more than once are at most the kills; no notice is recorded twice, the
+//! store stays sound, and the next run finishes the batch.
+//!
+//! Bounded: 8 days of milestones with 10 consumers each (80 notices), 4 kills a day (32),
+//! well under a minute in a debug build. The seed is printed so a failure can be replayed
+//! with NOTIFY_CRASH_SEED.
+
+use crate::common::Rng;
+use crate::notify_support;
+use crate::world;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use notify_support::{add_consumers, MILESTONE_DAYS};
+use world::{SmtpServer, World};
+
+const KILLS_PER_DAY: usize = 4;
+
+fn notify(w: &World, day: &str) -> Command {
+    notify_support::notify_command(w.root(), w.home.path(), day)
+}
+
+/// Remove the lock files a killed writer left in `.git` (HEAD.lock, refs/heads/*.lock,
+/// index.lock), as the operator would once told of them: no other writer runs here, so every
+/// lock after a kill is the dead one's. Taking a stale lock for what it is belongs to the
+/// store (issue 10, item 2), not to notify; the count is reported with the figures.
+fn clear_stale_locks(dir: &std::path::Path) -> usize {
+    let mut cleared = 0;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            cleared += clear_stale_locks(&p);
+        } else if p.extension().is_some_and(|x| x == "lock") {
+            std::fs::remove_file(&p).unwrap();
+            cleared += 1;
+        }
+    }
+    cleared
+}
+
+#[test]
+fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
+    let seed = std::env::var("NOTIFY_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("NOTIFY_CRASH_SEED={seed}");
+    let mut rng = Rng(seed);
+
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    add_consumers(&w, 8);
+    // Runs here never overlap, so a claim left by a killed run is stale at once: the next
+    // run takes it over instead of waiting the default hour.
+    w.write(
+        "contracts.toml",
+        &world::config(smtp.port).replace(
+            "overdue_every_days = 7\n",
+            "overdue_every_days = 7\nclaim_stale_minutes = 0\n",
+        ),
+    );
+
+    let started = Instant::now();
+    let mut planned = 0usize;
+    let mut kills = 0usize;
+    let mut runs = 0usize;
+    let mut codes: HashMap<i32, usize> = HashMap::new();
+    let mut locks = 0usize;
+    let (mut resend_lines, mut recovered_lines) = (0usize, 0usize);
+    for day in MILESTONE_DAYS {
+        let plan = w.run(day, &["--format", "json", "notify", "--dry-run"]);
+        plan.assert_code(0);
+        planned += plan.json().as_array().unwrap().len();
+        // How long a whole run takes today, to spread the kills over all of it.
+        let mut span = {
+            let t = Instant::now();
+            w.run(day, &["notify", "--dry-run"]).assert_code(0);
+            t.elapsed() * 3
+        };
+        let mut killed_today = 0;
+        loop {
+            runs += 1;
+            let t = Instant::now();
+            let mut child = notify(&w, day).spawn().unwrap();
+            if killed_today < KILLS_PER_DAY {
+                let at = Duration::from_micros(rng.below(span.as_micros() as u64));
+                std::thread::sleep(at);
+                if child.try_wait().unwrap().is_none() {
+                    child.kill().unwrap();
+                    child.wait().unwrap();
+                    kills += 1;
+                    killed_today += 1;
+                    locks += clear_stale_locks(&w.root().join(".git"));
+                    *codes.entry(-9).or_default() += 1;
+                    continue;
+                }
+            }
+            let out = child.wait_with_output().unwrap();
+            let code = out.status.code().unwrap_or(-1);
+            let err = String::from_utf8_lossy(&out.stderr);
+            resend_lines += err.lines().filter(|l| l.starts_with("resending ")).count();
+            recovered_lines += err.lines().filter(|l| l.starts_with("recorded ")).count();
+            if std::env::var_os("NOTIFY_CRASH_VERBOSE").is_some() {
+                eprintln!("--- run {runs} on {day}:\n{err}");
+            }
+            *codes.entry(code).or_default() += 1;
+            assert_eq!(
+                code,
+                0,
+                "run {runs} on {day} after {kills} kill(s), seed {seed}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // A run after a kill repairs the checkout the kill left behind HEAD, as every
+            // writer does: nothing staged, nothing modified (issue 25, item 1).
+            assert_eq!(
+                w.git(&["status", "--porcelain", "--untracked-files=no"]),
+                "",
+                "run {runs} on {day} after {kills} kill(s) left the checkout dirty, seed {seed}"
+            );
+            span = span.max(t.elapsed());
+            if killed_today >= KILLS_PER_DAY {
+                break;
+            }
+            // It finished before the kill: kill a later run, until today's kills are done.
+            killed_today += 1;
+        }
+    }
+
+    // The next run finds nothing left to send.
+    let last = w.run(MILESTONE_DAYS[MILESTONE_DAYS.len() - 1], &["notify"]);
+    last.assert_code(0);
+    assert!(
+        last.stderr().contains("nothing to send"),
+        "{}",
+        last.stderr()
+    );
+
+    let mut delivered: HashMap<String, usize> = HashMap::new();
+    for m in smtp.mails() {
+        *delivered
+            .entry(m.header("Message-ID").unwrap())
+            .or_default() += 1;
+    }
+    let resent: usize = delivered.values().map(|n| n - 1).sum();
+    eprintln!(
+        "crash test: {runs} runs, {kills} kills, {planned} notices planned, {} delivered \
+         ({} distinct), {resent} resent ({resend_lines} stale claims taken over and sent, {recovered_lines} \
+         recovered from a dead run's journal), {locks} stale lock(s) cleared, exit codes \
+         {codes:?}, {:.1} s, seed {seed}",
+        smtp.mails().len(),
+        delivered.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(planned, 80, "10 consumers x 8 milestones");
+    assert_eq!(delivered.len(), planned, "a notice was never delivered");
+    assert!(
+        resent <= kills,
+        "{resent} resent for {kills} kills (seed {seed})"
+    );
+
+    // Each notice recorded once, the ledger sound, the repository intact.
+    // At HEAD, which is what the store reads: a kill during the checkout after a commit can
+    // leave the work tree behind (the store's repair of that is issue 10's item 2).
+    let ledger = w.git(&["show", "HEAD:notifications/roads.toml"]);
+    let v: toml::Value = toml::from_str(&ledger).unwrap();
+    let mut keys: Vec<(String, String)> = v["notice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["milestone"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let recorded = keys.len();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(
+        recorded,
+        keys.len(),
+        "a notice recorded twice (seed {seed})"
+    );
+    assert_eq!(recorded, planned);
+    let check = w.run("2027-01-29", &["--format", "json", "check"]);
+    let ledger_findings: Vec<_> = check.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
+        .cloned()
+        .collect();
+    assert!(ledger_findings.is_empty(), "{ledger_findings:#?}");
+    w.git(&["fsck", "--no-progress"]);
+}
+
+/// The state a kill between a commit and its checkout leaves (issue 25, item 1): HEAD has the
+/// ledger with the new entries, the index and the work tree the one before. Made on purpose
+/// here, so the repair is tested on every run, not on the 3 in 75 kills that hit it.
+#[test]
+fn a_run_after_a_kill_behind_head_repairs_the_checkout() {
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    let day = MILESTONE_DAYS[0];
+    w.run(day, &["notify"]).assert_code(0);
+    let head = w.git(&["rev-parse", "HEAD"]);
+    // Back to before the confirmation, then HEAD alone moved forward again.
+    w.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    w.git(&["update-ref", "HEAD", head.trim()]);
+    let lagging = w.git(&["status", "--porcelain", "--untracked-files=no"]);
+    assert!(lagging.contains("notifications/roads.toml"), "{lagging}");
+
+    // Both a run with nothing to send and one with a milestone due repair it.
+    for today in [day, MILESTONE_DAYS[1]] {
+        let run = w.run(today, &["notify"]);
+        run.assert_code(0);
+        assert_eq!(
+            w.git(&["status", "--porcelain", "--untracked-files=no"]),
+            "",
+            "{}",
+            run.stderr()
+        );
+        w.git(&["reset", "-q", "--hard", "HEAD~1"]);
+        let head = w.git(&["rev-parse", "HEAD@{1}"]);
+        w.git(&["update-ref", "HEAD", head.trim()]);
+    }
+}

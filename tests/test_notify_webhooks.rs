@@ -1,0 +1,632 @@
+//! Webhooks end to end: the real binary, the notify world, a real SMTP server and a real HTTP
+//! receiver on loopback (a TcpListener thread here) that records each request and answers
+//! the statuses a test scripts. Signatures are checked by recomputing them in Python's
+//! standard library (hmac, hashlib), a second implementation, not ours.
+
+use crate::world;
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use world::{SmtpServer, World};
+
+const TODAY: &str = "2026-11-29";
+/// A Standard Webhooks secret: `whsec_` and base64 of the key bytes.
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+/// A path token that stands for the credential part of a real webhook URL.
+const TOKEN: &str = "T0KEN-s3cr3t-path";
+
+#[derive(Debug, Clone)]
+struct Request {
+    path: String,
+    headers: HashMap<String, String>,
+    body: String,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> &str {
+        self.headers.get(name).map(String::as_str).unwrap_or("")
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap()
+    }
+}
+
+/// A receiver on 127.0.0.1: answers each request with the next scripted status (200 once the
+/// script is used up), with `Retry-After: 1` on 429 and 503; a scripted 0 never answers.
+struct Receiver {
+    port: u16,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Receiver {
+    fn start(script: &[u16]) -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(
+            script.iter().copied().collect::<VecDeque<u16>>(),
+        ));
+        let (seen, script) = (requests.clone(), script.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    continue;
+                }
+                let mut headers = HashMap::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some((k, v)) = line.trim_end().split_once(':') {
+                        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+                    }
+                }
+                let len: usize = headers
+                    .get("content-length")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let mut body = vec![0; len];
+                reader.read_exact(&mut body).unwrap();
+                let path = first.split(' ').nth(1).unwrap_or("").to_string();
+                seen.lock().unwrap().push(Request {
+                    path,
+                    headers,
+                    body: String::from_utf8(body).unwrap(),
+                });
+                let status = script.lock().unwrap().pop_front().unwrap_or(200);
+                if status == 0 {
+                    // Scripted silence: hold the connection without an answer.
+                    std::thread::sleep(std::time::Duration::from_secs(4));
+                    continue;
+                }
+                let retry = match status {
+                    429 | 503 => "Retry-After: 1\r\n",
+                    _ => "",
+                };
+                let reply = format!(
+                    "HTTP/1.1 {status} Scripted\r\n{retry}Content-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(reply.as_bytes());
+            }
+        });
+        Receiver { port, requests }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/hooks/{TOKEN}", self.port)
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// The notify world with atlas reached by one webhook of `kind` too.
+fn world_with_hook(smtp: &SmtpServer, kind: &str) -> World {
+    let w = World::new(smtp.port);
+    let secret = match kind {
+        "generic" => ", secret_env = \"ATLAS_HOOK_SECRET\"",
+        _ => "",
+    };
+    w.write(
+        "consumers.toml",
+        &format!(
+            r#"
+[consumers.flood-model]
+team = "Hydrology"
+contacts = ["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]
+
+[consumers.atlas]
+team = "Cartography"
+contacts = ["atlas@example.org"]
+webhooks = [{{ kind = "{kind}", url_env = "ATLAS_HOOK_URL"{secret} }}]
+
+[consumers.router]
+team = "Routing"
+contacts = ["routing@example.org"]
+"#
+        ),
+    );
+    w
+}
+
+fn notify(w: &World, hook: &Receiver) -> world::Run {
+    let url = hook.url();
+    w.run_env(
+        TODAY,
+        &["--format", "json", "notify"],
+        &[("ATLAS_HOOK_URL", &url), ("ATLAS_HOOK_SECRET", SECRET)],
+    )
+}
+
+/// The ledger entries on `channel`, as (consumer, milestone).
+fn entries(w: &World, table: &str, channel: &str) -> Vec<(String, String)> {
+    let Some(text) = w.read("notifications/roads.toml") else {
+        return Vec::new();
+    };
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    v.get(table)
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["milestone"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn no_url_in(run: &world::Run) {
+    for text in [run.stdout(), run.stderr()] {
+        assert!(!text.contains(TOKEN), "the webhook URL leaked: {text}");
+        assert!(!text.contains("/hooks/"), "the webhook URL leaked: {text}");
+    }
+}
+
+/// `check` reads the ledger with its webhook entries and finds nothing in it (the world's
+/// fixture contracts have findings of their own, unrelated).
+fn ledger_checks(w: &World) {
+    let run = w.run(TODAY, &["--format", "json", "check"]);
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let text = run.stdout();
+    assert!(text.contains("\"findings\""), "{text}");
+    assert!(!text.contains("notifications/"), "{text}");
+}
+
+/// The signature as Python's standard library computes it.
+fn python_signature(id: &str, timestamp: &str, body: &str) -> String {
+    let script = "import base64,hashlib,hmac,sys\n\
+                  key = base64.b64decode(sys.argv[1].split('_', 1)[1])\n\
+                  msg = (sys.argv[2] + '.' + sys.argv[3] + '.').encode() + sys.stdin.buffer.read()\n\
+                  print('v1,' + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode())\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script, SECRET, id, timestamp])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_generic_webhook_is_signed_carries_the_facts_and_is_delivered_once_across_two_runs() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+
+    let first = notify(&w, &hook);
+    first.assert_code(0);
+    no_url_in(&first);
+    let second = notify(&w, &hook);
+    second.assert_code(0);
+    no_url_in(&second);
+
+    let got = hook.requests();
+    assert_eq!(got.len(), 1, "delivered once across two runs: {got:#?}");
+    let r = &got[0];
+    assert_eq!(r.path, format!("/hooks/{TOKEN}"));
+    assert_eq!(r.header("content-type"), "application/json");
+    // The same id as the mail's Message-ID, so a receiver can de-duplicate a resend.
+    let mail = smtp.mail_to("atlas@example.org");
+    assert_eq!(mail.len(), 1, "mail goes out as before");
+    let message_id = mail[0].header("Message-ID").unwrap();
+    assert_eq!(r.header("webhook-id"), message_id.trim());
+    let ts = r.header("webhook-timestamp");
+    assert!(ts.parse::<i64>().is_ok_and(|t| t > 1_700_000_000), "{ts}");
+    assert_eq!(
+        r.header("webhook-signature"),
+        python_signature(r.header("webhook-id"), ts, &r.body)
+    );
+
+    let body = r.json();
+    assert_eq!(body["dataset"], "roads");
+    assert_eq!(body["line"], 1);
+    assert_eq!(body["consumer"], "atlas");
+    assert_eq!(body["milestone"], "before-60");
+    assert_eq!(body["sunset"], world::SUNSET);
+    assert_eq!(body["days_left"], world::days_left(TODAY));
+    assert_eq!(body["verdict"], "breaks");
+    let change = &body["breaking_changes"][0];
+    assert_eq!(change["clause"], "crs");
+    assert_eq!(change["old"], "EPSG:4326");
+    assert_eq!(change["new"], "EPSG:27700");
+    assert!(change["rationale"]
+        .as_str()
+        .unwrap()
+        .contains("British National Grid"));
+
+    // Recorded once on its own channel, next to the mail; `check` accepts the ledger.
+    let sent = ("atlas".to_string(), "before-60".to_string());
+    assert_eq!(
+        entries(&w, "notice", "webhook:generic"),
+        std::slice::from_ref(&sent)
+    );
+    assert!(entries(&w, "notice", "mail").contains(&sent));
+    ledger_checks(&w);
+}
+
+/// What the reference Standard Webhooks library (PyPI `standardwebhooks`, pinned in test.sh)
+/// says of a request: `ok`, or its error.
+fn reference_verdict(r: &Request, body: &str) -> String {
+    let script = "import json,sys\n\
+                  from standardwebhooks.webhooks import Webhook\n\
+                  headers = json.loads(sys.argv[2])\n\
+                  try:\n    Webhook(sys.argv[1]).verify(sys.stdin.read(), headers); print('ok')\n\
+                  except Exception as e:\n    print(type(e).__name__)\n";
+    let headers = serde_json::to_string(&r.headers).unwrap();
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script, SECRET, &headers])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the standardwebhooks package (pip install standardwebhooks==1.0.0) is needed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_reference_standard_webhooks_library_verifies_the_signature() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+    notify(&w, &hook).assert_code(0);
+    let r = &hook.requests()[0];
+    assert_eq!(reference_verdict(r, &r.body), "ok");
+    // And it would catch a body changed on the way.
+    let tampered = r.body.replace("EPSG:27700", "EPSG:3857");
+    assert_ne!(tampered, r.body);
+    assert_eq!(reference_verdict(r, &tampered), "WebhookVerificationError");
+}
+
+#[test]
+fn a_500_is_retried_with_the_same_id_and_then_delivered() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[500]);
+    let w = world_with_hook(&smtp, "generic");
+    let run = notify(&w, &hook);
+    run.assert_code(0);
+    no_url_in(&run);
+    let got = hook.requests();
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert_eq!(got[0].header("webhook-id"), got[1].header("webhook-id"));
+    assert_eq!(got[0].body, got[1].body);
+    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+}
+
+#[test]
+fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
+    let smtp = SmtpServer::start();
+    // Three attempts, each 503 with Retry-After: 1; the next run's first attempt succeeds.
+    let hook = Receiver::start(&[503, 503, 503]);
+    let w = world_with_hook(&smtp, "generic");
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    no_url_in(&run);
+    assert!(run.stderr().contains("HTTP 503"), "{}", run.stderr());
+    assert_eq!(hook.requests().len(), 3);
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    // Mail is not held back by a webhook.
+    assert_eq!(smtp.mails().len(), 2);
+
+    let next = notify(&w, &hook);
+    next.assert_code(0);
+    assert_eq!(hook.requests().len(), 4);
+    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+    assert_eq!(smtp.mails().len(), 2, "the mail is not sent again");
+    ledger_checks(&w);
+}
+
+#[test]
+fn a_400_fails_that_delivery_alone_with_its_status() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[400]);
+    let w = world_with_hook(&smtp, "generic");
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    no_url_in(&run);
+    assert!(run.stderr().contains("HTTP 400"), "{}", run.stderr());
+    assert_eq!(hook.requests().len(), 1, "a 400 is not retried");
+    let rows = run.json();
+    let failed: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{rows:#}");
+    assert_eq!(failed[0]["channel"], "webhook:generic");
+    assert_eq!(smtp.mails().len(), 2, "both mails still went out");
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+}
+
+#[test]
+fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
+    let smtp = SmtpServer::start();
+    // Were the next run to retry, this receiver would accept it.
+    let hook = Receiver::start(&[400]);
+    let w = world_with_hook(&smtp, "generic");
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    let failed = entries(&w, "failed", "webhook:generic");
+    assert_eq!(failed.len(), 1, "the 400 is recorded as failed");
+    let text = w.read("notifications/roads.toml").unwrap();
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    assert_eq!(v["failed"][0]["status"].as_integer(), Some(400), "{text}");
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+
+    let next = notify(&w, &hook);
+    next.assert_code(0);
+    assert_eq!(
+        hook.requests().len(),
+        1,
+        "the next run does not retry a 400"
+    );
+    assert_eq!(smtp.mails().len(), 2, "the mail is not sent again");
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    ledger_checks(&w);
+}
+
+#[test]
+fn slack_and_teams_receive_their_own_payloads_unsigned() {
+    for kind in ["slack", "teams"] {
+        let smtp = SmtpServer::start();
+        let hook = Receiver::start(&[]);
+        let w = world_with_hook(&smtp, kind);
+        let run = notify(&w, &hook);
+        run.assert_code(0);
+        no_url_in(&run);
+        let got = hook.requests();
+        assert_eq!(got.len(), 1, "{kind}");
+        assert_eq!(
+            got[0].header("webhook-signature"),
+            "",
+            "{kind} is not signed"
+        );
+        let body = got[0].json();
+        let text = got[0].body.clone();
+        for fact in ["roads", world::SUNSET, "atlas", "crs", "EPSG:27700"] {
+            assert!(text.contains(fact), "{kind} payload lacks {fact}: {text}");
+        }
+        match kind {
+            "slack" => {
+                assert!(body["text"].is_string());
+                let blocks = body["blocks"].as_array().unwrap();
+                assert_eq!(blocks[0]["type"], "header");
+                assert!(blocks.len() <= 50, "Slack allows 50 blocks a message");
+            }
+            _ => {
+                assert_eq!(body["type"], "message");
+                let a = &body["attachments"][0];
+                assert_eq!(a["contentType"], "application/vnd.microsoft.card.adaptive");
+                assert_eq!(a["content"]["type"], "AdaptiveCard");
+                assert_eq!(a["content"]["version"], "1.4");
+            }
+        }
+        assert_eq!(entries(&w, "notice", &format!("webhook:{kind}")).len(), 1);
+    }
+}
+
+#[test]
+fn a_missing_url_variable_is_named_and_the_url_never_shown() {
+    let smtp = SmtpServer::start();
+    let w = world_with_hook(&smtp, "slack");
+    let run = w.run(TODAY, &["notify"]);
+    run.assert_code(3);
+    assert!(run.stderr().contains("ATLAS_HOOK_URL"), "{}", run.stderr());
+    assert_eq!(smtp.mails().len(), 2);
+}
+
+#[test]
+fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[400, 400, 400, 400]);
+    let w = world_with_hook(&smtp, "generic");
+    let hooks: Vec<String> = (1..=4)
+        .map(|i| {
+            format!(
+                "{{ kind = \"generic\", name = \"h{i}\", url_env = \"ATLAS_HOOK_URL\", \
+                 secret_env = \"ATLAS_HOOK_SECRET\" }}"
+            )
+        })
+        .collect();
+    let registry = w.read("consumers.toml").unwrap();
+    let start = registry.find("webhooks = [").unwrap();
+    let end = start + registry[start..].find('\n').unwrap();
+    let registry = format!(
+        "{}webhooks = [{}]{}",
+        &registry[..start],
+        hooks.join(", "),
+        &registry[end..]
+    );
+    w.write("consumers.toml", &registry);
+
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    no_url_in(&run);
+    assert_eq!(
+        hook.requests().len(),
+        3,
+        "the fourth is not sent: {}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("deliveries in a row"),
+        "{}",
+        run.stderr()
+    );
+    let rows = run.json();
+    let failed = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .count();
+    assert_eq!(failed, 4, "{rows:#}");
+    assert_eq!(
+        smtp.mails().len(),
+        2,
+        "mail is not stopped by a webhook host"
+    );
+}
+
+#[test]
+fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+    // What a run killed after its claim commit leaves: an open claim on the webhook channel,
+    // older than `[notify] claim_stale_minutes`.
+    let id = "<contracts.roads.1.atlas.before-60@example.org>";
+    w.write(
+        "notifications/roads.toml",
+        &format!(
+            "\n[[claim]]\nconsumer   = \"atlas\"\nline       = 1\nmilestone  = \"before-60\"\n\
+             recipients = [\"atlas@example.org\"]\nmessage_id = \"{id}\"\n\
+             channel    = \"webhook:generic\"\nrun        = \"dead.1.1\"\n\
+             at         = {TODAY}T00:00:00Z\nfor_date   = {TODAY}\nsunset     = {}\n",
+            world::SUNSET
+        ),
+    );
+    let run = notify(&w, &hook);
+    run.assert_code(0);
+    assert!(
+        run.stderr()
+            .contains("resending roads line 1 before-60 to atlas by webhook:generic"),
+        "{}",
+        run.stderr()
+    );
+    let got = hook.requests();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("webhook-id"), id);
+    notify(&w, &hook).assert_code(0);
+    assert_eq!(hook.requests().len(), 1, "recorded: not sent again");
+    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+    ledger_checks(&w);
+}
+
+#[test]
+fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the_next_run() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[0, 0, 0]);
+    let w = world_with_hook(&smtp, "generic");
+    let config = w.read("contracts.toml").unwrap();
+    assert!(config.contains("[notify]\n"));
+    w.write(
+        "contracts.toml",
+        &config.replacen("[notify]\n", "[notify]\nwebhook_timeout_seconds = 1\n", 1),
+    );
+    let started = std::time::Instant::now();
+    let run = notify(&w, &hook);
+    run.assert_code(3);
+    no_url_in(&run);
+    assert!(
+        run.stderr()
+            .contains("no answer within 1 s after 3 attempt(s)"),
+        "{}",
+        run.stderr()
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(12));
+    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+}
+
+/// A waiver is told once to each consumer that uses its clause, by mail and by its webhook,
+/// and to nobody else; a second run sends nothing more.
+#[test]
+fn a_waiver_is_told_by_mail_and_by_webhook_once_to_the_consumers_that_use_its_clause() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start(&[]);
+    let w = world_with_hook(&smtp, "generic");
+    // atlas relies on crs; flood-model on bbox only, so a waiver of crs is not its business.
+    w.append(
+        "consumers.toml",
+        "\n[consumers.atlas.datasets.roads]\nuses = [\"crs\"]\n\
+         \n[consumers.flood-model.datasets.roads]\nuses = [\"bbox\"]\n",
+    );
+    let id = format!("roads:1:crs:{TODAY}");
+    let reason = "The reprojection job is down; fixed next week";
+    w.run(
+        TODAY,
+        &[
+            "waive",
+            "roads",
+            "crs",
+            "--line",
+            "1",
+            "--until",
+            "2026-12-20",
+            "--reason",
+            reason,
+        ],
+    )
+    .assert_code(0);
+    let milestone = format!("waiver:{id}");
+    let waiver_hooks = || -> Vec<serde_json::Value> {
+        hook.requests()
+            .iter()
+            .map(Request::json)
+            .filter(|b| b["milestone"] == milestone.as_str())
+            .collect()
+    };
+    let waiver_mails = || -> Vec<world::Mail> {
+        smtp.mails()
+            .into_iter()
+            .filter(|m| m.header("Subject").unwrap().contains("waived"))
+            .collect()
+    };
+
+    notify(&w, &hook).assert_code(0);
+    let hooks = waiver_hooks();
+    assert_eq!(hooks.len(), 1, "{:#?}", hook.requests());
+    assert_eq!(hooks[0]["consumer"], "atlas");
+    assert_eq!(hooks[0]["dataset"], "roads");
+    let mails = waiver_mails();
+    assert_eq!(mails.len(), 1, "{mails:#?}");
+    assert_eq!(mails[0].to, vec!["atlas@example.org".to_string()]);
+    assert!(mails[0].body().contains(reason), "{}", mails[0].body());
+    let told = (String::from("atlas"), milestone.clone());
+    let of_waiver = |channel: &str| -> Vec<(String, String)> {
+        entries(&w, "notice", channel)
+            .into_iter()
+            .filter(|(_, m)| m.starts_with("waiver:"))
+            .collect()
+    };
+    assert_eq!(of_waiver("mail"), std::slice::from_ref(&told));
+    assert_eq!(of_waiver("webhook:generic"), std::slice::from_ref(&told));
+
+    // Once each: the next run tells nobody again.
+    notify(&w, &hook).assert_code(0);
+    assert_eq!(waiver_hooks().len(), 1);
+    assert_eq!(waiver_mails().len(), 1);
+    ledger_checks(&w);
+}

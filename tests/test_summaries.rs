@@ -1,0 +1,540 @@
+//! Read summaries (issue 19): the daily counts of the retirement thresholds read every log
+//! the scan reads, under the consumer each principal is; `consumption summarize` folds a log
+//! into rows of (day, consumer, dataset, contract) that every command reads as it reads the
+//! log, and the summary of summaries is the summary of the whole.
+
+use crate::world;
+
+use std::io::Write;
+
+use world::World;
+
+/// The world's registry with flood-model an automation, atlas known also by the principals
+/// `key:atlas-*`, and usage thresholds of two reads on two days.
+fn with_thresholds(w: &World) {
+    w.write(
+        "consumers.toml",
+        r#"
+[consumers.flood-model]
+kind = "automation"
+team = "Hydrology"
+contacts = ["hydro-oncall@example.org"]
+
+[consumers.atlas]
+team = "Cartography"
+contacts = ["atlas@example.org"]
+identities = ["key:atlas-*"]
+
+[consumers.router]
+team = "Routing"
+contacts = ["routing@example.org"]
+
+[consumers.archive]
+contacts = ["records@example.org"]
+"#,
+    );
+    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
+}
+
+/// `text` gzipped.
+fn gzip(text: &str) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(text.as_bytes()).unwrap();
+    e.finish().unwrap()
+}
+
+/// (consumer, status, reads, days) of the holders `can-retire roads 1` names on 2026-11-29.
+fn holders(w: &World) -> Vec<(String, String, u64, u64)> {
+    let run = w.run(
+        "2026-11-29",
+        &["--format", "json", "can-retire", "roads", "1"],
+    );
+    run.json()["holders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["consumer"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+                s["usage"]["reads"].as_u64().unwrap_or(0),
+                s["usage"]["days"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+fn row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
+    (name.to_string(), status.to_string(), reads, days)
+}
+
+const ATLAS_TWO_DAYS: &str = concat!(
+    r#"{"at":"2026-11-27T05:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.1.0"}"#,
+    "\n",
+    r#"{"at":"2026-11-28T05:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.1.0"}"#,
+    "\n",
+);
+
+#[test]
+fn a_gzipped_log_counts_toward_the_thresholds() {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]",
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\", \"consumption/*.jsonl.gz\"]",
+    );
+    w.write("contracts.toml", &config);
+    std::fs::write(
+        w.root().join("consumption/more.jsonl.gz"),
+        gzip(ATLAS_TWO_DAYS),
+    )
+    .unwrap();
+    // atlas: its read of 2026-11-27 in platform.csv and the two gzipped ones, on two days.
+    assert_eq!(holders(&w), vec![row("atlas", "still-on", 3, 2)]);
+}
+
+#[test]
+fn reads_under_an_identity_count_toward_the_consumers_thresholds() {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    w.write(
+        "consumption/keys.jsonl",
+        &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
+    );
+    assert_eq!(holders(&w), vec![row("atlas", "still-on", 3, 2)]);
+}
+
+/// The scan's own counts (files, lines, reads outside the days) differ between a log and its
+/// summary; the answers do not.
+fn without_scan_stats(mut v: serde_json::Value) -> serde_json::Value {
+    match &mut v {
+        serde_json::Value::Object(m) => {
+            m.remove("scan");
+            for x in m.values_mut() {
+                *x = without_scan_stats(x.take());
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a.iter_mut() {
+                *x = without_scan_stats(x.take());
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// Every answer that reads the record, on `today`.
+fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
+    let asks: [&[&str]; 7] = [
+        &["consumers", "roads"],
+        &["consumers", "rivers"],
+        &["can-retire", "roads", "1"],
+        &["can-retire", "rivers", "1", "--no-successor"],
+        &["notify", "--dry-run"],
+        &["timeline", "roads"],
+        &["status"],
+    ];
+    asks.iter()
+        .map(|a| {
+            let mut args = vec!["--format", "json"];
+            args.extend_from_slice(a);
+            let run = w.run(today, &args);
+            assert!(
+                !run.stdout().is_empty(),
+                "{}: {}",
+                a.join(" "),
+                run.stderr()
+            );
+            (a.join(" "), run.code(), without_scan_stats(run.json()))
+        })
+        .collect()
+}
+
+/// The world's logs, more reads under identities and offsets other than UTC, and thresholds.
+fn busy_world() -> World {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    w.write(
+        "consumption/keys.jsonl",
+        &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
+    );
+    w.write(
+        "consumption/offsets.jsonl",
+        concat!(
+            // One instant three ways, and router back on line 1 at it: the tie rule decides.
+            r#"{"at":"2026-11-28T23:30:00-01:00","consumer":"router","dataset":"roads","contract":"1.1.0"}"#, "\n",
+            r#"{"at":"2026-11-29T00:30:00Z","consumer":"router","dataset":"roads","contract":"2.0.0"}"#, "\n",
+            r#"{"at":"2026-11-29T02:30:00+02:00","consumer":"router","dataset":"roads","contract":"1.0.0"}"#, "\n",
+            r#"{"at":"2026-11-27T09:00:00+05:30","consumer":"archive","dataset":"rivers","contract":"1.0.0"}"#, "\n",
+            r#"{"at":"2026-11-27T10:00:00Z","consumer":"key:stranger","dataset":"roads","contract":"1.1.0"}"#, "\n",
+            r#"{"at":"2026-11-27T10:00:00Z","consumer":"","dataset":"roads","contract":"1.1.0"}"#, "\n",
+        ),
+    );
+    w.write(
+        "contracts/rivers/1.0.0.toml",
+        "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+         [clauses]\ncrs = \"EPSG:4326\"\n",
+    );
+    w
+}
+
+/// The store reads only `summary` from now on, as a read summary.
+fn read_the_summary_only(w: &World) {
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+        "",
+    );
+    w.write(
+        "contracts.toml",
+        &format!(
+            "{config}\n[[consumption.source]]\npath = \"consumption/summary/*\"\nformat = \"summary\"\n"
+        ),
+    );
+}
+
+#[test]
+fn every_answer_from_the_summary_is_the_answer_from_the_log() {
+    let w = busy_world();
+    let days = ["2026-11-28", "2026-11-29", "2027-01-20", "2027-03-05"];
+    let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
+    let run = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--out",
+            "consumption/summary/all",
+        ],
+    );
+    run.assert_code(0);
+    // The empty consumer is reported and left out.
+    assert!(
+        run.stderr().contains("`consumer` is empty"),
+        "{}",
+        run.stderr()
+    );
+    read_the_summary_only(&w);
+    let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
+        assert_eq!(r, s);
+    }
+    assert_eq!(raw.len(), from_summary.len());
+    // The answers came from the summary: without it, they are others.
+    std::fs::remove_file(w.root().join("consumption/summary/all")).unwrap();
+    assert_ne!(answers(&w, days[1]), from_summary[1]);
+}
+
+#[test]
+fn summarize_writes_rows_of_day_consumer_dataset_and_contract() {
+    let w = busy_world();
+    let run = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
+    run.assert_code(0);
+    let rows: Vec<serde_json::Value> = run
+        .stdout()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let find = |day: &str, consumer: &str, dataset: &str, contract: &str| {
+        rows.iter()
+            .find(|r| {
+                r["day"] == day
+                    && r["consumer"] == consumer
+                    && r["dataset"] == dataset
+                    && r["contract"] == contract
+            })
+            .unwrap_or_else(|| panic!("no row {day} {consumer} {dataset} {contract}: {rows:#?}"))
+    };
+    // atlas on 2026-11-27: platform.csv at 03:00Z and keys.jsonl (as key:atlas-7) at 05:00Z.
+    let atlas = find("2026-11-27", "atlas", "roads", "1.1.0");
+    assert_eq!(atlas["reads"], 2);
+    assert_eq!(atlas["first_at"], "2026-11-27T03:00:00Z");
+    assert_eq!(atlas["last_at"], "2026-11-27T05:00:00Z");
+    assert_eq!(atlas["registered"], true);
+    // 2026-11-28T23:30-01:00 is on the UTC day 2026-11-29, and keeps its offset.
+    let router = find("2026-11-29", "router", "roads", "1.1.0");
+    assert_eq!(router["last_at"], "2026-11-28T23:30:00-01:00");
+    // archive's read at 09:00+05:30 is 03:30Z on the 27th.
+    assert_eq!(
+        find("2026-11-27", "archive", "rivers", "1.0.0")["first_at"],
+        "2026-11-27T09:00:00+05:30"
+    );
+    // An unclaimed principal keeps its name.
+    assert_eq!(
+        find("2026-11-27", "key:stranger", "roads", "1.1.0")["registered"],
+        false
+    );
+    assert_eq!(
+        find("2026-11-26", "ghost", "roads", "1.0.0")["registered"],
+        false
+    );
+    assert!(rows.iter().all(|r| r["consumer"] != "key:atlas-7"));
+    // Given files instead of the sources, and a summary summarized again: the same text.
+    std::fs::write(w.root().join("s1"), run.stdout()).unwrap();
+    let again = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--input-format",
+            "summary",
+            "s1",
+            "--out",
+            "-",
+        ],
+    );
+    again.assert_code(0);
+    assert_eq!(again.stdout(), run.stdout());
+}
+
+/// The world's reads, and more, as a log partitioned by day and gzipped, read by one source.
+fn partitioned_world() -> World {
+    let w = busy_world();
+    let mut by_day: std::collections::BTreeMap<String, String> = Default::default();
+    let mut lines: Vec<String> = Vec::new();
+    for f in ["reads.jsonl", "keys.jsonl", "offsets.jsonl"] {
+        lines.extend(
+            w.read(&format!("consumption/{f}"))
+                .unwrap()
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    for row in w.read("consumption/platform.csv").unwrap().lines().skip(1) {
+        let c: Vec<&str> = row.split(',').collect();
+        lines.push(format!(
+            "{{\"at\":\"{}\",\"consumer\":\"{}\",\"dataset\":\"{}\",\"contract\":\"{}\"}}",
+            c[0], c[1], c[2], c[3]
+        ));
+    }
+    for l in lines {
+        let day = l.split("\"at\":\"").nth(1).unwrap()[..10].to_string();
+        by_day.entry(day).or_default().push_str(&format!("{l}\n"));
+    }
+    for (day, text) in &by_day {
+        let dir = w.root().join(format!("consumption/log/day={day}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("part-0.jsonl.gz"), gzip(text)).unwrap();
+    }
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+        "",
+    );
+    w.write(
+        "contracts.toml",
+        &format!("{config}\n[[consumption.source]]\npath = \"consumption/log/*/*.jsonl.gz\"\n"),
+    );
+    w
+}
+
+/// Run `engine` on the partitioned world (it writes `consumption/summary/all` from
+/// `consumption/log/*/*.jsonl.gz`); its summary, read back by the store, is the store's own
+/// summary of the log, and every answer from it is the answer from the log.
+fn an_engine_summarizes_to_the_same_answers(engine: &dyn Fn(&World)) {
+    let w = partitioned_world();
+    let days = ["2026-11-29", "2027-03-05"];
+    let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
+    engine(&w);
+    // (`registered` and the spelling of UTC are the store's to set.)
+    let ours = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
+    ours.assert_code(0);
+    let theirs = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--input-format",
+            "summary",
+            "consumption/summary/all",
+            "--out",
+            "-",
+        ],
+    );
+    theirs.assert_code(0);
+    assert_eq!(theirs.stdout(), ours.stdout());
+    let config = w.read("contracts.toml").unwrap().replace(
+        "path = \"consumption/log/*/*.jsonl.gz\"\n",
+        "path = \"consumption/summary/*\"\nformat = \"summary\"\n",
+    );
+    w.write("contracts.toml", &config);
+    let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
+        assert_eq!(r, s);
+    }
+    assert_eq!(raw.len(), from_summary.len());
+}
+
+fn example(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn python_has(module: &str) {
+    let check = std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output();
+    assert!(
+        check.is_ok_and(|o| o.status.success()),
+        "the Python package {module} is missing: this test runs an example with it (pinned in .ci/run)"
+    );
+}
+
+#[test]
+fn the_duckdb_example_summarizes_a_partitioned_log_to_the_same_answers() {
+    python_has("duckdb");
+    an_engine_summarizes_to_the_same_answers(&|w| {
+        let run = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import duckdb, sys\n\
+                 con = duckdb.connect()\n\
+                 con.execute(\"SET VARIABLE log = 'consumption/log/*/*.jsonl.gz'\")\n\
+                 con.execute(\"SET VARIABLE out = 'consumption/summary/all'\")\n\
+                 con.execute(open(sys.argv[1]).read())\n",
+            ])
+            .arg(example("examples/duckdb/summarize.sql"))
+            .current_dir(w.root())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    });
+}
+
+#[test]
+fn the_dask_example_summarizes_a_partitioned_log_to_the_same_answers() {
+    python_has("dask, distributed");
+    an_engine_summarizes_to_the_same_answers(&|w| {
+        let run = std::process::Command::new("python3")
+            .arg(example("examples/dask/summarize_reads.py"))
+            .args(["--local-workers", "2", "--out", "consumption/summary/all"])
+            .arg("consumption/log/*/*.jsonl.gz")
+            .current_dir(w.root())
+            .env("HOME", w.home.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        // busy_world's one line with an empty consumer.
+        assert!(stderr.contains("1 line(s) left out"), "{stderr}");
+    });
+}
+
+#[test]
+fn a_summary_source_refuses_a_fields_mapping() {
+    let w = World::new(world::closed_port());
+    let table = "[[consumption.source]]\npath = \"consumption/summary/*\"\nformat = \"summary\"\n\
+                 fields = { consumer = \"who\" }\n";
+    let config = w.read("contracts.toml").unwrap();
+    w.write("contracts.toml", &format!("{config}\n{table}"));
+    let run = w.run("2026-11-29", &["consumers", "roads"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr().contains("a read summary has fixed fields"),
+        "{}",
+        run.stderr()
+    );
+}
+
+/// One line of an S3 server access log.
+fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes: &str) -> String {
+    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
+    format!(
+        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
+         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
+         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
+         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
+         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
+         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+    )
+}
+
+#[test]
+fn an_access_log_summarizes_to_the_same_answers() {
+    let w = World::new(world::closed_port());
+    with_thresholds(&w);
+    w.write(
+        "contracts/rivers/1.0.0.toml",
+        "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+         [clauses]\ncrs = \"EPSG:4326\"\n",
+    );
+    let config = w.read("contracts.toml").unwrap().replace(
+        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+        "",
+    );
+    w.write(
+        "contracts.toml",
+        &format!(
+            "{config}\n[[consumption.source]]\npath = \"consumption/s3/*\"\nformat = \"s3-access\"\n\
+             match = [\"datasets/{{dataset}}/v{{contract}}/*.parquet\"]\nsame_read_seconds = 120\n"
+        ),
+    );
+    let v1 = "datasets/roads/v1.1.0/part-00000.parquet";
+    let v2 = "datasets/roads/v2.0.0/part-00000.parquet";
+    let mut a = String::new();
+    // atlas (through its identity) opens line 1 twice on the 27th (two bursts) and once on
+    // the 28th; router reads line 2; an anonymous reader reads line 1.
+    for t in [
+        "27/Nov/2026:10:00:00",
+        "27/Nov/2026:10:00:01",
+        "27/Nov/2026:15:00:00",
+    ] {
+        a += &s3_line(t, "key:atlas-3", "REST.GET.OBJECT", v1, 206, "65536");
+    }
+    a += &s3_line(
+        "28/Nov/2026:08:00:00",
+        "key:atlas-3",
+        "REST.GET.OBJECT",
+        v1,
+        200,
+        "9",
+    );
+    a += &s3_line(
+        "28/Nov/2026:09:00:00",
+        "router",
+        "REST.GET.OBJECT",
+        v2,
+        200,
+        "9",
+    );
+    a += &s3_line("28/Nov/2026:09:30:00", "-", "REST.GET.OBJECT", v1, 200, "9");
+    w.write("consumption/s3/2026-11-28-00", &a);
+    let days = ["2026-11-29"];
+    let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
+    w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--out",
+            "consumption/summary/all",
+        ],
+    )
+    .assert_code(0);
+    let summary = w.read("consumption/summary/all").unwrap();
+    // Two bursts on the 27th, one on the 28th, under atlas.
+    assert!(
+        summary.contains(r#""day":"2026-11-27","consumer":"atlas","dataset":"roads","contract":"1.1.0","reads":2"#),
+        "{summary}"
+    );
+    let config = w.read("contracts.toml").unwrap().replace(
+        "path = \"consumption/s3/*\"\nformat = \"s3-access\"\n\
+         match = [\"datasets/{dataset}/v{contract}/*.parquet\"]\nsame_read_seconds = 120\n",
+        "path = \"consumption/summary/*\"\nformat = \"summary\"\n",
+    );
+    w.write("contracts.toml", &config);
+    let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
+        assert_eq!(r, s);
+    }
+    assert!(w
+        .read("contracts.toml")
+        .unwrap()
+        .contains("format = \"summary\""));
+}

