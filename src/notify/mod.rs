@@ -10,10 +10,11 @@
 pub mod journal;
 pub mod ledger;
 pub mod plan;
+pub mod preview;
 pub mod render;
 pub mod run;
 pub mod send;
-pub mod waiver;
+pub mod waiver_notices;
 pub mod webhook;
 
 use crate::consumers::{Registry, Standing, Status};
