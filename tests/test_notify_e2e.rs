@@ -449,3 +449,61 @@ fn one_refused_notice_exits_3_and_the_others_are_sent_and_recorded() {
         pairs(&[("atlas", "before-60"), ("flood-model", "before-60")])
     );
 }
+
+#[test]
+fn a_distribution_list_of_ten_thousand_reaches_each_address_once_in_order() {
+    // Issue 25, item 3: a consumer's `contacts` is a large distribution list. The mail's To
+    // header was built one mailbox at a time, re-parsing the header each time (quadratic:
+    // 10,000 contacts took 90 s in a release build). Whatever builds it, every address must
+    // arrive once, in the registry's order, in the envelope, the header and the ledger.
+    let n = 10_000;
+    let list: Vec<String> = (0..n)
+        .map(|i| format!("reader-{i:05}@lists.example.net"))
+        .collect();
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    let contacts: Vec<String> = list
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("\"Reader {i} <{a}>\""))
+        .collect();
+    let registry = w.read("consumers.toml").unwrap().replace(
+        &format!("contacts = [\"{ATLAS}\"]"),
+        &format!("contacts = [{}]", contacts.join(", ")),
+    );
+    w.write("consumers.toml", &registry);
+    let today = "2026-11-29";
+
+    let plan = w.run(today, &["--format", "json", "notify", "--dry-run"]);
+    plan.assert_code(0);
+    let rows = plan.json();
+    let atlas = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["consumer"] == "atlas")
+        .unwrap_or_else(|| panic!("no notice to atlas: {rows:#}"));
+    assert_eq!(atlas["recipients"].as_array().unwrap().len(), n);
+
+    w.run(today, &["notify"]).assert_code(0);
+    let mails = smtp.mail_to(&list[0]);
+    assert_eq!(mails.len(), 1, "one mail to the whole list");
+    assert_eq!(
+        mails[0].to, list,
+        "the envelope: each address once, in order"
+    );
+    let header = mails[0].header("To").unwrap();
+    let in_header: Vec<&str> = header
+        .split(", ")
+        .map(|m| {
+            m.rsplit_once('<')
+                .map_or(m, |(_, a)| a.trim_end_matches('>'))
+        })
+        .collect();
+    assert_eq!(
+        in_header, list,
+        "the To header: each address once, in order"
+    );
+    let ledger = w.read("notifications/roads.toml").unwrap();
+    assert_eq!(ledger.matches("@lists.example.net").count(), 2 * n);
+}

@@ -558,8 +558,22 @@ fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
     let head = w.git(&["rev-parse", "HEAD"]);
     let run = w.run(TODAY, &["notify"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("notifications"), "{}", run.stderr());
+    // The link itself is named, as a link, with the file the claim would have written.
+    assert!(
+        run.stderr().contains(
+            "`notifications` is a symbolic link (in the work tree) on the way to \
+                       notifications/roads.toml"
+        ),
+        "{}",
+        run.stderr()
+    );
     assert_eq!(smtp.mails().len(), 0);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     assert_eq!(w.git(&["rev-parse", "HEAD"]), head);
+    // No journal of a run that sent nothing is left behind either.
+    let journals = w.root().join(".git/contracts-notify");
+    let left = std::fs::read_dir(&journals).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "a journal was left in {}", journals.display());
+    // A dry run, which writes nothing, still reads the store and plans.
+    w.run(TODAY, &["notify", "--dry-run"]).assert_code(0);
 }

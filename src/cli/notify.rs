@@ -3,11 +3,11 @@ use chrono::Timelike;
 use super::consumption::{registry, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::Registry;
-use crate::notify::ledger::MAIL;
-use crate::notify::run::{self, Event, Row, RunError, Settings};
-use crate::notify::send::{check_settings, sender, MailError, MailTransport, Mailer};
-use crate::notify::webhook::{self, Channels, WebhookTransport};
+use crate::notify::preview::{self, preview};
+use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
+use crate::notify::send::{check_settings, sender, MailError};
+use crate::notify::webhook::{Channels, OpenError};
+use crate::store::Store;
 
 /// Send the sunset notices due today (run it daily)
 ///
@@ -46,14 +46,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let config = store.config().clone();
     // Errors about a value of contracts.toml point at it (file, line, column).
-    let located = |key: &'static str, e: MailError| {
-        let mut err = CommandError::from(e);
+    let located = |key: &'static str, mut err: CommandError| {
         err.message = config.error_at(key, &err.message);
         err
     };
-    let from = sender(&config.notify.from).map_err(|e| located("notify.from", e))?;
+    let from = sender(&config.notify.from).map_err(|e| located("notify.from", e.into()))?;
     check_settings(&config.smtp).map_err(|e| match e {
-        MailError::PlainToRemote(_) => located("smtp.host", e),
+        MailError::PlainToRemote(_) => located("smtp.host", e.into()),
         other => CommandError::from(other),
     })?;
     // The clock is read here, at the edge: claims are dated, and aged, by it. In whole
@@ -62,104 +61,51 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .now()
         .with_nanosecond(0)
         .expect("zero nanoseconds is a valid time");
-    let (run_id, stale_minutes) = (run::run_id(now), config.notify.claim_stale_minutes);
-    let s = Settings {
-        today: ctx.today,
-        now,
-        stale_minutes,
-        run: &run_id,
-    };
-    let sink = &mut talk;
-
+    let run_id = run::run_id(now);
     let registry = registry(&store)?;
-    let scan = |datasets| scan_logs(ctx, &store, datasets, &registry).map(|(scan, _)| scan);
-    let (todo, messages) = run::prepare(&store, &registry, &from, &s, scan, sink)?;
-
-    if args.show {
-        print_previews(
-            ctx,
-            &todo,
-            &from,
-            &registry,
-            config.notify.registry_url.as_deref(),
-        );
-        talkln!(
-            "notify: dry run, {} notice(s) planned and rendered, none sent",
-            todo.len()
-        );
-        return Ok(Outcome::Clean);
-    }
-    if args.dry_run || todo.is_empty() {
-        print_rows(
-            ctx,
-            &todo.iter().map(run::Todo::planned).collect::<Vec<_>>(),
-        );
-        match args.dry_run {
-            true => talkln!(
-                "notify: dry run, {} notice(s) planned and rendered, none sent",
-                todo.len()
-            ),
-            false => talkln!("notify: nothing to send"),
-        }
-        return Ok(Outcome::Clean);
-    }
-    // The identity before the credentials, as the run checks it first: nothing is sent
-    // unless it can be recorded.
-    store.identity().map_err(RunError::Identity)?;
-    // The relay is connected (and its credentials read) only when a mail is due: a run that
-    // has only webhook deliveries to make does not depend on it.
-    let mut mail = match todo.iter().any(|t| t.notice.channel == MAIL) {
-        true => MailTransport::new(
-            Mailer::new(&config.smtp, store.root(), |var| std::env::var(var).ok())
-                .map_err(CommandError::from)?,
-            messages,
-        ),
-        false => MailTransport::idle(),
+    let inputs = Inputs {
+        registry: &registry,
+        from: &from,
+        settings: Settings {
+            today: ctx.today,
+            now,
+            stale_minutes: config.notify.claim_stale_minutes,
+            run: &run_id,
+        },
+        dry_run: args.dry_run,
     };
-    // Read before anything is claimed: a missing or empty file is a config error.
-    let roots = match &config.notify.ca_file {
-        Some(file) => webhook::ca_roots(store.root(), file).map_err(|e| {
-            let mut err = CommandError::input(e.to_string());
-            err.message = config.error_at("notify.ca_file", &err.message);
-            err
-        })?,
-        None => Vec::new(),
-    };
+    let scan = |store: &Store, datasets| scan_logs(ctx, store, datasets, &registry).map(|(s, _)| s);
     let clock = || ctx.now();
-    let hooks = WebhookTransport::new(
-        registry.clone(),
-        |var| std::env::var(var).ok(),
-        &clock,
-        config.notify.registry_url.clone(),
-    )
-    .with_timeout(std::time::Duration::from_secs(
-        config.notify.webhook_timeout_seconds,
-    ))
-    .with_roots(roots);
-    let mut channels = Channels {
-        mail: &mut mail,
-        hooks,
+    // The transports, once something is due (see `Channels::open`).
+    let open = |store: &Store, todo: &[Todo], messages| {
+        let (root, env) = (store.root(), |var: &str| std::env::var(var).ok());
+        Channels::open(&config, root, &registry, env, &clock, todo, messages).map_err(|e| match e {
+            OpenError::Mail(e) => CommandError::from(e),
+            OpenError::CaFile(e) => located("notify.ca_file", CommandError::input(e.to_string())),
+        })
     };
-    let r = run::deliver(store, todo, &s, &clock, &mut channels, sink)?;
-    let requests = channels.hooks.requests;
-    print_rows(ctx, &r.rows);
-    let recovered = (r.recovered > 0).then(|| format!(", {} recovered", r.recovered));
-    talkln!(
-        "notify: {} sent, {} failed, {} unsent{}, over {} SMTP connection(s){}",
-        r.sent,
-        r.failed,
-        r.unsent,
-        recovered.unwrap_or_default(),
-        mail.connections(),
-        match requests {
-            0 => String::new(),
-            n => format!(" and {n} webhook request(s)"),
+    match run::run(store, &inputs, scan, open, &clock, &mut talk)? {
+        Ran::Planned(todo) if args.show => {
+            print_previews(ctx, &todo, &inputs, config.notify.registry_url.as_deref());
         }
-    );
-    match r.failure() {
-        Some(e) => Err(e.into()),
-        None => Ok(Outcome::Clean),
+        Ran::Planned(todo) => {
+            print_rows(ctx, &todo.iter().map(Todo::planned).collect::<Vec<_>>());
+            if !args.dry_run {
+                talkln!("notify: nothing to send");
+                return Ok(Outcome::Clean);
+            }
+            let n = todo.len();
+            talkln!("notify: dry run, {n} notice(s) planned and rendered, none sent");
+        }
+        Ran::Delivered(report) => {
+            print_rows(ctx, &report.rows);
+            talkln!("{}", report.summary());
+            if let Some(e) = report.failure() {
+                return Err(e.into());
+            }
+        }
     }
+    Ok(Outcome::Clean)
 }
 
 /// The CLI's talk for each event of a run, on stderr.
@@ -205,93 +151,23 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
     outln!("{}", table(&head, cells));
 }
 
-/// What `--show` prints of one notice: the mail as its recipients would read it, or the
-/// webhook delivery as its receiver would get it. Built from the rendered notice and the
-/// registry only: no environment variable is read, so a URL or a secret cannot show.
-fn preview(
-    t: &run::Todo,
-    from: &lettre::message::Mailbox,
-    registry: &Registry,
-    registry_url: Option<&str>,
-) -> serde_json::Value {
-    let n = &t.notice;
-    if n.channel == MAIL {
-        let (subject, body) = t
-            .rendered
-            .as_ref()
-            .map(|r| (r.subject.as_str(), r.body.as_str()))
-            .unwrap_or_default();
-        return serde_json::json!({
-            "from": from.to_string(),
-            "to": n.recipients,
-            "subject": subject,
-            "message_id": n.message_id,
-            "body": body,
-        });
-    }
-    let (kind, payload) = match webhook::preview(registry, registry_url, n) {
-        Some((kind, payload)) => (Some(kind.to_string()), payload),
-        None => (None, serde_json::Value::Null),
-    };
-    serde_json::json!({
-        "channel": n.channel,
-        "kind": kind,
-        "webhook_id": n.message_id,
-        "payload": payload,
-    })
-}
-
 /// `--dry-run --show`: every notice in full. In JSON, each row of the plan gains `preview`.
-fn print_previews(
-    ctx: &Context,
-    todo: &[run::Todo],
-    from: &lettre::message::Mailbox,
-    registry: &Registry,
-    registry_url: Option<&str>,
-) {
+fn print_previews(ctx: &Context, todo: &[Todo], inputs: &Inputs, registry_url: Option<&str>) {
     let shown = todo
         .iter()
-        .map(|t| (t, preview(t, from, registry, registry_url)));
+        .map(|t| (t, preview(t, inputs.from, inputs.registry, registry_url)));
     if ctx.format == Format::Json {
-        let rows: Vec<serde_json::Value> = shown
-            .map(|(t, p)| {
-                let mut row = serde_json::to_value(t.planned()).expect("a row serializes");
-                row["preview"] = p;
-                row
-            })
-            .collect();
-        return print_json(&rows);
-    }
-    if todo.is_empty() {
-        return outln!("no notice");
-    }
-    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-    for (i, (t, p)) in shown.enumerate() {
-        let n = &t.notice;
-        if i > 0 {
-            outln!();
-        }
-        let about = format!(
-            "{} line {} {} to {}",
-            n.dataset, n.line, n.milestone, n.consumer
-        );
-        if n.channel == MAIL {
-            outln!("=== mail: {about}");
-            outln!("From: {}", text(&p["from"]));
-            outln!("To: {}", n.recipients.join(", "));
-            outln!("Subject: {}", text(&p["subject"]));
-            outln!("Message-ID: {}", n.message_id);
-            outln!();
-            outln!("{}", text(&p["body"]).trim_end());
-        } else {
-            let kind = p["kind"].as_str().unwrap_or("unknown");
-            outln!("=== {} ({kind}): {about}", n.channel);
-            outln!("webhook-id: {}", n.message_id);
-            outln!();
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&p["payload"]).expect("JSON prints")
-            );
+        print_json(&shown.map(|(t, p)| preview::row(t, p)).collect::<Vec<_>>());
+    } else if todo.is_empty() {
+        outln!("no notice");
+    } else {
+        for (i, (t, p)) in shown.enumerate() {
+            if i > 0 {
+                outln!();
+            }
+            outln!("{}", preview::text(t, &p));
         }
     }
+    let n = todo.len();
+    talkln!("notify: dry run, {n} notice(s) planned and rendered, none sent");
 }

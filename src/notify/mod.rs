@@ -4,16 +4,20 @@
 //! body from templates, on a fuel and size budget; `send` delivers over one SMTP connection,
 //! one attempt per batch; `ledger` claims each notice before it is sent and confirms it after,
 //! so that no notice is sent twice by two runs, and `journal` lists what a run delivered so that
-//! a run killed before its confirmation is not resent. `run` drives them in that order for
-//! the CLI, through a `Transport` per channel; `--dry-run` stops after rendering.
+//! a run killed before its confirmation is not resent. `run::run` drives them in that order
+//! for the CLI, which hands it the plan's inputs, the clock, a way to open the transports (a
+//! `Transport` per channel: mail in `send`, webhooks in `webhook`) and an event sink, and
+//! renders the rows and events it gets back; `--dry-run` stops after rendering, and `preview`
+//! is what `--show` prints of each notice. `waiver_notices` plans the `waiver:<id>` notices.
 
 pub mod journal;
 pub mod ledger;
 pub mod plan;
+pub mod preview;
 pub mod render;
 pub mod run;
 pub mod send;
-pub mod waiver;
+pub mod waiver_notices;
 pub mod webhook;
 
 use crate::consumers::{Registry, Standing, Status};

@@ -73,6 +73,19 @@ pub trait Transport {
     fn open(&mut self) -> Result<(), DeliveryError>;
     fn deliver(&mut self, notice: &Notice) -> Result<(), DeliveryError>;
     fn close(&mut self);
+    /// What the transport used so far, for the run's summary.
+    fn usage(&self) -> Usage {
+        Usage::default()
+    }
+}
+
+/// The connections and requests a run's transports made.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// SMTP connections opened.
+    pub connections: u64,
+    /// Webhook requests made, retries included.
+    pub requests: u64,
 }
 
 /// What a run tells as it goes.
@@ -306,6 +319,8 @@ pub struct Report {
     pub recovered: usize,
     /// Why the batch stopped before its end, if it did.
     pub stopped: Option<String>,
+    /// What the transports used, once closed.
+    pub usage: Usage,
 }
 
 impl Report {
@@ -320,6 +335,23 @@ impl Report {
         (self.failed > 0).then_some(RunError::Undelivered {
             failed: self.failed,
         })
+    }
+
+    /// The run's summary, one line for stderr.
+    pub fn summary(&self) -> String {
+        let recovered = (self.recovered > 0).then(|| format!(", {} recovered", self.recovered));
+        let requests = match self.usage.requests {
+            0 => String::new(),
+            n => format!(" and {n} webhook request(s)"),
+        };
+        format!(
+            "notify: {} sent, {} failed, {} unsent{}, over {} SMTP connection(s){requests}",
+            self.sent,
+            self.failed,
+            self.unsent,
+            recovered.unwrap_or_default(),
+            self.usage.connections,
+        )
     }
 }
 
@@ -570,7 +602,7 @@ pub fn pending(
             let is_sent = |c: &str, l: u64, m: &str| {
                 sent.contains(&(dataset.clone(), c.to_string(), l, m.to_string()))
             };
-            for w in super::waiver::plan(
+            for w in super::waiver_notices::plan(
                 dataset,
                 &waivers,
                 settings.today,
@@ -609,7 +641,7 @@ pub fn pending(
 /// records the waiver's last day as the notice's `sunset`: the day the notice is about.
 fn waiver_notice(
     store: &Store,
-    w: &super::waiver::WaiverNotice,
+    w: &super::waiver_notices::WaiverNotice,
     lines: &[Line],
     standings: &[Standing],
     registry: &Registry,
@@ -724,6 +756,59 @@ fn waived_values(
             })
     });
     (bound, measured)
+}
+
+/// What a caller hands a run besides the store: the plan's inputs and the run's facts.
+pub struct Inputs<'a> {
+    pub registry: &'a Registry,
+    /// The sender of every mail (`[notify] from`).
+    pub from: &'a Mailbox,
+    pub settings: Settings<'a>,
+    /// Plan and render every notice, and claim, send and write nothing.
+    pub dry_run: bool,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Ran {
+    /// Planned and rendered, nothing claimed or sent: a dry run, or nothing to send.
+    Planned(Vec<Todo>),
+    /// Sent through the protocol: what became of each notice.
+    Delivered(Report),
+}
+
+/// One notify run: plan today's notices and sift them by the ledgers ([`prepare`]); stop there
+/// for a dry run or when nothing is left to send; else check the git identity, get the
+/// transports from `open` (given the store, the notices to send and their rendered mails by
+/// Message-ID; called only now, so a run with nothing to send reads no credentials) and
+/// [`deliver`]: claim, send and journal, confirm, recovering a dead run's journal on the way.
+/// `scan` is the consumption log's scan of the store's datasets with a milestone due.
+pub fn run<E: From<RunError>, T: Transport>(
+    store: Store,
+    inputs: &Inputs,
+    scan: impl FnOnce(&Store, BTreeSet<String>) -> Result<Scan, E>,
+    open: impl FnOnce(&Store, &[Todo], BTreeMap<String, Message>) -> Result<T, E>,
+    clock: Clock,
+    sink: Sink,
+) -> Result<Ran, E> {
+    let (registry, from, s) = (inputs.registry, inputs.from, &inputs.settings);
+    let scan = |datasets| scan(&store, datasets);
+    let (todo, messages) = prepare(&store, registry, from, s, scan, &mut *sink)?;
+    if inputs.dry_run || todo.is_empty() {
+        return Ok(Ran::Planned(todo));
+    }
+    // The identity before the credentials, as `deliver` checks it first: nothing is sent
+    // unless it can be recorded.
+    store.identity().map_err(RunError::Identity)?;
+    let mut transport = open(&store, &todo, messages)?;
+    Ok(Ran::Delivered(deliver(
+        store,
+        todo,
+        s,
+        clock,
+        &mut transport,
+        sink,
+    )?))
 }
 
 /// Today's notices this run may send, rendered: [`due`], then the consumption log's `scan`
@@ -1105,6 +1190,7 @@ pub fn deliver(
         }
     }
     transport.close();
+    report.usage = transport.usage();
     if !confirmations.is_empty() || !releases.is_empty() {
         let mut message = format!("notify: {} notice(s) sent for {}", report.sent, s.today);
         if report.recovered > 0 {

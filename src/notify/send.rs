@@ -536,6 +536,13 @@ impl super::run::Transport for MailTransport {
             m.close();
         }
     }
+
+    fn usage(&self) -> super::run::Usage {
+        super::run::Usage {
+            connections: self.connections(),
+            requests: 0,
+        }
+    }
 }
 
 /// The DATA payload, written by `SmtpConnection::command` as one write.
