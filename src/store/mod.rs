@@ -125,6 +125,9 @@ pub struct Store {
     contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
     history_dir: OnceCell<HashMap<String, TreeEntry>>,
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
+    /// Contracts parsed so far, by blob: `status` and the timeline ask for the same versions
+    /// from several places (a line's first version, the current one, the windows).
+    parsed: RefCell<HashMap<(ObjectId, Strictness), Contract>>,
     /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
     remote: Option<Remote>,
     /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
@@ -158,6 +161,7 @@ impl Store {
             contracts_dir: OnceCell::new(),
             history_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
+            parsed: RefCell::new(HashMap::new()),
             remote: None,
             writers_lock: None,
         })
@@ -326,8 +330,17 @@ impl Store {
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
         let path = layout::contract(dataset, version);
-        let text = self.text(id, &path)?;
-        let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
+        let known = self.parsed.borrow().get(&(id, strictness)).cloned();
+        let c = match known {
+            Some(c) => c,
+            None => {
+                let text = self.text(id, &path)?;
+                let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
+                self.parsed.borrow_mut().insert((id, strictness), c.clone());
+                c
+            }
+        };
+        // Checked on every ask: the same blob may stand at another path.
         if c.dataset != dataset || c.version.to_string() != version {
             return Err(StoreError::Misnamed {
                 path,
@@ -356,13 +369,20 @@ impl Store {
 
     /// The dataset's history file as text, if there is one.
     fn history_text(&self, dataset: &str) -> Result<Option<String>, StoreError> {
+        self.in_history(dataset, &layout::history(dataset))
+    }
+
+    /// One of a dataset's files in `history/` (its history, waivers or release records), found
+    /// through the folder's entries read once: a path lookup from the root tree would scan the
+    /// folder's thousands of entries again for every dataset.
+    fn in_history(&self, dataset: &str, path: &str) -> Result<Option<String>, StoreError> {
         Self::check_dataset(dataset)?;
-        let path = layout::history(dataset);
-        match self
-            .dir(&self.history_dir, layout::HISTORY)?
-            .get(&format!("{dataset}.toml"))
-        {
-            Some(e) if !e.is_dir && !e.is_link => Ok(Some(self.text(e.id, &path)?)),
+        let name = path
+            .strip_prefix(layout::HISTORY)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .unwrap_or(path);
+        match self.dir(&self.history_dir, layout::HISTORY)?.get(name) {
+            Some(e) if !e.is_dir && !e.is_link => Ok(Some(self.text(e.id, path)?)),
             _ => Ok(None),
         }
     }
@@ -378,7 +398,7 @@ impl Store {
     /// The dataset's waivers (none when it has no waivers file).
     pub fn waivers(&self, dataset: &str) -> Result<crate::model::waiver::Waivers, StoreError> {
         let path = layout::waivers(dataset);
-        match self.read(&path)? {
+        match self.in_history(dataset, &path)? {
             None => Ok(Default::default()),
             Some(text) => Ok(crate::model::waiver::parse_waivers(
                 &path,
