@@ -344,9 +344,7 @@ fn a_geojson_file_with_a_second_text_is_exit_2_naming_its_offset() {
             .arg(s.dir.path())
             .args(["--today", "2026-03-01", "validate", "world", &file]);
         if sequential {
-            cmd.env("CONTRACTS_GEOJSON_SEQUENTIAL", "1");
-        } else {
-            cmd.env_remove("CONTRACTS_GEOJSON_SEQUENTIAL");
+            cmd.arg("--geojson-sequential");
         }
         let out = cmd.output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

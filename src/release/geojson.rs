@@ -250,12 +250,11 @@ fn read_texts<R: BufRead>(r: R, st: &mut State, sequence: bool) -> Result<u64, S
     Ok(texts)
 }
 
-/// Set (to anything) to read GeoJSON with the sequential reader only: the reader every
-/// file falls back on, kept reachable for benchmarks and for telling the two apart.
-pub const SEQUENTIAL_VAR: &str = "CONTRACTS_GEOJSON_SEQUENTIAL";
-
+/// Profile a GeoJSON file: with the parallel reader unless `sequential_only`, and with the
+/// sequential one wherever the parallel one gives up.
 pub fn read(
     path: &Path,
+    sequential_only: bool,
     progress: &dyn Progress,
     notes: &mut super::ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
@@ -273,7 +272,7 @@ pub fn read(
     let file = open()?;
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
-    if std::env::var_os(SEQUENTIAL_VAR).is_none() {
+    if !sequential_only {
         match read_parallel(file, split::WINDOW, split::BATCH, sequence, &mut |n| {
             progress.advance(n)
         }) {

@@ -160,6 +160,10 @@ pub struct ReadOptions {
     pub layer: Option<String>,
     /// The GeoParquet geometry column (`--geometry-column`); the primary one by default.
     pub geometry_column: Option<String>,
+    /// Read GeoJSON with the sequential reader only, never the parallel one (the hidden
+    /// `--geojson-sequential`): the reader every file falls back on, kept reachable for the
+    /// benchmark and for tests that compare the two.
+    pub geojson_sequential: bool,
 }
 
 /// Profile one file.
@@ -182,7 +186,7 @@ pub fn profile_file_with(
         path: path.to_path_buf(),
     })?;
     let (crs, acc) = match format {
-        Format::GeoJson => geojson::read(path, progress, notes)?,
+        Format::GeoJson => geojson::read(path, opts.geojson_sequential, progress, notes)?,
         Format::FlatGeobuf => fgb::read(path, progress)?,
         Format::Gpkg => gpkg::read(path, opts, progress)?,
         Format::GeoParquet => parquet::read(path, opts, progress, notes)?,
