@@ -105,17 +105,7 @@ impl Wkt {
         };
         Some(format!("{}:{}", org.to_ascii_uppercase(), code))
     }
-}
 
-pub(super) fn num(w: Option<&Wkt>) -> Option<f64> {
-    match w? {
-        Wkt::Num(n) => Some(*n),
-        Wkt::Str(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
-impl Wkt {
     pub(super) fn child_any(&self, keywords: &[&str]) -> Option<&Wkt> {
         self.args().iter().find(|a| keywords.contains(&a.keyword()))
     }
@@ -123,6 +113,15 @@ impl Wkt {
     /// The unit factor of a `UNIT`/`LENGTHUNIT`/`ANGLEUNIT` child.
     pub(super) fn unit(&self, keywords: &[&str]) -> Option<f64> {
         num(self.child_any(keywords)?.args().get(1))
+    }
+}
+
+/// A number argument, written as a number or as a string holding one.
+pub(super) fn num(w: Option<&Wkt>) -> Option<f64> {
+    match w? {
+        Wkt::Num(n) => Some(*n),
+        Wkt::Str(s) => s.parse().ok(),
+        _ => None,
     }
 }
 
