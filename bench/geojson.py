@@ -38,7 +38,7 @@ def main():
     tools = {
         "contracts after (all cores)": (profile, {}),
         "contracts after (1 thread)": (profile, {"RAYON_NUM_THREADS": "1"}),
-        "contracts before (sequential)": (profile, {"CONTRACTS_GEOJSON_SEQUENTIAL": "1"}),
+        "contracts before (sequential)": (profile + ["--geojson-sequential"], {}),
         "pyogrio read_arrow": ([sys.executable, str(HERE / "peers/pyogrio_profile.py"), path], {}),
         "cat": (["cat", path], {}),
     }

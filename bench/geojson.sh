@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of GeoJSON profiling: before (the sequential reader, still reachable with
-# CONTRACTS_GEOJSON_SEQUENTIAL=1) and after (the parallel reader), against pyogrio and `cat`,
+# the hidden flag --geojson-sequential) and after (the parallel reader), against pyogrio and `cat`,
 # in one run, on a road network written by GDAL.
 #
 #   bench/geojson.sh [FEATURES] [RUNS]        default 1000000 LineStrings (~510 MB), 3 runs

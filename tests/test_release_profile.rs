@@ -787,46 +787,82 @@ fn one_huge_geojson_geometry_is_streamed_in_bounded_memory() {
     assert_eq!(envelope(&p), [-179.5, -84.75, 179.5, 84.25]);
 }
 
+/// `profile --format json FILE` with the GeoJSON reader `sequential` names: the parallel one
+/// (the default, which falls back on the sequential one where it cannot cut the file), or
+/// the sequential one alone.
+fn profile_geojson(file: &Path, sequential: bool) -> (Option<i32>, Value, String) {
+    let mut cmd = bin();
+    cmd.args(["profile", "--format", "json"]).arg(file);
+    if sequential {
+        cmd.arg("--geojson-sequential");
+    }
+    let out = cmd.output().expect("the binary runs");
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[test]
 fn a_geojson_file_holds_one_text_and_a_feature_holds_one_feature() {
     let dir = tempfile::tempdir().unwrap();
     let one = std::fs::read(data("naturalearth/countries.geojson")).unwrap();
     let mut twice = one.clone();
     twice.extend_from_slice(&one);
-    // Concatenated by mistake: an error at the second text, not 354 features.
-    for name in ["twice.geojson", "twice.json"] {
-        let path = dir.path().join(name);
+    let feature = r#"{"type": "Feature", "properties": {"n": 1}, "geometry": {"type": "Point", "coordinates": [1, 2]},
+ "features": [{"type": "Feature", "properties": {"n": 2}, "geometry": {"type": "Point", "coordinates": [3, 4]}},
+              {"type": "Feature", "properties": {"n": 3}, "geometry": {"type": "Point", "coordinates": [5, 6]}}]}"#;
+    // Both readers give the same answers: the parallel one and the sequential one alone.
+    for sequential in [false, true] {
+        let reader = if sequential { "sequential" } else { "parallel" };
+        // Concatenated by mistake: an error at the second text, not 354 features.
+        for name in ["twice.geojson", "twice.json"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &twice).unwrap();
+            let (code, _, stderr) = profile_geojson(&path, sequential);
+            assert_eq!(code, Some(2), "{reader} {name}: {stderr}");
+            // The second text starts where the first file's bytes end.
+            let at = one.len();
+            assert!(
+                stderr.contains(&format!(
+                    "content after the GeoJSON text, at byte offset {at}"
+                )),
+                "{reader} {name}: {stderr}"
+            );
+        }
+        // Whitespace after the one text is no second text.
+        let path = dir.path().join("spaced.geojson");
+        let mut spaced = one.clone();
+        spaced.extend_from_slice(b"\n\r\n \t\n");
+        std::fs::write(&path, &spaced).unwrap();
+        let (code, p, stderr) = profile_geojson(&path, sequential);
+        assert_eq!(code, Some(0), "{reader}: {stderr}");
+        assert_eq!(p["feature_count"], 177, "{reader}");
+        // Named as a sequence, the same bytes are two collections: 2 × 177 features.
+        let path = dir.path().join("twice.geojsonl");
         std::fs::write(&path, &twice).unwrap();
-        let (code, _, stderr) = profile_with_stderr(&path);
-        assert_eq!(code, Some(2), "{name}: {stderr}");
-        // The second text starts where the first file's bytes end.
-        let at = one.len();
+        let (code, p, stderr) = profile_geojson(&path, sequential);
+        assert_eq!(code, Some(0), "{reader}: {stderr}");
+        assert_eq!(p["feature_count"], 354, "{reader}");
+
+        // A Feature with a foreign `features` member is one feature, with a warning.
+        let path = dir.path().join("feature.geojson");
+        std::fs::write(&path, feature).unwrap();
+        let (code, p, stderr) = profile_geojson(&path, sequential);
+        assert_eq!(code, Some(0), "{reader}: {stderr}");
+        assert_eq!(p["feature_count"], 1, "{reader}: {p}");
         assert!(
-            stderr.contains(&format!(
-                "content after the GeoJSON text, at byte offset {at}"
-            )),
-            "{name}: {stderr}"
+            stderr.contains("a Feature has a `features` member; it is a foreign member"),
+            "{reader}: {stderr}"
         );
     }
-    // Named as a sequence, the same bytes are two collections: 2 × 177 features.
-    let path = dir.path().join("twice.geojsonl");
-    std::fs::write(&path, &twice).unwrap();
-    assert_eq!(profile(&path)["feature_count"], 354);
-
-    // A Feature with a foreign `features` member is one feature, with a warning.
-    let path = dir.path().join("feature.geojson");
-    std::fs::write(
-        &path,
-        r#"{"type": "Feature", "properties": {"n": 1}, "geometry": {"type": "Point", "coordinates": [1, 2]},
- "features": [{"type": "Feature", "properties": {"n": 2}, "geometry": {"type": "Point", "coordinates": [3, 4]}},
-              {"type": "Feature", "properties": {"n": 3}, "geometry": {"type": "Point", "coordinates": [5, 6]}}]}"#,
-    )
-    .unwrap();
-    let (code, p, stderr) = profile_with_stderr(&path);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(p["feature_count"], 1, "{p}");
-    assert!(
-        stderr.contains("a Feature has a `features` member; it is a foreign member"),
-        "{stderr}"
-    );
+    // The switch is for the benchmark and tests, not a user's: it is not in the help.
+    for command in ["profile", "validate"] {
+        let out = run(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("--layer"), "{command}: {help}");
+        assert!(!help.contains("geojson-sequential"), "{command}: {help}");
+    }
 }

@@ -328,6 +328,37 @@ fn a_corrupt_release_or_no_live_contract_is_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no live contract"));
 }
 
+#[test]
+fn a_geojson_file_with_a_second_text_is_exit_2_naming_its_offset() {
+    let s = Store::new(&[("1.0.0", V1)]);
+    let one = std::fs::read(data("naturalearth/countries.geojson")).unwrap();
+    let mut twice = one.clone();
+    twice.extend_from_slice(&one);
+    std::fs::write(s.path("twice.geojson"), &twice).unwrap();
+    let file = s.path("twice.geojson").display().to_string();
+    // The parallel reader and the sequential one alone refuse it alike.
+    for sequential in [false, true] {
+        let mut cmd = common::contracts_as(s.dir.path(), ("Validator", "validator@example.org"));
+        cmd.current_dir(s.dir.path())
+            .arg("--repo")
+            .arg(s.dir.path())
+            .args(["--today", "2026-03-01", "validate", "world", &file]);
+        if sequential {
+            cmd.arg("--geojson-sequential");
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "sequential={sequential}: {err}");
+        assert!(
+            err.contains(&format!(
+                "content after the GeoJSON text, at byte offset {}",
+                one.len()
+            )),
+            "sequential={sequential}: {err}"
+        );
+    }
+}
+
 /// Check that `xml` is well formed enough for a CI parser: every tag closes in order.
 fn balanced(xml: &str) -> bool {
     let mut stack: Vec<String> = Vec::new();

@@ -48,6 +48,9 @@ pub struct PartArgs {
     /// Print on stderr what was read of each object in object storage, against its size
     #[arg(long)]
     verbose: bool,
+    /// Read GeoJSON with the sequential reader only (for the benchmark and tests)
+    #[arg(long, hide = true)]
+    geojson_sequential: bool,
 }
 
 impl PartArgs {
@@ -59,6 +62,7 @@ impl PartArgs {
         release::ReadOptions {
             layer: self.layer.clone(),
             geometry_column: self.geometry_column.clone(),
+            geojson_sequential: self.geojson_sequential,
         }
     }
 }

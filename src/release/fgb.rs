@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
-use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReleaseError};
+use super::{corrupt, crs_identify, io_err, Accumulator, Format, Progress, ReleaseError};
 use crate::model::spatial::GeometryType;
 
 const F: Format = Format::FlatGeobuf;
@@ -314,11 +314,11 @@ pub fn read_from(
     let crs = header.crs().and_then(|c| {
         let org = c.org().unwrap_or("EPSG");
         if c.code() != 0 {
-            crs::from_org_code(org, i64::from(c.code()))
+            crs_identify::from_org_code(org, i64::from(c.code()))
         } else if let Some(s) = c.code_string().filter(|s| !s.is_empty()) {
             Some(format!("{}:{s}", org.to_ascii_uppercase()))
         } else {
-            c.wkt().and_then(crs::from_wkt)
+            c.wkt().and_then(crs_identify::from_wkt)
         }
     });
     let header_type = header.geometry_type();

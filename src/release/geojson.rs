@@ -25,23 +25,49 @@
 //! null (as GDAL makes it). A Feature's string `id` is a column `id`, as GDAL makes it (an
 //! integer `id` is the feature id, not an attribute).
 
-use std::collections::HashMap;
-use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-
-mod split;
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
+use serde::de::{self, DeserializeSeed, SeqAccess};
 
 use rayon::prelude::*;
 
-use super::geom::GeomScan;
-use super::profile::{AttrAcc, AttrType};
 use super::{corrupt, io_err, Accumulator, Format, Progress, ReleaseError};
-use crate::model::spatial::GeometryType;
+use columns::State;
+use document::{Document, Features};
+
+/// One serde seed and its visitor, written once: `$seed` is handed to the deserializer's
+/// `$entry` method, says it expects `$what`, and the visitor methods given are its own. Every
+/// object and array of the document is walked by one of these, so the two impls each needs
+/// would otherwise be most of this module's text.
+macro_rules! seed {
+    ($seed:ty => $value:ty, $entry:ident, $what:literal; $($methods:tt)*) => {
+        impl<'de> serde::de::DeserializeSeed<'de> for $seed {
+            type Value = $value;
+            fn deserialize<D: serde::de::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.$entry(self)
+            }
+        }
+
+        impl<'de> serde::de::Visitor<'de> for $seed {
+            type Value = $value;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str($what)
+            }
+            $($methods)*
+        }
+    };
+}
+
+mod columns;
+mod coords;
+mod document;
+mod geometry;
+mod split;
 
 const F: Format = Format::GeoJson;
 
@@ -77,178 +103,13 @@ fn clip(msg: &str) -> String {
     format!("{}… ({} bytes){tail}", &body[..cut], body.len())
 }
 
-struct Column {
-    ty: Option<AttrType>,
-    present: u64,
-    /// The feature (1-based) this column was last seen in, so a key repeated inside one
-    /// feature's properties counts once.
-    seen_in: u64,
-    name: String,
-}
-
-struct State {
-    acc: Accumulator,
-    columns: Vec<Column>,
-    index: HashMap<String, usize>,
-    crs: Option<String>,
-    /// A text had a `crs` member (then `crs` is what it named): a later part's overrides
-    /// an earlier one's, as a later text's does in the sequential reader.
-    crs_seen: bool,
-    /// Read coordinates with [`raw_coords`] (see [`GeometrySeed`]).
-    raw: bool,
-    /// Features found in a `features` member of a Feature, a foreign member: not counted
-    /// (as GDAL ignores foreign members), only reported.
-    foreign_features: u64,
-}
-
-fn is_date(s: &[u8]) -> bool {
-    s.len() == 10
-        && s.iter().enumerate().all(|(i, b)| match i {
-            4 | 7 => *b == b'-',
-            _ => b.is_ascii_digit(),
-        })
-}
-
-fn is_datetime(s: &[u8]) -> bool {
-    s.len() >= 19
-        && is_date(&s[..10])
-        && matches!(s[10], b'T' | b' ')
-        && s[11..19].iter().enumerate().all(|(i, b)| match i {
-            2 | 5 => *b == b':',
-            _ => b.is_ascii_digit(),
-        })
-        && s[19..]
-            .iter()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'Z' | b'+' | b'-' | b':'))
-}
-
-fn value_type(v: &Value) -> Option<AttrType> {
-    Some(match v {
-        Value::Null => return None,
-        Value::Bool(_) => AttrType::Bool,
-        Value::Number(n) if n.is_i64() => AttrType::Int64,
-        Value::Number(_) => AttrType::Float64,
-        Value::String(s) if is_date(s.as_bytes()) => AttrType::Date,
-        Value::String(s) if is_datetime(s.as_bytes()) => AttrType::Datetime,
-        _ => AttrType::String,
-    })
-}
-
-impl State {
-    /// The state a whole file starts from: RFC 7946's CRS unless a text names another.
-    fn whole() -> State {
-        State {
-            crs: Some("EPSG:4326".to_string()),
-            ..State::part()
-        }
-    }
-
-    /// The state a part of a file starts from.
-    fn part() -> State {
-        State {
-            acc: Accumulator::default(),
-            columns: Vec::new(),
-            index: HashMap::new(),
-            crs: None,
-            crs_seen: false,
-            raw: false,
-            foreign_features: 0,
-        }
-    }
-
-    /// Add the counts of the next part of the file. The same as reading the part into this
-    /// state: counts add, envelopes and type sets unite, and column types join as the
-    /// sequential reader joins them value by value (`AttrType::join`, else `string`), which
-    /// gives one answer whatever the grouping.
-    fn absorb(&mut self, part: State) {
-        self.acc.absorb(&part.acc);
-        self.foreign_features += part.foreign_features;
-        for c in part.columns {
-            match self.index.get(&c.name) {
-                Some(&i) => {
-                    let m = &mut self.columns[i];
-                    m.present += c.present;
-                    m.ty = match (m.ty, c.ty) {
-                        (None, t) | (t, None) => t,
-                        (Some(a), Some(b)) => {
-                            Some(AttrType::join(a, b).unwrap_or(AttrType::String))
-                        }
-                    };
-                }
-                None => {
-                    self.index.insert(c.name.clone(), self.columns.len());
-                    self.columns.push(Column { seen_in: 0, ..c });
-                }
-            }
-        }
-        if part.crs_seen {
-            self.crs = part.crs;
-            self.crs_seen = true;
-        }
-    }
-
-    /// The CRS and the counts, with each column's nulls.
-    fn finish(self) -> (Option<String>, Accumulator) {
-        let mut acc = self.acc;
-        let features = acc.features;
-        acc.attributes = self
-            .columns
-            .into_iter()
-            .map(|c| AttrAcc {
-                name: c.name,
-                ty: c.ty.unwrap_or(AttrType::String),
-                nulls: features - c.present,
-            })
-            .collect();
-        (self.crs, acc)
-    }
-
-    /// One property of the current feature (number `self.acc.features`).
-    fn property(&mut self, key: &str, v: &Value) {
-        let i = match self.index.get(key) {
-            Some(&i) => i,
-            None => {
-                self.columns.push(Column {
-                    name: key.to_string(),
-                    ty: None,
-                    present: 0,
-                    seen_in: 0,
-                });
-                self.index.insert(key.to_string(), self.columns.len() - 1);
-                self.columns.len() - 1
-            }
-        };
-        let Some(t) = value_type(v) else { return };
-        let c = &mut self.columns[i];
-        let feature = self.acc.features;
-        if c.seen_in != feature {
-            c.seen_in = feature;
-            c.present += 1;
-        }
-        c.ty = Some(match c.ty {
-            None => t,
-            Some(old) => AttrType::join(old, t).unwrap_or(AttrType::String),
-        });
-    }
-}
-
 /// A key or a short string value, borrowed from the input when it holds no escape (the
 /// parallel reader's slices), copied otherwise: one allocation less per member of every
 /// feature. The same values and errors as `String`'s.
 struct Text;
 
-impl<'de> DeserializeSeed<'de> for Text {
-    type Value = std::borrow::Cow<'de, str>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Text {
-    type Value = std::borrow::Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
+seed! {
+    Text => std::borrow::Cow<'de, str>, deserialize_str, "a string";
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
         Ok(std::borrow::Cow::Borrowed(v))
     }
@@ -270,787 +131,6 @@ impl Members {
             return Err(E::custom(format!("member `{name}` is given twice")));
         }
         self.0.push(name);
-        Ok(())
-    }
-}
-
-/// What the coordinates of one geometry looked like, gathered while they streamed by.
-#[derive(Default)]
-struct Shape {
-    /// The nesting level (1 = the `coordinates` array) of the arrays that hold positions.
-    list_level: Option<usize>,
-    /// Bit `l` is set when an empty array occurred at level `l`.
-    empty_levels: u64,
-    /// Some list of positions has exactly one (a bad LineString).
-    line_bad: bool,
-    /// Some list of positions is not a closed ring of at least 4 (a bad linear ring).
-    ring_bad: bool,
-}
-
-/// What one JSON array (or number) inside `coordinates` turned out to be.
-enum Node {
-    Number(f64),
-    Position(f64, f64),
-    List,
-}
-
-struct CoordSeed<'a> {
-    scan: &'a mut GeomScan,
-    shape: &'a mut Shape,
-    level: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for CoordSeed<'_> {
-    type Value = Node;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for CoordSeed<'_> {
-    type Value = Node;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("GeoJSON coordinates (nested arrays of numbers)")
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
-        Ok(Node::Number(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
-        Ok(Node::Number(v as f64))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
-        Ok(Node::Number(v as f64))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
-        if self.level > MAX_DEPTH {
-            return Err(de::Error::custom("coordinates nested too deep"));
-        }
-        // What this array holds: numbers (a position), positions (a list) or arrays.
-        let mut numbers = 0usize;
-        let mut xy = [f64::NAN; 2];
-        let mut points = 0usize;
-        let mut first = (f64::NAN, f64::NAN);
-        let mut last = first;
-        let mut arrays = false;
-        loop {
-            let child = CoordSeed {
-                scan: &mut *self.scan,
-                shape: &mut *self.shape,
-                level: self.level + 1,
-            };
-            let Some(node) = seq.next_element_seed(child)? else {
-                break;
-            };
-            match node {
-                Node::Number(v) if points == 0 && !arrays => {
-                    if numbers < 2 {
-                        xy[numbers] = v;
-                    }
-                    numbers += 1;
-                }
-                Node::Position(x, y) if numbers == 0 && !arrays => {
-                    self.scan.coord(x, y);
-                    if points == 0 {
-                        first = (x, y);
-                    }
-                    last = (x, y);
-                    points += 1;
-                }
-                Node::List if numbers == 0 && points == 0 => arrays = true,
-                _ => {
-                    return Err(de::Error::custom(
-                        "coordinates mix numbers, positions and arrays in one array",
-                    ))
-                }
-            }
-        }
-        if numbers > 0 {
-            if numbers < 2 {
-                return Err(de::Error::custom("a position needs two numbers"));
-            }
-            // A third number is a height; a fourth is ignored, as GDAL does (RFC 7946
-            // positions carry no measure).
-            if numbers >= 3 {
-                self.scan.z = true;
-            }
-            return Ok(Node::Position(xy[0], xy[1]));
-        }
-        if points > 0 {
-            match self.shape.list_level {
-                None => self.shape.list_level = Some(self.level),
-                Some(l) if l == self.level => {}
-                Some(_) => {
-                    return Err(de::Error::custom(
-                        "positions at different depths in one geometry",
-                    ))
-                }
-            }
-            self.shape.line_bad |= points == 1;
-            self.shape.ring_bad |= points < 4 || first != last;
-        } else if !arrays {
-            self.shape.empty_levels |= 1 << self.level.min(63);
-        }
-        Ok(Node::List)
-    }
-}
-
-/// The `coordinates` member from its text: what [`CoordSeed`] computes from the streamed
-/// values, by a hand-written scan (serde's visitor per number and its float parser were half
-/// the parallel reader's time). Numbers follow the JSON grammar strictly and parse to the
-/// correctly rounded `f64`, as serde_json's `float_roundtrip` parser does; a number out of
-/// range is refused as serde_json refuses it. `None` is any refusal: the sequential reader
-/// then reads the file and names the error.
-fn raw_coords(text: &str, scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
-    let b = text.as_bytes();
-    let mut r = RawCoords {
-        text,
-        b,
-        i: 0,
-        scan,
-        shape,
-    };
-    let node = r.value(1)?;
-    r.ws();
-    (r.i == b.len()).then_some(node)
-}
-
-struct RawCoords<'a> {
-    text: &'a str,
-    b: &'a [u8],
-    i: usize,
-    scan: &'a mut GeomScan,
-    shape: &'a mut Shape,
-}
-
-impl RawCoords<'_> {
-    fn ws(&mut self) {
-        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
-            self.i += 1;
-        }
-    }
-
-    fn value(&mut self, level: usize) -> Option<Node> {
-        self.ws();
-        match *self.b.get(self.i)? {
-            b'[' => self.array(level),
-            b'-' | b'0'..=b'9' => self.number().map(Node::Number),
-            _ => None,
-        }
-    }
-
-    /// A JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    fn number(&mut self) -> Option<f64> {
-        let b = self.b;
-        let start = self.i;
-        let mut i = start;
-        let digits = |i: &mut usize| {
-            let s = *i;
-            while *i < b.len() && b[*i].is_ascii_digit() {
-                *i += 1;
-            }
-            *i - s
-        };
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut i);
-            }
-            _ => return None,
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            if digits(&mut i) == 0 {
-                return None;
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            if digits(&mut i) == 0 {
-                return None;
-            }
-        }
-        self.i = i;
-        // ASCII from `start` to `i`: both are character boundaries.
-        let v: f64 = self.text.get(start..i)?.parse().ok()?;
-        v.is_finite().then_some(v)
-    }
-
-    /// One array at `level` (1 = the `coordinates` array): the rules of
-    /// [`CoordSeed::visit_seq`].
-    fn array(&mut self, level: usize) -> Option<Node> {
-        if level > MAX_DEPTH {
-            return None;
-        }
-        self.i += 1;
-        let mut numbers = 0usize;
-        let mut xy = [f64::NAN; 2];
-        let mut points = 0usize;
-        let mut first = (f64::NAN, f64::NAN);
-        let mut last = first;
-        let mut arrays = false;
-        self.ws();
-        if self.b.get(self.i) == Some(&b']') {
-            self.i += 1;
-        } else {
-            loop {
-                match self.value(level + 1)? {
-                    Node::Number(v) if points == 0 && !arrays => {
-                        if numbers < 2 {
-                            xy[numbers] = v;
-                        }
-                        numbers += 1;
-                    }
-                    Node::Position(x, y) if numbers == 0 && !arrays => {
-                        self.scan.coord(x, y);
-                        if points == 0 {
-                            first = (x, y);
-                        }
-                        last = (x, y);
-                        points += 1;
-                    }
-                    Node::List if numbers == 0 && points == 0 => arrays = true,
-                    _ => return None,
-                }
-                self.ws();
-                match *self.b.get(self.i)? {
-                    b',' => self.i += 1,
-                    b']' => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-        if numbers > 0 {
-            if numbers < 2 {
-                return None;
-            }
-            if numbers >= 3 {
-                self.scan.z = true;
-            }
-            return Some(Node::Position(xy[0], xy[1]));
-        }
-        if points > 0 {
-            match self.shape.list_level {
-                None => self.shape.list_level = Some(level),
-                Some(l) if l == level => {}
-                Some(_) => return None,
-            }
-            self.shape.line_bad |= points == 1;
-            self.shape.ring_bad |= points < 4 || first != last;
-        } else if !arrays {
-            self.shape.empty_levels |= 1 << level.min(63);
-        }
-        Some(Node::List)
-    }
-}
-
-/// A GeoJSON geometry object: its type, coordinates and members, streamed.
-struct GeometrySeed<'a> {
-    scan: &'a mut GeomScan,
-    depth: usize,
-    /// Coordinates are taken as raw text and scanned by [`raw_coords`] (the parallel
-    /// reader, whose input is a slice in memory), not streamed value by value.
-    raw: bool,
-}
-
-/// The parts of a geometry object gathered so far, whatever order its members come in.
-#[derive(Default)]
-struct GeometryParts {
-    kind: Option<String>,
-    /// The `coordinates` member: what its top-level array was, and its shape.
-    coords: Option<(Node, Shape)>,
-    /// The types of the `geometries` members, in order.
-    members: Option<Vec<GeometryType>>,
-}
-
-impl GeometryParts {
-    /// Take one member of a geometry object; `false` when the key is not a geometry's.
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        seen: &mut Members,
-        scan: &mut GeomScan,
-        depth: usize,
-        raw: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "type" => {
-                seen.first("type")?;
-                self.kind = Some(map.next_value_seed(Text)?.into_owned());
-            }
-            "coordinates" => {
-                seen.first("coordinates")?;
-                let mut shape = Shape::default();
-                let node = if raw {
-                    // The text of the member, borrowed from the batch, and scanned by hand.
-                    let text = map.next_value::<&'de serde_json::value::RawValue>()?;
-                    raw_coords(text.get(), scan, &mut shape)
-                        .ok_or_else(|| de::Error::custom("coordinates the fast scan refuses"))?
-                } else {
-                    map.next_value_seed(CoordSeed {
-                        scan,
-                        shape: &mut shape,
-                        level: 1,
-                    })?
-                };
-                self.coords = Some((node, shape));
-            }
-            "geometries" => {
-                seen.first("geometries")?;
-                if depth >= MAX_DEPTH {
-                    return Err(de::Error::custom("geometry collections nested too deep"));
-                }
-                self.members = Some(map.next_value_seed(Members2 { scan, depth, raw })?);
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    /// The geometry's type, once its members are all read; validity goes to `scan`.
-    fn finish(self, scan: &mut GeomScan) -> Result<GeometryType, String> {
-        let kind = self.kind.ok_or("a geometry has no `type`")?;
-        let t = match kind.as_str() {
-            "Point" => GeometryType::Point,
-            "LineString" => GeometryType::LineString,
-            "Polygon" => GeometryType::Polygon,
-            "MultiPoint" => GeometryType::MultiPoint,
-            "MultiLineString" => GeometryType::MultiLineString,
-            "MultiPolygon" => GeometryType::MultiPolygon,
-            "GeometryCollection" => {
-                if self.members.is_none() {
-                    return Err("a GeometryCollection has no `geometries`".to_string());
-                }
-                return Ok(GeometryType::GeometryCollection);
-            }
-            other => return Err(format!("unknown geometry type {}", excerpt(other))),
-        };
-        let Some((top, shape)) = self.coords else {
-            return Err(format!("a {kind} has no `coordinates`"));
-        };
-        // The level of the arrays that list positions, for each type.
-        let lists_at = match t {
-            GeometryType::Point => {
-                return match top {
-                    Node::Position(x, y) => {
-                        scan.point(x, y);
-                        Ok(t)
-                    }
-                    // An empty position is the empty point.
-                    Node::List if shape.list_level.is_none() && shape.empty_levels == 2 => Ok(t),
-                    _ => Err("a Point's coordinates are not one position".to_string()),
-                };
-            }
-            GeometryType::LineString | GeometryType::MultiPoint => 1,
-            GeometryType::Polygon | GeometryType::MultiLineString => 2,
-            _ => 3,
-        };
-        if matches!(top, Node::Position(..))
-            || shape.list_level.is_some_and(|l| l != lists_at)
-            || shape.empty_levels >> (lists_at + 1) != 0
-        {
-            return Err(format!("coordinates nested wrongly for a {kind}"));
-        }
-        match t {
-            GeometryType::LineString | GeometryType::MultiLineString => {
-                scan.invalid |= shape.line_bad;
-            }
-            GeometryType::Polygon | GeometryType::MultiPolygon => {
-                // An empty array where a ring belongs is a ring of no points.
-                scan.invalid |= shape.ring_bad || shape.empty_levels & (1 << lists_at) != 0;
-            }
-            _ => {}
-        }
-        Ok(t)
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for GeometrySeed<'_> {
-    type Value = GeometryType;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<GeometryType, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for GeometrySeed<'_> {
-    type Value = GeometryType;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a GeoJSON geometry object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<GeometryType, A::Error> {
-        let mut parts = GeometryParts::default();
-        let mut seen = Members::default();
-        while let Some(key) = map.next_key_seed(Text)? {
-            if !parts.member(&key, &mut map, &mut seen, self.scan, self.depth, self.raw)? {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        parts.finish(self.scan).map_err(de::Error::custom)
-    }
-}
-
-/// The `geometries` array of a GeometryCollection.
-struct Members2<'a> {
-    scan: &'a mut GeomScan,
-    depth: usize,
-    raw: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Members2<'_> {
-    type Value = Vec<GeometryType>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Members2<'_> {
-    type Value = Vec<GeometryType>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of geometries")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(t) = seq.next_element_seed(GeometrySeed {
-            scan: &mut *self.scan,
-            depth: self.depth + 1,
-            raw: self.raw,
-        })? {
-            out.push(t);
-        }
-        Ok(out)
-    }
-}
-
-/// A Feature's `geometry`: null, or a geometry, added to the accumulator.
-struct FeatureGeometry<'a>(&'a mut Accumulator, bool);
-
-impl<'de> DeserializeSeed<'de> for FeatureGeometry<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_option(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FeatureGeometry<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a GeoJSON geometry or null")
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.0.null_geometries += 1;
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.visit_none()
-    }
-    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        let mut scan = GeomScan::default();
-        let t = GeometrySeed {
-            scan: &mut scan,
-            depth: 0,
-            raw: self.1,
-        }
-        .deserialize(d)?;
-        scan.commit(self.0, t);
-        Ok(())
-    }
-}
-
-/// A Feature's `properties`: null, or an object whose members go to the columns one by one.
-struct Properties<'a>(&'a mut State);
-
-impl<'de> DeserializeSeed<'de> for Properties<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_option(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Properties<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of properties or null")
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(k) = map.next_key_seed(Text)? {
-            let v: Value = map.next_value()?;
-            self.0.property(&k, &v);
-        }
-        Ok(())
-    }
-}
-
-/// Which members of a Feature have been read.
-#[derive(Default)]
-struct FeatureParts {
-    geometry: bool,
-}
-
-impl FeatureParts {
-    /// Take one member of a Feature (the feature is already counted); `false` when the key
-    /// is not a Feature's.
-    fn member<'de, A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        seen: &mut Members,
-        st: &mut State,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "geometry" => {
-                seen.first("geometry")?;
-                self.geometry = true;
-                map.next_value_seed(FeatureGeometry(&mut st.acc, st.raw))?;
-            }
-            "properties" => {
-                seen.first("properties")?;
-                map.next_value_seed(Properties(st))?;
-            }
-            "id" => {
-                seen.first("id")?;
-                // GDAL: an integer id is the feature id; a string id is a column `id`.
-                let v: Value = map.next_value()?;
-                if v.is_string() {
-                    st.property("id", &v);
-                }
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    fn finish(self, st: &mut State) {
-        if !self.geometry {
-            // RFC 7946 requires the member; a feature without one has no geometry.
-            st.acc.null_geometries += 1;
-        }
-    }
-}
-
-struct FeatureSeed<'a>(&'a mut State);
-
-impl<'de> DeserializeSeed<'de> for FeatureSeed<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FeatureSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a GeoJSON Feature object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let st = self.0;
-        st.acc.features += 1;
-        let mut parts = FeatureParts::default();
-        let mut seen = Members::default();
-        while let Some(key) = map.next_key_seed(Text)? {
-            if parts.member(&key, &mut map, &mut seen, st)? {
-                continue;
-            }
-            if key == "type" {
-                seen.first("type")?;
-                let t = map.next_value_seed(Text)?;
-                if t != "Feature" {
-                    return Err(de::Error::custom(format!(
-                        "a member of `features` has type {}, not `Feature`",
-                        excerpt(&t)
-                    )));
-                }
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        parts.finish(st);
-        Ok(())
-    }
-}
-
-struct Features<'a>(&'a mut State);
-
-impl<'de> DeserializeSeed<'de> for Features<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Features<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of Features")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(FeatureSeed(self.0))?.is_some() {}
-        Ok(())
-    }
-}
-
-/// A legacy `crs` member's name, e.g. `urn:ogc:def:crs:EPSG::2263`.
-fn legacy_crs(v: &Value) -> Option<String> {
-    let name = v.pointer("/properties/name")?.as_str()?;
-    let upper = name.to_ascii_uppercase();
-    if upper.ends_with("CRS84") {
-        return Some("EPSG:4326".to_string());
-    }
-    let parts: Vec<&str> = upper.split(':').filter(|p| !p.is_empty()).collect();
-    match parts.as_slice() {
-        [.., auth, code] if code.chars().all(|c| c.is_ascii_digit()) && !auth.is_empty() => {
-            let auth = if auth.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                // `urn:ogc:def:crs:EPSG:6.6:4326` carries a version between the two.
-                parts.iter().rev().nth(2)?
-            } else {
-                auth
-            };
-            Some(format!("{auth}:{code}"))
-        }
-        _ => None,
-    }
-}
-
-/// One GeoJSON text: a FeatureCollection, a Feature or a geometry. Its members may come in
-/// any order, so every kind's members are taken as they come and the `type` decides at the
-/// end (a member of another kind is a foreign member and ignored, as RFC 7946 allows).
-struct Document<'a>(&'a mut State);
-
-impl<'de> DeserializeSeed<'de> for Document<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Document<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a GeoJSON object (FeatureCollection, Feature or geometry)")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let st = self.0;
-        let mut seen = Members::default();
-        // A Feature's properties, kept until the `type` says this text is one (a single
-        // feature's properties are small).
-        let mut props: Vec<(String, Value)> = Vec::new();
-        let mut kind: Option<String> = None;
-        let mut feature = FeatureParts::default();
-        let mut collection = false;
-        let mut features: Option<State> = None;
-        let mut geometry = GeometryParts::default();
-        let mut scan = GeomScan::default();
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "type" => {
-                    seen.first("type")?;
-                    let t = map.next_value::<String>()?;
-                    geometry.kind = Some(t.clone());
-                    kind = Some(t);
-                }
-                "features" => {
-                    seen.first("features")?;
-                    collection = true;
-                    // Read apart: only once `type` says FeatureCollection do they count. In
-                    // a Feature, `features` is a foreign member (GDAL ignores it too).
-                    let mut part = State::part();
-                    part.raw = st.raw;
-                    map.next_value_seed(Features(&mut part))?;
-                    features = Some(part);
-                }
-                "crs" => {
-                    seen.first("crs")?;
-                    let v = map.next_value::<Value>()?;
-                    st.crs = legacy_crs(&v);
-                    st.crs_seen = true;
-                }
-                "properties" => {
-                    seen.first("properties")?;
-                    if let Some(m) = map.next_value::<Option<serde_json::Map<String, Value>>>()? {
-                        props.extend(m);
-                    }
-                }
-                "id" => {
-                    seen.first("id")?;
-                    let v: Value = map.next_value()?;
-                    if v.is_string() {
-                        props.push(("id".to_string(), v));
-                    }
-                }
-                k if feature.member(k, &mut map, &mut seen, st)? => {}
-                k if geometry.member(k, &mut map, &mut seen, &mut scan, 0, st.raw)? => {}
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        let Some(kind) = kind else {
-            return Err(de::Error::custom(
-                "the document has no `type` (expected a FeatureCollection, a Feature or a geometry)",
-            ));
-        };
-        match kind.as_str() {
-            "FeatureCollection" => {
-                if !collection {
-                    return Err(de::Error::custom("a FeatureCollection has no `features`"));
-                }
-                if feature.geometry {
-                    return Err(de::Error::custom(
-                        "a FeatureCollection has a `geometry` member",
-                    ));
-                }
-                if let Some(part) = features {
-                    st.absorb(part);
-                }
-            }
-            "Feature" => {
-                if let Some(part) = features {
-                    st.foreign_features += part.acc.features.max(1);
-                }
-                st.acc.features += 1;
-                for (k, v) in props {
-                    st.property(&k, &v);
-                }
-                feature.finish(st);
-            }
-            _ => {
-                if feature.geometry || collection {
-                    return Err(de::Error::custom(format!(
-                        "a document of type {} has `geometry` or `features` members",
-                        excerpt(&kind)
-                    )));
-                }
-                let t = geometry.finish(&mut scan).map_err(|e| {
-                    if e.starts_with("unknown geometry type") {
-                        de::Error::custom(format!(
-                            "the document's type is {}, not a FeatureCollection, a Feature or a geometry",
-                            excerpt(&kind)
-                        ))
-                    } else {
-                        de::Error::custom(e)
-                    }
-                })?;
-                st.acc.features += 1;
-                scan.commit(&mut st.acc, t);
-            }
-        }
         Ok(())
     }
 }
@@ -1170,12 +250,11 @@ fn read_texts<R: BufRead>(r: R, st: &mut State, sequence: bool) -> Result<u64, S
     Ok(texts)
 }
 
-/// Set (to anything) to read GeoJSON with the sequential reader only: the reader every
-/// file falls back on, kept reachable for benchmarks and for telling the two apart.
-pub const SEQUENTIAL_VAR: &str = "CONTRACTS_GEOJSON_SEQUENTIAL";
-
+/// Profile a GeoJSON file: with the parallel reader unless `sequential_only`, and with the
+/// sequential one wherever the parallel one gives up.
 pub fn read(
     path: &Path,
+    sequential_only: bool,
     progress: &dyn Progress,
     notes: &mut super::ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
@@ -1193,7 +272,7 @@ pub fn read(
     let file = open()?;
     let len = file.metadata().map_err(io_err(path))?.len();
     progress.start(path, len);
-    if std::env::var_os(SEQUENTIAL_VAR).is_none() {
+    if !sequential_only {
         match read_parallel(file, split::WINDOW, split::BATCH, sequence, &mut |n| {
             progress.advance(n)
         }) {
@@ -1232,18 +311,8 @@ fn read_sequential(file: File, progress: &dyn Progress, sequence: bool) -> Resul
 /// The features of one [`split::Batch`], wrapped as `[[f1,f2,…]]`.
 struct Run<'a>(&'a mut State);
 
-impl<'de> DeserializeSeed<'de> for Run<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Run<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a run of Features")
-    }
+seed! {
+    Run<'_> => (), deserialize_seq, "a run of Features";
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(Features(&mut *self.0))?.is_some() {}
         Ok(())
@@ -1311,7 +380,10 @@ fn read_parallel<R: Read + Send>(
 
 #[cfg(test)]
 mod tests {
+    use super::columns::{is_date, is_datetime};
+    use super::document::legacy_crs;
     use super::*;
+    use crate::model::spatial::GeometryType;
     use crate::release::Profile;
 
     fn profile(text: &[u8]) -> Result<State, String> {

@@ -13,7 +13,8 @@ use rusqlite::{Connection, OpenFlags};
 use super::geom::add_gpkg;
 use super::profile::{AttrAcc, AttrType};
 use super::{
-    corrupt, crs, io_err, unsupported, Accumulator, Format, Progress, ReadOptions, ReleaseError,
+    corrupt, crs_identify, io_err, unsupported, Accumulator, Format, Progress, ReadOptions,
+    ReleaseError,
 };
 
 const F: Format = Format::Gpkg;
@@ -200,7 +201,7 @@ fn layer(path: &Path, conn: &Connection, want: Option<&str>) -> Result<Layer, Re
     };
     let (table, geom, org, code) = layers.swap_remove(pick);
     let crs = match (org, code) {
-        (Some(org), Some(code)) => crs::from_org_code(&org, code),
+        (Some(org), Some(code)) => crs_identify::from_org_code(&org, code),
         _ => None,
     };
     let mut stmt = conn

@@ -15,9 +15,10 @@
 
 use std::path::{Path, PathBuf};
 
-pub mod crs;
+pub mod crs_identify;
 pub mod draft;
 mod fgb;
+mod geoarrow;
 mod geojson;
 pub mod geom;
 mod gpkg;
@@ -25,7 +26,7 @@ mod parquet;
 mod parquet_footer;
 pub mod profile;
 pub mod record;
-pub mod remote;
+pub mod remote_read;
 mod shp;
 pub mod validate;
 
@@ -128,7 +129,7 @@ pub enum ReleaseError {
     NoData { path: PathBuf, what: &'static str },
     /// An object in object storage could not be listed or read (message scrubbed of secrets).
     #[error(transparent)]
-    Remote(remote::RemoteError),
+    Remote(remote_read::RemoteError),
 }
 
 /// Told how far a reader has got, so a terminal can show a progress bar. The release module
@@ -150,7 +151,7 @@ impl Progress for NoProgress {}
 pub struct ReadNotes {
     pub warnings: Vec<String>,
     /// What was read of each object in object storage, against its size.
-    pub reads: Vec<remote::ReadCount>,
+    pub reads: Vec<remote_read::ReadCount>,
 }
 
 /// Which part of a file to read, where a format holds several.
@@ -160,6 +161,10 @@ pub struct ReadOptions {
     pub layer: Option<String>,
     /// The GeoParquet geometry column (`--geometry-column`); the primary one by default.
     pub geometry_column: Option<String>,
+    /// Read GeoJSON with the sequential reader only, never the parallel one (the hidden
+    /// `--geojson-sequential`): the reader every file falls back on, kept reachable for the
+    /// benchmark and for tests that compare the two.
+    pub geojson_sequential: bool,
 }
 
 /// Profile one file.
@@ -182,7 +187,7 @@ pub fn profile_file_with(
         path: path.to_path_buf(),
     })?;
     let (crs, acc) = match format {
-        Format::GeoJson => geojson::read(path, progress, notes)?,
+        Format::GeoJson => geojson::read(path, opts.geojson_sequential, progress, notes)?,
         Format::FlatGeobuf => fgb::read(path, progress)?,
         Format::Gpkg => gpkg::read(path, opts, progress)?,
         Format::GeoParquet => parquet::read(path, opts, progress, notes)?,
@@ -202,7 +207,7 @@ fn finish(file: String, format: Format, crs: Option<String>, acc: Accumulator) -
 #[derive(Debug, Clone)]
 pub enum Source {
     Local(PathBuf),
-    Remote(remote::Object),
+    Remote(remote_read::Object),
 }
 
 impl Source {
@@ -216,11 +221,11 @@ impl Source {
 }
 
 /// The partitions a release argument names, in order: a URL (an object, a prefix or a glob;
-/// see [`remote::expand`]), a directory (every data file below it, sorted), a glob of files
+/// see [`remote_read::expand`]), a directory (every data file below it, sorted), a glob of files
 /// or directories (when no file has that very name), or a file.
 pub fn expand_source(arg: &Path) -> Result<Vec<Source>, ReleaseError> {
-    if let Some(text) = arg.to_str().filter(|t| remote::is_url(t)) {
-        return Ok(remote::expand(text)?
+    if let Some(text) = arg.to_str().filter(|t| remote_read::is_url(t)) {
+        return Ok(remote_read::expand(text)?
             .into_iter()
             .map(Source::Remote)
             .collect());
@@ -253,7 +258,7 @@ pub fn expand_source(arg: &Path) -> Result<Vec<Source>, ReleaseError> {
             } else if p
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(remote::is_data_key)
+                .is_some_and(remote_read::is_data_key)
             {
                 out.push(p);
             }
@@ -286,7 +291,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReleaseError> {
         }
         if p.is_dir() {
             walk(&p, out)?;
-        } else if remote::is_data_key(name) {
+        } else if remote_read::is_data_key(name) {
             out.push(p);
         }
     }

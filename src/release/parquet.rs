@@ -16,7 +16,7 @@
 //!
 //! **CRS.** `geo` metadata: a CRS key that is absent means `OGC:CRS84` (GeoParquet spec),
 //! an explicit `null` means unknown, a PROJJSON is identified by its `id` or against the EPSG
-//! registry ([`super::crs`]). Logical types: absent means `OGC:CRS84`; `srid:N` is `EPSG:N`;
+//! registry ([`super::crs_identify`]). Logical types: absent means `OGC:CRS84`; `srid:N` is `EPSG:N`;
 //! `projjson:KEY` names a file metadata key holding PROJJSON; anything else is read as an
 //! identifier, PROJJSON or WKT.
 //!
@@ -36,12 +36,9 @@ use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use arrow_array::{
-    Array, BinaryArray, BinaryViewArray, FixedSizeListArray, Float64Array, LargeBinaryArray,
-    LargeListArray, ListArray, StructArray,
-};
+use arrow_array::{Array, BinaryArray, BinaryViewArray, LargeBinaryArray};
 use arrow_schema::DataType;
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -50,13 +47,14 @@ use parquet::basic::LogicalType;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
+use super::geoarrow::{Native, NativeColumn};
 use super::geom::add_wkb;
 use super::parquet_footer;
 use super::profile::{AttrAcc, AttrType};
-use super::remote;
+use super::remote_read::{self, RemoteFile};
 use super::{
-    corrupt, crs, io_err, unsupported, Accumulator, Format, Progress, ReadNotes, ReadOptions,
-    ReleaseError,
+    corrupt, crs_identify, io_err, unsupported, Accumulator, Format, Progress, ReadNotes,
+    ReadOptions, ReleaseError,
 };
 
 const F: Format = Format::GeoParquet;
@@ -94,40 +92,6 @@ enum Encoding {
     Native(Native),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Native {
-    Point,
-    LineString,
-    Polygon,
-    MultiPoint,
-    MultiLineString,
-    MultiPolygon,
-}
-
-impl Native {
-    fn from_name(s: &str) -> Option<Native> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "point" => Native::Point,
-            "linestring" => Native::LineString,
-            "polygon" => Native::Polygon,
-            "multipoint" => Native::MultiPoint,
-            "multilinestring" => Native::MultiLineString,
-            "multipolygon" => Native::MultiPolygon,
-            _ => return None,
-        })
-    }
-
-    /// Lists between the geometry and its coordinates.
-    fn depth(self) -> usize {
-        match self {
-            Native::Point => 0,
-            Native::LineString | Native::MultiPoint => 1,
-            Native::Polygon | Native::MultiLineString => 2,
-            Native::MultiPolygon => 3,
-        }
-    }
-}
-
 /// One geometry column as the file describes it.
 #[derive(Debug, Clone)]
 struct GeoColumn {
@@ -152,7 +116,7 @@ fn geo_crs(meta: &serde_json::Value) -> (Option<String>, Option<String>) {
         None => (Some("OGC:CRS84".to_string()), None),
         Some(serde_json::Value::Null) => (None, Some("its `crs` is null (unknown)".into())),
         Some(serde_json::Value::String(s)) => text_crs(s, &[]),
-        Some(v) => match crs::identify_projjson(v) {
+        Some(v) => match crs_identify::identify_projjson(v) {
             Ok(c) => (Some(c.to_string()), None),
             Err(why) => (
                 None,
@@ -188,7 +152,7 @@ fn text_crs(s: &str, kv: &[(String, String)]) -> (Option<String>, Option<String>
     }
     if t.starts_with('{') {
         return match serde_json::from_str::<serde_json::Value>(t) {
-            Ok(v) => match crs::identify_projjson(&v) {
+            Ok(v) => match crs_identify::identify_projjson(&v) {
                 Ok(c) => (Some(c.to_string()), None),
                 Err(why) => (
                     None,
@@ -202,7 +166,7 @@ fn text_crs(s: &str, kv: &[(String, String)]) -> (Option<String>, Option<String>
         };
     }
     if t.contains('[') {
-        return match crs::identify_wkt(t) {
+        return match crs_identify::identify_wkt(t) {
             Ok(c) => (Some(c.to_string()), None),
             Err(why) => (None, Some(format!("its WKT CRS is not identified ({why})"))),
         };
@@ -277,240 +241,6 @@ fn geo_metadata(path: &Path, text: &str) -> Result<Geo, ReleaseError> {
         primary: Some(primary),
         excluded,
     })
-}
-
-/// Coordinates of a native column: separated (`struct<x, y, ...>`) or interleaved.
-enum Coords<'a> {
-    Separated(Vec<&'a Float64Array>),
-    Interleaved(&'a Float64Array, usize),
-}
-
-/// ISO WKB dimension offset (0, 1000 Z, 2000 M, 3000 ZM) and doubles per coordinate.
-fn dims_of(names: &[String]) -> (u32, usize) {
-    let z = names.iter().any(|n| n == "z");
-    let m = names.iter().any(|n| n == "m");
-    (
-        u32::from(z) * 1000 + u32::from(m) * 2000,
-        2 + usize::from(z) + usize::from(m),
-    )
-}
-
-impl<'a> Coords<'a> {
-    fn of(a: &'a dyn Array) -> Result<(Coords<'a>, u32), String> {
-        let f64s = |a: &'a dyn Array| {
-            a.as_any()
-                .downcast_ref::<Float64Array>()
-                .ok_or_else(|| format!("coordinates are {}, not double", a.data_type()))
-        };
-        if let Some(s) = a.as_any().downcast_ref::<StructArray>() {
-            let names: Vec<String> = s
-                .column_names()
-                .iter()
-                .map(|n| n.to_ascii_lowercase())
-                .collect();
-            let (code, n) = dims_of(&names);
-            if n != names.len() || !names.starts_with(&["x".to_string(), "y".to_string()]) {
-                return Err(format!(
-                    "coordinate fields {names:?} are not x, y[, z][, m]"
-                ));
-            }
-            let cols = s
-                .columns()
-                .iter()
-                .map(|c| f64s(c.as_ref()))
-                .collect::<Result<_, _>>()?;
-            return Ok((Coords::Separated(cols), code));
-        }
-        if let Some(l) = a.as_any().downcast_ref::<FixedSizeListArray>() {
-            let size = usize::try_from(l.value_length()).map_err(|_| "a negative list size")?;
-            let name = match l.data_type() {
-                DataType::FixedSizeList(f, _) => f.name().to_ascii_lowercase(),
-                _ => String::new(),
-            };
-            let names: Vec<String> = name.chars().map(|c| c.to_string()).collect();
-            let (code, n) = if name.len() == size && name.starts_with("xy") {
-                dims_of(&names)
-            } else {
-                // Unnamed: 3 doubles are XYZ, 4 XYZM.
-                match size {
-                    2 => (0, 2),
-                    3 => (1000, 3),
-                    4 => (3000, 4),
-                    _ => (0, 0),
-                }
-            };
-            if n != size || !(2..=4).contains(&size) {
-                return Err(format!("interleaved coordinates of {size} doubles"));
-            }
-            return Ok((Coords::Interleaved(f64s(l.values().as_ref())?, size), code));
-        }
-        Err(format!(
-            "coordinates are {}, not a struct or a fixed-size list",
-            a.data_type()
-        ))
-    }
-
-    fn write(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
-        const OUT: &str = "a coordinate index lies outside the column";
-        match self {
-            Coords::Separated(cols) => {
-                for c in cols {
-                    if i >= c.len() {
-                        return Err(OUT.into());
-                    }
-                    out.extend(c.value(i).to_le_bytes());
-                }
-            }
-            Coords::Interleaved(v, n) => {
-                let vals = v.values();
-                let s = vals.get(i * n..(i + 1) * n).ok_or(OUT)?;
-                for x in s {
-                    out.extend(x.to_le_bytes());
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The offsets of one list level.
-enum Offsets<'a> {
-    I32(&'a [i32]),
-    I64(&'a [i64]),
-}
-
-impl Offsets<'_> {
-    fn range(&self, i: usize) -> Result<std::ops::Range<usize>, String> {
-        let bad = || "a list offset lies outside the column".to_string();
-        let (a, b) = match self {
-            Offsets::I32(o) => (
-                usize::try_from(*o.get(i).ok_or_else(bad)?).map_err(|_| bad())?,
-                usize::try_from(*o.get(i + 1).ok_or_else(bad)?).map_err(|_| bad())?,
-            ),
-            Offsets::I64(o) => (
-                usize::try_from(*o.get(i).ok_or_else(bad)?).map_err(|_| bad())?,
-                usize::try_from(*o.get(i + 1).ok_or_else(bad)?).map_err(|_| bad())?,
-            ),
-        };
-        if a > b {
-            return Err(bad());
-        }
-        Ok(a..b)
-    }
-}
-
-/// A native column unpacked: its list levels (outermost first) and its coordinates.
-struct NativeColumn<'a> {
-    kind: Native,
-    levels: Vec<Offsets<'a>>,
-    coords: Coords<'a>,
-    dim_code: u32,
-}
-
-impl<'a> NativeColumn<'a> {
-    fn of(kind: Native, col: &'a dyn Array) -> Result<NativeColumn<'a>, String> {
-        let mut levels = Vec::new();
-        let mut a: &'a dyn Array = col;
-        for _ in 0..kind.depth() {
-            if let Some(l) = a.as_any().downcast_ref::<ListArray>() {
-                levels.push(Offsets::I32(l.value_offsets()));
-                a = l.values().as_ref();
-            } else if let Some(l) = a.as_any().downcast_ref::<LargeListArray>() {
-                levels.push(Offsets::I64(l.value_offsets()));
-                a = l.values().as_ref();
-            } else {
-                return Err(format!(
-                    "a {kind:?} column is {}, not nested lists of coordinates",
-                    col.data_type()
-                ));
-            }
-        }
-        let (coords, dim_code) = Coords::of(a)?;
-        Ok(NativeColumn {
-            kind,
-            levels,
-            coords,
-            dim_code,
-        })
-    }
-
-    fn header(&self, out: &mut Vec<u8>, code: u32) {
-        out.push(1);
-        out.extend((code + self.dim_code).to_le_bytes());
-    }
-
-    fn count(out: &mut Vec<u8>, n: usize) -> Result<(), String> {
-        let n = u32::try_from(n).map_err(|_| "a geometry of more than 2^32 parts")?;
-        out.extend(n.to_le_bytes());
-        Ok(())
-    }
-
-    /// The points of level `l`'s list `i`, as a WKB point sequence (count, coordinates).
-    fn points(&self, l: usize, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
-        let r = self.levels[l].range(i)?;
-        Self::count(out, r.len())?;
-        for j in r {
-            self.coords.write(j, out)?;
-        }
-        Ok(())
-    }
-
-    /// Polygon `i` at level `l` (its rings are level `l + 1`).
-    fn polygon(&self, l: usize, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
-        let r = self.levels[l].range(i)?;
-        Self::count(out, r.len())?;
-        for ring in r {
-            self.points(l + 1, ring, out)?;
-        }
-        Ok(())
-    }
-
-    /// Row `i` as WKB.
-    fn wkb(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
-        out.clear();
-        match self.kind {
-            Native::Point => {
-                self.header(out, 1);
-                self.coords.write(i, out)?;
-            }
-            Native::LineString => {
-                self.header(out, 2);
-                self.points(0, i, out)?;
-            }
-            Native::Polygon => {
-                self.header(out, 3);
-                self.polygon(0, i, out)?;
-            }
-            Native::MultiPoint => {
-                self.header(out, 4);
-                let r = self.levels[0].range(i)?;
-                Self::count(out, r.len())?;
-                for j in r {
-                    self.header(out, 1);
-                    self.coords.write(j, out)?;
-                }
-            }
-            Native::MultiLineString => {
-                self.header(out, 5);
-                let r = self.levels[0].range(i)?;
-                Self::count(out, r.len())?;
-                for j in r {
-                    self.header(out, 2);
-                    self.points(1, j, out)?;
-                }
-            }
-            Native::MultiPolygon => {
-                self.header(out, 6);
-                let r = self.levels[0].range(i)?;
-                Self::count(out, r.len())?;
-                for j in r {
-                    self.header(out, 3);
-                    self.polygon(1, j, out)?;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 fn add_geometries(acc: &mut Accumulator, col: &dyn Array, enc: Encoding) -> Result<(), String> {
@@ -598,183 +328,6 @@ impl Source for LocalFile<'_> {
     }
 }
 
-/// How much of a remote file's end is fetched with its first request: the footer of most
-/// files, so the metadata costs one round trip (the parquet crate's async reader does the same).
-const TAIL_PREFETCH: u64 = 64 << 10;
-
-/// An object in object storage, read by range. The ranges already fetched are kept (the
-/// head, the tail with the footer), so the decoder never fetches a byte twice.
-struct RemoteFile {
-    object: remote::Object,
-    fetched: std::sync::Mutex<Vec<(u64, Bytes)>>,
-}
-
-impl RemoteFile {
-    fn cached(&self, start: u64, len: u64) -> Option<Bytes> {
-        let parts = self.fetched.lock().ok()?;
-        parts.iter().find_map(|(at, b)| {
-            (start >= *at && start + len <= at + b.len() as u64)
-                .then(|| b.slice((start - at) as usize..(start - at + len) as usize))
-        })
-    }
-    fn parts(&self) -> Vec<(u64, Bytes)> {
-        self.fetched.lock().map(|p| p.clone()).unwrap_or_default()
-    }
-}
-
-impl Source for RemoteFile {
-    type Chunks = Sparse;
-    fn len(&self) -> Result<u64, ReleaseError> {
-        Ok(self.object.size())
-    }
-    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError> {
-        if let Some(b) = self.cached(start, len as u64) {
-            return Ok(b);
-        }
-        let size = self.object.size();
-        // The first read near the end fetches the whole tail the footer is likely in.
-        let from = if start + len as u64 == size {
-            start.min(size.saturating_sub(TAIL_PREFETCH))
-        } else {
-            start
-        };
-        let b = self.object.range(from..start + len as u64)?;
-        if let Ok(mut parts) = self.fetched.lock() {
-            parts.push((from, b.clone()));
-        }
-        Ok(b.slice((start - from) as usize..))
-    }
-    fn footer(&self) -> Result<Sparse, ReleaseError> {
-        Ok(Sparse {
-            object: self.object.clone(),
-            parts: self.parts(),
-        })
-    }
-    fn row_group(&self, ranges: &[Range<u64>]) -> Result<Sparse, ReleaseError> {
-        let mut parts = self.parts();
-        // Only the bytes no earlier request brought (the tail prefetch often holds the end of
-        // the last column chunk).
-        let missing: Vec<Range<u64>> = ranges.iter().flat_map(|r| uncovered(r, &parts)).collect();
-        parts.extend(self.object.ranges(&missing)?);
-        // Each column chunk in one piece, first in the list, so a page reader started inside
-        // it reads on to its end.
-        let mut whole: Vec<(u64, Bytes)> = ranges
-            .iter()
-            .filter_map(|r| assemble(r, &parts).map(|b| (r.start, b)))
-            .collect();
-        whole.extend(parts);
-        Ok(Sparse {
-            object: self.object.clone(),
-            parts: whole,
-        })
-    }
-}
-
-/// The parts of `r` that none of `parts` holds.
-fn uncovered(r: &Range<u64>, parts: &[(u64, Bytes)]) -> Vec<Range<u64>> {
-    let mut held: Vec<Range<u64>> = parts
-        .iter()
-        .map(|(at, b)| *at..at + b.len() as u64)
-        .filter(|p| p.start < r.end && p.end > r.start)
-        .collect();
-    held.sort_by_key(|p| p.start);
-    let mut out = Vec::new();
-    let mut pos = r.start;
-    for p in held {
-        if p.start > pos {
-            out.push(pos..p.start.min(r.end));
-        }
-        pos = pos.max(p.end);
-        if pos >= r.end {
-            break;
-        }
-    }
-    if pos < r.end {
-        out.push(pos..r.end);
-    }
-    out
-}
-
-/// The bytes of `r` in one piece, from one part or copied together from several; `None` when
-/// some byte of it was not fetched.
-fn assemble(r: &Range<u64>, parts: &[(u64, Bytes)]) -> Option<Bytes> {
-    if let Some((at, b)) = parts
-        .iter()
-        .find(|(at, b)| r.start >= *at && r.end <= at + b.len() as u64)
-    {
-        return Some(b.slice((r.start - at) as usize..(r.end - at) as usize));
-    }
-    let mut out = Vec::with_capacity((r.end - r.start) as usize);
-    let mut pos = r.start;
-    while pos < r.end {
-        let (at, b) = parts
-            .iter()
-            .filter(|(at, b)| pos >= *at && pos < at + b.len() as u64)
-            .max_by_key(|(at, b)| at + b.len() as u64)?;
-        let end = (at + b.len() as u64).min(r.end);
-        out.extend_from_slice(&b[(pos - at) as usize..(end - at) as usize]);
-        pos = end;
-    }
-    Some(Bytes::from(out))
-}
-
-/// A [`ChunkReader`] over the fetched ranges of an object. A range the decoder asks for that
-/// was not fetched (a writer's page outside its column chunk's stated range) is fetched
-/// then, so a wrong guess costs a request, never a wrong answer.
-pub(crate) struct Sparse {
-    object: remote::Object,
-    parts: Vec<(u64, Bytes)>,
-}
-
-impl Sparse {
-    fn slice(&self, start: u64, len: u64) -> Option<Bytes> {
-        self.parts.iter().find_map(|(at, b)| {
-            (start >= *at && start + len <= at + b.len() as u64)
-                .then(|| b.slice((start - at) as usize..(start - at + len) as usize))
-        })
-    }
-}
-
-impl parquet::file::reader::Length for Sparse {
-    fn len(&self) -> u64 {
-        self.object.size()
-    }
-}
-
-impl ChunkReader for Sparse {
-    type T = bytes::buf::Reader<Bytes>;
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        // From `start` to the end of the fetched part holding it: a page header and its data
-        // lie within one column chunk.
-        let held = self
-            .parts
-            .iter()
-            .filter(|(at, b)| start >= *at && start < at + b.len() as u64)
-            .max_by_key(|(at, b)| at + b.len() as u64)
-            .map(|(at, b)| b.slice((start - at) as usize..));
-        let b = match held {
-            Some(b) => b,
-            None => self
-                .object
-                .range(start..start.saturating_add(COLUMN_FALLBACK))
-                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?,
-        };
-        Ok(b.reader())
-    }
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        match self.slice(start, length as u64) {
-            Some(b) => Ok(b),
-            None => self
-                .object
-                .range(start..start + length as u64)
-                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e))),
-        }
-    }
-}
-
-/// How far a read outside the fetched ranges reaches (a page header and its page, usually).
-const COLUMN_FALLBACK: u64 = 1 << 20;
-
 /// Read and check the footer, so the decoder is handed only a footer whose every offset,
 /// size and count fits the file.
 fn check_footer(path: &Path, src: &impl Source) -> Result<(), ReleaseError> {
@@ -827,15 +380,12 @@ pub fn read(
 /// [`read`] of an object in object storage: the footer, then per row group only the column
 /// chunks it decodes.
 pub fn read_remote(
-    object: &remote::Object,
+    object: &remote_read::Object,
     opts: &ReadOptions,
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    let src = RemoteFile {
-        object: object.clone(),
-        fetched: std::sync::Mutex::new(Vec::new()),
-    };
+    let src = RemoteFile::new(object);
     read_from(Path::new(object.url()), &src, opts, progress, notes)
 }
 
@@ -1095,25 +645,6 @@ fn read_checked(
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_the_bytes_no_part_holds_are_fetched_and_a_range_is_put_together_from_its_parts() {
-        let parts = vec![
-            (100u64, Bytes::from(vec![1u8; 50])),
-            (180, Bytes::from(vec![2u8; 20])),
-        ];
-        assert_eq!(uncovered(&(120..140), &parts), Vec::<Range<u64>>::new());
-        assert_eq!(
-            uncovered(&(90..210), &parts),
-            vec![90..100, 150..180, 200..210]
-        );
-        assert_eq!(uncovered(&(0..10), &parts), vec![0..10]);
-        let mut all = parts.clone();
-        all.push((150, Bytes::from(vec![3u8; 30])));
-        let b = assemble(&(140..190), &all).unwrap();
-        assert_eq!(b.len(), 50);
-        assert_eq!((b[0], b[10], b[39], b[40], b[49]), (1, 3, 3, 2, 2));
-        assert!(assemble(&(140..190), &parts).is_none());
-    }
     use crate::release::{NoProgress, ReleaseError};
 
     fn data(rel: &str) -> std::path::PathBuf {

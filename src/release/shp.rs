@@ -1,5 +1,5 @@
 //! Shapefile: the `.shp` records and the `.dbf` rows read in lockstep, the `.prj` identified
-//! by [`super::crs::from_wkt`]. Both files are parsed here, with every length checked against
+//! by [`super::crs_identify::from_wkt`]. Both files are parsed here, with every length checked against
 //! the file, because both formats are simple and a corrupt length must be an error, not an
 //! allocation.
 //!
@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
-use super::{corrupt, crs, io_err, Accumulator, Format, Progress, ReadNotes, ReleaseError};
+use super::{
+    corrupt, crs_identify, io_err, Accumulator, Format, Progress, ReadNotes, ReleaseError,
+};
 use crate::model::spatial::GeometryType;
 
 const F: Format = Format::Shapefile;
@@ -341,7 +343,7 @@ pub fn read(
     let crs = match sibling(path, "prj") {
         Some(prj) => {
             let text = std::fs::read(&prj).map_err(io_err(&prj))?;
-            match crs::identify_wkt(&String::from_utf8_lossy(&text)) {
+            match crs_identify::identify_wkt(&String::from_utf8_lossy(&text)) {
                 Ok(c) => Some(c.to_string()),
                 Err(why) => {
                     notes.warnings.push(format!(

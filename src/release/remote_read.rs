@@ -13,11 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::file::reader::ChunkReader;
 
+use super::parquet::Source;
 use super::{Format, ReleaseError};
 use crate::objects::{block, split_url, store_for};
 pub use crate::objects::{is_url, scrub, RemoteError, RemoteFailure, SCHEMES};
@@ -465,9 +467,215 @@ impl Object {
     }
 }
 
+/// The byte-range cache a Parquet file in object storage is read through: the decoder asks
+/// for the footer and then for each row group's column chunks, and every range is fetched
+/// once (coalesced, see [`COALESCE_BYTES`]) and kept while the file is read.
+/// How much of a remote file's end is fetched with its first request: the footer of most
+/// files, so the metadata costs one round trip (the parquet crate's async reader does the same).
+const TAIL_PREFETCH: u64 = 64 << 10;
+
+/// An object in object storage, read by range. The ranges already fetched are kept (the
+/// head, the tail with the footer), so the decoder never fetches a byte twice.
+pub(super) struct RemoteFile {
+    object: Object,
+    fetched: Mutex<Vec<(u64, Bytes)>>,
+}
+
+impl RemoteFile {
+    pub(super) fn new(object: &Object) -> RemoteFile {
+        RemoteFile {
+            object: object.clone(),
+            fetched: Mutex::new(Vec::new()),
+        }
+    }
+    fn cached(&self, start: u64, len: u64) -> Option<Bytes> {
+        let parts = self.fetched.lock().ok()?;
+        parts.iter().find_map(|(at, b)| {
+            (start >= *at && start + len <= at + b.len() as u64)
+                .then(|| b.slice((start - at) as usize..(start - at + len) as usize))
+        })
+    }
+    fn parts(&self) -> Vec<(u64, Bytes)> {
+        self.fetched.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+}
+
+impl Source for RemoteFile {
+    type Chunks = Sparse;
+    fn len(&self) -> Result<u64, ReleaseError> {
+        Ok(self.object.size())
+    }
+    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError> {
+        if let Some(b) = self.cached(start, len as u64) {
+            return Ok(b);
+        }
+        let size = self.object.size();
+        // The first read near the end fetches the whole tail the footer is likely in.
+        let from = if start + len as u64 == size {
+            start.min(size.saturating_sub(TAIL_PREFETCH))
+        } else {
+            start
+        };
+        let b = self.object.range(from..start + len as u64)?;
+        if let Ok(mut parts) = self.fetched.lock() {
+            parts.push((from, b.clone()));
+        }
+        Ok(b.slice((start - from) as usize..))
+    }
+    fn footer(&self) -> Result<Sparse, ReleaseError> {
+        Ok(Sparse {
+            object: self.object.clone(),
+            parts: self.parts(),
+        })
+    }
+    fn row_group(&self, ranges: &[Range<u64>]) -> Result<Sparse, ReleaseError> {
+        let mut parts = self.parts();
+        // Only the bytes no earlier request brought (the tail prefetch often holds the end of
+        // the last column chunk).
+        let missing: Vec<Range<u64>> = ranges.iter().flat_map(|r| uncovered(r, &parts)).collect();
+        parts.extend(self.object.ranges(&missing)?);
+        // Each column chunk in one piece, first in the list, so a page reader started inside
+        // it reads on to its end.
+        let mut whole: Vec<(u64, Bytes)> = ranges
+            .iter()
+            .filter_map(|r| assemble(r, &parts).map(|b| (r.start, b)))
+            .collect();
+        whole.extend(parts);
+        Ok(Sparse {
+            object: self.object.clone(),
+            parts: whole,
+        })
+    }
+}
+
+/// The parts of `r` that none of `parts` holds.
+fn uncovered(r: &Range<u64>, parts: &[(u64, Bytes)]) -> Vec<Range<u64>> {
+    let mut held: Vec<Range<u64>> = parts
+        .iter()
+        .map(|(at, b)| *at..at + b.len() as u64)
+        .filter(|p| p.start < r.end && p.end > r.start)
+        .collect();
+    held.sort_by_key(|p| p.start);
+    let mut out = Vec::new();
+    let mut pos = r.start;
+    for p in held {
+        if p.start > pos {
+            out.push(pos..p.start.min(r.end));
+        }
+        pos = pos.max(p.end);
+        if pos >= r.end {
+            break;
+        }
+    }
+    if pos < r.end {
+        out.push(pos..r.end);
+    }
+    out
+}
+
+/// The bytes of `r` in one piece, from one part or copied together from several; `None` when
+/// some byte of it was not fetched.
+fn assemble(r: &Range<u64>, parts: &[(u64, Bytes)]) -> Option<Bytes> {
+    if let Some((at, b)) = parts
+        .iter()
+        .find(|(at, b)| r.start >= *at && r.end <= at + b.len() as u64)
+    {
+        return Some(b.slice((r.start - at) as usize..(r.end - at) as usize));
+    }
+    let mut out = Vec::with_capacity((r.end - r.start) as usize);
+    let mut pos = r.start;
+    while pos < r.end {
+        let (at, b) = parts
+            .iter()
+            .filter(|(at, b)| pos >= *at && pos < at + b.len() as u64)
+            .max_by_key(|(at, b)| at + b.len() as u64)?;
+        let end = (at + b.len() as u64).min(r.end);
+        out.extend_from_slice(&b[(pos - at) as usize..(end - at) as usize]);
+        pos = end;
+    }
+    Some(Bytes::from(out))
+}
+
+/// A [`ChunkReader`] over the fetched ranges of an object. A range the decoder asks for that
+/// was not fetched (a writer's page outside its column chunk's stated range) is fetched
+/// then, so a wrong guess costs a request, never a wrong answer.
+pub(crate) struct Sparse {
+    object: Object,
+    parts: Vec<(u64, Bytes)>,
+}
+
+impl Sparse {
+    fn slice(&self, start: u64, len: u64) -> Option<Bytes> {
+        self.parts.iter().find_map(|(at, b)| {
+            (start >= *at && start + len <= at + b.len() as u64)
+                .then(|| b.slice((start - at) as usize..(start - at + len) as usize))
+        })
+    }
+}
+
+impl parquet::file::reader::Length for Sparse {
+    fn len(&self) -> u64 {
+        self.object.size()
+    }
+}
+
+impl ChunkReader for Sparse {
+    type T = bytes::buf::Reader<Bytes>;
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        // From `start` to the end of the fetched part holding it: a page header and its data
+        // lie within one column chunk.
+        let held = self
+            .parts
+            .iter()
+            .filter(|(at, b)| start >= *at && start < at + b.len() as u64)
+            .max_by_key(|(at, b)| at + b.len() as u64)
+            .map(|(at, b)| b.slice((start - at) as usize..));
+        let b = match held {
+            Some(b) => b,
+            None => self
+                .object
+                .range(start..start.saturating_add(COLUMN_FALLBACK))
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?,
+        };
+        Ok(b.reader())
+    }
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        match self.slice(start, length as u64) {
+            Some(b) => Ok(b),
+            None => self
+                .object
+                .range(start..start + length as u64)
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e))),
+        }
+    }
+}
+
+/// How far a read outside the fetched ranges reaches (a page header and its page, usually).
+const COLUMN_FALLBACK: u64 = 1 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_bytes_no_part_holds_are_fetched_and_a_range_is_put_together_from_its_parts() {
+        let parts = vec![
+            (100u64, Bytes::from(vec![1u8; 50])),
+            (180, Bytes::from(vec![2u8; 20])),
+        ];
+        assert_eq!(uncovered(&(120..140), &parts), Vec::<Range<u64>>::new());
+        assert_eq!(
+            uncovered(&(90..210), &parts),
+            vec![90..100, 150..180, 200..210]
+        );
+        assert_eq!(uncovered(&(0..10), &parts), vec![0..10]);
+        let mut all = parts.clone();
+        all.push((150, Bytes::from(vec![3u8; 30])));
+        let b = assemble(&(140..190), &all).unwrap();
+        assert_eq!(b.len(), 50);
+        assert_eq!((b[0], b[10], b[39], b[40], b[49]), (1, 3, 3, 2, 2));
+        assert!(assemble(&(140..190), &parts).is_none());
+    }
 
     #[test]
     fn urls_are_told_from_paths() {
