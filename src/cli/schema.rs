@@ -48,6 +48,12 @@ impl JsonSchema for SemVer {
     }
 }
 
+/// A dataset name, as `is_dataset_name` checks it.
+const DATASET_NAME: &str = r"^[a-z0-9][a-z0-9_-]{0,63}$";
+
+/// A consumer or webhook name, as `is_consumer_name` checks it.
+const CONSUMER_NAME: &str = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$";
+
 #[derive(JsonSchema)]
 #[allow(dead_code, non_camel_case_types)]
 enum GeometryType {
@@ -174,6 +180,7 @@ struct ContractFile {
     sunset: Option<Date>,
     description: Option<String>,
     /// Clauses published but not yet enforced.
+    #[schemars(extend("uniqueItems" = true))]
     advisory: Option<Vec<String>>,
     #[serde(default)]
     clauses: Clauses,
@@ -242,6 +249,20 @@ struct CustomKind {
     shape: ShapeName,
     /// The profile figure or manifest metric `validate` checks the clause against.
     metric: Option<String>,
+}
+
+/// `[kinds]`: a clause name (`[a-z][a-z0-9_]*`) that no built-in clause has → its kind.
+fn custom_kinds(generator: &mut SchemaGenerator) -> Schema {
+    let row = generator.subschema_for::<CustomKind>();
+    let builtin: Vec<&str> = crate::model::BUILTIN.iter().map(|b| b.name).collect();
+    json_schema!({
+        "type": "object",
+        "propertyNames": {
+            "pattern": "^[a-z][a-z0-9_]*$",
+            "not": { "enum": builtin }
+        },
+        "additionalProperties": row
+    })
 }
 
 #[derive(JsonSchema, Default)]
@@ -350,7 +371,9 @@ enum LogFormat {
 #[serde(untagged)]
 #[allow(dead_code)]
 enum FieldName {
-    Dotted(#[schemars(length(min = 1))] String),
+    /// No key is empty: not `a..b`, `.a` or `a.`.
+    Dotted(#[schemars(regex(pattern = r"^[^.]+(\.[^.]+)*$"))] String),
+    #[schemars(extend("items" = { "type": "string", "minLength": 1 }))]
     Keys(#[schemars(length(min = 1))] Vec<String>),
 }
 
@@ -398,13 +421,70 @@ enum Templates {
     Several(#[schemars(length(min = 1))] Vec<String>),
 }
 
+/// A source's `path`: not blank, and a URL only of the schemes the readers fetch.
+fn source_path(_: &mut SchemaGenerator) -> Schema {
+    let schemes = crate::model::source::URL_SCHEMES.join("|");
+    json_schema!({
+        "type": "string",
+        "pattern": r"\S",
+        "anyOf": [
+            { "not": { "pattern": "://" } },
+            { "pattern": format!(r"^\s*({schemes})://") }
+        ]
+    })
+}
+
+/// What a `[[consumption.source]]` table must hold together: the keys of access logs only
+/// with an access-log format (which a source then names, with its `match`), `pattern` only
+/// with `combined`, no `fields` on a read summary, and a `format` on an object URL whose name
+/// implies none.
+fn source_rules() -> serde_json::Value {
+    use crate::model::source::{LogFormat, URL_SCHEMES};
+    let access: Vec<&str> = LogFormat::ALL
+        .into_iter()
+        .filter(|f| f.is_access_log())
+        .map(LogFormat::as_str)
+        .collect();
+    serde_json::json!([
+        {
+            "if": { "required": ["format"], "properties": { "format": { "enum": access } } },
+            "then": { "required": ["match"] },
+            "else": {
+                "not": { "anyOf": [
+                    { "required": ["principal"] },
+                    { "required": ["same_read_seconds"] },
+                    { "required": ["match"] }
+                ] }
+            }
+        },
+        {
+            "if": { "required": ["pattern"] },
+            "then": { "required": ["format"], "properties": { "format": { "const": LogFormat::Combined.as_str() } } }
+        },
+        {
+            "if": { "required": ["format"], "properties": { "format": { "const": LogFormat::Summary.as_str() } } },
+            "then": { "not": { "required": ["fields"] } }
+        },
+        {
+            "if": {
+                "properties": { "path": {
+                    "pattern": format!(r"^\s*({})://", URL_SCHEMES.join("|")),
+                    "not": { "pattern": r"\.((jsonl|ndjson|csv)(\.gz)?|parquet)\s*$" }
+                } }
+            },
+            "then": { "required": ["format"] }
+        }
+    ])
+}
+
 /// `[[consumption.source]]`: one consumption source.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("allOf" = source_rules()))]
 #[allow(dead_code)]
 struct SourceTable {
     /// A glob relative to the store root, or an s3://, gs://, az:// or https:// URL.
-    #[schemars(length(min = 1))]
+    #[schemars(schema_with = "source_path")]
     path: String,
     /// Default: from the file name's extension.
     format: Option<LogFormat>,
@@ -415,6 +495,7 @@ struct SourceTable {
     /// Every record is a read of this contract version.
     contract: Option<SemVer>,
     /// Access logs: the field naming who made the request.
+    #[schemars(regex(pattern = r"\S"))]
     principal: Option<String>,
     /// Access logs: templates mapping a requested key or path to `{dataset}` and
     /// `{contract}`; the first that matches wins.
@@ -424,6 +505,7 @@ struct SourceTable {
     #[schemars(range(min = 0))]
     same_read_seconds: Option<i64>,
     /// `combined`: the fields of a custom log format.
+    #[schemars(regex(pattern = r"\S"))]
     pattern: Option<String>,
 }
 
@@ -437,6 +519,8 @@ struct ConfigFile {
     #[serde(default)]
     policy: Policy,
     /// Custom clause kinds: clause name → kind, shape and metric.
+    #[serde(default)]
+    #[schemars(schema_with = "custom_kinds")]
     kinds: Option<BTreeMap<String, CustomKind>>,
     #[serde(default)]
     notify: Notify,
@@ -459,19 +543,30 @@ struct Consumer {
     contacts: Vec<String>,
     /// The datasets it reads (dataset name → what it relies on). Absent: it may read any
     /// dataset and relies on everything.
+    #[schemars(extend("propertyNames" = { "pattern": DATASET_NAME }))]
     datasets: Option<BTreeMap<String, Subscription>>,
     /// The principals it reads as, exact strings or globs (`*`, `?`, `[…]`): an IAM ARN, an
     /// API key, a user name. A source's consumer value is looked up here first, then as a
     /// consumer name.
-    #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "minLength": 1 }))]
+    #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "pattern": r"\S" }))]
     identities: Option<Vec<String>>,
     /// Webhooks told too, each once per notice (docs/src/guides/webhooks.md).
     webhooks: Option<Vec<Webhook>>,
 }
 
+/// A generic webhook signs, so it names its secret; no other kind has one.
+fn webhook_rules() -> serde_json::Value {
+    serde_json::json!([{
+        "if": { "properties": { "kind": { "const": "generic" } } },
+        "then": { "required": ["secret_env"] },
+        "else": { "not": { "required": ["secret_env"] } }
+    }])
+}
+
 /// One webhook of a consumer. The URL and secret stay in the environment.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("allOf" = webhook_rules()))]
 #[allow(dead_code)]
 struct Webhook {
     kind: WebhookKind,
@@ -514,7 +609,7 @@ enum WebhookKind {
 struct Subscription {
     /// Clause names and clause keys it relies on (`crs`, `required_attributes.class`).
     /// Absent: everything.
-    #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "pattern": r"^[a-z][a-z0-9_]*(\..+)?$" }))]
+    #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "pattern": r"^[a-z][a-z0-9_]*(\.[^\x00-\x1f\x7f-\x9f]+)?$" }))]
     uses: Option<Vec<String>>,
 }
 
@@ -524,6 +619,7 @@ struct Subscription {
 #[allow(dead_code)]
 struct ConsumersFile {
     /// Consumer name ([A-Za-z0-9_-]) → team and contacts.
+    #[schemars(extend("propertyNames" = { "pattern": CONSUMER_NAME }))]
     consumers: Option<BTreeMap<String, Consumer>>,
 }
 
@@ -551,6 +647,7 @@ impl JsonSchema for Instant {
         json_schema!({
             "type": "string",
             "format": "date-time",
+            "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$",
             "description": "A TOML offset date-time in UTC, e.g. 2026-11-29T09:00:00Z"
         })
     }
@@ -563,10 +660,14 @@ impl JsonSchema for Instant {
 struct WaiverRecord {
     /// `<dataset>:<line or all>:<clause key>:<granted>`, `:<n>` for a second waiver of the
     /// same key on the same day.
+    #[schemars(regex(
+        pattern = r"^[a-z0-9][a-z0-9_-]{0,63}:([0-9]+|all):[a-z][a-z0-9_]*(\..+)?:[0-9]{4}-[0-9]{2}-[0-9]{2}(:[0-9]+)?$"
+    ))]
     id: String,
     /// The line covered; absent: every live line.
     line: Option<u64>,
-    /// `clause` or `clause.key`.
+    /// `clause` or `clause.key`: a clause key, never a rule of the history.
+    #[schemars(schema_with = "waived_key")]
     clause: String,
     granted: Date,
     /// The last day covered; at most `[policy] max_waiver_days` after `granted`.
@@ -577,6 +678,17 @@ struct WaiverRecord {
     reason: String,
     /// The release it was granted for.
     release: Option<String>,
+}
+
+/// A waiver's `clause`: a clause name and an optional key with no control character, and not
+/// one of the history's rules (a bump, a window, the line count).
+fn waived_key(_: &mut SchemaGenerator) -> Schema {
+    let rules = crate::model::waiver::NOT_WAIVABLE.join("|");
+    json_schema!({
+        "type": "string",
+        "pattern": r"^[a-z][a-z0-9_]*(\.[^\x00-\x1f\x7f-\x9f]+)?$",
+        "not": { "pattern": format!(r"^(({rules})|[a-z0-9_]*_window_days)(\.|$)") }
+    })
 }
 
 /// One `[[unwaive]]`: the revocation of a waiver from a day on.

@@ -229,7 +229,7 @@ impl Source {
 }
 
 /// The URL schemes a source path may have.
-const URL_SCHEMES: [&str; 4] = ["s3", "gs", "az", "https"];
+pub const URL_SCHEMES: [&str; 4] = ["s3", "gs", "az", "https"];
 
 fn is_object_url(path: &str) -> bool {
     path.split_once("://")
