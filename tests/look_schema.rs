@@ -454,3 +454,152 @@ ca_file = "certs/relay.pem"
         "the schema refuses what the parser takes: {e:#?}"
     );
 }
+
+/// The keys a parser's table takes, from its own refusal of a key it does not know: serde
+/// names every field it expects (`unknown field `zz`, expected one of `a`, `b``), and so do
+/// the tables it reads by hand (`expected at, consumer, dataset or contract`).
+fn parser_keys(what: &str, refusal: Result<(), String>) -> std::collections::BTreeSet<String> {
+    let message = refusal.expect_err(what);
+    let (_, expected) = message
+        .split_once("expected")
+        .unwrap_or_else(|| panic!("{what}: no list of keys in {message:?}"));
+    // The first line, up to a closing parenthesis: `one of `a`, `b``, `a or b`.
+    let list = expected.lines().next().unwrap_or_default();
+    let list = list.split(')').next().unwrap_or_default();
+    let keys: std::collections::BTreeSet<String> = list
+        .split([',', ' '])
+        .map(|w| w.trim_matches('`'))
+        .filter(|w| !w.is_empty() && !["one", "of", "or", "and"].contains(w))
+        .map(str::to_string)
+        .collect();
+    assert!(!keys.is_empty(), "{what}: {message}");
+    keys
+}
+
+/// The keys a schema gives the table at `path` (property names; `*` steps into a map's values
+/// or an array's items), following `$ref`s and the non-null branch of an option.
+fn schema_keys(file: &str, path: &[&str]) -> std::collections::BTreeSet<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("schema").join(file)).unwrap())
+            .unwrap();
+    fn resolve<'a>(
+        doc: &'a serde_json::Value,
+        mut node: &'a serde_json::Value,
+    ) -> &'a serde_json::Value {
+        loop {
+            if let Some(r) = node.get("$ref").and_then(|r| r.as_str()) {
+                node = &doc["$defs"][r.strip_prefix("#/$defs/").unwrap()];
+            } else if let Some(branches) = node.get("anyOf").and_then(|b| b.as_array()) {
+                match branches
+                    .iter()
+                    .find(|b| b.get("type") != Some(&"null".into()))
+                {
+                    Some(b) if node.get("properties").is_none() => node = b,
+                    _ => return node,
+                }
+            } else {
+                return node;
+            }
+        }
+    }
+    let mut node = resolve(&doc, &doc);
+    for step in path {
+        node = match *step {
+            "*" => node
+                .get("additionalProperties")
+                .or_else(|| node.get("items"))
+                .unwrap_or_else(|| panic!("{file} {path:?}: no map or list at {step}")),
+            key => node
+                .get("properties")
+                .and_then(|p| p.get(key))
+                .unwrap_or_else(|| panic!("{file} {path:?}: no `{key}`")),
+        };
+        node = resolve(&doc, node);
+    }
+    node.get("properties")
+        .and_then(|p| p.as_object())
+        .unwrap_or_else(|| panic!("{file} {path:?}: no properties"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// Every table of every file: the keys its parser takes are the keys its schema describes,
+/// no more and no fewer. The parser's keys come from the parser itself (its refusal of an
+/// unknown key), so a key added to a raw type and not to the schema fails here, as does a key
+/// left in the schema after the parser dropped it.
+#[test]
+fn the_schemas_have_exactly_the_keys_the_parsers_take() {
+    use FileKind::*;
+    let unknown = "zz_not_a_key = 1\n";
+    let levels: Vec<(FileKind, &str, Vec<&str>)> = vec![
+        (Contract, "", vec![]),
+        (Config, "", vec![]),
+        (Config, "[store]\n", vec!["store"]),
+        (Config, "[policy]\n", vec!["policy"]),
+        (Config, "[kinds.colour]\n", vec!["kinds", "*"]),
+        (Config, "[notify]\n", vec!["notify"]),
+        (Config, "[smtp]\n", vec!["smtp"]),
+        (Config, "[consumption]\n", vec!["consumption"]),
+        (
+            Config,
+            "[[consumption.source]]\n",
+            vec!["consumption", "source", "*"],
+        ),
+        (Consumers, "", vec![]),
+        (Consumers, "[consumers.atlas]\n", vec!["consumers", "*"]),
+        (
+            Consumers,
+            "[consumers.atlas.datasets.roads]\n",
+            vec!["consumers", "*", "datasets", "*"],
+        ),
+        (
+            Consumers,
+            "[[consumers.atlas.webhooks]]\n",
+            vec!["consumers", "*", "webhooks", "*"],
+        ),
+        (Waivers, "", vec![]),
+        (Waivers, "[[waiver]]\n", vec!["waiver", "*"]),
+        (Waivers, "[[unwaive]]\n", vec!["unwaive", "*"]),
+        (Manifest, "", vec![]),
+    ];
+    let mut wrong = Vec::new();
+    for (kind, table, path) in &levels {
+        let what = format!("{kind:?} {table:?}");
+        let parser = parser_keys(&what, kind.parse(&format!("{table}{unknown}")));
+        let schema = schema_keys(kind.schema(), path);
+        let missing: Vec<&String> = parser.difference(&schema).collect();
+        let extra: Vec<&String> = schema.difference(&parser).collect();
+        if !missing.is_empty() || !extra.is_empty() {
+            wrong.push(format!(
+                "{what}: the schema lacks {missing:?} and has {extra:?} the parser refuses"
+            ));
+        }
+    }
+    // The fields of a source, which the parser reads by hand.
+    let fields = FileKind::Config.parse(
+        "[[consumption.source]]\npath = \"logs/*.jsonl\"\nfields = { zz_not_a_key = \"x\" }\n",
+    );
+    let parser = parser_keys("fields", fields);
+    let schema = schema_keys(
+        FileKind::Config.schema(),
+        &["consumption", "source", "*", "fields"],
+    );
+    if parser != schema {
+        wrong.push(format!(
+            "fields: the parser takes {parser:?}, the schema {schema:?}"
+        ));
+    }
+    // The clauses a contract may have without `[kinds]`: the built-in ones.
+    let builtin: std::collections::BTreeSet<String> = contracts::model::BUILTIN
+        .iter()
+        .map(|b| b.name.to_string())
+        .collect();
+    let clauses = schema_keys(FileKind::Contract.schema(), &["clauses"]);
+    if builtin != clauses {
+        wrong.push(format!(
+            "clauses: built in {builtin:?}, in the schema {clauses:?}"
+        ));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
