@@ -359,6 +359,16 @@ fn the_schema_refuses_every_static_bound_the_parser_refuses() {
         // consumers.toml.
         (Consumers, "a consumer name with a space", "[consumers.\"flood model\"]\ncontacts = [\"a@example.org\"]\n".into()),
         (Consumers, "no contact", "[consumers.atlas]\ncontacts = []\n".into()),
+        (
+            Consumers,
+            "two mailboxes in one contact",
+            "[consumers.atlas]\ncontacts = [\"a@example.org, b@example.org\"]\n".into(),
+        ),
+        (
+            Consumers,
+            "a control character in a contact",
+            "[consumers.atlas]\ncontacts = [\"Atlas\\tTeam <a@example.org>\"]\n".into(),
+        ),
         (Consumers, "an unknown consumer kind", consumer("kind = \"robot\"")),
         (Consumers, "a dataset that is not a name", consumer("[consumers.atlas.datasets.Roads]")),
         (Consumers, "a uses entry that is no clause", consumer("[consumers.atlas.datasets.roads]\nuses = [\"Crs\"]")),

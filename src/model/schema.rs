@@ -513,8 +513,10 @@ struct Consumer {
     /// `automation` for CI robots and monitors: their reads never hold a line back from
     /// retiring (they are still told) [consumer].
     kind: Option<ConsumerKind>,
-    /// Mailboxes, e.g. `Atlas Team <atlas@example.org>`.
+    /// Mailboxes, e.g. `Atlas Team <atlas@example.org>`: one each, so one `@` and no line
+    /// break.
     #[schemars(length(min = 1))]
+    #[schemars(extend("items" = { "type": "string", "pattern": r"^[^@\x00-\x1f\x7f-\x9f]*@[^@\x00-\x1f\x7f-\x9f]*$" }))]
     contacts: Vec<String>,
     /// The datasets it reads (dataset name → what it relies on). Absent: it may read any
     /// dataset and relies on everything.
