@@ -207,6 +207,22 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
     assert_eq!(j["line_sunset"]["days_left"], 214);
     assert_eq!(j["line_sunset"]["source"]["kind"], "contract");
     assert_eq!(j["line_sunset"]["source"]["version"], "2.0.0");
+    // Before any `contracts sunset`, the date 2.0.0 declares for line 1 is the one in force.
+    let j = s.json(&["show", "roads@2.0.0"]);
+    assert_eq!(j["sunset"], "2027-07-01", "{j}");
+    let p = &j["predecessor_sunset"];
+    assert_eq!(p["line"], 1, "{j}");
+    assert_eq!(p["declared"], "2027-07-01", "{j}");
+    assert_eq!(p["effective"], "2027-07-01", "{j}");
+    assert_eq!(p["source"]["kind"], "contract", "{j}");
+    assert_eq!(p["source"]["version"], "2.0.0", "{j}");
+    let text = s.run(&["show", "roads@2.0.0"]);
+    assert!(
+        text.stdout
+            .contains("declares the sunset of line 1: 2027-07-01\n"),
+        "{}",
+        text.stdout
+    );
     let run = s.sunset("1", "2027-08-01", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for v in ["1.0.0", "1.1.0"] {
@@ -248,6 +264,8 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
     );
     // JSON readers get the moved date too, not only the one the file declares.
     let j = s.json(&["show", "roads@2.0.0"]);
+    // `sunset` stays what the file says, for the readers that use it.
+    assert_eq!(j["sunset"], "2027-07-01", "{j}");
     let p = &j["predecessor_sunset"];
     assert_eq!(p["line"], 1, "{j}");
     assert_eq!(p["declared"], "2027-07-01", "{j}");

@@ -34,7 +34,9 @@ pub struct Consumer {
 }
 
 /// `kind` in `consumers.toml`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ConsumerKind {
     /// A system or a team that relies on the data (the default).
@@ -75,7 +77,7 @@ pub enum Claim<'a> {
 }
 
 /// The payload a webhook receives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WebhookKind {
     /// Signed JSON, Standard Webhooks headers.

@@ -11,7 +11,7 @@ use super::location::{from_toml, Located, TomlErrors};
 use super::source::{validate_source, RawSource, Source, SAME_READ_SECONDS};
 
 /// `policy.new_clauses`: how a clause may enter a contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NewClauses {
     /// A new clause must be listed in `advisory` in the version that adds it.
@@ -89,7 +89,7 @@ impl Default for Notify {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Tls {
     Starttls,

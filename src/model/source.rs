@@ -142,6 +142,19 @@ pub enum AtUnit {
     Millis,
 }
 
+impl AtUnit {
+    pub const ALL: [AtUnit; 3] = [AtUnit::Rfc3339, AtUnit::Seconds, AtUnit::Millis];
+
+    /// How `unit` names it in `fields.at`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtUnit::Rfc3339 => "rfc3339",
+            AtUnit::Seconds => "s",
+            AtUnit::Millis => "ms",
+        }
+    }
+}
+
 /// Where each part of a read is found in a record.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Fields {
@@ -229,7 +242,7 @@ impl Source {
 }
 
 /// The URL schemes a source path may have.
-const URL_SCHEMES: [&str; 4] = ["s3", "gs", "az", "https"];
+pub const URL_SCHEMES: [&str; 4] = ["s3", "gs", "az", "https"];
 
 fn is_object_url(path: &str) -> bool {
     path.split_once("://")
@@ -553,11 +566,12 @@ fn at_field(value: &Spanned<toml::Value>) -> Result<(FieldName, AtUnit), String>
     let name = field_name(t.get("name").ok_or("`name` is missing")?)?;
     let unit = match t.get("unit") {
         None => AtUnit::Rfc3339,
-        Some(u) => match u.as_str() {
-            Some("s") => AtUnit::Seconds,
-            Some("ms") => AtUnit::Millis,
-            Some("rfc3339") => AtUnit::Rfc3339,
-            _ => return Err(format!("unit {u} is not \"s\", \"ms\" or \"rfc3339\"")),
+        Some(u) => match AtUnit::ALL
+            .into_iter()
+            .find(|a| u.as_str() == Some(a.name()))
+        {
+            Some(a) => a,
+            None => return Err(format!("unit {u} is not \"s\", \"ms\" or \"rfc3339\"")),
         },
     };
     Ok((name, unit))

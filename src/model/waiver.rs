@@ -18,7 +18,7 @@ use super::location::{from_toml, Located, TomlErrors};
 
 /// Names that are not clause keys but rules of the contract's history: a waiver never
 /// touches them.
-const NOT_WAIVABLE: [&str; 9] = [
+pub const NOT_WAIVABLE: [&str; 9] = [
     "bump",
     "version",
     "window",
