@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::consumption::{registry, scan_daily, scan_logs};
+use super::context::{registry, scan_daily, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};

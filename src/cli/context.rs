@@ -2,12 +2,17 @@
 //! The clock is read here, at the edge, and nowhere else: commands ask the context for the day
 //! (`today`) and for the instant they record (`now()`).
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 
+use super::output::print_json;
 use super::{Cli, CommandError, Format};
+use crate::consumers::daily::DailyReads;
+use crate::consumers::{registry, store_scan, Registry, Scan, ScanRequest};
 use crate::model::{parse_config, Config};
+use crate::render::ci::Finding;
 use crate::store::{layout, Store, Sync};
 
 pub struct Context {
@@ -165,6 +170,72 @@ impl Context {
     }
 }
 
+// The consumer registry and the consumption log, as the commands that read them ask for
+// them: the library reads and scans (`consumers::registry`, `consumers::store_scan`); what it
+// notes is said here, on stderr.
+
+/// The store's registry; a store without `consumers.toml` has no registered consumer
+/// (everyone who reads is then `unknown`), which is said on stderr.
+pub fn registry(store: &Store) -> Result<Registry, CommandError> {
+    match registry::load(store)? {
+        Some(r) => Ok(r),
+        None => {
+            talkln!("warning: the store has no consumers.toml: no consumer is registered");
+            Ok(Registry::default())
+        }
+    }
+}
+
+/// The registry of the store the command runs in, if it runs in one (`diff` of two loose
+/// files outside a store has no consumers); none registered without `consumers.toml`.
+pub fn registry_if_store(ctx: &Context) -> Result<Option<Registry>, CommandError> {
+    let Some(root) = ctx.find_root() else {
+        return Ok(None);
+    };
+    if !root.join(".git").exists() {
+        return Ok(None);
+    }
+    match Store::open(&root) {
+        Ok(store) => Ok(Some(registry::load(&store)?.unwrap_or_default())),
+        Err(crate::store::StoreError::NotAStore { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// [`store_scan::scan_logs`] up to `--today`, its notes on stderr.
+pub fn scan_logs(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+    registry: &Registry,
+) -> Result<(Scan, ScanRequest), CommandError> {
+    let mut notes = Vec::new();
+    let result = store_scan::scan_logs(store, datasets, registry, ctx.today, &mut notes);
+    talk_notes(&notes);
+    Ok(result?)
+}
+
+/// [`store_scan::scan_daily`] up to `--today`, its notes on stderr.
+pub fn scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: &BTreeSet<String>,
+    from: Option<NaiveDate>,
+    registry: &Registry,
+) -> Result<HashMap<String, DailyReads>, CommandError> {
+    let mut notes = Vec::new();
+    let result = store_scan::scan_daily(store, datasets, from, ctx.today, registry, &mut notes);
+    talk_notes(&notes);
+    Ok(result?)
+}
+
+/// Notes the library handed back, one line each on stderr.
+pub fn talk_notes(notes: &[String]) {
+    for n in notes {
+        talkln!("{n}");
+    }
+}
+
 /// How many uncommitted files are named one by one before the rest are only counted.
 const SHOWN_UNCOMMITTED: usize = 10;
 
@@ -201,6 +272,38 @@ fn is_published_contract(store: &Store, path: &str) -> bool {
     path.starts_with("contracts/")
         && path.ends_with(".toml")
         && matches!(store.read(path), Ok(Some(_)))
+}
+
+// `--format github` and `--format sarif`: each command turns its own report into
+// findings; these print them.
+
+/// Print the findings in the CI format asked for.
+pub fn print_ci(ctx: &Context, findings: &[Finding]) {
+    match ctx.format {
+        Format::Github => {
+            let text = crate::render::ci::github(findings);
+            if !text.is_empty() {
+                outln!("{}", text.trim_end());
+            }
+        }
+        _ => print_json(&crate::render::ci::sarif(
+            findings,
+            env!("CARGO_PKG_VERSION"),
+        )),
+    }
+}
+
+/// A path for an annotation: `rel` under `root`, made relative to the current directory
+/// when inside it (GitHub and SARIF viewers resolve paths against the checkout root, where CI
+/// runs), `/`-separated.
+pub fn shown_path(root: &Path, rel: &str) -> String {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let full = canon(root).join(rel);
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| full.strip_prefix(canon(&cwd)).ok().map(Path::to_path_buf))
+        .unwrap_or(full);
+    shown.to_string_lossy().replace('\\', "/")
 }
 
 /// Read a file the user named: a missing or unreadable file is bad input (exit 2).

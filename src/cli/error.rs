@@ -251,6 +251,26 @@ impl From<LogError> for CommandError {
     }
 }
 
+impl From<crate::consumers::registry::LoadError> for CommandError {
+    fn from(e: crate::consumers::registry::LoadError) -> Self {
+        use crate::consumers::registry::LoadError;
+        match e {
+            LoadError::Store(e) => e.into(),
+            LoadError::Registry(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::consumers::store_scan::ScanError> for CommandError {
+    fn from(e: crate::consumers::store_scan::ScanError) -> Self {
+        use crate::consumers::store_scan::ScanError;
+        match e {
+            ScanError::Store(e) => e.into(),
+            ScanError::Log(e) => e.into(),
+        }
+    }
+}
+
 impl From<MailError> for CommandError {
     fn from(e: MailError) -> Self {
         let kind = if e.is_input() {

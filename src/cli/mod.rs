@@ -37,7 +37,6 @@ mod advisory;
 mod backtest;
 mod can_retire;
 mod check;
-mod ci;
 mod completions;
 mod consumers;
 mod consumption;
@@ -45,7 +44,6 @@ mod context;
 mod diff;
 mod error;
 mod export;
-mod impact;
 mod init;
 mod log;
 mod new;
@@ -57,7 +55,6 @@ mod schema;
 mod show;
 mod site;
 mod status;
-mod summarize;
 mod sunset;
 mod timeline;
 mod unwaive;
@@ -164,6 +161,13 @@ pub enum Format {
     Sarif,
 }
 
+impl Format {
+    /// Whether the format is one of the CI ones (`github`, `sarif`).
+    pub fn is_ci(self) -> bool {
+        matches!(self, Format::Github | Format::Sarif)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Init(init::Args),
@@ -183,7 +187,7 @@ pub enum Command {
     Consumers(consumers::Args),
     Notify(notify::Args),
     Timeline(timeline::Args),
-    Consumption(summarize::GroupArgs),
+    Consumption(consumption::GroupArgs),
     Site(site::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
@@ -307,7 +311,7 @@ pub fn main() -> ExitCode {
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
-        Command::Consumption(args) => summarize::run_group(&ctx, args),
+        Command::Consumption(args) => consumption::run_group(&ctx, args),
         Command::Site(args) => site::run(&ctx, args),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Man(args) => completions::run_man(&ctx, args),

@@ -1,6 +1,6 @@
 use chrono::Timelike;
 
-use super::consumption::{registry, scan_logs};
+use super::context::{registry, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::Registry;

@@ -399,6 +399,37 @@ pub fn changes_table(changes: &[Change]) -> String {
     )
 }
 
+/// The consumers' verdicts of `diff` and `propose`, printed after the clause table.
+pub fn print_verdicts(dataset: &str, impacts: &[crate::model::Impact]) {
+    if impacts.is_empty() {
+        outln!("no consumer of {dataset} is registered in consumers.toml");
+        return;
+    }
+    let rows = impacts.iter().map(|i| {
+        vec![
+            i.consumer.clone(),
+            i.verdict_text(),
+            if i.changes.is_empty() {
+                "-".to_string()
+            } else {
+                i.changes.join(", ")
+            },
+        ]
+    });
+    outln!("consumers of {dataset}:");
+    outln!(
+        "{}",
+        table(
+            &[
+                key("consumer"),
+                key("verdict"),
+                key("breaking changes it uses")
+            ],
+            rows
+        )
+    );
+}
+
 /// Write data to stdout without adding a newline (a rendered JUnit report, a draft file).
 pub fn emit_raw(args: std::fmt::Arguments) {
     use std::io::Write;

@@ -1,6 +1,6 @@
 use std::path::{Path, PathBuf};
 
-use super::consumption::{registry, scan_logs};
+use super::context::{registry, scan_logs};
 use super::log::{entries, Entry};
 use super::{CommandError, Context, Outcome};
 use crate::consumers::{classify, Standing, Status as StandingStatus};
@@ -36,7 +36,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect(), &registry)?;
     let log = entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
-    let daily = super::consumption::scan_daily(
+    let daily = super::context::scan_daily(
         ctx,
         &store,
         &datasets.iter().cloned().collect(),

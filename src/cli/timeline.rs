@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use semver::Version;
 
-use super::consumption::{registry, scan_daily};
+use super::context::{registry, scan_daily};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{still_on_by_day, DailyReads};
 use crate::model::{window::windows, Strictness};
