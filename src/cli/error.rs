@@ -271,6 +271,18 @@ impl From<crate::consumers::store_scan::ScanError> for CommandError {
     }
 }
 
+impl From<crate::release::assemble::AssembleError> for CommandError {
+    /// A release that cannot be read is classified as the readers' errors are; a saved
+    /// profile that is unreadable, not a profile or not mergeable is bad input.
+    fn from(e: crate::release::assemble::AssembleError) -> Self {
+        use crate::release::assemble::AssembleError;
+        match e {
+            AssembleError::Read(e) => e.into(),
+            e => CommandError::input(e.to_string()),
+        }
+    }
+}
+
 impl From<MailError> for CommandError {
     fn from(e: MailError) -> Self {
         let kind = if e.is_input() {

@@ -125,6 +125,33 @@ pub fn parse_day(text: &str) -> Result<NaiveDate, String> {
     crate::model::parse_day(text)
 }
 
+/// Which part of a file to read, where a format holds several.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PartArgs {
+    /// The GeoPackage feature table to read (required when the file has several)
+    #[arg(long, value_name = "NAME")]
+    pub layer: Option<String>,
+    /// The GeoParquet geometry column to read [default: the primary column]
+    #[arg(long, value_name = "NAME")]
+    pub geometry_column: Option<String>,
+    /// Print on stderr what was read of each object in object storage, against its size
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+impl PartArgs {
+    pub fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    pub fn options(&self) -> crate::release::ReadOptions {
+        crate::release::ReadOptions {
+            layer: self.layer.clone(),
+            geometry_column: self.geometry_column.clone(),
+        }
+    }
+}
+
 /// When to colour table cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {

@@ -166,7 +166,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 fn talk(e: Event) {
     match e {
         Event::Standings { dataset, standings } => {
-            super::consumers::warn_unknown_versions(dataset, standings)
+            super::context::warn_unknown_versions(dataset, standings)
         }
         e => talkln!("{e}"),
     }

@@ -2,8 +2,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::context::{print_ci, read_input};
-use super::output::{changes_table, print_json, print_verdicts};
+use super::context::{print_ci, read_input, talk_notes};
+use super::output::{changes_table, print_backtest, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::audit::moves_of;
 use crate::model::contract::crossings;
@@ -11,6 +11,7 @@ use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;
 use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
 use crate::model::{lines, parse_contract, Bump, Change, ChangeSet, Contract, Strictness};
+use crate::release::record::{backtest, parse_records, Backtest};
 use crate::render::ci_findings::{change_findings, refusal_findings};
 use crate::store::{layout, Edit, Step};
 
@@ -23,7 +24,7 @@ struct Decided {
     recs: Vec<ChangeRecord>,
     /// The committed consumer registry, for the per-consumer verdicts.
     registry: crate::consumers::Registry,
-    backtest: super::backtest::Backtest,
+    backtest: Backtest,
 }
 
 /// Propose a new contract version and record it
@@ -131,7 +132,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 bump: Bump::None,
                 refusals: Vec::new(),
             };
-            let backtest = super::backtest::Backtest::none(ctx.today);
+            let backtest = Backtest::none(ctx.today);
             return Ok(Step::Nothing(Decided {
                 draft,
                 prev: None,
@@ -190,8 +191,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Vec::new()
         };
         let registry = crate::consumers::registry::load(store)?.unwrap_or_default();
-        let backtest =
-            super::backtest::backtest(store, ctx.today, args.since, prev.as_ref(), &draft)?;
+        let path = layout::releases(&draft.dataset);
+        let releases = parse_records(&path, &store.read(&path)?.unwrap_or_default())?;
+        let backtest = backtest(&releases, ctx.today, args.since, prev.as_ref(), &draft);
         let decided = Decided {
             draft,
             prev,
@@ -263,7 +265,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         consumers,
         backtest: &backtest.clauses,
     };
-    backtest.warn(&dataset);
+    talk_notes(&backtest.warnings(&dataset));
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Github | Format::Sarif => {
@@ -278,7 +280,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => {
             print_text(&report);
             outln!();
-            backtest.print_text(&dataset);
+            print_backtest(&backtest, &dataset);
         }
     }
     if !accepted {

@@ -1,9 +1,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::context::{print_ci, read_input, shown_path};
+use super::context::{print_ci, profile_and_merge, read_input, shown_path};
 use super::output::{cell, key, print_json, table, whole};
-use super::profile::profile_and_merge;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{
@@ -50,7 +49,7 @@ pub struct Args {
     #[arg(long)]
     record: bool,
     #[command(flatten)]
-    part: super::profile::PartArgs,
+    part: super::PartArgs,
 
     /// Check against the live contract of this line only (a producer that publishes one
     /// release per line during a window) [default: every live line]
