@@ -283,6 +283,16 @@ impl From<crate::release::assemble::AssembleError> for CommandError {
     }
 }
 
+impl From<crate::render::timeline::GatherError> for CommandError {
+    fn from(e: crate::render::timeline::GatherError) -> Self {
+        use crate::render::timeline::GatherError;
+        match e {
+            GatherError::Store(e) => e.into(),
+            GatherError::Toml(e) => e.into(),
+        }
+    }
+}
+
 impl From<MailError> for CommandError {
     fn from(e: MailError) -> Self {
         let kind = if e.is_input() {

@@ -20,6 +20,7 @@ use chrono::NaiveDate;
 use gix::ObjectId;
 use semver::Version;
 
+pub use audit::{log_entries, LogEntry};
 pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
 pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
 pub use transact::{Edit, Step, Sync, Transacted, ATTEMPTS};
