@@ -3,7 +3,7 @@ use serde::Serialize;
 use super::context::{print_ci, shown_path};
 use super::output::{key, print_json, table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::audit::audit_dataset;
+use crate::model::consistency::audit_dataset;
 use crate::model::history::parse_history;
 use crate::model::{Contract, Strictness, TomlErrors};
 use crate::store::{layout, GitError, Store, StoreError};

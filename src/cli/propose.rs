@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::context::{print_ci, read_input, talk_notes};
 use super::output::{changes_table, print_backtest, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::audit::moves_of;
+use crate::model::consistency::moves_of;
 use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;

@@ -1,7 +1,7 @@
 //! What the git history proves about the store, for `check` and `log`: which commit added each
 //! file and each record, and every commit that edited a published contract or rewrote an
 //! append-only file instead of appending to it. The rules of what may change are the model's
-//! (`model::audit::appended_only`); walking the commits is the store's.
+//! (`model::consistency::appended_only`); walking the commits is the store's.
 
 use std::collections::HashMap;
 
@@ -10,7 +10,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{layout, utf8, CommitChanges, Store, StoreError};
-use crate::model::audit::appended_only;
+use crate::model::consistency::appended_only;
 use crate::model::history::{ChangeRecord, SunsetRecord};
 
 /// The commit that added a file or a record.
