@@ -12,8 +12,8 @@ use common::Store;
 use chrono::{Days, NaiveDate, TimeZone, Utc};
 use proptest::prelude::*;
 
-use contracts::model::audit::{audit_sunsets, moves_of};
 use contracts::model::config::Policy;
+use contracts::model::consistency::{audit_sunsets, moves_of};
 use contracts::model::history::{Entry, History, SunsetRecord};
 use contracts::model::proposal::{check_recorded_sunset, check_step, check_two_live};
 use contracts::model::sunset::{check_move, within_policy};

@@ -3,15 +3,12 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::read_input;
-use super::output::{key, print_json, table};
+use super::context::{read_input, talk_notes};
+use super::output::{print_backtest, print_json};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::{derive_changes, parse_contract, Contract, Direction, Kind, Strictness};
-use crate::release::record::{parse_records, replay, Replay};
-use crate::store::{layout, Store};
-
-/// How far back the replay looks by default: a year of releases.
-pub const DEFAULT_DAYS: i64 = 365;
+use crate::model::{parse_contract, Strictness};
+use crate::release::record::{backtest, parse_records, Replay};
+use crate::store::layout;
 
 /// Replay a draft on the releases recorded before it
 ///
@@ -29,143 +26,6 @@ pub struct Args {
     /// --today]
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_day)]
     since: Option<NaiveDate>,
-}
-
-/// The replay of one draft.
-#[derive(Debug, Clone, Serialize)]
-pub struct Backtest {
-    /// The first day of the releases replayed on (validated from it to --today).
-    pub since: NaiveDate,
-    /// Recorded releases validated in that span.
-    pub releases: usize,
-    /// Of those, how many were recorded before profiles were kept and could not be replayed.
-    pub without_profile: usize,
-    pub clauses: Vec<Replay>,
-    /// The kind of each clause replayed, for the narrowing warning.
-    #[serde(skip)]
-    kinds: Vec<Kind>,
-}
-
-impl Backtest {
-    /// No replay at all: for a proposal refused before any rule ran.
-    pub fn none(since: NaiveDate) -> Backtest {
-        Backtest {
-            since,
-            releases: 0,
-            without_profile: 0,
-            clauses: Vec::new(),
-            kinds: Vec::new(),
-        }
-    }
-}
-
-/// The clauses of `draft` a replay is about: those changed or added since `prev` (all of
-/// them for a first version); a removed clause has nothing to replay.
-fn replayed_clauses(prev: Option<&Contract>, draft: &Contract) -> Vec<String> {
-    let mut out: Vec<String> = match prev {
-        None => draft.clauses.keys().cloned().collect(),
-        Some(prev) => derive_changes(prev, draft)
-            .changes
-            .iter()
-            .filter(|c| c.direction != Direction::Removed)
-            .map(|c| c.clause.split('.').next().unwrap_or(&c.clause).to_string())
-            .filter(|c| draft.clauses.contains_key(c))
-            .collect(),
-    };
-    out.dedup();
-    out
-}
-
-/// Replay `draft` (whose newest committed predecessor is `prev`) on the recorded releases of
-/// its dataset validated from `since` (default: [`DEFAULT_DAYS`] before `today`) to `today`.
-pub fn backtest(
-    store: &Store,
-    today: NaiveDate,
-    since: Option<NaiveDate>,
-    prev: Option<&Contract>,
-    draft: &Contract,
-) -> Result<Backtest, CommandError> {
-    let since = since.unwrap_or(today - chrono::Duration::days(DEFAULT_DAYS));
-    let path = layout::releases(&draft.dataset);
-    let text = store.read(&path)?.unwrap_or_default();
-    let records = parse_records(&path, &text)?;
-    let span: Vec<_> = records
-        .iter()
-        .filter(|r| r.validated >= since && r.validated <= today)
-        .collect();
-    let clauses = replayed_clauses(prev, draft);
-    let kinds = clauses.iter().map(|c| draft.clauses[c].spec.kind).collect();
-    Ok(Backtest {
-        since,
-        releases: span.len(),
-        without_profile: span.iter().filter(|r| r.profile.is_none()).count(),
-        clauses: replay(&span, draft, &clauses),
-        kinds,
-    })
-}
-
-impl Backtest {
-    /// The warnings on stderr: a narrowing that would have failed recorded releases, and the
-    /// releases that could not be replayed.
-    pub fn warn(&self, dataset: &str) {
-        for (r, kind) in self.clauses.iter().zip(&self.kinds) {
-            if *kind == Kind::Narrowing && r.would_fail > 0 {
-                eprintln!(
-                    "warning: {dataset}: narrowing `{}` would have failed {} of {} recorded \
-                     release(s) since {}: {}",
-                    r.clause,
-                    r.would_fail,
-                    r.evaluated,
-                    self.since,
-                    r.releases.join(", ")
-                );
-            }
-        }
-        if self.without_profile > 0 {
-            eprintln!(
-                "note: {dataset}: {} recorded release(s) since {} have no profile (recorded \
-                 before profiles were kept) and were not replayed",
-                self.without_profile, self.since
-            );
-        }
-    }
-
-    /// The replay as a table, printed after the consumers' verdicts.
-    pub fn print_text(&self, dataset: &str) {
-        if self.clauses.is_empty() {
-            outln!("backtest: no changed or added clause to replay");
-            return;
-        }
-        outln!(
-            "backtest on {} recorded release(s) of {dataset} validated since {}:",
-            self.releases - self.without_profile,
-            self.since
-        );
-        let rows = self.clauses.iter().map(|r| {
-            vec![
-                r.clause.clone(),
-                r.evaluated.to_string(),
-                r.would_fail.to_string(),
-                if r.releases.is_empty() {
-                    "-".to_string()
-                } else {
-                    r.releases.join(", ")
-                },
-            ]
-        });
-        outln!(
-            "{}",
-            table(
-                &[
-                    key("clause"),
-                    key("evaluated"),
-                    key("would fail"),
-                    key("releases")
-                ],
-                rows
-            )
-        );
-    }
 }
 
 #[derive(Serialize)]
@@ -190,8 +50,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     } else {
         store.contracts(&draft.dataset, Strictness::Reading)?.pop()
     };
-    let bt = backtest(&store, ctx.today, args.since, prev.as_ref(), &draft)?;
-    bt.warn(&draft.dataset);
+    let path = layout::releases(&draft.dataset);
+    let records = parse_records(&path, &store.read(&path)?.unwrap_or_default())?;
+    let bt = backtest(&records, ctx.today, args.since, prev.as_ref(), &draft);
+    talk_notes(&bt.warnings(&draft.dataset));
     match ctx.format {
         Format::Json => print_json(&Report {
             dataset: &draft.dataset,
@@ -202,7 +64,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             without_profile: bt.without_profile,
             backtest: &bt.clauses,
         }),
-        _ => bt.print_text(&draft.dataset),
+        _ => print_backtest(&bt, &draft.dataset),
     }
     Ok(Outcome::Clean)
 }

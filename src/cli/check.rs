@@ -1,8 +1,9 @@
 use serde::Serialize;
 
+use super::context::{print_ci, shown_path};
 use super::output::{key, print_json, table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::audit::audit_dataset;
+use crate::model::consistency::audit_dataset;
 use crate::model::history::parse_history;
 use crate::model::{Contract, Strictness, TomlErrors};
 use crate::store::{layout, GitError, Store, StoreError};
@@ -303,7 +304,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     match ctx.format {
         Format::Json => print_json(&report),
-        Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(&store, &report)),
+        Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(&store, &report)),
         _ => print_text(&report),
     }
     Ok(Outcome::findings_if(report.errors > 0))
@@ -491,7 +492,7 @@ fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
         .map(|mut f| {
             // Paths in findings are relative to the store's root.
             if let Some(file) = &f.file {
-                f.file = Some(super::ci::shown_path(store.root(), file));
+                f.file = Some(shown_path(store.root(), file));
             }
             f
         })

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::consumption::{registry, scan_daily, scan_logs};
+use super::context::{registry, scan_daily, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
@@ -116,7 +116,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             .filter(|s| matches!(s.status, Status::Automation | Status::Incidental))
             .count();
     }
-    warn_unknown_versions(&args.dataset, &standings);
+    super::context::warn_unknown_versions(&args.dataset, &standings);
     let unknown_version = standings
         .iter()
         .filter(|s| s.status == Status::UnknownVersion)
@@ -140,31 +140,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => print_text(&report),
     }
     Ok(Outcome::Clean)
-}
-
-/// Name each consumer whose newest read is of a version the store does not have, on stderr.
-pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
-    for s in standings
-        .iter()
-        .filter(|s| s.status == Status::UnknownVersion)
-    {
-        let read = s
-            .unknown_version
-            .as_ref()
-            .map_or("?".to_string(), |v| v.to_string());
-        match (&s.version, s.line) {
-            (Some(v), Some(l)) => talkln!(
-                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have; \
-                 its last read of a known version is {v} (line {l})",
-                s.consumer
-            ),
-            _ => talkln!(
-                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have, \
-                 and no known version in the lookback: its line is unknown",
-                s.consumer
-            ),
-        }
-    }
 }
 
 fn print_text(r: &Report) {

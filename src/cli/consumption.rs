@@ -1,129 +1,114 @@
-//! What the commands that read the consumption log share: reading the registry, scanning the
-//! log (newest reads, or day by day) with malformed lines reported on stderr, and classifying
-//! the log's errors.
+//! `contracts consumption summarize`: fold the consumption record into a read summary
+//! (docs/src/commands/consumption-summarize.md). `consumption` is a group of subcommands so
+//! that what works on the record itself has one place; `summarize` is its first.
 
-use std::collections::BTreeSet;
+use std::path::PathBuf;
 
-use super::{CommandError, Context};
-use crate::consumers::daily::{daily_reads_of, DailyReads};
-use crate::consumers::{log_files, parse_registry, scan, Registry, Scan, ScanRequest};
-use crate::store::{layout, Store};
+use super::{CommandError, Context, Outcome};
+use crate::consumers::records::{each_read, Wanted};
+use crate::consumers::summary::Summary;
+use crate::consumers::{log_files, LogFile};
+use crate::model::source::{LogFormat, Source};
 
-/// How many malformed lines are printed one by one; the rest are only counted, so a log
-/// gone wrong does not bury the report.
-const SHOWN_MALFORMED: u64 = 20;
+/// Work on the consumption record itself
+#[derive(Debug, clap::Args)]
+pub struct GroupArgs {
+    #[command(subcommand)]
+    pub command: Group,
+}
 
-/// The registry; a store without `consumers.toml` has no registered consumer (everyone who
-/// reads is then `unknown`), which is said on stderr.
-pub fn registry(store: &Store) -> Result<Registry, CommandError> {
-    match store.read(layout::CONSUMERS)? {
-        Some(text) => Ok(parse_registry(layout::CONSUMERS, &text)?),
-        None => {
-            talkln!("warning: the store has no consumers.toml: no consumer is registered");
-            Ok(Registry::default())
-        }
+#[derive(Debug, clap::Subcommand)]
+pub enum Group {
+    Summarize(Args),
+}
+
+/// The formats a given file may be read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    Jsonl,
+    Csv,
+    Parquet,
+    Summary,
+}
+
+/// Fold the consumption record into a read summary
+///
+/// One row per UTC day, consumer, dataset and contract version: how many reads, the first
+/// and the last instant (RFC 3339, with the offset each was written with) and whether
+/// consumers.toml knows the consumer. A principal the registry's identities claim is written
+/// as its consumer; any other keeps its name, with `registered: false`. Every command that
+/// reads the record reads a summary as it reads the log (a source with `format = "summary"`),
+/// and the summary of summaries is the summary of the whole log, so summaries of days or of
+/// parts can be summarized again.
+///
+/// Without SOURCE, the configured consumption sources are summarized; with SOURCE, those
+/// files, each read in the format its name says (`.jsonl`, `.ndjson`, `.csv`, each
+/// optionally `.gz`, `.parquet`) or as --input-format says, with the default field names.
+/// Malformed lines are reported on stderr and left out. Exit 0, 2 for a bad source or
+/// config, 3 when a file cannot be read or the summary cannot be written.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Log files to summarize instead of the configured sources
+    #[arg(value_name = "SOURCE")]
+    sources: Vec<PathBuf>,
+    /// Where to write the summary (JSON Lines); `-` for stdout
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Read every SOURCE as this format, whatever its name
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "sources")]
+    input_format: Option<InputFormat>,
+}
+
+pub fn run_group(ctx: &Context, args: &GroupArgs) -> Result<Outcome, CommandError> {
+    match &args.command {
+        Group::Summarize(a) => run(ctx, a),
     }
 }
 
-/// Scan the configured logs for reads of `datasets` in the lookback up to `--today`, naming
-/// principals as `registry`'s identities claim them. The caller has read the registry (with
-/// [`registry`]): a registry of ten thousand consumers takes as long to parse as two million
-/// reads to scan, so it is parsed once per command.
-pub fn scan_logs(
-    ctx: &Context,
-    store: &Store,
-    datasets: BTreeSet<String>,
-    registry: &Registry,
-) -> Result<(Scan, ScanRequest), CommandError> {
-    let consumption = &store.config().consumption;
-    let sources = consumption.all_sources();
-    let files = log_files(store.root(), &sources)?;
-    if files.is_empty() && !sources.iter().any(|s| s.is_remote()) {
-        let paths: Vec<&str> = sources.iter().map(|s| s.path.as_str()).collect();
-        talkln!(
-            "warning: no consumption log matches the consumption sources {paths:?}: every consumer is silent"
-        );
-    }
-    let mut req = ScanRequest::lookback(datasets, ctx.today, consumption.lookback_days);
-    // So that a read of a version the store does not have keeps the consumer's known line.
-    for d in &req.datasets.clone() {
-        req.known.insert(d.clone(), store.versions(d)?);
-    }
-    let mut shown = 0u64;
-    let mut result = scan(&sources, &files, &req, &mut |m| {
-        if shown < SHOWN_MALFORMED {
-            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            talkln!(
-                "warning: {}:{}: {}",
-                file.display(),
-                m.line,
-                crate::model::location::short(&m.reason)
-            );
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+    let store = ctx.store()?;
+    let (sources, files) = if args.sources.is_empty() {
+        let sources = store.config().consumption.all_sources();
+        if let Some(remote) = sources.iter().find(|s| s.is_remote()) {
+            return Err(CommandError::input(format!(
+                "{} is in object storage: summarize it where it is (docs/src/guides/object-storage-and-dask.md) or pass its files",
+                remote.describe()
+            )));
         }
-        shown += 1;
-    })?;
-    for skipped in &result.skipped {
-        let file = skipped
-            .file
-            .strip_prefix(store.root())
-            .unwrap_or(&skipped.file);
-        talkln!(
-            "warning: {}: {}; the file is skipped",
-            file.display(),
-            skipped.reason
-        );
-    }
-    // Principals become consumers through the registry's identities.
-    {
-        for (principal, claimants) in result.claim(registry) {
-            talkln!(
-                "warning: principal {principal:?} matches the identities of several consumers \
-                 ({}); its reads are counted as unknown (run `contracts check`)",
-                claimants.join(", ")
-            );
-        }
-    }
-    let s = &result.stats;
-    if s.malformed > SHOWN_MALFORMED {
-        talkln!(
-            "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
-            s.malformed
-        );
-    }
-    talkln!(
-        "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
-        s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
-    );
-    if sources.iter().any(|s| s.is_remote()) {
-        talkln!(
-            "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
-            s.objects_listed, s.objects_read, req.from, req.to
-        );
-    }
-    Ok((result, req))
-}
-
-/// Scan the consumption log once for the daily reads of `datasets`, with malformed lines
-/// reported on stderr (the first 20 one by one) and principals claimed by `registry`. `from`: the first day whose reads matter
-/// (the lookback's, for the thresholds), so a remote source fetches no older object; `None`
-/// for every day.
-pub fn scan_daily(
-    ctx: &Context,
-    store: &Store,
-    datasets: &std::collections::BTreeSet<String>,
-    from: Option<chrono::NaiveDate>,
-    registry: &Registry,
-) -> Result<std::collections::HashMap<String, DailyReads>, CommandError> {
-    let consumption = &store.config().consumption;
-    let sources = consumption.all_sources();
-    let files = log_files(store.root(), &sources)?;
+        let files = log_files(store.root(), &sources)?;
+        (sources, files)
+    } else {
+        let mut source = Source::glob("", 0);
+        source.format = args.input_format.map(|f| match f {
+            InputFormat::Jsonl => LogFormat::Jsonl,
+            InputFormat::Csv => LogFormat::Csv,
+            InputFormat::Parquet => LogFormat::Parquet,
+            InputFormat::Summary => LogFormat::Summary,
+        });
+        let files = args
+            .sources
+            .iter()
+            .map(|p| LogFile {
+                path: p.clone(),
+                source: 0,
+            })
+            .collect();
+        (vec![source], files)
+    };
+    let mut summary = Summary::default();
+    let mut reads = 0u64;
     let mut shown = 0u64;
-    let mut all = daily_reads_of(
+    // Every day: a summary is of whatever the logs hold (no remote source gets this far).
+    let malformed = each_read(
         &sources,
         &files,
-        datasets,
-        from.unwrap_or(chrono::NaiveDate::MIN),
-        ctx.today,
+        (chrono::NaiveDate::MIN, chrono::NaiveDate::MAX),
+        &Wanted::All,
+        &mut |r| {
+            summary.add(r.dataset, r.consumer, r.contract, r.first, r.last, r.reads)?;
+            reads += r.reads;
+            Ok(())
+        },
         &mut |m| {
             if shown < 20 {
                 let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
@@ -132,12 +117,25 @@ pub fn scan_daily(
             shown += 1;
         },
     )?;
-    if shown > 20 {
-        talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+    if malformed > 20 {
+        talkln!("warning: {malformed} malformed lines in all; the first 20 are shown above");
     }
-    // Principals are named as the registry's identities claim them.
-    for daily in all.values_mut() {
-        daily.claim(registry);
+    summary.claim(&super::context::registry(&store)?);
+    let mut text = Vec::new();
+    summary
+        .write_jsonl(&mut text)
+        .map_err(|e| CommandError::environment(format!("cannot render the summary: {e}")))?;
+    if args.out.as_os_str() == "-" {
+        out!("{}", String::from_utf8_lossy(&text));
+    } else {
+        std::fs::write(&args.out, &text).map_err(|e| {
+            CommandError::environment(format!("cannot write {}: {e}", args.out.display()))
+        })?;
     }
-    Ok(all)
+    talkln!(
+        "summarized {} file(s): {reads} read(s) into {} row(s); {malformed} malformed",
+        files.len(),
+        summary.rows.len()
+    );
+    Ok(Outcome::Clean)
 }

@@ -2,12 +2,21 @@
 //! The clock is read here, at the edge, and nowhere else: commands ask the context for the day
 //! (`today`) and for the instant they record (`now()`).
 
+use std::collections::{BTreeSet, HashMap};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::output::print_json;
 use super::{Cli, CommandError, Format};
+use crate::consumers::daily::DailyReads;
+use crate::consumers::{registry, store_scan, Registry, Scan, ScanRequest};
 use crate::model::{parse_config, Config};
+use crate::release::{assemble, Profile, Progress, ReadNotes, ReadOptions};
+use crate::render::ci::Finding;
 use crate::store::{layout, Store, Sync};
 
 pub struct Context {
@@ -165,6 +174,79 @@ impl Context {
     }
 }
 
+// The consumer registry and the consumption log, as the commands that read them ask for
+// them: the library reads and scans (`consumers::registry`, `consumers::store_scan`); what it
+// notes is said here, on stderr.
+
+/// The store's registry; a store without `consumers.toml` has no registered consumer
+/// (everyone who reads is then `unknown`), which is said on stderr.
+pub fn registry(store: &Store) -> Result<Registry, CommandError> {
+    match registry::load(store)? {
+        Some(r) => Ok(r),
+        None => {
+            talkln!("warning: the store has no consumers.toml: no consumer is registered");
+            Ok(Registry::default())
+        }
+    }
+}
+
+/// The registry of the store the command runs in, if it runs in one (`diff` of two loose
+/// files outside a store has no consumers); none registered without `consumers.toml`.
+pub fn registry_if_store(ctx: &Context) -> Result<Option<Registry>, CommandError> {
+    let Some(root) = ctx.find_root() else {
+        return Ok(None);
+    };
+    if !root.join(".git").exists() {
+        return Ok(None);
+    }
+    match Store::open(&root) {
+        Ok(store) => Ok(Some(registry::load(&store)?.unwrap_or_default())),
+        Err(crate::store::StoreError::NotAStore { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// [`store_scan::scan_logs`] up to `--today`, its notes on stderr.
+pub fn scan_logs(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+    registry: &Registry,
+) -> Result<(Scan, ScanRequest), CommandError> {
+    let mut notes = Vec::new();
+    let result = store_scan::scan_logs(store, datasets, registry, ctx.today, &mut notes);
+    talk_notes(&notes);
+    Ok(result?)
+}
+
+/// [`store_scan::scan_daily`] up to `--today`, its notes on stderr.
+pub fn scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: &BTreeSet<String>,
+    from: Option<NaiveDate>,
+    registry: &Registry,
+) -> Result<HashMap<String, DailyReads>, CommandError> {
+    let mut notes = Vec::new();
+    let result = store_scan::scan_daily(store, datasets, from, ctx.today, registry, &mut notes);
+    talk_notes(&notes);
+    Ok(result?)
+}
+
+/// The warnings of [`crate::consumers::standing::unknown_version_notes`], on stderr.
+pub fn warn_unknown_versions(dataset: &str, standings: &[crate::consumers::Standing]) {
+    talk_notes(&crate::consumers::standing::unknown_version_notes(
+        dataset, standings,
+    ));
+}
+
+/// Notes the library handed back, one line each on stderr.
+pub fn talk_notes(notes: &[String]) {
+    for n in notes {
+        talkln!("{n}");
+    }
+}
+
 /// How many uncommitted files are named one by one before the rest are only counted.
 const SHOWN_UNCOMMITTED: usize = 10;
 
@@ -201,6 +283,140 @@ fn is_published_contract(store: &Store, path: &str) -> bool {
     path.starts_with("contracts/")
         && path.ends_with(".toml")
         && matches!(store.read(path), Ok(Some(_)))
+}
+
+// `--format github` and `--format sarif`: each command turns its own report into
+// findings; these print them.
+
+/// Print the findings in the CI format asked for.
+pub fn print_ci(ctx: &Context, findings: &[Finding]) {
+    match ctx.format {
+        Format::Github => {
+            let text = crate::render::ci::github(findings);
+            if !text.is_empty() {
+                outln!("{}", text.trim_end());
+            }
+        }
+        _ => print_json(&crate::render::ci::sarif(
+            findings,
+            env!("CARGO_PKG_VERSION"),
+        )),
+    }
+}
+
+/// A path for an annotation: `rel` under `root`, made relative to the current directory
+/// when inside it (GitHub and SARIF viewers resolve paths against the checkout root, where CI
+/// runs), `/`-separated.
+pub fn shown_path(root: &Path, rel: &str) -> String {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let full = canon(root).join(rel);
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| full.strip_prefix(canon(&cwd)).ok().map(Path::to_path_buf))
+        .unwrap_or(full);
+    shown.to_string_lossy().replace('\\', "/")
+}
+
+// Profiling a release: the library profiles and merges (`release::assemble`); the progress
+// bar and the readers' notes are drawn here, on stderr.
+
+/// The profile of `files` (when there are any) merged with the saved profiles `merge`, in
+/// order; `None` when both are empty. The readers' warnings are printed on stderr, and what
+/// was read of objects in object storage: a total always, one line per object when
+/// `verbose`.
+pub fn profile_and_merge(
+    files: &[PathBuf],
+    opts: &ReadOptions,
+    verbose: bool,
+    merge: &[PathBuf],
+) -> Result<Option<Profile>, CommandError> {
+    let mut notes = ReadNotes::default();
+    let bar = Bar::new();
+    let result = assemble::profile_and_merge(files, opts, &bar, &mut notes, merge);
+    bar.finish();
+    talk_read_notes(&notes, verbose);
+    Ok(result?)
+}
+
+fn talk_read_notes(notes: &ReadNotes, verbose: bool) {
+    for w in &notes.warnings {
+        talkln!("warning: {w}");
+    }
+    if verbose {
+        for r in &notes.reads {
+            talkln!(
+                "read {} of {} bytes ({}) of {} in {} requests",
+                r.bytes_read,
+                r.size,
+                percent(r.bytes_read, r.size),
+                r.url,
+                r.requests
+            );
+        }
+    }
+    if !notes.reads.is_empty() {
+        let read: u64 = notes.reads.iter().map(|r| r.bytes_read).sum();
+        let size: u64 = notes.reads.iter().map(|r| r.size).sum();
+        let requests: u64 = notes.reads.iter().map(|r| r.requests).sum();
+        let n = notes.reads.len();
+        talkln!(
+            "read {read} of {size} bytes ({}) of {n} object{} in {requests} requests",
+            percent(read, size),
+            if n == 1 { "" } else { "s" }
+        );
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub struct Bar(Mutex<Option<ProgressBar>>);
+
+impl Bar {
+    pub fn new() -> Bar {
+        Bar(Mutex::new(None))
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, file: &Path, total: u64) {
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{msg} [{bar:30}] {percent}% {elapsed_precise} eta {eta}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(file.display().to_string());
+        if let Ok(mut slot) = self.0.lock() {
+            if let Some(old) = slot.replace(bar) {
+                old.finish_and_clear();
+            }
+        }
+    }
+
+    fn advance(&self, done: u64) {
+        if let Ok(slot) = self.0.lock() {
+            if let Some(bar) = slot.as_ref() {
+                bar.inc(done);
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Ok(mut slot) = self.0.lock() {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+            }
+        }
+    }
 }
 
 /// Read a file the user named: a missing or unreadable file is bad input (exit 2).

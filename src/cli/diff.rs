@@ -2,14 +2,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::context::read_input;
-use super::output::{changes_table, print_json};
+use super::context::{print_ci, read_input, registry_if_store, shown_path};
+use super::output::{changes_table, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::crossings;
 use crate::model::proposal::demanding;
 use crate::model::{
     derive_changes, parse_contract, Bump, Change, Contract, Impact, KindTable, Strictness,
 };
+use crate::render::ci_findings::change_findings;
 use crate::render::delta::delta;
 
 /// Compare two contract versions clause by clause
@@ -65,7 +66,7 @@ fn source(ctx: &Context, arg: &str) -> (String, Option<String>) {
         let path = crate::store::layout::contract(dataset, version);
         return match ctx.store() {
             Ok(store) => (
-                super::ci::shown_path(store.root(), &path),
+                shown_path(store.root(), &path),
                 store.read(&path).ok().flatten(),
             ),
             Err(_) => (path, None),
@@ -99,10 +100,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let set = derive_changes(&old, &new);
     let actual = Bump::between(&old.version, &new.version);
     let sufficient = actual >= set.required;
-    let registry = super::impact::registry_if_store(ctx)?;
+    let registry = registry_if_store(ctx)?;
     let consumers = registry
         .as_ref()
-        .map(|r| super::impact::verdicts(r, &new.dataset, &set.changes));
+        .map(|r| r.impacts(&new.dataset, &set.changes));
     let report = Report {
         old: VersionRef {
             dataset: &old.dataset,
@@ -123,9 +124,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Format::Json => print_json(&report),
         Format::Github | Format::Sarif => {
             let (file, text) = source(ctx, &args.new);
-            super::ci::print(
+            print_ci(
                 ctx,
-                &super::ci::change_findings(&set.changes, sufficient, &file, text.as_deref()),
+                &change_findings(&set.changes, sufficient, &file, text.as_deref()),
             );
         }
         _ => print_text(&report),
@@ -173,6 +174,6 @@ fn print_text(r: &Report) {
     );
     if r.in_store {
         outln!();
-        super::impact::print_verdicts(r.new.dataset, &r.consumers);
+        print_verdicts(r.new.dataset, &r.consumers);
     }
 }

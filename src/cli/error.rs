@@ -251,6 +251,48 @@ impl From<LogError> for CommandError {
     }
 }
 
+impl From<crate::consumers::registry::LoadError> for CommandError {
+    fn from(e: crate::consumers::registry::LoadError) -> Self {
+        use crate::consumers::registry::LoadError;
+        match e {
+            LoadError::Store(e) => e.into(),
+            LoadError::Registry(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::consumers::store_scan::ScanError> for CommandError {
+    fn from(e: crate::consumers::store_scan::ScanError) -> Self {
+        use crate::consumers::store_scan::ScanError;
+        match e {
+            ScanError::Store(e) => e.into(),
+            ScanError::Log(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::release::assemble::AssembleError> for CommandError {
+    /// A release that cannot be read is classified as the readers' errors are; a saved
+    /// profile that is unreadable, not a profile or not mergeable is bad input.
+    fn from(e: crate::release::assemble::AssembleError) -> Self {
+        use crate::release::assemble::AssembleError;
+        match e {
+            AssembleError::Read(e) => e.into(),
+            e => CommandError::input(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::render::timeline::GatherError> for CommandError {
+    fn from(e: crate::render::timeline::GatherError) -> Self {
+        use crate::render::timeline::GatherError;
+        match e {
+            GatherError::Store(e) => e.into(),
+            GatherError::Toml(e) => e.into(),
+        }
+    }
+}
+
 impl From<MailError> for CommandError {
     fn from(e: MailError) -> Self {
         let kind = if e.is_input() {

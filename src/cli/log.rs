@@ -1,9 +1,6 @@
-use serde::Serialize;
-
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::history::{ChangeRecord, SunsetRecord};
-use crate::store::{layout, Store};
+use crate::store::{log_entries, CommitInfo, LogEntry};
 
 /// The change records and sunset events, newest first
 ///
@@ -13,25 +10,6 @@ use crate::store::{layout, Store};
 pub struct Args {
     /// Only this dataset
     dataset: Option<String>,
-}
-
-pub use crate::store::CommitInfo;
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-pub enum Entry {
-    Change {
-        dataset: String,
-        #[serde(flatten)]
-        record: ChangeRecord,
-        commit: Option<CommitInfo>,
-    },
-    Sunset {
-        dataset: String,
-        #[serde(flatten)]
-        record: SunsetRecord,
-        commit: Option<CommitInfo>,
-    },
 }
 
 /// How many records of a kind a history text holds. The append-only proof (`check`) makes
@@ -47,7 +25,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
         None => store.datasets()?,
     };
-    let entries = entries(&store, &datasets, args.dataset.as_deref())?;
+    let entries = log_entries(&store, &datasets, args.dataset.as_deref())?;
     match ctx.format {
         Format::Json => print_json(&entries),
         _ => print_text(&entries),
@@ -55,44 +33,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::Clean)
 }
 
-/// The change records and sunset events of `datasets`, each with the commit that appended it,
-/// newest first. `only` narrows the git walk to one dataset's history file.
-pub fn entries(
-    store: &Store,
-    datasets: &[String],
-    only: Option<&str>,
-) -> Result<Vec<Entry>, CommandError> {
-    let by_record = store.record_origins(only)?;
-    let mut entries = Vec::new();
-    for d in datasets {
-        let path = layout::history(d);
-        let h = store.history(d)?;
-        for (i, r) in h.change.into_iter().enumerate() {
-            entries.push(Entry::Change {
-                dataset: d.clone(),
-                commit: by_record.get(&(path.clone(), "[[change]]", i)).cloned(),
-                record: r,
-            });
-        }
-        for (i, r) in h.sunset.into_iter().enumerate() {
-            entries.push(Entry::Sunset {
-                dataset: d.clone(),
-                commit: by_record.get(&(path.clone(), "[[sunset]]", i)).cloned(),
-                record: r,
-            });
-        }
-    }
-    let at = |e: &Entry| match e {
-        Entry::Change { record, .. } => record.at,
-        Entry::Sunset { record, .. } => record.at,
-    };
-    // Newest first, so records of one proposal appear in reverse file order.
-    entries.reverse();
-    entries.sort_by_key(|e| std::cmp::Reverse(at(e)));
-    Ok(entries)
-}
-
-fn print_text(entries: &[Entry]) {
+fn print_text(entries: &[LogEntry]) {
     if entries.is_empty() {
         outln!("no change records");
         return;
@@ -103,7 +44,7 @@ fn print_text(entries: &[Entry]) {
         })
     };
     let rows = entries.iter().map(|e| match e {
-        Entry::Change {
+        LogEntry::Change {
             dataset,
             record: r,
             commit,
@@ -122,7 +63,7 @@ fn print_text(entries: &[Entry]) {
                 author,
             ]
         }
-        Entry::Sunset {
+        LogEntry::Sunset {
             dataset,
             record: r,
             commit,

@@ -37,7 +37,6 @@ mod advisory;
 mod backtest;
 mod can_retire;
 mod check;
-mod ci;
 mod completions;
 mod consumers;
 mod consumption;
@@ -45,7 +44,6 @@ mod context;
 mod diff;
 mod error;
 mod export;
-mod impact;
 mod init;
 mod log;
 mod new;
@@ -57,7 +55,6 @@ mod schema;
 mod show;
 mod site;
 mod status;
-mod summarize;
 mod sunset;
 mod timeline;
 mod unwaive;
@@ -128,6 +125,37 @@ pub fn parse_day(text: &str) -> Result<NaiveDate, String> {
     crate::model::parse_day(text)
 }
 
+/// Which part of a file to read, where a format holds several.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PartArgs {
+    /// The GeoPackage feature table to read (required when the file has several)
+    #[arg(long, value_name = "NAME")]
+    pub layer: Option<String>,
+    /// The GeoParquet geometry column to read [default: the primary column]
+    #[arg(long, value_name = "NAME")]
+    pub geometry_column: Option<String>,
+    /// Print on stderr what was read of each object in object storage, against its size
+    #[arg(long)]
+    pub verbose: bool,
+    /// Read GeoJSON with the sequential reader only (for the benchmark and tests)
+    #[arg(long, hide = true)]
+    pub geojson_sequential: bool,
+}
+
+impl PartArgs {
+    pub fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    pub fn options(&self) -> crate::release::ReadOptions {
+        crate::release::ReadOptions {
+            layer: self.layer.clone(),
+            geometry_column: self.geometry_column.clone(),
+            geojson_sequential: self.geojson_sequential,
+        }
+    }
+}
+
 /// When to colour table cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -164,6 +192,13 @@ pub enum Format {
     Sarif,
 }
 
+impl Format {
+    /// Whether the format is one of the CI ones (`github`, `sarif`).
+    pub fn is_ci(self) -> bool {
+        matches!(self, Format::Github | Format::Sarif)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Init(init::Args),
@@ -183,7 +218,7 @@ pub enum Command {
     Consumers(consumers::Args),
     Notify(notify::Args),
     Timeline(timeline::Args),
-    Consumption(summarize::GroupArgs),
+    Consumption(consumption::GroupArgs),
     Site(site::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
@@ -307,7 +342,7 @@ pub fn main() -> ExitCode {
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),
         Command::Timeline(args) => timeline::run(&ctx, args),
-        Command::Consumption(args) => summarize::run_group(&ctx, args),
+        Command::Consumption(args) => consumption::run_group(&ctx, args),
         Command::Site(args) => site::run(&ctx, args),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Man(args) => completions::run_man(&ctx, args),
@@ -329,4 +364,114 @@ pub fn main() -> ExitCode {
 /// The error, its causes and its hints, on stderr.
 fn out_err(e: &CommandError) {
     talkln!("{}", e.render().trim_end());
+}
+
+#[cfg(test)]
+mod layering {
+    //! A command imports the shared CLI infrastructure and the library, never another
+    //! command: what two commands share is a domain query (the library) or a rendering
+    //! helper (`render`, or `output`). The test reads the text of every `src/cli/*.rs`.
+
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// The files every command may import: the context, the output, the errors, and this
+    /// file's argument types.
+    const SHARED: &[&str] = &["context", "output", "error", "mod"];
+
+    /// The modules a `cli/` file's text names through `super::` or `crate::cli::`, including
+    /// the names inside a `use super::{...}` group.
+    fn named_modules(text: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for prefix in ["super::", "crate::cli::"] {
+            let mut rest = text;
+            while let Some(i) = rest.find(prefix) {
+                rest = &rest[i + prefix.len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let end = group.find('}').unwrap_or(group.len());
+                    for item in group[..end].split(',') {
+                        let name: String = item
+                            .trim()
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        out.insert(name);
+                    }
+                } else {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    out.insert(name);
+                }
+            }
+        }
+        out
+    }
+
+    /// Every (file, command module) arrow between the files of `src/cli/`.
+    fn arrows(dir: &Path) -> Vec<(String, String)> {
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".rs").map(str::to_string)
+            })
+            .collect();
+        files.sort();
+        let commands: BTreeSet<&str> = files
+            .iter()
+            .map(String::as_str)
+            .filter(|f| !SHARED.contains(f))
+            .collect();
+        let mut out = Vec::new();
+        for f in files.iter().filter(|f| f.as_str() != "mod") {
+            let text = std::fs::read_to_string(dir.join(format!("{f}.rs"))).unwrap();
+            for m in named_modules(&text) {
+                if m != *f && commands.contains(m.as_str()) {
+                    out.push((f.clone(), m));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_command_imports_another_command() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+        let found = arrows(&dir);
+        assert!(
+            found.is_empty(),
+            "cli files that name another command module (move the shared code into the \
+             library, or its rendering into src/render or cli/output.rs): {found:?}"
+        );
+    }
+
+    #[test]
+    fn the_guard_sees_each_way_of_naming_a_module() {
+        let text = "use super::{status, Context};\nuse super::log::entries;\n\
+                    let x = crate::cli::site::run(); let y = super::output::key(\"a\");";
+        let names = named_modules(text);
+        for m in ["status", "Context", "log", "site", "output"] {
+            assert!(names.contains(m), "{m} in {names:?}");
+        }
+        assert!(!names.contains("entries"));
+    }
+
+    #[test]
+    fn the_guard_fails_on_an_arrow() {
+        let dir = std::env::temp_dir().join(format!("contracts-layering-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("mod.rs"), "mod a;\nmod b;\nmod output;\n").unwrap();
+        std::fs::write(
+            dir.join("a.rs"),
+            "use super::b::thing;\nuse super::output::key;\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("b.rs"), "use super::{Context, Outcome};\n").unwrap();
+        std::fs::write(dir.join("output.rs"), "").unwrap();
+        let found = arrows(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found, vec![("a".to_string(), "b".to_string())]);
+    }
 }

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use super::profile::profile_release;
+use super::context::profile_and_merge;
 use super::{CommandError, Context, Outcome};
 use crate::model::is_dataset_name;
 use crate::release::draft::draft;
@@ -29,14 +29,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             args.dataset
         )));
     }
-    let profile = if args.from.is_empty() {
-        None
-    } else {
-        Some(profile_release(
-            &args.from,
-            &crate::release::ReadOptions::default(),
-        )?)
-    };
+    // No file, no profile: the draft is then left for the producer to fill.
+    let profile = profile_and_merge(
+        &args.from,
+        &crate::release::ReadOptions::default(),
+        false,
+        &[],
+    )?;
     out!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
     Ok(Outcome::Clean)
 }

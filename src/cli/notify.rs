@@ -1,6 +1,6 @@
 use chrono::Timelike;
 
-use super::consumption::{registry, scan_logs};
+use super::context::{registry, scan_logs};
 use super::output::{key, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::notify::preview::{self, preview};
@@ -112,7 +112,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 fn talk(e: Event) {
     match e {
         Event::Standings { dataset, standings } => {
-            super::consumers::warn_unknown_versions(dataset, standings)
+            super::context::warn_unknown_versions(dataset, standings)
         }
         e => talkln!("{e}"),
     }

@@ -399,6 +399,74 @@ pub fn changes_table(changes: &[Change]) -> String {
     )
 }
 
+/// The consumers' verdicts of `diff` and `propose`, printed after the clause table.
+pub fn print_verdicts(dataset: &str, impacts: &[crate::model::Impact]) {
+    if impacts.is_empty() {
+        outln!("no consumer of {dataset} is registered in consumers.toml");
+        return;
+    }
+    let rows = impacts.iter().map(|i| {
+        vec![
+            i.consumer.clone(),
+            i.verdict_text(),
+            if i.changes.is_empty() {
+                "-".to_string()
+            } else {
+                i.changes.join(", ")
+            },
+        ]
+    });
+    outln!("consumers of {dataset}:");
+    outln!(
+        "{}",
+        table(
+            &[
+                key("consumer"),
+                key("verdict"),
+                key("breaking changes it uses")
+            ],
+            rows
+        )
+    );
+}
+
+/// A backtest as a table, printed by `backtest` and after `propose`'s consumers' verdicts.
+pub fn print_backtest(b: &crate::release::record::Backtest, dataset: &str) {
+    if b.clauses.is_empty() {
+        outln!("backtest: no changed or added clause to replay");
+        return;
+    }
+    outln!(
+        "backtest on {} recorded release(s) of {dataset} validated since {}:",
+        b.releases - b.without_profile,
+        b.since
+    );
+    let rows = b.clauses.iter().map(|r| {
+        vec![
+            r.clause.clone(),
+            r.evaluated.to_string(),
+            r.would_fail.to_string(),
+            if r.releases.is_empty() {
+                "-".to_string()
+            } else {
+                r.releases.join(", ")
+            },
+        ]
+    });
+    outln!(
+        "{}",
+        table(
+            &[
+                key("clause"),
+                key("evaluated"),
+                key("would fail"),
+                key("releases")
+            ],
+            rows
+        )
+    );
+}
+
 /// Write data to stdout without adding a newline (a rendered JUnit report, a draft file).
 pub fn emit_raw(args: std::fmt::Arguments) {
     use std::io::Write;

@@ -1,13 +1,9 @@
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-use super::context::read_input;
+use super::context::profile_and_merge;
 use super::output::{key, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
-use crate::release::{self, Profile, Progress, ReadNotes};
+use crate::release::Profile;
 
 /// What a release actually contains
 ///
@@ -33,173 +29,7 @@ pub struct Args {
     #[arg(long, value_name = "P.json", num_args = 1..)]
     merge: Vec<PathBuf>,
     #[command(flatten)]
-    part: PartArgs,
-}
-
-/// Which part of a file to read, where a format holds several.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct PartArgs {
-    /// The GeoPackage feature table to read (required when the file has several)
-    #[arg(long, value_name = "NAME")]
-    layer: Option<String>,
-    /// The GeoParquet geometry column to read [default: the primary column]
-    #[arg(long, value_name = "NAME")]
-    geometry_column: Option<String>,
-    /// Print on stderr what was read of each object in object storage, against its size
-    #[arg(long)]
-    verbose: bool,
-    /// Read GeoJSON with the sequential reader only (for the benchmark and tests)
-    #[arg(long, hide = true)]
-    geojson_sequential: bool,
-}
-
-impl PartArgs {
-    pub(super) fn verbose(&self) -> bool {
-        self.verbose
-    }
-
-    pub(super) fn options(&self) -> release::ReadOptions {
-        release::ReadOptions {
-            layer: self.layer.clone(),
-            geometry_column: self.geometry_column.clone(),
-            geojson_sequential: self.geojson_sequential,
-        }
-    }
-}
-
-/// A progress bar on stderr, drawn only when stderr is a terminal.
-pub(super) struct Bar(Mutex<Option<ProgressBar>>);
-
-impl Bar {
-    pub(super) fn new() -> Bar {
-        Bar(Mutex::new(None))
-    }
-}
-
-impl Progress for Bar {
-    fn start(&self, file: &Path, total: u64) {
-        if !std::io::stderr().is_terminal() {
-            return;
-        }
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{msg} [{bar:30}] {percent}% {elapsed_precise} eta {eta}")
-        {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_message(file.display().to_string());
-        if let Ok(mut slot) = self.0.lock() {
-            if let Some(old) = slot.replace(bar) {
-                old.finish_and_clear();
-            }
-        }
-    }
-
-    fn advance(&self, done: u64) {
-        if let Ok(slot) = self.0.lock() {
-            if let Some(bar) = slot.as_ref() {
-                bar.inc(done);
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Ok(mut slot) = self.0.lock() {
-            if let Some(bar) = slot.take() {
-                bar.finish_and_clear();
-            }
-        }
-    }
-}
-
-/// Profile the files of one release, printing the readers' warnings on stderr.
-pub(super) fn profile_release(
-    files: &[PathBuf],
-    opts: &release::ReadOptions,
-) -> Result<Profile, CommandError> {
-    profile_release_with(files, opts, false)
-}
-
-/// [`profile_release`]; what was read of objects in object storage is printed on stderr:
-/// a total always, one line per object when `verbose`.
-pub(super) fn profile_release_with(
-    files: &[PathBuf],
-    opts: &release::ReadOptions,
-    verbose: bool,
-) -> Result<Profile, CommandError> {
-    let mut notes = ReadNotes::default();
-    let bar = Bar::new();
-    let result = release::profile_files_with(files, opts, &bar, &mut notes);
-    bar.finish();
-    for w in &notes.warnings {
-        talkln!("warning: {w}");
-    }
-    if verbose {
-        for r in &notes.reads {
-            talkln!(
-                "read {} of {} bytes ({}) of {} in {} requests",
-                r.bytes_read,
-                r.size,
-                percent(r.bytes_read, r.size),
-                r.url,
-                r.requests
-            );
-        }
-    }
-    if !notes.reads.is_empty() {
-        let read: u64 = notes.reads.iter().map(|r| r.bytes_read).sum();
-        let size: u64 = notes.reads.iter().map(|r| r.size).sum();
-        let requests: u64 = notes.reads.iter().map(|r| r.requests).sum();
-        let n = notes.reads.len();
-        talkln!(
-            "read {read} of {size} bytes ({}) of {n} object{} in {requests} requests",
-            percent(read, size),
-            if n == 1 { "" } else { "s" }
-        );
-    }
-    Ok(result?)
-}
-
-fn percent(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        return "-".into();
-    }
-    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
-}
-
-/// Read a saved profile.
-pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
-    let text = read_input(path)?;
-    let p: Profile = serde_json::from_str(&text).map_err(|e| {
-        CommandError::input(format!("{}: not a saved profile: {e}", path.display()))
-    })?;
-    p.checked()
-        .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
-}
-
-/// The profile of `files` (when there are any) merged with the saved profiles `merge`, in
-/// order; `None` when both are empty. What `profile` prints and `validate` checks.
-pub(super) fn profile_and_merge(
-    files: &[PathBuf],
-    opts: &release::ReadOptions,
-    verbose: bool,
-    merge: &[PathBuf],
-) -> Result<Option<Profile>, CommandError> {
-    let mut profile = if files.is_empty() {
-        None
-    } else {
-        Some(profile_release_with(files, opts, verbose)?)
-    };
-    for m in merge {
-        let p = load_profile(m)?;
-        profile = Some(match profile {
-            None => p,
-            Some(acc) => acc.merge(&p).map_err(|e| {
-                CommandError::input(format!("{}: cannot be merged: {e}", m.display()))
-            })?,
-        });
-    }
-    Ok(profile)
+    part: super::PartArgs,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
@@ -211,7 +41,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let profile = profile_and_merge(
         &args.files,
         &args.part.options(),
-        args.part.verbose,
+        args.part.verbose(),
         &args.merge,
     )?;
     let Some(profile) = profile else {
@@ -228,7 +58,7 @@ fn number(x: f64) -> String {
     format!("{x}")
 }
 
-pub(super) fn print_text(p: &Profile) {
+fn print_text(p: &Profile) {
     let envelope = p.envelope.map_or("-".to_string(), |e| {
         let e: [f64; 4] = e.into();
         format!(

@@ -2,15 +2,17 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::context::read_input;
-use super::output::{changes_table, print_json};
+use super::context::{print_ci, read_input, talk_notes};
+use super::output::{changes_table, print_backtest, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
-use crate::model::audit::moves_of;
+use crate::model::consistency::moves_of;
 use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;
 use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
 use crate::model::{lines, parse_contract, Bump, Change, ChangeSet, Contract, Strictness};
+use crate::release::record::{backtest, parse_records, Backtest};
+use crate::render::ci_findings::{change_findings, refusal_findings};
 use crate::store::{layout, Edit, Step};
 
 /// What the rules said at the HEAD the last attempt read.
@@ -22,7 +24,7 @@ struct Decided {
     recs: Vec<ChangeRecord>,
     /// The committed consumer registry, for the per-consumer verdicts.
     registry: crate::consumers::Registry,
-    backtest: super::backtest::Backtest,
+    backtest: Backtest,
 }
 
 /// Propose a new contract version and record it
@@ -71,7 +73,7 @@ struct Report<'a> {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    super::ci::refuse_unless_dry_run(ctx, args.dry_run)?;
+    refuse_unless_dry_run(ctx, args.dry_run)?;
     if args.rationale.trim().is_empty() {
         return Err(CommandError::input(
             "--rationale is empty: say why the change is wanted; it is unrecoverable later",
@@ -130,14 +132,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 bump: Bump::None,
                 refusals: Vec::new(),
             };
-            let backtest = super::backtest::Backtest::none(ctx.today);
+            let backtest = Backtest::none(ctx.today);
             return Ok(Step::Nothing(Decided {
                 draft,
                 prev: None,
                 step,
                 refusals: vec![refusal],
                 recs: Vec::new(),
-                registry: super::impact::registry_of(store)?,
+                registry: crate::consumers::registry::load(store)?.unwrap_or_default(),
                 backtest,
             }));
         }
@@ -188,9 +190,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         } else {
             Vec::new()
         };
-        let registry = super::impact::registry_of(store)?;
-        let backtest =
-            super::backtest::backtest(store, ctx.today, args.since, prev.as_ref(), &draft)?;
+        let registry = crate::consumers::registry::load(store)?.unwrap_or_default();
+        let path = layout::releases(&draft.dataset);
+        let releases = parse_records(&path, &store.read(&path)?.unwrap_or_default())?;
+        let backtest = backtest(&releases, ctx.today, args.since, prev.as_ref(), &draft);
         let decided = Decided {
             draft,
             prev,
@@ -246,7 +249,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let prev = prev.as_ref();
     let accepted = refusals.is_empty();
     let commit = done.commit.map(|id| id.to_string());
-    let consumers = super::impact::verdicts(&registry, &dataset, &step.changes.changes);
+    let consumers = registry.impacts(&dataset, &step.changes.changes);
 
     let report = Report {
         dataset: &dataset,
@@ -262,22 +265,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         consumers,
         backtest: &backtest.clauses,
     };
-    backtest.warn(&dataset);
+    talk_notes(&backtest.warnings(&dataset));
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Github | Format::Sarif => {
             let file = draft_name.replace('\\', "/");
             let findings = if accepted {
-                super::ci::change_findings(&step.changes.changes, true, &file, Some(&draft_text))
+                change_findings(&step.changes.changes, true, &file, Some(&draft_text))
             } else {
-                super::ci::refusal_findings(&refusals, &file, &draft_text)
+                refusal_findings(&refusals, &file, &draft_text)
             };
-            super::ci::print(ctx, &findings);
+            print_ci(ctx, &findings);
         }
         _ => {
             print_text(&report);
             outln!();
-            backtest.print_text(&dataset);
+            print_backtest(&backtest, &dataset);
         }
     }
     if !accepted {
@@ -353,7 +356,7 @@ fn print_text(r: &Report) {
     outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
     if r.supersedes.is_some() && r.bump.is_some() {
         outln!();
-        super::impact::print_verdicts(r.dataset, &r.consumers);
+        print_verdicts(r.dataset, &r.consumers);
     }
 }
 
@@ -385,4 +388,14 @@ fn refusal_text(r: &Refusal) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// Refuse a CI format for a command that writes (`propose` without `--dry-run`).
+pub fn refuse_unless_dry_run(ctx: &Context, dry_run: bool) -> Result<(), CommandError> {
+    if ctx.format.is_ci() && !dry_run {
+        return Err(CommandError::input(
+            "`propose` speaks --format github and sarif only with --dry-run",
+        ));
+    }
+    Ok(())
 }

@@ -1,15 +1,16 @@
 use std::path::{Path, PathBuf};
 
-use super::consumption::{registry, scan_logs};
-use super::log::{entries, Entry};
+use super::context::{registry, scan_logs};
 use super::{CommandError, Context, Outcome};
-use crate::consumers::{classify, Standing, Status as StandingStatus};
+use crate::consumers::daily::DailyReads;
+use crate::consumers::{classify, Registry, Standing, Status as StandingStatus};
 use crate::model::{Line, Strictness, BUILTIN};
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
+use crate::render::escape;
 use crate::render::html::{dataset_page, page, table, Cell};
-use crate::render::{escape, timeline::svg};
-use crate::store::{layout, Store};
+use crate::render::timeline::{self, svg};
+use crate::store::{layout, log_entries, LogEntry, Store};
 
 /// Write a static site of the store
 ///
@@ -34,21 +35,30 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let datasets = store.datasets()?;
     let registry = registry(&store)?;
     let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect(), &registry)?;
-    let log = entries(&store, &datasets, None)?;
+    let log = log_entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
-    let daily = super::consumption::scan_daily(
+    let daily = super::context::scan_daily(
         ctx,
         &store,
         &datasets.iter().cloned().collect(),
         None,
         &registry,
     )?;
+    let no_reads = DailyReads::default();
     let mut pages: Vec<(String, String)> = Vec::new();
     let mut index_rows = Vec::new();
     for d in &datasets {
         let lines = store.lines(d)?;
         let standings = classify(d, &lines, &registry, &scan.of(d));
-        let body = dataset_body(ctx, &store, d, &lines, &standings, &log, daily.get(d))?;
+        let body = dataset_body(
+            ctx,
+            &store,
+            d,
+            &lines,
+            &standings,
+            &log,
+            (&registry, daily.get(d).unwrap_or(&no_reads)),
+        )?;
         let newest = store.contracts(d, Strictness::Reading)?;
         let description = newest
             .last()
@@ -160,8 +170,8 @@ fn dataset_body(
     dataset: &str,
     lines: &[Line],
     standings: &[Standing],
-    log: &[Entry],
-    daily: Option<&crate::consumers::daily::DailyReads>,
+    log: &[LogEntry],
+    reads: (&Registry, &DailyReads),
 ) -> Result<String, CommandError> {
     let contracts = store.contracts(dataset, Strictness::Reading)?;
     let mut s = String::new();
@@ -255,8 +265,7 @@ fn dataset_body(
     }
 
     // The timeline, inline.
-    let empty = crate::consumers::daily::DailyReads::default();
-    let t = super::timeline::gather_with(ctx, store, dataset, Some(daily.unwrap_or(&empty)))?;
+    let t = timeline::gather(store, dataset, ctx.today, Some(reads))?;
     s += "<h2 id=\"timeline\">Timeline</h2>\n<figure>\n";
     s += svg(&t).trim_end();
     s += "\n</figure>\n";
@@ -314,7 +323,7 @@ fn dataset_body(
     let rows: Vec<Vec<Cell>> = log
         .iter()
         .filter_map(|e| match e {
-            Entry::Change {
+            LogEntry::Change {
                 dataset: d,
                 record: r,
                 commit,
@@ -332,7 +341,7 @@ fn dataset_body(
                 .chain(commit_cells(commit.as_ref()))
                 .collect(),
             ),
-            Entry::Sunset {
+            LogEntry::Sunset {
                 dataset: d,
                 record: r,
                 commit,
@@ -520,7 +529,7 @@ fn told_section(told: &[crate::render::timeline::Told]) -> String {
 }
 
 /// The commit and author cells of a change-log row: `-` for a record whose commit is unknown.
-fn commit_cells(commit: Option<&super::log::CommitInfo>) -> [Cell; 2] {
+fn commit_cells(commit: Option<&crate::store::CommitInfo>) -> [Cell; 2] {
     match commit {
         Some(c) => [
             Cell::class(c.id.chars().take(12).collect::<String>(), "value"),

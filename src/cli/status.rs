@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::consumption::{registry, scan_daily, scan_logs};
+use super::context::{registry, scan_daily, scan_logs};
 use super::output::{key, print_json, table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};

@@ -1,9 +1,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::context::read_input;
+use super::context::{print_ci, profile_and_merge, read_input, shown_path};
 use super::output::{cell, key, print_json, table, whole};
-use super::profile::profile_and_merge;
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{
@@ -50,7 +49,7 @@ pub struct Args {
     #[arg(long)]
     record: bool,
     #[command(flatten)]
-    part: super::profile::PartArgs,
+    part: super::PartArgs,
 
     /// Check against the live contract of this line only (a producer that publishes one
     /// release per line during a window) [default: every live line]
@@ -171,7 +170,7 @@ fn finish(
     match ctx.format {
         Format::Json => print_json(&report),
         Format::Junit => out!("{}", junit(&report)),
-        Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(store, &report)?),
+        Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(store, &report)?),
         Format::Text => print_text(&report),
     }
     for c in &report.contracts {
@@ -448,7 +447,7 @@ fn ci_findings(
                     cell(x.limit.as_ref()),
                     r.profile.files.join(", ")
                 ),
-                file: Some(super::ci::shown_path(store.root(), &path)),
+                file: Some(shown_path(store.root(), &path)),
                 line: text.as_deref().and_then(|t| toml_line(t, &x.clause)),
             });
         }

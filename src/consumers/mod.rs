@@ -1,6 +1,7 @@
 //! Who reads the datasets: the consumer registry (`consumers.toml`), the consumption log
 //! (streamed, never loaded whole) and the classification of each consumer against the lines
-//! of a dataset. Reads files but no git, and takes the day as an argument.
+//! of a dataset. Takes the day as an argument and prints nothing; only [`registry::load`] and
+//! [`store_scan`] read through the store, the rest reads files or nothing.
 
 pub mod access;
 pub mod daily;
@@ -8,6 +9,7 @@ pub mod log;
 pub mod records;
 pub mod registry;
 pub mod standing;
+pub mod store_scan;
 pub mod summary;
 
 pub use log::{

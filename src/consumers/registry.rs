@@ -222,6 +222,19 @@ impl Registry {
         out
     }
 
+    /// Each consumer subscribed to `dataset`, by name, with its verdict on `changes`.
+    pub fn impacts(
+        &self,
+        dataset: &str,
+        changes: &[crate::model::Change],
+    ) -> Vec<crate::model::Impact> {
+        crate::model::impacts(
+            self.subscribers(dataset)
+                .map(|c| (c.name.as_str(), c.uses(dataset))),
+            changes,
+        )
+    }
+
     /// The consumers subscribed to `dataset`, by name.
     pub fn subscribers<'a>(&'a self, dataset: &'a str) -> impl Iterator<Item = &'a Consumer> + 'a {
         self.consumers
@@ -302,6 +315,25 @@ pub fn check_mailbox(contact: &str) -> Result<Mailbox, String> {
         return Err("it must hold exactly one mailbox".to_string());
     }
     Ok(mailbox)
+}
+
+/// Why the store's registry could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Registry(#[from] TomlErrors),
+}
+
+/// The registry committed in `store`'s `consumers.toml`, or `None` when the store has none
+/// (then no consumer is registered, and everyone who reads is `unknown`).
+pub fn load(store: &crate::store::Store) -> Result<Option<Registry>, LoadError> {
+    use crate::store::layout::CONSUMERS;
+    match store.read(CONSUMERS)? {
+        Some(text) => Ok(Some(parse_registry(CONSUMERS, &text)?)),
+        None => Ok(None),
+    }
 }
 
 /// Parse `consumers.toml`. `file` names it in errors.

@@ -2,9 +2,9 @@
 //! and windows. Pure by design: no files, no git, no clock, no terminal. Texts come in as
 //! strings and dates as arguments, so every rule can be tested and replayed exactly.
 
-pub mod audit;
 pub mod change;
 pub mod config;
+pub mod consistency;
 pub mod contract;
 pub mod crs;
 pub mod day;

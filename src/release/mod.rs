@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod assemble;
 pub mod crs_identify;
 pub mod draft;
 mod fgb;

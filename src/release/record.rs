@@ -363,6 +363,108 @@ pub fn releases_header(dataset: &str) -> String {
     )
 }
 
+/// How far back a backtest looks by default: a year of releases.
+pub const BACKTEST_DAYS: i64 = 365;
+
+/// The replay of one draft on the releases recorded before it (`contracts backtest`, and
+/// `propose` before it records).
+#[derive(Debug, Clone, Serialize)]
+pub struct Backtest {
+    /// The first day of the releases replayed on (validated from it to the day of the run).
+    pub since: NaiveDate,
+    /// Recorded releases validated in that span.
+    pub releases: usize,
+    /// Of those, how many were recorded before profiles were kept and could not be replayed.
+    pub without_profile: usize,
+    pub clauses: Vec<Replay>,
+    /// The kind of each clause replayed, for the narrowing warning.
+    #[serde(skip)]
+    kinds: Vec<crate::model::Kind>,
+}
+
+impl Backtest {
+    /// No replay at all: for a proposal refused before any rule ran.
+    pub fn none(since: NaiveDate) -> Backtest {
+        Backtest {
+            since,
+            releases: 0,
+            without_profile: 0,
+            clauses: Vec::new(),
+            kinds: Vec::new(),
+        }
+    }
+
+    /// What the user should hear on stderr, one line each: a narrowing that would have
+    /// failed recorded releases, and the releases that could not be replayed.
+    pub fn warnings(&self, dataset: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (r, kind) in self.clauses.iter().zip(&self.kinds) {
+            if *kind == crate::model::Kind::Narrowing && r.would_fail > 0 {
+                out.push(format!(
+                    "warning: {dataset}: narrowing `{}` would have failed {} of {} recorded \
+                     release(s) since {}: {}",
+                    r.clause,
+                    r.would_fail,
+                    r.evaluated,
+                    self.since,
+                    r.releases.join(", ")
+                ));
+            }
+        }
+        if self.without_profile > 0 {
+            out.push(format!(
+                "note: {dataset}: {} recorded release(s) since {} have no profile (recorded \
+                 before profiles were kept) and were not replayed",
+                self.without_profile, self.since
+            ));
+        }
+        out
+    }
+}
+
+/// The clauses of `draft` a replay is about: those changed or added since `prev` (all of
+/// them for a first version); a removed clause has nothing to replay.
+fn replayed_clauses(prev: Option<&Contract>, draft: &Contract) -> Vec<String> {
+    use crate::model::{derive_changes, Direction};
+    let mut out: Vec<String> = match prev {
+        None => draft.clauses.keys().cloned().collect(),
+        Some(prev) => derive_changes(prev, draft)
+            .changes
+            .iter()
+            .filter(|c| c.direction != Direction::Removed)
+            .map(|c| c.clause.split('.').next().unwrap_or(&c.clause).to_string())
+            .filter(|c| draft.clauses.contains_key(c))
+            .collect(),
+    };
+    out.dedup();
+    out
+}
+
+/// Replay `draft` (whose newest committed predecessor is `prev`) on the `records` of its
+/// dataset validated from `since` (default: [`BACKTEST_DAYS`] before `today`) to `today`.
+pub fn backtest(
+    records: &[ReleaseRecord],
+    today: NaiveDate,
+    since: Option<NaiveDate>,
+    prev: Option<&Contract>,
+    draft: &Contract,
+) -> Backtest {
+    let since = since.unwrap_or(today - chrono::Duration::days(BACKTEST_DAYS));
+    let span: Vec<_> = records
+        .iter()
+        .filter(|r| r.validated >= since && r.validated <= today)
+        .collect();
+    let clauses = replayed_clauses(prev, draft);
+    let kinds = clauses.iter().map(|c| draft.clauses[c].spec.kind).collect();
+    Backtest {
+        since,
+        releases: span.len(),
+        without_profile: span.iter().filter(|r| r.profile.is_none()).count(),
+        clauses: replay(&span, draft, &clauses),
+        kinds,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! text out, byte for byte the same for the same input (the tests snapshot them), no script.
 
 pub mod ci;
+pub mod ci_findings;
 pub mod delta;
 pub mod html;
 pub mod odcs;

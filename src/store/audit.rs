@@ -1,7 +1,7 @@
 //! What the git history proves about the store, for `check` and `log`: which commit added each
 //! file and each record, and every commit that edited a published contract or rewrote an
 //! append-only file instead of appending to it. The rules of what may change are the model's
-//! (`model::audit::appended_only`); walking the commits is the store's.
+//! (`model::consistency::appended_only`); walking the commits is the store's.
 
 use std::collections::HashMap;
 
@@ -10,7 +10,8 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{layout, utf8, CommitChanges, Store, StoreError};
-use crate::model::audit::appended_only;
+use crate::model::consistency::appended_only;
+use crate::model::history::{ChangeRecord, SunsetRecord};
 
 /// The commit that added a file or a record.
 #[derive(Debug, Serialize, Clone, PartialEq, Eq)]
@@ -208,4 +209,60 @@ impl Store {
             .map(|f| format!("{dir}/{f}"))
             .collect())
     }
+}
+
+/// One line of `contracts log`: a change record or a sunset event, with the commit that
+/// appended it.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum LogEntry {
+    Change {
+        dataset: String,
+        #[serde(flatten)]
+        record: ChangeRecord,
+        commit: Option<CommitInfo>,
+    },
+    Sunset {
+        dataset: String,
+        #[serde(flatten)]
+        record: SunsetRecord,
+        commit: Option<CommitInfo>,
+    },
+}
+
+/// The change records and sunset events of `datasets`, each with the commit that appended it,
+/// newest first. `only` narrows the git walk to one dataset's history file.
+pub fn log_entries(
+    store: &Store,
+    datasets: &[String],
+    only: Option<&str>,
+) -> Result<Vec<LogEntry>, StoreError> {
+    let by_record = store.record_origins(only)?;
+    let mut entries = Vec::new();
+    for d in datasets {
+        let path = layout::history(d);
+        let h = store.history(d)?;
+        for (i, r) in h.change.into_iter().enumerate() {
+            entries.push(LogEntry::Change {
+                dataset: d.clone(),
+                commit: by_record.get(&(path.clone(), "[[change]]", i)).cloned(),
+                record: r,
+            });
+        }
+        for (i, r) in h.sunset.into_iter().enumerate() {
+            entries.push(LogEntry::Sunset {
+                dataset: d.clone(),
+                commit: by_record.get(&(path.clone(), "[[sunset]]", i)).cloned(),
+                record: r,
+            });
+        }
+    }
+    let at = |e: &LogEntry| match e {
+        LogEntry::Change { record, .. } => record.at,
+        LogEntry::Sunset { record, .. } => record.at,
+    };
+    // Newest first, so records of one proposal appear in reverse file order.
+    entries.reverse();
+    entries.sort_by_key(|e| std::cmp::Reverse(at(e)));
+    Ok(entries)
 }

@@ -4,7 +4,7 @@
 //!
 //! By purpose: `read` (HEAD, files, listings at a commit), `write` (one commit and the ref's
 //! compare-and-swap), `checkout` (work tree and index, their repair, temporary files), `guard`
-//! (symbolic links, locks), `identity` (author and committer), `error`, `history` (the
+//! (symbolic links, locks), `identity` (author and committer), `error`, `walk` (the
 //! first-parent walk) and `remote` (fetch and push).
 //!
 //! Everything goes through `gix`, except fetching from and pushing to a remote (`remote`), which
@@ -17,10 +17,10 @@
 mod checkout;
 mod error;
 mod guard;
-mod history;
 mod identity;
 mod read;
 mod remote;
+mod walk;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -31,11 +31,11 @@ pub use error::GitError;
 pub use gix::ObjectId;
 pub(crate) use guard::jitter as jitter_ms;
 pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV};
-pub use history::{CommitChanges, PathChange, Person};
 #[cfg(test)]
 use identity::resolve_identity;
 pub use identity::Identity;
 pub use remote::{Pushed, Remote};
+pub use walk::{CommitChanges, PathChange, Person};
 
 /// Memory for delta bases decoded from packs, per repository handle.
 const PACK_CACHE_BYTES: usize = 64 * 1024 * 1024;

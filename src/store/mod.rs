@@ -20,11 +20,12 @@ use chrono::NaiveDate;
 use gix::ObjectId;
 use semver::Version;
 
+pub use audit::{log_entries, LogEntry};
 pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
 pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
 pub use transact::{Edit, Step, Sync, Transacted, ATTEMPTS};
 
-use crate::model::audit::moves_of;
+use crate::model::consistency::moves_of;
 use crate::model::history::{parse_history, History};
 use crate::model::{
     is_dataset_name, lines, parse_config, parse_contract, Config, Contract, Line, Strictness,

@@ -4,7 +4,7 @@
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
-use super::{check_path, history, CommitChanges, GitError, Repo, TreeEntry};
+use super::{check_path, walk, CommitChanges, GitError, Repo, TreeEntry};
 
 impl Repo {
     /// The commit HEAD points at, or `None` on an unborn branch (a store with no commit yet).
@@ -163,7 +163,7 @@ impl Repo {
     ) -> Result<Vec<CommitChanges>, GitError> {
         match self.head()? {
             None => Ok(Vec::new()),
-            Some(head) => history::walk(&self.repo, head, since, prefixes),
+            Some(head) => walk::walk(&self.repo, head, since, prefixes),
         }
     }
 }

@@ -1,45 +1,11 @@
-//! `--format github` and `--format sarif`: what `check`, `validate`, `diff` and
-//! `propose --dry-run` found, as CI annotations (see `render::ci`). Each command turns its own
-//! report into findings here; the two writers are shared.
+//! The CI findings (`--format github` and `--format sarif`) of a change table and of a
+//! refused proposal, which `diff` and `propose --dry-run` share. Pure: the changes and the
+//! contract's text in, [`Finding`]s out; `render::ci` writes them.
 
-use std::path::Path;
-
-use super::{CommandError, Context, Format};
 use crate::model::proposal::Refusal;
 use crate::model::{Change, Verdict};
-use crate::render::ci::{github, sarif, toml_line, Finding, Level};
+use crate::render::ci::{toml_line, Finding, Level};
 use crate::render::delta::delta;
-
-/// Whether the format is one of the CI ones.
-pub fn is_ci(format: Format) -> bool {
-    matches!(format, Format::Github | Format::Sarif)
-}
-
-/// Print the findings in the CI format asked for.
-pub fn print(ctx: &Context, findings: &[Finding]) {
-    match ctx.format {
-        Format::Github => {
-            let text = github(findings);
-            if !text.is_empty() {
-                outln!("{}", text.trim_end());
-            }
-        }
-        _ => super::output::print_json(&sarif(findings, env!("CARGO_PKG_VERSION"))),
-    }
-}
-
-/// A path for an annotation: `rel` under `root`, made relative to the current directory
-/// when inside it (GitHub and SARIF viewers resolve paths against the checkout root, where CI
-/// runs), `/`-separated.
-pub fn shown_path(root: &Path, rel: &str) -> String {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let full = canon(root).join(rel);
-    let shown = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| full.strip_prefix(canon(&cwd)).ok().map(Path::to_path_buf))
-        .unwrap_or(full);
-    shown.to_string_lossy().replace('\\', "/")
-}
 
 /// The findings of a change table: breaking changes are errors when the bump does not cover
 /// them (`insufficient-bump`) and warnings otherwise; compatible changes are notes.
@@ -112,14 +78,4 @@ pub fn refusal_findings(refusals: &[Refusal], file: &str, text: &str) -> Vec<Fin
         });
     }
     out
-}
-
-/// Refuse a CI format for a command that writes (`propose` without `--dry-run`).
-pub fn refuse_unless_dry_run(ctx: &Context, dry_run: bool) -> Result<(), CommandError> {
-    if is_ci(ctx.format) && !dry_run {
-        return Err(CommandError::input(
-            "`propose` speaks --format github and sarif only with --dry-run",
-        ));
-    }
-    Ok(())
 }

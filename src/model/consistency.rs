@@ -1,5 +1,6 @@
-//! The proofs behind `contracts check` that need no git: recorded verdicts against the ones
-//! re-derived from the contract files, and "this file only grew at its end".
+//! The consistency proofs behind `contracts check` that need no git: recorded verdicts
+//! against the ones re-derived from the contract files, and "this file only grew at its end".
+//! (The proofs that walk the commits are `store::audit`.)
 
 use std::collections::BTreeSet;
 

@@ -1,0 +1,151 @@
+//! The consumption logs a store configures, scanned for the commands that read them: the
+//! newest reads in the lookback, or the reads day by day. Nothing is printed: what the user
+//! should see on stderr (malformed lines, the first 20 one by one; skipped files; principals
+//! several consumers claim; the scan's counts) comes back as notes, in the order it arose,
+//! and the day is an argument.
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::NaiveDate;
+
+use super::daily::{daily_reads_of, DailyReads};
+use super::{log_files, scan, LogError, Registry, Scan, ScanRequest};
+use crate::store::{Store, StoreError};
+
+/// How many malformed lines are noted one by one; the rest are only counted, so a log gone
+/// wrong does not bury the report.
+const SHOWN_MALFORMED: u64 = 20;
+
+/// Why a store's logs could not be scanned.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Log(#[from] LogError),
+}
+
+/// Scan the store's configured logs for reads of `datasets` in the lookback up to `today`,
+/// naming principals as `registry`'s identities claim them. The caller has read the registry
+/// (with [`super::registry::load`]): a registry of ten thousand consumers takes as long to
+/// parse as two million reads to scan, so it is parsed once per command. Warnings and the
+/// scan's counts are pushed onto `notes`, one line each, even when the scan fails.
+pub fn scan_logs(
+    store: &Store,
+    datasets: BTreeSet<String>,
+    registry: &Registry,
+    today: NaiveDate,
+    notes: &mut Vec<String>,
+) -> Result<(Scan, ScanRequest), ScanError> {
+    let consumption = &store.config().consumption;
+    let sources = consumption.all_sources();
+    let files = log_files(store.root(), &sources)?;
+    if files.is_empty() && !sources.iter().any(|s| s.is_remote()) {
+        let paths: Vec<&str> = sources.iter().map(|s| s.path.as_str()).collect();
+        notes.push(format!(
+            "warning: no consumption log matches the consumption sources {paths:?}: every consumer is silent"
+        ));
+    }
+    let mut req = ScanRequest::lookback(datasets, today, consumption.lookback_days);
+    // So that a read of a version the store does not have keeps the consumer's known line.
+    for d in &req.datasets.clone() {
+        req.known.insert(d.clone(), store.versions(d)?);
+    }
+    let mut shown = 0u64;
+    let mut result = scan(&sources, &files, &req, &mut |m| {
+        if shown < SHOWN_MALFORMED {
+            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+            notes.push(format!(
+                "warning: {}:{}: {}",
+                file.display(),
+                m.line,
+                crate::model::location::short(&m.reason)
+            ));
+        }
+        shown += 1;
+    })?;
+    for skipped in &result.skipped {
+        let file = skipped
+            .file
+            .strip_prefix(store.root())
+            .unwrap_or(&skipped.file);
+        notes.push(format!(
+            "warning: {}: {}; the file is skipped",
+            file.display(),
+            skipped.reason
+        ));
+    }
+    // Principals become consumers through the registry's identities.
+    for (principal, claimants) in result.claim(registry) {
+        notes.push(format!(
+            "warning: principal {principal:?} matches the identities of several consumers \
+             ({}); its reads are counted as unknown (run `contracts check`)",
+            claimants.join(", ")
+        ));
+    }
+    let s = &result.stats;
+    if s.malformed > SHOWN_MALFORMED {
+        notes.push(format!(
+            "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
+            s.malformed
+        ));
+    }
+    notes.push(format!(
+        "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
+        s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
+    ));
+    if sources.iter().any(|s| s.is_remote()) {
+        notes.push(format!(
+            "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
+            s.objects_listed, s.objects_read, req.from, req.to
+        ));
+    }
+    Ok((result, req))
+}
+
+/// Scan the store's configured logs once for the daily reads of `datasets` up to `today`,
+/// with principals claimed by `registry`. `from`: the first day whose reads matter (the
+/// lookback's, for the thresholds), so a remote source fetches no older object; `None` for
+/// every day. Malformed lines are pushed onto `notes` (the first 20 one by one).
+pub fn scan_daily(
+    store: &Store,
+    datasets: &BTreeSet<String>,
+    from: Option<NaiveDate>,
+    today: NaiveDate,
+    registry: &Registry,
+    notes: &mut Vec<String>,
+) -> Result<HashMap<String, DailyReads>, ScanError> {
+    let consumption = &store.config().consumption;
+    let sources = consumption.all_sources();
+    let files = log_files(store.root(), &sources)?;
+    let mut shown = 0u64;
+    let mut all = daily_reads_of(
+        &sources,
+        &files,
+        datasets,
+        from.unwrap_or(NaiveDate::MIN),
+        today,
+        &mut |m| {
+            if shown < SHOWN_MALFORMED {
+                let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+                notes.push(format!(
+                    "warning: {}:{}: {}",
+                    file.display(),
+                    m.line,
+                    m.reason
+                ));
+            }
+            shown += 1;
+        },
+    )?;
+    if shown > SHOWN_MALFORMED {
+        notes.push(format!(
+            "warning: {shown} malformed lines in all; the first 20 are shown above"
+        ));
+    }
+    // Principals are named as the registry's identities claim them.
+    for daily in all.values_mut() {
+        daily.claim(registry);
+    }
+    Ok(all)
+}
