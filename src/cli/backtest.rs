@@ -107,10 +107,11 @@ pub fn backtest(
 impl Backtest {
     /// The warnings on stderr: a narrowing that would have failed recorded releases, and the
     /// releases that could not be replayed.
-    pub fn warn(&self, dataset: &str) {
+    pub fn warn(&self, ctx: &Context, dataset: &str) {
         for (r, kind) in self.clauses.iter().zip(&self.kinds) {
             if *kind == Kind::Narrowing && r.would_fail > 0 {
-                eprintln!(
+                talkln!(
+                    ctx,
                     "warning: {dataset}: narrowing `{}` would have failed {} of {} recorded \
                      release(s) since {}: {}",
                     r.clause,
@@ -122,21 +123,24 @@ impl Backtest {
             }
         }
         if self.without_profile > 0 {
-            eprintln!(
+            talkln!(
+                ctx,
                 "note: {dataset}: {} recorded release(s) since {} have no profile (recorded \
                  before profiles were kept) and were not replayed",
-                self.without_profile, self.since
+                self.without_profile,
+                self.since
             );
         }
     }
 
     /// The replay as a table, printed after the consumers' verdicts.
-    pub fn print_text(&self, dataset: &str) {
+    pub fn print_text(&self, ctx: &Context, dataset: &str) {
         if self.clauses.is_empty() {
-            outln!("backtest: no changed or added clause to replay");
+            outln!(ctx, "backtest: no changed or added clause to replay");
             return;
         }
         outln!(
+            ctx,
             "backtest on {} recorded release(s) of {dataset} validated since {}:",
             self.releases - self.without_profile,
             self.since
@@ -154,8 +158,10 @@ impl Backtest {
             ]
         });
         outln!(
+            ctx,
             "{}",
             table(
+                ctx,
                 &[
                     key("clause"),
                     key("evaluated"),
@@ -184,25 +190,28 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     let draft = parse_contract(&name, &text, &store.config().kinds, Strictness::Reading)?;
-    super::context::warn_uncommitted(&store, Some(&draft.dataset));
+    super::context::warn_uncommitted(ctx, &store, Some(&draft.dataset));
     let prev = if store.versions(&draft.dataset)?.is_empty() {
         None
     } else {
         store.contracts(&draft.dataset, Strictness::Reading)?.pop()
     };
     let bt = backtest(&store, ctx.today, args.since, prev.as_ref(), &draft)?;
-    bt.warn(&draft.dataset);
+    bt.warn(ctx, &draft.dataset);
     match ctx.format {
-        Format::Json => print_json(&Report {
-            dataset: &draft.dataset,
-            version: draft.version.to_string(),
-            today: ctx.today,
-            since: bt.since,
-            releases: bt.releases,
-            without_profile: bt.without_profile,
-            backtest: &bt.clauses,
-        }),
-        _ => bt.print_text(&draft.dataset),
+        Format::Json => print_json(
+            ctx,
+            &Report {
+                dataset: &draft.dataset,
+                version: draft.version.to_string(),
+                today: ctx.today,
+                since: bt.since,
+                releases: bt.releases,
+                without_profile: bt.without_profile,
+                backtest: &bt.clauses,
+            },
+        ),
+        _ => bt.print_text(ctx, &draft.dataset),
     }
     Ok(Outcome::Clean)
 }

@@ -21,10 +21,10 @@ pub fn print(ctx: &Context, findings: &[Finding]) {
         Format::Github => {
             let text = github(findings);
             if !text.is_empty() {
-                outln!("{}", text.trim_end());
+                outln!(ctx, "{}", text.trim_end());
             }
         }
-        _ => super::output::print_json(&sarif(findings, env!("CARGO_PKG_VERSION"))),
+        _ => super::output::print_json(ctx, &sarif(findings, env!("CARGO_PKG_VERSION"))),
     }
 }
 

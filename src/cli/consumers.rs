@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             )));
         }
     }
-    let registry = registry(&store)?;
+    let registry = registry(ctx, &store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
@@ -116,7 +116,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             .filter(|s| matches!(s.status, Status::Automation | Status::Incidental))
             .count();
     }
-    warn_unknown_versions(&args.dataset, &standings);
+    warn_unknown_versions(ctx, &args.dataset, &standings);
     let unknown_version = standings
         .iter()
         .filter(|s| s.status == Status::UnknownVersion)
@@ -136,14 +136,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         scan: &scan.stats,
     };
     match ctx.format {
-        Format::Json => print_json(&report),
-        _ => print_text(&report),
+        Format::Json => print_json(ctx, &report),
+        _ => print_text(ctx, &report),
     }
     Ok(Outcome::Clean)
 }
 
 /// Name each consumer whose newest read is of a version the store does not have, on stderr.
-pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
+pub fn warn_unknown_versions(ctx: &Context, dataset: &str, standings: &[Standing]) {
     for s in standings
         .iter()
         .filter(|s| s.status == Status::UnknownVersion)
@@ -153,12 +153,12 @@ pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
             .as_ref()
             .map_or("?".to_string(), |v| v.to_string());
         match (&s.version, s.line) {
-            (Some(v), Some(l)) => talkln!(
+            (Some(v), Some(l)) => talkln!(ctx,
                 "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have; \
                  its last read of a known version is {v} (line {l})",
                 s.consumer
             ),
-            _ => talkln!(
+            _ => talkln!(ctx,
                 "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have, \
                  and no known version in the lookback: its line is unknown",
                 s.consumer
@@ -167,10 +167,11 @@ pub fn warn_unknown_versions(dataset: &str, standings: &[Standing]) {
     }
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     for l in &r.lines {
         match l.sunset {
             Some(s) => outln!(
+                ctx,
                 "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}{}",
                 l.line,
                 l.newest_version,
@@ -192,12 +193,12 @@ fn print_text(r: &Report) {
                     String::new()
                 },
             ),
-            None => outln!("line {} (newest {})", l.line, l.newest_version),
+            None => outln!(ctx, "line {} (newest {})", l.line, l.newest_version),
         }
     }
-    outln!();
+    outln!(ctx);
     if r.consumers.is_empty() {
-        outln!("no consumer");
+        outln!(ctx, "no consumer");
         return;
     }
     let rows = r.consumers.iter().map(|s| {
@@ -219,8 +220,10 @@ fn print_text(r: &Report) {
         ]
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("consumer"),
                 key("status"),

@@ -15,11 +15,14 @@ const SHOWN_MALFORMED: u64 = 20;
 
 /// The registry; a store without `consumers.toml` has no registered consumer (everyone who
 /// reads is then `unknown`), which is said on stderr.
-pub fn registry(store: &Store) -> Result<Registry, CommandError> {
+pub fn registry(ctx: &Context, store: &Store) -> Result<Registry, CommandError> {
     match store.read(layout::CONSUMERS)? {
         Some(text) => Ok(parse_registry(layout::CONSUMERS, &text)?),
         None => {
-            talkln!("warning: the store has no consumers.toml: no consumer is registered");
+            talkln!(
+                ctx,
+                "warning: the store has no consumers.toml: no consumer is registered"
+            );
             Ok(Registry::default())
         }
     }
@@ -40,7 +43,7 @@ pub fn scan_logs(
     let files = log_files(store.root(), &sources)?;
     if files.is_empty() && !sources.iter().any(|s| s.is_remote()) {
         let paths: Vec<&str> = sources.iter().map(|s| s.path.as_str()).collect();
-        talkln!(
+        talkln!(ctx,
             "warning: no consumption log matches the consumption sources {paths:?}: every consumer is silent"
         );
     }
@@ -54,6 +57,7 @@ pub fn scan_logs(
         if shown < SHOWN_MALFORMED {
             let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
             talkln!(
+                ctx,
                 "warning: {}:{}: {}",
                 file.display(),
                 m.line,
@@ -68,6 +72,7 @@ pub fn scan_logs(
             .strip_prefix(store.root())
             .unwrap_or(&skipped.file);
         talkln!(
+            ctx,
             "warning: {}: {}; the file is skipped",
             file.display(),
             skipped.reason
@@ -77,6 +82,7 @@ pub fn scan_logs(
     {
         for (principal, claimants) in result.claim(registry) {
             talkln!(
+                ctx,
                 "warning: principal {principal:?} matches the identities of several consumers \
                  ({}); its reads are counted as unknown (run `contracts check`)",
                 claimants.join(", ")
@@ -86,16 +92,17 @@ pub fn scan_logs(
     let s = &result.stats;
     if s.malformed > SHOWN_MALFORMED {
         talkln!(
+            ctx,
             "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
             s.malformed
         );
     }
-    talkln!(
+    talkln!(ctx,
         "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     );
     if sources.iter().any(|s| s.is_remote()) {
-        talkln!(
+        talkln!(ctx,
             "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
             s.objects_listed, s.objects_read, req.from, req.to
         );
@@ -127,13 +134,16 @@ pub fn scan_daily(
         &mut |m| {
             if shown < 20 {
                 let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+                talkln!(ctx, "warning: {}:{}: {}", file.display(), m.line, m.reason);
             }
             shown += 1;
         },
     )?;
     if shown > 20 {
-        talkln!("warning: {shown} malformed lines in all; the first 20 are shown above");
+        talkln!(
+            ctx,
+            "warning: {shown} malformed lines in all; the first 20 are shown above"
+        );
     }
     // Principals are named as the registry's identities claim them.
     for daily in all.values_mut() {

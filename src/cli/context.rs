@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 
+use super::output::Printer;
 use super::{Cli, CommandError, Format};
 use crate::model::{parse_config, Config};
 use crate::store::{layout, Store, Sync};
@@ -16,6 +17,8 @@ pub struct Context {
     pub today: NaiveDate,
     /// How writers sync with a remote (`--remote`, `--no-sync`, else `[store] remote`).
     pub sync: Sync,
+    /// Where output goes and how it looks (`--quiet`, `--color`, the terminal's width).
+    pub printer: Printer,
     /// `--now` / `CONTRACTS_NOW`, or the system clock when unset.
     fixed_now: Option<DateTime<FixedOffset>>,
 }
@@ -24,7 +27,7 @@ pub struct Context {
 pub const TODAY_ENV: &str = "CONTRACTS_TODAY";
 
 impl Context {
-    pub fn new(cli: &Cli) -> Result<Context, CommandError> {
+    pub fn new(cli: &Cli, printer: Printer) -> Result<Context, CommandError> {
         // `--today`, else the variable, else the clock. The variable is read here (not by
         // clap) so that its mistakes name it.
         let from_env = match (cli.today, std::env::var_os(TODAY_ENV)) {
@@ -45,6 +48,7 @@ impl Context {
                 None => Utc::now().date_naive(),
             }),
             fixed_now: cli.now,
+            printer,
             sync: match (&cli.remote, cli.no_sync) {
                 (Some(name), _) => Sync::Remote(name.clone()),
                 (None, true) => Sync::Off,
@@ -83,7 +87,7 @@ impl Context {
         if root.join(".git").exists() {
             match Store::open(&root) {
                 Ok(store) => {
-                    warn_uncommitted(&store, None);
+                    warn_uncommitted(self, &store, None);
                     return Ok(store.config().clone());
                 }
                 Err(crate::store::StoreError::NotAStore { .. }) => {}
@@ -113,7 +117,7 @@ impl Context {
             None => std::env::current_dir()?,
         };
         let store = Store::open(&dir)?;
-        warn_uncommitted(&store, None);
+        warn_uncommitted(self, &store, None);
         Ok(store)
     }
 
@@ -134,9 +138,9 @@ impl Context {
     pub fn store_for(&self, dataset: &str) -> Result<Store, CommandError> {
         let store = self.store_unwarned()?;
         if crate::model::is_dataset_name(dataset) {
-            warn_uncommitted(&store, Some(dataset));
+            warn_uncommitted(self, &store, Some(dataset));
         } else {
-            warn_uncommitted(&store, None);
+            warn_uncommitted(self, &store, None);
         }
         Ok(store)
     }
@@ -160,7 +164,7 @@ impl Context {
             None => std::env::current_dir()?,
         };
         let store = Store::open_synced(&dir, &self.sync)?;
-        warn_uncommitted(&store, None);
+        warn_uncommitted(self, &store, None);
         Ok(store)
     }
 }
@@ -170,7 +174,7 @@ const SHOWN_UNCOMMITTED: usize = 10;
 
 /// One rule for what a command reads: the store as committed at HEAD. An uncommitted change
 /// to a store file is therefore not used, and each such file is named on stderr.
-pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
+pub fn warn_uncommitted(ctx: &Context, store: &Store, dataset: Option<&str>) {
     match store.uncommitted(dataset) {
         Ok(files) => {
             for f in files.iter().take(SHOWN_UNCOMMITTED) {
@@ -178,21 +182,25 @@ pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
                     // Committing the edit would break the immutability `check` proves, so the
                     // usual hint would lead the user into a failing store.
                     talkln!(
+                        ctx,
                         "warning: {f} is a published contract, and published contracts never \
                          change: restore it with `git checkout -- {f}` and propose a new version"
                     );
                 } else {
-                    talkln!("warning: uncommitted changes to {f} are not used; commit them");
+                    talkln!(
+                        ctx,
+                        "warning: uncommitted changes to {f} are not used; commit them"
+                    );
                 }
             }
             if files.len() > SHOWN_UNCOMMITTED {
-                talkln!(
+                talkln!(ctx,
                     "warning: {} more store files have uncommitted changes (`git status` lists them)",
                     files.len() - SHOWN_UNCOMMITTED
                 );
             }
         }
-        Err(e) => talkln!("warning: {e}; uncommitted changes are not reported"),
+        Err(e) => talkln!(ctx, "warning: {e}; uncommitted changes are not reported"),
     }
 }
 

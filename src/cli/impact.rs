@@ -43,9 +43,12 @@ pub fn verdicts(registry: &Registry, dataset: &str, changes: &[Change]) -> Vec<I
 }
 
 /// The consumers' verdicts as text, printed after the clause table.
-pub fn print_verdicts(dataset: &str, impacts: &[Impact]) {
+pub fn print_verdicts(ctx: &Context, dataset: &str, impacts: &[Impact]) {
     if impacts.is_empty() {
-        outln!("no consumer of {dataset} is registered in consumers.toml");
+        outln!(
+            ctx,
+            "no consumer of {dataset} is registered in consumers.toml"
+        );
         return;
     }
     let rows = impacts.iter().map(|i| {
@@ -59,10 +62,12 @@ pub fn print_verdicts(dataset: &str, impacts: &[Impact]) {
             },
         ]
     });
-    outln!("consumers of {dataset}:");
+    outln!(ctx, "consumers of {dataset}:");
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("consumer"),
                 key("verdict"),

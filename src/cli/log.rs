@@ -49,8 +49,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let entries = entries(&store, &datasets, args.dataset.as_deref())?;
     match ctx.format {
-        Format::Json => print_json(&entries),
-        _ => print_text(&entries),
+        Format::Json => print_json(ctx, &entries),
+        _ => print_text(ctx, &entries),
     }
     Ok(Outcome::Clean)
 }
@@ -92,9 +92,9 @@ pub fn entries(
     Ok(entries)
 }
 
-fn print_text(entries: &[Entry]) {
+fn print_text(ctx: &Context, entries: &[Entry]) {
     if entries.is_empty() {
-        outln!("no change records");
+        outln!(ctx, "no change records");
         return;
     }
     let short = |c: &Option<CommitInfo>| {
@@ -148,8 +148,10 @@ fn print_text(entries: &[Entry]) {
         }
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("date"),
                 key("dataset"),

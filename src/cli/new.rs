@@ -33,10 +33,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         None
     } else {
         Some(profile_release(
+            ctx,
             &args.from,
             &crate::release::ReadOptions::default(),
         )?)
     };
-    out!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
+    out!(ctx, "{}", draft(&args.dataset, ctx.today, profile.as_ref()));
     Ok(Outcome::Clean)
 }

@@ -69,9 +69,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         stale_minutes,
         run: &run_id,
     };
-    let sink = &mut talk;
+    let sink = &mut |e: Event<'_>| talk(ctx, e);
 
-    let registry = registry(&store)?;
+    let registry = registry(ctx, &store)?;
     let scan = |datasets| scan_logs(ctx, &store, datasets, &registry).map(|(scan, _)| scan);
     let (todo, messages) = run::prepare(&store, &registry, &from, &s, scan, sink)?;
 
@@ -84,6 +84,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             config.notify.registry_url.as_deref(),
         );
         talkln!(
+            ctx,
             "notify: dry run, {} notice(s) planned and rendered, none sent",
             todo.len()
         );
@@ -96,10 +97,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         );
         match args.dry_run {
             true => talkln!(
+                ctx,
                 "notify: dry run, {} notice(s) planned and rendered, none sent",
                 todo.len()
             ),
-            false => talkln!("notify: nothing to send"),
+            false => talkln!(ctx, "notify: nothing to send"),
         }
         return Ok(Outcome::Clean);
     }
@@ -145,6 +147,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     print_rows(ctx, &r.rows);
     let recovered = (r.recovered > 0).then(|| format!(", {} recovered", r.recovered));
     talkln!(
+        ctx,
         "notify: {} sent, {} failed, {} unsent{}, over {} SMTP connection(s){}",
         r.sent,
         r.failed,
@@ -163,21 +166,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 }
 
 /// The CLI's talk for each event of a run, on stderr.
-fn talk(e: Event) {
+fn talk(ctx: &Context, e: Event) {
     match e {
         Event::Standings { dataset, standings } => {
-            super::consumers::warn_unknown_versions(dataset, standings)
+            super::consumers::warn_unknown_versions(ctx, dataset, standings)
         }
-        e => talkln!("{e}"),
+        e => talkln!(ctx, "{e}"),
     }
 }
 
 fn print_rows(ctx: &Context, rows: &[Row]) {
     if ctx.format == Format::Json {
-        return print_json(&rows);
+        return print_json(ctx, &rows);
     }
     if rows.is_empty() {
-        return outln!("no notice");
+        return outln!(ctx, "no notice");
     }
     let cells = rows.iter().map(|r| {
         let n = &r.notice;
@@ -202,7 +205,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         text("recipients"),
         key("status"),
     ];
-    outln!("{}", table(&head, cells));
+    outln!(ctx, "{}", table(ctx, &head, cells));
 }
 
 /// What `--show` prints of one notice: the mail as its recipients would read it, or the
@@ -260,35 +263,36 @@ fn print_previews(
                 row
             })
             .collect();
-        return print_json(&rows);
+        return print_json(ctx, &rows);
     }
     if todo.is_empty() {
-        return outln!("no notice");
+        return outln!(ctx, "no notice");
     }
     let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
     for (i, (t, p)) in shown.enumerate() {
         let n = &t.notice;
         if i > 0 {
-            outln!();
+            outln!(ctx);
         }
         let about = format!(
             "{} line {} {} to {}",
             n.dataset, n.line, n.milestone, n.consumer
         );
         if n.channel == MAIL {
-            outln!("=== mail: {about}");
-            outln!("From: {}", text(&p["from"]));
-            outln!("To: {}", n.recipients.join(", "));
-            outln!("Subject: {}", text(&p["subject"]));
-            outln!("Message-ID: {}", n.message_id);
-            outln!();
-            outln!("{}", text(&p["body"]).trim_end());
+            outln!(ctx, "=== mail: {about}");
+            outln!(ctx, "From: {}", text(&p["from"]));
+            outln!(ctx, "To: {}", n.recipients.join(", "));
+            outln!(ctx, "Subject: {}", text(&p["subject"]));
+            outln!(ctx, "Message-ID: {}", n.message_id);
+            outln!(ctx);
+            outln!(ctx, "{}", text(&p["body"]).trim_end());
         } else {
             let kind = p["kind"].as_str().unwrap_or("unknown");
-            outln!("=== {} ({kind}): {about}", n.channel);
-            outln!("webhook-id: {}", n.message_id);
-            outln!();
+            outln!(ctx, "=== {} ({kind}): {about}", n.channel);
+            outln!(ctx, "webhook-id: {}", n.message_id);
+            outln!(ctx);
             outln!(
+                ctx,
                 "{}",
                 serde_json::to_string_pretty(&p["payload"]).expect("JSON prints")
             );

@@ -63,18 +63,19 @@ impl PartArgs {
     }
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal.
-pub(super) struct Bar(Mutex<Option<ProgressBar>>);
+/// A progress bar on stderr, drawn only when stderr is a terminal and talk is not silenced
+/// (`--quiet`).
+pub(super) struct Bar(Mutex<Option<ProgressBar>>, bool);
 
 impl Bar {
-    pub(super) fn new() -> Bar {
-        Bar(Mutex::new(None))
+    pub(super) fn new(quiet: bool) -> Bar {
+        Bar(Mutex::new(None), quiet)
     }
 }
 
 impl Progress for Bar {
     fn start(&self, file: &Path, total: u64) {
-        if !std::io::stderr().is_terminal() {
+        if self.1 || !std::io::stderr().is_terminal() {
             return;
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -110,29 +111,32 @@ impl Progress for Bar {
 
 /// Profile the files of one release, printing the readers' warnings on stderr.
 pub(super) fn profile_release(
+    ctx: &Context,
     files: &[PathBuf],
     opts: &release::ReadOptions,
 ) -> Result<Profile, CommandError> {
-    profile_release_with(files, opts, false)
+    profile_release_with(ctx, files, opts, false)
 }
 
 /// [`profile_release`]; what was read of objects in object storage is printed on stderr:
 /// a total always, one line per object when `verbose`.
 pub(super) fn profile_release_with(
+    ctx: &Context,
     files: &[PathBuf],
     opts: &release::ReadOptions,
     verbose: bool,
 ) -> Result<Profile, CommandError> {
     let mut notes = ReadNotes::default();
-    let bar = Bar::new();
+    let bar = Bar::new(ctx.printer.quiet());
     let result = release::profile_files_with(files, opts, &bar, &mut notes);
     bar.finish();
     for w in &notes.warnings {
-        talkln!("warning: {w}");
+        talkln!(ctx, "warning: {w}");
     }
     if verbose {
         for r in &notes.reads {
             talkln!(
+                ctx,
                 "read {} of {} bytes ({}) of {} in {} requests",
                 r.bytes_read,
                 r.size,
@@ -148,6 +152,7 @@ pub(super) fn profile_release_with(
         let requests: u64 = notes.reads.iter().map(|r| r.requests).sum();
         let n = notes.reads.len();
         talkln!(
+            ctx,
             "read {read} of {size} bytes ({}) of {n} object{} in {requests} requests",
             percent(read, size),
             if n == 1 { "" } else { "s" }
@@ -176,6 +181,7 @@ pub(super) fn load_profile(path: &Path) -> Result<Profile, CommandError> {
 /// The profile of `files` (when there are any) merged with the saved profiles `merge`, in
 /// order; `None` when both are empty. What `profile` prints and `validate` checks.
 pub(super) fn profile_and_merge(
+    ctx: &Context,
     files: &[PathBuf],
     opts: &release::ReadOptions,
     verbose: bool,
@@ -184,7 +190,7 @@ pub(super) fn profile_and_merge(
     let mut profile = if files.is_empty() {
         None
     } else {
-        Some(profile_release_with(files, opts, verbose)?)
+        Some(profile_release_with(ctx, files, opts, verbose)?)
     };
     for m in merge {
         let p = load_profile(m)?;
@@ -205,6 +211,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     }
     let profile = profile_and_merge(
+        ctx,
         &args.files,
         &args.part.options(),
         args.part.verbose,
@@ -214,8 +221,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         unreachable!("at least one file or profile was given")
     };
     match ctx.format {
-        Format::Json => print_json(&profile),
-        _ => print_text(&profile),
+        Format::Json => print_json(ctx, &profile),
+        _ => print_text(ctx, &profile),
     }
     Ok(Outcome::Clean)
 }
@@ -224,7 +231,7 @@ fn number(x: f64) -> String {
     format!("{x}")
 }
 
-pub(super) fn print_text(p: &Profile) {
+pub(super) fn print_text(ctx: &Context, p: &Profile) {
     let envelope = p.envelope.map_or("-".to_string(), |e| {
         let e: [f64; 4] = e.into();
         format!(
@@ -279,10 +286,10 @@ pub(super) fn print_text(p: &Profile) {
         ],
     ];
     for r in rows {
-        outln!("{:<20}{}", r[0], r[1]);
+        outln!(ctx, "{:<20}{}", r[0], r[1]);
     }
     if !p.attributes.is_empty() {
-        outln!();
+        outln!(ctx);
         let rows = p.attributes.iter().map(|(name, a)| {
             vec![
                 name.clone(),
@@ -292,8 +299,10 @@ pub(super) fn print_text(p: &Profile) {
             ]
         });
         outln!(
+            ctx,
             "{}",
             table(
+                ctx,
                 &[
                     key("attribute"),
                     key("type"),

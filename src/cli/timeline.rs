@@ -37,7 +37,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let t = gather(ctx, &store, &args.dataset)?;
     if ctx.format == Format::Json {
-        super::output::print_json(&t);
+        super::output::print_json(ctx, &t);
         return Ok(Outcome::Clean);
     }
     let picture = svg(&t);
@@ -46,9 +46,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             std::fs::write(path, picture).map_err(|e| {
                 CommandError::environment(format!("cannot write {}: {e}", path.display()))
             })?;
-            talkln!("wrote {}", path.display());
+            talkln!(ctx, "wrote {}", path.display());
         }
-        None => outln!("{}", picture.trim_end()),
+        None => outln!(ctx, "{}", picture.trim_end()),
     }
     Ok(Outcome::Clean)
 }
@@ -138,7 +138,7 @@ pub fn gather_with(
     let mut still_on = Vec::new();
     if !windows.is_empty() {
         // Only the consumers subscribed to the dataset hold its lines.
-        let all = registry(store)?;
+        let all = registry(ctx, store)?;
         let registry = crate::consumers::Registry {
             consumers: all
                 .subscribers(dataset)

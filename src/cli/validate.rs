@@ -96,6 +96,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     };
     let profile = profile_and_merge(
+        ctx,
         &args.files,
         &args.part.options(),
         args.part.verbose(),
@@ -168,10 +169,10 @@ fn finish(
     commit: Option<crate::store::git::ObjectId>,
 ) -> Result<Outcome, CommandError> {
     match ctx.format {
-        Format::Json => print_json(&report),
-        Format::Junit => out!("{}", crate::render::junit::junit(&report)),
+        Format::Json => print_json(ctx, &report),
+        Format::Junit => out!(ctx, "{}", crate::render::junit::junit(&report)),
         Format::Github | Format::Sarif => super::ci::print(ctx, &ci_findings(store, &report)?),
-        Format::Text => print_text(&report),
+        Format::Text => print_text(ctx, &report),
     }
     for c in &report.contracts {
         for r in c
@@ -180,6 +181,7 @@ fn finish(
             .filter(|r| r.status == Status::AdvisoryFail)
         {
             talkln!(
+                ctx,
                 "warning: advisory clause `{}` of {}@{} fails: {}",
                 r.clause,
                 c.dataset,
@@ -190,6 +192,7 @@ fn finish(
     }
     if let Some(id) = commit {
         talkln!(
+            ctx,
             "recorded in {} (commit {})",
             layout::releases(&args.dataset),
             &id.to_string()[..12]
@@ -220,7 +223,7 @@ fn failing_keys(x: &ClauseResult) -> Option<Vec<(String, String, String)>> {
     })
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     let rows = r.contracts.iter().flat_map(|c| {
         c.results.iter().flat_map(move |x| {
             let contract = format!("{}@{}", c.dataset, c.version);
@@ -249,8 +252,10 @@ fn print_text(r: &Report) {
         })
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("contract"),
                 key("clause"),
@@ -261,7 +266,7 @@ fn print_text(r: &Report) {
             rows
         )
     );
-    outln!();
+    outln!(ctx);
     for c in &r.contracts {
         let failed: Vec<_> = c
             .results
@@ -275,6 +280,7 @@ fn print_text(r: &Report) {
             .collect();
         if failed.is_empty() {
             outln!(
+                ctx,
                 "{}@{}: pass{}",
                 c.dataset,
                 c.version,
@@ -286,6 +292,7 @@ fn print_text(r: &Report) {
             );
         } else {
             outln!(
+                ctx,
                 "{}@{}: FAIL ({} enforced clause{} failed)",
                 c.dataset,
                 c.version,
@@ -293,12 +300,12 @@ fn print_text(r: &Report) {
                 if failed.len() == 1 { "" } else { "s" }
             );
             for x in failed {
-                outln!("  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
+                outln!(ctx, "  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
             }
         }
         for x in waived {
             for n in &x.waivers {
-                outln!("  {}: {} [{}]", n.clause, n.describe(), n.id);
+                outln!(ctx, "  {}: {} [{}]", n.clause, n.describe(), n.id);
             }
         }
     }
