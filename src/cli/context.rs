@@ -152,7 +152,14 @@ impl Context {
             Some(r) => r.clone(),
             None => std::env::current_dir()?,
         };
-        Ok(Store::open_writer(&dir, &self.sync)?)
+        Ok(Store::open_writer(&dir, &self.sync, self.notices())?)
+    }
+
+    /// The sink a writer's notices (retries, repairs, a lagging checkout) go to: talk on
+    /// stderr, silenced by `--quiet`.
+    fn notices(&self) -> crate::store::Notices {
+        let printer = self.printer.clone();
+        std::sync::Arc::new(move |message: &str| printer.talk(format_args!("{message}")))
     }
 
     /// The store for `notify`: synced with the remote (per `--remote`, `--no-sync` and
@@ -163,7 +170,7 @@ impl Context {
             Some(r) => r.clone(),
             None => std::env::current_dir()?,
         };
-        let store = Store::open_synced(&dir, &self.sync)?;
+        let store = Store::open_synced(&dir, &self.sync, self.notices())?;
         warn_uncommitted(self, &store, None);
         Ok(store)
     }

@@ -609,4 +609,51 @@ mod tests {
         let plain = fit_table(&cols, [vec!["crs".into(), "breaking".into()]], 80, false);
         assert_eq!(console::strip_ansi_codes(&t), plain);
     }
+
+    /// Every line printed goes through the printer: `--quiet` and a closed pipe are handled
+    /// in one place only if no other file prints on its own.
+    #[test]
+    fn nothing_in_src_prints_outside_the_printer() {
+        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, files);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        walk(&src, &mut files);
+        assert!(
+            files.len() > 50,
+            "the walk finds the sources: {}",
+            files.len()
+        );
+        let printer = src.join("cli").join("output.rs");
+        let macros = ["println!", "eprintln!", "print!", "eprint!", "dbg!"];
+        let mut found = Vec::new();
+        for f in files.iter().filter(|f| **f != printer) {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for m in macros {
+                    // `print!` must not match inside `eprint!` or `sprint!`.
+                    let hit = code.match_indices(m).any(|(i, _)| {
+                        !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    if hit {
+                        found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "print through the printer:\n{}",
+            found.join("\n")
+        );
+    }
 }
