@@ -422,6 +422,45 @@ fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
     assert_eq!(cases, results);
 }
 
+/// Whether `text` holds a character XML 1.0 forbids (a C0 control other than tab, newline
+/// and carriage return) or HTML forbids (DEL and the C1 controls).
+fn has_forbidden_control(text: &str) -> bool {
+    text.chars().any(|c| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || ('\u{7f}'..='\u{9f}').contains(&c)
+    })
+}
+
+#[test]
+fn junit_drops_control_characters_of_a_contract_value() {
+    // An attribute name holding SOH and a terminal colour sequence (pasted from a terminal):
+    // the release lacks it, so it is named in a <failure>.
+    let v1 = V1.replace(
+        "required_attributes = { name = \"string\", gdp_md_est = \"int64\" }",
+        "required_attributes = { name = \"string\", \"po\\u0001p\\u001b[31m\" = \"int64\" }",
+    );
+    assert!(v1.contains("\\u0001"), "the contract holds the escape");
+    let s = Store::new(&[("1.0.0", &v1)]);
+    let out = s.run(
+        "2026-03-01",
+        &[
+            "--format",
+            "junit",
+            "validate",
+            "world",
+            &data("naturalearth/countries.gpkg"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    assert!(
+        xml.contains("po p [31m"),
+        "the rest of the name is kept: {xml}"
+    );
+    assert!(!has_forbidden_control(&xml), "{xml:?}");
+    assert!(balanced(&xml), "{xml}");
+}
+
 #[test]
 fn recorded_releases_are_counted_by_advisory() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);

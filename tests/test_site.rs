@@ -171,3 +171,26 @@ fn a_real_browser_loads_every_page_and_shows_the_timeline() {
     );
     assert!(ink > 20_000, "the page looks blank: {ink} dark pixels");
 }
+
+#[test]
+fn control_characters_of_a_release_never_reach_the_pages() {
+    let w = look::with_control_characters();
+    let out = site(&w);
+    let roads = read(&out, "roads.html");
+    assert!(
+        roads.contains("2026.11  [0m"),
+        "the release is named, each control a space: {roads}"
+    );
+    for name in ["index.html", "roads.html"] {
+        let page = read(&out, name);
+        assert!(!look::has_forbidden_control(&page), "{name}: {page:?}");
+    }
+    // The timeline inline in the page is well-formed SVG.
+    let start = roads.find("<svg").expect("the page holds its timeline");
+    let end = roads.find("</svg>").expect("the timeline closes") + "</svg>".len();
+    assert!(
+        look::well_formed(&roads[start..end]),
+        "{}",
+        &roads[start..end]
+    );
+}

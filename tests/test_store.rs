@@ -1294,3 +1294,50 @@ fn a_placeholder_description_is_not_published_unless_asked() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+#[test]
+fn quiet_silences_the_warnings_and_keeps_the_data_and_the_exit_code() {
+    let s = Store::new();
+    s.with_roads();
+    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    for cmd in ["check", "status"] {
+        let loud = s.run(&[cmd]);
+        assert!(
+            loud.stderr
+                .contains("uncommitted changes to consumers.toml"),
+            "{cmd} warns without --quiet: {}",
+            loud.stderr
+        );
+        for flag in ["--quiet", "-q"] {
+            let quiet = s.run(&[flag, cmd]);
+            assert_eq!(quiet.stderr, "", "{cmd} {flag}: nothing on stderr");
+            assert_eq!(quiet.code, loud.code, "{cmd} {flag}: the same exit code");
+            assert_eq!(quiet.stdout, loud.stdout, "{cmd} {flag}: the same data");
+        }
+    }
+    assert!(
+        !s.run(&["status"]).stdout.is_empty(),
+        "status prints its table"
+    );
+}
+
+#[test]
+fn quiet_never_silences_an_error_or_a_refusal() {
+    let s = Store::new();
+    s.with_roads();
+    // An error of input: a dataset the store does not hold.
+    let loud = s.run(&["show", "no-such-dataset"]);
+    let quiet = s.run(&["show", "no-such-dataset", "--quiet"]);
+    assert_eq!(loud.code, 2, "{}", loud.stderr);
+    assert_eq!(quiet.code, 2);
+    assert!(quiet.stderr.starts_with("error:"), "{}", quiet.stderr);
+    assert_eq!(quiet.stderr, loud.stderr);
+    // A refused proposal: the same version again is refused, and says why.
+    let path = s.write(
+        "again.toml",
+        &std::fs::read_to_string(s.dir.join("contracts/roads/1.1.0.toml")).unwrap(),
+    );
+    let refused = s.run(&["--quiet", "propose", &path, "--rationale", "again"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("refused"), "{}", refused.stderr);
+}

@@ -1198,3 +1198,26 @@ fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
     );
     assert!(s.at_head("contracts/queued/1.0.0.toml").is_some());
 }
+
+#[test]
+fn a_repair_is_said_through_the_cli_and_silenced_by_quiet() {
+    let s = Store::new();
+    s.propose_version_ok("roads", "1.0.0", None);
+    let before = s.head();
+    let path = s.write_draft("x.toml", &draft("lakes", "1.0.0", None, "2026-01-01"));
+    assert_eq!(s.run(&["propose", &path, "--rationale", "r"]).code, 0);
+    let after = s.head();
+    // The branch moved on while the checkout stayed behind: the next writer repairs it.
+    s.git(&["update-ref", "refs/heads/main", &before]);
+    s.git(&["reset", "-q", "--hard"]);
+    s.git(&["update-ref", "refs/heads/main", &after]);
+    assert!(!s.dir.join("contracts/lakes/1.0.0.toml").exists());
+    let path = s.write_draft("rivers.toml", &draft("rivers", "1.0.0", None, "2026-01-01"));
+    let run = s.run(&["--quiet", "propose", &path, "--rationale", "r"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "", "the repair notice is talk");
+    assert!(
+        s.dir.join("contracts/lakes/1.0.0.toml").exists(),
+        "the checkout was repaired all the same"
+    );
+}

@@ -105,3 +105,17 @@ fn a_dataset_without_a_window_says_so() {
     assert!(run.stdout().contains("no sunset set"));
     assert!(run.stdout().contains("No deprecation window"));
 }
+
+#[test]
+fn control_characters_of_a_release_never_reach_the_picture() {
+    let w = look::with_control_characters();
+    let run = w.run("2026-11-29", &["timeline", "roads"]);
+    run.assert_code(0);
+    let svg = run.stdout();
+    assert!(
+        svg.contains("release 2026.11  [0m on 2026-11-10"),
+        "the release is named, each control a space: {svg}"
+    );
+    assert!(!look::has_forbidden_control(&svg), "{svg:?}");
+    assert!(look::well_formed(&svg), "{svg}");
+}

@@ -24,10 +24,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let records = parse_records(&path, &text)?;
     let counts = advisory_counts(&records, &live);
     match ctx.format {
-        Format::Json => print_json(&counts),
+        Format::Json => print_json(ctx, &counts),
         _ => {
             if counts.is_empty() {
                 outln!(
+                    ctx,
                     "no advisory clause in the live contracts of {} ({} recorded releases)",
                     args.dataset,
                     records.len()
@@ -43,8 +44,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     ]
                 });
                 outln!(
+                    ctx,
                     "{}",
                     table(
+                        ctx,
                         &[
                             key("contract"),
                             key("advisory clause"),

@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
     let draft = parse_contract(&name, &text, &store.config().kinds, Strictness::Reading)?;
-    super::context::warn_uncommitted(&store, Some(&draft.dataset));
+    super::context::warn_uncommitted(ctx, &store, Some(&draft.dataset));
     let prev = if store.versions(&draft.dataset)?.is_empty() {
         None
     } else {
@@ -53,18 +53,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let path = layout::releases(&draft.dataset);
     let records = parse_records(&path, &store.read(&path)?.unwrap_or_default())?;
     let bt = backtest(&records, ctx.today, args.since, prev.as_ref(), &draft);
-    talk_notes(&bt.warnings(&draft.dataset));
+    talk_notes(ctx, &bt.warnings(&draft.dataset));
     match ctx.format {
-        Format::Json => print_json(&Report {
-            dataset: &draft.dataset,
-            version: draft.version.to_string(),
-            today: ctx.today,
-            since: bt.since,
-            releases: bt.releases,
-            without_profile: bt.without_profile,
-            backtest: &bt.clauses,
-        }),
-        _ => print_backtest(&bt, &draft.dataset),
+        Format::Json => print_json(
+            ctx,
+            &Report {
+                dataset: &draft.dataset,
+                version: draft.version.to_string(),
+                today: ctx.today,
+                since: bt.since,
+                releases: bt.releases,
+                without_profile: bt.without_profile,
+                backtest: &bt.clauses,
+            },
+        ),
+        _ => print_backtest(ctx, &bt, &draft.dataset),
     }
     Ok(Outcome::Clean)
 }

@@ -75,7 +75,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             have.join(", ")
         )));
     };
-    let registry = registry(&store)?;
+    let registry = registry(ctx, &store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     // The day-by-day reads give each reader's counts on the line and the day since which
@@ -103,6 +103,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .collect();
     for s in &not_holding {
         talkln!(
+            ctx,
             "note: `{}` reads line {} of {} but is {}; it does not hold the line",
             s.consumer,
             args.line,
@@ -116,6 +117,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     if g.successor.is_none() && !args.no_successor {
         talkln!(
+            ctx,
             "hint: to stop publishing {} altogether, say so with `--no-successor`",
             args.dataset
         );
@@ -157,15 +159,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         not_holding,
     };
     match ctx.format {
-        Format::Json => print_json(&report),
-        _ => print_text(&report),
+        Format::Json => print_json(ctx, &report),
+        _ => print_text(ctx, &report),
     }
     Ok(Outcome::findings_if(!g.can_retire))
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     if r.can_retire {
         outln!(
+            ctx,
             "{} line {} can retire: no subscribed consumer's newest read since {} is on it{}",
             r.dataset,
             r.line,
@@ -185,6 +188,7 @@ fn print_text(r: &Report) {
             ));
         }
         outln!(
+            ctx,
             "{} line {} cannot retire: {}",
             r.dataset,
             r.line,
@@ -205,8 +209,10 @@ fn print_text(r: &Report) {
             ]
         });
         outln!(
+            ctx,
             "{}",
             table(
+                ctx,
                 &[
                     key("consumer"),
                     key("version"),
@@ -219,6 +225,7 @@ fn print_text(r: &Report) {
     }
     if !r.ignored.is_empty() {
         outln!(
+            ctx,
             "ignored (automations, and readers under min_reads = {} or min_days = {}):",
             r.thresholds.min_reads,
             r.thresholds.min_days
@@ -236,8 +243,10 @@ fn print_text(r: &Report) {
             ]
         });
         outln!(
+            ctx,
             "{}",
             table(
+                ctx,
                 &[
                     key("consumer"),
                     key("status"),

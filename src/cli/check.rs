@@ -303,9 +303,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         findings,
     };
     match ctx.format {
-        Format::Json => print_json(&report),
+        Format::Json => print_json(ctx, &report),
         Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(&store, &report)),
-        _ => print_text(&report),
+        _ => print_text(ctx, &report),
     }
     Ok(Outcome::findings_if(report.errors > 0))
 }
@@ -414,7 +414,7 @@ fn duplicate_findings(path: &str, ledger: &crate::notify::ledger::Ledger) -> Vec
         .collect()
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     // Warnings are talk: they never make the gate's table.
     for f in r
         .findings
@@ -422,7 +422,7 @@ fn print_text(r: &Report) {
         .filter(|f| f.severity == Severity::Warning)
     {
         let place = f.line.map(|l| format!(":{l}")).unwrap_or_default();
-        talkln!("warning: {}{place}: {}", f.file, f.message);
+        talkln!(ctx, "warning: {}{place}: {}", f.file, f.message);
     }
     let errors = r.findings.iter().filter(|f| f.severity == Severity::Error);
     if r.errors == 0 {
@@ -431,6 +431,7 @@ fn print_text(r: &Report) {
             n => format!(", {n} warning(s)"),
         };
         outln!(
+            ctx,
             "ok: {} dataset(s), {} contract(s), {} commit(s) checked; no findings{warned}",
             r.datasets,
             r.contracts,
@@ -450,13 +451,16 @@ fn print_text(r: &Report) {
     });
     // A finding is never cut, whatever the terminal's width: on a terminal it wraps.
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[key("file"), key("commit"), text("author"), whole("finding")],
             rows
         )
     );
     outln!(
+        ctx,
         "{} finding(s) in {} dataset(s), {} contract(s), {} commit(s)",
         r.errors,
         r.datasets,

@@ -11,11 +11,11 @@ pub struct Args {
     shell: clap_complete::Shell,
 }
 
-pub fn run(_ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "contracts", &mut out);
-    write_out(&out)
+    write_out(ctx, &out)
 }
 
 /// Print the man page, contracts(1), as roff on stdout, e.g.
@@ -28,7 +28,7 @@ pub struct ManArgs {
     out: Option<std::path::PathBuf>,
 }
 
-pub fn run_man(_ctx: &Context, args: &ManArgs) -> Result<Outcome, CommandError> {
+pub fn run_man(ctx: &Context, args: &ManArgs) -> Result<Outcome, CommandError> {
     let render = |cmd: clap::Command| -> Result<Vec<u8>, CommandError> {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd)
@@ -37,7 +37,7 @@ pub fn run_man(_ctx: &Context, args: &ManArgs) -> Result<Outcome, CommandError> 
         Ok(out)
     };
     let Some(dir) = &args.out else {
-        return write_out(&render(Cli::command())?);
+        return write_out(ctx, &render(Cli::command())?);
     };
     let fail = |e: std::io::Error| CommandError::environment(format!("{}: {e}", dir.display()));
     std::fs::create_dir_all(dir).map_err(fail)?;
@@ -50,12 +50,12 @@ pub fn run_man(_ctx: &Context, args: &ManArgs) -> Result<Outcome, CommandError> 
         std::fs::write(dir.join(format!("{name}.1")), render(page)?).map_err(fail)?;
         pages += 1;
     }
-    talkln!("wrote {pages} man page(s) to {}", dir.display());
+    talkln!(ctx, "wrote {pages} man page(s) to {}", dir.display());
     Ok(Outcome::Clean)
 }
 
-fn write_out(bytes: &[u8]) -> Result<Outcome, CommandError> {
+fn write_out(ctx: &Context, bytes: &[u8]) -> Result<Outcome, CommandError> {
     let text = String::from_utf8_lossy(bytes);
-    outln!("{}", text.trim_end());
+    outln!(ctx, "{}", text.trim_end());
     Ok(Outcome::Clean)
 }

@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             )));
         }
     }
-    let registry = registry(&store)?;
+    let registry = registry(ctx, &store)?;
     let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
@@ -116,7 +116,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             .filter(|s| matches!(s.status, Status::Automation | Status::Incidental))
             .count();
     }
-    super::context::warn_unknown_versions(&args.dataset, &standings);
+    super::context::warn_unknown_versions(ctx, &args.dataset, &standings);
     let unknown_version = standings
         .iter()
         .filter(|s| s.status == Status::UnknownVersion)
@@ -136,16 +136,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         scan: &scan.stats,
     };
     match ctx.format {
-        Format::Json => print_json(&report),
-        _ => print_text(&report),
+        Format::Json => print_json(ctx, &report),
+        _ => print_text(ctx, &report),
     }
     Ok(Outcome::Clean)
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     for l in &r.lines {
         match l.sunset {
             Some(s) => outln!(
+                ctx,
                 "line {} (newest {}): sunset {s}, {} consumer(s) still on it{}{}",
                 l.line,
                 l.newest_version,
@@ -167,12 +168,12 @@ fn print_text(r: &Report) {
                     String::new()
                 },
             ),
-            None => outln!("line {} (newest {})", l.line, l.newest_version),
+            None => outln!(ctx, "line {} (newest {})", l.line, l.newest_version),
         }
     }
-    outln!();
+    outln!(ctx);
     if r.consumers.is_empty() {
-        outln!("no consumer");
+        outln!(ctx, "no consumer");
         return;
     }
     let rows = r.consumers.iter().map(|s| {
@@ -194,8 +195,10 @@ fn print_text(r: &Report) {
         ]
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("consumer"),
                 key("status"),

@@ -112,27 +112,31 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         &mut |m| {
             if shown < 20 {
                 let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                talkln!("warning: {}:{}: {}", file.display(), m.line, m.reason);
+                talkln!(ctx, "warning: {}:{}: {}", file.display(), m.line, m.reason);
             }
             shown += 1;
         },
     )?;
     if malformed > 20 {
-        talkln!("warning: {malformed} malformed lines in all; the first 20 are shown above");
+        talkln!(
+            ctx,
+            "warning: {malformed} malformed lines in all; the first 20 are shown above"
+        );
     }
-    summary.claim(&super::context::registry(&store)?);
+    summary.claim(&super::context::registry(ctx, &store)?);
     let mut text = Vec::new();
     summary
         .write_jsonl(&mut text)
         .map_err(|e| CommandError::environment(format!("cannot render the summary: {e}")))?;
     if args.out.as_os_str() == "-" {
-        out!("{}", String::from_utf8_lossy(&text));
+        out!(ctx, "{}", String::from_utf8_lossy(&text));
     } else {
         std::fs::write(&args.out, &text).map_err(|e| {
             CommandError::environment(format!("cannot write {}: {e}", args.out.display()))
         })?;
     }
     talkln!(
+        ctx,
         "summarized {} file(s): {reads} read(s) into {} row(s); {malformed} malformed",
         files.len(),
         summary.rows.len()

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::output::print_json;
+use super::output::{print_json, Printer};
 use super::{Cli, CommandError, Format};
 use crate::consumers::daily::DailyReads;
 use crate::consumers::{registry, store_scan, Registry, Scan, ScanRequest};
@@ -25,6 +25,8 @@ pub struct Context {
     pub today: NaiveDate,
     /// How writers sync with a remote (`--remote`, `--no-sync`, else `[store] remote`).
     pub sync: Sync,
+    /// Where output goes and how it looks (`--quiet`, `--color`, the terminal's width).
+    pub printer: Printer,
     /// `--now` / `CONTRACTS_NOW`, or the system clock when unset.
     fixed_now: Option<DateTime<FixedOffset>>,
 }
@@ -33,7 +35,7 @@ pub struct Context {
 pub const TODAY_ENV: &str = "CONTRACTS_TODAY";
 
 impl Context {
-    pub fn new(cli: &Cli) -> Result<Context, CommandError> {
+    pub fn new(cli: &Cli, printer: Printer) -> Result<Context, CommandError> {
         // `--today`, else the variable, else the clock. The variable is read here (not by
         // clap) so that its mistakes name it.
         let from_env = match (cli.today, std::env::var_os(TODAY_ENV)) {
@@ -54,6 +56,7 @@ impl Context {
                 None => Utc::now().date_naive(),
             }),
             fixed_now: cli.now,
+            printer,
             sync: match (&cli.remote, cli.no_sync) {
                 (Some(name), _) => Sync::Remote(name.clone()),
                 (None, true) => Sync::Off,
@@ -92,7 +95,7 @@ impl Context {
         if root.join(".git").exists() {
             match Store::open(&root) {
                 Ok(store) => {
-                    warn_uncommitted(&store, None);
+                    warn_uncommitted(self, &store, None);
                     return Ok(store.config().clone());
                 }
                 Err(crate::store::StoreError::NotAStore { .. }) => {}
@@ -122,7 +125,7 @@ impl Context {
             None => std::env::current_dir()?,
         };
         let store = Store::open(&dir)?;
-        warn_uncommitted(&store, None);
+        warn_uncommitted(self, &store, None);
         Ok(store)
     }
 
@@ -143,9 +146,9 @@ impl Context {
     pub fn store_for(&self, dataset: &str) -> Result<Store, CommandError> {
         let store = self.store_unwarned()?;
         if crate::model::is_dataset_name(dataset) {
-            warn_uncommitted(&store, Some(dataset));
+            warn_uncommitted(self, &store, Some(dataset));
         } else {
-            warn_uncommitted(&store, None);
+            warn_uncommitted(self, &store, None);
         }
         Ok(store)
     }
@@ -157,7 +160,14 @@ impl Context {
             Some(r) => r.clone(),
             None => std::env::current_dir()?,
         };
-        Ok(Store::open_writer(&dir, &self.sync)?)
+        Ok(Store::open_writer(&dir, &self.sync, self.notices())?)
+    }
+
+    /// The sink a writer's notices (retries, repairs, a lagging checkout) go to: talk on
+    /// stderr, silenced by `--quiet`.
+    fn notices(&self) -> crate::store::Notices {
+        let printer = self.printer.clone();
+        std::sync::Arc::new(move |message: &str| printer.talk(format_args!("{message}")))
     }
 
     /// The store for `notify`: synced with the remote (per `--remote`, `--no-sync` and
@@ -168,8 +178,8 @@ impl Context {
             Some(r) => r.clone(),
             None => std::env::current_dir()?,
         };
-        let store = Store::open_synced(&dir, &self.sync)?;
-        warn_uncommitted(&store, None);
+        let store = Store::open_synced(&dir, &self.sync, self.notices())?;
+        warn_uncommitted(self, &store, None);
         Ok(store)
     }
 }
@@ -180,11 +190,14 @@ impl Context {
 
 /// The store's registry; a store without `consumers.toml` has no registered consumer
 /// (everyone who reads is then `unknown`), which is said on stderr.
-pub fn registry(store: &Store) -> Result<Registry, CommandError> {
+pub fn registry(ctx: &Context, store: &Store) -> Result<Registry, CommandError> {
     match registry::load(store)? {
         Some(r) => Ok(r),
         None => {
-            talkln!("warning: the store has no consumers.toml: no consumer is registered");
+            talkln!(
+                ctx,
+                "warning: the store has no consumers.toml: no consumer is registered"
+            );
             Ok(Registry::default())
         }
     }
@@ -215,7 +228,7 @@ pub fn scan_logs(
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let mut notes = Vec::new();
     let result = store_scan::scan_logs(store, datasets, registry, ctx.today, &mut notes);
-    talk_notes(&notes);
+    talk_notes(ctx, &notes);
     Ok(result?)
 }
 
@@ -229,21 +242,26 @@ pub fn scan_daily(
 ) -> Result<HashMap<String, DailyReads>, CommandError> {
     let mut notes = Vec::new();
     let result = store_scan::scan_daily(store, datasets, from, ctx.today, registry, &mut notes);
-    talk_notes(&notes);
+    talk_notes(ctx, &notes);
     Ok(result?)
 }
 
 /// The warnings of [`crate::consumers::standing::unknown_version_notes`], on stderr.
-pub fn warn_unknown_versions(dataset: &str, standings: &[crate::consumers::Standing]) {
-    talk_notes(&crate::consumers::standing::unknown_version_notes(
-        dataset, standings,
-    ));
+pub fn warn_unknown_versions(
+    ctx: &Context,
+    dataset: &str,
+    standings: &[crate::consumers::Standing],
+) {
+    talk_notes(
+        ctx,
+        &crate::consumers::standing::unknown_version_notes(dataset, standings),
+    );
 }
 
 /// Notes the library handed back, one line each on stderr.
-pub fn talk_notes(notes: &[String]) {
+pub fn talk_notes(ctx: &Context, notes: &[String]) {
     for n in notes {
-        talkln!("{n}");
+        talkln!(ctx, "{n}");
     }
 }
 
@@ -252,7 +270,7 @@ const SHOWN_UNCOMMITTED: usize = 10;
 
 /// One rule for what a command reads: the store as committed at HEAD. An uncommitted change
 /// to a store file is therefore not used, and each such file is named on stderr.
-pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
+pub fn warn_uncommitted(ctx: &Context, store: &Store, dataset: Option<&str>) {
     match store.uncommitted(dataset) {
         Ok(files) => {
             for f in files.iter().take(SHOWN_UNCOMMITTED) {
@@ -260,21 +278,25 @@ pub fn warn_uncommitted(store: &Store, dataset: Option<&str>) {
                     // Committing the edit would break the immutability `check` proves, so the
                     // usual hint would lead the user into a failing store.
                     talkln!(
+                        ctx,
                         "warning: {f} is a published contract, and published contracts never \
                          change: restore it with `git checkout -- {f}` and propose a new version"
                     );
                 } else {
-                    talkln!("warning: uncommitted changes to {f} are not used; commit them");
+                    talkln!(
+                        ctx,
+                        "warning: uncommitted changes to {f} are not used; commit them"
+                    );
                 }
             }
             if files.len() > SHOWN_UNCOMMITTED {
-                talkln!(
+                talkln!(ctx,
                     "warning: {} more store files have uncommitted changes (`git status` lists them)",
                     files.len() - SHOWN_UNCOMMITTED
                 );
             }
         }
-        Err(e) => talkln!("warning: {e}; uncommitted changes are not reported"),
+        Err(e) => talkln!(ctx, "warning: {e}; uncommitted changes are not reported"),
     }
 }
 
@@ -294,13 +316,13 @@ pub fn print_ci(ctx: &Context, findings: &[Finding]) {
         Format::Github => {
             let text = crate::render::ci::github(findings);
             if !text.is_empty() {
-                outln!("{}", text.trim_end());
+                outln!(ctx, "{}", text.trim_end());
             }
         }
-        _ => print_json(&crate::render::ci::sarif(
-            findings,
-            env!("CARGO_PKG_VERSION"),
-        )),
+        _ => print_json(
+            ctx,
+            &crate::render::ci::sarif(findings, env!("CARGO_PKG_VERSION")),
+        ),
     }
 }
 
@@ -325,26 +347,28 @@ pub fn shown_path(root: &Path, rel: &str) -> String {
 /// was read of objects in object storage: a total always, one line per object when
 /// `verbose`.
 pub fn profile_and_merge(
+    ctx: &Context,
     files: &[PathBuf],
     opts: &ReadOptions,
     verbose: bool,
     merge: &[PathBuf],
 ) -> Result<Option<Profile>, CommandError> {
     let mut notes = ReadNotes::default();
-    let bar = Bar::new();
+    let bar = Bar::new(ctx.printer.quiet());
     let result = assemble::profile_and_merge(files, opts, &bar, &mut notes, merge);
     bar.finish();
-    talk_read_notes(&notes, verbose);
+    talk_read_notes(ctx, &notes, verbose);
     Ok(result?)
 }
 
-fn talk_read_notes(notes: &ReadNotes, verbose: bool) {
+fn talk_read_notes(ctx: &Context, notes: &ReadNotes, verbose: bool) {
     for w in &notes.warnings {
-        talkln!("warning: {w}");
+        talkln!(ctx, "warning: {w}");
     }
     if verbose {
         for r in &notes.reads {
             talkln!(
+                ctx,
                 "read {} of {} bytes ({}) of {} in {} requests",
                 r.bytes_read,
                 r.size,
@@ -360,6 +384,7 @@ fn talk_read_notes(notes: &ReadNotes, verbose: bool) {
         let requests: u64 = notes.reads.iter().map(|r| r.requests).sum();
         let n = notes.reads.len();
         talkln!(
+            ctx,
             "read {read} of {size} bytes ({}) of {n} object{} in {requests} requests",
             percent(read, size),
             if n == 1 { "" } else { "s" }
@@ -374,18 +399,19 @@ fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal.
-pub struct Bar(Mutex<Option<ProgressBar>>);
+/// A progress bar on stderr, drawn only when stderr is a terminal and talk is not silenced
+/// (`--quiet`).
+pub struct Bar(Mutex<Option<ProgressBar>>, bool);
 
 impl Bar {
-    pub fn new() -> Bar {
-        Bar(Mutex::new(None))
+    pub fn new(quiet: bool) -> Bar {
+        Bar(Mutex::new(None), quiet)
     }
 }
 
 impl Progress for Bar {
     fn start(&self, file: &Path, total: u64) {
-        if !std::io::stderr().is_terminal() {
+        if self.1 || !std::io::stderr().is_terminal() {
             return;
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());

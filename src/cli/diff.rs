@@ -94,7 +94,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     for (c, x) in [(&old, crossings(&old)), (&new, crossings(&new))] {
         for x in x {
-            talkln!("note: {}@{}: {x}", c.dataset, c.version);
+            talkln!(ctx, "note: {}@{}: {x}", c.dataset, c.version);
         }
     }
     let set = derive_changes(&old, &new);
@@ -121,7 +121,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         consumers: consumers.unwrap_or_default(),
     };
     match ctx.format {
-        Format::Json => print_json(&report),
+        Format::Json => print_json(ctx, &report),
         Format::Github | Format::Sarif => {
             let (file, text) = source(ctx, &args.new);
             print_ci(
@@ -129,10 +129,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 &change_findings(&set.changes, sufficient, &file, text.as_deref()),
             );
         }
-        _ => print_text(&report),
+        _ => print_text(ctx, &report),
     }
     if !sufficient {
-        talkln!(
+        errln!(
+            ctx,
             "error: {} -> {} is a {} bump, but the changes require a {} bump:",
             old.version,
             new.version,
@@ -140,7 +141,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             set.required
         );
         for c in &demanding(&set.changes, actual) {
-            talkln!(
+            errln!(
+                ctx,
                 "  {} ({}, {}): {}",
                 c.clause,
                 c.kind,
@@ -152,20 +154,22 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::findings_if(!sufficient))
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     if r.changes.is_empty() {
         outln!(
+            ctx,
             "no clause changed between {} {} and {}",
             r.old.dataset,
             r.old.version,
             r.new.version
         );
     } else {
-        outln!("{}", changes_table(r.changes));
+        outln!(ctx, "{}", changes_table(ctx, r.changes));
     }
-    outln!();
-    outln!("required bump: {}", r.required_bump);
+    outln!(ctx);
+    outln!(ctx, "required bump: {}", r.required_bump);
     outln!(
+        ctx,
         "actual bump:   {} ({} -> {}){}",
         r.actual_bump,
         r.old.version,
@@ -173,7 +177,7 @@ fn print_text(r: &Report) {
         if r.sufficient { "" } else { "  INSUFFICIENT" }
     );
     if r.in_store {
-        outln!();
-        print_verdicts(r.new.dataset, &r.consumers);
+        outln!(ctx);
+        print_verdicts(ctx, r.new.dataset, &r.consumers);
     }
 }

@@ -72,9 +72,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             std::fs::write(path, &text).map_err(|e| {
                 CommandError::environment(format!("cannot write {}: {e}", path.display()))
             })?;
-            talkln!("wrote {}", path.display());
+            talkln!(ctx, "wrote {}", path.display());
         }
-        None => outln!("{}", text.trim_end()),
+        None => outln!(ctx, "{}", text.trim_end()),
     }
     Ok(Outcome::Clean)
 }

@@ -74,16 +74,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         adopted_since: parent.map(|p| p.to_string()),
     };
     match ctx.format {
-        Format::Json => print_json(&report),
+        Format::Json => print_json(ctx, &report),
         _ => {
-            outln!("{}", report.root.display());
+            outln!(ctx, "{}", report.root.display());
             talkln!(
+                ctx,
                 "initialised a contracts store in {} (commit {})",
                 report.root.display(),
                 &report.commit[..12]
             );
             if let Some(since) = &report.adopted_since {
                 talkln!(
+                    ctx,
                     "adopted an existing repository: proofs start after {}",
                     &since[..12]
                 );

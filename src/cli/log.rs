@@ -27,15 +27,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     let entries = log_entries(&store, &datasets, args.dataset.as_deref())?;
     match ctx.format {
-        Format::Json => print_json(&entries),
-        _ => print_text(&entries),
+        Format::Json => print_json(ctx, &entries),
+        _ => print_text(ctx, &entries),
     }
     Ok(Outcome::Clean)
 }
 
-fn print_text(entries: &[LogEntry]) {
+fn print_text(ctx: &Context, entries: &[LogEntry]) {
     if entries.is_empty() {
-        outln!("no change records");
+        outln!(ctx, "no change records");
         return;
     }
     let short = |c: &Option<CommitInfo>| {
@@ -89,8 +89,10 @@ fn print_text(entries: &[LogEntry]) {
         }
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("date"),
                 key("dataset"),

@@ -8,29 +8,48 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// `println!` for data: a closed pipe (`contracts log | head`) ends the program quietly with
-/// exit 3 instead of a panic. Defined before the modules that use it.
+/// A line of data on stdout through the run's printer (`outln!(ctx, ...)`, where `ctx` is the
+/// command's `Context` or its `Printer`): a closed pipe (`contracts log | head`) ends the
+/// program quietly with exit 3 instead of a panic. Defined before the modules that use it.
 macro_rules! outln {
-    () => {
-        $crate::cli::output::emit(format_args!(""))
-    };
-    ($($t:tt)*) => {
-        $crate::cli::output::emit(format_args!($($t)*))
-    };
+    ($p:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().out(format_args!(""))
+    }};
+    ($p:expr, $($t:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().out(format_args!($($t)*))
+    }};
 }
 
-/// `print!` for data, through the same closed-pipe handling as `outln!`.
+/// Data on stdout without a newline, through the same closed-pipe handling as `outln!`.
 macro_rules! out {
-    ($($t:tt)*) => {
-        $crate::cli::output::emit_raw(format_args!($($t)*))
-    };
+    ($p:expr, $($t:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().out_raw(format_args!($($t)*))
+    }};
 }
 
-/// `eprintln!` for talk: warnings and progress on stderr, never a panic when stderr is gone.
+/// A line of talk on stderr (warnings, notes, progress), silenced by `--quiet`; never a
+/// panic when stderr is gone.
 macro_rules! talkln {
-    ($($t:tt)*) => {
-        $crate::cli::output::talk(format_args!($($t)*))
-    };
+    ($p:expr, $($t:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().talk(format_args!($($t)*))
+    }};
+}
+
+/// A line of an error on stderr (a refusal, a failure): printed even with `--quiet`.
+macro_rules! errln {
+    ($p:expr, $($t:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().error(format_args!($($t)*))
+    }};
 }
 
 mod advisory;
@@ -114,6 +133,11 @@ pub struct Cli {
     /// Colour verdicts and results: `auto` colours a terminal unless `NO_COLOR` is set
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+
+    /// Print no talk on stderr: no warnings, notes or progress. Data on stdout, errors and
+    /// the exit code are unchanged
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -312,16 +336,16 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    output::set_colour(cli.color.resolve());
-    let ctx = match Context::new(&cli) {
+    let printer = output::Printer::new(cli.quiet, cli.color.resolve());
+    let ctx = match Context::new(&cli, printer.clone()) {
         Ok(ctx) => ctx,
         Err(e) => {
-            out_err(&e);
+            out_err(&printer, &e);
             return e.kind.exit_code();
         }
     };
     if let Err(e) = cli.command.refuse_format(cli.format) {
-        out_err(&e);
+        out_err(&printer, &e);
         return e.kind.exit_code();
     }
     let result = match &cli.command {
@@ -355,15 +379,15 @@ pub fn main() -> ExitCode {
     match result {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
-            out_err(&e);
+            out_err(&printer, &e);
             e.kind.exit_code()
         }
     }
 }
 
-/// The error, its causes and its hints, on stderr.
-fn out_err(e: &CommandError) {
-    talkln!("{}", e.render().trim_end());
+/// The error, its causes and its hints, on stderr, `--quiet` or not.
+fn out_err(p: &output::Printer, e: &CommandError) {
+    errln!(p, "{}", e.render().trim_end());
 }
 
 #[cfg(test)]

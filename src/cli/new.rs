@@ -31,11 +31,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     // No file, no profile: the draft is then left for the producer to fill.
     let profile = profile_and_merge(
+        ctx,
         &args.from,
         &crate::release::ReadOptions::default(),
         false,
         &[],
     )?;
-    out!("{}", draft(&args.dataset, ctx.today, profile.as_ref()));
+    out!(ctx, "{}", draft(&args.dataset, ctx.today, profile.as_ref()));
     Ok(Outcome::Clean)
 }

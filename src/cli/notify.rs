@@ -62,7 +62,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .with_nanosecond(0)
         .expect("zero nanoseconds is a valid time");
     let run_id = run::run_id(now);
-    let registry = registry(&store)?;
+    let registry = registry(ctx, &store)?;
     let inputs = Inputs {
         registry: &registry,
         from: &from,
@@ -84,22 +84,26 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             OpenError::CaFile(e) => located("notify.ca_file", CommandError::input(e.to_string())),
         })
     };
-    match run::run(store, &inputs, scan, open, &clock, &mut talk)? {
+    let mut sink = |e: Event<'_>| talk(ctx, e);
+    match run::run(store, &inputs, scan, open, &clock, &mut sink)? {
         Ran::Planned(todo) if args.show => {
             print_previews(ctx, &todo, &inputs, config.notify.registry_url.as_deref());
         }
         Ran::Planned(todo) => {
             print_rows(ctx, &todo.iter().map(Todo::planned).collect::<Vec<_>>());
             if !args.dry_run {
-                talkln!("notify: nothing to send");
+                talkln!(ctx, "notify: nothing to send");
                 return Ok(Outcome::Clean);
             }
             let n = todo.len();
-            talkln!("notify: dry run, {n} notice(s) planned and rendered, none sent");
+            talkln!(
+                ctx,
+                "notify: dry run, {n} notice(s) planned and rendered, none sent"
+            );
         }
         Ran::Delivered(report) => {
             print_rows(ctx, &report.rows);
-            talkln!("{}", report.summary());
+            talkln!(ctx, "{}", report.summary());
             if let Some(e) = report.failure() {
                 return Err(e.into());
             }
@@ -109,21 +113,21 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 }
 
 /// The CLI's talk for each event of a run, on stderr.
-fn talk(e: Event) {
+fn talk(ctx: &Context, e: Event) {
     match e {
         Event::Standings { dataset, standings } => {
-            super::context::warn_unknown_versions(dataset, standings)
+            super::context::warn_unknown_versions(ctx, dataset, standings)
         }
-        e => talkln!("{e}"),
+        e => talkln!(ctx, "{e}"),
     }
 }
 
 fn print_rows(ctx: &Context, rows: &[Row]) {
     if ctx.format == Format::Json {
-        return print_json(&rows);
+        return print_json(ctx, &rows);
     }
     if rows.is_empty() {
-        return outln!("no notice");
+        return outln!(ctx, "no notice");
     }
     let cells = rows.iter().map(|r| {
         let n = &r.notice;
@@ -148,7 +152,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         text("recipients"),
         key("status"),
     ];
-    outln!("{}", table(&head, cells));
+    outln!(ctx, "{}", table(ctx, &head, cells));
 }
 
 /// `--dry-run --show`: every notice in full. In JSON, each row of the plan gains `preview`.
@@ -157,17 +161,23 @@ fn print_previews(ctx: &Context, todo: &[Todo], inputs: &Inputs, registry_url: O
         .iter()
         .map(|t| (t, preview(t, inputs.from, inputs.registry, registry_url)));
     if ctx.format == Format::Json {
-        print_json(&shown.map(|(t, p)| preview::row(t, p)).collect::<Vec<_>>());
+        print_json(
+            ctx,
+            &shown.map(|(t, p)| preview::row(t, p)).collect::<Vec<_>>(),
+        );
     } else if todo.is_empty() {
-        outln!("no notice");
+        outln!(ctx, "no notice");
     } else {
         for (i, (t, p)) in shown.enumerate() {
             if i > 0 {
-                outln!();
+                outln!(ctx);
             }
-            outln!("{}", preview::text(t, &p));
+            outln!(ctx, "{}", preview::text(t, &p));
         }
     }
     let n = todo.len();
-    talkln!("notify: dry run, {n} notice(s) planned and rendered, none sent");
+    talkln!(
+        ctx,
+        "notify: dry run, {n} notice(s) planned and rendered, none sent"
+    );
 }

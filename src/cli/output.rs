@@ -1,5 +1,7 @@
-//! Rendering and the one output path: text tables for people and JSON for scripts go to
-//! stdout (`outln!`, `out!`); talk goes to stderr (`talkln!`). No command prints any other way.
+//! Rendering and the one output path, the run's [`Printer`]: text tables for people and JSON
+//! for scripts go to stdout (`outln!(ctx, ..)`, `out!(ctx, ..)`); talk goes to stderr
+//! (`talkln!(ctx, ..)`, silenced by `--quiet`) and so do errors (`errln!(ctx, ..)`, never
+//! silenced). No command prints any other way.
 //!
 //! Tables are drawn by `tabled`. Each column says what it holds ([`Role`]), and only a
 //! terminal is fitted: into a pipe or a file nothing is shortened or wrapped, whatever
@@ -11,8 +13,6 @@
 //! dates, versions and verdicts are never shortened, and a finding or an error is never cut
 //! anywhere. JSON always keeps every value whole. Verdicts and results are coloured when
 //! colour is on (`--color`, `NO_COLOR`).
-
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tabled::settings::object::Columns;
 use tabled::settings::{Padding, Style, Width};
@@ -26,15 +26,126 @@ pub const UNLIMITED: usize = usize::MAX;
 /// The width of a terminal that does not tell its size.
 const UNKNOWN_TERMINAL: usize = 80;
 
-static COLOUR: AtomicBool = AtomicBool::new(false);
-
-/// Colour verdicts and results in tables from now on.
-pub fn set_colour(on: bool) {
-    COLOUR.store(on, Ordering::Relaxed);
+/// Where a command's output goes and how it looks, decided once from the global flags and
+/// handed to every command in its [`Context`](super::Context): whether talk is silenced
+/// (`--quiet`), whether tables are coloured (`--color`, `NO_COLOR`) and the width they fit.
+/// Data (stdout) and errors are never silenced; `--quiet` drops only talk (warnings, notes,
+/// progress, what a run did).
+#[derive(Debug, Clone)]
+pub struct Printer {
+    quiet: bool,
+    colour: bool,
+    width: usize,
 }
 
-pub fn colour() -> bool {
-    COLOUR.load(Ordering::Relaxed)
+impl Printer {
+    /// The printer of this run: `quiet` silences talk, `colour` colours table cells by role,
+    /// and tables fit the terminal stdout is (see [`width`]).
+    pub fn new(quiet: bool, colour: bool) -> Printer {
+        Printer {
+            quiet,
+            colour,
+            width: width(),
+        }
+    }
+
+    /// Whether talk is silenced: a progress bar is not drawn either.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    pub fn colour(&self) -> bool {
+        self.colour
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Write one line of data to stdout. If the reader went away (a closed pipe) or stdout
+    /// fails, stop at once: nothing more can be delivered, and a panic would only add noise.
+    pub fn out(&self, args: std::fmt::Arguments) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+            self.stdout_failed(e);
+        }
+    }
+
+    /// Write data to stdout with no newline added (a rendered JUnit report, a draft file).
+    pub fn out_raw(&self, args: std::fmt::Arguments) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+            self.stdout_failed(e);
+        }
+    }
+
+    /// Write one line of talk to stderr: warnings, notes, progress, what a run did; nothing
+    /// with `--quiet`. A stderr that is gone (a closed pipe, a full disk) loses the talk but
+    /// never stops the command or panics.
+    pub fn talk(&self, args: std::fmt::Arguments) {
+        if !self.quiet {
+            stderr_line(args);
+        }
+    }
+
+    /// Write one line of an error to stderr, `--quiet` or not: a refusal, a failure, why the
+    /// command stopped.
+    pub fn error(&self, args: std::fmt::Arguments) {
+        stderr_line(args);
+    }
+
+    /// Print a value as pretty JSON on stdout.
+    pub fn json<T: serde::Serialize>(&self, value: &T) {
+        match serde_json::to_string_pretty(value) {
+            Ok(s) => self.out(format_args!("{s}")),
+            // Serialising our own report types cannot fail; say so loudly if it ever does.
+            Err(e) => self.error(format_args!("error: could not render JSON: {e}")),
+        }
+    }
+
+    /// A plain table with a header row, fitted to this run's width and coloured by role
+    /// when colour is on.
+    pub fn table<I, R>(&self, cols: &[Col], rows: I) -> String
+    where
+        I: IntoIterator<Item = R>,
+        R: IntoIterator<Item = String>,
+    {
+        fit_table(cols, rows, self.width, self.colour)
+    }
+
+    fn stdout_failed(&self, e: std::io::Error) -> ! {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            self.error(format_args!("error: cannot write to stdout: {e}"));
+        }
+        std::process::exit(3);
+    }
+}
+
+/// What holds this run's [`Printer`]: the printer itself and a command's context, so that
+/// `outln!(ctx, ...)` reads the same in `run` and in the helpers it calls.
+pub trait Print {
+    fn printer(&self) -> &Printer;
+}
+
+impl Print for Printer {
+    fn printer(&self) -> &Printer {
+        self
+    }
+}
+
+impl Print for super::Context {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+}
+
+/// One line on stderr; a stderr that is gone loses it, as `eprintln!` would panic.
+fn stderr_line(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
 
 /// The width tables must fit in. Into a pipe or a file, [`UNLIMITED`]: what a script reads is
@@ -129,15 +240,6 @@ fn text_width(s: &str) -> usize {
 const TEXT_FLOOR: usize = 8;
 /// The narrowest a finding is wrapped to.
 const WHOLE_FLOOR: usize = 20;
-
-/// A plain table with a header row, fitted to [`width`].
-pub fn table<I, R>(cols: &[Col], rows: I) -> String
-where
-    I: IntoIterator<Item = R>,
-    R: IntoIterator<Item = String>,
-{
-    fit_table(cols, rows, width(), colour())
-}
 
 /// How one column is fitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,12 +460,17 @@ fn blocks(
 }
 
 /// Print a value as pretty JSON on stdout.
-pub fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(s) => emit(format_args!("{s}")),
-        // Serialising our own report types cannot fail; say so loudly if it ever does.
-        Err(e) => talk(format_args!("error: could not render JSON: {e}")),
-    }
+pub fn print_json<T: serde::Serialize>(p: &(impl Print + ?Sized), value: &T) {
+    p.printer().json(value);
+}
+
+/// A plain table with a header row, fitted and coloured as `p`'s printer says.
+pub fn table<I, R>(p: &(impl Print + ?Sized), cols: &[Col], rows: I) -> String
+where
+    I: IntoIterator<Item = R>,
+    R: IntoIterator<Item = String>,
+{
+    p.printer().table(cols, rows)
 }
 
 /// A clause value (or its absence) for a table cell.
@@ -377,7 +484,7 @@ pub fn cell(v: Option<&serde_json::Value>) -> String {
 
 /// The per-clause change table of `diff` and `propose`: what changed in words, a map key by
 /// key and a set item by item (JSON keeps both whole values).
-pub fn changes_table(changes: &[Change]) -> String {
+pub fn changes_table(p: &(impl Print + ?Sized), changes: &[Change]) -> String {
     let rows = changes.iter().map(|c| {
         vec![
             c.clause.clone(),
@@ -388,6 +495,7 @@ pub fn changes_table(changes: &[Change]) -> String {
         ]
     });
     table(
+        p,
         &[
             key("clause"),
             key("kind"),
@@ -400,9 +508,16 @@ pub fn changes_table(changes: &[Change]) -> String {
 }
 
 /// The consumers' verdicts of `diff` and `propose`, printed after the clause table.
-pub fn print_verdicts(dataset: &str, impacts: &[crate::model::Impact]) {
+pub fn print_verdicts(
+    ctx: &(impl Print + ?Sized),
+    dataset: &str,
+    impacts: &[crate::model::Impact],
+) {
     if impacts.is_empty() {
-        outln!("no consumer of {dataset} is registered in consumers.toml");
+        outln!(
+            ctx,
+            "no consumer of {dataset} is registered in consumers.toml"
+        );
         return;
     }
     let rows = impacts.iter().map(|i| {
@@ -416,10 +531,12 @@ pub fn print_verdicts(dataset: &str, impacts: &[crate::model::Impact]) {
             },
         ]
     });
-    outln!("consumers of {dataset}:");
+    outln!(ctx, "consumers of {dataset}:");
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("consumer"),
                 key("verdict"),
@@ -431,12 +548,17 @@ pub fn print_verdicts(dataset: &str, impacts: &[crate::model::Impact]) {
 }
 
 /// A backtest as a table, printed by `backtest` and after `propose`'s consumers' verdicts.
-pub fn print_backtest(b: &crate::release::record::Backtest, dataset: &str) {
+pub fn print_backtest(
+    ctx: &(impl Print + ?Sized),
+    b: &crate::release::record::Backtest,
+    dataset: &str,
+) {
     if b.clauses.is_empty() {
-        outln!("backtest: no changed or added clause to replay");
+        outln!(ctx, "backtest: no changed or added clause to replay");
         return;
     }
     outln!(
+        ctx,
         "backtest on {} recorded release(s) of {dataset} validated since {}:",
         b.releases - b.without_profile,
         b.since
@@ -454,8 +576,10 @@ pub fn print_backtest(b: &crate::release::record::Backtest, dataset: &str) {
         ]
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("clause"),
                 key("evaluated"),
@@ -465,41 +589,6 @@ pub fn print_backtest(b: &crate::release::record::Backtest, dataset: &str) {
             rows
         )
     );
-}
-
-/// Write data to stdout without adding a newline (a rendered JUnit report, a draft file).
-pub fn emit_raw(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
-        stdout_failed(e);
-    }
-}
-
-/// Write one line of talk to stderr: warnings, progress, what a run did. A stderr that is
-/// gone (a closed pipe, a full disk) loses the talk but never stops the command or panics,
-/// as `eprintln!` would.
-pub fn talk(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
-}
-
-fn stdout_failed(e: std::io::Error) -> ! {
-    if e.kind() != std::io::ErrorKind::BrokenPipe {
-        talk(format_args!("error: cannot write to stdout: {e}"));
-    }
-    std::process::exit(3);
-}
-
-/// Write one line of data to stdout. If the reader went away (a closed pipe) or stdout
-/// fails, stop at once: nothing more can be delivered, and a panic would only add noise.
-pub fn emit(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
-        stdout_failed(e);
-    }
 }
 
 #[cfg(test)]
@@ -603,5 +692,52 @@ mod tests {
         assert!(t.starts_with(" clause   verdict  "), "{t:?}");
         let plain = fit_table(&cols, [vec!["crs".into(), "breaking".into()]], 80, false);
         assert_eq!(console::strip_ansi_codes(&t), plain);
+    }
+
+    /// Every line printed goes through the printer: `--quiet` and a closed pipe are handled
+    /// in one place only if no other file prints on its own.
+    #[test]
+    fn nothing_in_src_prints_outside_the_printer() {
+        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, files);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        walk(&src, &mut files);
+        assert!(
+            files.len() > 50,
+            "the walk finds the sources: {}",
+            files.len()
+        );
+        let printer = src.join("cli").join("output.rs");
+        let macros = ["println!", "eprintln!", "print!", "eprint!", "dbg!"];
+        let mut found = Vec::new();
+        for f in files.iter().filter(|f| **f != printer) {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for m in macros {
+                    // `print!` must not match inside `eprint!` or `sprint!`.
+                    let hit = code.match_indices(m).any(|(i, _)| {
+                        !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    if hit {
+                        found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "print through the printer:\n{}",
+            found.join("\n")
+        );
     }
 }

@@ -39,6 +39,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     }
     let profile = profile_and_merge(
+        ctx,
         &args.files,
         &args.part.options(),
         args.part.verbose(),
@@ -48,8 +49,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         unreachable!("at least one file or profile was given")
     };
     match ctx.format {
-        Format::Json => print_json(&profile),
-        _ => print_text(&profile),
+        Format::Json => print_json(ctx, &profile),
+        _ => print_text(ctx, &profile),
     }
     Ok(Outcome::Clean)
 }
@@ -58,7 +59,7 @@ fn number(x: f64) -> String {
     format!("{x}")
 }
 
-fn print_text(p: &Profile) {
+fn print_text(ctx: &Context, p: &Profile) {
     let envelope = p.envelope.map_or("-".to_string(), |e| {
         let e: [f64; 4] = e.into();
         format!(
@@ -113,10 +114,10 @@ fn print_text(p: &Profile) {
         ],
     ];
     for r in rows {
-        outln!("{:<20}{}", r[0], r[1]);
+        outln!(ctx, "{:<20}{}", r[0], r[1]);
     }
     if !p.attributes.is_empty() {
-        outln!();
+        outln!(ctx);
         let rows = p.attributes.iter().map(|(name, a)| {
             vec![
                 name.clone(),
@@ -126,8 +127,10 @@ fn print_text(p: &Profile) {
             ]
         });
         outln!(
+            ctx,
             "{}",
             table(
+                ctx,
                 &[
                     key("attribute"),
                     key("type"),

@@ -99,9 +99,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Strictness::Reading,
     ) {
         for x in crossings(&draft) {
-            talkln!("note: {}@{}: {x}", draft.dataset, draft.version);
+            talkln!(ctx, "note: {}@{}: {x}", draft.dataset, draft.version);
         }
-        super::context::warn_uncommitted(&store, Some(&draft.dataset));
+        super::context::warn_uncommitted(ctx, &store, Some(&draft.dataset));
     }
     // The rules are checked at whatever HEAD the commit lands on: when another writer moves
     // the store first, they are checked again on its new HEAD (a new newest version, a second
@@ -265,9 +265,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         consumers,
         backtest: &backtest.clauses,
     };
-    talk_notes(&backtest.warnings(&dataset));
+    talk_notes(ctx, &backtest.warnings(&dataset));
     match ctx.format {
-        Format::Json => print_json(&report),
+        Format::Json => print_json(ctx, &report),
         Format::Github | Format::Sarif => {
             let file = draft_name.replace('\\', "/");
             let findings = if accepted {
@@ -278,30 +278,33 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             print_ci(ctx, &findings);
         }
         _ => {
-            print_text(&report);
-            outln!();
-            print_backtest(&backtest, &dataset);
+            print_text(ctx, &report);
+            outln!(ctx);
+            print_backtest(ctx, &backtest, &dataset);
         }
     }
     if !accepted {
-        talkln!(
+        errln!(
+            ctx,
             "error: proposal of {dataset} {} refused ({} reason(s)); nothing was written:",
             draft.version,
             refusals.len()
         );
         for r in &refusals {
-            talkln!("  - {}", refusal_text(r));
+            errln!(ctx, "  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);
     }
     match (&commit, args.dry_run) {
         (Some(id), _) => talkln!(
+            ctx,
             "recorded {dataset} {} with {} change record(s) in commit {}",
             draft.version,
             recs.len(),
             &id[..12]
         ),
         (None, true) => talkln!(
+            ctx,
             "dry run: {dataset} {} would be accepted; nothing was written",
             draft.version
         ),
@@ -334,29 +337,30 @@ fn already_published(
     })
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     match &r.supersedes {
-        Some(s) => outln!("{} {} -> {}", r.dataset, s, r.version),
-        None => outln!("{} {} (first version)", r.dataset, r.version),
+        Some(s) => outln!(ctx, "{} {} -> {}", r.dataset, s, r.version),
+        None => outln!(ctx, "{} {} (first version)", r.dataset, r.version),
     }
     if !r.changes.is_empty() {
-        outln!("{}", changes_table(r.changes));
+        outln!(ctx, "{}", changes_table(ctx, r.changes));
     }
     if let Some(b) = r.bump {
-        outln!("bump: {b}");
+        outln!(ctx, "bump: {b}");
     }
     if let Some(w) = r.records.first().and_then(|rec| rec.window) {
         outln!(
+            ctx,
             "window: {} .. {} ({} days)",
             w.opens,
             w.sunset,
             (w.sunset - w.opens).num_days()
         );
     }
-    outln!("{}", if r.accepted { "accepted" } else { "REFUSED" });
+    outln!(ctx, "{}", if r.accepted { "accepted" } else { "REFUSED" });
     if r.supersedes.is_some() && r.bump.is_some() {
-        outln!();
-        print_verdicts(r.dataset, &r.consumers);
+        outln!(ctx);
+        print_verdicts(ctx, r.dataset, &r.consumers);
     }
 }
 

@@ -22,7 +22,7 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-pub fn run(_ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
+pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let all = schemas();
     match &args.out {
         None => {
@@ -30,7 +30,7 @@ pub fn run(_ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 .into_iter()
                 .map(|(name, v)| (name.to_string(), v))
                 .collect();
-            super::output::print_json(&map);
+            super::output::print_json(ctx, &map);
         }
         Some(dir) => {
             let fail =
@@ -41,7 +41,7 @@ pub fn run(_ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
                 std::fs::write(dir.join(name), text).map_err(fail)?;
             }
-            talkln!("wrote {n} schemas to {}", dir.display());
+            talkln!(ctx, "wrote {n} schemas to {}", dir.display());
         }
     }
     Ok(Outcome::Clean)

@@ -178,16 +178,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         reading_rules: READING_RULES,
     };
     match ctx.format {
-        Format::Json => print_json(&report),
+        Format::Json => print_json(ctx, &report),
         _ => {
-            outln!("{} {}", report.dataset, report.version);
+            outln!(ctx, "{} {}", report.dataset, report.version);
             if let Some(d) = &report.description {
-                outln!("  {d}");
+                outln!(ctx, "  {d}");
             }
             if let Some(s) = &report.supersedes {
-                outln!("supersedes: {s}");
+                outln!(ctx, "supersedes: {s}");
             }
-            outln!("valid from: {}", report.valid_from);
+            outln!(ctx, "valid from: {}", report.valid_from);
             if let Some(p) = &report.predecessor_sunset {
                 let moved = p
                     .effective
@@ -195,14 +195,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     .map(|d| format!(" (since moved to {d})"))
                     .unwrap_or_default();
                 outln!(
+                    ctx,
                     "declares the sunset of line {}: {}{moved}",
                     p.line,
                     p.declared
                 );
             }
             match &report.line_sunset {
-                None => outln!("sunset of line {}: none yet", c.version.major),
+                None => outln!(ctx, "sunset of line {}: none yet", c.version.major),
                 Some(ls) => outln!(
+                    ctx,
                     "sunset of line {}: {} ({}), {}",
                     ls.line,
                     ls.date,
@@ -211,7 +213,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 ),
             }
             if !report.waivers.is_empty() {
-                outln!("live waivers of line {}:", c.version.major);
+                outln!(ctx, "live waivers of line {}:", c.version.major);
                 let rows = report.waivers.iter().map(|w| {
                     vec![
                         w.id.clone(),
@@ -223,8 +225,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     ]
                 });
                 outln!(
+                    ctx,
                     "{}",
                     table(
+                        ctx,
                         &[
                             key("waiver"),
                             key("clause"),
@@ -247,8 +251,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 ]
             });
             outln!(
+                ctx,
                 "{}",
                 table(
+                    ctx,
                     &[
                         key("clause"),
                         key("kind"),
@@ -260,9 +266,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 )
             );
             for x in &report.antimeridian {
-                outln!("{x}");
+                outln!(ctx, "{x}");
             }
-            outln!("{READING_RULES}");
+            outln!(ctx, "{READING_RULES}");
         }
     }
     Ok(Outcome::Clean)

@@ -33,7 +33,7 @@ pub struct Args {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let datasets = store.datasets()?;
-    let registry = registry(&store)?;
+    let registry = registry(ctx, &store)?;
     let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect(), &registry)?;
     let log = log_entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
@@ -122,6 +122,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     ));
     write_pages(&args.out_dir, &pages)?;
     talkln!(
+        ctx,
         "wrote {} page(s) to {}",
         pages.len(),
         args.out_dir.display()

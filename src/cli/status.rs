@@ -97,7 +97,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     count_still_on(ctx, &store, &mut rows)?;
     match ctx.format {
-        Format::Json => print_json(&rows),
+        Format::Json => print_json(ctx, &rows),
         _ => {
             // The column appears only when a waiver is in force, so a store without any
             // keeps its narrower table.
@@ -138,7 +138,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             if any_waiver {
                 header.push(key("waivers"));
             }
-            outln!("{}", table(&header, text));
+            outln!(ctx, "{}", table(ctx, &header, text));
         }
     }
     Ok(Outcome::Clean)
@@ -159,7 +159,7 @@ fn count_still_on(
     if windowed.is_empty() {
         return Ok(());
     }
-    let registry = registry(store)?;
+    let registry = registry(ctx, store)?;
     let (scan, req) = scan_logs(ctx, store, windowed.clone(), &registry)?;
     let thresholds = Thresholds::of(&store.config().consumption);
     // Counting each reader's days is a second pass over the log: only when a threshold can

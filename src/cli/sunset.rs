@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
     }
     let store = ctx.writer_store()?;
-    super::context::warn_uncommitted(&store, Some(&args.dataset));
+    super::context::warn_uncommitted(ctx, &store, Some(&args.dataset));
     let now = ctx.now().with_timezone(&chrono::Utc);
     let rationale = args.rationale.trim().to_string();
     // The rules are checked at whatever HEAD the record lands on: when another writer moves
@@ -97,6 +97,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     } = done.value;
     if already {
         talkln!(
+            ctx,
             "line {} of {} already sunsets on {}; nothing to record",
             args.line,
             args.dataset,
@@ -117,8 +118,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         commit: commit.clone(),
     };
     match ctx.format {
-        Format::Json => print_json(&report),
+        Format::Json => print_json(ctx, &report),
         _ => outln!(
+            ctx,
             "{} line {}: sunset {} -> {}{}",
             args.dataset,
             args.line,
@@ -128,14 +130,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ),
     }
     if !accepted {
-        talkln!("error: sunset refused; nothing was written:");
+        errln!(ctx, "error: sunset refused; nothing was written:");
         for r in &refusals {
-            talkln!("  - {r}");
+            errln!(ctx, "  - {r}");
         }
         return Ok(Outcome::Findings);
     }
     if let Some(id) = commit {
-        talkln!("recorded in commit {}", &id[..12]);
+        talkln!(ctx, "recorded in commit {}", &id[..12]);
     }
     Ok(Outcome::Clean)
 }

@@ -29,7 +29,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let t = gather(ctx, &store, &args.dataset)?;
     if ctx.format == Format::Json {
-        super::output::print_json(&t);
+        super::output::print_json(ctx, &t);
         return Ok(Outcome::Clean);
     }
     let picture = svg(&t);
@@ -38,9 +38,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             std::fs::write(path, picture).map_err(|e| {
                 CommandError::environment(format!("cannot write {}: {e}", path.display()))
             })?;
-            talkln!("wrote {}", path.display());
+            talkln!(ctx, "wrote {}", path.display());
         }
-        None => outln!("{}", picture.trim_end()),
+        None => outln!(ctx, "{}", picture.trim_end()),
     }
     Ok(Outcome::Clean)
 }
@@ -51,7 +51,7 @@ pub fn gather(ctx: &Context, store: &Store, dataset: &str) -> Result<Timeline, C
     if windows(&store.lines(dataset)?).is_empty() {
         return Ok(timeline::gather(store, dataset, ctx.today, None)?);
     }
-    let registry = registry(store)?;
+    let registry = registry(ctx, store)?;
     let names = [dataset.to_string()].into_iter().collect();
     let reads = scan_daily(ctx, store, &names, None, &registry)?
         .remove(dataset)

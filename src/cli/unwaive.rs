@@ -36,7 +36,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         return Err(CommandError::input("--reason is empty: say why"));
     }
     let store = ctx.writer_store()?;
-    super::context::warn_uncommitted(&store, Some(&args.dataset));
+    super::context::warn_uncommitted(ctx, &store, Some(&args.dataset));
     if store.versions(&args.dataset)?.is_empty() {
         return Err(store.unknown_dataset(&args.dataset).into());
     }
@@ -81,19 +81,23 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let commit = done.commit.map(|id| id.to_string());
     let revoked = &done.value;
     match ctx.format {
-        Format::Json => print_json(&Report {
-            dataset: &args.dataset,
-            revoked,
-            commit: commit.clone(),
-        }),
+        Format::Json => print_json(
+            ctx,
+            &Report {
+                dataset: &args.dataset,
+                revoked,
+                commit: commit.clone(),
+            },
+        ),
         _ => {
             for r in revoked {
-                outln!("{}: revoked from {}: {}", r.id, r.on, r.reason);
+                outln!(ctx, "{}: revoked from {}: {}", r.id, r.on, r.reason);
             }
         }
     }
     if revoked.is_empty() {
         talkln!(
+            ctx,
             "no live waiver of `{}` on {}{}; nothing was written",
             args.clause,
             args.dataset,
@@ -102,7 +106,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         return Ok(Outcome::Findings);
     }
     if let Some(id) = commit {
-        talkln!("recorded in commit {}", &id[..12]);
+        talkln!(ctx, "recorded in commit {}", &id[..12]);
     }
     Ok(Outcome::Clean)
 }

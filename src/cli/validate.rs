@@ -1,4 +1,3 @@
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::context::{print_ci, profile_and_merge, read_input, shown_path};
@@ -96,6 +95,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     };
     let profile = profile_and_merge(
+        ctx,
         &args.files,
         &args.part.options(),
         args.part.verbose(),
@@ -168,10 +168,10 @@ fn finish(
     commit: Option<crate::store::git::ObjectId>,
 ) -> Result<Outcome, CommandError> {
     match ctx.format {
-        Format::Json => print_json(&report),
-        Format::Junit => out!("{}", junit(&report)),
+        Format::Json => print_json(ctx, &report),
+        Format::Junit => out!(ctx, "{}", crate::render::junit::junit(&report)),
         Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(store, &report)?),
-        Format::Text => print_text(&report),
+        Format::Text => print_text(ctx, &report),
     }
     for c in &report.contracts {
         for r in c
@@ -180,6 +180,7 @@ fn finish(
             .filter(|r| r.status == Status::AdvisoryFail)
         {
             talkln!(
+                ctx,
                 "warning: advisory clause `{}` of {}@{} fails: {}",
                 r.clause,
                 c.dataset,
@@ -190,6 +191,7 @@ fn finish(
     }
     if let Some(id) = commit {
         talkln!(
+            ctx,
             "recorded in {} (commit {})",
             layout::releases(&args.dataset),
             &id.to_string()[..12]
@@ -220,7 +222,7 @@ fn failing_keys(x: &ClauseResult) -> Option<Vec<(String, String, String)>> {
     })
 }
 
-fn print_text(r: &Report) {
+fn print_text(ctx: &Context, r: &Report) {
     let rows = r.contracts.iter().flat_map(|c| {
         c.results.iter().flat_map(move |x| {
             let contract = format!("{}@{}", c.dataset, c.version);
@@ -249,8 +251,10 @@ fn print_text(r: &Report) {
         })
     });
     outln!(
+        ctx,
         "{}",
         table(
+            ctx,
             &[
                 key("contract"),
                 key("clause"),
@@ -261,7 +265,7 @@ fn print_text(r: &Report) {
             rows
         )
     );
-    outln!();
+    outln!(ctx);
     for c in &r.contracts {
         let failed: Vec<_> = c
             .results
@@ -275,6 +279,7 @@ fn print_text(r: &Report) {
             .collect();
         if failed.is_empty() {
             outln!(
+                ctx,
                 "{}@{}: pass{}",
                 c.dataset,
                 c.version,
@@ -286,6 +291,7 @@ fn print_text(r: &Report) {
             );
         } else {
             outln!(
+                ctx,
                 "{}@{}: FAIL ({} enforced clause{} failed)",
                 c.dataset,
                 c.version,
@@ -293,125 +299,15 @@ fn print_text(r: &Report) {
                 if failed.len() == 1 { "" } else { "s" }
             );
             for x in failed {
-                outln!("  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
+                outln!(ctx, "  {}: {}", x.clause, x.reason.as_deref().unwrap_or(""));
             }
         }
         for x in waived {
             for n in &x.waivers {
-                outln!("  {}: {} [{}]", n.clause, n.describe(), n.id);
+                outln!(ctx, "  {}: {} [{}]", n.clause, n.describe(), n.id);
             }
         }
     }
-}
-
-/// Escape text for XML attributes and character data.
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 cannot carry most control characters at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// JUnit XML: one testsuite per live contract, one testcase per clause. A failure is a
-/// `<failure>`, an advisory failure passes with its warning in `<system-out>`, a clause not
-/// evaluated is `<skipped/>`.
-pub fn junit(r: &Report) -> String {
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let count = |st: Status| {
-        r.contracts
-            .iter()
-            .flat_map(|c| &c.results)
-            .filter(|x| x.status == st)
-            .count()
-    };
-    let total: usize = r.contracts.iter().map(|c| c.results.len()).sum();
-    let _ = writeln!(
-        s,
-        "<testsuites name=\"contracts validate {}\" tests=\"{total}\" failures=\"{}\" skipped=\"{}\" errors=\"0\">",
-        xml(&r.dataset),
-        count(Status::Fail),
-        count(Status::NotEvaluated) + count(Status::Waived)
-    );
-    for c in &r.contracts {
-        let suite = format!("{}@{}", c.dataset, c.version);
-        let n = |st: Status| c.results.iter().filter(|x| x.status == st).count();
-        let _ = writeln!(
-            s,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"0\">",
-            xml(&suite),
-            c.results.len(),
-            n(Status::Fail),
-            n(Status::NotEvaluated) + n(Status::Waived)
-        );
-        for x in &c.results {
-            let detail = format!(
-                "measured {}, limit {}{}",
-                cell(x.measured.as_ref()),
-                cell(x.limit.as_ref()),
-                x.reason
-                    .as_deref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
-            );
-            let open = format!(
-                "    <testcase classname=\"{}\" name=\"{}\"",
-                xml(&suite),
-                xml(&x.clause)
-            );
-            match x.status {
-                Status::Pass => {
-                    let _ = writeln!(s, "{open}/>");
-                }
-                Status::Fail => {
-                    let _ = writeln!(
-                        s,
-                        "{open}>\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
-                        xml(x.reason.as_deref().unwrap_or("failed")),
-                        xml(&detail)
-                    );
-                }
-                Status::AdvisoryFail => {
-                    let _ = writeln!(
-                        s,
-                        "{open}>\n      <system-out>advisory-fail (a warning, not enforced): {}</system-out>\n    </testcase>",
-                        xml(&detail)
-                    );
-                }
-                Status::Waived => {
-                    let why: Vec<String> = x.waivers.iter().map(|n| n.describe()).collect();
-                    let _ = writeln!(
-                        s,
-                        "{open}>\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>",
-                        xml(&why.join("; ")),
-                        xml(&detail)
-                    );
-                }
-                Status::NotEvaluated => {
-                    let _ = writeln!(
-                        s,
-                        "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        xml(&format!(
-                            "not evaluated: {}",
-                            x.reason.as_deref().unwrap_or("")
-                        ))
-                    );
-                }
-            }
-        }
-        s.push_str("  </testsuite>\n");
-    }
-    s.push_str("</testsuites>\n");
-    s
 }
 
 /// Failed clauses as CI annotations on the clause's line of the contract it fails; advisory

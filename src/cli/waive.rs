@@ -86,7 +86,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         return Err(CommandError::input(why));
     }
     let store = ctx.writer_store()?;
-    super::context::warn_uncommitted(&store, Some(&args.dataset));
+    super::context::warn_uncommitted(ctx, &store, Some(&args.dataset));
     let max = store.config().policy.max_waiver_days;
     check_until(ctx.today, args.until, max).map_err(CommandError::input)?;
     let identity = store.identity()?;
@@ -127,12 +127,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let commit = done.commit.map(|id| id.to_string());
     let w = &done.value;
     match ctx.format {
-        Format::Json => print_json(&Report {
-            dataset: &args.dataset,
-            waiver: w,
-            commit: commit.clone(),
-        }),
+        Format::Json => print_json(
+            ctx,
+            &Report {
+                dataset: &args.dataset,
+                waiver: w,
+                commit: commit.clone(),
+            },
+        ),
         _ => outln!(
+            ctx,
             "{}: waived {} on {} until {} ({} day(s)): {}",
             w.id,
             w.clause,
@@ -145,6 +149,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     if let Some(id) = commit {
         talkln!(
+            ctx,
             "recorded in {} (commit {})",
             layout::waivers(&args.dataset),
             &id[..12]

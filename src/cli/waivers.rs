@@ -66,8 +66,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
     }
     match ctx.format {
-        Format::Json => print_json(&rows),
-        _ if rows.is_empty() => outln!("no waiver"),
+        Format::Json => print_json(ctx, &rows),
+        _ if rows.is_empty() => outln!(ctx, "no waiver"),
         _ => {
             let cells = rows.iter().map(|r| {
                 vec![
@@ -82,8 +82,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 ]
             });
             outln!(
+                ctx,
                 "{}",
                 table(
+                    ctx,
                     &[
                         key("id"),
                         key("clause"),

@@ -4,22 +4,10 @@
 pub mod ci;
 pub mod ci_findings;
 pub mod delta;
+pub mod escape;
 pub mod html;
+pub mod junit;
 pub mod odcs;
 pub mod timeline;
 
-/// Escape text for XML and HTML content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use escape::escape;

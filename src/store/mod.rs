@@ -23,7 +23,7 @@ use semver::Version;
 pub use audit::{log_entries, LogEntry};
 pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
 pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
-pub use transact::{Edit, Step, Sync, Transacted, ATTEMPTS};
+pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::consistency::moves_of;
 use crate::model::history::{parse_history, History};
@@ -133,6 +133,9 @@ pub struct Store {
     remote: Option<Remote>,
     /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
     writers_lock: Option<std::fs::File>,
+    /// Where a writer's notices go (retries, repairs, a lagging checkout); none are said
+    /// for a store opened without one.
+    notices: Option<transact::Notices>,
 }
 
 impl Store {
@@ -165,6 +168,7 @@ impl Store {
             parsed: RefCell::new(HashMap::new()),
             remote: None,
             writers_lock: None,
+            notices: None,
         })
     }
 

@@ -52,9 +52,17 @@ pub enum Sync {
     Remote(String),
 }
 
-/// Talk on stderr: what a writer did on its own (retries, repairs, a lagging checkout).
-fn notice(message: &str) {
-    eprintln!("{message}");
+/// Where a writer says what it did on its own (retries, repairs, a lagging checkout, a push
+/// of earlier commits): the library never prints, the CLI hands a sink that talks on stderr
+/// (silenced by `--quiet`), as [`ReadNotes`](crate::release::ReadNotes) carries a reader's
+/// warnings out.
+pub type Notices = std::sync::Arc<dyn Fn(&str) + Send + std::marker::Sync>;
+
+/// Say `message` through `notices`, if there are any.
+fn say(notices: Option<&Notices>, message: &str) {
+    if let Some(n) = notices {
+        n(message);
+    }
 }
 
 /// Bounded, jittered backoff before attempt `attempt + 1`.
@@ -69,14 +77,15 @@ impl Store {
     /// its temporary files, and with a remote (per `sync`) fetch and fast-forward, so the writer
     /// builds on the newest shared HEAD. A failed repair is a warning, not an error: the commit
     /// itself does not depend on the work tree.
-    pub fn open_writer(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
+    pub fn open_writer(dir: &Path, sync: &Sync, notices: Notices) -> Result<Store, StoreError> {
         let repo = Repo::open(dir)?;
         // Writers of one checkout queue here, so they never race each other; what is left to
         // race is other programs (git itself) and, with a remote, other hosts.
         let lock = repo.lock_writers()?;
-        tidy(&repo);
+        tidy(&repo, &notices);
         let mut store = Store::from_repo(repo, None)?;
         store.writers_lock = Some(lock);
+        store.notices = Some(notices);
         store.synced_per(sync)
     }
 
@@ -87,13 +96,14 @@ impl Store {
     /// batch. Such a writer handles a moved store itself, re-reading with [`Store::refreshed`].
     /// Like every writer it first repairs a checkout a killed run left behind HEAD, under the
     /// lock for that moment only, so its own commits start from a clean checkout.
-    pub fn open_synced(dir: &Path, sync: &Sync) -> Result<Store, StoreError> {
+    pub fn open_synced(dir: &Path, sync: &Sync, notices: Notices) -> Result<Store, StoreError> {
         {
             let repo = Repo::open(dir)?;
             let _lock = repo.lock_writers()?;
-            tidy(&repo);
+            tidy(&repo, &notices);
         }
-        let store = Store::open(dir)?;
+        let mut store = Store::open(dir)?;
+        store.notices = Some(notices);
         store.synced_per(sync)
     }
 
@@ -122,7 +132,9 @@ impl Store {
         match &self.remote {
             None => Store::open(self.root()),
             Some(remote) => {
-                Store::from_repo(Repo::open(self.root())?, None)?.synced(remote.clone())
+                let mut store = Store::from_repo(Repo::open(self.root())?, None)?;
+                store.notices = self.notices.clone();
+                store.synced(remote.clone())
             }
         }
     }
@@ -133,6 +145,7 @@ impl Store {
     fn synced(self, remote: Remote) -> Result<Store, StoreError> {
         let repo = self.repo;
         let lock = self.writers_lock;
+        let notices = self.notices;
         for _ in 0..ATTEMPTS {
             let ours = repo.head()?.ok_or_else(|| StoreError::NotAStore {
                 path: repo.work_dir().to_path_buf(),
@@ -152,17 +165,20 @@ impl Store {
                             remote.name, remote.branch
                         ),
                     )?;
-                    warn_lag(theirs, lag);
+                    warn_lag(notices.as_ref(), theirs, lag);
                     theirs
                 }
                 Some(theirs) if repo.is_ancestor(theirs, ours)? => {
                     match repo.push(&remote, ours, Some(theirs))? {
                         Pushed::AlreadyThere => ours,
                         Pushed::Done => {
-                            notice(&format!(
-                                "pushed this checkout's earlier commits to {}/{}",
-                                remote.name, remote.branch
-                            ));
+                            say(
+                                notices.as_ref(),
+                                &format!(
+                                    "pushed this checkout's earlier commits to {}/{}",
+                                    remote.name, remote.branch
+                                ),
+                            );
                             ours
                         }
                         Pushed::Rejected => continue,
@@ -179,6 +195,7 @@ impl Store {
             let mut store = Store::from_repo(repo, Some(base))?;
             store.remote = Some(remote);
             store.writers_lock = lock;
+            store.notices = notices;
             return Ok(store);
         }
         Err(moved(&remote).into())
@@ -195,6 +212,7 @@ impl Store {
             None => {
                 let mut store = Store::open(self.root())?;
                 store.writers_lock = self.writers_lock.take();
+                store.notices = self.notices.take();
                 Ok(store)
             }
             Some(remote) => self.synced(remote),
@@ -238,10 +256,13 @@ impl Store {
                     })
                 }
                 Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
-                    notice(&format!(
-                        "the store moved under this writer (attempt {attempt} of {ATTEMPTS}); \
+                    say(
+                        store.notices.as_ref(),
+                        &format!(
+                            "the store moved under this writer (attempt {attempt} of {ATTEMPTS}); \
                          reading the new HEAD, checking again and retrying"
-                    ));
+                        ),
+                    );
                     backoff(attempt);
                     store = store.reopen()?;
                     attempt += 1;
@@ -263,7 +284,7 @@ impl Store {
             let (id, lag) = self
                 .repo
                 .commit_files_lagging(Some(self.head), files, message)?;
-            warn_lag(id, lag);
+            warn_lag(self.notices.as_ref(), id, lag);
             return Ok(id);
         };
         let id = self.repo.write_commit(Some(self.head), files, message)?;
@@ -271,7 +292,7 @@ impl Store {
             Pushed::Done => {
                 let summary = message.lines().next().unwrap_or_default();
                 let lag = self.repo.advance_branch(id, summary)?;
-                warn_lag(id, lag);
+                warn_lag(self.notices.as_ref(), id, lag);
                 Ok(id)
             }
             // AlreadyThere: another writer pushed a byte-identical commit (same parent, content,
@@ -293,44 +314,53 @@ fn moved(remote: &Remote) -> GitError {
 }
 
 /// Repair the checkout and remove dead writers' temporary files, saying what was done.
-fn tidy(repo: &Repo) {
+fn tidy(repo: &Repo, notices: &Notices) {
     match repo.repair_checkout() {
-        Ok(paths) if !paths.is_empty() => notice(&format!(
-            "repaired the checkout: {} file(s) were behind HEAD ({})",
-            paths.len(),
-            paths.join(", ")
-        )),
+        Ok(paths) if !paths.is_empty() => say(
+            Some(notices),
+            &format!(
+                "repaired the checkout: {} file(s) were behind HEAD ({})",
+                paths.len(),
+                paths.join(", ")
+            ),
+        ),
         Ok(_) => {}
-        Err(e) => notice(&format!(
-            "warning: could not repair the checkout: {}",
-            chain(&e)
-        )),
+        Err(e) => say(
+            Some(notices),
+            &format!("warning: could not repair the checkout: {}", chain(&e)),
+        ),
     }
     match repo.remove_stale_temps() {
-        Ok(paths) if !paths.is_empty() => notice(&format!(
-            "removed {} temporary file(s) left by a writer that died ({})",
-            paths.len(),
-            paths.join(", ")
-        )),
+        Ok(paths) if !paths.is_empty() => say(
+            Some(notices),
+            &format!(
+                "removed {} temporary file(s) left by a writer that died ({})",
+                paths.len(),
+                paths.join(", ")
+            ),
+        ),
         Ok(_) => {}
-        Err(e) => notice(&format!(
-            "warning: could not remove temporary files: {}",
-            chain(&e)
-        )),
+        Err(e) => say(
+            Some(notices),
+            &format!("warning: could not remove temporary files: {}", chain(&e)),
+        ),
     }
 }
 
-fn warn_lag(commit: ObjectId, lag: Option<GitError>) {
+fn warn_lag(notices: Option<&Notices>, commit: ObjectId, lag: Option<GitError>) {
     if let Some(e) = lag {
         let hint = e
             .hint()
             .map(|h| format!("\n  hint: {h}"))
             .unwrap_or_default();
-        notice(&format!(
-            "warning: committed {commit}, but updating the work tree and index failed: {}; \
+        say(
+            notices,
+            &format!(
+                "warning: committed {commit}, but updating the work tree and index failed: {}; \
              the commit is safe, and the next writer repairs the checkout{hint}",
-            chain(&e)
-        ));
+                chain(&e)
+            ),
+        );
     }
 }
 

@@ -117,3 +117,57 @@ pub fn console_messages(stderr: &str) -> Vec<String> {
 pub fn file_url(p: &Path) -> String {
     format!("file://{}", p.display())
 }
+
+/// The store of [`with_releases_and_a_move`] whose first recorded release has a version
+/// holding SOH and a terminal colour sequence, as a release script pasting a terminal line
+/// might record it.
+pub fn with_control_characters() -> World {
+    let w = with_releases_and_a_move();
+    let text = w.read("history/roads.releases.toml").unwrap();
+    let edited = text.replace(
+        "version = \"2026.11\"",
+        "version = \"2026.11\\u0001\\u001b[0m\"",
+    );
+    assert_ne!(edited, text, "the fixture names release 2026.11");
+    w.write("history/roads.releases.toml", &edited);
+    w
+}
+
+/// Whether `text` holds a character XML 1.0 forbids (a C0 control other than tab, newline
+/// and carriage return) or HTML forbids in text (DEL and the C1 controls).
+pub fn has_forbidden_control(text: &str) -> bool {
+    text.chars().any(|c| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || ('\u{7f}'..='\u{9f}').contains(&c)
+    })
+}
+
+/// Whether `xml` is well formed as far as a reader of SVG cares: every tag closes in order,
+/// and every `&` starts an entity.
+pub fn well_formed(xml: &str) -> bool {
+    let mut stack: Vec<&str> = Vec::new();
+    let mut rest = xml;
+    while let Some(i) = rest.find('<') {
+        let Some(j) = rest[i..].find('>') else {
+            return false;
+        };
+        let tag = &rest[i + 1..i + j];
+        rest = &rest[i + j + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') || tag.ends_with('/') {
+            continue;
+        }
+        let name = tag.split_whitespace().next().unwrap_or("");
+        if let Some(closing) = name.strip_prefix('/') {
+            if stack.pop() != Some(closing) {
+                return false;
+            }
+        } else {
+            stack.push(name);
+        }
+    }
+    let entities = xml.split('&').skip(1).all(|after| {
+        ["amp;", "lt;", "gt;", "quot;", "#"]
+            .iter()
+            .any(|e| after.starts_with(e))
+    });
+    stack.is_empty() && entities
+}
