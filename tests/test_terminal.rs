@@ -225,7 +225,7 @@ fn a_map_clause_is_shown_key_by_key_in_diff_and_its_refusal() {
 fn validate_gives_one_row_per_failing_key() {
     let w = World::new(25);
     // The Natural Earth countries: name, iso_a3 and continent are strings, pop_est is a
-    // float64 (as in tests/release_validate.rs); `nickname` is not in the file.
+    // float64 (as in tests/test_release_validate.rs); `nickname` is not in the file.
     w.write(
         "contracts/world/1.0.0.toml",
         "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\n\

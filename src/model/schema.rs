@@ -7,7 +7,7 @@
 //! from them would describe the spans, not the file. So the tables are restated here, key for
 //! key, with the same `deny_unknown_fields`; every list of names (geometry and attribute types,
 //! dimensions, shapes, kinds, log formats, TLS modes, ...) comes from the model's own enums and
-//! their lists, never a second copy. Tests in `tests/look_schema.rs` keep the rest honest: the
+//! their lists, never a second copy. Tests in `tests/test_schema.rs` keep the rest honest: the
 //! committed `schema/` files equal what this build generates; every table's keys are exactly
 //! the keys its parser takes (read from the parser's own refusal of an unknown key); every
 //! real file validates; and every file a parser refuses on a static bound, the schema refuses.
@@ -673,7 +673,7 @@ struct WaiversFile {
 
 /// The body of a `generic` webhook (`src/notify/webhook.rs`), for the receivers people write
 /// against it. Written by hand rather than derived: the body is built as JSON there, and a
-/// test (tests/webhook_payloads.rs) validates the bodies the binary posts against this
+/// test (tests/test_webhook_payloads.rs) validates the bodies the binary posts against this
 /// schema, so a field added on one side and not the other fails it. Strict on purpose: every
 /// field is present (null when it does not apply) and no other field is allowed, so a
 /// receiver may rely on both.
