@@ -35,6 +35,9 @@ pub(crate) struct Mapping {
     /// The same keys as the scanner compares them: per level of nesting, per slot, the
     /// probe of the slot's key at that level and whether it is the path's last.
     probes: Vec<[Option<(KeyProbe, bool)>; 4]>,
+    /// Per level, bit `n` set when a wanted key at that level is `n` bytes long (bit 63: any
+    /// of 63 bytes or more): a key of no wanted length is not compared at all.
+    lengths: Vec<u64>,
     /// The column names, per slot, for flat formats.
     columns: [Option<String>; 4],
     unit: AtUnit,
@@ -144,10 +147,20 @@ impl Mapping {
                 }
                 at
             })
+            .collect::<Vec<_>>();
+        let lengths = probes
+            .iter()
+            .map(|level| {
+                level
+                    .iter()
+                    .flatten()
+                    .fold(0u64, |bits, (p, _)| bits | 1 << p.len.min(63))
+            })
             .collect();
         Mapping {
             paths,
             probes,
+            lengths,
             columns,
             unit: f.at_unit,
             dataset: source.dataset.clone(),
@@ -503,7 +516,7 @@ impl KeyProbe {
     /// The head and tail words of the key `b[start..end]`, read in place: a short key is
     /// read as the eight bytes at its start (a key in a line is followed by at least its
     /// quote and colon) with the bytes past it masked off.
-    #[inline]
+    #[inline(always)]
     fn words(b: &[u8], start: usize, end: usize) -> (u64, u64) {
         let len = end - start;
         let word = |from: usize, n: usize| -> u64 {
@@ -618,8 +631,13 @@ impl<'a> Walk<'a> {
             // eight bytes, in place, and in full only past sixteen bytes.
             let (mut leaf, mut deeper) = (0u8, 0u8);
             let probes = &mapping.probes[level];
-            let (head, tail) = KeyProbe::words(self.b, start, end);
-            let mut m = mask;
+            let wanted_length = mapping.lengths[level] & (1 << key.len().min(63)) != 0;
+            let (head, tail) = if wanted_length {
+                KeyProbe::words(self.b, start, end)
+            } else {
+                (0, 0)
+            };
+            let mut m = if wanted_length { mask } else { 0 };
             while m != 0 {
                 let s = m.trailing_zeros() as usize;
                 m &= m - 1;
@@ -642,14 +660,23 @@ impl<'a> Walk<'a> {
             }
             if leaf != 0 {
                 let v = self.scalar()?;
-                let mut m = leaf;
-                while m != 0 {
-                    let s = m.trailing_zeros() as usize;
-                    m &= m - 1;
+                if leaf.count_ones() == 1 {
+                    // One slot (the usual case): the value moves in, uncloned.
+                    let s = leaf.trailing_zeros() as usize;
                     if found[s].is_some() {
                         return None;
                     }
-                    found[s] = Some(v.clone());
+                    found[s] = Some(v);
+                } else {
+                    let mut m = leaf;
+                    while m != 0 {
+                        let s = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if found[s].is_some() {
+                            return None;
+                        }
+                        found[s] = Some(v.clone());
+                    }
                 }
             } else if deeper != 0 && self.peek()? == b'{' {
                 self.object(mapping, level + 1, deeper, found)?;
