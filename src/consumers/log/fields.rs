@@ -884,7 +884,7 @@ impl<'a> Walk<'a> {
 
     /// The closing quote of a string whose contents start at `i`, when it has no escape (and
     /// no control character); `None` otherwise.
-    #[inline]
+    #[inline(always)]
     fn plain_end(&mut self) -> Option<usize> {
         let k = self.special(self.i)?;
         (self.b[k] == b'"').then_some(k)
