@@ -32,6 +32,12 @@ pub(crate) struct Mapping {
     /// The keys from the top-level object down, per slot; `None` for a slot given by a
     /// constant.
     paths: [Option<Vec<Vec<u8>>>; 4],
+    /// The same keys as the scanner compares them: per level of nesting, per slot, the
+    /// probe of the slot's key at that level and whether it is the path's last.
+    probes: Vec<[Option<(KeyProbe, bool)>; 4]>,
+    /// Per level, bit `n` set when a wanted key at that level is `n` bytes long (bit 63: any
+    /// of 63 bytes or more): a key of no wanted length is not compared at all.
+    lengths: Vec<u64>,
     /// The column names, per slot, for flat formats.
     columns: [Option<String>; 4],
     unit: AtUnit,
@@ -130,8 +136,31 @@ impl Mapping {
                 p.as_ref()
                     .is_some_and(|p| p.len() == 1 && p[0] == n.as_bytes())
             });
+        let depth = paths.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        let probes = (0..depth)
+            .map(|level| {
+                let mut at = [None; 4];
+                for (slot, p) in at.iter_mut().zip(&paths) {
+                    if let Some(p) = p.as_ref().filter(|p| p.len() > level) {
+                        *slot = Some((KeyProbe::of(&p[level]), p.len() == level + 1));
+                    }
+                }
+                at
+            })
+            .collect::<Vec<_>>();
+        let lengths = probes
+            .iter()
+            .map(|level| {
+                level
+                    .iter()
+                    .flatten()
+                    .fold(0u64, |bits, (p, _)| bits | 1 << p.len.min(63))
+            })
+            .collect();
         Mapping {
             paths,
+            probes,
+            lengths,
             columns,
             unit: f.at_unit,
             dataset: source.dataset.clone(),
@@ -159,7 +188,7 @@ impl Mapping {
     /// The read in one JSON line; `Err` is why the line is none.
     pub(crate) fn json<'a>(&'a self, line: &'a [u8]) -> Result<Read<'a>, String> {
         let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
-        if scan_line(line, &self.paths, &mut found).is_some()
+        if scan_line(line, self, &mut found).is_some()
             && (0..4).all(|s| self.paths[s].is_none() || found[s].is_some())
         {
             if let Ok(read) = self.read(found) {
@@ -465,11 +494,60 @@ fn number_grammar(b: &[u8]) -> bool {
     i == b.len()
 }
 
+/// A key as the scanner compares it: its length and its first and last eight bytes
+/// (zero-padded when shorter), which decide equality for keys of up to sixteen bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KeyProbe {
+    len: usize,
+    head: u64,
+    tail: u64,
+}
+
+impl KeyProbe {
+    fn of(key: &[u8]) -> KeyProbe {
+        let (head, tail) = KeyProbe::words(key, 0, key.len());
+        KeyProbe {
+            len: key.len(),
+            head,
+            tail,
+        }
+    }
+
+    /// The head and tail words of the key `b[start..end]`, read in place: a short key is
+    /// read as the eight bytes at its start (a key in a line is followed by at least its
+    /// quote and colon) with the bytes past it masked off.
+    #[inline(always)]
+    fn words(b: &[u8], start: usize, end: usize) -> (u64, u64) {
+        let len = end - start;
+        let word = |from: usize, n: usize| -> u64 {
+            let mut w = [0u8; 8];
+            match b.get(from..from + 8) {
+                Some(eight) => {
+                    w.copy_from_slice(eight);
+                    let v = u64::from_le_bytes(w);
+                    if n >= 8 {
+                        v
+                    } else {
+                        v & ((1u64 << (8 * n)) - 1)
+                    }
+                }
+                None => {
+                    w[..n].copy_from_slice(&b[from..from + n]);
+                    u64::from_le_bytes(w)
+                }
+            }
+        };
+        let head = word(start, len.min(8));
+        let tail = if len > 8 { word(end - 8, 8) } else { head };
+        (head, tail)
+    }
+}
+
 /// Find the mapped fields of `line` into `found`; `None` when the line is not a JSON object
 /// this scanner takes (then the model decides).
 fn scan_line<'a>(
     line: &'a [u8],
-    paths: &[Option<Vec<Vec<u8>>>; 4],
+    mapping: &Mapping,
     found: &mut [Option<Val<'a>>; 4],
 ) -> Option<()> {
     let mut p = Walk {
@@ -481,8 +559,9 @@ fn scan_line<'a>(
     if p.peek()? != b'{' {
         return None;
     }
+    let paths = &mapping.paths;
     let mask = (0..4).fold(0u8, |m, s| m | (u8::from(paths[s].is_some()) << s));
-    p.object(paths, 0, mask, found)?;
+    p.object(mapping, 0, mask, found)?;
     p.ws();
     if p.i != line.len() {
         return None;
@@ -524,7 +603,7 @@ impl<'a> Walk<'a> {
     /// The object at `i` (its `{`), at nesting `level`, looking for the slots in `mask`.
     fn object(
         &mut self,
-        paths: &[Option<Vec<Vec<u8>>>; 4],
+        mapping: &Mapping,
         level: usize,
         mask: u8,
         found: &mut [Option<Val<'a>>; 4],
@@ -548,14 +627,30 @@ impl<'a> Walk<'a> {
             self.ws();
             self.expect(b':')?;
             self.ws();
+            // The slots whose key at this level is this one: by length and first and last
+            // eight bytes, in place, and in full only past sixteen bytes.
             let (mut leaf, mut deeper) = (0u8, 0u8);
-            let mut m = mask;
+            let probes = &mapping.probes[level];
+            let wanted_length = mapping.lengths[level] & (1 << key.len().min(63)) != 0;
+            let (head, tail) = if wanted_length {
+                KeyProbe::words(self.b, start, end)
+            } else {
+                (0, 0)
+            };
+            let mut m = if wanted_length { mask } else { 0 };
             while m != 0 {
                 let s = m.trailing_zeros() as usize;
                 m &= m - 1;
-                if let Some(path) = &paths[s] {
-                    if path[level] == key {
-                        if path.len() == level + 1 {
+                if let Some((p, last)) = &probes[s] {
+                    if p.len == key.len()
+                        && p.head == head
+                        && p.tail == tail
+                        && (p.len <= 16
+                            || mapping.paths[s]
+                                .as_ref()
+                                .is_some_and(|path| path[level] == key))
+                    {
+                        if *last {
                             leaf |= 1 << s;
                         } else {
                             deeper |= 1 << s;
@@ -565,17 +660,26 @@ impl<'a> Walk<'a> {
             }
             if leaf != 0 {
                 let v = self.scalar()?;
-                let mut m = leaf;
-                while m != 0 {
-                    let s = m.trailing_zeros() as usize;
-                    m &= m - 1;
+                if leaf.count_ones() == 1 {
+                    // One slot (the usual case): the value moves in, uncloned.
+                    let s = leaf.trailing_zeros() as usize;
                     if found[s].is_some() {
                         return None;
                     }
-                    found[s] = Some(v.clone());
+                    found[s] = Some(v);
+                } else {
+                    let mut m = leaf;
+                    while m != 0 {
+                        let s = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if found[s].is_some() {
+                            return None;
+                        }
+                        found[s] = Some(v.clone());
+                    }
                 }
             } else if deeper != 0 && self.peek()? == b'{' {
-                self.object(paths, level + 1, deeper, found)?;
+                self.object(mapping, level + 1, deeper, found)?;
             } else {
                 self.skip(level + 1)?;
             }
@@ -612,12 +716,93 @@ impl<'a> Walk<'a> {
                 }
             }
             b'-' | b'0'..=b'9' => {
+                if let Some(n) = self.plain_int() {
+                    return Some(Val::Num(Num::Int(n)));
+                }
                 let start = self.i;
                 self.number_end();
                 Num::parse(&self.b[start..self.i]).map(Val::Num)
             }
             _ => None,
         }
+    }
+
+    /// The number at `i` when it is a plain integer of at most 18 digits (as
+    /// [`plain_integer`] reads one), read as the walk moves past it; `None`, with `i` where
+    /// it was, for any other number, which [`Num::parse`] then reads.
+    #[inline]
+    fn plain_int(&mut self) -> Option<i64> {
+        let b = self.b;
+        let neg = b.get(self.i) == Some(&b'-');
+        let first = self.i + usize::from(neg);
+        let mut i = first;
+        let mut n = 0i64;
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            if i - first == 18 {
+                return None;
+            }
+            n = n * 10 + i64::from(d);
+            i += 1;
+        }
+        match i - first {
+            0 => return None,
+            1 if neg && n == 0 => return None,
+            1 => {}
+            _ if b[first] == b'0' => return None,
+            _ => {}
+        }
+        if matches!(b.get(i), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.i = i;
+        Some(if neg { -n } else { n })
+    }
+
+    /// Past the JSON number at `i`, its grammar checked on the way: `None` when it is none.
+    /// The walk stops at the first byte the grammar does not take, and whatever follows a
+    /// value is checked by its caller (no byte of a number may follow one).
+    #[inline]
+    fn number(&mut self) -> Option<()> {
+        let b = self.b;
+        let mut i = self.i;
+        let digits = |i: &mut usize| {
+            let s = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i - s
+        };
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                digits(&mut i);
+            }
+            _ => return None,
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        self.i = i;
+        Some(())
     }
 
     /// Move past the value at `i`, checking it is JSON.
@@ -677,11 +862,7 @@ impl<'a> Walk<'a> {
                     }
                 }
             }
-            b'-' | b'0'..=b'9' => {
-                let start = self.i;
-                self.number_end();
-                number_grammar(&self.b[start..self.i]).then_some(())?;
-            }
+            b'-' | b'0'..=b'9' => self.number()?,
             b't' => self.literal(b"true")?,
             b'f' => self.literal(b"false")?,
             b'n' => self.literal(b"null")?,
@@ -703,7 +884,7 @@ impl<'a> Walk<'a> {
 
     /// The closing quote of a string whose contents start at `i`, when it has no escape (and
     /// no control character); `None` otherwise.
-    #[inline]
+    #[inline(always)]
     fn plain_end(&mut self) -> Option<usize> {
         let k = self.special(self.i)?;
         (self.b[k] == b'"').then_some(k)
@@ -928,7 +1109,95 @@ mod tests {
             prop_assert_eq!(&got, &want, "{}", line);
             // The scanner takes every such line itself, without the model.
             let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
-            prop_assert!(scan_line(line.as_bytes(), &m.paths, &mut found).is_some(), "{}", line);
+            prop_assert!(scan_line(line.as_bytes(), &m, &mut found).is_some(), "{}", line);
+        }
+
+        /// What the scanner's shortcuts meet: a mapped key written with an escape, the
+        /// mapped key names again inside other values (objects and arrays, at any depth),
+        /// numbers with fractions and exponents in every place (the `at` in milliseconds
+        /// included), and a different run of whitespace around every token. The scanner
+        /// gives the model's answer, and takes every line without an escaped key itself.
+        #[test]
+        fn keys_numbers_and_whitespace_anywhere_read_as_the_model_reads_them(
+            at in prop_oneof![
+                (1_700_000_000_000i64..1_800_000_000_000).prop_map(|n| n.to_string()),
+                (1.7e12f64..1.8e12).prop_map(|f| format!("{f:e}")),
+                (1.7e12f64..1.8e12).prop_map(|f| format!("{f:E}").replace('E', "E+")),
+                (17_000i64..18_000).prop_map(|n| format!("{n}.5e8")),
+                Just("1764298800125.0".to_string()),
+            ],
+            consumer in prop_oneof![
+                "[a-z0-9-]{1,10}".prop_map(|c| serde_json::to_string(&c).unwrap()),
+                (0i64..100_000).prop_map(|n| n.to_string()),
+            ],
+            escaped_key in prop::option::of(0usize..4),
+            decoys in prop::collection::vec(
+                (
+                    prop::sample::select(vec!["at", "consumer", "dataset", "contract"]),
+                    prop_oneof![
+                        Just("\"roads\"".to_string()),
+                        Just("1e5".to_string()),
+                        Just("-0.25E-3".to_string()),
+                        Just("[\"at\", {\"dataset\": \"rivers\"}]".to_string()),
+                    ],
+                    0usize..3,
+                ),
+                0..4,
+            ),
+            numbers in prop::collection::vec(
+                prop::sample::select(vec!["0", "-0", "1e5", "1E-5", "-12.5e+3", "0.0", "7"]),
+                0..3,
+            ),
+            order in Just((0..11).collect::<Vec<usize>>()).prop_shuffle(),
+            spaces in prop::collection::vec(prop::sample::select(vec!["", " ", "\t", " \r ", "\n"]), 64),
+        ) {
+            let mut s = Source::glob("", 0);
+            s.fields.at_unit = AtUnit::Millis;
+            let m = Mapping::of(&s);
+            let mut ws = spaces.iter().cycle();
+            let mut w = || *ws.next().unwrap();
+            let key = |slot: usize, name: &str| {
+                if escaped_key == Some(slot) {
+                    // The key's first letter as a \u escape: the same key to a parser.
+                    let mut chars = name.chars();
+                    let first = chars.next().unwrap();
+                    format!("\"\\u{:04x}{}\"", first as u32, chars.as_str())
+                } else {
+                    format!("\"{name}\"")
+                }
+            };
+            let mut members = vec![
+                (key(0, "at"), at.clone()),
+                (key(1, "consumer"), consumer.clone()),
+                (key(2, "dataset"), "\"roads\"".to_string()),
+                (key(3, "contract"), "\"1.1.0\"".to_string()),
+            ];
+            for (i, (name, value, depth)) in decoys.iter().enumerate() {
+                // A mapped name, one to three objects down, under a key of its own.
+                let mut v = format!("{{\"{name}\":{}{value}}}", w());
+                for _ in 0..*depth {
+                    v = format!("{{{}\"{name}\"{}:{}{v}{}}}", w(), w(), w(), w());
+                }
+                members.push((format!("\"d{i}\""), v));
+            }
+            for (i, n) in numbers.iter().enumerate() {
+                members.push((format!("\"n{i}\""), n.to_string()));
+            }
+            let mut parts = Vec::new();
+            for i in &order {
+                if let Some((k, v)) = members.get(*i) {
+                    parts.push(format!("{}{k}{}:{}{v}{}", w(), w(), w(), w()));
+                }
+            }
+            let line = format!("{}{{{}}}{}", w(), parts.join(","), w());
+            let got = plain(m.json(line.as_bytes()));
+            let want = plain(m.model(line.as_bytes()));
+            prop_assert_eq!(&got, &want, "{}", line);
+            prop_assert!(want.is_ok(), "{}: {:?}", line, want);
+            if escaped_key.is_none() {
+                let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
+                prop_assert!(scan_line(line.as_bytes(), &m, &mut found).is_some(), "{}", line);
+            }
         }
 
         /// Arbitrary bytes around JSON punctuation: whatever the scanner accepts, the model
@@ -945,7 +1214,7 @@ mod tests {
             let line = parts.concat();
             let m = Mapping::default();
             let mut found: [Option<Val<'_>>; 4] = [None, None, None, None];
-            if scan_line(line.as_bytes(), &m.paths, &mut found).is_some() {
+            if scan_line(line.as_bytes(), &m, &mut found).is_some() {
                 prop_assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok(), "{}", line);
             }
             prop_assert_eq!(plain(m.json(line.as_bytes())), plain(m.model(line.as_bytes())));
