@@ -6,6 +6,8 @@
 pub mod cli;
 /// The consumer registry, the consumption log and who is still on which line.
 pub mod consumers;
+/// What the timeline and the site show of a dataset, gathered from every room below.
+pub mod gather;
 /// The pure domain: contracts, kinds, containment, verdicts, bumps, windows.
 pub mod model;
 /// The sunset notifier: plan, render, send, and the ledger of sent notices.
@@ -14,7 +16,8 @@ pub mod notify;
 pub mod objects;
 /// Spatial data releases: streaming readers, the mergeable profile, validation and records.
 pub mod release;
-/// Pictures and pages: the timeline SVG and the static HTML registry (pure renderers).
+/// Pictures, pages and schemas: the timeline SVG, the static HTML registry, the CI formats and
+/// the JSON Schemas of the file formats (pure renderers).
 pub mod render;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;

@@ -283,9 +283,9 @@ impl From<crate::release::assemble::AssembleError> for CommandError {
     }
 }
 
-impl From<crate::render::timeline::GatherError> for CommandError {
-    fn from(e: crate::render::timeline::GatherError) -> Self {
-        use crate::render::timeline::GatherError;
+impl From<crate::gather::GatherError> for CommandError {
+    fn from(e: crate::gather::GatherError) -> Self {
+        use crate::gather::GatherError;
         match e {
             GatherError::Store(e) => e.into(),
             GatherError::Toml(e) => e.into(),

@@ -1,9 +1,9 @@
 //! `contracts schema`: write the JSON Schemas of the store's files (the schemas themselves are
-//! in `src/model/schema.rs`).
+//! in `src/render/schema.rs`).
 
 use std::path::PathBuf;
 
-use crate::model::schema::schemas;
+use crate::render::schema::schemas;
 
 use super::{CommandError, Context, Outcome};
 

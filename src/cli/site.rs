@@ -9,7 +9,7 @@ use crate::release::record::parse_records;
 use crate::release::validate::Status;
 use crate::render::escape;
 use crate::render::html::{dataset_page, page, table, Cell};
-use crate::render::timeline::{self, svg};
+use crate::render::timeline::svg;
 use crate::store::{layout, log_entries, LogEntry, Store};
 
 /// Write a static site of the store
@@ -266,7 +266,7 @@ fn dataset_body(
     }
 
     // The timeline, inline.
-    let t = timeline::gather(store, dataset, ctx.today, Some(reads))?;
+    let t = crate::gather::gather(store, dataset, ctx.today, Some(reads))?;
     s += "<h2 id=\"timeline\">Timeline</h2>\n<figure>\n";
     s += svg(&t).trim_end();
     s += "\n</figure>\n";

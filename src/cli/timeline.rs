@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use super::context::{registry, scan_daily};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::window::windows;
-use crate::render::timeline::{self, svg, Timeline};
+use crate::render::timeline::{svg, Timeline};
 use crate::store::Store;
 
 /// Draw the windows of a dataset's lines
@@ -49,14 +49,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 /// has a window, from the consumption log (its notes on stderr).
 pub fn gather(ctx: &Context, store: &Store, dataset: &str) -> Result<Timeline, CommandError> {
     if windows(&store.lines(dataset)?).is_empty() {
-        return Ok(timeline::gather(store, dataset, ctx.today, None)?);
+        return Ok(crate::gather::gather(store, dataset, ctx.today, None)?);
     }
     let registry = registry(ctx, store)?;
     let names = [dataset.to_string()].into_iter().collect();
     let reads = scan_daily(ctx, store, &names, None, &registry)?
         .remove(dataset)
         .unwrap_or_default();
-    Ok(timeline::gather(
+    Ok(crate::gather::gather(
         store,
         dataset,
         ctx.today,

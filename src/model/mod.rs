@@ -13,7 +13,6 @@ pub mod impact;
 pub mod kind;
 pub mod location;
 pub mod proposal;
-pub mod schema;
 pub mod source;
 pub mod spatial;
 pub mod suggest;

@@ -1,6 +1,8 @@
 //! JSON Schemas of the store's hand-edited files, generated with `schemars` from the types
 //! below, so that editors (Taplo / Even Better TOML) complete and check them as they are typed.
-//! Pure: `contracts schema` (`src/cli/schema.rs`) writes what [`schemas`] returns.
+//! It lives with the renderers, not in `model`, because it covers `consumers.toml` too, whose
+//! kinds are the consumers room's types, and `model` imports nothing of the project. Pure:
+//! `contracts schema` (`src/cli/schema.rs`) writes what [`schemas`] returns.
 //!
 //! The parsers read TOML through serde into span-carrying raw types (`Spanned`, TOML dates,
 //! raw `toml::Value`s checked by hand) that have no JSON Schema of their own, and deriving one
@@ -16,10 +18,10 @@ use std::collections::BTreeMap;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
-use super::config::{NewClauses, Tls};
-use super::kind::Kind;
-use super::{kind, source, spatial};
 use crate::consumers::{ConsumerKind, WebhookKind};
+use crate::model::config::{NewClauses, Tls};
+use crate::model::kind::Kind;
+use crate::model::{kind, source, spatial};
 
 /// A TOML local date (`2027-01-01`); a TOML-to-JSON editor sees it as a string.
 struct Date;
@@ -640,7 +642,7 @@ struct WaiverRecord {
 /// A waiver's `clause`: a clause name and an optional key with no control character, and not
 /// one of the history's rules (a bump, a window, the line count).
 fn waived_key(_: &mut SchemaGenerator) -> Schema {
-    let rules = super::waiver::NOT_WAIVABLE.join("|");
+    let rules = crate::model::waiver::NOT_WAIVABLE.join("|");
     json_schema!({
         "type": "string",
         "pattern": r"^[a-z][a-z0-9_]*(\.[^\x00-\x1f\x7f-\x9f]+)?$",
