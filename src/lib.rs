@@ -21,3 +21,102 @@ pub mod release;
 pub mod render;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;
+
+/// The rooms and the arrows between them: each room may name only the rooms listed for it,
+/// so a dependency that runs back up (a cycle, or `model` reaching for anything) fails here
+/// before it settles in. `docs/src/development.md` draws the same table.
+#[cfg(test)]
+mod rooms {
+    const MAY_USE: &[(&str, &[&str])] = &[
+        ("model", &[]),
+        ("objects", &[]),
+        ("store", &["model"]),
+        ("release", &["model", "objects"]),
+        ("consumers", &["model", "objects", "store"]),
+        ("render", &["model", "consumers", "release"]),
+        (
+            "notify",
+            &["model", "consumers", "release", "render", "store"],
+        ),
+        (
+            "gather",
+            &["model", "consumers", "release", "render", "store", "notify"],
+        ),
+        (
+            "cli",
+            &[
+                "model",
+                "objects",
+                "store",
+                "release",
+                "consumers",
+                "render",
+                "notify",
+                "gather",
+            ],
+        ),
+    ];
+
+    /// The code of a file before its tests, without comment lines.
+    fn code(text: &str) -> String {
+        let text = text.split("#[cfg(test)]").next().unwrap_or("");
+        text.lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// `crate::<room>` named in `code`, as a whole path segment.
+    fn names(code: &str, room: &str) -> bool {
+        let needle = format!("crate::{room}");
+        code.match_indices(&needle).any(|(i, _)| {
+            let next = code[i + needle.len()..].chars().next();
+            !next.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    }
+
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("src/ is readable") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn every_room_names_only_the_rooms_below_it() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut all = Vec::new();
+        files(&src, &mut all);
+        let mut wrong = Vec::new();
+        for path in &all {
+            let rel = path.strip_prefix(&src).expect("under src");
+            let first = rel.components().next().expect("a component");
+            let room = first
+                .as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string();
+            let Some((_, allowed)) = MAY_USE.iter().find(|(r, _)| *r == room) else {
+                continue; // lib.rs, main.rs
+            };
+            let text = code(&std::fs::read_to_string(path).expect("readable"));
+            for (other, _) in MAY_USE {
+                if *other != room && !allowed.contains(other) && names(&text, other) {
+                    wrong.push(format!("{} names {other}", rel.display()));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "arrows that run back up: {wrong:#?}");
+    }
+
+    #[test]
+    fn the_guard_sees_a_path_and_not_a_longer_name() {
+        assert!(names("use crate::store::Store;", "store"));
+        assert!(!names("use crate::storehouse::X;", "store"));
+        assert!(!names(&code("// crate::store in a comment"), "store"));
+    }
+}
