@@ -317,3 +317,42 @@ fn status_all_includes_retired_lines() {
         vec![(1, "retired".to_string()), (2, "live".to_string())]
     );
 }
+
+/// Colour marks the role of a value: in `log`, a rationale that reads "breaking" stays plain
+/// while the verdict column is coloured, and with colour off the table is unchanged.
+#[test]
+fn a_rationale_reading_breaking_is_not_coloured_but_the_verdict_is() {
+    let w = World::new(25);
+    w.append(
+        "history/roads.toml",
+        r#"
+[[change]]
+at        = 2026-10-02T09:00:00Z
+from      = "2.0.0"
+to        = "2.1.0"
+clause    = "crs"
+kind      = "fixed"
+direction = "unchanged"
+verdict   = "compatible"
+rationale = "breaking"
+"#,
+    );
+    let coloured = w.run("2026-12-01", &["--color", "always", "log", "roads"]);
+    let plain = w.run("2026-12-01", &["--color", "never", "log", "roads"]);
+    let out = coloured.assert_code(0).stdout();
+    let red = "\u{1b}[31mbreaking\u{1b}[0m";
+    let green = "\u{1b}[32mcompatible\u{1b}[0m";
+    // Two cells read "breaking": the verdict of the crs record and the new rationale.
+    assert_eq!(out.matches("breaking").count(), 2, "{out:?}");
+    assert_eq!(out.matches(red).count(), 1, "{out:?}");
+    let new_record = out.lines().find(|l| l.contains("2.0.0 -> 2.1.0")).unwrap();
+    assert!(new_record.contains(green), "{new_record:?}");
+    assert!(
+        new_record.contains(" breaking "),
+        "plain rationale: {new_record:?}"
+    );
+    assert!(!new_record.contains(red), "{new_record:?}");
+    let old_record = out.lines().find(|l| l.contains("1.1.0 -> 2.0.0")).unwrap();
+    assert!(old_record.contains(red), "{old_record:?}");
+    assert_eq!(world::strip_ansi(&out), plain.stdout());
+}

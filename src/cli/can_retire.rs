@@ -2,7 +2,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table, text};
+use super::output::{key, print_json, table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
 use crate::consumers::{
@@ -233,13 +233,15 @@ fn print_text(ctx: &Context, r: &Report) {
         let rows = r.ignored.iter().map(|s| {
             let u = s.usage.unwrap_or_default();
             vec![
-                s.consumer.clone(),
-                s.status.to_string(),
-                u.reads.to_string(),
-                u.days.to_string(),
-                s.last_read.map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                }),
+                s.consumer.clone().into(),
+                Cell::of(s.status),
+                u.reads.to_string().into(),
+                u.days.to_string().into(),
+                s.last_read
+                    .map_or("-".to_string(), |t| {
+                        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    })
+                    .into(),
             ]
         });
         outln!(

@@ -1,7 +1,7 @@
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table, text};
+use super::output::{key, print_json, table, text, Cell, Tone};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::Line;
@@ -178,20 +178,27 @@ fn print_text(ctx: &Context, r: &Report) {
     }
     let rows = r.consumers.iter().map(|s| {
         vec![
-            s.consumer.clone(),
-            s.status.to_string(),
-            s.line.map_or("-".to_string(), |l| l.to_string()),
+            s.consumer.clone().into(),
+            Cell::of(s.status),
+            s.line.map_or("-".to_string(), |l| l.to_string()).into(),
             match (&s.unknown_version, &s.version) {
                 (Some(u), Some(v)) => format!("{u} (unknown; last known {v})"),
                 (Some(u), None) => format!("{u} (unknown)"),
                 (None, v) => v.as_ref().map_or("-".to_string(), |v| v.to_string()),
+            }
+            .into(),
+            s.last_read
+                .map_or("-".to_string(), |t| {
+                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                })
+                .into(),
+            s.reads.to_string().into(),
+            if s.stale {
+                Cell::toned("stale", Some(Tone::Warn))
+            } else {
+                Cell::toned("live", Some(Tone::Good))
             },
-            s.last_read.map_or("-".to_string(), |t| {
-                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            }),
-            s.reads.to_string(),
-            if s.stale { "stale" } else { "live" }.to_string(),
-            s.team.clone().unwrap_or_else(|| "-".to_string()),
+            s.team.clone().unwrap_or_else(|| "-".to_string()).into(),
         ]
     });
     outln!(

@@ -1,4 +1,4 @@
-use super::output::{key, print_json, table, text};
+use super::output::{key, print_json, table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::store::{log_entries, CommitInfo, LogEntry};
 
@@ -51,16 +51,16 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
         } => {
             let (id, author) = short(commit);
             vec![
-                r.at.format("%Y-%m-%d").to_string(),
-                dataset.clone(),
-                format!("{} -> {}", r.from.as_deref().unwrap_or("-"), r.to),
-                r.clause.clone(),
-                r.kind.map_or("-".to_string(), |k| k.to_string()),
-                r.direction.to_string(),
-                r.verdict.to_string(),
-                r.rationale.clone(),
-                id,
-                author,
+                r.at.format("%Y-%m-%d").to_string().into(),
+                dataset.clone().into(),
+                format!("{} -> {}", r.from.as_deref().unwrap_or("-"), r.to).into(),
+                r.clause.clone().into(),
+                r.kind.map_or("-".to_string(), |k| k.to_string()).into(),
+                r.direction.to_string().into(),
+                Cell::of(r.verdict),
+                r.rationale.clone().into(),
+                id.into(),
+                author.into(),
             ]
         }
         LogEntry::Sunset {
@@ -86,6 +86,9 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
                 id,
                 author,
             ]
+            .into_iter()
+            .map(Cell::plain)
+            .collect()
         }
     });
     outln!(

@@ -1,7 +1,7 @@
 use chrono::Timelike;
 
 use super::context::{registry, scan_logs};
-use super::output::{key, print_json, table, text};
+use super::output::{key, notice_status, print_json, table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::notify::preview::{self, preview};
 use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
@@ -132,14 +132,14 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
     let cells = rows.iter().map(|r| {
         let n = &r.notice;
         vec![
-            n.dataset.clone(),
-            n.consumer.clone(),
-            n.line.to_string(),
-            n.milestone.to_string(),
-            n.sunset.to_string(),
-            n.days_left.to_string(),
-            n.recipients.join(", "),
-            r.status.to_string(),
+            n.dataset.clone().into(),
+            n.consumer.clone().into(),
+            n.line.to_string().into(),
+            n.milestone.to_string().into(),
+            n.sunset.to_string().into(),
+            n.days_left.to_string().into(),
+            n.recipients.join(", ").into(),
+            notice_status(r.status),
         ]
     });
     let head = [

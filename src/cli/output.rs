@@ -11,13 +11,17 @@
 //! and if the identifiers alone are still too wide, each row is printed as a block of
 //! `header value` lines. Identifiers,
 //! dates, versions and verdicts are never shortened, and a finding or an error is never cut
-//! anywhere. JSON always keeps every value whole. Verdicts and results are coloured when
-//! colour is on (`--color`, `NO_COLOR`).
+//! anywhere. JSON always keeps every value whole. When colour is on (`--color`, `NO_COLOR`)
+//! a cell is coloured by the [`Tone`] of the typed value it holds (a verdict, a result, a
+//! state: see [`Cell`]), never by its text, so a rationale that reads "breaking" stays plain.
 
 use tabled::settings::object::Columns;
 use tabled::settings::{Padding, Style, Width};
 
-use crate::model::Change;
+use crate::consumers::standing::Status as Standing;
+use crate::model::waiver::WaiverState;
+use crate::model::{Change, ConsumerVerdict, Verdict};
+use crate::release::validate::Status as ValidationStatus;
 use crate::render::delta::delta;
 
 /// The width of a table that must never be shortened: into a pipe, or a finding.
@@ -107,10 +111,11 @@ impl Printer {
 
     /// A plain table with a header row, fitted to this run's width and coloured by role
     /// when colour is on.
-    pub fn table<I, R>(&self, cols: &[Col], rows: I) -> String
+    pub fn table<I, R, C>(&self, cols: &[Col], rows: I) -> String
     where
         I: IntoIterator<Item = R>,
-        R: IntoIterator<Item = String>,
+        R: IntoIterator<Item = C>,
+        C: Into<Cell>,
     {
         fit_table(cols, rows, self.width, self.colour)
     }
@@ -210,26 +215,175 @@ pub const fn whole(header: &'static str) -> Col {
     }
 }
 
-/// The ANSI colour of a cell whose whole text is a verdict or a result.
-fn style_of(text: &str) -> Option<&'static str> {
-    Some(match text {
-        "compatible" | "pass" | "passed" | "accepted" | "live" | "current" | "migrated"
-        | "sent" | "ok" | "unaffected" => "32",
-        "breaking"
-        | "FAIL"
-        | "fail"
-        | "failed"
-        | "REFUSED"
-        | "still-on"
-        | "unknown"
-        | "error"
-        | "breaks"
-        | "breaks (uses everything)" => "31",
-        "advisory-fail" | "advisory" | "silent" | "upcoming" | "planned" | "warning" | "stale"
-        | "unsubscribed" => "33",
-        "not-evaluated" | "retired" => "2",
-        _ => return None,
-    })
+/// What a value means to the reader, which alone decides its colour: a cell is coloured
+/// because it holds a verdict, a result or a state, never because of the words it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// All is well: compatible, pass, current, live, sent (green).
+    Good,
+    /// Something is broken or someone is at risk: breaking, fail, still on an old line,
+    /// an unknown reader, a notice that failed (red).
+    Bad,
+    /// Worth a look, not a failure: advisory, silent, upcoming, planned, stale (yellow).
+    Warn,
+    /// Over or out of play: not evaluated, retired, expired (dim).
+    Muted,
+}
+
+impl Tone {
+    /// The ANSI code of the tone's colour.
+    fn ansi(self) -> &'static str {
+        match self {
+            Tone::Good => "32",
+            Tone::Bad => "31",
+            Tone::Warn => "33",
+            Tone::Muted => "2",
+        }
+    }
+}
+
+/// One cell of a table: the text printed and, when the cell holds a typed value that has one,
+/// its [`Tone`]. Text alone ([`Cell::plain`], or a `String` through `From`) is never coloured,
+/// whatever it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    text: String,
+    tone: Option<Tone>,
+}
+
+impl Cell {
+    /// A cell that is only text: an identifier, a date, a rationale.
+    pub fn plain(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            tone: None,
+        }
+    }
+
+    /// A cell of `text` that holds a value of `tone`: for a value whose type the library does
+    /// not name (a line's state, a notice's outcome) or whose text differs from its type's
+    /// (`FAIL` for [`ValidationStatus::Fail`]).
+    pub fn toned(text: impl Into<String>, tone: Option<Tone>) -> Cell {
+        Cell {
+            text: text.into(),
+            tone,
+        }
+    }
+
+    /// A cell holding a typed value: its text is the value's, its tone the value's own.
+    pub fn of<T: Toned + std::fmt::Display>(value: T) -> Cell {
+        Cell::toned(value.to_string(), value.tone())
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn tone(&self) -> Option<Tone> {
+        self.tone
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell::plain(text)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Cell {
+        Cell::plain(text)
+    }
+}
+
+/// A domain value that has a [`Tone`] when it is shown in a table.
+pub trait Toned {
+    fn tone(&self) -> Option<Tone>;
+}
+
+impl Toned for Verdict {
+    fn tone(&self) -> Option<Tone> {
+        Some(match self {
+            Verdict::Compatible => Tone::Good,
+            Verdict::Breaking => Tone::Bad,
+        })
+    }
+}
+
+impl Toned for ValidationStatus {
+    fn tone(&self) -> Option<Tone> {
+        Some(match self {
+            ValidationStatus::Pass => Tone::Good,
+            ValidationStatus::Fail => Tone::Bad,
+            ValidationStatus::AdvisoryFail | ValidationStatus::Waived => Tone::Warn,
+            ValidationStatus::NotEvaluated => Tone::Muted,
+        })
+    }
+}
+
+impl Toned for Standing {
+    fn tone(&self) -> Option<Tone> {
+        Some(match self {
+            Standing::Current | Standing::Migrated => Tone::Good,
+            Standing::StillOn | Standing::Unknown => Tone::Bad,
+            Standing::Silent | Standing::Unsubscribed | Standing::UnknownVersion => Tone::Warn,
+            Standing::Automation | Standing::Incidental => Tone::Muted,
+        })
+    }
+}
+
+impl Toned for ConsumerVerdict {
+    fn tone(&self) -> Option<Tone> {
+        Some(match self {
+            ConsumerVerdict::Unaffected => Tone::Good,
+            ConsumerVerdict::Breaks => Tone::Bad,
+        })
+    }
+}
+
+impl Toned for WaiverState {
+    fn tone(&self) -> Option<Tone> {
+        Some(match self {
+            WaiverState::Live => Tone::Good,
+            WaiverState::Upcoming => Tone::Warn,
+            WaiverState::Expired | WaiverState::Revoked => Tone::Muted,
+        })
+    }
+}
+
+/// The state of a line in `status` (`live`, `upcoming`, `retired`), a word the command
+/// chooses from the line and the day; the library names no type for it.
+pub fn line_state(state: &'static str) -> Cell {
+    let tone = match state {
+        "live" => Some(Tone::Good),
+        "upcoming" => Some(Tone::Warn),
+        "retired" => Some(Tone::Muted),
+        _ => None,
+    };
+    Cell::toned(state, tone)
+}
+
+/// How `show` says a contract holds a clause (`enforced`, `advisory`, `not evaluated`, and
+/// `not evaluated (unknown to this build)`): an enforced clause is the norm and stays plain.
+pub fn clause_status(status: &'static str) -> Cell {
+    let tone = match status {
+        "advisory" => Some(Tone::Warn),
+        s if s.starts_with("not evaluated") => Some(Tone::Muted),
+        _ => None,
+    };
+    Cell::toned(status, tone)
+}
+
+/// The outcome of one notice in `notify` (`planned`, `sent`, `recovered`, `failed`,
+/// `unsent`), as the notifier records it.
+pub fn notice_status(status: &'static str) -> Cell {
+    let tone = match status {
+        "sent" | "recovered" => Some(Tone::Good),
+        "failed" => Some(Tone::Bad),
+        "planned" | "unsent" => Some(Tone::Warn),
+        _ => None,
+    };
+    Cell::toned(status, tone)
 }
 
 fn text_width(s: &str) -> usize {
@@ -369,33 +523,47 @@ fn plan(cols: &[Col], values: &[usize], words: &[usize], max: usize) -> Layout {
 }
 
 /// A table fitted to `max` columns (see the module's paragraph for the order in which
-/// columns give way); `colour` colours verdict cells.
-pub fn fit_table<I, R>(cols: &[Col], rows: I, max: usize, colour: bool) -> String
+/// columns give way); `colour` colours each cell that has a [`Tone`], and no other.
+pub fn fit_table<I, R, C>(cols: &[Col], rows: I, max: usize, colour: bool) -> String
 where
     I: IntoIterator<Item = R>,
-    R: IntoIterator<Item = String>,
+    R: IntoIterator<Item = C>,
+    C: Into<Cell>,
 {
     // One line per cell: a newline would break the columns.
-    let grid: Vec<Vec<String>> = rows
+    let grid: Vec<Vec<Cell>> = rows
         .into_iter()
         .map(|r| {
-            let mut r: Vec<String> = r
+            let mut r: Vec<Cell> = r
                 .into_iter()
-                .map(|c| c.replace(['\n', '\r'], " "))
+                .map(|c| {
+                    let c: Cell = c.into();
+                    Cell::toned(c.text.replace(['\n', '\r'], " "), c.tone)
+                })
                 .collect();
-            r.resize(cols.len(), String::new());
+            r.resize(cols.len(), Cell::plain(""));
             r
         })
         .collect();
     let values: Vec<usize> = (0..cols.len())
-        .map(|i| grid.iter().map(|r| text_width(&r[i])).max().unwrap_or(0))
+        .map(|i| {
+            grid.iter()
+                .map(|r| text_width(&r[i].text))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
-    let paint = |cell: &str| match style_of(cell).filter(|_| colour) {
-        Some(code) => format!("\x1b[{code}m{cell}\x1b[0m"),
-        None => cell.to_string(),
+    let paint = |cell: &Cell| match cell.tone.filter(|_| colour) {
+        Some(tone) => format!("\x1b[{}m{}\x1b[0m", tone.ansi(), cell.text),
+        None => cell.text.clone(),
     };
     let words: Vec<usize> = (0..cols.len())
-        .map(|i| grid.iter().map(|r| longest_word(&r[i])).max().unwrap_or(0))
+        .map(|i| {
+            grid.iter()
+                .map(|r| longest_word(&r[i].text))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     match plan(cols, &values, &words, max) {
         Layout::Grid {
@@ -406,7 +574,7 @@ where
             let mut b = tabled::builder::Builder::default();
             b.push_record(headers);
             for r in &grid {
-                b.push_record(r.iter().map(|c| paint(c)));
+                b.push_record(r.iter().map(paint));
             }
             let mut t = b.build();
             t.with(Style::blank());
@@ -434,12 +602,7 @@ where
 /// Each row as a block of `header value` lines, a blank line between blocks: the layout of
 /// a table whose identifiers alone are wider than the terminal. Findings and free text wrap;
 /// an identifier is never broken, even one wider than the terminal.
-fn blocks(
-    cols: &[Col],
-    grid: &[Vec<String>],
-    max: usize,
-    paint: impl Fn(&str) -> String,
-) -> String {
+fn blocks(cols: &[Col], grid: &[Vec<Cell>], max: usize, paint: impl Fn(&Cell) -> String) -> String {
     let label = cols.iter().map(|c| text_width(c.header)).max().unwrap_or(0);
     let room = max.saturating_sub(label + 5).max(WHOLE_FLOOR);
     let mut out = Vec::new();
@@ -448,7 +611,9 @@ fn blocks(
         for (c, v) in cols.iter().zip(r) {
             let v = match c.role {
                 Role::Key => paint(v),
-                Role::Text | Role::Whole => tabled::settings::width::Wrap::wrap(v, room, true),
+                Role::Text | Role::Whole => {
+                    tabled::settings::width::Wrap::wrap(&v.text, room, true)
+                }
             };
             b.push_record([c.header.to_string(), v]);
         }
@@ -465,10 +630,11 @@ pub fn print_json<T: serde::Serialize>(p: &(impl Print + ?Sized), value: &T) {
 }
 
 /// A plain table with a header row, fitted and coloured as `p`'s printer says.
-pub fn table<I, R>(p: &(impl Print + ?Sized), cols: &[Col], rows: I) -> String
+pub fn table<I, R, C>(p: &(impl Print + ?Sized), cols: &[Col], rows: I) -> String
 where
     I: IntoIterator<Item = R>,
-    R: IntoIterator<Item = String>,
+    R: IntoIterator<Item = C>,
+    C: Into<Cell>,
 {
     p.printer().table(cols, rows)
 }
@@ -487,11 +653,11 @@ pub fn cell(v: Option<&serde_json::Value>) -> String {
 pub fn changes_table(p: &(impl Print + ?Sized), changes: &[Change]) -> String {
     let rows = changes.iter().map(|c| {
         vec![
-            c.clause.clone(),
-            c.kind.to_string(),
-            delta(c.old.as_ref(), c.new.as_ref()),
-            c.direction.to_string(),
-            c.verdict.to_string(),
+            c.clause.clone().into(),
+            c.kind.to_string().into(),
+            delta(c.old.as_ref(), c.new.as_ref()).into(),
+            c.direction.to_string().into(),
+            Cell::of(c.verdict),
         ]
     });
     table(
@@ -522,12 +688,12 @@ pub fn print_verdicts(
     }
     let rows = impacts.iter().map(|i| {
         vec![
-            i.consumer.clone(),
-            i.verdict_text(),
+            i.consumer.clone().into(),
+            Cell::toned(i.verdict_text(), i.verdict.tone()),
             if i.changes.is_empty() {
-                "-".to_string()
+                "-".into()
             } else {
-                i.changes.join(", ")
+                i.changes.join(", ").into()
             },
         ]
     });
@@ -657,12 +823,7 @@ mod tests {
     #[test]
     fn headers_wrap_at_their_spaces_before_anything_gives_way() {
         let cols = [key("dataset"), key("days left"), key("still on")];
-        let t = fit_table(
-            &cols,
-            [vec!["roads".into(), "9".into(), "1".into()]],
-            22,
-            false,
-        );
+        let t = fit_table(&cols, [vec!["roads", "9", "1"]], 22, false);
         assert!(widest(&t) <= 22, "{t}");
         assert!(t.starts_with("dataset  days  still\n"), "{t:?}");
         assert!(t.contains("roads    9     1"), "{t:?}");
@@ -686,12 +847,67 @@ mod tests {
     #[test]
     fn colour_wraps_only_verdict_cells_and_keeps_the_columns() {
         let cols = [key("clause"), key("verdict")];
-        let t = fit_table(&cols, [vec!["crs".into(), "breaking".into()]], 80, true);
+        let row = || vec![Cell::plain("crs"), Cell::of(Verdict::Breaking)];
+        let t = fit_table(&cols, [row()], 80, true);
         assert!(t.contains("\u{1b}[31mbreaking\u{1b}[0m"), "{t:?}");
         // The header is never coloured, and the padding is outside the colour.
         assert!(t.starts_with(" clause   verdict  "), "{t:?}");
-        let plain = fit_table(&cols, [vec!["crs".into(), "breaking".into()]], 80, false);
+        let plain = fit_table(&cols, [row()], 80, false);
         assert_eq!(console::strip_ansi_codes(&t), plain);
+    }
+
+    /// Colour marks what a value is, not what it reads: a rationale that says "breaking" is
+    /// text, the verdict beside it is a verdict.
+    #[test]
+    fn a_cell_reading_breaking_is_coloured_only_when_it_is_a_verdict() {
+        let cols = [key("clause"), text("rationale"), key("verdict")];
+        let rows = [
+            vec![
+                Cell::plain("crs"),
+                Cell::plain("breaking"),
+                Cell::of(Verdict::Breaking),
+            ],
+            vec![
+                Cell::plain("fail"),
+                Cell::plain("FAIL"),
+                Cell::of(Verdict::Compatible),
+            ],
+        ];
+        let red = "\u{1b}[31mbreaking\u{1b}[0m";
+        for max in [80, 30] {
+            // 30 columns is too narrow for the grid: the rows become blocks.
+            let t = fit_table(&cols, rows.clone(), max, true);
+            assert_eq!(t.matches("breaking").count(), 2, "{t:?}");
+            assert_eq!(t.matches(red).count(), 1, "{t:?}");
+            let verdict_line = t.lines().find(|l| l.contains(red)).unwrap();
+            assert!(!verdict_line.contains("rationale"), "{t:?}");
+            assert!(t.contains("\u{1b}[32mcompatible\u{1b}[0m"), "{t:?}");
+            // Nothing else is painted: two coloured cells, two resets.
+            assert_eq!(t.matches("\u{1b}[0m").count(), 2, "{t:?}");
+        }
+        // A plain string is plain, whatever it says.
+        let t = fit_table(&cols, [vec!["crs", "breaking", "breaking"]], 80, true);
+        assert!(!t.contains('\u{1b}'), "{t:?}");
+    }
+
+    #[test]
+    fn each_typed_value_has_its_tone() {
+        assert_eq!(Cell::of(ValidationStatus::Fail).tone(), Some(Tone::Bad));
+        assert_eq!(Cell::of(ValidationStatus::Pass).tone(), Some(Tone::Good));
+        assert_eq!(
+            Cell::of(ValidationStatus::NotEvaluated).tone(),
+            Some(Tone::Muted)
+        );
+        assert_eq!(Cell::of(Standing::StillOn).tone(), Some(Tone::Bad));
+        assert_eq!(Cell::of(Standing::Current).tone(), Some(Tone::Good));
+        assert_eq!(Cell::of(Standing::Silent).tone(), Some(Tone::Warn));
+        assert_eq!(Cell::of(ConsumerVerdict::Breaks).tone(), Some(Tone::Bad));
+        assert_eq!(WaiverState::Expired.tone(), Some(Tone::Muted));
+        assert_eq!(line_state("retired").tone(), Some(Tone::Muted));
+        assert_eq!(notice_status("failed").tone(), Some(Tone::Bad));
+        assert_eq!(clause_status("advisory").tone(), Some(Tone::Warn));
+        assert_eq!(clause_status("enforced").tone(), None);
+        assert_eq!(Cell::from("breaking".to_string()).tone(), None);
     }
 
     /// Every line printed goes through the printer: `--quiet` and a closed pipe are handled

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::{key, print_json, table, text, whole};
+use super::output::{clause_status, key, print_json, table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
 use crate::model::{Check, Strictness, SunsetSource};
@@ -243,11 +243,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
             let rows = report.clauses.iter().map(|r| {
                 vec![
-                    r.clause.clone(),
-                    r.kind.clone().unwrap_or_else(|| "-".into()),
-                    r.shape.clone().unwrap_or_else(|| "-".into()),
-                    super::output::cell(Some(&r.value)),
-                    r.status.to_string(),
+                    r.clause.clone().into(),
+                    r.kind.clone().unwrap_or_else(|| "-".into()).into(),
+                    r.shape.clone().unwrap_or_else(|| "-".into()).into(),
+                    super::output::cell(Some(&r.value)).into(),
+                    clause_status(r.status),
                 ]
             });
             outln!(

@@ -4,7 +4,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table};
+use super::output::{key, line_state, print_json, table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};
 use crate::store::Store;
@@ -103,24 +103,28 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             // keeps its narrower table.
             let any_waiver = rows.iter().any(|r| r.waivers > 0);
             let text = rows.iter().map(|r| {
-                let mut row = vec![
-                    r.dataset.clone(),
-                    r.line.to_string(),
-                    r.state.to_string(),
-                    r.version.clone(),
-                    r.opens.to_string(),
-                    r.sunset.map_or("-".to_string(), |d| d.to_string()),
-                    r.days_to_sunset.map_or("-".to_string(), |d| d.to_string()),
+                let mut row: Vec<Cell> = vec![
+                    r.dataset.clone().into(),
+                    r.line.to_string().into(),
+                    line_state(r.state),
+                    r.version.clone().into(),
+                    r.opens.to_string().into(),
+                    r.sunset.map_or("-".to_string(), |d| d.to_string()).into(),
+                    r.days_to_sunset
+                        .map_or("-".to_string(), |d| d.to_string())
+                        .into(),
                     r.consumers_still_on
-                        .map_or("-".to_string(), |n| n.to_string()),
+                        .map_or("-".to_string(), |n| n.to_string())
+                        .into(),
                     match r.can_retire {
-                        Some(true) => "yes".to_string(),
-                        Some(false) => "no".to_string(),
-                        None => "-".to_string(),
-                    },
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "-",
+                    }
+                    .into(),
                 ];
                 if any_waiver {
-                    row.push(r.waivers.to_string());
+                    row.push(r.waivers.to_string().into());
                 }
                 row
             });

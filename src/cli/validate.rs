@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::{print_ci, profile_and_merge, read_input, shown_path};
-use super::output::{cell, key, print_json, table, whole};
+use super::output::{cell, key, print_json, table, whole, Cell, Toned as _};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{
@@ -200,10 +200,11 @@ fn finish(
     Ok(Outcome::findings_if(!report.passed))
 }
 
-fn status_cell(s: Status) -> String {
+/// A result's cell: `FAIL` in capitals so a failure stands out without colour too.
+fn status_cell(s: Status) -> Cell {
     match s {
-        Status::Fail => "FAIL".to_string(),
-        other => other.to_string(),
+        Status::Fail => Cell::toned("FAIL", s.tone()),
+        other => Cell::of(other),
     }
 }
 
@@ -232,20 +233,20 @@ fn print_text(ctx: &Context, r: &Report) {
                     .into_iter()
                     .map(|(key, measured, limit)| {
                         vec![
-                            contract.clone(),
-                            format!("{}.{key}", x.clause),
+                            contract.clone().into(),
+                            format!("{}.{key}", x.clause).into(),
                             status_cell(x.status),
-                            measured,
-                            limit,
+                            measured.into(),
+                            limit.into(),
                         ]
                     })
                     .collect::<Vec<_>>(),
                 None => vec![vec![
-                    contract,
-                    x.clause.clone(),
+                    contract.into(),
+                    x.clause.clone().into(),
                     status_cell(x.status),
-                    cell(x.measured.as_ref()),
-                    cell(x.limit.as_ref()),
+                    cell(x.measured.as_ref()).into(),
+                    cell(x.limit.as_ref()).into(),
                 ]],
             }
         })

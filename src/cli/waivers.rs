@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::output::{key, print_json, table, text};
+use super::output::{key, print_json, table, text, Cell, Toned as _};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::waiver::{Waiver, WaiverState};
 use crate::store::StoreError;
@@ -71,14 +71,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ => {
             let cells = rows.iter().map(|r| {
                 vec![
-                    r.waiver.id.clone(),
-                    r.waiver.clause.clone(),
-                    r.waiver.line.map_or("all".to_string(), |l| l.to_string()),
-                    r.state.as_str().to_string(),
-                    r.waiver.until.to_string(),
-                    r.days_left.to_string(),
-                    r.waiver.by.clone(),
-                    r.waiver.reason.clone(),
+                    r.waiver.id.clone().into(),
+                    r.waiver.clause.clone().into(),
+                    r.waiver
+                        .line
+                        .map_or("all".to_string(), |l| l.to_string())
+                        .into(),
+                    Cell::toned(r.state.as_str(), r.state.tone()),
+                    r.waiver.until.to_string().into(),
+                    r.days_left.to_string().into(),
+                    r.waiver.by.clone().into(),
+                    r.waiver.reason.clone().into(),
                 ]
             });
             outln!(
