@@ -261,4 +261,53 @@ mod tests {
         assert_eq!(f.author.as_deref(), Some("A <a@example.org>"));
         assert_eq!(f.severity, Severity::Error);
     }
+
+    /// A store committed with the git CLI: the default config and one waivers file whose
+    /// only waiver covers 2026-12-01..=2026-12-10.
+    fn store_with_a_waiver() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.org"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        git(&["init", "-q", "-b", "main"]);
+        let config = include_str!("../../../templates/contracts.toml");
+        std::fs::write(dir.path().join(layout::CONFIG), config).unwrap();
+        std::fs::create_dir(dir.path().join(layout::HISTORY)).unwrap();
+        let waiver = "[[waiver]]\nid = \"places:all:max_null_fraction.pop_est:2026-12-01\"\n\
+            clause = \"max_null_fraction.pop_est\"\ngranted = 2026-12-01\nuntil = 2026-12-10\n\
+            at = 2026-12-01T09:00:00Z\nby = \"Ada <ada@example.org>\"\nreason = \"outage\"\n";
+        let waivers = format!("{}/places.waivers.toml", layout::HISTORY);
+        std::fs::write(dir.path().join(&waivers), waiver).unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "a store with a waiver"]);
+        dir
+    }
+
+    #[test]
+    fn the_day_the_waiver_warning_depends_on_is_an_argument() {
+        let dir = store_with_a_waiver();
+        let store = Store::open(dir.path()).unwrap();
+        let warnings = |today: &str| {
+            let report = check_store(&store, None, today.parse().unwrap()).unwrap();
+            assert_eq!(report.errors, 0, "{:?}", report.findings);
+            assert_eq!(report.warnings, report.findings.len());
+            report.findings
+        };
+        let near_the_end = warnings("2026-12-05");
+        assert_eq!(near_the_end.len(), 1, "{near_the_end:?}");
+        assert_eq!(near_the_end[0].severity, Severity::Warning);
+        assert_eq!(near_the_end[0].file, "history/places.waivers.toml");
+        assert!(
+            near_the_end[0].message.contains("in 5 days"),
+            "{near_the_end:?}"
+        );
+        // After its last day the waiver is over, and nothing is said of it.
+        assert_eq!(warnings("2026-12-11"), Vec::new());
+    }
 }
