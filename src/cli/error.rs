@@ -251,6 +251,22 @@ impl From<LogError> for CommandError {
     }
 }
 
+impl From<crate::store::audit::AuditError> for CommandError {
+    /// A `[store] since` the walk cannot start from is said at its place in contracts.toml,
+    /// classified as the store error behind it.
+    fn from(e: crate::store::audit::AuditError) -> Self {
+        use crate::store::audit::AuditError;
+        match e {
+            AuditError::Store(e) => e.into(),
+            AuditError::Log(e) => e.into(),
+            AuditError::ConfiguredSince { message, source } if source.is_input() => {
+                CommandError::input(message)
+            }
+            AuditError::ConfiguredSince { message, .. } => CommandError::environment(message),
+        }
+    }
+}
+
 impl From<crate::consumers::registry::LoadError> for CommandError {
     fn from(e: crate::consumers::registry::LoadError) -> Self {
         use crate::consumers::registry::LoadError;

@@ -6,7 +6,7 @@
 //! commit on top of that same HEAD, with a compare-and-swap on the branch, so two writers
 //! cannot both build on the same state. This module is the only place that knows the layout.
 
-mod audit;
+pub mod audit;
 pub mod git;
 mod transact;
 pub mod worktree;

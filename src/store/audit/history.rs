@@ -9,9 +9,9 @@ use gix::ObjectId;
 
 use serde::Serialize;
 
-use super::{layout, utf8, CommitChanges, Store, StoreError};
 use crate::model::consistency::appended_only;
 use crate::model::history::{ChangeRecord, SunsetRecord};
+use crate::store::{layout, utf8, CommitChanges, Store, StoreError};
 
 /// The commit that added a file or a record.
 #[derive(Debug, Serialize, Clone, PartialEq, Eq)]

@@ -1,0 +1,313 @@
+//! The store audit behind `contracts check`: every finding about the store and its history,
+//! each with its severity, file, place and the commit that caused it. Nothing here prints or
+//! reads the clock: `check_store` is given the day, and the command renders what it returns.
+//!
+//! `history` walks the commits (immutability, who added what); `files` judges the files at
+//! HEAD that are not contracts (registry, ledgers, release records, waivers, log sources).
+
+mod files;
+mod history;
+
+pub use history::{
+    log_entries, CommitInfo, HistoryProof, LogEntry, RecordOrigins, Violation, RECORD_HEADERS,
+};
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::{layout, GitError, Store, StoreError};
+use crate::consumers::LogError;
+use crate::model::consistency::audit_dataset;
+use crate::model::history::{parse_history, History};
+use crate::model::{Contract, Strictness, TomlErrors};
+
+/// Days before a live waiver's last day from which the audit warns that it ends.
+pub const WAIVER_WARNING_DAYS: i64 = 14;
+
+/// Why the audit could not run to the end (a finding is not an error: it is in the report).
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// `[store] since` in contracts.toml names a revision the walk cannot start from;
+    /// `message` points at the value in the file.
+    #[error("{message}")]
+    ConfiguredSince {
+        message: String,
+        #[source]
+        source: StoreError,
+    },
+}
+
+/// How much a finding matters: an error fails the gate, a warning only says something.
+#[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One thing the audit found, in a file of the store (a path relative to its root).
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    pub file: String,
+    /// 1-based line and column in the file at HEAD, where the finding has a place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    /// The commit (full id) and its author that caused the finding, when git names one.
+    pub commit: Option<String>,
+    pub author: Option<String>,
+    pub message: String,
+}
+
+impl Finding {
+    /// An error in `file`, with no place in it.
+    pub fn error(file: impl Into<String>, by: Option<&CommitInfo>, message: String) -> Finding {
+        Finding {
+            severity: Severity::Error,
+            file: file.into(),
+            line: None,
+            column: None,
+            commit: by.map(|o| o.id.clone()),
+            author: by.map(|o| o.author.clone()),
+            message,
+        }
+    }
+
+    /// The same finding placed at a 1-based line and column (a line of 0 is no place).
+    pub fn at(self, line: usize, column: usize) -> Finding {
+        Finding {
+            line: (line > 0).then_some(line),
+            column: (line > 0).then_some(column),
+            ..self
+        }
+    }
+
+    /// One finding per located mistake, each with its line and column.
+    fn located(file: &str, by: Option<&CommitInfo>, errors: &TomlErrors) -> Vec<Finding> {
+        errors
+            .0
+            .iter()
+            .map(|e| Finding::error(file, by, e.to_string()).at(e.line, e.column))
+            .collect()
+    }
+}
+
+/// What the audit found, and how much it looked at.
+#[derive(Serialize, Debug)]
+pub struct Report {
+    pub datasets: usize,
+    pub contracts: usize,
+    pub commits: usize,
+    /// How many findings are errors and how many warnings.
+    pub errors: usize,
+    pub warnings: usize,
+    pub findings: Vec<Finding>,
+}
+
+/// Audit the whole store at HEAD and its history: every file parses, every recorded verdict
+/// equals the one re-derived from the contracts, no published contract was edited, and
+/// append-only files only grew. `since` is the revision the immutability proof starts after
+/// (`None`: `[store] since`, or the root); `today` dates the waiver-ending warnings.
+pub fn check_store(
+    store: &Store,
+    since: Option<&str>,
+    today: NaiveDate,
+) -> Result<Report, AuditError> {
+    // The history first: it proves immutability and says who added each file.
+    let proof = prove_from(store, since)?;
+    let mut findings: Vec<Finding> = proof
+        .violations
+        .iter()
+        .map(|v| Finding::error(v.path.clone(), Some(&v.commit), v.message.clone()))
+        .collect();
+
+    // Then the state at HEAD, re-derived from the files.
+    let datasets = store.datasets()?;
+    let mut contracts_seen = 0;
+    for dataset in &datasets {
+        contracts_seen += dataset_findings(store, &proof, dataset, &mut findings)?;
+    }
+    files::tree_findings(store, &datasets, today, &mut findings)?;
+
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    Ok(Report {
+        datasets: datasets.len(),
+        contracts: contracts_seen,
+        commits: proof.commits,
+        errors,
+        warnings: findings.len() - errors,
+        findings,
+    })
+}
+
+/// The immutability proof from `since`, else from `[store] since`, else from the root. An
+/// unusable revision from the file is reported at its place in the file.
+fn prove_from(store: &Store, since: Option<&str>) -> Result<HistoryProof, AuditError> {
+    let configured = store.config().store.since.as_deref();
+    match (since, configured) {
+        (Some(rev), _) => Ok(store.prove_history(Some(rev))?),
+        (None, Some(rev)) => store.prove_history(Some(rev)).map_err(|e| {
+            let about_since = matches!(
+                e,
+                StoreError::Git(GitError::BadRev { .. } | GitError::SinceNotInHistory { .. })
+            );
+            if !about_since {
+                return AuditError::Store(e);
+            }
+            AuditError::ConfiguredSince {
+                message: store
+                    .config()
+                    .error_at("store.since", &format!("[store] since: {e}")),
+                source: e,
+            }
+        }),
+        (None, None) => Ok(store.prove_history(None)?),
+    }
+}
+
+/// The findings of one dataset's contracts and change history; returns how many contracts
+/// it has.
+fn dataset_findings(
+    store: &Store,
+    proof: &HistoryProof,
+    dataset: &str,
+    findings: &mut Vec<Finding>,
+) -> Result<usize, AuditError> {
+    let origin = &proof.origins;
+    let mut contracts: Vec<Contract> = Vec::new();
+    let versions = store.versions(dataset)?;
+    for v in &versions {
+        let path = layout::contract(dataset, &v.to_string());
+        let by = origin.get(&path);
+        // A published contract edited later is one finding (a violation); the rest of the
+        // history is judged by the content it was published with, so the edit does not also
+        // surface as wrong verdicts or a missing file blamed on the original commit.
+        let read = match proof.published.get(&path) {
+            Some(blob) => {
+                store.contract_in_blob(dataset, &v.to_string(), *blob, Strictness::Writing)
+            }
+            None => store.contract(dataset, &v.to_string(), Strictness::Writing),
+        };
+        match read {
+            Ok(c) => contracts.push(c),
+            Err(StoreError::Toml(e)) => findings.extend(Finding::located(&path, by, &e)),
+            Err(e @ (StoreError::Misnamed { .. } | StoreError::NotText { .. })) => {
+                findings.push(Finding::error(path.clone(), by, e.to_string()))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let history_path = layout::history(dataset);
+    let history_text = match store.read(&history_path) {
+        Err(e @ StoreError::NotText { .. }) => {
+            findings.push(Finding::error(history_path, None, e.to_string()));
+            return Ok(versions.len());
+        }
+        other => other?,
+    };
+    let history: History = match history_text {
+        None => Default::default(),
+        Some(text) => match parse_history(&history_path, &text) {
+            Ok(h) => h,
+            Err(e) => {
+                findings.extend(Finding::located(&history_path, None, &e));
+                return Ok(versions.len());
+            }
+        },
+    };
+    for p in audit_dataset(&contracts, &history, &store.config().policy) {
+        findings.push(match &p.version {
+            Some(v) => {
+                let path = layout::contract(dataset, v);
+                let by = origin.get(&path);
+                Finding::error(path, by, p.message)
+            }
+            None => Finding::error(history_path.clone(), None, p.message),
+        });
+    }
+    Ok(versions.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_at_line_zero_has_no_place() {
+        let f = Finding::error("a.toml", None, "m".into()).at(0, 4);
+        assert_eq!((f.line, f.column), (None, None));
+        let f = Finding::error("a.toml", None, "m".into()).at(3, 4);
+        assert_eq!((f.line, f.column), (Some(3), Some(4)));
+    }
+
+    #[test]
+    fn a_finding_names_the_commit_and_author_that_caused_it() {
+        let by = CommitInfo {
+            id: "c0ffee".into(),
+            author: "A <a@example.org>".into(),
+            date: "2026-01-01T00:00:00+00:00".into(),
+        };
+        let f = Finding::error("a.toml", Some(&by), "m".into());
+        assert_eq!(f.commit.as_deref(), Some("c0ffee"));
+        assert_eq!(f.author.as_deref(), Some("A <a@example.org>"));
+        assert_eq!(f.severity, Severity::Error);
+    }
+
+    /// A store committed with the git CLI: the default config and one waivers file whose
+    /// only waiver covers 2026-12-01..=2026-12-10.
+    fn store_with_a_waiver() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.org"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        git(&["init", "-q", "-b", "main"]);
+        let config = include_str!("../../../templates/contracts.toml");
+        std::fs::write(dir.path().join(layout::CONFIG), config).unwrap();
+        std::fs::create_dir(dir.path().join(layout::HISTORY)).unwrap();
+        let waiver = "[[waiver]]\nid = \"places:all:max_null_fraction.pop_est:2026-12-01\"\n\
+            clause = \"max_null_fraction.pop_est\"\ngranted = 2026-12-01\nuntil = 2026-12-10\n\
+            at = 2026-12-01T09:00:00Z\nby = \"Ada <ada@example.org>\"\nreason = \"outage\"\n";
+        let waivers = format!("{}/places.waivers.toml", layout::HISTORY);
+        std::fs::write(dir.path().join(&waivers), waiver).unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "a store with a waiver"]);
+        dir
+    }
+
+    #[test]
+    fn the_day_the_waiver_warning_depends_on_is_an_argument() {
+        let dir = store_with_a_waiver();
+        let store = Store::open(dir.path()).unwrap();
+        let warnings = |today: &str| {
+            let report = check_store(&store, None, today.parse().unwrap()).unwrap();
+            assert_eq!(report.errors, 0, "{:?}", report.findings);
+            assert_eq!(report.warnings, report.findings.len());
+            report.findings
+        };
+        let near_the_end = warnings("2026-12-05");
+        assert_eq!(near_the_end.len(), 1, "{near_the_end:?}");
+        assert_eq!(near_the_end[0].severity, Severity::Warning);
+        assert_eq!(near_the_end[0].file, "history/places.waivers.toml");
+        assert!(
+            near_the_end[0].message.contains("in 5 days"),
+            "{near_the_end:?}"
+        );
+        // After its last day the waiver is over, and nothing is said of it.
+        assert_eq!(warnings("2026-12-11"), Vec::new());
+    }
+}
