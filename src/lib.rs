@@ -2,6 +2,8 @@
 //! git, validation of real releases against every live contract, and the sunset notifier.
 #![forbid(unsafe_code)]
 
+/// The store audit behind `contracts check`: every finding, from every room's files.
+pub mod audit;
 /// The command line: clap types, one file per subcommand, output and exit codes.
 pub mod cli;
 /// The consumer registry, the consumption log and who is still on which line.
@@ -39,6 +41,10 @@ mod rooms {
             &["model", "consumers", "release", "render", "store"],
         ),
         (
+            "audit",
+            &["model", "consumers", "release", "store", "notify"],
+        ),
+        (
             "gather",
             &["model", "consumers", "release", "render", "store", "notify"],
         ),
@@ -52,6 +58,7 @@ mod rooms {
                 "consumers",
                 "render",
                 "notify",
+                "audit",
                 "gather",
             ],
         ),

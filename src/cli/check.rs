@@ -1,7 +1,7 @@
 use super::context::{print_ci, shown_path};
 use super::output::{key, print_json, table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
-use crate::store::audit::{check_store, Report, Severity};
+use crate::audit::{check_store, Report, Severity};
 use crate::store::Store;
 
 /// The CI gate: the whole store and its history are consistent
@@ -23,7 +23,7 @@ pub struct Args {
     since: Option<String>,
 }
 
-/// The whole audit is the library's (`store::audit::check_store`); this renders its report.
+/// The whole audit is the library's (`audit::check_store`); this renders its report.
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let report = check_store(&store, args.since.as_deref(), ctx.today)?;

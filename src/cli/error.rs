@@ -251,11 +251,11 @@ impl From<LogError> for CommandError {
     }
 }
 
-impl From<crate::store::audit::AuditError> for CommandError {
+impl From<crate::audit::AuditError> for CommandError {
     /// A `[store] since` the walk cannot start from is said at its place in contracts.toml,
     /// classified as the store error behind it.
-    fn from(e: crate::store::audit::AuditError) -> Self {
-        use crate::store::audit::AuditError;
+    fn from(e: crate::audit::AuditError) -> Self {
+        use crate::audit::AuditError;
         match e {
             AuditError::Store(e) => e.into(),
             AuditError::Log(e) => e.into(),

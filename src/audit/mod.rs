@@ -2,24 +2,22 @@
 //! each with its severity, file, place and the commit that caused it. Nothing here prints or
 //! reads the clock: `check_store` is given the day, and the command renders what it returns.
 //!
-//! `history` walks the commits (immutability, who added what); `files` judges the files at
-//! HEAD that are not contracts (registry, ledgers, release records, waivers, log sources).
+//! The proofs over the commits (immutability, who added what) are the store's
+//! (`store::audit`); `files` judges the files at HEAD that are not contracts (registry,
+//! ledgers, release records, waivers, log sources). The audit is a room of its own, above
+//! `store`, `consumers`, `release` and `notify`, because it reads every one of their files:
+//! inside `store` it would point the store up at the rooms that use it.
 
 mod files;
-mod history;
-
-pub use history::{
-    log_entries, CommitInfo, HistoryProof, LogEntry, RecordOrigins, Violation, RECORD_HEADERS,
-};
 
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::{layout, GitError, Store, StoreError};
 use crate::consumers::LogError;
 use crate::model::consistency::audit_dataset;
 use crate::model::history::{parse_history, History};
 use crate::model::{Contract, Strictness, TomlErrors};
+use crate::store::{layout, CommitInfo, GitError, HistoryProof, Store, StoreError};
 
 /// Days before a live waiver's last day from which the audit warns that it ends.
 pub const WAIVER_WARNING_DAYS: i64 = 14;
@@ -276,7 +274,7 @@ mod tests {
             assert!(out.status.success(), "git {args:?}: {out:?}");
         };
         git(&["init", "-q", "-b", "main"]);
-        let config = include_str!("../../../templates/contracts.toml");
+        let config = include_str!("../../templates/contracts.toml");
         std::fs::write(dir.path().join(layout::CONFIG), config).unwrap();
         std::fs::create_dir(dir.path().join(layout::HISTORY)).unwrap();
         let waiver = "[[waiver]]\nid = \"places:all:max_null_fraction.pop_est:2026-12-01\"\n\
