@@ -9,7 +9,7 @@
 //! newest read per (dataset, consumer) is kept. One file per purpose: here the public types
 //! and the file lists; [`driver`] (the scan of every source), [`blocks`] (text logs in blocks
 //! on all cores), [`json_lines`] (and its fast path), [`csv_rows`], [`parquet_rows`],
-//! [`fields`] (a source's field mapping), [`timestamps`] (a read's instant and the place of its
+//! [`fields`] (a source's field mapping), [`json_fields`] (the mapped fields of a JSON line), [`timestamps`] (a read's instant and the place of its
 //! day), [`memo`] (the dates and versions a scan remembers), [`fold`] (one read into the
 //! scan), [`hot`] (the table a scan updates per read), [`hash`] (the map keys and their
 //! hasher). A malformed line is handed to the caller,
@@ -35,6 +35,7 @@ mod fields;
 mod fold;
 mod hash;
 mod hot;
+mod json_fields;
 mod json_lines;
 mod memo;
 pub(crate) mod object_logs;
