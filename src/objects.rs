@@ -1,5 +1,5 @@
 //! Object storage: the one client of `s3://`, `gs://`, `az://` and `http(s)://` objects that
-//! releases (`release::remote_read`) and consumption sources (`consumers::log`) share.
+//! releases (`release::remote_read`) and consumption sources (`consumers::reads`) share.
 //!
 //! `object_store` is async; the readers of this crate are synchronous. One small tokio
 //! runtime, started the first time a URL is read, serves them: a caller blocks on a request

@@ -14,7 +14,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use semver::Version;
 use serde::Serialize;
 
-use super::log::{later, LogError, LogFile, Malformed};
+use super::reads::{later, LogError, LogFile, Malformed};
 use super::records::{each_read, Record, Wanted};
 use super::registry::{ConsumerKind, Registry};
 use super::standing::{LineUse, Thresholds};

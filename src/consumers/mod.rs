@@ -5,14 +5,14 @@
 
 pub mod access;
 pub mod daily;
-pub mod log;
+pub mod reads;
 pub mod records;
 pub mod registry;
 pub mod standing;
 pub mod store_scan;
 pub mod summary;
 
-pub use log::{
+pub use reads::{
     log_files, overlapping_files, scan, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
     ScanRequest, ScanStats, Skipped,
 };

@@ -1,7 +1,7 @@
 //! Every read of the consumption record, one at a time: the plain walk over the files of the
 //! configured sources (JSON Lines and CSV, each optionally gzipped, Parquet, and read
 //! summaries) that the day-by-day counts and `consumption summarize` are built on. The
-//! newest-read scan (`log::scan`) has its own, faster walk; this one hands each read to the
+//! newest-read scan (`reads::scan`) has its own, faster walk; this one hands each read to the
 //! caller.
 //!
 //! A raw read is one read at one instant; a row of a summary ([`super::summary`]) is a
@@ -16,7 +16,7 @@ use std::path::Path;
 use chrono::{DateTime, FixedOffset};
 
 use super::access::{AccessLog, AccessScan, Read as AccessRead};
-use super::log::{
+use super::reads::{
     access_log_of, open_input, Inputs, LogError, LogFile, Malformed, MappedRead, Mapping,
     ParquetLog, ANONYMOUS,
 };
@@ -55,7 +55,7 @@ impl Wanted<'_> {
 /// object, gunzipped by its name or its first bytes); one that cannot be read stops the walk.
 fn open(
     path: &Path,
-    fetched: &mut Option<super::log::object_logs::Opened>,
+    fetched: &mut Option<super::reads::object_logs::Opened>,
     gzipped: bool,
 ) -> Result<Box<dyn std::io::Read + Send>, LogError> {
     open_input(path, fetched.take(), gzipped).map_err(|reason| LogError::Io {

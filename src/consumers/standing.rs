@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use semver::Version;
 use serde::Serialize;
 
-use super::log::NewestRead;
+use super::reads::NewestRead;
 use super::registry::{ConsumerKind, Registry};
 use crate::model::Line;
 

@@ -8,7 +8,7 @@
 //! Summaries merge: rows with the same key add their reads, keep the earlier first instant
 //! and the later last one, so the summary of summaries of the parts of a log is the summary
 //! of the whole. What the commands need of a day survives the fold: the newest read (the
-//! last instant; on a tie the higher version, then the larger offset, as `log::later`
+//! last instant; on a tie the higher version, then the larger offset, as `reads::later`
 //! orders reads) and the count of reads of each line.
 
 use std::collections::BTreeMap;
@@ -67,7 +67,7 @@ pub struct ParsedRow {
 }
 
 /// The order of instants that keeps the offset: an instant written `03:00Z` and the same one
-/// written `05:00+02:00` are two, the larger offset the later (as `log::later` breaks ties).
+/// written `05:00+02:00` are two, the larger offset the later (as `reads::later` breaks ties).
 fn order(t: &DateTime<FixedOffset>) -> (DateTime<FixedOffset>, i32) {
     (*t, t.offset().local_minus_utc())
 }
@@ -228,8 +228,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::consumers::log::LogFile;
     use crate::consumers::parse_registry;
+    use crate::consumers::reads::LogFile;
     use crate::consumers::records::{each_read, Wanted};
     use crate::model::source::{LogFormat, Source};
 

@@ -1,0 +1,432 @@
+//! The scan driver: every file and object of the consumption sources, each handed to the
+//! reader of its format (JSON Lines, CSV, Parquet, read summaries, access logs), a file that
+//! cannot be read skipped and said so ([`scan`]), and the inputs both walks of the
+//! consumption record share ([`Inputs`], [`open_input`]).
+
+use std::path::{Path, PathBuf};
+
+use chrono::NaiveDate;
+use semver::Version;
+
+use super::csv_rows::scan_csv;
+use super::fields::Mapping;
+use super::hash::{ConsumerMap, Key};
+use super::json_lines::{scan_json_lines, BLOCK};
+use super::timestamps::{At, Day};
+use super::{
+    fold, object_logs, parquet_rows, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
+    ScanRequest, Skipped, ANONYMOUS,
+};
+use crate::consumers::access::{
+    AccessFormat, AccessLog, AccessScan, AccessSpec, Read as AccessRead,
+};
+use crate::model::source::{LogFormat, Source};
+
+/// Scan every file of `sources` ([`log_files`]), and the objects of the remote sources that can
+/// hold a read of the lookback ([`object_logs::list`]), for reads matching `req`.
+/// `on_malformed` hears of each unusable line. A remote source that cannot be listed fails
+/// the scan before anything is read; an object that cannot be read is skipped, as a file is.
+pub fn scan(
+    sources: &[Source],
+    files: &[LogFile],
+    req: &ScanRequest,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<Scan, LogError> {
+    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
+    // Access-log sources: one compiled log each, and one burst scan each across all of
+    // its files (a burst of ranged GETs may span two delivered objects).
+    let access_logs: Vec<Option<AccessLog>> = sources
+        .iter()
+        .map(access_log_of)
+        .collect::<Result<_, _>>()?;
+    let mut access_scans: std::collections::BTreeMap<usize, AccessScan<'_>> =
+        std::collections::BTreeMap::new();
+    let mut scan = Scan::default();
+    for d in &req.datasets {
+        scan.newest.insert(d.clone(), ConsumerMap::default());
+    }
+    // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
+    let mut access_part = Scan::for_request(req);
+    let mut inputs = Inputs::of(sources, files, req.from, req.to, &|i| {
+        mappings[i]
+            .constant_dataset()
+            .is_none_or(|d| req.datasets.contains(d))
+    })?;
+    scan.stats.objects_listed = inputs.listed;
+    scan.stats.objects_read = inputs.fetching;
+    scan.skipped.append(&mut inputs.skipped);
+    for (LogFile { path, source }, mut fetched) in inputs.by_one() {
+        let path = &path;
+        let Some(src) = sources.get(source) else {
+            continue;
+        };
+        let mapping = &mappings[source];
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let gzipped = name.ends_with(".gz");
+        let Some(format) = src.format_of(&name) else {
+            let e = LogError::UnknownFormat { path: path.clone() };
+            scan.skipped.push(Skipped {
+                file: path.clone(),
+                reason: e.to_string(),
+            });
+            continue;
+        };
+        // A source of one dataset that is not asked for has no read to give.
+        if mapping
+            .constant_dataset()
+            .is_some_and(|d| !req.datasets.contains(d))
+        {
+            continue;
+        }
+        match format {
+            LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet => {}
+            // Wired by the access module: each access-log format is parsed there and its
+            // requests, mapped by the source's `match` templates and de-duplicated over
+            // `same_read_seconds`, are folded in with `fold`.
+            LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
+                let Some(log) = access_logs[source].as_ref() else {
+                    continue;
+                };
+                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                    continue;
+                };
+                let access = access_scans
+                    .entry(source)
+                    .or_insert_with(|| AccessScan::new(log));
+                let mut bad = Vec::new();
+                let outcome = access.feed(
+                    std::io::BufReader::with_capacity(1 << 16, input),
+                    |read| fold_access(&mut access_part, req, read),
+                    |e| bad.push(e),
+                );
+                for e in bad {
+                    access_part.stats.malformed += 1;
+                    on_malformed(&Malformed {
+                        file: path.clone(),
+                        line: e.line,
+                        reason: e.reason,
+                    });
+                }
+                if let Err(e) = outcome {
+                    scan.skipped.push(Skipped {
+                        file: path.clone(),
+                        reason: format!("cannot be read to its end: {e}"),
+                    });
+                }
+                continue;
+            }
+            LogFormat::Summary => {
+                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                    continue;
+                };
+                if let Err(e) = scan_summary(path, input, req, &mut scan, on_malformed) {
+                    scan.skipped.push(Skipped {
+                        file: path.clone(),
+                        reason: format!("cannot be read to its end: {e}"),
+                    });
+                }
+                continue;
+            }
+        }
+        let result = if format == LogFormat::Parquet {
+            if open_log(path, &mut scan).is_none() {
+                continue;
+            }
+            parquet_rows::scan_parquet(path, req, &mut scan, on_malformed, mapping)
+        } else {
+            let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                continue;
+            };
+            match format {
+                LogFormat::Jsonl => {
+                    scan_json_lines(path, input, req, &mut scan, on_malformed, BLOCK, mapping)
+                }
+                _ => scan_csv(path, input, req, &mut scan, on_malformed, BLOCK, mapping),
+            }
+        };
+        if let Err(e) = result {
+            let reason = match e {
+                LogError::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            scan.skipped.push(Skipped {
+                file: path.clone(),
+                reason: format!("cannot be read to its end: {reason}"),
+            });
+        }
+    }
+    for (_, access) in std::mem::take(&mut access_scans) {
+        let stats = access.finish(|read| fold_access(&mut access_part, req, read));
+        scan.stats.lines += stats.lines;
+        scan.access.add(&stats);
+    }
+    scan.absorb(access_part);
+    Ok(scan)
+}
+
+/// What a walk over the consumption record reads, in order: the local files, then the objects
+/// of the remote sources that can hold a read of `from..=to` ([`object_logs::list`]), fetched
+/// ahead of the walk. Both walks (the newest-read [`scan`] and `records::each_read`) take
+/// their inputs from here, so a remote source reads alike in both.
+pub(crate) struct Inputs {
+    list: Vec<(LogFile, bool)>,
+    prefetch: Option<object_logs::Prefetch>,
+    /// Objects the listings returned, and how many of them are fetched.
+    pub listed: u64,
+    pub fetching: u64,
+    /// Listed objects that are not read, and why (no known format; Parquet).
+    pub skipped: Vec<Skipped>,
+}
+
+impl Inputs {
+    /// `wanted(i)`: whether the `i`th source can hold a read the walk wants (a source of one
+    /// dataset that is not asked for has none: its objects are not fetched).
+    pub(crate) fn of(
+        sources: &[Source],
+        files: &[LogFile],
+        from: NaiveDate,
+        to: NaiveDate,
+        wanted: &dyn Fn(usize) -> bool,
+    ) -> Result<Inputs, LogError> {
+        let mut inputs = Inputs {
+            list: files.iter().map(|f| (f.clone(), false)).collect(),
+            prefetch: None,
+            listed: 0,
+            fetching: 0,
+            skipped: Vec::new(),
+        };
+        let mut fetch = Vec::new();
+        for (i, src) in sources.iter().enumerate() {
+            if !src.is_remote() {
+                continue;
+            }
+            let listing = object_logs::list(src, from, to)?;
+            inputs.listed += listing.listed;
+            for object in listing.objects {
+                let path = PathBuf::from(&object.url);
+                match src.format_of(object.file_name()) {
+                    None => inputs.skipped.push(Skipped {
+                        reason: LogError::UnknownFormat { path: path.clone() }.to_string(),
+                        file: path,
+                    }),
+                    Some(LogFormat::Parquet) => inputs.skipped.push(Skipped {
+                        file: path,
+                        reason: "a Parquet log in object storage is not read by this build: \
+                                 write the log as JSON Lines or CSV, or summarize it where it is"
+                            .to_string(),
+                    }),
+                    Some(_) if !wanted(i) => {}
+                    Some(_) => {
+                        inputs.list.push((LogFile { path, source: i }, true));
+                        fetch.push(object);
+                    }
+                }
+            }
+        }
+        inputs.fetching = fetch.len() as u64;
+        if !fetch.is_empty() {
+            inputs.prefetch = Some(object_logs::Prefetch::start(fetch)?);
+        }
+        Ok(inputs)
+    }
+
+    /// Each input with its fetched bytes (`None` for a local file). A fetched object is taken
+    /// as its input comes up, whatever the walk then does with it, so the next object is the
+    /// next input's.
+    pub(crate) fn by_one(
+        &mut self,
+    ) -> impl Iterator<Item = (LogFile, Option<object_logs::Opened>)> + '_ {
+        let list = std::mem::take(&mut self.list);
+        let prefetch = &mut self.prefetch;
+        list.into_iter().map(move |(file, remote)| {
+            let fetched = match (remote, prefetch.as_mut()) {
+                (true, Some(p)) => p.next(),
+                _ => None,
+            };
+            (file, fetched)
+        })
+    }
+}
+
+/// Open a text log, a local file or a fetched object (`fetched`), count it, and undo its gzip:
+/// a name ending in `.gz`, or the gzip magic bytes at its start (platforms gzip log objects
+/// without saying so in the name). An input that cannot be opened is skipped, and said so.
+pub(crate) fn open_text(
+    path: &Path,
+    fetched: Option<object_logs::Opened>,
+    gzipped: bool,
+    scan: &mut Scan,
+) -> Option<Box<dyn std::io::Read + Send>> {
+    match open_input(path, fetched, gzipped) {
+        Ok(input) => {
+            scan.stats.files += 1;
+            Some(input)
+        }
+        Err(reason) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason,
+            });
+            None
+        }
+    }
+}
+
+/// [`open_text`] without the counting: the bytes of a text log, or why it cannot be read.
+pub(crate) fn open_input(
+    path: &Path,
+    fetched: Option<object_logs::Opened>,
+    gzipped: bool,
+) -> Result<Box<dyn std::io::Read + Send>, String> {
+    use std::io::BufRead;
+    let raw: Box<dyn std::io::Read + Send> = match fetched {
+        Some(Ok(reader)) => reader,
+        Some(Err(e)) => return Err(format!("cannot be fetched: {}", e.message)),
+        None => Box::new(std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?),
+    };
+    let mut buffered = std::io::BufReader::with_capacity(1 << 16, raw);
+    let magic = buffered
+        .fill_buf()
+        .map_err(|e| format!("cannot be read: {e}"))?
+        .starts_with(&[0x1f, 0x8b]);
+    Ok(if gzipped || magic {
+        Box::new(flate2::read::MultiGzDecoder::new(buffered))
+    } else {
+        Box::new(buffered)
+    })
+}
+
+/// Fold the rows of one read summary in: a row of a requested dataset is its consumer's
+/// `reads` reads of one version on one UTC day, the newest at `last_at` — what the scan keeps
+/// of the raw reads it stands for.
+fn scan_summary(
+    path: &Path,
+    input: impl std::io::Read,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, input);
+    let mut buf = Vec::new();
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        number += 1;
+        scan.stats.lines += 1;
+        let line = buf.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let result = crate::consumers::summary::parse_row(line).and_then(|row| {
+            if !req.datasets.contains(&row.dataset) {
+                return Ok(());
+            }
+            let version = Version::parse(&row.contract)
+                .map_err(|_| format!("`contract` {:?} is not a semantic version", row.contract))?;
+            match Day::of(row.day, req.from, req.to) {
+                Day::After => scan.stats.after_today += row.reads,
+                Day::Before => scan.stats.before_lookback += row.reads,
+                Day::Inside => {
+                    scan.stats.reads += row.reads;
+                    let known = req.is_known(&row.dataset, &version);
+                    let read = NewestRead {
+                        at: row.last_at,
+                        oldest_line: if known { version.major } else { u64::MAX },
+                        reads: row.reads,
+                        known: known.then(|| KnownRead {
+                            at: row.last_at,
+                            version: version.clone(),
+                        }),
+                        version,
+                    };
+                    scan.record(
+                        &row.dataset,
+                        &Key::from_bytes(row.consumer.as_bytes()),
+                        read,
+                    );
+                }
+            }
+            Ok(())
+        });
+        if let Err(reason) = result {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line: number,
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Open one log file and count it; a file that cannot be opened is skipped, and said so.
+fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
+    match std::fs::File::open(path) {
+        Ok(f) => {
+            scan.stats.files += 1;
+            Some(f)
+        }
+        Err(e) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason: format!("cannot be opened: {e}"),
+            });
+            None
+        }
+    }
+}
+
+/// The compiled access log of a source whose format is an access-log one; `None` for the
+/// others. A source table that `check` would refuse is an error here too.
+pub(crate) fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
+    let Some(format) = src
+        .format
+        .filter(|f| f.is_access_log())
+        .and_then(|f| AccessFormat::from_name(&f.to_string()))
+    else {
+        return Ok(None);
+    };
+    let spec = AccessSpec {
+        format,
+        principal: src.principal.clone(),
+        templates: src.templates.clone(),
+        pattern: src.pattern.clone(),
+        dataset: src.dataset.clone(),
+        contract: src.contract.as_ref().map(|v| v.to_string()),
+        same_read_seconds: src.same_read_seconds,
+    };
+    AccessLog::new(&spec)
+        .map(Some)
+        .map_err(|e| LogError::NotWired {
+            source_name: src.describe(),
+            what: format!("its access-log settings ({e})"),
+        })
+}
+
+/// Fold one read of an access log in: its principal is the consumer value (`anonymous`
+/// when the request carried none), looked up in the registry's identities afterwards.
+fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
+    let principal = read.principal.as_deref().unwrap_or(ANONYMOUS);
+    // A read the templates or constants made is well formed; a version that is not one is
+    // counted as malformed by `fold` like any other line's.
+    if fold(
+        scan,
+        req,
+        At::Instant(read.at),
+        principal.as_bytes(),
+        read.dataset.as_bytes(),
+        read.contract.as_bytes(),
+    )
+    .is_err()
+    {
+        scan.stats.malformed += 1;
+    }
+}

@@ -1,0 +1,520 @@
+//! Where a source's reads are in its records: the [`Mapping`] of a source (field names,
+//! constants, the unit of `at`), the plain `serde_json` reading of a JSON line that defines the
+//! answer ([`Mapping::model`]), and the numbers a record holds ([`Num`]). The scanner that finds
+//! the mapped fields of a JSON line without building it is [`super::json_fields`].
+//!
+//! The scanner walks a line once, in any key order and with any whitespace, descending only
+//! into the objects on a mapped field's path and skipping every other value without building
+//! it (a string to its closing quote, eight bytes at a time; an object or array by its
+//! structure). It validates what it skips as strictly as a JSON parser would, so a line it
+//! accepts is one `serde_json` accepts too. Anything it does not take — an escaped key, a
+//! mapped field that is missing, twice present or of another type, nesting deeper than
+//! [`super::json_fields::MAX_DEPTH`] — goes to [`model`], the plain `serde_json` reading that defines the answer
+//! and gives the reason a line is malformed.
+
+use std::borrow::Cow;
+
+use crate::model::source::{AtUnit, Source};
+
+use super::json_fields::{scan_line, KeyProbe};
+use super::At;
+
+/// The slots of a read, in the order [`Mapping`] keeps them.
+const AT: usize = 0;
+const CONSUMER: usize = 1;
+const DATASET: usize = 2;
+const CONTRACT: usize = 3;
+const NAMES: [&str; 4] = ["at", "consumer", "dataset", "contract"];
+
+/// A source's mapping, ready for the readers.
+#[derive(Debug, Clone)]
+pub(crate) struct Mapping {
+    /// The keys from the top-level object down, per slot; `None` for a slot given by a
+    /// constant.
+    pub(super) paths: [Option<Vec<Vec<u8>>>; 4],
+    /// The same keys as the scanner compares them: per level of nesting, per slot, the
+    /// probe of the slot's key at that level and whether it is the path's last.
+    pub(super) probes: Vec<[Option<(KeyProbe, bool)>; 4]>,
+    /// Per level, bit `n` set when a wanted key at that level is `n` bytes long (bit 63: any
+    /// of 63 bytes or more): a key of no wanted length is not compared at all.
+    pub(super) lengths: Vec<u64>,
+    /// The column names, per slot, for flat formats.
+    columns: [Option<String>; 4],
+    unit: AtUnit,
+    dataset: Option<String>,
+    contract: Option<String>,
+    /// The default mapping: the four plain top-level keys, RFC 3339, no constant (the
+    /// fixed-order fast path reads such lines).
+    pub(super) plain: bool,
+}
+
+impl Default for Mapping {
+    fn default() -> Self {
+        Mapping::of(&Source::glob("", 0))
+    }
+}
+
+/// A scalar value found in a record.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val<'a> {
+    Str(Cow<'a, [u8]>),
+    Num(Num),
+}
+
+/// A JSON number: an integer when it is one that fits, else its nearest double.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    /// The number a JSON number literal (or a CSV field) spells; `None` when it spells none.
+    pub(crate) fn parse(text: &[u8]) -> Option<Num> {
+        if let Some(i) = plain_integer(text) {
+            return Some(Num::Int(i));
+        }
+        Num::parse_full(text)
+    }
+
+    /// [`Num::parse`] without the shortcut for plain integers: the definition it is held to.
+    fn parse_full(text: &[u8]) -> Option<Num> {
+        if !number_grammar(text) {
+            return None;
+        }
+        let s = std::str::from_utf8(text).ok()?;
+        // `-0` is a double to serde_json (negative zero), as it is here.
+        if !s.contains(['.', 'e', 'E']) && s != "-0" {
+            if let Ok(i) = s.parse::<i64>() {
+                return Some(Num::Int(i));
+            }
+        }
+        s.parse::<f64>().ok().map(Num::Float)
+    }
+}
+
+/// The fields of one read, borrowed from the line (or the mapping's constants) when they can
+/// be.
+#[derive(Debug, Clone)]
+pub(crate) struct Read<'a> {
+    pub at: At<'a>,
+    pub consumer: Cow<'a, [u8]>,
+    pub dataset: Cow<'a, [u8]>,
+    pub contract: Cow<'a, [u8]>,
+}
+
+impl Mapping {
+    pub(crate) fn of(source: &Source) -> Mapping {
+        let f = &source.fields;
+        let path = |n: &crate::model::source::FieldName| {
+            Some(
+                n.0.iter()
+                    .map(|k| k.as_bytes().to_vec())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let paths = [
+            path(&f.at),
+            path(&f.consumer),
+            source.dataset.is_none().then(|| path(&f.dataset)).flatten(),
+            source
+                .contract
+                .is_none()
+                .then(|| path(&f.contract))
+                .flatten(),
+        ];
+        let columns = [
+            Some(f.at.column()),
+            Some(f.consumer.column()),
+            source.dataset.is_none().then(|| f.dataset.column()),
+            source.contract.is_none().then(|| f.contract.column()),
+        ];
+        let plain = source.dataset.is_none()
+            && source.contract.is_none()
+            && f.at_unit == AtUnit::Rfc3339
+            && paths.iter().zip(NAMES).all(|(p, n)| {
+                p.as_ref()
+                    .is_some_and(|p| p.len() == 1 && p[0] == n.as_bytes())
+            });
+        let depth = paths.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        let probes = (0..depth)
+            .map(|level| {
+                let mut at = [None; 4];
+                for (slot, p) in at.iter_mut().zip(&paths) {
+                    if let Some(p) = p.as_ref().filter(|p| p.len() > level) {
+                        *slot = Some((KeyProbe::of(&p[level]), p.len() == level + 1));
+                    }
+                }
+                at
+            })
+            .collect::<Vec<_>>();
+        let lengths = probes
+            .iter()
+            .map(|level| {
+                level
+                    .iter()
+                    .flatten()
+                    .fold(0u64, |bits, (p, _)| bits | 1 << p.len.min(63))
+            })
+            .collect();
+        Mapping {
+            paths,
+            probes,
+            lengths,
+            columns,
+            unit: f.at_unit,
+            dataset: source.dataset.clone(),
+            contract: source.contract.as_ref().map(ToString::to_string),
+            plain,
+        }
+    }
+
+    /// The constant dataset, when the source has one.
+    pub(crate) fn constant_dataset(&self) -> Option<&str> {
+        self.dataset.as_deref()
+    }
+
+    /// The constant contract version, when the source has one.
+    pub(crate) fn constant_contract(&self) -> Option<&str> {
+        self.contract.as_deref()
+    }
+
+    /// The column that holds each slot (`None`: a constant), in the order at, consumer,
+    /// dataset, contract.
+    pub(crate) fn columns(&self) -> &[Option<String>; 4] {
+        &self.columns
+    }
+
+    /// The read in one JSON line; `Err` is why the line is none.
+    pub(crate) fn json<'a>(&'a self, line: &'a [u8]) -> Result<Read<'a>, String> {
+        let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
+        if scan_line(line, self, &mut found).is_some()
+            && (0..4).all(|s| self.paths[s].is_none() || found[s].is_some())
+        {
+            if let Ok(read) = self.read(found) {
+                return Ok(read);
+            }
+        }
+        self.model(line)
+    }
+
+    /// The read of a line as `serde_json` reads it: the definition [`Mapping::json`] is held
+    /// to, and the source of its reasons.
+    pub(crate) fn model<'a>(&'a self, line: &[u8]) -> Result<Read<'a>, String> {
+        let value: Json =
+            serde_json::from_slice(line).map_err(|e| format!("not a JSON read record: {e}"))?;
+        if !matches!(value, Json::Object(_)) {
+            return Err("not a JSON read record: not an object".to_string());
+        }
+        let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
+        for (s, slot) in found.iter_mut().enumerate() {
+            let Some(path) = &self.paths[s] else {
+                continue;
+            };
+            let mut v = &value;
+            for key in path {
+                let Json::Object(entries) = v else {
+                    return Err(self.missing(s));
+                };
+                let mut hits = entries
+                    .iter()
+                    .filter(|(k, _)| k.as_bytes() == key.as_slice());
+                v = &hits.next().ok_or_else(|| self.missing(s))?.1;
+                if hits.next().is_some() {
+                    return Err(format!(
+                        "not a JSON read record: duplicate field `{}`",
+                        String::from_utf8_lossy(key)
+                    ));
+                }
+            }
+            *slot = Some(match v {
+                Json::String(text) => Val::Str(Cow::Owned(text.as_bytes().to_vec())),
+                Json::Number(n) => Val::Num(*n),
+                _ => return Err(self.not_a(s)),
+            });
+        }
+        self.read(found)
+    }
+
+    fn missing(&self, s: usize) -> String {
+        format!("not a JSON read record: no field {}", self.describe(s))
+    }
+
+    fn not_a(&self, s: usize) -> String {
+        let what = if s == AT && self.unit != AtUnit::Rfc3339 {
+            "a number"
+        } else if s == CONSUMER {
+            "a string or an integer"
+        } else {
+            "a string"
+        };
+        format!("{} is not {what}", self.describe(s))
+    }
+
+    /// `at`, or `at` (field `ts`) when mapped to another name.
+    fn describe(&self, s: usize) -> String {
+        let name = NAMES[s];
+        match &self.paths[s] {
+            Some(p) if !(p.len() == 1 && p[0] == name.as_bytes()) => {
+                let keys: Vec<String> = p
+                    .iter()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .collect();
+                let field = crate::model::source::FieldName(keys);
+                format!("`{name}` (field `{field}`)")
+            }
+            _ => format!("`{name}`"),
+        }
+    }
+
+    /// The read from the values found for the mapped slots (the constants fill the others).
+    pub(crate) fn read<'a>(&'a self, found: [Option<Val<'a>>; 4]) -> Result<Read<'a>, String> {
+        let [at, consumer, dataset, contract] = found;
+        let text = |s: usize, v: Option<Val<'a>>| -> Result<Cow<'a, [u8]>, String> {
+            match v {
+                Some(Val::Str(t)) => Ok(t),
+                None => Err(self.missing(s)),
+                Some(Val::Num(_)) => Err(self.not_a(s)),
+            }
+        };
+        let at = match (self.unit, at) {
+            (AtUnit::Rfc3339, Some(Val::Str(Cow::Borrowed(t)))) => At::Text(t),
+            (AtUnit::Rfc3339, Some(Val::Str(Cow::Owned(t)))) => {
+                At::Instant(At::Text(&t).instant()?)
+            }
+            (unit, Some(Val::Num(n))) if unit != AtUnit::Rfc3339 => At::UtcNanos(
+                epoch_nanos(n, unit)
+                    .ok_or_else(|| format!("{} is out of range", self.describe(AT)))?,
+            ),
+            (_, None) => return Err(self.missing(AT)),
+            _ => return Err(self.not_a(AT)),
+        };
+        let consumer = match consumer {
+            Some(Val::Num(Num::Int(i))) => Cow::Owned(i.to_string().into_bytes()),
+            other => text(CONSUMER, other)?,
+        };
+        let dataset = match &self.dataset {
+            Some(d) => Cow::Borrowed(d.as_bytes()),
+            None => text(DATASET, dataset)?,
+        };
+        let contract = match &self.contract {
+            Some(c) => Cow::Borrowed(c.as_bytes()),
+            None => text(CONTRACT, contract)?,
+        };
+        Ok(Read {
+            at,
+            consumer,
+            dataset,
+            contract,
+        })
+    }
+
+    /// The read of a flat record whose columns `get` gives by slot (`None`: a constant
+    /// slot, or a missing field); numbers in text are read as numbers where the unit says.
+    pub(crate) fn flat<'a>(&'a self, fields: [Option<&'a [u8]>; 4]) -> Result<Read<'a>, String> {
+        let [at, consumer, dataset, contract] = fields;
+        let at = match (self.unit, at) {
+            (AtUnit::Rfc3339, Some(t)) => At::Text(t),
+            (unit, Some(t)) => match Num::parse(t.trim_ascii()) {
+                Some(n) => At::UtcNanos(
+                    epoch_nanos(n, unit)
+                        .ok_or_else(|| format!("{} is out of range", self.describe(AT)))?,
+                ),
+                None => {
+                    return Err(format!(
+                        "{} {:?} is not a number",
+                        self.describe(AT),
+                        String::from_utf8_lossy(t)
+                    ))
+                }
+            },
+            (_, None) => return Err(self.missing(AT)),
+        };
+        let need =
+            |s: usize, v: Option<&'a [u8]>| v.map(Cow::Borrowed).ok_or_else(|| self.missing(s));
+        Ok(Read {
+            at,
+            consumer: need(CONSUMER, consumer)?,
+            dataset: match &self.dataset {
+                Some(d) => Cow::Borrowed(d.as_bytes()),
+                None => need(DATASET, dataset)?,
+            },
+            contract: match &self.contract {
+                Some(c) => Cow::Borrowed(c.as_bytes()),
+                None => need(CONTRACT, contract)?,
+            },
+        })
+    }
+
+    pub(crate) fn unit(&self) -> AtUnit {
+        self.unit
+    }
+}
+
+/// A JSON value as the model reads it: objects keep every entry in order (so that a key
+/// written twice is seen, not silently taken from its last place), arrays and literals are
+/// only checked.
+#[derive(Debug)]
+enum Json {
+    Object(Vec<(String, Json)>),
+    String(String),
+    Number(Num),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Json;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Json, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = m.next_entry::<String, Json>()? {
+                    entries.push(entry);
+                }
+                Ok(Json::Object(entries))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Json, A::Error> {
+                while s.next_element::<Json>()?.is_some() {}
+                Ok(Json::Other)
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+                Ok(Json::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Json, E> {
+                Ok(Json::String(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+                Ok(Json::Number(Num::Int(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+                Ok(Json::Number(
+                    i64::try_from(v).map_or(Num::Float(v as f64), Num::Int),
+                ))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+                Ok(Json::Number(Num::Float(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Json, E> {
+                Ok(Json::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Json, E> {
+                Ok(Json::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An epoch number in UTC nanoseconds.
+pub(crate) fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
+    let per: i64 = match unit {
+        AtUnit::Seconds => 1_000_000_000,
+        AtUnit::Millis => 1_000_000,
+        AtUnit::Rfc3339 => return None,
+    };
+    match n {
+        Num::Int(i) => i.checked_mul(per),
+        // A double holds an epoch time of today to about a tenth of a microsecond, not to the
+        // nanosecond: rounded to the microsecond, `1764212400.123456` is that instant
+        // exactly, where nanoseconds would carry the double's error.
+        Num::Float(f) => {
+            let micros = (f * (per / 1_000) as f64).round();
+            // The range of i64 nanoseconds, with a margin for the rounding at its ends.
+            (micros.is_finite() && micros.abs() < 9.2e15).then(|| micros as i64 * 1_000)
+        }
+    }
+}
+
+/// The value of `b` when it is a plain integer of at most 18 digits (an epoch time in
+/// milliseconds is 13), `-?(0|[1-9][0-9]*)` but not `-0`, read in one pass; `None` for any
+/// other text, which [`Num::parse`] reads in full. Eighteen digits cannot overflow an `i64`.
+#[inline]
+fn plain_integer(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    match digits {
+        [] => return None,
+        [b'0', _, ..] => return None,
+        [b'0'] if neg => return None,
+        _ if digits.len() > 18 => return None,
+        _ => {}
+    }
+    let mut n = 0i64;
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n * 10 + i64::from(d);
+    }
+    Some(if neg { -n } else { n })
+}
+
+/// Whether `b` is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn number_grammar(b: &[u8]) -> bool {
+    let mut i = 0;
+    if b.first() == Some(&b'-') {
+        i += 1;
+    }
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - s
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut for plain integers reads every text as the full number parser does:
+        /// digits of any length (overflow included), signs, leading zeros, `-0`, fractions
+        /// and exponents.
+        #[test]
+        fn plain_integers_are_read_as_the_full_parser_reads_them(
+            text in prop_oneof![
+                "-?[0-9]{0,21}",
+                "-?[0-9]{1,5}[.eE+-][0-9]{0,3}",
+                "[ 0-9a+.-]{0,6}",
+                Just("9223372036854775807".to_string()),
+                Just("-9223372036854775808".to_string()),
+                Just("9223372036854775808".to_string()),
+            ],
+        ) {
+            prop_assert_eq!(Num::parse(text.as_bytes()), Num::parse_full(text.as_bytes()), "{}", text);
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The fold of one read into a scan: a read of a requested dataset inside the days is
+//! counted and kept, as the newest read of its consumer, in the hot tables ([`super::hot`]),
+//! a few reads at a time ([`Scan::settle`]), or in the general map when the table cannot hold
+//! it.
+
+use chrono::Utc;
+
+use super::hash::Key;
+use super::hot::{self, HotKey, HotRead, NO_VERSION};
+use super::timestamps::{At, Day};
+use super::{KnownRead, NewestRead, Scan, ScanRequest};
+
+/// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
+/// datasets not requested are skipped first. The fields are bytes, so that a reader need
+/// not check a whole line's UTF-8 when the fields it compares decide; `consumer` must be
+/// UTF-8 (it becomes a name), the others are checked where they are parsed.
+#[inline]
+pub(super) fn fold(
+    scan: &mut Scan,
+    req: &ScanRequest,
+    at: At<'_>,
+    consumer: &[u8],
+    dataset: &[u8],
+    contract: &[u8],
+) -> Result<(), String> {
+    match scan.dataset_index(dataset) {
+        Some(d) => fold_into(scan, req, d, at, consumer, contract),
+        None => Ok(()),
+    }
+}
+
+/// [`fold`] for a read of the `d`th requested dataset ([`Scan::dataset_index`]).
+#[inline]
+pub(super) fn fold_into(
+    scan: &mut Scan,
+    req: &ScanRequest,
+    d: usize,
+    at: At<'_>,
+    consumer: &[u8],
+    contract: &[u8],
+) -> Result<(), String> {
+    if consumer.is_empty() {
+        return Err("`consumer` is empty".to_string());
+    }
+    // The instant as the hot table keeps it when it can (`stamp`), else as parsed.
+    let fast = match at {
+        At::Text(text) => scan.memo.rfc3339(text, req),
+        At::UtcNanos(ns) => Some((scan.memo.place_of_nanos(ns, req), ns, 0)),
+        At::Instant(_) => None,
+    };
+    let (place, stamp, full) = match fast {
+        Some((place, ns, offset)) => (place, Some((ns, offset)), None),
+        None => {
+            let t = at.instant()?;
+            let day = t.with_timezone(&Utc).date_naive();
+            (Day::of(day, req.from, req.to), hot::stamp(&t), Some(t))
+        }
+    };
+    match place {
+        Day::After => scan.stats.after_today += 1,
+        Day::Before => scan.stats.before_lookback += 1,
+        Day::Inside => {
+            let (v, known) = scan.memo.version(req, d, &scan.hot[d].0, contract)?;
+            scan.stats.reads += 1;
+            let key = HotKey::new(consumer);
+            let (Some((ns, offset)), Some(key)) = (stamp, key) else {
+                // What the hot table cannot hold goes to the general map as it is.
+                let at = full.unwrap_or_else(|| {
+                    let (ns, offset) = stamp.unwrap_or((0, 0));
+                    hot::instant(ns, offset)
+                });
+                let version = scan.memo.versions[v as usize].0.clone();
+                let read = NewestRead {
+                    at,
+                    oldest_line: if known { version.major } else { u64::MAX },
+                    reads: 1,
+                    known: known.then(|| KnownRead {
+                        at,
+                        version: version.clone(),
+                    }),
+                    version,
+                };
+                let dataset = scan.hot[d].0.clone();
+                scan.record(&dataset, &Key::from_bytes(consumer), read);
+                return Ok(());
+            };
+            let hash = key.hash();
+            // Updated a few reads later, with others (`Scan::settle`).
+            scan.pending.push(Pending {
+                d,
+                key,
+                hash,
+                ns,
+                offset,
+                v,
+                known,
+            });
+            if scan.pending.len() == PENDING {
+                scan.settle();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads waiting for their table entry, at most this many: a lookup in a table of thousands
+/// of consumers misses the cache (it was a fifth of the worst case), and entries touched
+/// together are fetched together, where one lookup after another waited for each in turn.
+const PENDING: usize = 16;
+
+/// A read of the hot table's kind, waiting for [`Scan::settle`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pending {
+    d: usize,
+    key: HotKey,
+    hash: u64,
+    ns: i64,
+    offset: i16,
+    v: u32,
+    known: bool,
+}
+
+impl Scan {
+    /// Fold the pending reads into the hot tables.
+    pub(super) fn settle(&mut self) {
+        // Every entry is asked for first, so that their cache lines are fetched together.
+        for p in &self.pending {
+            self.hot[p.d].1.touch(p.hash);
+        }
+        let versions = &self.memo.versions;
+        for p in self.pending.drain(..) {
+            let Pending {
+                d,
+                key,
+                hash,
+                ns,
+                offset,
+                v,
+                known,
+            } = p;
+            let table = &mut self.hot[d].1;
+            match table.get_mut(&key, hash) {
+                // What `NewestRead::absorb` does with a fresh read of one line.
+                Some(n) => {
+                    // `later`, on the hot table's numbers.
+                    let newer = |at2: i64, v2: u32, offset2: i16| {
+                        ns > at2
+                            || (ns == at2
+                                && (&versions[v as usize].0, offset)
+                                    > (&versions[v2 as usize].0, offset2))
+                    };
+                    n.reads += 1;
+                    if known {
+                        if n.oldest == NO_VERSION
+                            || versions[v as usize].0.major < versions[n.oldest as usize].0.major
+                        {
+                            n.oldest = v;
+                        }
+                        if n.known_version == NO_VERSION
+                            || newer(n.known_at, n.known_version, n.known_offset)
+                        {
+                            n.known_at = ns;
+                            n.known_offset = offset;
+                            n.known_version = v;
+                        }
+                    }
+                    if newer(n.at, n.version, n.at_offset) {
+                        n.at = ns;
+                        n.at_offset = offset;
+                        n.version = v;
+                    }
+                }
+                None => {
+                    let known_version = if known { v } else { NO_VERSION };
+                    table.insert(
+                        key,
+                        hash,
+                        HotRead {
+                            at: ns,
+                            known_at: ns,
+                            reads: 1,
+                            version: v,
+                            known_version,
+                            oldest: known_version,
+                            at_offset: offset,
+                            known_offset: offset,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
