@@ -608,26 +608,12 @@ mod tests {
             .map(|i| format!("Reader {i} <reader-{i:05}@example.org>"))
             .collect();
         let notice = Notice {
-            dataset: "roads".into(),
             consumer: "atlas".into(),
             team: None,
-            line: 1,
             milestone: crate::notify::plan::Milestone::Before(60),
             recipients: recipients.clone(),
-            sunset: "2027-01-15".parse().unwrap(),
-            days_left: 47,
             old_version: semver::Version::new(1, 0, 0),
-            reads_version: semver::Version::new(1, 0, 0),
-            new_line: 2,
-            new_version: semver::Version::new(2, 0, 0),
-            message_id: "<m@example.org>".into(),
-            uses: None,
-            verdict: None,
-            breaking_changes: Vec::new(),
-            told: Vec::new(),
-            opens: None,
-            waiver: None,
-            channel: "mail".into(),
+            ..crate::notify::render::tests::notice(47)
         };
         let rendered = Rendered {
             subject: "s".into(),
