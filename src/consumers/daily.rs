@@ -314,13 +314,7 @@ mod tests {
         on_malformed: &mut dyn FnMut(&Malformed),
     ) -> Result<HashMap<String, DailyReads>, LogError> {
         let sources = [Source::glob("", 0)];
-        let files: Vec<LogFile> = paths
-            .iter()
-            .map(|p| LogFile {
-                path: p.clone(),
-                source: 0,
-            })
-            .collect();
+        let files = files_of_first_source(paths);
         daily_reads_of(
             &sources,
             &files,
