@@ -122,6 +122,17 @@ impl DailyReads {
     }
 }
 
+/// `files`, each of the first (here: the only) source scanned.
+pub fn files_of_first_source(files: &[PathBuf]) -> Vec<LogFile> {
+    files
+        .iter()
+        .map(|p| LogFile {
+            path: p.clone(),
+            source: 0,
+        })
+        .collect()
+}
+
 /// Stream every log file (of the default mapping) for reads of `dataset` up to `until`.
 pub fn daily_reads(
     files: &[PathBuf],
@@ -131,16 +142,9 @@ pub fn daily_reads(
 ) -> Result<DailyReads, LogError> {
     let datasets = [dataset.to_string()].into_iter().collect();
     let sources = [Source::glob("", 0)];
-    let files: Vec<LogFile> = files
-        .iter()
-        .map(|p| LogFile {
-            path: p.clone(),
-            source: 0,
-        })
-        .collect();
     let mut all = daily_reads_of(
         &sources,
-        &files,
+        &files_of_first_source(files),
         &datasets,
         NaiveDate::MIN,
         until,
@@ -204,28 +208,43 @@ pub fn still_on_by_day(
     to: NaiveDate,
     lookback_days: i64,
 ) -> Vec<DayCount> {
-    let lookback = lookback_days.max(1) - 1;
-    let mut out = Vec::new();
-    let consumers: Vec<&BTreeMap<NaiveDate, (DateTime<FixedOffset>, Version)>> = reads
+    let consumers: Vec<&Days> = reads
         .by_consumer
         .iter()
         .filter(|(name, _)| registry.get(name).is_some())
         .map(|(_, days)| days)
         .collect();
+    count_by_day(from, to, lookback_days, |first, day| {
+        consumers
+            .iter()
+            .filter(|days| newest_is_of(days, first, day, major))
+            .count()
+    })
+}
+
+/// Whether the newest read in `first..=day` is of line `major`.
+fn newest_is_of(days: &Days, first: NaiveDate, day: NaiveDate, major: u64) -> bool {
+    days.range(first..=day)
+        .next_back()
+        .is_some_and(|(_, (_, v))| v.major == major)
+}
+
+/// For each day of `from..=to`, what `count` says of the `lookback_days` ending that day
+/// (it is given the first day of that lookback and the day).
+fn count_by_day(
+    from: NaiveDate,
+    to: NaiveDate,
+    lookback_days: i64,
+    mut count: impl FnMut(NaiveDate, NaiveDate) -> usize,
+) -> Vec<DayCount> {
+    let lookback = lookback_days.max(1) - 1;
+    let mut out = Vec::new();
     let mut day = from;
     while day <= to {
         let first = day - chrono::Duration::days(lookback);
-        let consumers_on = consumers
-            .iter()
-            .filter(|days| {
-                days.range(first..=day)
-                    .next_back()
-                    .is_some_and(|(_, (_, v))| v.major == major)
-            })
-            .count();
         out.push(DayCount {
             day,
-            consumers: u32::try_from(consumers_on).unwrap_or(u32::MAX),
+            consumers: u32::try_from(count(first, day)).unwrap_or(u32::MAX),
         });
         match day.succ_opt() {
             Some(d) => day = d,
@@ -249,7 +268,6 @@ pub fn held_by_day(
     lookback_days: i64,
     thresholds: Thresholds,
 ) -> Vec<DayCount> {
-    let lookback = lookback_days.max(1) - 1;
     let consumers: Vec<(&String, &Days)> = reads
         .by_consumer
         .iter()
@@ -259,29 +277,15 @@ pub fn held_by_day(
                 .is_some_and(|c| c.kind != ConsumerKind::Automation)
         })
         .collect();
-    let mut out = Vec::new();
-    let mut day = from;
-    while day <= to {
-        let first = day - chrono::Duration::days(lookback);
-        let holding = consumers
+    count_by_day(from, to, lookback_days, |first, day| {
+        consumers
             .iter()
             .filter(|(name, days)| {
-                days.range(first..=day)
-                    .next_back()
-                    .is_some_and(|(_, (_, v))| v.major == major)
+                newest_is_of(days, first, day, major)
                     && !thresholds.incidental(reads.usage(name, major, first, day))
             })
-            .count();
-        out.push(DayCount {
-            day,
-            consumers: u32::try_from(holding).unwrap_or(u32::MAX),
-        });
-        match day.succ_opt() {
-            Some(d) => day = d,
-            None => break,
-        }
-    }
-    out
+            .count()
+    })
 }
 
 /// The first day of the trailing run of days on which nobody was counted: since when a line
@@ -310,13 +314,7 @@ mod tests {
         on_malformed: &mut dyn FnMut(&Malformed),
     ) -> Result<HashMap<String, DailyReads>, LogError> {
         let sources = [Source::glob("", 0)];
-        let files: Vec<LogFile> = paths
-            .iter()
-            .map(|p| LogFile {
-                path: p.clone(),
-                source: 0,
-            })
-            .collect();
+        let files = files_of_first_source(paths);
         daily_reads_of(
             &sources,
             &files,

@@ -54,12 +54,10 @@ pub fn scan_logs(
     let mut shown = 0u64;
     let mut result = scan(&sources, &files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
-            let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-            notes.push(format!(
-                "warning: {}:{}: {}",
-                file.display(),
-                m.line,
-                crate::model::location::short(&m.reason)
+            notes.push(malformed_warning(
+                store,
+                m,
+                &crate::model::location::short(&m.reason),
             ));
         }
         shown += 1;
@@ -127,13 +125,7 @@ pub fn scan_daily(
         today,
         &mut |m| {
             if shown < SHOWN_MALFORMED {
-                let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                notes.push(format!(
-                    "warning: {}:{}: {}",
-                    file.display(),
-                    m.line,
-                    m.reason
-                ));
+                notes.push(malformed_warning(store, m, &m.reason));
             }
             shown += 1;
         },
@@ -148,4 +140,10 @@ pub fn scan_daily(
         daily.claim(registry);
     }
     Ok(all)
+}
+
+/// The warning for one malformed line, its file named from the store's root.
+fn malformed_warning(store: &Store, m: &super::Malformed, reason: &str) -> String {
+    let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+    format!("warning: {}:{}: {reason}", file.display(), m.line)
 }

@@ -237,13 +237,7 @@ mod tests {
     fn summarize(files: &[PathBuf], format: Option<LogFormat>, registry: &Registry) -> String {
         let mut source = Source::glob("", 0);
         source.format = format;
-        let files: Vec<LogFile> = files
-            .iter()
-            .map(|p| LogFile {
-                path: p.clone(),
-                source: 0,
-            })
-            .collect();
+        let files = crate::consumers::daily::files_of_first_source(files);
         let mut s = Summary::default();
         let bad = each_read(
             &[source],

@@ -524,59 +524,84 @@ fn instant_text(t: &DateTime<FixedOffset>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// The first lines of every table the ledger holds: which notice of which consumer.
+fn table_head(table: &str, consumer: &str, line: u64, milestone: &str) -> String {
+    format!(
+        "\n[[{table}]]\nconsumer   = {}\nline       = {line}\nmilestone  = {}\n",
+        quoted(consumer),
+        quoted(milestone),
+    )
+}
+
+/// The `run = …` line.
+fn run_line(run: &str) -> String {
+    format!("run        = {}\n", quoted(run))
+}
+
+/// The `at = …` line.
+fn at_line(at: &DateTime<FixedOffset>) -> String {
+    format!("at         = {}\n", instant_text(at))
+}
+
+/// The lines a notice and a claim of it share: `head` is (consumer, line, milestone),
+/// `when` is (at, for_date, sunset).
+fn notice_text(
+    table: &str,
+    head: (&str, u64, &str),
+    recipients: &[String],
+    message_id: &str,
+    channel: &str,
+    run: Option<&str>,
+    when: (&DateTime<FixedOffset>, NaiveDate, NaiveDate),
+) -> String {
+    let (consumer, line, milestone) = head;
+    let (at, for_date, sunset) = when;
+    let recipients: Vec<String> = recipients.iter().map(|r| quoted(r)).collect();
+    format!(
+        "{}recipients = [{}]\nmessage_id = {}\n{}{}{}for_date   = {for_date}\nsunset     = {sunset}\n",
+        table_head(table, consumer, line, milestone),
+        recipients.join(", "),
+        quoted(message_id),
+        channel_line(channel),
+        run.map(run_line).unwrap_or_default(),
+        at_line(at),
+    )
+}
+
 /// The text appended to the ledger for one delivered notice.
 pub fn entry_text(e: &LedgerEntry) -> String {
-    let recipients: Vec<String> = e.recipients.iter().map(|r| quoted(r)).collect();
-    let run = e
-        .run
-        .as_ref()
-        .map(|r| format!("run        = {}\n", quoted(r)))
-        .unwrap_or_default();
-    format!(
-        "\n[[notice]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrecipients = [{}]\n\
-         message_id = {}\n{}{run}at         = {}\nfor_date   = {}\nsunset     = {}\n",
-        quoted(&e.consumer),
-        e.line,
-        quoted(&e.milestone),
-        recipients.join(", "),
-        quoted(&e.message_id),
-        channel_line(&e.channel),
-        instant_text(&e.at),
-        e.for_date,
-        e.sunset,
+    notice_text(
+        "notice",
+        (&e.consumer, e.line, &e.milestone),
+        &e.recipients,
+        &e.message_id,
+        &e.channel,
+        e.run.as_deref(),
+        (&e.at, e.for_date, e.sunset),
     )
 }
 
 /// The text appended to the ledger for one claim.
 pub fn claim_text(c: &Claim) -> String {
-    let recipients: Vec<String> = c.recipients.iter().map(|r| quoted(r)).collect();
-    format!(
-        "\n[[claim]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\nrecipients = [{}]\n\
-         message_id = {}\n{}run        = {}\nat         = {}\nfor_date   = {}\nsunset     = {}\n",
-        quoted(&c.consumer),
-        c.line,
-        quoted(&c.milestone),
-        recipients.join(", "),
-        quoted(&c.message_id),
-        channel_line(&c.channel),
-        quoted(&c.run),
-        instant_text(&c.at),
-        c.for_date,
-        c.sunset,
+    notice_text(
+        "claim",
+        (&c.consumer, c.line, &c.milestone),
+        &c.recipients,
+        &c.message_id,
+        &c.channel,
+        Some(&c.run),
+        (&c.at, c.for_date, c.sunset),
     )
 }
 
 /// The text appended to the ledger for one release.
 pub fn release_text(r: &Release) -> String {
     format!(
-        "\n[[release]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\n{}run        = {}\n\
-         at         = {}\nreason     = {}\n",
-        quoted(&r.consumer),
-        r.line,
-        quoted(&r.milestone),
+        "{}{}{}{}reason     = {}\n",
+        table_head("release", &r.consumer, r.line, &r.milestone),
         channel_line(&r.channel),
-        quoted(&r.run),
-        instant_text(&r.at),
+        run_line(&r.run),
+        at_line(&r.at),
         quoted(&r.reason),
     )
 }
@@ -584,14 +609,11 @@ pub fn release_text(r: &Release) -> String {
 /// The text appended to the ledger for one delivery that failed for good.
 pub fn failure_text(f: &Failure) -> String {
     format!(
-        "\n[[failed]]\nconsumer   = {}\nline       = {}\nmilestone  = {}\n{}run        = {}\n\
-         at         = {}\nstatus     = {}\nreason     = {}\n",
-        quoted(&f.consumer),
-        f.line,
-        quoted(&f.milestone),
+        "{}{}{}{}status     = {}\nreason     = {}\n",
+        table_head("failed", &f.consumer, f.line, &f.milestone),
         channel_line(&f.channel),
-        quoted(&f.run),
-        instant_text(&f.at),
+        run_line(&f.run),
+        at_line(&f.at),
         f.status,
         quoted(&f.reason),
     )

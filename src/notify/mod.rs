@@ -24,6 +24,22 @@ use crate::consumers::{Registry, Standing, Status};
 use crate::model::Line;
 use plan::{DatasetInput, Holder, WindowedLine};
 
+/// An error with its sources, in one line, each source once (a source whose text the line
+/// already holds is not repeated). Callers strip what must not be shown (a URL, a secret).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
 /// The planner's input for one dataset: each line with a sunset, paired with the registered
 /// consumers whose newest read is still on it. Consumers are told to move to the newest line,
 /// since that is the one that stays.

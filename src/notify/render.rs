@@ -336,12 +336,13 @@ fn template_error(name: &str, e: &minijinja::Error) -> RenderError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::notify::plan::Milestone;
     use semver::Version;
 
-    fn notice(days_left: i64) -> Notice {
+    /// A notice to roads' flood-model, `days_left` before the sunset of 2027-01-15.
+    pub(crate) fn notice(days_left: i64) -> Notice {
         let sunset: chrono::NaiveDate = "2027-01-15".parse().unwrap();
         Notice {
             dataset: "roads".into(),

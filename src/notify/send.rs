@@ -33,6 +33,7 @@ use lettre::transport::smtp::commands::{Data, Mail, Rcpt};
 use lettre::transport::smtp::extension::ClientId;
 use lettre::Message;
 
+use super::error_chain;
 use super::plan::Notice;
 use super::render::Rendered;
 use crate::model::config::{Smtp, Tls};
@@ -128,21 +129,6 @@ fn io_kind(e: &lettre::transport::smtp::Error) -> Option<std::io::ErrorKind> {
         source = s.source();
     }
     None
-}
-
-/// lettre's error with its chain, in one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// The strings a client sends after AUTH, in every form a server could echo: the user and
@@ -269,13 +255,13 @@ fn tls_parameters(smtp: &Smtp, root: &std::path::Path) -> Result<TlsParameters, 
             reason,
         };
         let pem = read_pem(&path).map_err(ca)?;
-        let cert = Certificate::from_pem(&pem).map_err(|e| ca(chain(&e)))?;
+        let cert = Certificate::from_pem(&pem).map_err(|e| ca(error_chain(&e)))?;
         builder = builder.add_root_certificate(cert);
     }
     builder.build_rustls().map_err(|e| MailError::Smtp {
         host: smtp.host.clone(),
         port: smtp.port,
-        message: chain(&e),
+        message: error_chain(&e),
         broken: true,
     })
 }
@@ -371,7 +357,7 @@ impl Mailer {
                 what,
             };
         }
-        let message = scrub(&chain(&e), &self.secrets);
+        let message = scrub(&error_chain(&e), &self.secrets);
         match step {
             Step::Auth if e.is_permanent() || e.is_transient() => MailError::Auth {
                 host,
@@ -622,26 +608,12 @@ mod tests {
             .map(|i| format!("Reader {i} <reader-{i:05}@example.org>"))
             .collect();
         let notice = Notice {
-            dataset: "roads".into(),
             consumer: "atlas".into(),
             team: None,
-            line: 1,
             milestone: crate::notify::plan::Milestone::Before(60),
             recipients: recipients.clone(),
-            sunset: "2027-01-15".parse().unwrap(),
-            days_left: 47,
             old_version: semver::Version::new(1, 0, 0),
-            reads_version: semver::Version::new(1, 0, 0),
-            new_line: 2,
-            new_version: semver::Version::new(2, 0, 0),
-            message_id: "<m@example.org>".into(),
-            uses: None,
-            verdict: None,
-            breaking_changes: Vec::new(),
-            told: Vec::new(),
-            opens: None,
-            waiver: None,
-            channel: "mail".into(),
+            ..crate::notify::render::tests::notice(47)
         };
         let rendered = Rendered {
             subject: "s".into(),

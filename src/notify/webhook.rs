@@ -19,6 +19,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 
+use super::error_chain;
 use super::plan::Notice;
 use super::run::{Clock, DeliveryError, Transport};
 use crate::consumers::{Registry, Webhook, WebhookKind};
@@ -121,7 +122,7 @@ pub fn ca_roots(
         reason,
     };
     let pem = super::send::read_pem(&path).map_err(ca)?;
-    let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| ca(chain(&e)))?;
+    let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| ca(error_chain(&e)))?;
     match roots.is_empty() {
         true => Err(ca("no certificate could be read from it".into())),
         false => Ok(roots),
@@ -517,7 +518,7 @@ impl<'a> WebhookTransport<'a> {
                     let e = e.without_url();
                     why = match e.is_timeout() {
                         true => format!("no answer within {} s", self.timeout.as_secs()),
-                        false => chain(&e),
+                        false => error_chain(&e),
                     };
                     None
                 }
@@ -544,21 +545,6 @@ impl<'a> WebhookTransport<'a> {
             attempts: ATTEMPTS,
         })
     }
-}
-
-/// An error with its sources, in one line; the URL was stripped by the caller.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// Every channel of a run: mail through `mail`, each `webhook:<name>` through `hooks`. A

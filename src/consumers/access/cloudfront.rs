@@ -9,14 +9,10 @@
 //! another special character (`Mozilla/5.0%20(X11;%20Linux)`): every value is decoded once.
 //! A line with fewer fields than its header names was cut short.
 
-use std::borrow::Cow;
-
 use chrono::{FixedOffset, TimeZone};
 
 use super::text;
-use super::{
-    principal_of, AccessError, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request,
-};
+use super::{AccessError, Asked, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request};
 
 /// The fields of a legacy standard log, in the documented order: used until a `#Fields`
 /// header says otherwise.
@@ -200,27 +196,26 @@ fn request<'a>(layout: &'a Layout, fields: Fields<'a>) -> Result<Request<'a>, St
         )
     })?;
     let method = std::str::from_utf8(raw(layout.method)).unwrap_or_default();
-    let path = match raw(layout.stem) {
-        b"-" => Cow::Borrowed(""),
-        stem => text::percent_decode(stem, false),
-    };
+    let path = text::path_or_dash(raw(layout.stem));
     let query = layout
         .query
         .map(raw)
         .filter(|q| *q != b"-" && !q.is_empty());
-    let principal = principal_of(&layout.principal, &fields, query);
-    let client = layout.client.map(raw).filter(|c| *c != b"-");
-    Ok(Request {
-        at,
+    let asked = Asked {
         method,
         object: true,
         path,
         query,
+    };
+    let client = layout.client.map(raw);
+    Ok(Request::of(
+        at,
         status,
-        principal,
+        asked,
+        &layout.principal,
         client,
         fields,
-    })
+    ))
 }
 
 #[cfg(test)]

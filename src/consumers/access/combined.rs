@@ -27,7 +27,7 @@ use chrono::{DateTime, FixedOffset};
 
 use super::text;
 use super::{
-    principal_of, AccessConfigError, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request,
+    AccessConfigError, Asked, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request,
 };
 
 /// The nginx `log_format combined`.
@@ -393,22 +393,21 @@ impl Combined {
                 .and_then(|i| fields.raw(i))
                 .filter(|a| *a != b"-" && !a.is_empty())
         });
-        let principal = principal_of(&self.principal, &fields, query);
-        let client = self
-            .client
-            .and_then(|i| fields.raw(i))
-            .filter(|c| *c != b"-");
-        Ok(Parsed::Request(Request {
-            at,
+        let asked = Asked {
             method,
             object: true,
             path,
             query,
+        };
+        let client = self.client.and_then(|i| fields.raw(i));
+        Ok(Parsed::Request(Request::of(
+            at,
             status,
-            principal,
+            asked,
+            &self.principal,
             client,
             fields,
-        }))
+        )))
     }
 
     /// The query of a request target that had escapes, from the raw text: escapes are

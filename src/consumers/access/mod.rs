@@ -326,6 +326,46 @@ impl Request<'_> {
     }
 }
 
+/// What a line asked for, as each format finds it: the method, whether it is an object
+/// read, the decoded path and the raw query.
+pub(crate) struct Asked<'a> {
+    pub method: &'a str,
+    pub object: bool,
+    pub path: Cow<'a, str>,
+    pub query: Option<&'a [u8]>,
+}
+
+impl<'a> Request<'a> {
+    /// The request of a parsed line: its principal read by `principal`, its client the raw
+    /// `client` field unless that is `-`.
+    pub(crate) fn of(
+        at: DateTime<FixedOffset>,
+        status: u16,
+        asked: Asked<'a>,
+        principal: &PrincipalAt,
+        client: Option<&'a [u8]>,
+        fields: Fields<'a>,
+    ) -> Request<'a> {
+        let Asked {
+            method,
+            object,
+            path,
+            query,
+        } = asked;
+        Request {
+            at,
+            method,
+            object,
+            path,
+            query,
+            status,
+            principal: principal_of(principal, &fields, query),
+            client: client.filter(|c| *c != b"-"),
+            fields,
+        }
+    }
+}
+
 /// The principal of a request, by `at`: `None` when the field is absent or `-`.
 pub(crate) fn principal_of<'a>(
     at: &PrincipalAt,

@@ -9,11 +9,9 @@
 //! version of the format has: one that stops earlier, or inside quotes or brackets, was cut
 //! short.
 
-use std::borrow::Cow;
-
 use super::text;
 use super::{
-    principal_of, AccessConfigError, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request,
+    AccessConfigError, Asked, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request,
 };
 
 /// The field names, in the order of AWS's definition; a `principal` names one of these.
@@ -178,25 +176,24 @@ impl S3 {
         let resource = operation.next().unwrap_or_default();
         let method = std::str::from_utf8(method).unwrap_or_default();
         let object = matches!(api, b"REST" | b"WEBSITE") && resource == b"OBJECT";
-        let path = match raw(KEY) {
-            b"-" => Cow::Borrowed(""),
-            key => text::percent_decode(key, false),
-        };
+        let path = text::path_or_dash(raw(KEY));
         let query = text::request_line(raw(REQUEST_URI))
             .and_then(|(_, target)| text::split_query(target).1);
-        let principal = principal_of(&self.principal, &fields, query);
-        let client = fields.raw(REMOTE_IP).filter(|c| *c != b"-");
-        Ok(Parsed::Request(Request {
-            at,
+        let asked = Asked {
             method,
             object,
             path,
             query,
+        };
+        let client = fields.raw(REMOTE_IP);
+        Ok(Parsed::Request(Request::of(
+            at,
             status,
-            principal,
+            asked,
+            &self.principal,
             client,
             fields,
-        }))
+        )))
     }
 }
 

@@ -49,6 +49,14 @@ pub(crate) fn percent_decode(b: &[u8], plus: bool) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// A logged path or key, decoded; empty where the log writes `-` for none.
+pub(crate) fn path_or_dash(b: &[u8]) -> Cow<'_, str> {
+    match b {
+        b"-" => Cow::Borrowed(""),
+        path => percent_decode(path, false),
+    }
+}
+
 /// The text of a quoted field with its backslash escapes undone: `\"` and `\\` (Apache),
 /// `\xHH` (nginx and Apache, for a quote, a backslash or a byte outside printable ASCII).
 pub(crate) fn unescape(b: &[u8]) -> Cow<'_, str> {

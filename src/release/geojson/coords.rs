@@ -49,13 +49,7 @@ seed! {
         if self.level > MAX_DEPTH {
             return Err(de::Error::custom("coordinates nested too deep"));
         }
-        // What this array holds: numbers (a position), positions (a list) or arrays.
-        let mut numbers = 0usize;
-        let mut xy = [f64::NAN; 2];
-        let mut points = 0usize;
-        let mut first = (f64::NAN, f64::NAN);
-        let mut last = first;
-        let mut arrays = false;
+        let mut tally = Tally::default();
         loop {
             let child = CoordSeed {
                 scan: &mut *self.scan,
@@ -65,54 +59,94 @@ seed! {
             let Some(node) = seq.next_element_seed(child)? else {
                 break;
             };
-            match node {
-                Node::Number(v) if points == 0 && !arrays => {
-                    if numbers < 2 {
-                        xy[numbers] = v;
-                    }
-                    numbers += 1;
-                }
-                Node::Position(x, y) if numbers == 0 && !arrays => {
-                    self.scan.coord(x, y);
-                    if points == 0 {
-                        first = (x, y);
-                    }
-                    last = (x, y);
-                    points += 1;
-                }
-                Node::List if numbers == 0 && points == 0 => arrays = true,
-                _ => {
-                    return Err(de::Error::custom(
-                        "coordinates mix numbers, positions and arrays in one array",
-                    ))
-                }
+            if !tally.add(node, self.scan) {
+                return Err(de::Error::custom(
+                    "coordinates mix numbers, positions and arrays in one array",
+                ));
             }
         }
-        if numbers > 0 {
-            if numbers < 2 {
-                return Err(de::Error::custom("a position needs two numbers"));
+        tally
+            .finish(self.level, self.scan, self.shape)
+            .map_err(de::Error::custom)
+    }
+}
+
+/// What one array holds so far: numbers (a position), positions (a list) or arrays. Both
+/// readers keep it by the same rules.
+struct Tally {
+    numbers: usize,
+    xy: [f64; 2],
+    points: usize,
+    first: (f64, f64),
+    last: (f64, f64),
+    arrays: bool,
+}
+
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally {
+            numbers: 0,
+            xy: [f64::NAN; 2],
+            points: 0,
+            first: (f64::NAN, f64::NAN),
+            last: (f64::NAN, f64::NAN),
+            arrays: false,
+        }
+    }
+}
+
+impl Tally {
+    /// One element of the array; `false` when it mixes numbers, positions and arrays.
+    fn add(&mut self, node: Node, scan: &mut GeomScan) -> bool {
+        match node {
+            Node::Number(v) if self.points == 0 && !self.arrays => {
+                if self.numbers < 2 {
+                    self.xy[self.numbers] = v;
+                }
+                self.numbers += 1;
+            }
+            Node::Position(x, y) if self.numbers == 0 && !self.arrays => {
+                scan.coord(x, y);
+                if self.points == 0 {
+                    self.first = (x, y);
+                }
+                self.last = (x, y);
+                self.points += 1;
+            }
+            Node::List if self.numbers == 0 && self.points == 0 => self.arrays = true,
+            _ => return false,
+        }
+        true
+    }
+
+    /// What the array at `level` was, once closed, or why it is refused.
+    fn finish(
+        self,
+        level: usize,
+        scan: &mut GeomScan,
+        shape: &mut Shape,
+    ) -> Result<Node, &'static str> {
+        if self.numbers > 0 {
+            if self.numbers < 2 {
+                return Err("a position needs two numbers");
             }
             // A third number is a height; a fourth is ignored, as GDAL does (RFC 7946
             // positions carry no measure).
-            if numbers >= 3 {
-                self.scan.z = true;
+            if self.numbers >= 3 {
+                scan.z = true;
             }
-            return Ok(Node::Position(xy[0], xy[1]));
+            return Ok(Node::Position(self.xy[0], self.xy[1]));
         }
-        if points > 0 {
-            match self.shape.list_level {
-                None => self.shape.list_level = Some(self.level),
-                Some(l) if l == self.level => {}
-                Some(_) => {
-                    return Err(de::Error::custom(
-                        "positions at different depths in one geometry",
-                    ))
-                }
+        if self.points > 0 {
+            match shape.list_level {
+                None => shape.list_level = Some(level),
+                Some(l) if l == level => {}
+                Some(_) => return Err("positions at different depths in one geometry"),
             }
-            self.shape.line_bad |= points == 1;
-            self.shape.ring_bad |= points < 4 || first != last;
-        } else if !arrays {
-            self.shape.empty_levels |= 1 << self.level.min(63);
+            shape.line_bad |= self.points == 1;
+            shape.ring_bad |= self.points < 4 || self.first != self.last;
+        } else if !self.arrays {
+            shape.empty_levels |= 1 << level.min(63);
         }
         Ok(Node::List)
     }
@@ -212,34 +246,15 @@ impl RawCoords<'_> {
             return None;
         }
         self.i += 1;
-        let mut numbers = 0usize;
-        let mut xy = [f64::NAN; 2];
-        let mut points = 0usize;
-        let mut first = (f64::NAN, f64::NAN);
-        let mut last = first;
-        let mut arrays = false;
+        let mut tally = Tally::default();
         self.ws();
         if self.b.get(self.i) == Some(&b']') {
             self.i += 1;
         } else {
             loop {
-                match self.value(level + 1)? {
-                    Node::Number(v) if points == 0 && !arrays => {
-                        if numbers < 2 {
-                            xy[numbers] = v;
-                        }
-                        numbers += 1;
-                    }
-                    Node::Position(x, y) if numbers == 0 && !arrays => {
-                        self.scan.coord(x, y);
-                        if points == 0 {
-                            first = (x, y);
-                        }
-                        last = (x, y);
-                        points += 1;
-                    }
-                    Node::List if numbers == 0 && points == 0 => arrays = true,
-                    _ => return None,
+                let node = self.value(level + 1)?;
+                if !tally.add(node, self.scan) {
+                    return None;
                 }
                 self.ws();
                 match *self.b.get(self.i)? {
@@ -252,26 +267,6 @@ impl RawCoords<'_> {
                 }
             }
         }
-        if numbers > 0 {
-            if numbers < 2 {
-                return None;
-            }
-            if numbers >= 3 {
-                self.scan.z = true;
-            }
-            return Some(Node::Position(xy[0], xy[1]));
-        }
-        if points > 0 {
-            match self.shape.list_level {
-                None => self.shape.list_level = Some(level),
-                Some(l) if l == level => {}
-                Some(_) => return None,
-            }
-            self.shape.line_bad |= points == 1;
-            self.shape.ring_bad |= points < 4 || first != last;
-        } else if !arrays {
-            self.shape.empty_levels |= 1 << level.min(63);
-        }
-        Some(Node::List)
+        tally.finish(level, self.scan, self.shape).ok()
     }
 }

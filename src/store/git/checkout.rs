@@ -96,28 +96,11 @@ impl Repo {
             }
         }
 
-        let mut index = self
-            .repo
-            .index_from_tree(&tree.id)
-            .map_err(GitError::git(format!(
-                "could not build the index for {head}"
-            )))?;
+        let mut index = self.index_of(head, &tree)?;
         // Keep the stat data of entries that did not change, so git need not re-hash the whole
         // work tree; entries we just wrote get fresh stat data; anything else is left for git
         // to verify by content.
-        let old = if index_path.exists() {
-            Some(
-                gix::index::File::at(
-                    &index_path,
-                    self.repo.object_hash(),
-                    false,
-                    Default::default(),
-                )
-                .map_err(GitError::git("could not read the index"))?,
-            )
-        } else {
-            None
-        };
+        let old = self.index_on_disk(&index_path)?;
         for (entry, path) in index.entries_mut_with_paths() {
             if let Some(stat) = written.get(path.to_str_lossy().as_ref()) {
                 entry.stat = *stat;
@@ -144,6 +127,37 @@ impl Repo {
         Ok(())
     }
 
+    /// The index of `tree`, HEAD's (`head`, for the message).
+    fn index_of(
+        &self,
+        head: impl std::fmt::Display,
+        tree: &gix::Tree<'_>,
+    ) -> Result<gix::index::File, GitError> {
+        self.repo
+            .index_from_tree(&tree.id)
+            .map_err(GitError::git(format!(
+                "could not build the index for {head}"
+            )))
+    }
+
+    /// The index file at `index_path` as it is, if there is one.
+    fn index_on_disk(
+        &self,
+        index_path: &std::path::Path,
+    ) -> Result<Option<gix::index::File>, GitError> {
+        if !index_path.exists() {
+            return Ok(None);
+        }
+        gix::index::File::at(
+            index_path,
+            self.repo.object_hash(),
+            false,
+            Default::default(),
+        )
+        .map(Some)
+        .map_err(GitError::git("could not read the index"))
+    }
+
     /// Bring the store's files in the work tree and the index up to HEAD where a writer left
     /// them behind (a commit that landed but whose checkout failed or was killed). Only files
     /// the user has not edited are rewritten: a work-tree file is repaired when it is missing,
@@ -154,26 +168,9 @@ impl Repo {
             return Ok(Vec::new());
         };
         let tree = self.tree_of(head)?;
-        let at_head = self
-            .repo
-            .index_from_tree(&tree.id)
-            .map_err(GitError::git(format!(
-                "could not build the index for {head}"
-            )))?;
+        let at_head = self.index_of(head, &tree)?;
         let index_path = self.repo.index_path();
-        let on_disk = if index_path.exists() {
-            Some(
-                gix::index::File::at(
-                    &index_path,
-                    self.repo.object_hash(),
-                    false,
-                    Default::default(),
-                )
-                .map_err(GitError::git("could not read the index"))?,
-            )
-        } else {
-            None
-        };
+        let on_disk = self.index_on_disk(&index_path)?;
         let ours = |p: &str| {
             STORE_PATHS
                 .iter()

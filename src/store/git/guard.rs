@@ -222,19 +222,12 @@ impl Repo {
         let mut out = Vec::new();
         let mut stack = vec![(String::new(), self.tree_of(commit)?.id)];
         while let Some((prefix, id)) = stack.pop() {
-            let tree = self
-                .repo
-                .find_tree(id)
-                .map_err(GitError::git(format!("could not read tree {id}")))?;
-            let decoded = tree
-                .decode()
-                .map_err(GitError::git(format!("could not decode tree {id}")))?;
-            for e in &decoded.entries {
-                let path = format!("{prefix}{}", e.filename.to_str_lossy());
-                if e.mode.is_link() {
+            for e in self.tree_entries(id)? {
+                let path = format!("{prefix}{}", e.name);
+                if e.is_link {
                     out.push(path);
-                } else if e.mode.is_tree() {
-                    stack.push((format!("{path}/"), e.oid.to_owned()));
+                } else if e.is_dir {
+                    stack.push((format!("{path}/"), e.id));
                 }
             }
         }
