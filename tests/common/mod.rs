@@ -12,6 +12,8 @@ mod rng;
 pub use rng::Rng;
 
 mod store;
+
+pub mod webhook;
 pub use store::{draft, Store, CLAUSES};
 
 pub struct Run {
