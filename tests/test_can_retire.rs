@@ -2,7 +2,7 @@
 //! temporary stores with a fixed --today: a line retires only when a live line succeeds it
 //! (or the producer says it discontinues the dataset), and only readers that matter hold it.
 
-use crate::world;
+use crate::common::world;
 
 use world::World;
 

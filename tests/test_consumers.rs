@@ -1,6 +1,6 @@
 //! `contracts consumers` end to end on a store laid out by hand.
 
-use crate::world;
+use crate::common::world;
 
 use world::World;
 

@@ -3,7 +3,7 @@
 //! principals mapped to consumers through `identities`, and the configuration refused or
 //! reported where it is wrong.
 
-use crate::world;
+use crate::common::world;
 
 use world::World;
 

@@ -1,7 +1,7 @@
 //! Issue 9 on the consumer side, through the real binary: a read of a version the store does
 //! not have, JSON escapes in the log, gzipped logs, and files the scan cannot read.
 
-use crate::world;
+use crate::common::world;
 
 use std::io::Write as _;
 

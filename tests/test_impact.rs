@@ -4,7 +4,7 @@
 //! release profiles, the `can-retire` gate and consumer liveness.
 
 use crate::common;
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 

@@ -2,9 +2,9 @@
 //! loopback over HTTPS whose certificate comes from a private CA made in the test with rcgen)
 //! and a run with only webhook deliveries due, which must not need the SMTP relay at all.
 
+use crate::common::notify_support;
 use crate::common::webhook::Receiver;
-use crate::notify_support;
-use crate::world;
+use crate::common::world;
 
 use std::net::TcpListener;
 

@@ -8,9 +8,9 @@
 //! well under a minute in a debug build. The seed is printed so a failure can be replayed
 //! with NOTIFY_CRASH_SEED.
 
+use crate::common::notify_support;
+use crate::common::world;
 use crate::common::Rng;
-use crate::notify_support;
-use crate::world;
 
 use std::collections::HashMap;
 use std::process::Command;

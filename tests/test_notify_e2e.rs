@@ -1,7 +1,7 @@
 //! `contracts notify` end to end: the real binary, a store laid out by hand, and a real SMTP
 //! server on loopback (mailin-embedded) that collects what is delivered.
 
-use crate::world;
+use crate::common::world;
 
 use world::{closed_port, days_left, SmtpServer, World, SUNSET};
 

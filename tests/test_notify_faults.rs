@@ -4,8 +4,8 @@
 //! servers on loopback (mailin-embedded, and the small server of `notify_support`).
 
 use crate::common;
-use crate::notify_support;
-use crate::world;
+use crate::common::notify_support;
+use crate::common::world;
 
 use std::collections::HashMap;
 

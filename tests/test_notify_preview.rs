@@ -3,7 +3,7 @@
 //! sends: the mail the SMTP server receives and the body the webhook receiver is posted.
 
 use crate::common::webhook::Receiver;
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 

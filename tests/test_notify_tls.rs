@@ -3,8 +3,8 @@
 //! the certificate is refused (the system's roots do not know it), once for the batch; with
 //! it every notice is delivered over one encrypted session, logged in.
 
-use crate::notify_support;
-use crate::world;
+use crate::common::notify_support;
+use crate::common::world;
 
 use notify_support::{Auth, MiniSmtp, Pki, Tls};
 use world::World;

@@ -4,7 +4,7 @@
 //! the milestones delivered on the dataset's page. The expectations come from the ledger the
 //! runs wrote, not from the pictures.
 
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 

@@ -5,10 +5,10 @@
 //! loopback that answers 200 and counts the requests it gets per `webhook-id`.
 
 use crate::common;
+use crate::common::notify_support;
 use crate::common::webhook::Receiver;
+use crate::common::world;
 use crate::common::Rng;
-use crate::notify_support;
-use crate::world;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! standard library (hmac, hashlib), a second implementation, not ours.
 
 use crate::common::webhook::{Receiver, Request};
-use crate::world;
+use crate::common::world;
 
 use std::io::Write;
 

@@ -3,7 +3,7 @@
 //! into rows of (day, consumer, dataset, contract) that every command reads as it reads the
 //! log, and the summary of summaries is the summary of the whole.
 
-use crate::world;
+use crate::common::world;
 
 use std::io::Write;
 

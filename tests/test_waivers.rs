@@ -6,7 +6,7 @@
 //! `notify_webhooks.rs` by mail and webhook), the retirement thresholds in `retire.rs`.
 
 use crate::common;
-use crate::world;
+use crate::common::world;
 
 use world::World;
 

@@ -22,7 +22,7 @@
 //! accepting everything.
 
 use crate::common::webhook::Receiver;
-use crate::world;
+use crate::common::world;
 
 use std::collections::BTreeMap;
 use std::io::Write;

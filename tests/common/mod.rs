@@ -12,9 +12,13 @@ mod rng;
 pub use rng::Rng;
 
 mod store;
-
-pub mod webhook;
 pub use store::{draft, Store, CLAUSES};
+
+pub mod look;
+pub mod notify_support;
+pub mod remote_support;
+pub mod webhook;
+pub mod world;
 
 pub struct Run {
     pub code: i32,

@@ -318,7 +318,7 @@ pub fn run_without_identity(
 
 /// `n` more consumers of roads, `extra-0` .. `extra-{n-1}`, each still reading 1.1.0, on top
 /// of the world's own (flood-model and atlas are still on line 1 too).
-pub fn add_consumers(w: &crate::world::World, n: usize) {
+pub fn add_consumers(w: &crate::common::world::World, n: usize) {
     let mut registry = w.read("consumers.toml").unwrap();
     let mut log = String::new();
     for i in 0..n {
@@ -365,7 +365,9 @@ pub fn notify_command(
 }
 
 /// How many times the server received each Message-ID.
-pub fn deliveries(smtp: &crate::world::SmtpServer) -> std::collections::HashMap<String, usize> {
+pub fn deliveries(
+    smtp: &crate::common::world::SmtpServer,
+) -> std::collections::HashMap<String, usize> {
     let mut delivered = std::collections::HashMap::new();
     for m in smtp.mails() {
         *delivered
