@@ -113,32 +113,6 @@ fn the_only_line_cannot_retire_without_no_successor() {
     assert!(run.stdout().contains("archive"), "{}", run.stdout());
 }
 
-/// The world's registry with flood-model marked as an automation, and usage thresholds of two
-/// reads on two days.
-fn with_thresholds(w: &World) {
-    w.write(
-        "consumers.toml",
-        r#"
-[consumers.flood-model]
-kind = "automation"
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-
-[consumers.archive]
-contacts = ["records@example.org"]
-"#,
-    );
-    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
-}
-
 /// (consumer, status, reads, days) of a list of standings in JSON.
 fn counted(list: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
     list.as_array()
@@ -165,7 +139,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
     // Without thresholds or kinds, flood-model and atlas hold line 1 on 2026-11-29.
     w.run("2026-11-29", &["can-retire", "roads", "1"])
         .assert_code(1);
-    with_thresholds(&w);
+    world::with_thresholds(&w, "");
     // flood-model is an automation; atlas read line 1 once (2026-11-27): incidental. router's
     // one read of line 2 makes it incidental there, which does not matter to line 1.
     let run = w.run(

@@ -15,26 +15,15 @@ fn declared_world(smtp: &SmtpServer) -> World {
     let w = World::with_a_map_change(smtp.port);
     w.write(
         "consumers.toml",
-        r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-datasets.roads = { uses = ["required_attributes.CNTY_ID"] }
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-datasets.roads = { uses = ["required_attributes.NAME", "envelope"] }
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-datasets.roads = {}
-
-[consumers.archive]
-contacts = ["records@example.org"]
-datasets.rivers = {}
-"#,
+        &world::registry(
+            world::FLOOD_ONCALL,
+            [
+                Some(r#"datasets.roads = { uses = ["required_attributes.CNTY_ID"] }"#),
+                Some(r#"datasets.roads = { uses = ["required_attributes.NAME", "envelope"] }"#),
+                Some("datasets.roads = {}"),
+                Some("datasets.rivers = {}"),
+            ],
+        ),
     );
     w
 }

@@ -176,18 +176,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     // At HEAD, which is what the store reads: a kill during the checkout after a commit can
     // leave the work tree behind (the store's repair of that is issue 10's item 2).
     let ledger = w.git(&["show", "HEAD:notifications/roads.toml"]);
-    let v: toml::Value = toml::from_str(&ledger).unwrap();
-    let mut keys: Vec<(String, String)> = v["notice"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            (
-                n["consumer"].as_str().unwrap().to_string(),
-                n["milestone"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut keys = world::notice_keys(&ledger);
     let recorded = keys.len();
     keys.sort();
     keys.dedup();

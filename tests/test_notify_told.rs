@@ -15,10 +15,7 @@ const SECOND: &str = "2026-12-16";
 /// The ledger's deliveries, as (consumer, milestone, day sent for, channel).
 fn delivered(w: &World) -> Vec<(String, String, String, String)> {
     let text = w.read("notifications/roads.toml").unwrap();
-    let v: toml::Value = toml::from_str(&text).unwrap();
-    v["notice"]
-        .as_array()
-        .unwrap()
+    world::notices(&text)
         .iter()
         .map(|n| {
             (

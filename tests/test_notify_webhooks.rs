@@ -30,21 +30,16 @@ fn world_with_hook(smtp: &SmtpServer, kind: &str) -> World {
     };
     w.write(
         "consumers.toml",
-        &format!(
-            r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-webhooks = [{{ kind = "{kind}", url_env = "ATLAS_HOOK_URL"{secret} }}]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-"#
+        &world::registry(
+            world::FLOOD_AND_LEAD,
+            [
+                Some(""),
+                Some(&format!(
+                    r#"webhooks = [{{ kind = "{kind}", url_env = "ATLAS_HOOK_URL"{secret} }}]"#
+                )),
+                Some(""),
+                None,
+            ],
         ),
     );
     w

@@ -9,31 +9,9 @@ use std::io::Write;
 
 use world::World;
 
-/// The world's registry with flood-model an automation, atlas known also by the principals
-/// `key:atlas-*`, and usage thresholds of two reads on two days.
-fn with_thresholds(w: &World) {
-    w.write(
-        "consumers.toml",
-        r#"
-[consumers.flood-model]
-kind = "automation"
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-identities = ["key:atlas-*"]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-
-[consumers.archive]
-contacts = ["records@example.org"]
-"#,
-    );
-    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
+/// The thresholds world with atlas known also by the principals `key:atlas-*`.
+fn with_atlas_keys(w: &World) {
+    world::with_thresholds(w, "identities = [\"key:atlas-*\"]");
 }
 
 /// `text` gzipped.
@@ -78,7 +56,7 @@ const ATLAS_TWO_DAYS: &str = concat!(
 #[test]
 fn a_gzipped_log_counts_toward_the_thresholds() {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     let config = w.read("contracts.toml").unwrap().replace(
         "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]",
         "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\", \"consumption/*.jsonl.gz\"]",
@@ -96,7 +74,7 @@ fn a_gzipped_log_counts_toward_the_thresholds() {
 #[test]
 fn reads_under_an_identity_count_toward_the_consumers_thresholds() {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     w.write(
         "consumption/keys.jsonl",
         &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
@@ -154,7 +132,7 @@ fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
 /// The world's logs, more reads under identities and offsets other than UTC, and thresholds.
 fn busy_world() -> World {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     w.write(
         "consumption/keys.jsonl",
         &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
@@ -457,7 +435,7 @@ fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes:
 #[test]
 fn an_access_log_summarizes_to_the_same_answers() {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     w.write(
         "contracts/rivers/1.0.0.toml",
         "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\

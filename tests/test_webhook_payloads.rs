@@ -54,20 +54,21 @@ fn payloads() -> Payloads {
     );
     w.write(
         "consumers.toml",
-        r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-webhooks = [
+        &world::registry(
+            world::FLOOD_ONCALL,
+            [
+                Some(""),
+                Some(
+                    r#"webhooks = [
   { kind = "generic", url_env = "ATLAS_HOOK_URL", secret_env = "ATLAS_HOOK_SECRET" },
   { kind = "slack", url_env = "ATLAS_SLACK_URL" },
   { kind = "teams", url_env = "ATLAS_TEAMS_URL" },
-]
-"#,
+]"#,
+                ),
+                None,
+                None,
+            ],
+        ),
     );
     w.run(
         TODAY,

@@ -87,22 +87,7 @@ rationale = "County ids are integers; the duplicate column goes."
         w.write("contracts.toml", &config(smtp_port));
         w.write(
             "consumers.toml",
-            r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-
-[consumers.archive]
-contacts = ["records@example.org"]
-"#,
+            &registry(FLOOD_AND_LEAD, [Some(""), Some(""), Some(""), Some("")]),
         );
         w.write(
             "contracts/roads/1.0.0.toml",
@@ -247,19 +232,80 @@ rationale = "Move to British National Grid — to match the other layers."
         let Some(text) = self.read("notifications/roads.toml") else {
             return Vec::new();
         };
-        let v: toml::Value = toml::from_str(&text).unwrap();
-        v["notice"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| {
-                (
-                    n["consumer"].as_str().unwrap().to_string(),
-                    n["milestone"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
+        notice_keys(&text)
     }
+}
+
+/// The `[[notice]]` entries of a ledger's text.
+pub fn notices(ledger: &str) -> Vec<toml::Value> {
+    let v: toml::Value = toml::from_str(ledger).unwrap();
+    v["notice"].as_array().unwrap().clone()
+}
+
+/// The notices of a ledger's text, as (consumer, milestone).
+pub fn notice_keys(ledger: &str) -> Vec<(String, String)> {
+    notices(ledger)
+        .iter()
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["milestone"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// flood-model's contacts in the world's own registry: the on-call list and a named lead.
+pub const FLOOD_AND_LEAD: &str = r#"["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]"#;
+/// flood-model's contacts without the lead.
+pub const FLOOD_ONCALL: &str = r#"["hydro-oncall@example.org"]"#;
+
+/// A `consumers.toml` of the world's consumers, in this order: flood-model (Hydrology, with
+/// `flood_contacts`), atlas (Cartography), router (Routing) and archive (no team). Each
+/// entry of `extra` is that consumer's further lines (`""` for none); a `None` leaves the
+/// consumer out.
+pub fn registry(flood_contacts: &str, extra: [Option<&str>; 4]) -> String {
+    let flood = format!("team = \"Hydrology\"\ncontacts = {flood_contacts}");
+    let heads = [
+        ("flood-model", flood.as_str()),
+        (
+            "atlas",
+            "team = \"Cartography\"\ncontacts = [\"atlas@example.org\"]",
+        ),
+        (
+            "router",
+            "team = \"Routing\"\ncontacts = [\"routing@example.org\"]",
+        ),
+        ("archive", "contacts = [\"records@example.org\"]"),
+    ];
+    let mut out = String::new();
+    for ((name, head), extra) in heads.iter().zip(extra) {
+        let Some(extra) = extra else { continue };
+        out.push_str(&format!("\n[consumers.{name}]\n{head}\n"));
+        if !extra.is_empty() {
+            out.push_str(extra);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The world's registry with flood-model an automation, atlas's further lines `atlas`, and
+/// the usage thresholds of two reads on two days.
+pub fn with_thresholds(w: &World, atlas: &str) {
+    w.write(
+        "consumers.toml",
+        &registry(
+            FLOOD_ONCALL,
+            [
+                Some("kind = \"automation\""),
+                Some(atlas),
+                Some(""),
+                Some(""),
+            ],
+        ),
+    );
+    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
 }
 
 pub fn config(smtp_port: u16) -> String {
