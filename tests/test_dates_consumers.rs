@@ -12,20 +12,15 @@ type Row = (String, String, Option<u64>, Option<String>, Option<String>);
 
 /// Every standing, sorted.
 fn standings(run: &world::Run) -> Vec<Row> {
-    let mut out: Vec<_> = run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["consumer"].as_str().unwrap().to_string(),
-                c["status"].as_str().unwrap().to_string(),
-                c["line"].as_u64(),
-                c["version"].as_str().map(str::to_string),
-                c["unknown_version"].as_str().map(str::to_string),
-            )
-        })
-        .collect();
+    let mut out = world::standings(run, |c| {
+        (
+            c["consumer"].as_str().unwrap().to_string(),
+            c["status"].as_str().unwrap().to_string(),
+            c["line"].as_u64(),
+            world::text(c, "version"),
+            world::text(c, "unknown_version"),
+        )
+    });
     out.sort();
     out
 }

@@ -7,7 +7,7 @@ use crate::common::world;
 
 use std::io::Write;
 
-use world::World;
+use world::{counted_row as row, World};
 
 /// The thresholds world with atlas known also by the principals `key:atlas-*`.
 fn with_atlas_keys(w: &World) {
@@ -27,23 +27,7 @@ fn holders(w: &World) -> Vec<(String, String, u64, u64)> {
         "2026-11-29",
         &["--format", "json", "can-retire", "roads", "1"],
     );
-    run.json()["holders"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["consumer"].as_str().unwrap().to_string(),
-                s["status"].as_str().unwrap().to_string(),
-                s["usage"]["reads"].as_u64().unwrap_or(0),
-                s["usage"]["days"].as_u64().unwrap_or(0),
-            )
-        })
-        .collect()
-}
-
-fn row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
-    (name.to_string(), status.to_string(), reads, days)
+    world::counted(&run.json()["holders"])
 }
 
 const ATLAS_TWO_DAYS: &str = concat!(
@@ -419,19 +403,6 @@ fn a_summary_source_refuses_a_fields_mapping() {
     );
 }
 
-/// One line of an S3 server access log.
-fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes: &str) -> String {
-    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
-    format!(
-        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
-         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
-         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
-         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
-         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
-         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
-    )
-}
-
 #[test]
 fn an_access_log_summarizes_to_the_same_answers() {
     let w = World::new(world::closed_port());
@@ -462,9 +433,9 @@ fn an_access_log_summarizes_to_the_same_answers() {
         "27/Nov/2026:10:00:01",
         "27/Nov/2026:15:00:00",
     ] {
-        a += &s3_line(t, "key:atlas-3", "REST.GET.OBJECT", v1, 206, "65536");
+        a += &world::s3_line(t, "key:atlas-3", "REST.GET.OBJECT", v1, 206, "65536");
     }
-    a += &s3_line(
+    a += &world::s3_line(
         "28/Nov/2026:08:00:00",
         "key:atlas-3",
         "REST.GET.OBJECT",
@@ -472,7 +443,7 @@ fn an_access_log_summarizes_to_the_same_answers() {
         200,
         "9",
     );
-    a += &s3_line(
+    a += &world::s3_line(
         "28/Nov/2026:09:00:00",
         "router",
         "REST.GET.OBJECT",
@@ -480,7 +451,7 @@ fn an_access_log_summarizes_to_the_same_answers() {
         200,
         "9",
     );
-    a += &s3_line("28/Nov/2026:09:30:00", "-", "REST.GET.OBJECT", v1, 200, "9");
+    a += &world::s3_line("28/Nov/2026:09:30:00", "-", "REST.GET.OBJECT", v1, 200, "9");
     w.write("consumption/s3/2026-11-28-00", &a);
     let days = ["2026-11-29"];
     let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();

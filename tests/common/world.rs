@@ -552,3 +552,63 @@ pub fn strip_ansi(text: &str) -> String {
     }
     out
 }
+
+/// A field of a JSON object as text: `None` when it is absent or not a string.
+pub fn text(v: &serde_json::Value, key: &str) -> Option<String> {
+    v[key].as_str().map(str::to_string)
+}
+
+/// Each standing of a `consumers --format json` run, as `f` makes it, in the order printed.
+pub fn standings<T>(run: &Run, f: impl Fn(&serde_json::Value) -> T) -> Vec<T> {
+    run.json()["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(f)
+        .collect()
+}
+
+/// (consumer, status, reads, days) of a list of standings in JSON (a holder of `can-retire`).
+pub fn counted(list: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["consumer"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+                s["usage"]["reads"].as_u64().unwrap_or(0),
+                s["usage"]["days"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// One expected row of `counted`.
+pub fn counted_row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
+    (name.to_string(), status.to_string(), reads, days)
+}
+
+/// An S3 server access log line, in the field order of AWS's "Amazon S3 server access log
+/// format" (bucket owner, bucket, [time], remote IP, requester, request ID, operation, key,
+/// "request-URI", status, error code, bytes sent, object size, total time, turn-around time,
+/// "referer", "user-agent", version id, host id, signature version, cipher suite, auth type,
+/// host header, TLS version, access point ARN, ACL required).
+pub fn s3_line(
+    time: &str,
+    requester: &str,
+    op: &str,
+    key: &str,
+    status: u16,
+    bytes: &str,
+) -> String {
+    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
+    format!(
+        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
+         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
+         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
+         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
+         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
+         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+    )
+}
