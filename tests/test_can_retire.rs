@@ -248,11 +248,6 @@ fn thresholds_are_checked_where_they_are_written() {
     w.append("contracts.toml", "min_days = 400\n");
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
-    assert!(
-        run.stderr()
-            .contains("[consumption] min_days must be from 1 to lookback_days (365)"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("[consumption] min_days must be from 1 to lookback_days (365)");
     assert!(run.stderr().contains("contracts.toml:"), "{}", run.stderr());
 }

@@ -432,11 +432,8 @@ fn check_reports_identities_claimed_twice_and_files_matched_by_two_sources() {
     );
     let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
     run.assert_code(0);
-    assert!(
-        run.stderr()
-            .contains("principal \"role/nightly\" matches the identities of several consumers (batch, batch-two)"),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "principal \"role/nightly\" matches the identities of several consumers (batch, batch-two)",
     );
     // Five lines and the new one in the shared file, read once; three in platform.csv.
     assert_eq!(run.json()["scan"]["lines"], 9);
@@ -652,10 +649,5 @@ same_read_seconds = 120
     // The burst of three requests is one read; the 2.0.0 read is the second.
     assert_eq!(batch["reads"], 2, "{json}");
     // The cut line is reported with its file and line number.
-    assert!(
-        run.stderr()
-            .contains("2026-11-27-10-15-00-5A1B2C3D4E5F6A7B:8:"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("2026-11-27-10-15-00-5A1B2C3D4E5F6A7B:8:");
 }

@@ -205,11 +205,8 @@ fn uncommitted_store_files_are_named_and_not_used() {
     .unwrap();
     w.git(&["add", "contracts.toml"]);
     let run = w.run("2026-11-29", &["status"]);
-    assert!(
-        run.stderr()
-            .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "warning: uncommitted changes to contracts.toml are not used; commit them",
     );
 }
 
@@ -236,12 +233,7 @@ fn config_values_refused_after_parsing_are_located() {
     let since_line = world::line_of(&config, "since = ");
     let run = w.run("2026-11-29", &["check"]);
     run.assert_code(2);
-    assert!(
-        run.stderr()
-            .contains(&format!("contracts.toml:{since_line}:9: [store] since: ")),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!("contracts.toml:{since_line}:9: [store] since: "));
     let config = world::config(25).replace("host = \"127.0.0.1\"", "host = \"smtp.example.org\"");
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);

@@ -126,11 +126,8 @@ fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
     );
     let run = w.run_env(TODAY, &["notify"], &env);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("certs/empty.pem") && run.stderr().contains("BEGIN CERTIFICATE"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("certs/empty.pem")
+        .assert_stderr_has("BEGIN CERTIFICATE");
     // Nothing was sent or written.
     assert!(smtp.mails().is_empty());
     assert_eq!(hook.received(), 0);

@@ -143,11 +143,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     // The next run finds nothing left to send.
     let last = w.run(MILESTONE_DAYS[MILESTONE_DAYS.len() - 1], &["notify"]);
     last.assert_code(0);
-    assert!(
-        last.stderr().contains("nothing to send"),
-        "{}",
-        last.stderr()
-    );
+    last.assert_stderr_has("nothing to send");
 
     let mut delivered: HashMap<String, usize> = HashMap::new();
     for m in smtp.mails() {

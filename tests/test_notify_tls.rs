@@ -99,10 +99,7 @@ fn a_missing_or_empty_ca_file_is_a_config_error_naming_it() {
     );
     let run = w.run_env(TODAY, &["notify"], &CREDS);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("certs/empty.pem") && run.stderr().contains("BEGIN CERTIFICATE"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("certs/empty.pem")
+        .assert_stderr_has("BEGIN CERTIFICATE");
     assert_eq!(relay.connections(), 0);
 }

@@ -4,7 +4,6 @@
 //! each running at the same moment. The real binary, a real SMTP server and an HTTP receiver on
 //! loopback that answers 200 and counts the requests it gets per `webhook-id`.
 
-use crate::common;
 use crate::common::notify_support;
 use crate::common::webhook::Receiver;
 use crate::common::world;
@@ -206,11 +205,7 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
     }
     let last = w.run(MILESTONE_DAYS[KILL_DAYS - 1], &["notify"]);
     last.assert_code(0);
-    assert!(
-        last.stderr().contains("nothing to send"),
-        "{}",
-        last.stderr()
-    );
+    last.assert_stderr_has("nothing to send");
 
     let hooks_planned: BTreeSet<String> = plan
         .iter()
@@ -326,45 +321,14 @@ fn two_checkouts_of_one_remote_receive_and_record_each_webhook_once() {
     let smtp = SmtpServer::start();
     let hook = Receiver::slow(Duration::ZERO);
     let w = hooked_world(&smtp);
-    let server = tempfile::tempdir().unwrap();
-    let bare = server.path().join("store.git");
-    let bare_s = bare.to_str().unwrap();
-    let admin = ("Admin", "admin@example.org");
-    common::git_as(
-        server.path(),
-        w.home.path(),
-        admin,
-        &["init", "-q", "--bare", "--initial-branch=main", bare_s],
-    );
-    let config = w.read("contracts.toml").unwrap();
-    w.write(
-        "contracts.toml",
-        &format!("[store]\nremote = \"origin\"\n\n{config}"),
-    );
-    w.git(&["branch", "-M", "main"]);
-    w.git(&["remote", "add", "origin", bare_s]);
-    w.git(&["push", "-q", "origin", "main"]);
-    let host_b = w.home.path().join("host-b");
-    common::git_as(
-        w.home.path(),
-        w.home.path(),
-        admin,
-        &["clone", "-q", bare_s, host_b.to_str().unwrap()],
-    );
-    // The consumption log is each host's own, the same reads on both.
-    std::fs::create_dir_all(host_b.join("consumption")).unwrap();
-    for f in ["reads.jsonl", "platform.csv"] {
-        let from = w.root().join("consumption").join(f);
-        if from.exists() {
-            std::fs::copy(&from, host_b.join("consumption").join(f)).unwrap();
-        }
-    }
+    let hosts = notify_support::TwoHosts::new(&w);
+    let host_b = &hosts.host_b;
     let mut plan = Vec::new();
     for day in &MILESTONE_DAYS[..CONCURRENT_DAYS] {
         plan.extend(planned(&w, &hook, day));
         let children = vec![
             notify(w.root(), &w, &hook, day).spawn().unwrap(),
-            notify(&host_b, &w, &hook, day).spawn().unwrap(),
+            notify(host_b, &w, &hook, day).spawn().unwrap(),
         ];
         wait_ok(children, day);
     }
@@ -374,12 +338,7 @@ fn two_checkouts_of_one_remote_receive_and_record_each_webhook_once() {
     );
     assert_once(&hook, &smtp, &plan);
     // The remote holds the whole ledger, each delivery recorded once whichever host sent it.
-    let text = common::git_as(
-        server.path(),
-        w.home.path(),
-        admin,
-        &["--git-dir", bare_s, "show", "main:notifications/roads.toml"],
-    );
+    let text = hosts.remote_ledger();
     let ledger = recorded(&text);
     assert!(ledger.values().all(|n| *n == 1), "{ledger:?}");
     assert_eq!(ledger.len(), plan.len(), "{ledger:?}");

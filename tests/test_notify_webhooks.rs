@@ -387,11 +387,7 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
         "the fourth is not sent: {}",
         run.stderr()
     );
-    assert!(
-        run.stderr().contains("deliveries in a row"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("deliveries in a row");
     let rows = run.json();
     let failed = rows
         .as_array()
@@ -427,12 +423,7 @@ fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
     );
     let run = notify(&w, &hook);
     run.assert_code(0);
-    assert!(
-        run.stderr()
-            .contains("resending roads line 1 before-60 to atlas by webhook:generic"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("resending roads line 1 before-60 to atlas by webhook:generic");
     let got = hook.requests();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].header("webhook-id"), id);
@@ -457,12 +448,7 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
     let run = notify(&w, &hook);
     run.assert_code(3);
     no_url_in(&run);
-    assert!(
-        run.stderr()
-            .contains("no answer within 1 s after 3 attempt(s)"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("no answer within 1 s after 3 attempt(s)");
     assert!(started.elapsed() < std::time::Duration::from_secs(12));
     assert!(entries(&w, "notice", "webhook:generic").is_empty());
 }

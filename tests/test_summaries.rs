@@ -172,11 +172,7 @@ fn every_answer_from_the_summary_is_the_answer_from_the_log() {
     );
     run.assert_code(0);
     // The empty consumer is reported and left out.
-    assert!(
-        run.stderr().contains("`consumer` is empty"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("`consumer` is empty");
     read_the_summary_only(&w);
     let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
     for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
@@ -396,11 +392,7 @@ fn a_summary_source_refuses_a_fields_mapping() {
     w.write("contracts.toml", &format!("{config}\n{table}"));
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("a read summary has fixed fields"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("a read summary has fixed fields");
 }
 
 #[test]

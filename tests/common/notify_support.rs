@@ -376,3 +376,74 @@ pub fn deliveries(
     }
     delivered
 }
+
+/// A world's store shared by two hosts: a bare remote (`[store] remote = "origin"`) the
+/// world's checkout pushes to, and a second checkout cloned from it, with the same
+/// consumption logs in its work tree (the log is the platform's, read on each host, not the
+/// store's).
+pub struct TwoHosts {
+    server: tempfile::TempDir,
+    bare: std::path::PathBuf,
+    home: std::path::PathBuf,
+    /// The second checkout.
+    pub host_b: std::path::PathBuf,
+}
+
+const ADMIN: (&str, &str) = ("Admin", "admin@example.org");
+
+impl TwoHosts {
+    pub fn new(w: &crate::common::world::World) -> TwoHosts {
+        let server = tempfile::tempdir().unwrap();
+        let bare = server.path().join("store.git");
+        let bare_s = bare.to_str().unwrap();
+        hermetic::git_as(
+            server.path(),
+            w.home.path(),
+            ADMIN,
+            &["init", "-q", "--bare", "--initial-branch=main", bare_s],
+        );
+        let config = w.read("contracts.toml").unwrap();
+        w.write(
+            "contracts.toml",
+            &format!("[store]\nremote = \"origin\"\n\n{config}"),
+        );
+        w.git(&["branch", "-M", "main"]);
+        w.git(&["remote", "add", "origin", bare_s]);
+        w.git(&["push", "-q", "origin", "main"]);
+        let host_b = w.home.path().join("host-b");
+        hermetic::git_as(
+            w.home.path(),
+            w.home.path(),
+            ADMIN,
+            &["clone", "-q", bare_s, host_b.to_str().unwrap()],
+        );
+        std::fs::create_dir_all(host_b.join("consumption")).unwrap();
+        for f in ["reads.jsonl", "platform.csv"] {
+            let from = w.root().join("consumption").join(f);
+            if from.exists() {
+                std::fs::copy(&from, host_b.join("consumption").join(f)).unwrap();
+            }
+        }
+        TwoHosts {
+            server,
+            bare,
+            home: w.home.path().to_path_buf(),
+            host_b,
+        }
+    }
+
+    /// The ledger of roads as the remote holds it.
+    pub fn remote_ledger(&self) -> String {
+        hermetic::git_as(
+            self.server.path(),
+            &self.home,
+            ADMIN,
+            &[
+                "--git-dir",
+                self.bare.to_str().unwrap(),
+                "show",
+                "main:notifications/roads.toml",
+            ],
+        )
+    }
+}

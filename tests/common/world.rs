@@ -366,6 +366,20 @@ impl Run {
         );
         self
     }
+
+    /// Assert that stderr contains `needle`, showing stderr when it does not.
+    #[track_caller]
+    pub fn assert_stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr().contains(needle), "{}", self.stderr());
+        self
+    }
+
+    /// Assert that stdout contains `needle`, showing stdout when it does not.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout().contains(needle), "{}", self.stdout());
+        self
+    }
 }
 
 /// One message as the SMTP server received it.
