@@ -2,9 +2,9 @@
 //! temporary stores with a fixed --today: a line retires only when a live line succeeds it
 //! (or the producer says it discontinues the dataset), and only readers that matter hold it.
 
-use crate::world;
+use crate::common::world;
 
-use world::World;
+use world::{counted_row as row, World};
 
 /// A dataset of one line, read by `archive` (registered without `datasets`, so subscribed to
 /// every dataset) on 2026-11-26.
@@ -113,59 +113,13 @@ fn the_only_line_cannot_retire_without_no_successor() {
     assert!(run.stdout().contains("archive"), "{}", run.stdout());
 }
 
-/// The world's registry with flood-model marked as an automation, and usage thresholds of two
-/// reads on two days.
-fn with_thresholds(w: &World) {
-    w.write(
-        "consumers.toml",
-        r#"
-[consumers.flood-model]
-kind = "automation"
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-
-[consumers.archive]
-contacts = ["records@example.org"]
-"#,
-    );
-    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
-}
-
-/// (consumer, status, reads, days) of a list of standings in JSON.
-fn counted(list: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["consumer"].as_str().unwrap().to_string(),
-                s["status"].as_str().unwrap().to_string(),
-                s["usage"]["reads"].as_u64().unwrap_or(0),
-                s["usage"]["days"].as_u64().unwrap_or(0),
-            )
-        })
-        .collect()
-}
-
-fn row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
-    (name.to_string(), status.to_string(), reads, days)
-}
-
 #[test]
 fn automations_and_incidental_readers_do_not_hold_a_line() {
     let w = World::new(world::closed_port());
     // Without thresholds or kinds, flood-model and atlas hold line 1 on 2026-11-29.
     w.run("2026-11-29", &["can-retire", "roads", "1"])
         .assert_code(1);
-    with_thresholds(&w);
+    world::with_thresholds(&w, "");
     // flood-model is an automation; atlas read line 1 once (2026-11-27): incidental. router's
     // one read of line 2 makes it incidental there, which does not matter to line 1.
     let run = w.run(
@@ -177,7 +131,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
     assert_eq!(j["can_retire"], true);
     assert_eq!(j["holders"], serde_json::json!([]));
     assert_eq!(
-        counted(&j["ignored"]),
+        world::counted(&j["ignored"]),
         vec![
             row("flood-model", "automation", 1, 1),
             row("atlas", "incidental", 1, 1)
@@ -214,7 +168,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
         .run("2026-11-29", &["--format", "json", "consumers", "roads"])
         .assert_code(0)
         .json();
-    let statuses: Vec<(String, String)> = counted(&j["consumers"])
+    let statuses: Vec<(String, String)> = world::counted(&j["consumers"])
         .into_iter()
         .map(|(c, s, _, _)| (c, s))
         .collect();
@@ -258,7 +212,10 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
         )
         .assert_code(0)
         .json();
-    assert_eq!(counted(&j["ignored"])[1], row("atlas", "incidental", 3, 1));
+    assert_eq!(
+        world::counted(&j["ignored"])[1],
+        row("atlas", "incidental", 3, 1)
+    );
     // A read on a second day makes atlas hold the line; the automation never does.
     w.write(
         "consumption/atlas2.jsonl",
@@ -270,9 +227,12 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
     );
     run.assert_code(1);
     let j = run.json();
-    assert_eq!(counted(&j["holders"]), vec![row("atlas", "still-on", 4, 2)]);
     assert_eq!(
-        counted(&j["ignored"]),
+        world::counted(&j["holders"]),
+        vec![row("atlas", "still-on", 4, 2)]
+    );
+    assert_eq!(
+        world::counted(&j["ignored"]),
         vec![row("flood-model", "automation", 1, 1)]
     );
     let rows = w
@@ -288,11 +248,6 @@ fn thresholds_are_checked_where_they_are_written() {
     w.append("contracts.toml", "min_days = 400\n");
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
-    assert!(
-        run.stderr()
-            .contains("[consumption] min_days must be from 1 to lookback_days (365)"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("[consumption] min_days must be from 1 to lookback_days (365)");
     assert!(run.stderr().contains("contracts.toml:"), "{}", run.stderr());
 }

@@ -1,7 +1,7 @@
 //! CI formats: `--format github` (workflow commands that annotate a file and line) and
 //! `--format sarif` (SARIF 2.1.0, checked against the OASIS JSON Schema in tests/data/sarif).
 
-use crate::world;
+use crate::common::world;
 
 use std::path::Path;
 

@@ -1,23 +1,18 @@
 //! `contracts consumers` end to end on a store laid out by hand.
 
-use crate::world;
+use crate::common::world;
 
 use world::World;
 
 fn standings(run: &world::Run) -> Vec<(String, String, Option<u64>, Option<String>)> {
-    run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["consumer"].as_str().unwrap().to_string(),
-                c["status"].as_str().unwrap().to_string(),
-                c["line"].as_u64(),
-                c["version"].as_str().map(str::to_string),
-            )
-        })
-        .collect()
+    world::standings(run, |c| {
+        (
+            c["consumer"].as_str().unwrap().to_string(),
+            c["status"].as_str().unwrap().to_string(),
+            c["line"].as_u64(),
+            world::text(c, "version"),
+        )
+    })
 }
 
 fn row(

@@ -3,25 +3,20 @@
 //! principals mapped to consumers through `identities`, and the configuration refused or
 //! reported where it is wrong.
 
-use crate::world;
+use crate::common::world;
 
 use world::World;
 
 /// (consumer, status, version, last read) of each standing, sorted.
 fn standings(run: &world::Run) -> Vec<(String, String, Option<String>, Option<String>)> {
-    let mut out: Vec<_> = run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["consumer"].as_str().unwrap().to_string(),
-                c["status"].as_str().unwrap().to_string(),
-                c["version"].as_str().map(str::to_string),
-                c["last_read"].as_str().map(str::to_string),
-            )
-        })
-        .collect();
+    let mut out = world::standings(run, |c| {
+        (
+            c["consumer"].as_str().unwrap().to_string(),
+            c["status"].as_str().unwrap().to_string(),
+            world::text(c, "version"),
+            world::text(c, "last_read"),
+        )
+    });
     out.sort();
     out
 }
@@ -437,11 +432,8 @@ fn check_reports_identities_claimed_twice_and_files_matched_by_two_sources() {
     );
     let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
     run.assert_code(0);
-    assert!(
-        run.stderr()
-            .contains("principal \"role/nightly\" matches the identities of several consumers (batch, batch-two)"),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "principal \"role/nightly\" matches the identities of several consumers (batch, batch-two)",
     );
     // Five lines and the new one in the shared file, read once; three in platform.csv.
     assert_eq!(run.json()["scan"]["lines"], 9);
@@ -511,23 +503,6 @@ fn bad_source_tables_are_refused_with_their_place() {
     }
 }
 
-/// An S3 server access log line, in the field order of AWS's "Amazon S3 server access log
-/// format" (bucket owner, bucket, [time], remote IP, requester, request ID, operation, key,
-/// "request-URI", status, error code, bytes sent, object size, total time, turn-around time,
-/// "referer", "user-agent", version id, host id, signature version, cipher suite, auth type,
-/// host header, TLS version, access point ARN, ACL required).
-fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes: &str) -> String {
-    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
-    format!(
-        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
-         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
-         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
-         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
-         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
-         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
-    )
-}
-
 #[test]
 fn an_s3_access_log_gives_one_read_per_burst_through_identities() {
     let w = World::new(25);
@@ -562,7 +537,7 @@ same_read_seconds = 120
     let v2 = "datasets/roads/v2.0.0/part-00000.parquet";
     let mut first = String::new();
     // GDAL opening a GeoParquet file: a HEAD, then ranged GETs within seconds: one read.
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:10:00:00",
         role,
         "REST.HEAD.OBJECT",
@@ -570,7 +545,7 @@ same_read_seconds = 120
         200,
         "-",
     );
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:10:00:01",
         role,
         "REST.GET.OBJECT",
@@ -578,7 +553,7 @@ same_read_seconds = 120
         206,
         "65536",
     );
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:10:00:02",
         role,
         "REST.GET.OBJECT",
@@ -587,7 +562,7 @@ same_read_seconds = 120
         "1048576",
     );
     // A listing and a failed read are no reads; a key no template matches is none either.
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:10:05:00",
         role,
         "REST.GET.BUCKET",
@@ -595,7 +570,7 @@ same_read_seconds = 120
         200,
         "512",
     );
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:10:06:00",
         role,
         "REST.GET.OBJECT",
@@ -603,7 +578,7 @@ same_read_seconds = 120
         403,
         "243",
     );
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:10:07:00",
         role,
         "REST.GET.OBJECT",
@@ -612,7 +587,7 @@ same_read_seconds = 120
         "10",
     );
     // An anonymous reader of line 1, and a line cut short.
-    first += &s3_line(
+    first += &world::s3_line(
         "27/Nov/2026:11:00:00",
         "-",
         "REST.GET.OBJECT",
@@ -622,7 +597,7 @@ same_read_seconds = 120
     );
     first += "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data [27/Nov/2026:11:30:00 +0000] 192.0.2.1\n";
     // The next delivered object: the role moves to 2.0.0 the day after.
-    let second = s3_line(
+    let second = world::s3_line(
         "28/Nov/2026:09:00:00",
         role,
         "REST.GET.OBJECT",
@@ -674,10 +649,5 @@ same_read_seconds = 120
     // The burst of three requests is one read; the 2.0.0 read is the second.
     assert_eq!(batch["reads"], 2, "{json}");
     // The cut line is reported with its file and line number.
-    assert!(
-        run.stderr()
-            .contains("2026-11-27-10-15-00-5A1B2C3D4E5F6A7B:8:"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("2026-11-27-10-15-00-5A1B2C3D4E5F6A7B:8:");
 }

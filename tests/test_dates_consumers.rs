@@ -1,7 +1,7 @@
 //! Issue 9 on the consumer side, through the real binary: a read of a version the store does
 //! not have, JSON escapes in the log, gzipped logs, and files the scan cannot read.
 
-use crate::world;
+use crate::common::world;
 
 use std::io::Write as _;
 
@@ -12,20 +12,15 @@ type Row = (String, String, Option<u64>, Option<String>, Option<String>);
 
 /// Every standing, sorted.
 fn standings(run: &world::Run) -> Vec<Row> {
-    let mut out: Vec<_> = run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["consumer"].as_str().unwrap().to_string(),
-                c["status"].as_str().unwrap().to_string(),
-                c["line"].as_u64(),
-                c["version"].as_str().map(str::to_string),
-                c["unknown_version"].as_str().map(str::to_string),
-            )
-        })
-        .collect();
+    let mut out = world::standings(run, |c| {
+        (
+            c["consumer"].as_str().unwrap().to_string(),
+            c["status"].as_str().unwrap().to_string(),
+            c["line"].as_u64(),
+            world::text(c, "version"),
+            world::text(c, "unknown_version"),
+        )
+    });
     out.sort();
     out
 }
@@ -210,11 +205,8 @@ fn uncommitted_store_files_are_named_and_not_used() {
     .unwrap();
     w.git(&["add", "contracts.toml"]);
     let run = w.run("2026-11-29", &["status"]);
-    assert!(
-        run.stderr()
-            .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "warning: uncommitted changes to contracts.toml are not used; commit them",
     );
 }
 
@@ -241,12 +233,7 @@ fn config_values_refused_after_parsing_are_located() {
     let since_line = world::line_of(&config, "since = ");
     let run = w.run("2026-11-29", &["check"]);
     run.assert_code(2);
-    assert!(
-        run.stderr()
-            .contains(&format!("contracts.toml:{since_line}:9: [store] since: ")),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!("contracts.toml:{since_line}:9: [store] since: "));
     let config = world::config(25).replace("host = \"127.0.0.1\"", "host = \"smtp.example.org\"");
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);

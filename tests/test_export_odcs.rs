@@ -2,7 +2,7 @@
 //! real YAML parser (PyYAML) and validated against the standard's own JSON Schema
 //! (tests/data/odcs). Fails loudly without python3 and PyYAML (.ci/run installs them).
 
-use crate::world;
+use crate::common::world;
 
 use std::io::Write;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! release profiles, the `can-retire` gate and consumer liveness.
 
 use crate::common;
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 
@@ -15,26 +15,15 @@ fn declared_world(smtp: &SmtpServer) -> World {
     let w = World::with_a_map_change(smtp.port);
     w.write(
         "consumers.toml",
-        r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-datasets.roads = { uses = ["required_attributes.CNTY_ID"] }
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-datasets.roads = { uses = ["required_attributes.NAME", "envelope"] }
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-datasets.roads = {}
-
-[consumers.archive]
-contacts = ["records@example.org"]
-datasets.rivers = {}
-"#,
+        &world::registry(
+            world::FLOOD_ONCALL,
+            [
+                Some(r#"datasets.roads = { uses = ["required_attributes.CNTY_ID"] }"#),
+                Some(r#"datasets.roads = { uses = ["required_attributes.NAME", "envelope"] }"#),
+                Some("datasets.roads = {}"),
+                Some("datasets.rivers = {}"),
+            ],
+        ),
     );
     w
 }
@@ -625,11 +614,8 @@ fn backtest_replays_the_drafts_new_clauses_on_the_recorded_profiles() {
     // The text table; backtest writes nothing.
     let text = w.run("2027-02-01", &["backtest", draft]);
     text.assert_code(0);
-    assert!(
-        text.stdout()
-            .contains("backtest on 3 recorded release(s) of roads validated since 2026-02-01:"),
-        "{}",
-        text.stdout()
+    text.assert_stdout_has(
+        "backtest on 3 recorded release(s) of roads validated since 2026-02-01:",
     );
     assert_eq!(w.git(&["rev-parse", "HEAD"]), head);
     assert_eq!(
@@ -657,17 +643,8 @@ fn backtest_replays_the_drafts_new_clauses_on_the_recorded_profiles() {
     );
     let run = w.run("2027-02-01", &["propose", draft, "--rationale", "Limits."]);
     run.assert_code(0);
-    assert!(
-        run.stdout().contains("backtest on 3 recorded release(s)"),
-        "{}",
-        run.stdout()
-    );
-    assert!(
-        run.stderr()
-            .contains("narrowing `max_null_fraction` would have failed 1 of 3"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stdout_has("backtest on 3 recorded release(s)");
+    run.assert_stderr_has("narrowing `max_null_fraction` would have failed 1 of 3");
 
     // advisory uses the same replay, over every recorded release: the clauses are new, so no
     // record holds a result for them; the profiles answer. 2026.old has no profile and no result.
@@ -739,12 +716,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
             ),
         ]
     );
-    assert!(
-        run.stderr()
-            .contains("`ghost` reads line 1 of roads but is not in consumers.toml"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("`ghost` reads line 1 of roads but is not in consumers.toml");
     let text = w.run("2026-11-29", &["can-retire", "roads", "1"]);
     text.assert_code(1);
     assert!(
@@ -792,11 +764,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
         .assert_code(2);
     let run = w.run("2027-03-05", &["can-retire", "roads", "3"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("has no line 3 (its lines: 1, 2)"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("has no line 3 (its lines: 1, 2)");
 }
 
 #[test]
@@ -825,12 +793,7 @@ fn a_reader_not_subscribed_to_the_dataset_does_not_hold_its_line() {
     assert_eq!(j["since"], "2027-01-10");
     assert_eq!(j["not_holding"][0]["consumer"], "atlas");
     assert_eq!(j["not_holding"][0]["status"], "unsubscribed");
-    assert!(
-        run.stderr()
-            .contains("`atlas` reads line 1 of roads but is not subscribed to the dataset"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("`atlas` reads line 1 of roads but is not subscribed to the dataset");
 
     // consumers lists atlas as unsubscribed, and archive not at all (silent only for the
     // datasets it declared).
@@ -933,12 +896,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
         "{}",
         run.stderr()
     );
-    assert!(
-        run.stderr()
-            .contains("stale_after_days must be from 1 to lookback_days (365)"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("stale_after_days must be from 1 to lookback_days (365)");
     w.write("contracts.toml", &bad.replace("= 400", "= \"soon\""));
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
@@ -1006,11 +964,7 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
     );
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("consumers.toml:3:28"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("consumers.toml:3:28");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! by key), and a link to the dataset's page of the registry when one is configured — never
 //! an instruction to run a tool the consumer does not have.
 
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 

@@ -2,12 +2,11 @@
 //! loopback over HTTPS whose certificate comes from a private CA made in the test with rcgen)
 //! and a run with only webhook deliveries due, which must not need the SMTP relay at all.
 
-use crate::notify_support;
-use crate::world;
+use crate::common::notify_support;
+use crate::common::webhook::Receiver;
+use crate::common::world;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 
 use notify_support::Pki;
 use world::{SmtpServer, World};
@@ -16,93 +15,6 @@ const TODAY: &str = "2026-11-29";
 const TOKEN: &str = "hook-T0KEN-s3cret";
 const SLACK: &str =
     "webhooks = [{ kind = \"slack\", url_env = \"ATLAS_HOOK_URL\", name = \"atlas-slack\" }]\n";
-
-/// One HTTP request read from `stream`: its body, or `None` when the stream failed first (a
-/// refused TLS handshake).
-fn read_request(stream: impl Read) -> Option<String> {
-    let mut reader = BufReader::new(stream);
-    let mut len = 0usize;
-    let mut first = true;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" && !first {
-            break;
-        }
-        first = false;
-        if let Some((k, v)) = line.trim_end().split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    String::from_utf8(body).ok()
-}
-
-const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-
-/// A receiver on 127.0.0.1 answering 200 to each request, over TLS with `tls`, and keeping
-/// the bodies it read.
-struct Receiver {
-    port: u16,
-    bodies: Arc<Mutex<Vec<String>>>,
-    https: bool,
-}
-
-impl Receiver {
-    fn start(tls: Option<Arc<rustls::ServerConfig>>) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let seen = bodies.clone();
-        let https = tls.is_some();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                match &tls {
-                    Some(config) => {
-                        let conn = rustls::ServerConnection::new(config.clone()).unwrap();
-                        let mut tls = rustls::StreamOwned::new(conn, stream);
-                        let Some(body) = read_request(&mut tls) else {
-                            continue;
-                        };
-                        seen.lock().unwrap().push(body);
-                        let _ = tls.write_all(OK);
-                        let _ = tls.flush();
-                        tls.conn.send_close_notify();
-                        let _ = tls.conn.complete_io(&mut tls.sock);
-                    }
-                    None => {
-                        let mut plain = stream;
-                        let Some(body) = read_request(&mut plain) else {
-                            continue;
-                        };
-                        seen.lock().unwrap().push(body);
-                        let _ = plain.write_all(OK);
-                    }
-                }
-            }
-        });
-        Receiver {
-            port,
-            bodies,
-            https,
-        }
-    }
-
-    fn url(&self) -> String {
-        let scheme = if self.https { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}/hooks/{TOKEN}", self.port)
-    }
-
-    fn received(&self) -> usize {
-        self.bodies.lock().unwrap().len()
-    }
-}
 
 /// The notify world with atlas reached by a Slack webhook too.
 fn with_hook(w: &World) {
@@ -154,7 +66,7 @@ fn no_url_in(run: &world::Run) {
 #[test]
 fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
     let pki = Pki::new();
-    let hook = Receiver::start(Some(pki.server.clone()));
+    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
     let smtp = SmtpServer::start();
     let w = World::new(smtp.port);
     with_hook(&w);
@@ -185,7 +97,7 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
     run.assert_code(0);
     no_url_in(&run);
     assert_eq!(hook.received(), 1);
-    let posted: serde_json::Value = serde_json::from_str(&hook.bodies.lock().unwrap()[0]).unwrap();
+    let posted: serde_json::Value = serde_json::from_str(&hook.bodies()[0]).unwrap();
     assert!(posted["text"].as_str().unwrap().contains("roads line 1"));
     assert_eq!(entries(&w, "notice", CHANNEL), vec![atlas]);
 }
@@ -193,7 +105,7 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
 #[test]
 fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
     let pki = Pki::new();
-    let hook = Receiver::start(Some(pki.server.clone()));
+    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
     let smtp = SmtpServer::start();
     let w = World::new(smtp.port);
     with_hook(&w);
@@ -214,11 +126,8 @@ fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
     );
     let run = w.run_env(TODAY, &["notify"], &env);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("certs/empty.pem") && run.stderr().contains("BEGIN CERTIFICATE"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("certs/empty.pem")
+        .assert_stderr_has("BEGIN CERTIFICATE");
     // Nothing was sent or written.
     assert!(smtp.mails().is_empty());
     assert_eq!(hook.received(), 0);
@@ -248,7 +157,7 @@ fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
         ),
     );
     with_hook(&w);
-    let hook = Receiver::start(None);
+    let hook = Receiver::start().at(&format!("/hooks/{TOKEN}"));
     let url = hook.url();
     let run = w.run_env(TODAY, &["notify"], &[("ATLAS_HOOK_URL", url.as_str())]);
     run.assert_code(0);

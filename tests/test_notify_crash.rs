@@ -8,9 +8,9 @@
 //! well under a minute in a debug build. The seed is printed so a failure can be replayed
 //! with NOTIFY_CRASH_SEED.
 
+use crate::common::notify_support;
+use crate::common::world;
 use crate::common::Rng;
-use crate::notify_support;
-use crate::world;
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -143,11 +143,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     // The next run finds nothing left to send.
     let last = w.run(MILESTONE_DAYS[MILESTONE_DAYS.len() - 1], &["notify"]);
     last.assert_code(0);
-    assert!(
-        last.stderr().contains("nothing to send"),
-        "{}",
-        last.stderr()
-    );
+    last.assert_stderr_has("nothing to send");
 
     let mut delivered: HashMap<String, usize> = HashMap::new();
     for m in smtp.mails() {
@@ -176,18 +172,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     // At HEAD, which is what the store reads: a kill during the checkout after a commit can
     // leave the work tree behind (the store's repair of that is issue 10's item 2).
     let ledger = w.git(&["show", "HEAD:notifications/roads.toml"]);
-    let v: toml::Value = toml::from_str(&ledger).unwrap();
-    let mut keys: Vec<(String, String)> = v["notice"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            (
-                n["consumer"].as_str().unwrap().to_string(),
-                n["milestone"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut keys = world::notice_keys(&ledger);
     let recorded = keys.len();
     keys.sort();
     keys.dedup();

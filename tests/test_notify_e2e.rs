@@ -1,7 +1,7 @@
 //! `contracts notify` end to end: the real binary, a store laid out by hand, and a real SMTP
 //! server on loopback (mailin-embedded) that collects what is delivered.
 
-use crate::world;
+use crate::common::world;
 
 use world::{closed_port, days_left, SmtpServer, World, SUNSET};
 
@@ -123,11 +123,7 @@ fn a_second_run_the_same_day_sends_nothing() {
         head,
         "a run that sent nothing committed"
     );
-    assert!(
-        again.stderr().contains("nothing to send"),
-        "{}",
-        again.stderr()
-    );
+    again.assert_stderr_has("nothing to send");
 }
 
 #[test]
@@ -287,11 +283,7 @@ fn an_invalid_mailbox_is_an_input_error_naming_the_consumer() {
     let run = w.run("2026-11-29", &["notify"]);
     run.assert_code(2);
     assert!(run.stderr().contains("flood-model"), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("consumers.toml:2:"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("consumers.toml:2:");
     assert_eq!(smtp.mails().len(), 0);
 }
 
@@ -325,11 +317,7 @@ fn credentials_come_from_the_environment_and_are_never_printed() {
     // Missing variable: named, exit 3.
     let missing = w.run("2026-11-29", &["notify"]);
     missing.assert_code(3);
-    assert!(
-        missing.stderr().contains("CONTRACTS_SMTP_USER"),
-        "{}",
-        missing.stderr()
-    );
+    missing.assert_stderr_has("CONTRACTS_SMTP_USER");
     // Present, but this server offers no authentication: every send fails, the secret is in
     // no output.
     let secret = "s3cret-Pa55word";
@@ -432,12 +420,7 @@ fn one_refused_notice_exits_3_and_the_others_are_sent_and_recorded() {
         sorted(statuses),
         pairs(&[("atlas", "failed"), ("flood-model", "sent")])
     );
-    assert!(
-        run.stderr()
-            .contains("failed roads line 1 before-60 to atlas"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("failed roads line 1 before-60 to atlas");
 
     let smtp = SmtpServer::start();
     w.set_smtp_port(smtp.port);

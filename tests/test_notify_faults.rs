@@ -3,9 +3,8 @@
 //! never answers, a template that breaks only when rendered. The real binary against real SMTP
 //! servers on loopback (mailin-embedded, and the small server of `notify_support`).
 
-use crate::common;
-use crate::notify_support;
-use crate::world;
+use crate::common::notify_support;
+use crate::common::world;
 
 use std::collections::HashMap;
 
@@ -309,11 +308,7 @@ fn a_relay_that_never_answers_times_out_once_with_a_clear_message() {
     );
     let run = w.run(TODAY, &["notify"]);
     run.assert_code(3);
-    assert!(
-        run.stderr().contains("timed out after 1 s"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("timed out after 1 s");
 }
 
 #[test]
@@ -341,11 +336,7 @@ fn a_relay_that_drops_the_connection_mid_batch_ends_the_batch() {
         .collect();
     assert_eq!(statuses, ["sent", "failed", "unsent", "unsent", "unsent"]);
     assert_eq!(w.ledger().len(), 1);
-    assert!(
-        run.stderr().contains("the batch stopped"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("the batch stopped");
     let smtp = SmtpServer::start();
     w.set_smtp_port(smtp.port);
     w.run(TODAY, &["notify"]).assert_code(0);
@@ -442,12 +433,7 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
             ("flood-model".to_string(), "sent".to_string())
         ]
     );
-    assert!(
-        run.stderr()
-            .contains("recorded roads line 1 before-60 to atlas: run dead-host.7.7"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("recorded roads line 1 before-60 to atlas: run dead-host.7.7");
     let mut ledger = w.ledger();
     ledger.sort();
     assert_eq!(
@@ -470,47 +456,15 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
     let smtp = SmtpServer::start();
     let w = World::new(smtp.port);
     add_consumers(&w, 8);
-    let server = tempfile::tempdir().unwrap();
-    let bare = server.path().join("store.git");
-    let bare_s = bare.to_str().unwrap();
-    let admin = ("Admin", "admin@example.org");
-    common::git_as(
-        server.path(),
-        w.home.path(),
-        admin,
-        &["init", "-q", "--bare", "--initial-branch=main", bare_s],
-    );
-    let config = w.read("contracts.toml").unwrap();
-    w.write(
-        "contracts.toml",
-        &format!("[store]\nremote = \"origin\"\n\n{config}"),
-    );
-    w.git(&["branch", "-M", "main"]);
-    w.git(&["remote", "add", "origin", bare_s]);
-    w.git(&["push", "-q", "origin", "main"]);
-    let host_b = w.home.path().join("host-b");
-    common::git_as(
-        w.home.path(),
-        w.home.path(),
-        admin,
-        &["clone", "-q", bare_s, host_b.to_str().unwrap()],
-    );
-    // The consumption log is the platform's, read from each host's work tree, not the store:
-    // both hosts see the same reads, so both would send every notice without the claims.
-    std::fs::create_dir_all(host_b.join("consumption")).unwrap();
-    for f in ["reads.jsonl", "platform.csv"] {
-        let from = w.root().join("consumption").join(f);
-        if from.exists() {
-            std::fs::copy(&from, host_b.join("consumption").join(f)).unwrap();
-        }
-    }
+    let hosts = notify_support::TwoHosts::new(&w);
+    let host_b = &hosts.host_b;
     let spawn = |repo: &std::path::Path, day: &str| {
         notify_support::notify_command(repo, w.home.path(), day)
             .spawn()
             .unwrap()
     };
     for day in notify_support::MILESTONE_DAYS {
-        let children = [spawn(w.root(), day), spawn(&host_b, day)];
+        let children = [spawn(w.root(), day), spawn(host_b, day)];
         for child in children {
             let out = child.wait_with_output().unwrap();
             assert_eq!(
@@ -527,19 +481,9 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
     // 10 consumers on line 1 and 8 milestones, as in the test of two runs on one checkout.
     assert_eq!(delivered.len(), 80);
     // The remote holds the whole ledger: each notice recorded once, whichever host sent it.
-    let ledger = common::git_as(
-        server.path(),
-        w.home.path(),
-        admin,
-        &["--git-dir", bare_s, "show", "main:notifications/roads.toml"],
-    );
-    let v: toml::Value = toml::from_str(&ledger).unwrap();
+    let ledger = hosts.remote_ledger();
     let mut recorded: HashMap<(String, String), usize> = HashMap::new();
-    for n in v["notice"].as_array().unwrap() {
-        let key = (
-            n["consumer"].as_str().unwrap().to_string(),
-            n["milestone"].as_str().unwrap().to_string(),
-        );
+    for key in world::notice_keys(&ledger) {
         *recorded.entry(key).or_default() += 1;
     }
     assert_eq!(recorded.len(), 80, "{recorded:?}");

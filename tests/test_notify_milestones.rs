@@ -3,7 +3,7 @@
 //! told once to the consumers that rely on the waived clause), and `check` refusing a ledger
 //! whose milestone is none of these.
 
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 

@@ -2,63 +2,14 @@
 //! webhook URL or secret shown. What the preview says is checked against what a real run then
 //! sends: the mail the SMTP server receives and the body the webhook receiver is posted.
 
-use crate::world;
-
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use crate::common::webhook::Receiver;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 
 const TODAY: &str = "2026-11-29";
 /// The credential part of the webhook URL, which must never show.
 const TOKEN: &str = "sl4ck-T0KEN-path";
-
-/// An HTTP receiver on 127.0.0.1 that answers 200 and keeps each body.
-struct Receiver {
-    port: u16,
-    bodies: Arc<Mutex<Vec<String>>>,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let seen = bodies.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut len = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some((k, v)) = line.trim_end().split_once(':') {
-                        if k.eq_ignore_ascii_case("content-length") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                    }
-                }
-                let mut body = vec![0; len];
-                if reader.read_exact(&mut body).is_err() {
-                    continue;
-                }
-                seen.lock().unwrap().push(String::from_utf8(body).unwrap());
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-            }
-        });
-        Receiver { port, bodies }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/services/{TOKEN}", self.port)
-    }
-}
 
 /// The notify world with atlas reached by a Slack webhook too.
 fn world_with_slack(smtp: &SmtpServer) -> World {
@@ -78,7 +29,7 @@ fn world_with_slack(smtp: &SmtpServer) -> World {
 #[test]
 fn show_prints_each_mail_and_payload_in_full_sends_nothing_and_hides_the_url() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start();
+    let hook = Receiver::start().at(&format!("/services/{TOKEN}"));
     let w = world_with_slack(&smtp);
     let url = hook.url();
     let env = [("ATLAS_SLACK_URL", url.as_str())];
@@ -99,7 +50,7 @@ fn show_prints_each_mail_and_payload_in_full_sends_nothing_and_hides_the_url() {
     }
     // Nothing sent, nothing written.
     assert!(smtp.mails().is_empty(), "{:#?}", smtp.mails());
-    assert!(hook.bodies.lock().unwrap().is_empty());
+    assert!(hook.bodies().is_empty());
     assert!(w.read("notifications/roads.toml").is_none());
 
     // Now the real run: what it sends is what the preview showed.
@@ -108,7 +59,7 @@ fn show_prints_each_mail_and_payload_in_full_sends_nothing_and_hides_the_url() {
     let subject = mail.header("Subject").unwrap();
     let body = mail.body();
     let message_id = mail.header("Message-ID").unwrap();
-    let posted: serde_json::Value = serde_json::from_str(&hook.bodies.lock().unwrap()[0]).unwrap();
+    let posted: serde_json::Value = serde_json::from_str(&hook.bodies()[0]).unwrap();
 
     let out = text.stdout();
     assert!(out.contains(&format!("Subject: {subject}")), "{out}");

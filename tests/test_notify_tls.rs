@@ -3,8 +3,8 @@
 //! the certificate is refused (the system's roots do not know it), once for the batch; with
 //! it every notice is delivered over one encrypted session, logged in.
 
-use crate::notify_support;
-use crate::world;
+use crate::common::notify_support;
+use crate::common::world;
 
 use notify_support::{Auth, MiniSmtp, Pki, Tls};
 use world::World;
@@ -99,10 +99,7 @@ fn a_missing_or_empty_ca_file_is_a_config_error_naming_it() {
     );
     let run = w.run_env(TODAY, &["notify"], &CREDS);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("certs/empty.pem") && run.stderr().contains("BEGIN CERTIFICATE"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("certs/empty.pem")
+        .assert_stderr_has("BEGIN CERTIFICATE");
     assert_eq!(relay.connections(), 0);
 }

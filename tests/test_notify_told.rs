@@ -4,7 +4,7 @@
 //! the milestones delivered on the dataset's page. The expectations come from the ledger the
 //! runs wrote, not from the pictures.
 
-use crate::world;
+use crate::common::world;
 
 use world::{SmtpServer, World};
 
@@ -15,10 +15,7 @@ const SECOND: &str = "2026-12-16";
 /// The ledger's deliveries, as (consumer, milestone, day sent for, channel).
 fn delivered(w: &World) -> Vec<(String, String, String, String)> {
     let text = w.read("notifications/roads.toml").unwrap();
-    let v: toml::Value = toml::from_str(&text).unwrap();
-    v["notice"]
-        .as_array()
-        .unwrap()
+    world::notices(&text)
         .iter()
         .map(|n| {
             (

@@ -4,17 +4,14 @@
 //! each running at the same moment. The real binary, a real SMTP server and an HTTP receiver on
 //! loopback that answers 200 and counts the requests it gets per `webhook-id`.
 
-use crate::common;
+use crate::common::notify_support;
+use crate::common::webhook::Receiver;
+use crate::common::world;
 use crate::common::Rng;
-use crate::notify_support;
-use crate::world;
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use notify_support::{add_consumers, MILESTONE_DAYS};
@@ -25,77 +22,6 @@ const CHANNEL: &str = "webhook:generic";
 /// Consumers added to the world, each with a mail contact and a generic webhook (the world's
 /// own consumers are reached by mail alone).
 const HOOKED: usize = 8;
-
-/// A receiver on 127.0.0.1 that reads each request on its own thread and answers 200 after
-/// `delay` (so that a kill can land while a delivery is on the way); it keeps the
-/// `webhook-id` of every request it read whole.
-struct Receiver {
-    port: u16,
-    ids: Arc<Mutex<Vec<String>>>,
-}
-
-impl Receiver {
-    fn start(delay: Duration) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let seen = ids.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let seen = seen.clone();
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut first = String::new();
-                    if reader.read_line(&mut first).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let (mut id, mut len) = (String::new(), 0usize);
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                        if let Some((k, v)) = line.trim_end().split_once(':') {
-                            match k.trim().to_ascii_lowercase().as_str() {
-                                "webhook-id" => id = v.trim().to_string(),
-                                "content-length" => len = v.trim().parse().unwrap_or(0),
-                                _ => {}
-                            }
-                        }
-                    }
-                    let mut body = vec![0; len];
-                    // A sender killed mid-request has not delivered it.
-                    if reader.read_exact(&mut body).is_err() {
-                        return;
-                    }
-                    seen.lock().unwrap().push(id);
-                    std::thread::sleep(delay);
-                    let _ = stream.write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                    );
-                });
-            }
-        });
-        Receiver { port, ids }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/hooks/roads", self.port)
-    }
-
-    /// How many times each `webhook-id` was received.
-    fn deliveries(&self) -> HashMap<String, usize> {
-        let mut n = HashMap::new();
-        for id in self.ids.lock().unwrap().iter() {
-            *n.entry(id.clone()).or_default() += 1;
-        }
-        n
-    }
-}
 
 /// The notify world with `HOOKED` more consumers of roads, each with a generic webhook.
 fn hooked_world(smtp: &SmtpServer) -> World {
@@ -204,7 +130,7 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
     eprintln!("NOTIFY_HOOK_CRASH_SEED={seed}");
     let mut rng = Rng(seed | 1);
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(Duration::from_millis(25));
+    let hook = Receiver::slow(Duration::from_millis(25));
     let w = hooked_world(&smtp);
     // Runs never overlap here, so a dead run's claim is stale at once.
     let config = w.read("contracts.toml").unwrap();
@@ -217,7 +143,7 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
     let mut kills = 0usize;
     // Kills after the run had delivered something, and what the runs after them reported.
     let (mut mid_batch, mut resending, mut recovered) = (0usize, 0usize, 0usize);
-    let sent = || hook.ids.lock().unwrap().len() + smtp.mails().len();
+    let sent = || hook.received() + smtp.mails().len();
     for day in &MILESTONE_DAYS[..KILL_DAYS] {
         plan.extend(planned(&w, &hook, day));
         let mut span = {
@@ -238,9 +164,8 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
                     // In the middle of the webhooks: once the receiver has read the k-th
                     // request of this run, at most its answer's delay later.
                     let k = 1 + rng.below(HOOKED as u64) as usize;
-                    let hooks_before = hook.ids.lock().unwrap().len();
-                    while hook.ids.lock().unwrap().len() < hooks_before + k
-                        && child.try_wait().unwrap().is_none()
+                    let hooks_before = hook.received();
+                    while hook.received() < hooks_before + k && child.try_wait().unwrap().is_none()
                     {
                         std::thread::sleep(Duration::from_millis(1));
                     }
@@ -280,11 +205,7 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
     }
     let last = w.run(MILESTONE_DAYS[KILL_DAYS - 1], &["notify"]);
     last.assert_code(0);
-    assert!(
-        last.stderr().contains("nothing to send"),
-        "{}",
-        last.stderr()
-    );
+    last.assert_stderr_has("nothing to send");
 
     let hooks_planned: BTreeSet<String> = plan
         .iter()
@@ -374,7 +295,7 @@ const CONCURRENT_DAYS: usize = 3;
 #[test]
 fn two_runs_at_once_on_one_store_receive_and_record_each_webhook_once() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(Duration::ZERO);
+    let hook = Receiver::slow(Duration::ZERO);
     let w = hooked_world(&smtp);
     let mut plan = Vec::new();
     for day in &MILESTONE_DAYS[..CONCURRENT_DAYS] {
@@ -398,47 +319,16 @@ fn two_runs_at_once_on_one_store_receive_and_record_each_webhook_once() {
 #[test]
 fn two_checkouts_of_one_remote_receive_and_record_each_webhook_once() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(Duration::ZERO);
+    let hook = Receiver::slow(Duration::ZERO);
     let w = hooked_world(&smtp);
-    let server = tempfile::tempdir().unwrap();
-    let bare = server.path().join("store.git");
-    let bare_s = bare.to_str().unwrap();
-    let admin = ("Admin", "admin@example.org");
-    common::git_as(
-        server.path(),
-        w.home.path(),
-        admin,
-        &["init", "-q", "--bare", "--initial-branch=main", bare_s],
-    );
-    let config = w.read("contracts.toml").unwrap();
-    w.write(
-        "contracts.toml",
-        &format!("[store]\nremote = \"origin\"\n\n{config}"),
-    );
-    w.git(&["branch", "-M", "main"]);
-    w.git(&["remote", "add", "origin", bare_s]);
-    w.git(&["push", "-q", "origin", "main"]);
-    let host_b = w.home.path().join("host-b");
-    common::git_as(
-        w.home.path(),
-        w.home.path(),
-        admin,
-        &["clone", "-q", bare_s, host_b.to_str().unwrap()],
-    );
-    // The consumption log is each host's own, the same reads on both.
-    std::fs::create_dir_all(host_b.join("consumption")).unwrap();
-    for f in ["reads.jsonl", "platform.csv"] {
-        let from = w.root().join("consumption").join(f);
-        if from.exists() {
-            std::fs::copy(&from, host_b.join("consumption").join(f)).unwrap();
-        }
-    }
+    let hosts = notify_support::TwoHosts::new(&w);
+    let host_b = &hosts.host_b;
     let mut plan = Vec::new();
     for day in &MILESTONE_DAYS[..CONCURRENT_DAYS] {
         plan.extend(planned(&w, &hook, day));
         let children = vec![
             notify(w.root(), &w, &hook, day).spawn().unwrap(),
-            notify(&host_b, &w, &hook, day).spawn().unwrap(),
+            notify(host_b, &w, &hook, day).spawn().unwrap(),
         ];
         wait_ok(children, day);
     }
@@ -448,12 +338,7 @@ fn two_checkouts_of_one_remote_receive_and_record_each_webhook_once() {
     );
     assert_once(&hook, &smtp, &plan);
     // The remote holds the whole ledger, each delivery recorded once whichever host sent it.
-    let text = common::git_as(
-        server.path(),
-        w.home.path(),
-        admin,
-        &["--git-dir", bare_s, "show", "main:notifications/roads.toml"],
-    );
+    let text = hosts.remote_ledger();
     let ledger = recorded(&text);
     assert!(ledger.values().all(|n| *n == 1), "{ledger:?}");
     assert_eq!(ledger.len(), plan.len(), "{ledger:?}");

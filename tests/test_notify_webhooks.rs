@@ -3,12 +3,10 @@
 //! the statuses a test scripts. Signatures are checked by recomputing them in Python's
 //! standard library (hmac, hashlib), a second implementation, not ours.
 
-use crate::world;
+use crate::common::webhook::{Receiver, Request};
+use crate::common::world;
 
-use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::io::Write;
 
 use world::{SmtpServer, World};
 
@@ -18,95 +16,9 @@ const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /// A path token that stands for the credential part of a real webhook URL.
 const TOKEN: &str = "T0KEN-s3cr3t-path";
 
-#[derive(Debug, Clone)]
-struct Request {
-    path: String,
-    headers: HashMap<String, String>,
-    body: String,
-}
-
-impl Request {
-    fn header(&self, name: &str) -> &str {
-        self.headers.get(name).map(String::as_str).unwrap_or("")
-    }
-
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap()
-    }
-}
-
-/// A receiver on 127.0.0.1: answers each request with the next scripted status (200 once the
-/// script is used up), with `Retry-After: 1` on 429 and 503; a scripted 0 never answers.
-struct Receiver {
-    port: u16,
-    requests: Arc<Mutex<Vec<Request>>>,
-}
-
-impl Receiver {
-    fn start(script: &[u16]) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(
-            script.iter().copied().collect::<VecDeque<u16>>(),
-        ));
-        let (seen, script) = (requests.clone(), script.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut first = String::new();
-                if reader.read_line(&mut first).is_err() {
-                    continue;
-                }
-                let mut headers = HashMap::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some((k, v)) = line.trim_end().split_once(':') {
-                        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                    }
-                }
-                let len: usize = headers
-                    .get("content-length")
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-                let mut body = vec![0; len];
-                reader.read_exact(&mut body).unwrap();
-                let path = first.split(' ').nth(1).unwrap_or("").to_string();
-                seen.lock().unwrap().push(Request {
-                    path,
-                    headers,
-                    body: String::from_utf8(body).unwrap(),
-                });
-                let status = script.lock().unwrap().pop_front().unwrap_or(200);
-                if status == 0 {
-                    // Scripted silence: hold the connection without an answer.
-                    std::thread::sleep(std::time::Duration::from_secs(4));
-                    continue;
-                }
-                let retry = match status {
-                    429 | 503 => "Retry-After: 1\r\n",
-                    _ => "",
-                };
-                let reply = format!(
-                    "HTTP/1.1 {status} Scripted\r\n{retry}Content-Length: 0\r\nConnection: close\r\n\r\n"
-                );
-                let _ = stream.write_all(reply.as_bytes());
-            }
-        });
-        Receiver { port, requests }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/hooks/{TOKEN}", self.port)
-    }
-
-    fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
-    }
+/// A scripted receiver (see `Receiver::scripted`) at a path that holds the token.
+fn receiver(script: &[u16]) -> Receiver {
+    Receiver::scripted(script).at(&format!("/hooks/{TOKEN}"))
 }
 
 /// The notify world with atlas reached by one webhook of `kind` too.
@@ -118,21 +30,16 @@ fn world_with_hook(smtp: &SmtpServer, kind: &str) -> World {
     };
     w.write(
         "consumers.toml",
-        &format!(
-            r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-webhooks = [{{ kind = "{kind}", url_env = "ATLAS_HOOK_URL"{secret} }}]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-"#
+        &world::registry(
+            world::FLOOD_AND_LEAD,
+            [
+                Some(""),
+                Some(&format!(
+                    r#"webhooks = [{{ kind = "{kind}", url_env = "ATLAS_HOOK_URL"{secret} }}]"#
+                )),
+                Some(""),
+                None,
+            ],
         ),
     );
     w
@@ -210,7 +117,7 @@ fn python_signature(id: &str, timestamp: &str, body: &str) -> String {
 #[test]
 fn a_generic_webhook_is_signed_carries_the_facts_and_is_delivered_once_across_two_runs() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[]);
+    let hook = receiver(&[]);
     let w = world_with_hook(&smtp, "generic");
 
     let first = notify(&w, &hook);
@@ -298,7 +205,7 @@ fn reference_verdict(r: &Request, body: &str) -> String {
 #[test]
 fn the_reference_standard_webhooks_library_verifies_the_signature() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[]);
+    let hook = receiver(&[]);
     let w = world_with_hook(&smtp, "generic");
     notify(&w, &hook).assert_code(0);
     let r = &hook.requests()[0];
@@ -312,7 +219,7 @@ fn the_reference_standard_webhooks_library_verifies_the_signature() {
 #[test]
 fn a_500_is_retried_with_the_same_id_and_then_delivered() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[500]);
+    let hook = receiver(&[500]);
     let w = world_with_hook(&smtp, "generic");
     let run = notify(&w, &hook);
     run.assert_code(0);
@@ -328,7 +235,7 @@ fn a_500_is_retried_with_the_same_id_and_then_delivered() {
 fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
     let smtp = SmtpServer::start();
     // Three attempts, each 503 with Retry-After: 1; the next run's first attempt succeeds.
-    let hook = Receiver::start(&[503, 503, 503]);
+    let hook = receiver(&[503, 503, 503]);
     let w = world_with_hook(&smtp, "generic");
     let run = notify(&w, &hook);
     run.assert_code(3);
@@ -350,7 +257,7 @@ fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
 #[test]
 fn a_400_fails_that_delivery_alone_with_its_status() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[400]);
+    let hook = receiver(&[400]);
     let w = world_with_hook(&smtp, "generic");
     let run = notify(&w, &hook);
     run.assert_code(3);
@@ -374,7 +281,7 @@ fn a_400_fails_that_delivery_alone_with_its_status() {
 fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
     let smtp = SmtpServer::start();
     // Were the next run to retry, this receiver would accept it.
-    let hook = Receiver::start(&[400]);
+    let hook = receiver(&[400]);
     let w = world_with_hook(&smtp, "generic");
     let run = notify(&w, &hook);
     run.assert_code(3);
@@ -401,7 +308,7 @@ fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
 fn slack_and_teams_receive_their_own_payloads_unsigned() {
     for kind in ["slack", "teams"] {
         let smtp = SmtpServer::start();
-        let hook = Receiver::start(&[]);
+        let hook = receiver(&[]);
         let w = world_with_hook(&smtp, kind);
         let run = notify(&w, &hook);
         run.assert_code(0);
@@ -450,7 +357,7 @@ fn a_missing_url_variable_is_named_and_the_url_never_shown() {
 #[test]
 fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[400, 400, 400, 400]);
+    let hook = receiver(&[400, 400, 400, 400]);
     let w = world_with_hook(&smtp, "generic");
     let hooks: Vec<String> = (1..=4)
         .map(|i| {
@@ -480,11 +387,7 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
         "the fourth is not sent: {}",
         run.stderr()
     );
-    assert!(
-        run.stderr().contains("deliveries in a row"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("deliveries in a row");
     let rows = run.json();
     let failed = rows
         .as_array()
@@ -503,7 +406,7 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
 #[test]
 fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[]);
+    let hook = receiver(&[]);
     let w = world_with_hook(&smtp, "generic");
     // What a run killed after its claim commit leaves: an open claim on the webhook channel,
     // older than `[notify] claim_stale_minutes`.
@@ -520,12 +423,7 @@ fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
     );
     let run = notify(&w, &hook);
     run.assert_code(0);
-    assert!(
-        run.stderr()
-            .contains("resending roads line 1 before-60 to atlas by webhook:generic"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("resending roads line 1 before-60 to atlas by webhook:generic");
     let got = hook.requests();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].header("webhook-id"), id);
@@ -538,7 +436,7 @@ fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
 #[test]
 fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the_next_run() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[0, 0, 0]);
+    let hook = receiver(&[0, 0, 0]);
     let w = world_with_hook(&smtp, "generic");
     let config = w.read("contracts.toml").unwrap();
     assert!(config.contains("[notify]\n"));
@@ -550,12 +448,7 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
     let run = notify(&w, &hook);
     run.assert_code(3);
     no_url_in(&run);
-    assert!(
-        run.stderr()
-            .contains("no answer within 1 s after 3 attempt(s)"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("no answer within 1 s after 3 attempt(s)");
     assert!(started.elapsed() < std::time::Duration::from_secs(12));
     assert!(entries(&w, "notice", "webhook:generic").is_empty());
 }
@@ -565,7 +458,7 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
 #[test]
 fn a_waiver_is_told_by_mail_and_by_webhook_once_to_the_consumers_that_use_its_clause() {
     let smtp = SmtpServer::start();
-    let hook = Receiver::start(&[]);
+    let hook = receiver(&[]);
     let w = world_with_hook(&smtp, "generic");
     // atlas relies on crs; flood-model on bbox only, so a waiver of crs is not its business.
     w.append(

@@ -7,8 +7,8 @@
 //! answer the same objects give from a local folder, and print no credential.
 
 use crate::common;
-use crate::remote_support;
-use crate::world;
+use crate::common::remote_support;
+use crate::common::world;
 
 use std::collections::BTreeSet;
 use std::path::Path;

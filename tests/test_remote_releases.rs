@@ -4,7 +4,7 @@
 //! are classified, and credentials never reach the terminal.
 
 use crate::common;
-use crate::remote_support;
+use crate::common::remote_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

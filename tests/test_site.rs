@@ -1,7 +1,7 @@
 //! `contracts site`: the static registry, its content, its snapshot, and a real browser.
 
-use crate::look;
-use crate::world;
+use crate::common::look;
+use crate::common::world;
 
 use std::path::Path;
 

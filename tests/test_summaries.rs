@@ -3,37 +3,15 @@
 //! into rows of (day, consumer, dataset, contract) that every command reads as it reads the
 //! log, and the summary of summaries is the summary of the whole.
 
-use crate::world;
+use crate::common::world;
 
 use std::io::Write;
 
-use world::World;
+use world::{counted_row as row, World};
 
-/// The world's registry with flood-model an automation, atlas known also by the principals
-/// `key:atlas-*`, and usage thresholds of two reads on two days.
-fn with_thresholds(w: &World) {
-    w.write(
-        "consumers.toml",
-        r#"
-[consumers.flood-model]
-kind = "automation"
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-identities = ["key:atlas-*"]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-
-[consumers.archive]
-contacts = ["records@example.org"]
-"#,
-    );
-    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
+/// The thresholds world with atlas known also by the principals `key:atlas-*`.
+fn with_atlas_keys(w: &World) {
+    world::with_thresholds(w, "identities = [\"key:atlas-*\"]");
 }
 
 /// `text` gzipped.
@@ -49,23 +27,7 @@ fn holders(w: &World) -> Vec<(String, String, u64, u64)> {
         "2026-11-29",
         &["--format", "json", "can-retire", "roads", "1"],
     );
-    run.json()["holders"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["consumer"].as_str().unwrap().to_string(),
-                s["status"].as_str().unwrap().to_string(),
-                s["usage"]["reads"].as_u64().unwrap_or(0),
-                s["usage"]["days"].as_u64().unwrap_or(0),
-            )
-        })
-        .collect()
-}
-
-fn row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
-    (name.to_string(), status.to_string(), reads, days)
+    world::counted(&run.json()["holders"])
 }
 
 const ATLAS_TWO_DAYS: &str = concat!(
@@ -78,7 +40,7 @@ const ATLAS_TWO_DAYS: &str = concat!(
 #[test]
 fn a_gzipped_log_counts_toward_the_thresholds() {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     let config = w.read("contracts.toml").unwrap().replace(
         "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]",
         "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\", \"consumption/*.jsonl.gz\"]",
@@ -96,7 +58,7 @@ fn a_gzipped_log_counts_toward_the_thresholds() {
 #[test]
 fn reads_under_an_identity_count_toward_the_consumers_thresholds() {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     w.write(
         "consumption/keys.jsonl",
         &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
@@ -154,7 +116,7 @@ fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
 /// The world's logs, more reads under identities and offsets other than UTC, and thresholds.
 fn busy_world() -> World {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     w.write(
         "consumption/keys.jsonl",
         &ATLAS_TWO_DAYS.replace("\"atlas\"", "\"key:atlas-7\""),
@@ -210,11 +172,7 @@ fn every_answer_from_the_summary_is_the_answer_from_the_log() {
     );
     run.assert_code(0);
     // The empty consumer is reported and left out.
-    assert!(
-        run.stderr().contains("`consumer` is empty"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("`consumer` is empty");
     read_the_summary_only(&w);
     let from_summary: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
     for (r, s) in raw.iter().flatten().zip(from_summary.iter().flatten()) {
@@ -434,30 +392,13 @@ fn a_summary_source_refuses_a_fields_mapping() {
     w.write("contracts.toml", &format!("{config}\n{table}"));
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("a read summary has fixed fields"),
-        "{}",
-        run.stderr()
-    );
-}
-
-/// One line of an S3 server access log.
-fn s3_line(time: &str, requester: &str, op: &str, key: &str, status: u16, bytes: &str) -> String {
-    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
-    format!(
-        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
-         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
-         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
-         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
-         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
-         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
-    )
+    run.assert_stderr_has("a read summary has fixed fields");
 }
 
 #[test]
 fn an_access_log_summarizes_to_the_same_answers() {
     let w = World::new(world::closed_port());
-    with_thresholds(&w);
+    with_atlas_keys(&w);
     w.write(
         "contracts/rivers/1.0.0.toml",
         "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
@@ -484,9 +425,9 @@ fn an_access_log_summarizes_to_the_same_answers() {
         "27/Nov/2026:10:00:01",
         "27/Nov/2026:15:00:00",
     ] {
-        a += &s3_line(t, "key:atlas-3", "REST.GET.OBJECT", v1, 206, "65536");
+        a += &world::s3_line(t, "key:atlas-3", "REST.GET.OBJECT", v1, 206, "65536");
     }
-    a += &s3_line(
+    a += &world::s3_line(
         "28/Nov/2026:08:00:00",
         "key:atlas-3",
         "REST.GET.OBJECT",
@@ -494,7 +435,7 @@ fn an_access_log_summarizes_to_the_same_answers() {
         200,
         "9",
     );
-    a += &s3_line(
+    a += &world::s3_line(
         "28/Nov/2026:09:00:00",
         "router",
         "REST.GET.OBJECT",
@@ -502,7 +443,7 @@ fn an_access_log_summarizes_to_the_same_answers() {
         200,
         "9",
     );
-    a += &s3_line("28/Nov/2026:09:30:00", "-", "REST.GET.OBJECT", v1, 200, "9");
+    a += &world::s3_line("28/Nov/2026:09:30:00", "-", "REST.GET.OBJECT", v1, 200, "9");
     w.write("consumption/s3/2026-11-28-00", &a);
     let days = ["2026-11-29"];
     let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();

@@ -2,7 +2,7 @@
 //! key by key, one validate row per failing key, colour on request, `status --all`.
 
 use crate::common;
-use crate::world;
+use crate::common::world;
 
 use std::path::Path;
 

@@ -1,8 +1,8 @@
 //! `contracts timeline`: the window picture of a store laid out by hand, with recorded
 //! releases, a moved sunset and a consumption log.
 
-use crate::look;
-use crate::world;
+use crate::common::look;
+use crate::common::world;
 
 use look::with_releases_and_a_move;
 use world::World;

@@ -6,7 +6,7 @@
 //! `notify_webhooks.rs` by mail and webhook), the retirement thresholds in `retire.rs`.
 
 use crate::common;
-use crate::world;
+use crate::common::world;
 
 use world::World;
 
@@ -117,12 +117,7 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     let want = "waived (until 2026-12-31, by Notifier <notifier@example.org>: Upstream outage; \
                 the fix ships in January)";
     assert!(run.stdout().contains(want), "{}", run.stdout());
-    assert!(
-        run.stdout()
-            .contains("places@1.0.0: pass (1 failing clause(s) waived)"),
-        "{}",
-        run.stdout()
-    );
+    run.assert_stdout_has("places@1.0.0: pass (1 failing clause(s) waived)");
     let j = w
         .run(
             "2026-11-29",
@@ -271,11 +266,7 @@ fn too_long_or_not_a_clause_key_is_refused_and_nothing_is_written() {
     // 2026-11-29 + 90 days is 2027-02-27.
     let run = waive(&w, "2026-11-29", &["--until", "2027-02-28"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains("[policy] max_waiver_days allows 90"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("[policy] max_waiver_days allows 90");
     waive(&w, "2026-11-29", &["--until", "2027-02-27"]).assert_code(0);
     let before_refusals = commits(&w);
     assert_eq!(before_refusals, before + 1);

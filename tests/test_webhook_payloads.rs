@@ -21,13 +21,12 @@
 //! Each validator is also shown a doctored payload it must reject, so none passes by
 //! accepting everything.
 
-use crate::world;
+use crate::common::webhook::Receiver;
+use crate::common::world;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use world::{SmtpServer, World};
@@ -35,53 +34,6 @@ use world::{SmtpServer, World};
 const TODAY: &str = "2026-11-29";
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const REGISTRY: &str = "https://data.example.org/contracts";
-
-/// A loopback HTTP receiver that answers 200 to every request and keeps (path, body).
-struct Receiver {
-    port: u16,
-    got: Arc<Mutex<Vec<(String, String)>>>,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let seen = got.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut first = String::new();
-                if reader.read_line(&mut first).is_err() {
-                    continue;
-                }
-                let mut len = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some((k, v)) = line.trim_end().split_once(':') {
-                        if k.eq_ignore_ascii_case("content-length") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                    }
-                }
-                let mut body = vec![0; len];
-                reader.read_exact(&mut body).unwrap();
-                let path = first.split(' ').nth(1).unwrap_or("").to_string();
-                seen.lock()
-                    .unwrap()
-                    .push((path, String::from_utf8(body).unwrap()));
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-            }
-        });
-        Receiver { port, got }
-    }
-}
 
 /// The bodies of one run, by kind and then by milestone (`waiver:<id>` shortened to
 /// `waiver`).
@@ -102,20 +54,21 @@ fn payloads() -> Payloads {
     );
     w.write(
         "consumers.toml",
-        r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-webhooks = [
+        &world::registry(
+            world::FLOOD_ONCALL,
+            [
+                Some(""),
+                Some(
+                    r#"webhooks = [
   { kind = "generic", url_env = "ATLAS_HOOK_URL", secret_env = "ATLAS_HOOK_SECRET" },
   { kind = "slack", url_env = "ATLAS_SLACK_URL" },
   { kind = "teams", url_env = "ATLAS_TEAMS_URL" },
-]
-"#,
+]"#,
+                ),
+                None,
+                None,
+            ],
+        ),
     );
     w.run(
         TODAY,
@@ -148,7 +101,11 @@ webhooks = [
 
     // The milestone each body is about: the generic body names it, Slack's shows it as the
     // `*Milestone*` field and Teams' as the `Milestone` fact.
-    let got = hook.got.lock().unwrap().clone();
+    let got = hook
+        .requests()
+        .into_iter()
+        .map(|r| (r.path, r.body))
+        .collect::<Vec<_>>();
     let mut out = Payloads::new();
     for (path, text) in got {
         let kind = path.trim_start_matches('/').to_string();

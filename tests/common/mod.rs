@@ -14,6 +14,12 @@ pub use rng::Rng;
 mod store;
 pub use store::{draft, Store, CLAUSES};
 
+pub mod look;
+pub mod notify_support;
+pub mod remote_support;
+pub mod webhook;
+pub mod world;
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,

@@ -87,22 +87,7 @@ rationale = "County ids are integers; the duplicate column goes."
         w.write("contracts.toml", &config(smtp_port));
         w.write(
             "consumers.toml",
-            r#"
-[consumers.flood-model]
-team = "Hydrology"
-contacts = ["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]
-
-[consumers.atlas]
-team = "Cartography"
-contacts = ["atlas@example.org"]
-
-[consumers.router]
-team = "Routing"
-contacts = ["routing@example.org"]
-
-[consumers.archive]
-contacts = ["records@example.org"]
-"#,
+            &registry(FLOOD_AND_LEAD, [Some(""), Some(""), Some(""), Some("")]),
         );
         w.write(
             "contracts/roads/1.0.0.toml",
@@ -247,19 +232,80 @@ rationale = "Move to British National Grid — to match the other layers."
         let Some(text) = self.read("notifications/roads.toml") else {
             return Vec::new();
         };
-        let v: toml::Value = toml::from_str(&text).unwrap();
-        v["notice"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| {
-                (
-                    n["consumer"].as_str().unwrap().to_string(),
-                    n["milestone"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
+        notice_keys(&text)
     }
+}
+
+/// The `[[notice]]` entries of a ledger's text.
+pub fn notices(ledger: &str) -> Vec<toml::Value> {
+    let v: toml::Value = toml::from_str(ledger).unwrap();
+    v["notice"].as_array().unwrap().clone()
+}
+
+/// The notices of a ledger's text, as (consumer, milestone).
+pub fn notice_keys(ledger: &str) -> Vec<(String, String)> {
+    notices(ledger)
+        .iter()
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["milestone"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// flood-model's contacts in the world's own registry: the on-call list and a named lead.
+pub const FLOOD_AND_LEAD: &str = r#"["hydro-oncall@example.org", "Hydro Lead <lead@example.org>"]"#;
+/// flood-model's contacts without the lead.
+pub const FLOOD_ONCALL: &str = r#"["hydro-oncall@example.org"]"#;
+
+/// A `consumers.toml` of the world's consumers, in this order: flood-model (Hydrology, with
+/// `flood_contacts`), atlas (Cartography), router (Routing) and archive (no team). Each
+/// entry of `extra` is that consumer's further lines (`""` for none); a `None` leaves the
+/// consumer out.
+pub fn registry(flood_contacts: &str, extra: [Option<&str>; 4]) -> String {
+    let flood = format!("team = \"Hydrology\"\ncontacts = {flood_contacts}");
+    let heads = [
+        ("flood-model", flood.as_str()),
+        (
+            "atlas",
+            "team = \"Cartography\"\ncontacts = [\"atlas@example.org\"]",
+        ),
+        (
+            "router",
+            "team = \"Routing\"\ncontacts = [\"routing@example.org\"]",
+        ),
+        ("archive", "contacts = [\"records@example.org\"]"),
+    ];
+    let mut out = String::new();
+    for ((name, head), extra) in heads.iter().zip(extra) {
+        let Some(extra) = extra else { continue };
+        out.push_str(&format!("\n[consumers.{name}]\n{head}\n"));
+        if !extra.is_empty() {
+            out.push_str(extra);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The world's registry with flood-model an automation, atlas's further lines `atlas`, and
+/// the usage thresholds of two reads on two days.
+pub fn with_thresholds(w: &World, atlas: &str) {
+    w.write(
+        "consumers.toml",
+        &registry(
+            FLOOD_ONCALL,
+            [
+                Some("kind = \"automation\""),
+                Some(atlas),
+                Some(""),
+                Some(""),
+            ],
+        ),
+    );
+    w.append("contracts.toml", "min_reads = 2\nmin_days = 2\n");
 }
 
 pub fn config(smtp_port: u16) -> String {
@@ -318,6 +364,20 @@ impl Run {
             self.stdout(),
             self.stderr()
         );
+        self
+    }
+
+    /// Assert that stderr contains `needle`, showing stderr when it does not.
+    #[track_caller]
+    pub fn assert_stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr().contains(needle), "{}", self.stderr());
+        self
+    }
+
+    /// Assert that stdout contains `needle`, showing stdout when it does not.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout().contains(needle), "{}", self.stdout());
         self
     }
 }
@@ -505,4 +565,64 @@ pub fn strip_ansi(text: &str) -> String {
         }
     }
     out
+}
+
+/// A field of a JSON object as text: `None` when it is absent or not a string.
+pub fn text(v: &serde_json::Value, key: &str) -> Option<String> {
+    v[key].as_str().map(str::to_string)
+}
+
+/// Each standing of a `consumers --format json` run, as `f` makes it, in the order printed.
+pub fn standings<T>(run: &Run, f: impl Fn(&serde_json::Value) -> T) -> Vec<T> {
+    run.json()["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(f)
+        .collect()
+}
+
+/// (consumer, status, reads, days) of a list of standings in JSON (a holder of `can-retire`).
+pub fn counted(list: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["consumer"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+                s["usage"]["reads"].as_u64().unwrap_or(0),
+                s["usage"]["days"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// One expected row of `counted`.
+pub fn counted_row(name: &str, status: &str, reads: u64, days: u64) -> (String, String, u64, u64) {
+    (name.to_string(), status.to_string(), reads, days)
+}
+
+/// An S3 server access log line, in the field order of AWS's "Amazon S3 server access log
+/// format" (bucket owner, bucket, [time], remote IP, requester, request ID, operation, key,
+/// "request-URI", status, error code, bytes sent, object size, total time, turn-around time,
+/// "referer", "user-agent", version id, host id, signature version, cipher suite, auth type,
+/// host header, TLS version, access point ARN, ACL required).
+pub fn s3_line(
+    time: &str,
+    requester: &str,
+    op: &str,
+    key: &str,
+    status: u16,
+    bytes: &str,
+) -> String {
+    let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
+    format!(
+        "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be open-data \
+         [{time} +0000] 2001:db8::7 {requester} 3E57427F3EXAMPLE {op} {key} \
+         \"{method} /{key} HTTP/1.1\" {status} - {bytes} 104857600 70 10 \"-\" \
+         \"GDAL/3.8.4 (Linux x86_64) libcurl/8.5.0\" - \
+         s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 \
+         ECDHE-RSA-AES128-GCM-SHA256 AuthHeader open-data.s3.eu-west-1.amazonaws.com TLSv1.3 - -\n"
+    )
 }

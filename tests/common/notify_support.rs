@@ -318,7 +318,7 @@ pub fn run_without_identity(
 
 /// `n` more consumers of roads, `extra-0` .. `extra-{n-1}`, each still reading 1.1.0, on top
 /// of the world's own (flood-model and atlas are still on line 1 too).
-pub fn add_consumers(w: &crate::world::World, n: usize) {
+pub fn add_consumers(w: &crate::common::world::World, n: usize) {
     let mut registry = w.read("consumers.toml").unwrap();
     let mut log = String::new();
     for i in 0..n {
@@ -365,7 +365,9 @@ pub fn notify_command(
 }
 
 /// How many times the server received each Message-ID.
-pub fn deliveries(smtp: &crate::world::SmtpServer) -> std::collections::HashMap<String, usize> {
+pub fn deliveries(
+    smtp: &crate::common::world::SmtpServer,
+) -> std::collections::HashMap<String, usize> {
     let mut delivered = std::collections::HashMap::new();
     for m in smtp.mails() {
         *delivered
@@ -373,4 +375,75 @@ pub fn deliveries(smtp: &crate::world::SmtpServer) -> std::collections::HashMap<
             .or_default() += 1;
     }
     delivered
+}
+
+/// A world's store shared by two hosts: a bare remote (`[store] remote = "origin"`) the
+/// world's checkout pushes to, and a second checkout cloned from it, with the same
+/// consumption logs in its work tree (the log is the platform's, read on each host, not the
+/// store's).
+pub struct TwoHosts {
+    server: tempfile::TempDir,
+    bare: std::path::PathBuf,
+    home: std::path::PathBuf,
+    /// The second checkout.
+    pub host_b: std::path::PathBuf,
+}
+
+const ADMIN: (&str, &str) = ("Admin", "admin@example.org");
+
+impl TwoHosts {
+    pub fn new(w: &crate::common::world::World) -> TwoHosts {
+        let server = tempfile::tempdir().unwrap();
+        let bare = server.path().join("store.git");
+        let bare_s = bare.to_str().unwrap();
+        hermetic::git_as(
+            server.path(),
+            w.home.path(),
+            ADMIN,
+            &["init", "-q", "--bare", "--initial-branch=main", bare_s],
+        );
+        let config = w.read("contracts.toml").unwrap();
+        w.write(
+            "contracts.toml",
+            &format!("[store]\nremote = \"origin\"\n\n{config}"),
+        );
+        w.git(&["branch", "-M", "main"]);
+        w.git(&["remote", "add", "origin", bare_s]);
+        w.git(&["push", "-q", "origin", "main"]);
+        let host_b = w.home.path().join("host-b");
+        hermetic::git_as(
+            w.home.path(),
+            w.home.path(),
+            ADMIN,
+            &["clone", "-q", bare_s, host_b.to_str().unwrap()],
+        );
+        std::fs::create_dir_all(host_b.join("consumption")).unwrap();
+        for f in ["reads.jsonl", "platform.csv"] {
+            let from = w.root().join("consumption").join(f);
+            if from.exists() {
+                std::fs::copy(&from, host_b.join("consumption").join(f)).unwrap();
+            }
+        }
+        TwoHosts {
+            server,
+            bare,
+            home: w.home.path().to_path_buf(),
+            host_b,
+        }
+    }
+
+    /// The ledger of roads as the remote holds it.
+    pub fn remote_ledger(&self) -> String {
+        hermetic::git_as(
+            self.server.path(),
+            &self.home,
+            ADMIN,
+            &[
+                "--git-dir",
+                self.bare.to_str().unwrap(),
+                "show",
+                "main:notifications/roads.toml",
+            ],
+        )
+    }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::world::World;
+use crate::common::world::World;
 
 /// Two recorded releases (one passed both live contracts, one failed line 2's) and line 1's
 /// sunset moved from 2027-01-15 to 2027-02-01.
