@@ -229,7 +229,6 @@ mod tests {
 
     use super::*;
     use crate::consumers::parse_registry;
-    use crate::consumers::reads::LogFile;
     use crate::consumers::records::{each_read, Wanted};
     use crate::model::source::{LogFormat, Source};
 
