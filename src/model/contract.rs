@@ -13,7 +13,7 @@ use super::location::{from_toml, Located, TomlErrors};
 use super::value::{is_geographic_crs, parse_value, ClauseValue};
 
 /// How to treat a clause the kind table does not know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strictness {
     /// Writing side (`diff`, `propose`, `check`): a clause with no kind is an error, because its
     /// change rule would otherwise be decided under pressure.

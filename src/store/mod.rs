@@ -126,9 +126,10 @@ pub struct Store {
     contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
     history_dir: OnceCell<HashMap<String, TreeEntry>>,
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
-    /// Contracts parsed so far, by blob: `status` and the timeline ask for the same versions
-    /// from several places (a line's first version, the current one, the windows).
-    parsed: RefCell<HashMap<(ObjectId, Strictness), Contract>>,
+    /// Each dataset's lines once worked out: `status` asks for them per row and again for the
+    /// windows it counts. Lines are small; parsed contracts are not kept (`check` reads every
+    /// version of every dataset, and holding them would grow with the store).
+    lines: RefCell<HashMap<String, Vec<Line>>>,
     /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
     remote: Option<Remote>,
     /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
@@ -165,7 +166,7 @@ impl Store {
             contracts_dir: OnceCell::new(),
             history_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
-            parsed: RefCell::new(HashMap::new()),
+            lines: RefCell::new(HashMap::new()),
             remote: None,
             writers_lock: None,
             notices: None,
@@ -335,17 +336,8 @@ impl Store {
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
         let path = layout::contract(dataset, version);
-        let known = self.parsed.borrow().get(&(id, strictness)).cloned();
-        let c = match known {
-            Some(c) => c,
-            None => {
-                let text = self.text(id, &path)?;
-                let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
-                self.parsed.borrow_mut().insert((id, strictness), c.clone());
-                c
-            }
-        };
-        // Checked on every ask: the same blob may stand at another path.
+        let text = self.text(id, &path)?;
+        let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
         if c.dataset != dataset || c.version.to_string() != version {
             return Err(StoreError::Misnamed {
                 path,
@@ -421,6 +413,9 @@ impl Store {
     /// `valid_from`, and its successor's first version declares its sunset. So `status` over
     /// thousands of datasets parses a few files per dataset, not every version.
     pub fn lines(&self, dataset: &str) -> Result<Vec<Line>, StoreError> {
+        if let Some(known) = self.lines.borrow().get(dataset) {
+            return Ok(known.clone());
+        }
         let versions = self.versions(dataset)?;
         if versions.is_empty() {
             return Err(self.unknown_dataset(dataset));
@@ -447,6 +442,9 @@ impl Store {
                 .cloned()
                 .collect();
         }
+        self.lines
+            .borrow_mut()
+            .insert(dataset.to_string(), out.clone());
         Ok(out)
     }
 
