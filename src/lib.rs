@@ -24,6 +24,27 @@ pub mod render;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;
 
+/// Every `.rs` file under `src/`, for the guard tests that read the sources as text.
+#[cfg(test)]
+pub(crate) fn source_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("src/ is readable") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut out,
+    );
+    out
+}
+
 /// The rooms and the arrows between them: each room may name only the rooms listed for it,
 /// so a dependency that runs back up (a cycle, or `model` reaching for anything) fails here
 /// before it settles in. `docs/src/development.md` draws the same table.
@@ -82,22 +103,10 @@ mod rooms {
         })
     }
 
-    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).expect("src/ is readable") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                files(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-
     #[test]
     fn every_room_names_only_the_rooms_below_it() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut all = Vec::new();
-        files(&src, &mut all);
+        let all = super::source_files();
         let mut wrong = Vec::new();
         for path in &all {
             let rel = path.strip_prefix(&src).expect("under src");

@@ -914,19 +914,8 @@ mod tests {
     /// in one place only if no other file prints on its own.
     #[test]
     fn nothing_in_src_prints_outside_the_printer() {
-        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-            for e in std::fs::read_dir(dir).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    walk(&p, files);
-                } else if p.extension().is_some_and(|x| x == "rs") {
-                    files.push(p);
-                }
-            }
-        }
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        walk(&src, &mut files);
+        let files = crate::source_files();
         assert!(
             files.len() > 50,
             "the walk finds the sources: {}",
