@@ -1,0 +1,241 @@
+//! Today's notices and what the ledgers say of them: the due datasets, the plan per
+//! channel, and the sift into notices to send and notices to leave alone.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, FixedOffset, NaiveDate};
+
+use super::events::Event;
+use super::report::{RunError, Todo};
+use super::waiver::waiver_notice;
+use super::{Settings, Sink};
+use crate::consumers::{classify, Registry, Scan, Status};
+use crate::model::config::Config;
+use crate::model::Line;
+use crate::notify::ledger::{parse_ledger, sent_keys, ClaimState, Key, Ledger, MAIL};
+use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
+use crate::store::{layout, Store};
+
+pub(super) fn key_of(n: &Notice) -> Key {
+    (
+        n.consumer.clone(),
+        n.line,
+        n.milestone.to_string(),
+        n.channel.clone(),
+    )
+}
+
+/// Every channel of `consumer`: mail, then its webhooks.
+pub(super) fn channels(registry: &Registry, consumer: &str) -> Vec<String> {
+    let mut out = vec![MAIL.to_string()];
+    if let Some(c) = registry.get(consumer) {
+        out.extend(c.webhooks.iter().map(crate::consumers::Webhook::channel));
+    }
+    out
+}
+
+/// Each planned notice once per channel of its consumer; the ledger then drops the channels
+/// that already have it.
+pub(super) fn per_channel(registry: &Registry, notices: Vec<Notice>) -> Vec<Notice> {
+    let mut out = Vec::with_capacity(notices.len());
+    for n in notices {
+        for c in channels(registry, &n.consumer).into_iter().skip(1) {
+            out.push(Notice {
+                channel: c,
+                ..n.clone()
+            });
+        }
+        out.push(n);
+    }
+    out
+}
+
+/// The ledgers of `datasets` at the store's HEAD.
+pub(super) fn read_ledgers<'a>(
+    store: &Store,
+    datasets: impl IntoIterator<Item = &'a str>,
+) -> Result<BTreeMap<String, Ledger>, RunError> {
+    let mut out = BTreeMap::new();
+    for d in datasets {
+        if out.contains_key(d) {
+            continue;
+        }
+        let path = layout::notifications(d);
+        let ledger = match store.read(&path)? {
+            Some(text) => parse_ledger(&path, &text)?,
+            None => Ledger::default(),
+        };
+        out.insert(d.to_string(), ledger);
+    }
+    Ok(out)
+}
+
+/// Sort planned notices by their ledger state: free or stale ones to send, the rest (already
+/// sent, or claimed by a run that may still be sending) told to `sink` and left alone.
+pub(super) fn sift(
+    notices: Vec<Notice>,
+    ledgers: &BTreeMap<String, Ledger>,
+    now: DateTime<FixedOffset>,
+    stale_minutes: i64,
+    sink: Sink,
+) -> Vec<Todo> {
+    let mut out = Vec::new();
+    for n in notices {
+        let free = |notice| Todo {
+            notice,
+            stale: None,
+            earlier: Vec::new(),
+            rendered: None,
+        };
+        let Some(ledger) = ledgers.get(&n.dataset) else {
+            out.push(free(n));
+            continue;
+        };
+        let k = key_of(&n);
+        if ledger.sent().contains(&k) {
+            continue;
+        }
+        match ledger.state(&k, now, stale_minutes) {
+            ClaimState::Free => out.push(free(n)),
+            ClaimState::InFlight { run, minutes } => sink(Event::InFlight {
+                notice: &n,
+                run: &run,
+                minutes,
+                stale_minutes,
+            }),
+            ClaimState::Stale { run, at, runs } => out.push(Todo {
+                notice: n,
+                stale: Some((run, at)),
+                earlier: runs,
+                rendered: None,
+            }),
+        }
+    }
+    out
+}
+
+/// The datasets with a milestone due `today` on a line other than the newest (a countdown
+/// milestone, or an open window to announce), or with a live waiver to tell, with their
+/// lines: only these are worth a pass over the consumption log.
+pub fn due(
+    store: &Store,
+    today: NaiveDate,
+    config: &Config,
+) -> Result<BTreeMap<String, Vec<Line>>, RunError> {
+    let mut due = BTreeMap::new();
+    for dataset in store.datasets()? {
+        let lines = store.lines(&dataset)?;
+        let newest = lines.iter().max_by_key(|l| l.major);
+        let newest_major = newest.map(|l| l.major);
+        // A window is announced from its first day on (the ledger keeps it to once).
+        let opened = config.notify.announce && newest.is_some_and(|n| n.opens <= today);
+        let any_due = lines.iter().any(|l| {
+            Some(l.major) != newest_major
+                && l.sunset.is_some_and(|s| {
+                    opened
+                        || milestone_due(
+                            today,
+                            s,
+                            &config.notify.days_before,
+                            config.notify.overdue_every_days,
+                        )
+                        .is_some()
+                })
+        });
+        let waived = store.waivers(&dataset)?.live(today).next().is_some();
+        if any_due || waived {
+            due.insert(dataset, lines);
+        }
+    }
+    Ok(due)
+}
+
+/// Today's notices not yet sent by the ledgers at the store's HEAD, sifted by their claims:
+/// what this run may send. `scan` is the consumption log's scan of the `due` datasets.
+#[allow(clippy::too_many_arguments)]
+pub fn pending(
+    store: &Store,
+    registry: &Registry,
+    due: &BTreeMap<String, Vec<Line>>,
+    scan: Option<&Scan>,
+    settings: &Settings,
+    config: &Config,
+    domain: &str,
+    sink: Sink,
+) -> Result<Vec<Todo>, RunError> {
+    let mut inputs: Vec<DatasetInput> = Vec::new();
+    let mut sent: HashSet<SentKey> = HashSet::new();
+    let mut waived: Vec<Notice> = Vec::new();
+    if let Some(scan) = scan {
+        for (dataset, ledger) in read_ledgers(store, due.keys().map(String::as_str))? {
+            sent.extend(sent_keys(&dataset, &ledger, &|c| channels(registry, c)));
+        }
+        for (dataset, lines) in due {
+            let standings = classify(dataset, lines, registry, &scan.of(dataset));
+            sink(Event::Standings {
+                dataset,
+                standings: &standings,
+            });
+            let windowed: Vec<u64> = lines
+                .iter()
+                .filter(|l| l.sunset.is_some())
+                .map(|l| l.major)
+                .collect();
+            let count = |status: Status| {
+                standings
+                    .iter()
+                    .filter(|s| s.status == status && s.line.is_some_and(|l| windowed.contains(&l)))
+                    .count()
+            };
+            let (unknown, unsubscribed) = (count(Status::Unknown), count(Status::Unsubscribed));
+            if unsubscribed > 0 {
+                sink(Event::Unsubscribed {
+                    dataset,
+                    count: unsubscribed,
+                });
+            }
+            if unknown > 0 {
+                sink(Event::Unregistered {
+                    dataset,
+                    count: unknown,
+                });
+            }
+            inputs.push(crate::notify::dataset_input(
+                dataset, lines, &standings, registry,
+            ));
+            let waivers = store.waivers(dataset)?;
+            let is_sent = |c: &str, l: u64, m: &str| {
+                sent.contains(&(dataset.clone(), c.to_string(), l, m.to_string()))
+            };
+            for w in crate::notify::waiver_notices::plan(
+                dataset,
+                &waivers,
+                settings.today,
+                &standings,
+                registry,
+                &is_sent,
+            ) {
+                waived.extend(waiver_notice(
+                    store,
+                    &w,
+                    lines,
+                    &standings,
+                    registry,
+                    settings.today,
+                    domain,
+                ));
+            }
+        }
+    }
+    let mut planned = plan(settings.today, &config.notify, domain, &inputs, &sent);
+    planned.extend(waived);
+    let notices = per_channel(registry, planned);
+    let ledgers = read_ledgers(store, notices.iter().map(|n| n.dataset.as_str()))?;
+    Ok(sift(
+        notices,
+        &ledgers,
+        settings.now,
+        settings.stale_minutes,
+        sink,
+    ))
+}
