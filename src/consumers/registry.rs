@@ -363,9 +363,18 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
             continue;
         }
         let mut contacts = Vec::new();
+        // A list that names one mailbox twice (pasted from two rosters, or once as
+        // `Ops <ops@x.org>` and once bare) must still mean one mail. The domain is
+        // compared without case, the local part exactly: it may be case-sensitive.
+        let mut seen = std::collections::HashSet::new();
         for contact in c.contacts.into_inner() {
             match check_mailbox(contact.get_ref()) {
-                Ok(_) => contacts.push(contact.get_ref().trim().to_string()),
+                Ok(m) => {
+                    let key = (m.email.user().to_string(), m.email.domain().to_lowercase());
+                    if seen.insert(key) {
+                        contacts.push(contact.get_ref().trim().to_string());
+                    }
+                }
                 Err(why) => errors.push(Located::at(
                     file,
                     text,
@@ -542,6 +551,17 @@ mod tests {
         assert_eq!(c.team.as_deref(), Some("Hydrology"));
         assert_eq!(c.contacts.len(), 2);
         assert_eq!(c.kind, ConsumerKind::Consumer);
+        // The same mailbox twice, bare and with a name, and with the domain in capitals:
+        // one contact, the first spelling kept. A local part that differs in case is kept.
+        let r = parse_registry(
+            "consumers.toml",
+            "[consumers.dup]\ncontacts = [\"ops@example.org\", \"Ops <ops@Example.ORG>\", \"OPS@example.org\", \"ops@example.org\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            r.get("dup").unwrap().contacts,
+            vec!["ops@example.org".to_string(), "OPS@example.org".to_string()]
+        );
         let r = parse_registry(
             "consumers.toml",
             "[consumers.ci]\nkind = \"automation\"\ncontacts = [\"ci@example.org\"]\n",
