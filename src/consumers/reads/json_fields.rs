@@ -33,7 +33,7 @@ impl KeyProbe {
     /// read as the eight bytes at its start (a key in a line is followed by at least its
     /// quote and colon) with the bytes past it masked off.
     #[inline(always)]
-    fn words(b: &[u8], start: usize, end: usize) -> (u64, u64) {
+    pub(super) fn words(b: &[u8], start: usize, end: usize) -> (u64, u64) {
         let len = end - start;
         let word = |from: usize, n: usize| -> u64 {
             let mut w = [0u8; 8];

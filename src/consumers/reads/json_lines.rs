@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use super::fields::Mapping;
-use super::{fold, fold_into, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::{
+    fold, fold_into, plain_lines, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest,
+};
 
 /// The line as platforms write it, `{"at":"…","consumer":"…","dataset":"…","contract":"…"}`
 /// with no space and no escape. `None` for any other line ([`Mapping::json`] then walks it).
@@ -166,6 +168,9 @@ fn scan_block(
     // a search for the name also stops at every backslash. The next one is found once and
     // kept until the scan passes it: a block without one costs one memchr.
     let mut backslash = memchr::memchr(b'\\', block);
+    // Whether the block is all printable ASCII and line breaks, once a line needs to know.
+    let mut clean: Option<bool> = None;
+    let mut plain = plain_lines::Lines::default();
     while pos < block.len() {
         if let Some(finder) = only.filter(|_| others >= SKIP_AFTER) {
             if backslash.is_some_and(|b| b < pos) {
@@ -210,8 +215,39 @@ fn scan_block(
                 continue;
             }
         }
-        // Any other line, to its end: judged when it can be a read of the dataset.
-        let end = memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i);
+        // Any other line: the common line read in one quick walk, whatever its layout (in a
+        // clean block with no search for its end first); the rest, to its end, judged when it
+        // can be a read of the dataset.
+        let clean = *clean.get_or_insert_with(|| plain_lines::clean(block));
+        let walked = if clean {
+            plain.read(block, pos, mapping)
+        } else {
+            None
+        };
+        let end = match walked {
+            Some(_) => pos,
+            None => memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i),
+        };
+        let walked = walked.or_else(|| {
+            let line = &block[pos..end];
+            (!clean && plain_lines::plain(line.strip_suffix(b"\r").unwrap_or(line)))
+                .then(|| plain.read(block, pos, mapping))
+                .flatten()
+        });
+        if let Some((r, next)) = walked {
+            match acc.dataset_index(r.dataset) {
+                Some(d) => {
+                    others = 0;
+                    if let Err(reason) = fold_into(acc, req, d, r.at, r.consumer, r.contract) {
+                        acc.stats.malformed += 1;
+                        bad.push((pos, reason));
+                    }
+                }
+                None => others += 1,
+            }
+            pos = next;
+            continue;
+        }
         let line = &block[pos..end];
         let candidate =
             only.is_none_or(|f| f.find(line).is_some() || memchr::memchr(b'\\', line).is_some());

@@ -40,6 +40,7 @@ mod json_lines;
 mod memo;
 pub(crate) mod object_logs;
 mod parquet_rows;
+mod plain_lines;
 mod timestamps;
 
 use blocks::{scan_blocks, Partial};

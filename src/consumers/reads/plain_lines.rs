@@ -1,0 +1,943 @@
+//! The common JSON line, read in one quick walk ([`walk_line`]).
+//!
+//! Nearly every line an exporter writes has no backslash and no control byte: no escape to
+//! undo, no tab between tokens. In such a line every quote opens or closes a string, so a
+//! string's end is simply the next quote, found eight bytes at a time, and a value the read
+//! does not need (a string, a number, a nested object or array) is passed over by its quotes,
+//! brackets and digits without building it. The walk still checks every byte between strings
+//! as a JSON parser does (spaces, `:`, `,`, brackets, the number grammar, the literals), and
+//! the line as a whole for UTF-8, so a line it reads is a line `serde_json` reads, with the
+//! same values. It holds for any key order, any run of spaces, fractions, offsets, extra and
+//! nested fields: nothing here depends on the layout of one exporter.
+//!
+//! A block whose bytes are all printable ASCII or line breaks ([`clean`], one pass the
+//! compiler turns into vector instructions) is walked line after line with no search for the
+//! line breaks first: a string's end is its next quote or line break (the latter is no string,
+//! and no JSON), and a line ends where its object does. In any other block each line is first
+//! checked on its own ([`plain`]).
+//!
+//! Whatever the walk does not take — an escape or a tab anywhere in the line, a mapped field
+//! that is missing, written twice or of another type, an integer consumer, nesting deeper than
+//! [`MAX_DEPTH`] — it leaves to the general scanner ([`super::json_fields`]) and the model
+//! behind it, which decide and give the reason a line is malformed.
+
+use super::fields::{epoch_nanos, Mapping, Num};
+use super::json_fields::{KeyProbe, MAX_DEPTH};
+use super::At;
+use crate::model::source::AtUnit;
+
+/// The fields of one read, borrowed from the line (or from the mapping's constants).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PlainRead<'a> {
+    pub(super) at: At<'a>,
+    pub(super) consumer: &'a [u8],
+    pub(super) dataset: &'a [u8],
+    pub(super) contract: &'a [u8],
+}
+
+/// Whether every byte of `block` is printable ASCII, a space or a line feed: then each of its
+/// lines is plain, and [`walk_line`] may take them without [`plain`] first. One pass with no
+/// early exit, which the compiler turns into vector instructions.
+pub(super) fn clean(block: &[u8]) -> bool {
+    let mut odd = 0u8;
+    for &c in block {
+        // As a signed byte, everything below 0x20 or above ASCII is below 0x20.
+        odd |= u8::from(((c as i8) < 0x20) & (c != b'\n')) | u8::from(c == b'\\');
+    }
+    odd == 0
+}
+
+/// Whether `line` (without its line break) has no backslash and no control byte, and is
+/// UTF-8: a line [`walk_line`] may take in a block that is not [`clean`].
+#[inline]
+pub(super) fn plain(line: &[u8]) -> bool {
+    let (mut odd, mut high) = (0u8, 0u8);
+    for &c in line {
+        odd |= u8::from(c < 0x20) | u8::from(c == b'\\');
+        high |= c;
+    }
+    odd == 0 && (high < 0x80 || std::str::from_utf8(line).is_ok())
+}
+
+/// The plain lines of one block, read one after the other ([`Lines::read`]), with the layout
+/// of the last line walked in full kept as a [`Template`] for the next.
+#[derive(Default)]
+pub(super) struct Lines {
+    template: Template,
+    recording: Template,
+}
+
+impl Lines {
+    /// The read of the plain line starting at `start` of `b`, and where the next line starts
+    /// (past its `\n`, or `b.len()` at the end); `None` when the line is not one this walk
+    /// takes. The bytes of the line must be plain: `b` is [`clean`], or the line passed
+    /// [`plain`]. A line laid out as the last one is read by replaying that one's layout;
+    /// any other is walked in full, and its layout kept for the next.
+    #[inline]
+    pub(super) fn read<'a>(
+        &mut self,
+        b: &'a [u8],
+        start: usize,
+        mapping: &'a Mapping,
+    ) -> Option<(PlainRead<'a>, usize)> {
+        let mut found = Found::default();
+        let end = match self.template.replay(b, start, &mut found) {
+            Some(end) => end,
+            None => {
+                found = Found::default();
+                self.recording.clear(start);
+                let i = spaces(b, start);
+                if b.get(i) != Some(&b'{') {
+                    return None;
+                }
+                let rec = &mut self.recording;
+                let i = spaces(
+                    b,
+                    object(b, i, 0, mapping.wanted(), mapping, &mut found, rec)?,
+                );
+                rec.literal(b, i);
+                std::mem::swap(&mut self.template, &mut self.recording);
+                i
+            }
+        };
+        let next = match b.get(end) {
+            None => end,
+            Some(b'\n') => end + 1,
+            Some(b'\r') if b.get(end + 1) == Some(&b'\n') => end + 2,
+            Some(b'\r') if end + 1 == b.len() => end + 1,
+            _ => return None,
+        };
+        Some((found.resolve(b, mapping)?, next))
+    }
+}
+
+/// The layout of a line: the bytes between its values, word for word (keys, quotes,
+/// punctuation, spaces, the brackets of nested objects on a mapped path), and the kind of each
+/// value, with the slots it holds. Lines written by one exporter share theirs, whatever it
+/// is, so the next line is read by comparing its bytes with the literal parts and scanning
+/// only its values; a line that differs anywhere is walked in full instead. A line that
+/// matches is exactly as valid as the one the layout was taken from: the same keys in the
+/// same places (so the same duplicates), values of the same kinds, checked as the walk checks
+/// them.
+#[derive(Default)]
+struct Template {
+    /// The literal parts, one after the other.
+    bytes: Vec<u8>,
+    steps: Vec<Step>,
+    /// Where the literal part being recorded starts in the line.
+    from: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// `len` literal bytes at `at` of [`Template::bytes`].
+    Literal { at: u32, len: u32 },
+    /// The contents of a string, up to its closing quote (the quotes are literal), holding
+    /// the slots in the mask.
+    Str(u8),
+    /// A number, holding the slots in the mask.
+    Num(u8),
+    /// Any JSON value (an object, an array or a literal nobody maps), at that nesting level.
+    Any(u8),
+}
+
+impl Template {
+    fn clear(&mut self, from: usize) {
+        self.bytes.clear();
+        self.steps.clear();
+        self.from = from;
+    }
+
+    /// The literal part from the last value to `upto`.
+    fn literal(&mut self, b: &[u8], upto: usize) {
+        let part = &b[self.from..upto];
+        if !part.is_empty() {
+            self.steps.push(Step::Literal {
+                at: self.bytes.len() as u32,
+                len: part.len() as u32,
+            });
+            self.bytes.extend_from_slice(part);
+        }
+        self.from = upto;
+    }
+
+    /// A value at `b[start..end]`, after the literal part before it.
+    #[inline]
+    fn value(&mut self, b: &[u8], start: usize, end: usize, step: Step) {
+        self.literal(b, start);
+        self.steps.push(step);
+        self.from = end;
+    }
+
+    /// Read the line at `start` by this layout into `found`: where its last literal part
+    /// ends, or `None` when the line is laid out otherwise (or the template is empty).
+    #[inline]
+    fn replay(&self, b: &[u8], start: usize, found: &mut Found) -> Option<usize> {
+        if self.steps.is_empty() {
+            return None;
+        }
+        let mut i = start;
+        for step in &self.steps {
+            match *step {
+                Step::Literal { at, len } => {
+                    let (at, len) = (at as usize, len as usize);
+                    if !same(b, i, &self.bytes[at..at + len]) {
+                        return None;
+                    }
+                    i += len;
+                }
+                Step::Str(slots) => {
+                    let end = quote(b, i)?;
+                    found.take(slots, (i, end), true);
+                    i = end;
+                }
+                Step::Num(slots) => {
+                    let (end, integer) = number(b, i)?;
+                    if slots & 1 != 0 {
+                        found.at_integer = integer;
+                    }
+                    found.take(slots, (i, end), false);
+                    i = end;
+                }
+                Step::Any(level) => i = skip(b, i, usize::from(level))?,
+            }
+        }
+        Some(i)
+    }
+}
+
+/// Whether `b[i..]` starts with `lit`: eight bytes at a time, the last word overlapping the
+/// one before (a literal part is a few to a few dozen bytes).
+#[inline(always)]
+fn same(b: &[u8], i: usize, lit: &[u8]) -> bool {
+    let n = lit.len();
+    let Some(part) = b.get(i..i + n) else {
+        return false;
+    };
+    if n < 8 {
+        return part == lit;
+    }
+    let word = |s: &[u8], k: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[k..k + 8]);
+        u64::from_le_bytes(w)
+    };
+    let mut k = 0;
+    while k + 8 < n {
+        if word(part, k) != word(lit, k) {
+            return false;
+        }
+        k += 8;
+    }
+    word(part, n - 8) == word(lit, n - 8)
+}
+
+/// The mapped values a walk found.
+#[derive(Default)]
+struct Found {
+    /// Per slot, where its value is: a string's contents without the quotes, or a number.
+    spans: [(usize, usize); 4],
+    /// The slots whose value is a string.
+    strings: u8,
+    /// The slots found.
+    slots: u8,
+    /// `at` when it is a plain integer (an epoch time), read as the walk passed it.
+    at_integer: Option<i64>,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The byte at `i`; 0 past the end (which no rule takes).
+#[inline(always)]
+fn at(b: &[u8], i: usize) -> u8 {
+    b.get(i).copied().unwrap_or(0)
+}
+
+/// Past a run of spaces (the only whitespace a plain line holds).
+#[inline(always)]
+fn spaces(b: &[u8], mut i: usize) -> usize {
+    while at(b, i) == b' ' {
+        i += 1;
+    }
+    i
+}
+
+/// The closing quote of the string whose contents start at `i`: the first quote from there,
+/// found eight bytes at a time (the lowest zero byte of the word xor `"` found exactly by the
+/// borrow trick: a false hit can only come above a true one). A line break first means the
+/// string does not close on its line.
+#[inline(always)]
+fn quote(b: &[u8], mut k: usize) -> Option<usize> {
+    while let Some(word) = b.get(k..k + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        let (q, n) = (w ^ (ONES * u64::from(b'"')), w ^ (ONES * u64::from(b'\n')));
+        let hit = (q.wrapping_sub(ONES) & !q | n.wrapping_sub(ONES) & !n) & HIGH;
+        if hit != 0 {
+            let end = k + (hit.trailing_zeros() / 8) as usize;
+            return (b[end] == b'"').then_some(end);
+        }
+        k += 8;
+    }
+    while let Some(&c) = b.get(k) {
+        match c {
+            b'"' => return Some(k),
+            b'\n' => return None,
+            _ => k += 1,
+        }
+    }
+    None
+}
+
+/// Past the string whose opening quote is at `i`, and its contents' span.
+#[inline(always)]
+fn string(b: &[u8], i: usize) -> Option<(usize, (usize, usize))> {
+    let end = quote(b, i + 1)?;
+    Some((end + 1, (i + 1, end)))
+}
+
+/// Past the JSON number at `i`, its grammar checked on the way,
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and its value when it is a plain
+/// integer of at most 18 digits (as [`Num::parse`] reads one; `-0` is a double to it). What
+/// follows the number is its caller's to check (no byte of a number may).
+#[inline(always)]
+fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
+    let neg = at(b, i) == b'-';
+    i += usize::from(neg);
+    let first = i;
+    let (mut n, mut integer) = match at(b, i) {
+        b'0' => {
+            i += 1;
+            (0, !neg)
+        }
+        b'1'..=b'9' => {
+            let (end, n) = digits(b, i);
+            let count = end - i;
+            i = end;
+            (n, count <= 18)
+        }
+        _ => return None,
+    };
+    if at(b, i) == b'.' {
+        let (j, _) = digits(b, i + 1);
+        if j == i + 1 {
+            return None;
+        }
+        (i, integer) = (j, false);
+    }
+    if matches!(at(b, i), b'e' | b'E') {
+        i += 1;
+        if matches!(at(b, i), b'+' | b'-') {
+            i += 1;
+        }
+        let (j, _) = digits(b, i);
+        if j == i {
+            return None;
+        }
+        (i, integer) = (j, false);
+    }
+    debug_assert!(i > first);
+    if neg {
+        n = n.wrapping_neg();
+    }
+    Some((i, integer.then_some(n)))
+}
+
+/// Past the run of ASCII digits at `i`, and their value (meaningful for up to 18 digits):
+/// eight at a time. In a word less '0' in every byte, a byte is a digit when it is at most 9,
+/// and the lowest byte that is not is found exactly (a borrow or a carry only runs upwards).
+/// The digits then sit in the word's low bytes, the first in the lowest: shifted to its top
+/// (zeros before them are leading zeros), they are combined in pairs, fours and eights.
+#[inline(always)]
+fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
+    let mut n = 0i64;
+    while let Some(word) = b.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w).wrapping_sub(ONES * u64::from(b'0'));
+        let other = (x | x.wrapping_add(ONES * 0x76)) & HIGH;
+        let count = (other.trailing_zeros() / 8) as usize;
+        if count > 0 {
+            let mut v = x << (8 * (8 - count));
+            v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+            v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+            v = (v.wrapping_mul(10_000) + (v >> 32)) & 0xffff_ffff;
+            n = n.wrapping_mul(POW10[count]).wrapping_add(v as i64);
+        }
+        i += count;
+        if count < 8 {
+            return (i, n);
+        }
+    }
+    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
+        n = n.wrapping_mul(10).wrapping_add(i64::from(d));
+        i += 1;
+    }
+    (i, n)
+}
+
+/// Powers of ten, to append `k` digits to a number.
+const POW10: [i64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// Past the object whose `{` is at `i`, at nesting `level`, taking the values of the slots in
+/// `mask` into `found` and the line's layout into `rec`.
+fn object(
+    b: &[u8],
+    i: usize,
+    level: usize,
+    mask: u8,
+    mapping: &Mapping,
+    found: &mut Found,
+    rec: &mut Template,
+) -> Option<usize> {
+    if level > MAX_DEPTH {
+        return None;
+    }
+    let mut i = spaces(b, i + 1);
+    if at(b, i) == b'}' {
+        return Some(i + 1);
+    }
+    // The keys on a path further down seen in this object: one seen twice is a duplicate the
+    // model reports.
+    let mut down = 0u8;
+    loop {
+        if at(b, i) != b'"' {
+            return None;
+        }
+        let (after, (ks, ke)) = string(b, i)?;
+        i = spaces(b, after);
+        if at(b, i) != b':' {
+            return None;
+        }
+        i = spaces(b, i + 1);
+        let (leaf, deeper) = if mask == 0 {
+            (0, 0)
+        } else {
+            mapping.slots_of(level, mask, b, ks, ke)
+        };
+        if deeper != 0 {
+            if leaf != 0 || down & deeper != 0 {
+                return None;
+            }
+            down |= deeper;
+            i = if at(b, i) == b'{' {
+                object(b, i, level + 1, deeper, mapping, found, rec)?
+            } else {
+                value(b, i, level + 1, 0, found, rec)?
+            };
+        } else {
+            if found.slots & leaf != 0 {
+                return None;
+            }
+            i = value(b, i, level + 1, leaf, found, rec)?;
+        }
+        i = spaces(b, i);
+        match at(b, i) {
+            b',' => i = spaces(b, i + 1),
+            b'}' => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Past the value at `i`, a member's at nesting `level`, taking it into `found` for the
+/// slots in `leaf` (which only a string or a number can fill) and into the layout.
+#[inline]
+fn value(
+    b: &[u8],
+    i: usize,
+    level: usize,
+    leaf: u8,
+    found: &mut Found,
+    rec: &mut Template,
+) -> Option<usize> {
+    match at(b, i) {
+        b'"' => {
+            let (after, span) = string(b, i)?;
+            found.take(leaf, span, true);
+            rec.value(b, span.0, span.1, Step::Str(leaf));
+            Some(after)
+        }
+        b'-' | b'0'..=b'9' => {
+            let (after, integer) = number(b, i)?;
+            if leaf & 1 != 0 {
+                found.at_integer = integer;
+            }
+            found.take(leaf, (i, after), false);
+            rec.value(b, i, after, Step::Num(leaf));
+            Some(after)
+        }
+        _ if leaf != 0 => None,
+        _ => {
+            let after = skip(b, i, level)?;
+            rec.value(b, i, after, Step::Any(u8::try_from(level).ok()?));
+            Some(after)
+        }
+    }
+}
+
+/// Past the value at `i`, checking that it is JSON.
+fn skip(b: &[u8], i: usize, level: usize) -> Option<usize> {
+    if level > MAX_DEPTH {
+        return None;
+    }
+    let literal = |word: &[u8]| (b.get(i..i + word.len())? == word).then_some(i + word.len());
+    match at(b, i) {
+        b'"' => string(b, i).map(|(after, _)| after),
+        b'-' | b'0'..=b'9' => number(b, i).map(|(after, _)| after),
+        open @ (b'{' | b'[') => {
+            // `}` and `]` follow their openers by two in ASCII.
+            let close = open + 2;
+            let mut i = spaces(b, i + 1);
+            if at(b, i) == close {
+                return Some(i + 1);
+            }
+            loop {
+                if open == b'{' {
+                    if at(b, i) != b'"' {
+                        return None;
+                    }
+                    i = spaces(b, string(b, i)?.0);
+                    if at(b, i) != b':' {
+                        return None;
+                    }
+                    i = spaces(b, i + 1);
+                }
+                i = spaces(b, skip(b, i, level + 1)?);
+                match at(b, i) {
+                    b',' => i = spaces(b, i + 1),
+                    c if c == close => return Some(i + 1),
+                    _ => return None,
+                }
+            }
+        }
+        b't' => literal(b"true"),
+        b'f' => literal(b"false"),
+        b'n' => literal(b"null"),
+        _ => None,
+    }
+}
+
+impl Found {
+    /// The value at `span` for the slots in `slots`.
+    #[inline(always)]
+    fn take(&mut self, slots: u8, span: (usize, usize), string: bool) {
+        let mut m = slots;
+        while m != 0 {
+            self.spans[m.trailing_zeros() as usize] = span;
+            m &= m - 1;
+        }
+        self.slots |= slots;
+        if string {
+            self.strings |= slots;
+        }
+    }
+
+    /// The read from the values found: every mapped slot present and of its type, the
+    /// constants for the others.
+    #[inline]
+    fn resolve<'a>(&self, b: &'a [u8], m: &'a Mapping) -> Option<PlainRead<'a>> {
+        if self.slots != m.wanted() {
+            return None;
+        }
+        let text = |s: usize| -> Option<&'a [u8]> {
+            (self.strings & (1 << s) != 0).then(|| &b[self.spans[s].0..self.spans[s].1])
+        };
+        let at = match m.unit() {
+            AtUnit::Rfc3339 => At::Text(text(0)?),
+            _ if self.strings & 1 != 0 => return None,
+            unit => {
+                let n = match self.at_integer {
+                    Some(i) => Num::Int(i),
+                    None => Num::parse(&b[self.spans[0].0..self.spans[0].1])?,
+                };
+                At::UtcNanos(epoch_nanos(n, unit)?)
+            }
+        };
+        Some(PlainRead {
+            at,
+            consumer: text(1)?,
+            dataset: match m.constant_dataset() {
+                Some(d) => d.as_bytes(),
+                None => text(2)?,
+            },
+            contract: match m.constant_contract() {
+                Some(c) => c.as_bytes(),
+                None => text(3)?,
+            },
+        })
+    }
+}
+
+impl Mapping {
+    /// The slots read from the line (the others are constants), as a bit mask.
+    #[inline]
+    pub(super) fn wanted(&self) -> u8 {
+        (0..4).fold(0u8, |m, s| m | (u8::from(self.paths[s].is_some()) << s))
+    }
+
+    /// The slots among `mask` whose key at `level` is the key `b[ks..ke]`: those for which it
+    /// is the last key (`leaf`) and those whose path goes on below it (`deeper`). A key is
+    /// compared by its length and first and last eight bytes, in place, and in full only
+    /// past sixteen bytes; a key of no wanted length is not compared at all.
+    #[inline(always)]
+    fn slots_of(&self, level: usize, mask: u8, b: &[u8], ks: usize, ke: usize) -> (u8, u8) {
+        let len = ke - ks;
+        if self.lengths[level] & (1 << len.min(63)) == 0 {
+            return (0, 0);
+        }
+        let (head, tail) = KeyProbe::words(b, ks, ke);
+        let (mut leaf, mut deeper) = (0u8, 0u8);
+        let mut m = mask;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if let Some((p, last)) = &self.probes[level][s] {
+                if p.len == len
+                    && p.head == head
+                    && p.tail == tail
+                    && (len <= 16
+                        || self.paths[s]
+                            .as_ref()
+                            .is_some_and(|path| path[level] == b[ks..ke]))
+                {
+                    if *last {
+                        leaf |= 1 << s;
+                    } else {
+                        deeper |= 1 << s;
+                    }
+                }
+            }
+        }
+        (leaf, deeper)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::source::{FieldName, Fields, Source};
+    use proptest::prelude::*;
+
+    /// A read as compared: the instant with its offset, and the three texts.
+    type Plain = (i64, i32, Vec<u8>, Vec<u8>, Vec<u8>);
+
+    fn of_model(m: &Mapping, line: &str) -> Option<Plain> {
+        let r = m.model(line.as_bytes()).ok()?;
+        let t = r.at.instant().ok()?;
+        Some((
+            t.timestamp_nanos_opt()?,
+            t.offset().local_minus_utc(),
+            r.consumer.into_owned(),
+            r.dataset.into_owned(),
+            r.contract.into_owned(),
+        ))
+    }
+
+    fn of_plain(r: PlainRead<'_>) -> Option<Plain> {
+        let t = r.at.instant().ok()?;
+        Some((
+            t.timestamp_nanos_opt()?,
+            t.offset().local_minus_utc(),
+            r.consumer.to_vec(),
+            r.dataset.to_vec(),
+            r.contract.to_vec(),
+        ))
+    }
+
+    /// The reads of `lines` written as one block (each line then its break, the last with
+    /// or without one), read as the scan reads a block: every line the walk takes, with where
+    /// the next one starts.
+    fn walk_block(m: &Mapping, lines: &[String], last_break: bool) -> Vec<Option<Plain>> {
+        let mut block = String::new();
+        let mut starts = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            starts.push(block.len());
+            block.push_str(l);
+            if k + 1 < lines.len() || last_break {
+                block.push('\n');
+            }
+        }
+        let b = block.as_bytes();
+        let clean = clean(b);
+        let mut walk = Lines::default();
+        let mut out = Vec::new();
+        for (k, &start) in starts.iter().enumerate() {
+            let end = start + lines[k].len();
+            let ok = clean || plain(lines[k].strip_suffix('\r').unwrap_or(&lines[k]).as_bytes());
+            let got = if ok { walk.read(b, start, m) } else { None };
+            if let Some((_, next)) = got {
+                let want = if end == b.len() { end } else { end + 1 };
+                assert_eq!(next, want, "where the line after {:?} starts", lines[k]);
+            }
+            out.push(got.and_then(|(r, _)| of_plain(r)));
+        }
+        out
+    }
+
+    fn nested() -> Mapping {
+        let mut s = Source::glob("", 0);
+        s.fields = Fields {
+            at: FieldName::plain("ts"),
+            at_unit: AtUnit::Millis,
+            consumer: FieldName(vec!["client".into(), "id".into()]),
+            dataset: FieldName(vec!["req.ds".into()]),
+            contract: FieldName::plain("v"),
+        };
+        Mapping::of(&s)
+    }
+
+    /// A JSON value nobody maps, of any kind and nesting, in plain text (no escape).
+    fn other_value() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("false".to_string()),
+            (-1_000_000i64..1_000_000).prop_map(|n| n.to_string()),
+            (-1e9f64..1e9).prop_map(|f| format!("{f:e}")),
+            Just("0.5".to_string()),
+            Just("-0".to_string()),
+            "[a-z é{}\\[\\],:/]{0,12}".prop_map(|s| format!("\"{s}\"")),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(" , "))),
+                prop::collection::vec(("[a-z]{1,4}", inner), 0..4).prop_map(|v| {
+                    let parts: Vec<String> = v
+                        .into_iter()
+                        .map(|(k, x)| format!("\"{k}\": {x}"))
+                        .collect();
+                    format!("{{{}}}", parts.join(","))
+                }),
+            ]
+        })
+    }
+
+    /// One line of a source mapped as [`nested`] or by default (with `at` in RFC 3339), its
+    /// members in `order`, extra members nobody maps, and `space` around every token.
+    fn line(
+        nested_shape: bool,
+        values: (&str, &str, &str, &str),
+        extra: &[(String, String)],
+        order: &[usize],
+        space: &str,
+    ) -> String {
+        let (at, consumer, dataset, contract) = values;
+        let mut members = if nested_shape {
+            vec![
+                format!("\"ts\":{space}{at}"),
+                format!("\"client\":{space}{{\"ip\": \"::1\",{space}\"id\":{space}{consumer}}}"),
+                format!("\"req.ds\":{space}{dataset}"),
+                format!("\"v\":{space}{contract}"),
+            ]
+        } else {
+            vec![
+                format!("\"at\":{space}{at}"),
+                format!("\"consumer\":{space}{consumer}"),
+                format!("\"dataset\":{space}{dataset}"),
+                format!("\"contract\":{space}{contract}"),
+            ]
+        };
+        for (k, v) in extra {
+            members.push(format!("\"x{k}\":{space}{v}"));
+        }
+        let ordered: Vec<String> = order
+            .iter()
+            .filter_map(|i| members.get(*i).cloned())
+            .collect();
+        format!(
+            "{space}{{{space}{}{space}}}{space}",
+            ordered.join(&format!("{space},{space}"))
+        )
+    }
+
+    proptest! {
+        /// Lines in any key order, with any run of spaces, extra values of every kind and
+        /// nesting, numbers and instants of any form, one after another in a block (so that
+        /// each line is read by the layout of the one before when they share it): every line
+        /// the walk takes gives the model's read, and it takes every plain line the model
+        /// reads.
+        #[test]
+        fn plain_lines_read_as_the_model_reads_them(
+            rows in prop::collection::vec(
+                (
+                    prop_oneof![
+                        (1_700_000_000_000i64..1_800_000_000_000).prop_map(|n| n.to_string()),
+                        (1.7e12f64..1.8e12).prop_map(|f| format!("{f:e}")),
+                        Just("1764298800125.5".to_string()),
+                        Just("\"1764298800125\"".to_string()),
+                        Just("-0".to_string()),
+                    ],
+                    prop_oneof![
+                        "[a-z0-9-]{0,16}".prop_map(|c| format!("\"{c}\"")),
+                        (0i64..100).prop_map(|n| n.to_string()),
+                    ],
+                    prop::sample::select(vec!["\"roads\"", "\"rivers\"", "null", "{}"]),
+                    prop::sample::select(vec!["\"1.0.0\"", "\"2.10.3\"", "\"x\""]),
+                    prop::collection::vec(("[a-z]{1,3}", other_value()), 0..4),
+                ),
+                1..6,
+            ),
+            order in Just((0..8).collect::<Vec<usize>>()).prop_shuffle(),
+            reorder in any::<bool>(),
+            space in prop::sample::select(vec!["", " ", "  "]),
+            nested_shape in any::<bool>(),
+            crlf in any::<bool>(),
+            last_break in any::<bool>(),
+        ) {
+            let m = if nested_shape {
+                nested()
+            } else {
+                let mut s = Source::glob("", 0);
+                s.fields.at_unit = AtUnit::Millis;
+                Mapping::of(&s)
+            };
+            let mut lines = Vec::new();
+            for (k, (at, consumer, dataset, contract, extra)) in rows.iter().enumerate() {
+                // Some blocks change their layout from one line to the next.
+                let mut order = order.clone();
+                if reorder && k % 2 == 1 {
+                    order.reverse();
+                }
+                let mut l = line(nested_shape, (at, consumer, dataset, contract), extra, &order, space);
+                if crlf {
+                    l.push('\r');
+                }
+                lines.push(l);
+            }
+            let got = walk_block(&m, &lines, last_break);
+            for ((l, got), row) in lines.iter().zip(got).zip(&rows) {
+                let want = of_model(&m, l.strip_suffix('\r').unwrap_or(l));
+                match got {
+                    Some(g) => prop_assert_eq!(Some(g), want, "{}", l),
+                    // Not taken: the model must find no read in it, or its consumer is an
+                    // integer (left to the general scanner, which spells it).
+                    None => prop_assert!(
+                        want.is_none() || !row.1.starts_with('"'),
+                        "a plain line the model reads was not taken: {}", l
+                    ),
+                }
+            }
+        }
+
+        /// A line read by the layout of another must be laid out as that one in every byte
+        /// between values: a line made from a good one by replacing, inserting or removing
+        /// a few bytes is read as the model reads it, or not taken.
+        #[test]
+        fn a_line_that_strays_from_the_layout_is_never_misread(
+            cuts in prop::collection::vec((0usize..200, prop::sample::select(vec![
+                "", " ", "\"", ",", ":", "{", "}", "[", "]", "1", "-", ".", "e", "a", "\n",
+                "\"at\"", "\"consumer\"", "null", "é",
+            ]), 0usize..3), 1..4),
+        ) {
+            let mut s = Source::glob("", 0);
+            s.fields.at_unit = AtUnit::Millis;
+            let m = Mapping::of(&s);
+            let good = r#"{"consumer": "consumer-00042", "dataset": "roads", "at": 1764298800125, "contract": "1.1.0", "agent": "GDAL/3.8.4", "bytes": 1000, "nested": {"at": [1, {"x": null}]}}"#;
+            let mut bad = good.to_string();
+            for (at, with, remove) in &cuts {
+                let mut at = (*at).min(bad.len());
+                while !bad.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let mut to = (at + remove).min(bad.len());
+                while !bad.is_char_boundary(to) {
+                    to += 1;
+                }
+                bad.replace_range(at..to, with);
+            }
+            // The good line teaches the layout; the doctored one follows it in the block.
+            let lines = vec![good.to_string(), bad.clone()];
+            if bad.contains('\n') {
+                // A break makes two lines of it: each is held to the model on its own.
+                let mut all = vec![good.to_string()];
+                all.extend(bad.split('\n').map(str::to_string));
+                let got = walk_block(&m, &all, true);
+                for (l, g) in all.iter().zip(got) {
+                    if let Some(g) = g {
+                        prop_assert_eq!(Some(g), of_model(&m, l), "{}", l);
+                    }
+                }
+            } else {
+                let got = walk_block(&m, &lines, true);
+                prop_assert_eq!(got[0].clone(), of_model(&m, good));
+                if let Some(g) = got[1].clone() {
+                    prop_assert!(serde_json::from_str::<serde_json::Value>(&bad).is_ok(), "{}", bad);
+                    prop_assert_eq!(Some(g), of_model(&m, &bad), "{}", bad);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_are_read_as_the_general_parser_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "12345678",
+            "123456789",
+            "1764298800125",
+            "-1764298800125",
+            "123456789012345678",
+            "1234567890123456789",
+            "99999999999999999999",
+            "0.5",
+            "1e5",
+            "1E+5",
+            "-12.5e-3",
+            "10",
+            "100000000",
+            "01",
+            "1.",
+            "-",
+            "1e",
+            "00",
+        ] {
+            let b = format!("{text},");
+            let got = number(b.as_bytes(), 0).and_then(|(end, n)| {
+                (end == text.len())
+                    .then(|| n.map_or_else(|| Num::parse(text.as_bytes()), |i| Some(Num::Int(i))))
+            });
+            let want = serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|_| Num::parse(text.as_bytes()));
+            assert_eq!(got.flatten(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_block_is_clean_only_with_printable_ascii_and_line_feeds() {
+        assert!(clean(b"{\"a\": 1}\n{\"b\": \"~\"}\n"));
+        for odd in [
+            &b"\t"[..],
+            b"\r",
+            b"\\",
+            b"\x00",
+            b"\x7f\xc3\xa9",
+            b"\xff",
+            b"\x1f",
+        ] {
+            let mut block = b"{\"a\": \"".to_vec();
+            block.extend_from_slice(odd);
+            block.extend_from_slice(b"\"}\n");
+            // DEL (0x7f) is printable enough for JSON; the bytes after it are not ASCII.
+            assert!(!clean(&block), "{odd:?}");
+        }
+        assert!(clean(b"\x7f"));
+    }
+}
