@@ -430,31 +430,72 @@ pub(crate) fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
 }
 
 /// The value of `b` when it is a plain integer of at most 18 digits (an epoch time in
-/// milliseconds is 13), `-?(0|[1-9][0-9]*)` but not `-0`, read in one pass; `None` for any
-/// other text, which [`Num::parse`] reads in full. Eighteen digits cannot overflow an `i64`.
+/// milliseconds is 13), `-?(0|[1-9][0-9]*)` but not `-0`, read eight digits at a time
+/// ([`digits`]); `None` for any other text, which [`Num::parse`] reads in full. Eighteen
+/// digits cannot overflow an `i64`.
 #[inline]
 fn plain_integer(b: &[u8]) -> Option<i64> {
-    let (neg, digits) = match b.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, b),
-    };
-    match digits {
-        [] => return None,
-        [b'0', _, ..] => return None,
-        [b'0'] if neg => return None,
-        _ if digits.len() > 18 => return None,
+    let neg = b.first() == Some(&b'-');
+    let first = usize::from(neg);
+    match b.get(first..) {
+        None | Some([]) => return None,
+        Some([b'0', _, ..]) => return None,
+        Some([b'0']) if neg => return None,
+        Some(d) if d.len() > 18 => return None,
         _ => {}
     }
-    let mut n = 0i64;
-    for &d in digits {
-        let d = d.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        n = n * 10 + i64::from(d);
-    }
-    Some(if neg { -n } else { n })
+    let (end, n) = digits(b, first);
+    (end == b.len()).then_some(if neg { -n } else { n })
 }
+
+pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
+pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Past the run of ASCII digits at `i`, and their value (meaningful for up to 18 digits):
+/// eight at a time. In a word less '0' in every byte, a byte is a digit when it is at most 9,
+/// and the lowest byte that is not is found exactly (a borrow or a carry only runs upwards).
+/// The digits then sit in the word's low bytes, the first in the lowest: shifted to its top
+/// (zeros before them are leading zeros), they are combined in pairs, fours and eights.
+#[inline(always)]
+pub(super) fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
+    let mut n = 0i64;
+    while let Some(word) = b.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w).wrapping_sub(ONES * u64::from(b'0'));
+        let other = (x | x.wrapping_add(ONES * 0x76)) & HIGH;
+        let count = (other.trailing_zeros() / 8) as usize;
+        if count > 0 {
+            let mut v = x << (8 * (8 - count));
+            v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+            v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+            v = (v.wrapping_mul(10_000) + (v >> 32)) & 0xffff_ffff;
+            n = n.wrapping_mul(POW10[count]).wrapping_add(v as i64);
+        }
+        i += count;
+        if count < 8 {
+            return (i, n);
+        }
+    }
+    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
+        n = n.wrapping_mul(10).wrapping_add(i64::from(d));
+        i += 1;
+    }
+    (i, n)
+}
+
+/// Powers of ten, to append `k` digits to a number.
+const POW10: [i64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
 
 /// Whether `b` is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
 fn number_grammar(b: &[u8]) -> bool {

@@ -21,7 +21,7 @@
 //! [`MAX_DEPTH`] — it leaves to the general scanner ([`super::json_fields`]) and the model
 //! behind it, which decide and give the reason a line is malformed.
 
-use super::fields::{epoch_nanos, Mapping, Num};
+use super::fields::{digits, epoch_nanos, Mapping, Num, HIGH, ONES};
 use super::json_fields::{KeyProbe, MAX_DEPTH};
 use super::At;
 use crate::model::source::AtUnit;
@@ -245,9 +245,6 @@ struct Found {
     at_integer: Option<i64>,
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
 /// The byte at `i`; 0 past the end (which no rule takes).
 #[inline(always)]
 fn at(b: &[u8], i: usize) -> u8 {
@@ -344,52 +341,6 @@ fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
     }
     Some((i, integer.then_some(n)))
 }
-
-/// Past the run of ASCII digits at `i`, and their value (meaningful for up to 18 digits):
-/// eight at a time. In a word less '0' in every byte, a byte is a digit when it is at most 9,
-/// and the lowest byte that is not is found exactly (a borrow or a carry only runs upwards).
-/// The digits then sit in the word's low bytes, the first in the lowest: shifted to its top
-/// (zeros before them are leading zeros), they are combined in pairs, fours and eights.
-#[inline(always)]
-fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
-    let mut n = 0i64;
-    while let Some(word) = b.get(i..i + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(word);
-        let x = u64::from_le_bytes(w).wrapping_sub(ONES * u64::from(b'0'));
-        let other = (x | x.wrapping_add(ONES * 0x76)) & HIGH;
-        let count = (other.trailing_zeros() / 8) as usize;
-        if count > 0 {
-            let mut v = x << (8 * (8 - count));
-            v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
-            v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
-            v = (v.wrapping_mul(10_000) + (v >> 32)) & 0xffff_ffff;
-            n = n.wrapping_mul(POW10[count]).wrapping_add(v as i64);
-        }
-        i += count;
-        if count < 8 {
-            return (i, n);
-        }
-    }
-    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        n = n.wrapping_mul(10).wrapping_add(i64::from(d));
-        i += 1;
-    }
-    (i, n)
-}
-
-/// Powers of ten, to append `k` digits to a number.
-const POW10: [i64; 9] = [
-    1,
-    10,
-    100,
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-];
 
 /// Past the object whose `{` is at `i`, at nesting `level`, taking the values of the slots in
 /// `mask` into `found` and the line's layout into `rec`.
