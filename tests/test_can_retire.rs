@@ -110,7 +110,7 @@ fn the_only_line_cannot_retire_without_no_successor() {
         &["can-retire", "rivers", "1", "--no-successor"],
     );
     run.assert_code(1);
-    assert!(run.stdout().contains("archive"), "{}", run.stdout());
+    run.assert_stdout_has("archive");
 }
 
 #[test]
@@ -249,5 +249,5 @@ fn thresholds_are_checked_where_they_are_written() {
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
     run.assert_stderr_has("[consumption] min_days must be from 1 to lookback_days (365)");
-    assert!(run.stderr().contains("contracts.toml:"), "{}", run.stderr());
+    run.assert_stderr_has("contracts.toml:");
 }

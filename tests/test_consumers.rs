@@ -124,7 +124,7 @@ fn line_filter_and_text_table() {
     assert_eq!(names, ["archive", "router"]);
     let text = w.run("2026-11-29", &["consumers", "roads"]);
     text.assert_code(0);
-    assert!(text.stdout().contains("still-on"), "{}", text.stdout());
+    text.assert_stdout_has("still-on");
     w.run("2026-11-29", &["consumers", "roads", "--line", "7"])
         .assert_code(2);
 }
@@ -139,7 +139,7 @@ fn bad_input_exits_2() {
     );
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("`atlas`"), "{}", run.stderr());
+    run.assert_stderr_has("`atlas`");
 }
 
 #[test]
@@ -156,7 +156,7 @@ fn status_counts_the_consumers_still_on_a_line_in_a_window() {
     assert_eq!(rows[1]["line"], 2);
     assert_eq!(rows[1]["consumers_still_on"], serde_json::Value::Null);
     let text = w.run("2026-11-29", &["status"]);
-    assert!(text.stdout().contains("still on"), "{}", text.stdout());
+    text.assert_stdout_has("still on");
 }
 
 /// The World's reads, from a Parquet log written by pyarrow

@@ -164,12 +164,8 @@ fields = { at = "time", consumer = ["user.name"], dataset = "layer", contract = 
     assert_eq!(json["scan"]["after_today"], 1);
     // The nested `user` object has no key `user.name`.
     assert_eq!(json["scan"]["malformed"], 1);
-    assert!(
-        run.stderr().contains(
-            "reads.jsonl:5: not a JSON read record: no field `consumer` (field `[\"user.name\"]`)"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "reads.jsonl:5: not a JSON read record: no field `consumer` (field `[\"user.name\"]`)",
     );
 }
 
@@ -238,12 +234,8 @@ fields = { at = "when", consumer = "principal" }
         ]
     );
     assert_eq!(run.json()["scan"]["malformed"], 1);
-    assert!(
-        run.stderr().contains(
-            "consumption/export/reads.csv:5: `at` (field `epoch`) \"yesterday\" is not a number"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "consumption/export/reads.csv:5: `at` (field `epoch`) \"yesterday\" is not a number",
     );
 }
 

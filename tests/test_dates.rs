@@ -98,12 +98,8 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
         "Because.",
     );
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(
-            "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has(
+        "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01",
     );
     // Agreeing is not enough: 2027-07-01 .. 2027-08-01 is 31 days (July has 31), under 90.
     let run = s.propose(
@@ -111,12 +107,7 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
         "Because.",
     );
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("is 31 days, outside the policy's 90..365"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("is 31 days, outside the policy's 90..365");
     // Moved later first, the proposal that agrees is accepted with a 123-day window
     // (Jul 31 + Aug 31 + Sep 30 + Oct 31 = 123).
     let run = s.sunset("2", "2027-11-01", &[]);
@@ -217,12 +208,7 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
     assert_eq!(p["source"]["kind"], "contract", "{j}");
     assert_eq!(p["source"]["version"], "2.0.0", "{j}");
     let text = s.run(&["show", "roads@2.0.0"]);
-    assert!(
-        text.stdout
-            .contains("declares the sunset of line 1: 2027-07-01\n"),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("declares the sunset of line 1: 2027-07-01\n");
     let run = s.sunset("1", "2027-08-01", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for v in ["1.0.0", "1.1.0"] {
@@ -237,31 +223,14 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
         );
     }
     let text = s.run(&["show", "roads@1.1.0"]);
-    assert!(
-        text.stdout.contains(
-            "sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on "
-        ),
-        "{}",
-        text.stdout
+    text.assert_stdout_has(
+        "sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on ",
     );
-    assert!(
-        text.stdout.contains("Two teams need more time."),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("Two teams need more time.");
     // 2.0.0 declared 2027-07-01 for line 1; show says the line's sunset moved since.
     let text = s.run(&["show", "roads@2.0.0"]);
-    assert!(
-        text.stdout
-            .contains("declares the sunset of line 1: 2027-07-01 (since moved to 2027-08-01)"),
-        "{}",
-        text.stdout
-    );
-    assert!(
-        text.stdout.contains("sunset of line 2: none yet"),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("declares the sunset of line 1: 2027-07-01 (since moved to 2027-08-01)");
+    text.assert_stdout_has("sunset of line 2: none yet");
     // JSON readers get the moved date too, not only the one the file declares.
     let j = s.json(&["show", "roads@2.0.0"]);
     // `sunset` stays what the file says, for the readers that use it.
@@ -353,18 +322,8 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
         "Because.",
     );
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(
-            "1.0.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("wide_antimeridian = [\"envelope\"]"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("1.0.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide");
+    run.assert_stderr_has("wide_antimeridian = [\"envelope\"]");
     // Meant: listed, it is accepted, and still named with its width.
     let meant = draft_with("1.0.0", None, "2026-01-01", None, &swapped).replace(
         "\n[clauses]",
@@ -372,36 +331,20 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
     );
     let run = s.propose(&meant, "Because.");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide");
     // A narrow crossing (Fiji-like, 170 .. -170: 20° wide) is accepted and said.
     let fiji = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[170.0, 40.0, -170.0, 60.0]");
     let next = draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &fiji);
     let path = s.write("fiji.toml", &next);
     let run = s.run(&["diff", "roads@1.0.0", &path]);
-    assert!(
-        run.stderr.contains("note: roads@1.1.0: `envelope` crosses the antimeridian (minx 170 > maxx -170) and is 20.0° wide"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("note: roads@1.1.0: `envelope` crosses the antimeridian (minx 170 > maxx -170) and is 20.0° wide");
+    run.assert_stderr_has("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide");
     let j = s.json(&["show", "roads@1.0.0"]);
     assert_eq!(j["antimeridian"][0]["clause"], "envelope");
     assert_eq!(j["antimeridian"][0]["width_degrees"], 340.0);
     assert_eq!(j["antimeridian"][0]["meant_wide"], true);
     let text = s.run(&["show", "roads@1.0.0"]);
-    assert!(
-        text.stdout.contains("`envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide (wide_antimeridian: on purpose)"),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("`envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide (wide_antimeridian: on purpose)");
     // Naming a clause that is not a wide crossing is an error in the draft.
     let wrong = draft("1.1.0", Some("1.0.0"), "2026-02-01", None).replace(
         "\n[clauses]",
@@ -409,11 +352,7 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
     );
     let run = s.propose(&wrong, "Because.");
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("wide_antimeridian names `envelope`, which is 20.0° wide and does not cross the antimeridian"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("wide_antimeridian names `envelope`, which is 20.0° wide and does not cross the antimeridian");
 }
 
 #[test]
@@ -601,12 +540,7 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     );
     let run = s.run(&["diff", &old, &new]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr
-            .contains("clause `min_feature_count` has no kind"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("clause `min_feature_count` has no kind");
     assert!(
         run.stderr
             .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),

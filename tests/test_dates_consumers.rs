@@ -92,13 +92,7 @@ fn an_unknown_version_with_no_known_read_says_why_it_is_not_told() {
     );
     let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
     run.assert_code(0);
-    assert!(
-        run.stderr().contains(
-            "consumer `archive` read version 7.0.0, which roads does not have, and no known version in the lookback: its line is unknown"
-        ),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("consumer `archive` read version 7.0.0, which roads does not have, and no known version in the lookback: its line is unknown");
     assert!(!run
         .json()
         .as_array()
@@ -222,14 +216,10 @@ fn config_values_refused_after_parsing_are_located() {
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:8: ",
-            world::line_of(&config, "from = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:8: ",
+        world::line_of(&config, "from = ")
+    ));
     let since_line = world::line_of(&config, "since = ");
     let run = w.run("2026-11-29", &["check"]);
     run.assert_code(2);
@@ -238,25 +228,17 @@ fn config_values_refused_after_parsing_are_located() {
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:8: ",
-            world::line_of(&config, "host = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:8: ",
+        world::line_of(&config, "host = ")
+    ));
     // A bound out of range points at its value: `lookback_days = ` is 16 characters.
     let config = world::config(25).replace("lookback_days = 365", "lookback_days = 0");
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:17: [consumption] lookback_days",
-            world::line_of(&config, "lookback_days = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:17: [consumption] lookback_days",
+        world::line_of(&config, "lookback_days = ")
+    ));
 }

@@ -725,7 +725,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
         "{}",
         text.stdout()
     );
-    assert!(text.stdout().contains("flood-model"), "{}", text.stdout());
+    text.assert_stdout_has("flood-model");
     // status says the same.
     let run = w.run("2026-11-29", &["--format", "json", "status", "roads"]);
     run.assert_code(0);
@@ -878,7 +878,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
         ]
     );
     let text = w.run("2026-11-29", &["consumers", "roads"]);
-    assert!(text.stdout().contains("liveness"), "{}", text.stdout());
+    text.assert_stdout_has("liveness");
 
     // Strict: more than the lookback, or not a number, is bad config with its place.
     let bad = world::config(world::closed_port()).replace(
@@ -888,26 +888,18 @@ fn consumers_shows_liveness_after_stale_after_days() {
     w.write("contracts.toml", &bad);
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:20",
-            world::line_of(&bad, "stale_after_days = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:20",
+        world::line_of(&bad, "stale_after_days = ")
+    ));
     run.assert_stderr_has("stale_after_days must be from 1 to lookback_days (365)");
     w.write("contracts.toml", &bad.replace("= 400", "= \"soon\""));
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:20",
-            world::line_of(&bad, "stale_after_days = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:20",
+        world::line_of(&bad, "stale_after_days = ")
+    ));
 }
 
 #[test]
@@ -980,12 +972,8 @@ fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
     run.assert_code(0);
     assert_eq!(smtp.mail_to("hydro-oncall@example.org").len(), 1);
     assert_eq!(smtp.mail_to("atlas@example.org").len(), 0);
-    assert!(
-        run.stderr().contains(
-            "roads: 1 registered reader(s) still on a retiring line are not subscribed to roads"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "roads: 1 registered reader(s) still on a retiring line are not subscribed to roads",
     );
 }
 

@@ -115,8 +115,8 @@ fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
     notify_config(&w, "ca_file = \"certs/none.pem\"\n");
     let run = w.run_env(TODAY, &["notify"], &env);
     run.assert_code(2);
-    assert!(run.stderr().contains("certs/none.pem"), "{}", run.stderr());
-    assert!(run.stderr().contains("ca_file"), "{}", run.stderr());
+    run.assert_stderr_has("certs/none.pem");
+    run.assert_stderr_has("ca_file");
 
     w.write("certs/empty.pem", "not a certificate\n");
     let text = w.read("contracts.toml").unwrap();

@@ -282,7 +282,7 @@ fn an_invalid_mailbox_is_an_input_error_naming_the_consumer() {
     );
     let run = w.run("2026-11-29", &["notify"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("flood-model"), "{}", run.stderr());
+    run.assert_stderr_has("flood-model");
     run.assert_stderr_has("consumers.toml:2:");
     assert_eq!(smtp.mails().len(), 0);
 }
@@ -296,7 +296,7 @@ fn clear_text_to_a_remote_host_is_refused() {
     );
     let run = w.run("2026-11-29", &["notify"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("loopback"), "{}", run.stderr());
+    run.assert_stderr_has("loopback");
     // Also on a dry run, and on a day with nothing to send.
     w.run("2026-11-29", &["notify", "--dry-run"]).assert_code(2);
     w.run("2026-06-01", &["notify"]).assert_code(2);

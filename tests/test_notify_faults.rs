@@ -368,7 +368,7 @@ fn a_dry_run_renders_every_notice_and_a_template_error_is_exit_2() {
     );
     let run = w.run(TODAY, &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("fuel"), "{}", run.stderr());
+    run.assert_stderr_has("fuel");
 }
 
 #[test]
@@ -503,13 +503,9 @@ fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
     let run = w.run(TODAY, &["notify"]);
     run.assert_code(2);
     // The link itself is named, as a link, with the file the claim would have written.
-    assert!(
-        run.stderr().contains(
-            "`notifications` is a symbolic link (in the work tree) on the way to \
-                       notifications/roads.toml"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "`notifications` is a symbolic link (in the work tree) on the way to \
+                       notifications/roads.toml",
     );
     assert_eq!(smtp.mails().len(), 0);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

@@ -106,7 +106,7 @@ fn show_without_dry_run_is_a_usage_error_and_sends_nothing() {
     let w = World::new(smtp.port);
     let run = w.run(TODAY, &["notify", "--show"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("--dry-run"), "{}", run.stderr());
+    run.assert_stderr_has("--dry-run");
     assert!(smtp.mails().is_empty());
     assert!(w.read("notifications/roads.toml").is_none());
 }

@@ -240,7 +240,7 @@ fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
     let run = notify(&w, &hook);
     run.assert_code(3);
     no_url_in(&run);
-    assert!(run.stderr().contains("HTTP 503"), "{}", run.stderr());
+    run.assert_stderr_has("HTTP 503");
     assert_eq!(hook.requests().len(), 3);
     assert!(entries(&w, "notice", "webhook:generic").is_empty());
     // Mail is not held back by a webhook.
@@ -262,7 +262,7 @@ fn a_400_fails_that_delivery_alone_with_its_status() {
     let run = notify(&w, &hook);
     run.assert_code(3);
     no_url_in(&run);
-    assert!(run.stderr().contains("HTTP 400"), "{}", run.stderr());
+    run.assert_stderr_has("HTTP 400");
     assert_eq!(hook.requests().len(), 1, "a 400 is not retried");
     let rows = run.json();
     let failed: Vec<_> = rows
@@ -350,7 +350,7 @@ fn a_missing_url_variable_is_named_and_the_url_never_shown() {
     let w = world_with_hook(&smtp, "slack");
     let run = w.run(TODAY, &["notify"]);
     run.assert_code(3);
-    assert!(run.stderr().contains("ATLAS_HOOK_URL"), "{}", run.stderr());
+    run.assert_stderr_has("ATLAS_HOOK_URL");
     assert_eq!(smtp.mails().len(), 2);
 }
 

@@ -111,15 +111,11 @@ fn a_folder_or_glob_without_data_files_is_bad_input() {
     std::fs::write(empty.join("_temporary/part-0.parquet"), "not yet").unwrap();
     let r = profile(&env, &[empty.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("holds no data file"), "{}", r.stderr);
+    r.assert_stderr_has("holds no data file");
     let glob = format!("{}/*.gpkg", data("partitions/countries_fgb").display());
     let r = profile(&env, &[&glob]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("the glob holds no data file"),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr_has("the glob holds no data file");
 }
 
 #[test]

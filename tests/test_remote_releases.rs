@@ -175,7 +175,7 @@ fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
             .iter()
             .all(|f| f.starts_with(&format!("s3://{BUCKET}/countries/continent="))));
         assert_eq!(merged, whole, "{arg}");
-        assert!(r.stderr.contains("of 8 objects"), "{}", r.stderr);
+        r.assert_stderr_has("of 8 objects");
     }
     let r = run(
         &env,
@@ -183,7 +183,7 @@ fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
         &["profile", &format!("s3://{BUCKET}/countries/*.fgb")],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("matches no data file"), "{}", r.stderr);
+    r.assert_stderr_has("matches no data file");
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn an_http_url_is_read_by_range_and_cannot_be_listed() {
         &["profile", &format!("{}/{BUCKET}/pub/", moto.endpoint())],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("names one object"), "{}", r.stderr);
+    r.assert_stderr_has("names one object");
 }
 
 #[test]
@@ -225,12 +225,7 @@ fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
         &["profile", &format!("s3://{BUCKET}/nothing/here.parquet")],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains(&format!("s3://{BUCKET}/nothing/here.parquet")),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr_has(&format!("s3://{BUCKET}/nothing/here.parquet"));
     let r = run(
         &env,
         Some(&moto),
@@ -243,7 +238,7 @@ fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
         &["profile", "ftp://example.org/a.parquet"],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("unsupported URL scheme"), "{}", r.stderr);
+    r.assert_stderr_has("unsupported URL scheme");
 
     // Nothing listens on a port just freed: connection refused, after the bounded retries.
     let closed = TcpListener::bind("127.0.0.1:0")

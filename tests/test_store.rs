@@ -96,11 +96,7 @@ fn init_creates_the_layout_in_one_clean_commit() {
     // A second init refuses.
     let again = s.run(&["init", s.dir.to_str().unwrap()]);
     assert_eq!(again.code, 2);
-    assert!(
-        again.stderr.contains("already a contracts store"),
-        "{}",
-        again.stderr
-    );
+    again.assert_stderr_has("already a contracts store");
 }
 
 #[test]
@@ -409,17 +405,13 @@ fn bad_drafts_exit_2_and_write_nothing() {
         "r",
     );
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("draft.toml:2:11"), "{}", run.stderr);
+    run.assert_stderr_has("draft.toml:2:11");
     let run = s.propose(
         &draft("../evil", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
         "r",
     );
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("dataset name `../evil`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("dataset name `../evil`");
     let run = s.run(&["propose", "/nonexistent.toml", "--rationale", "r"]);
     assert_eq!(run.code, 2);
     let run = s.propose(
@@ -427,11 +419,7 @@ fn bad_drafts_exit_2_and_write_nothing() {
         "  ",
     );
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("--rationale is empty"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("--rationale is empty");
     assert!(s.snapshot() == before);
 }
 
@@ -464,11 +452,7 @@ fn a_missing_field_names_its_table_or_the_file_not_a_comment() {
         "r",
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("draft.toml: the file has no `version`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("draft.toml: the file has no `version`");
     assert!(!run.stderr.contains("draft.toml:1:1"), "{}", run.stderr);
     // In a table: its header line.
     let text = "# the consumers\n\n[consumers.atlas]\nteam = \"Cartography\"\n";
@@ -541,12 +525,7 @@ fn sunset_moves_later_freely_and_earlier_only_with_force() {
         "Hurry.",
     ]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("2027-07-15 is earlier than the committed sunset 2027-08-01"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("2027-07-15 is earlier than the committed sunset 2027-08-01");
     assert!(s.snapshot() == before);
     let run = s.run(&[
         "sunset",
@@ -586,11 +565,7 @@ fn sunset_moves_later_freely_and_earlier_only_with_force() {
         "r",
     ]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("outside the policy's 90..365"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("outside the policy's 90..365");
     let run = s.run(&[
         "sunset",
         "roads",
@@ -667,14 +642,10 @@ fn an_edit_that_breaks_a_published_contract_is_one_finding_on_the_editing_commit
 
     // Before the commit, the warning says how to undo the edit, never "commit them".
     let run = s.run(&["status"]);
-    assert!(
-        run.stderr.contains(
-            "contracts/roads/1.0.0.toml is a published contract, and published contracts never \
+    run.assert_stderr_has(
+        "contracts/roads/1.0.0.toml is a published contract, and published contracts never \
              change: restore it with `git checkout -- contracts/roads/1.0.0.toml` and propose a \
-             new version"
-        ),
-        "{}",
-        run.stderr
+             new version",
     );
     assert!(!run.stderr.contains("commit them"), "{}", run.stderr);
 
@@ -813,11 +784,7 @@ fn an_adopted_repository_proves_from_its_since_commit() {
     git(&["commit", "-qm", "remove notes"]);
     let run = env.run_in(&dir, &["init"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("adopted an existing repository"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("adopted an existing repository");
     let config = std::fs::read_to_string(dir.join("contracts.toml")).unwrap();
     assert!(config.starts_with("[store]\nsince = \""), "{config}");
     let run = env.run_in(&dir, &["check"]);
@@ -825,11 +792,7 @@ fn an_adopted_repository_proves_from_its_since_commit() {
     // Without the since commit the old deletion is a finding.
     let run = env.run_in(&dir, &["--format", "json", "check", "--since", "HEAD~2"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stdout.contains("contracts/old/notes.txt"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_has("contracts/old/notes.txt");
 }
 
 #[test]
@@ -1016,12 +979,7 @@ fn a_closed_stderr_loses_the_warnings_and_nothing_else() {
     std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
     let open = s.run(&["status"]);
     assert_eq!(open.code, 0, "{}", open.stderr);
-    assert!(
-        open.stderr
-            .contains("uncommitted changes to consumers.toml"),
-        "{}",
-        open.stderr
-    );
+    open.assert_stderr_has("uncommitted changes to consumers.toml");
 
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
@@ -1062,16 +1020,12 @@ fn re_proposing_a_published_version_gives_the_one_reason() {
         "Again.",
     );
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(&format!(
-            // The records' time is the harness's fixed clock (CONTRACTS_NOW).
-            "1.1.0 is already published (on 2026-11-29, commit {})",
-            &origin.trim()[..12]
-        )),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("(1 reason(s))"), "{}", run.stderr);
+    run.assert_stderr_has(&format!(
+        // The records' time is the harness's fixed clock (CONTRACTS_NOW).
+        "1.1.0 is already published (on 2026-11-29, commit {})",
+        &origin.trim()[..12]
+    ));
+    run.assert_stderr_has("(1 reason(s))");
     // Nothing compares the draft with 2.0.0, and no bump is claimed.
     assert!(!run.stdout.contains("2.0.0"), "{}", run.stdout);
     assert!(!run.stdout.contains("bump"), "{}", run.stdout);
@@ -1097,12 +1051,8 @@ fn typos_get_the_nearest_name() {
         "Typo.",
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "clause `permited_geometry` is not a known clause: did you mean `permitted_geometry`?"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has(
+        "clause `permited_geometry` is not a known clause: did you mean `permitted_geometry`?",
     );
     // A misspelt dataset, and one far from any: the nearest, or the list.
     let run = s.run(&["status", "road"]);
@@ -1115,11 +1065,7 @@ fn typos_get_the_nearest_name() {
     );
     let run = s.run(&["show", "lakes"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("the datasets are: `roads`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("the datasets are: `roads`");
     // A misspelt dataset in the registry.
     std::fs::write(
         s.dir.join("consumers.toml"),
@@ -1160,16 +1106,8 @@ fn outside_any_repository_is_input_with_the_init_hint() {
     std::fs::create_dir_all(&plain).unwrap();
     let run = env.run_in(&plain, &["status"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("not inside a git repository"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("run `contracts init DIR`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("not inside a git repository");
+    run.assert_stderr_has("run `contracts init DIR`");
     // The user is told where they are, not how gix searched.
     assert!(!run.stderr.contains("caused by"), "{}", run.stderr);
 }
@@ -1217,14 +1155,10 @@ fn date_mistakes_say_what_to_write_and_where_they_came_from() {
     );
     let run = s.propose(&text, "Quoted.");
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("draft.toml:4:"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "valid_from: expected a date YYYY-MM-DD such as 2027-03-05 (unquoted in TOML), found \
-             the string \"15/01/2027\""
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has("draft.toml:4:");
+    run.assert_stderr_has(
+        "valid_from: expected a date YYYY-MM-DD such as 2027-03-05 (unquoted in TOML), found \
+             the string \"15/01/2027\"",
     );
 }
 
@@ -1274,16 +1208,12 @@ fn a_placeholder_description_is_not_published_unless_asked() {
     );
     let run = s.run(&["new", "cities", "--from", data]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("TODO"), "{}", run.stdout);
+    run.assert_stdout_has("TODO");
     let path = s.write("cities.toml", &run.stdout);
     let before = s.snapshot();
     let run = s.run(&["propose", &path, "--rationale", "First cities."]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("the description is a placeholder"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("the description is a placeholder");
     assert_eq!(s.snapshot(), before);
     let run = s.run(&[
         "propose",
@@ -1339,5 +1269,5 @@ fn quiet_never_silences_an_error_or_a_refusal() {
     );
     let refused = s.run(&["--quiet", "propose", &path, "--rationale", "again"]);
     assert_eq!(refused.code, 1, "{}", refused.stderr);
-    assert!(refused.stderr.contains("refused"), "{}", refused.stderr);
+    refused.assert_stderr_has("refused");
 }

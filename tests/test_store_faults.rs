@@ -128,11 +128,7 @@ fn assert_refused_through_link(
     head: &str,
 ) {
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(&format!("`{link}` is a symbolic link")),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has(&format!("`{link}` is a symbolic link"));
     assert_eq!(
         std::fs::read_dir(outside).unwrap().count(),
         0,
@@ -279,14 +275,10 @@ fn a_dead_writers_ref_lock_is_reported_as_such() {
         let head = s.head();
         let run = s.propose_version("roads", "1.0.0", None);
         assert_eq!(run.code, 3, "{}", run.stderr);
-        assert!(
-            run.stderr.contains(&path.display().to_string()),
-            "{}",
-            run.stderr
-        );
-        assert!(run.stderr.contains("s old"), "{}", run.stderr);
-        assert!(run.stderr.contains("died"), "{}", run.stderr);
-        assert!(run.stderr.contains("rm '"), "{}", run.stderr);
+        run.assert_stderr_has(&path.display().to_string());
+        run.assert_stderr_has("s old");
+        run.assert_stderr_has("died");
+        run.assert_stderr_has("rm '");
         assert!(!run.stderr.contains("moved"), "{}", run.stderr);
         assert_eq!(s.head(), head);
         // Cleared the safe way, the next run succeeds.
@@ -332,19 +324,15 @@ fn a_stale_index_lock_does_not_make_a_landed_record_fail_or_repeat() {
     let run = s.run(&["validate", "roads", &countries(), "--record"]);
     // The record landed: success, with a warning that the checkout lags.
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("warning: committed"), "{}", run.stderr);
-    assert!(run.stderr.contains("index.lock"), "{}", run.stderr);
+    run.assert_stderr_has("warning: committed");
+    run.assert_stderr_has("index.lock");
     let recorded = s.at_head("history/roads.releases.toml").unwrap();
     assert_eq!(recorded.matches("[[release]]").count(), 1, "{recorded}");
     // The lock removed, the next writer repairs the checkout.
     std::fs::remove_file(&lock).unwrap();
     let run = s.propose_version("rivers", "1.0.0", None);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("repaired the checkout"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("repaired the checkout");
     s.assert_clean();
     let on_disk = std::fs::read_to_string(s.dir.join("history/roads.releases.toml")).unwrap();
     assert_eq!(on_disk.matches("[[release]]").count(), 1, "{on_disk}");
@@ -369,11 +357,7 @@ fn a_checkout_left_behind_head_is_repaired_without_touching_user_edits() {
     std::fs::write(s.dir.join("consumers.toml"), "# mine\n").unwrap();
     let run = s.propose_version("rivers", "1.0.0", None);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("repaired the checkout"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("repaired the checkout");
     assert!(s.dir.join("contracts/lakes/1.0.0.toml").exists());
     assert_eq!(s.git(&["status", "--porcelain"]), " M consumers.toml\n");
 }
@@ -405,11 +389,7 @@ fn temporary_files_of_a_dead_writer_are_removed() {
     let run = s.propose_version("rivers", "1.0.0", None);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!dead.exists());
-    assert!(
-        run.stderr.contains("contracts-tmp-4999999"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("contracts-tmp-4999999");
     assert!(
         s.dir.join(&mine).exists(),
         "a live process's file was removed"
@@ -471,7 +451,7 @@ fn a_writer_whose_branch_moved_rechecks_and_lands() {
         s.git(&["commit", "-qm", &format!("note {k}")]);
     });
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("(attempt 1 of 10)"), "{}", run.stderr);
+    run.assert_stderr_has("(attempt 1 of 10)");
     assert!(s.at_head("contracts/rivers/1.0.0.toml").is_some());
     assert!(
         s.at_head("notes/0.txt").is_some(),
@@ -504,11 +484,7 @@ fn a_writer_whose_branch_moved_to_a_conflict_refuses() {
         s.git(&["commit", "-qm", "twin by hand"]);
     });
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("1.0.0 is already published"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("1.0.0 is already published");
     let log = s.git(&["log", "--format=%s", "--", "contracts/twin"]);
     assert_eq!(log.trim(), "twin by hand");
 }
@@ -824,11 +800,7 @@ fn no_sync_writes_locally_and_a_missing_git_is_a_clear_error() {
         &["propose", &d, "--rationale", "r"],
     );
     assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("needs the git executable"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("needs the git executable");
     assert!(!a.dir.join("contracts/nogit").exists());
 }
 
@@ -1174,11 +1146,7 @@ fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
         &["propose", &d, "--rationale", "r"],
     );
     assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("other contracts writers"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("other contracts writers");
     assert_eq!(s.head(), head);
     // Released while the writer queues: it proceeds.
     let mut child = s

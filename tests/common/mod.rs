@@ -35,6 +35,21 @@ impl Run {
             )
         })
     }
+
+    /// Assert that stderr contains `needle`, showing stderr when it does not: the check most
+    /// tests of a refusal make.
+    #[track_caller]
+    pub fn assert_stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr.contains(needle), "{}", self.stderr);
+        self
+    }
+
+    /// Assert that stdout contains `needle`, showing stdout when it does not.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout.contains(needle), "{}", self.stdout);
+        self
+    }
 }
 
 pub struct TestEnv {
