@@ -2,35 +2,25 @@
 //! real YAML parser (PyYAML) and validated against the standard's own JSON Schema
 //! (tests/data/odcs). Fails loudly without python3 and PyYAML (.ci/run installs them).
 
+use crate::common;
 use crate::common::world;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use world::World;
 
 /// YAML → JSON with PyYAML, the way another tool would read the export.
 fn parse_yaml(text: &str) -> serde_json::Value {
-    let child = Command::new("python3")
-        .args([
+    let out = common::python3_with_stdin(
+        &[
             "-c",
             "import sys, json, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = child.unwrap_or_else(|e| {
+        ],
+        text,
+    )
+    .unwrap_or_else(|e| {
         panic!("PYTHON3 IS MISSING ({e}): this test reads the YAML with PyYAML (apt-get install python3-yaml)")
     });
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "PyYAML could not read the export (is python3-yaml installed?): {}\n{text}",

@@ -3,6 +3,7 @@
 //! never answers, a template that breaks only when rendered. The real binary against real SMTP
 //! servers on loopback (mailin-embedded, and the small server of `notify_support`).
 
+use crate::common;
 use crate::common::notify_support;
 use crate::common::world;
 
@@ -467,12 +468,7 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
         let children = [spawn(w.root(), day), spawn(host_b, day)];
         for child in children {
             let out = child.wait_with_output().unwrap();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "a run failed on {day}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            common::assert_exit(&out, 0, &format!("a run failed on {day}: "));
         }
     }
     let delivered = notify_support::deliveries(&smtp);

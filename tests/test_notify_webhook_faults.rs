@@ -4,6 +4,7 @@
 //! each running at the same moment. The real binary, a real SMTP server and an HTTP receiver on
 //! loopback that answers 200 and counts the requests it gets per `webhook-id`.
 
+use crate::common;
 use crate::common::notify_support;
 use crate::common::webhook::Receiver;
 use crate::common::world;
@@ -185,11 +186,10 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
             let err = String::from_utf8_lossy(&out.stderr);
             resending += err.lines().filter(|l| l.starts_with("resending ")).count();
             recovered += err.lines().filter(|l| l.starts_with("recorded ")).count();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "a run on {day} after {kills} kill(s), seed {seed}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            common::assert_exit(
+                &out,
+                0,
+                &format!("a run on {day} after {kills} kill(s), seed {seed}: "),
             );
             assert_eq!(
                 w.git(&["status", "--porcelain", "--untracked-files=no"]),
@@ -281,12 +281,7 @@ fn assert_once(hook: &Receiver, smtp: &SmtpServer, plan: &[(String, String)]) {
 fn wait_ok(children: Vec<std::process::Child>, day: &str) {
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "a concurrent run failed on {day}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exit(&out, 0, &format!("a concurrent run failed on {day}: "));
     }
 }
 

@@ -3,10 +3,9 @@
 //! the statuses a test scripts. Signatures are checked by recomputing them in Python's
 //! standard library (hmac, hashlib), a second implementation, not ours.
 
+use crate::common;
 use crate::common::webhook::{Receiver, Request};
 use crate::common::world;
-
-use std::io::Write;
 
 use world::{SmtpServer, World};
 
@@ -97,20 +96,13 @@ fn python_signature(id: &str, timestamp: &str, body: &str) -> String {
                   key = base64.b64decode(sys.argv[1].split('_', 1)[1])\n\
                   msg = (sys.argv[2] + '.' + sys.argv[3] + '.').encode() + sys.stdin.buffer.read()\n\
                   print('v1,' + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode())\n";
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", script, SECRET, id, timestamp])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
+    let out = common::python3_with_stdin(&["-c", script, SECRET, id, timestamp], body)
         .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(body.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -180,20 +172,8 @@ fn reference_verdict(r: &Request, body: &str) -> String {
                   try:\n    Webhook(sys.argv[1]).verify(sys.stdin.read(), headers); print('ok')\n\
                   except Exception as e:\n    print(type(e).__name__)\n";
     let headers = serde_json::to_string(&r.headers).unwrap();
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", script, SECRET, &headers])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(body.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out =
+        common::python3_with_stdin(&["-c", script, SECRET, &headers], body).expect("python3 runs");
     assert!(
         out.status.success(),
         "the standardwebhooks package (pip install standardwebhooks==1.0.0) is needed: {}",

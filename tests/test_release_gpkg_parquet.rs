@@ -29,12 +29,7 @@ fn profile_ok(args: &[&str]) -> Value {
     let mut all = vec!["--format", "json", "profile"];
     all.extend_from_slice(args);
     let out = run(&all);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, &format!("{args:?}: "));
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 

@@ -386,12 +386,7 @@ fn merged_profiles_equal_the_profile_of_all_files() {
         pa.to_str().unwrap(),
         pb.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(merged, both);
     // 243 cities + 4 typed features; `name` exists only in cities, so it is null in the 4.
@@ -404,12 +399,7 @@ fn profile_many(files: &[&str]) -> Value {
     let mut args = vec!["profile", "--format", "json"];
     args.extend(files);
     let out = run(&args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -774,12 +764,7 @@ fn one_huge_geojson_geometry_is_streamed_in_bounded_memory() {
         .env_remove("CONTRACTS_TODAY")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(p["feature_count"], 1);
     assert_eq!(types(&p), ["LineString"]);

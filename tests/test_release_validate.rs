@@ -512,12 +512,7 @@ fn a_drafted_contract_accepts_the_release_it_was_drafted_from() {
         "made/null_geom.parquet",
     ] {
         let out = s.run("2026-03-01", &["new", "world", "--from", &data(f)]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exit(&out, 0, "");
         let draft = String::from_utf8(out.stdout).unwrap();
         assert!(draft.contains("advisory"), "{draft}");
         std::fs::write(s.path("contracts/world/1.0.0.toml"), &draft).unwrap();
@@ -580,12 +575,7 @@ fn a_recorded_release_names_its_files_without_the_producers_machine() {
     let outside = data("naturalearth/countries.gpkg");
     for f in [inside.to_str().unwrap(), outside.as_str()] {
         let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exit(&out, 1, "");
     }
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
     assert!(text.contains("files = [\"drops/cities.gpkg\"]"), "{text}");

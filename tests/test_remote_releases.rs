@@ -253,12 +253,7 @@ fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
         .args(["profile", &format!("s3://{BUCKET}/a.parquet")])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 3, "");
 }
 
 /// The one fake here: a server that answers every request 403 with the request's headers in

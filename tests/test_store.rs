@@ -843,12 +843,7 @@ fn an_injected_crash_after_the_objects_leaves_the_store_unchanged() {
         .args(["propose", &path, "--rationale", "First rivers."])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 3, "");
     assert_eq!(s.head(), head);
     assert!(s.snapshot_without_objects() == before, "a file changed");
     s.assert_clean();

@@ -304,12 +304,7 @@ fn a_live_writers_lock_is_waited_for() {
     std::thread::sleep(Duration::from_millis(700));
     std::fs::remove_file(&path).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     assert!(s.at_head("contracts/roads/1.0.0.toml").is_some());
     s.assert_clean();
 }
@@ -1158,12 +1153,7 @@ fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
     assert!(child.try_wait().unwrap().is_none(), "did not queue");
     drop(holder);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     assert!(s.at_head("contracts/queued/1.0.0.toml").is_some());
 }
 

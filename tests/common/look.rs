@@ -76,28 +76,24 @@ pub fn chromium() -> &'static str {
 /// fetched from the network. Returns (stdout, stderr).
 pub fn headless(url: &str, extra: &[&str]) -> (String, String) {
     let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("chromium runs");
-    assert!(
-        out.status.success(),
-        "chromium failed on {url}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = crate::common::run_ok(
+        Command::new(chromium())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(url),
+        &format!("chromium failed on {url}"),
     );
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),

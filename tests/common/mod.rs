@@ -14,6 +14,9 @@ pub use rng::Rng;
 mod store;
 pub use store::{draft, Store, CLAUSES};
 
+mod process;
+pub use process::{assert_exit, python3_with_stdin, run_ok};
+
 pub mod look;
 pub mod notify_support;
 pub mod remote_support;
@@ -107,21 +110,17 @@ pub fn fixture_str(path: &str) -> String {
 /// Run plain git in `dir` as `author` (name, email), with `home` as HOME and no system config:
 /// how tests lay out fixtures and tamper with a store, as a user would. Panics on failure.
 pub fn git_as(dir: &Path, home: &Path, author: (&str, &str), args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", author.0)
-        .env("GIT_AUTHOR_EMAIL", author.1)
-        .env("GIT_COMMITTER_NAME", author.0)
-        .env("GIT_COMMITTER_EMAIL", author.1)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new("git")
+            .current_dir(dir)
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", author.0)
+            .env("GIT_AUTHOR_EMAIL", author.1)
+            .env("GIT_COMMITTER_NAME", author.0)
+            .env("GIT_COMMITTER_EMAIL", author.1)
+            .args(args),
+        &format!("git {args:?}"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

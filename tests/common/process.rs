@@ -1,0 +1,46 @@
+//! Running the helper programs a test needs (git, python3, chromium, bash) and checking how a
+//! child process ended, each failing with the context and the stderr a reader needs.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// Run `c`, which must start and exit 0, or fail the test with `context` and its stderr: the
+/// one way the harness runs a helper program whose failure is the test's.
+#[track_caller]
+pub fn run_ok(c: &mut Command, context: &str) -> Output {
+    let out = c
+        .output()
+        .unwrap_or_else(|e| panic!("{context}: could not start: {e}"));
+    assert!(
+        out.status.success(),
+        "{context}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Assert that `out` exited with `code`, showing `context` (empty, or ending in `: `) and its
+/// stderr when it did not: the check of a child the test started itself.
+#[track_caller]
+pub fn assert_exit(out: &Output, code: i32, context: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{context}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Run `python3 args…` with `input` on its stdin and its output captured: the tests that check
+/// what the binary wrote with a reference library in Python (PyYAML, standardwebhooks,
+/// slack-sdk). The error is the spawn's, for the caller to word.
+pub fn python3_with_stdin(args: &[&str], input: &str) -> std::io::Result<Output> {
+    let mut child = Command::new("python3")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child.stdin.take().unwrap().write_all(input.as_bytes())?;
+    child.wait_with_output()
+}
