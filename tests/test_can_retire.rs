@@ -3,6 +3,7 @@
 //! (or the producer says it discontinues the dataset), and only readers that matter hold it.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use world::{counted_row as row, World};
 
@@ -43,13 +44,7 @@ fn a_line_whose_successor_has_not_opened_cannot_retire() {
         .run("2026-10-15", &["--format", "json", "status", "roads"])
         .assert_code(0)
         .json();
-    let line1 = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["line"] == 1)
-        .unwrap()
-        .clone();
+    let line1 = rows.rows().find(|r| r["line"] == 1).unwrap().clone();
     assert_eq!(line1["can_retire"], false, "{rows:#}");
     // --no-successor waives the successor rule, not the readers.
     w.run(
@@ -189,9 +184,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
         .run("2026-11-29", &["--format", "json", "notify", "--dry-run"])
         .assert_code(0)
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|n| n["consumer"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(planned, ["atlas", "flood-model"]);

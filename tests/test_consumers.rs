@@ -1,6 +1,7 @@
 //! `contracts consumers` end to end on a store laid out by hand.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use world::World;
 
@@ -203,9 +204,7 @@ fn a_parquet_log_written_by_pyarrow_gives_the_standings() {
     }
     // The millisecond of router's read survives the timestamp column.
     let router = json["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["consumer"] == "router")
         .unwrap()
         .clone();

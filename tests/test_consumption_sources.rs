@@ -4,6 +4,7 @@
 //! reported where it is wrong.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use world::World;
 
@@ -357,9 +358,7 @@ fields = { consumer = "principal" }
     );
     let json = run.json();
     let unknown = json["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["consumer"] == other)
         .unwrap();
     assert_eq!(unknown["reads"], 2);
@@ -386,9 +385,7 @@ fn check_reports_identities_claimed_twice_and_files_matched_by_two_sources() {
     run.assert_code(1);
     let json = run.json();
     let findings: Vec<(String, Option<u64>, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|f| {
             (
                 f["file"].as_str().unwrap().to_string(),
@@ -633,9 +630,7 @@ same_read_seconds = 120
     );
     let json = run.json();
     let batch = json["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["consumer"] == "hydrology-batch")
         .unwrap();
     // The burst of three requests is one read; the 2.0.0 read is the second.

@@ -2,6 +2,7 @@
 //! not have, JSON escapes in the log, gzipped logs, and files the scan cannot read.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use std::io::Write as _;
 
@@ -68,9 +69,7 @@ fn a_read_of_a_version_the_store_lacks_is_unknown_version_not_a_migration() {
     run.assert_code(0);
     let plan = run.json();
     let flood = plan
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|n| n["consumer"] == "flood-model")
         .unwrap_or_else(|| panic!("no notice for flood-model: {plan:#?}"));
     assert_eq!(flood["line"], 1);
@@ -93,12 +92,7 @@ fn an_unknown_version_with_no_known_read_says_why_it_is_not_told() {
     let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
     run.assert_code(0);
     run.assert_stderr_has("consumer `archive` read version 7.0.0, which roads does not have, and no known version in the lookback: its line is unknown");
-    assert!(!run
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|n| n["consumer"] == "archive"));
+    assert!(!run.json().rows().any(|n| n["consumer"] == "archive"));
 }
 
 #[test]

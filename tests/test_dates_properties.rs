@@ -7,6 +7,7 @@
 //!    and `validate` report the same effective sunset for every line, and `check` passes.
 
 use crate::common;
+use crate::common::Rows;
 use common::Store;
 
 use chrono::{Days, NaiveDate, TimeZone, Utc};
@@ -247,21 +248,14 @@ fn run_case(cmds: &[Cmd]) -> Result<(), TestCaseError> {
         let show = s.json_on("2026-01-01", &["show", &format!("roads@{major}.0.0")]);
         let from_show = show["line_sunset"]["date"].clone();
         let from_consumers = consumers["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .find(|l| l["line"] == major)
             .map(|l| l["sunset"].clone())
             .unwrap();
         prop_assert_eq!(&from_show, &from_consumers, "line {}", major);
         let opens = show["valid_from"].as_str().unwrap().to_string();
         let status = s.json_on(&opens, &["status", "roads"]);
-        if let Some(row) = status
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["line"] == major)
-        {
+        if let Some(row) = status.rows().find(|r| r["line"] == major) {
             prop_assert_eq!(&row["sunset"], &from_show, "status of line {}", major);
         }
     }

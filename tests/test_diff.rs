@@ -31,18 +31,7 @@ fn the_json_report_carries_every_change_with_direction_and_verdict() {
     assert_eq!(j["sufficient"], true);
     assert_eq!(j["old"]["version"], "1.3.0");
     assert_eq!(j["new"]["dataset"], "roads");
-    let rows: Vec<(String, String, String)> = j["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["clause"].as_str().unwrap().to_string(),
-                c["direction"].as_str().unwrap().to_string(),
-                c["verdict"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let rows = common::string_triples(&j["changes"], "clause", "direction", "verdict");
     let expect = |clause: &str, direction: &str, verdict: &str| {
         assert!(
             rows.contains(&(clause.into(), direction.into(), verdict.into())),

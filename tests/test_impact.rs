@@ -5,6 +5,7 @@
 
 use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
 use world::{SmtpServer, World};
 
@@ -43,9 +44,7 @@ fn notices_are_tailored_to_what_each_consumer_declared() {
     run.assert_code(0);
     let planned: Vec<(String, String, serde_json::Value)> = run
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|n| {
             (
                 n["consumer"].as_str().unwrap().to_string(),
@@ -243,9 +242,7 @@ fn verdicts(j: &serde_json::Value) -> Verdicts {
                 c["consumer"].as_str().unwrap().to_string(),
                 c["verdict"].as_str().unwrap().to_string(),
                 c["changes"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                    .rows()
                     .map(|x| x.as_str().unwrap().to_string())
                     .collect(),
             )
@@ -525,9 +522,7 @@ fn figures(j: &serde_json::Value) -> Figures {
                 r["evaluated"].as_u64().unwrap(),
                 r["would_fail"].as_u64().unwrap(),
                 r["releases"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                    .rows()
                     .map(|x| x.as_str().unwrap().to_string())
                     .collect(),
             )
@@ -652,9 +647,7 @@ fn backtest_replays_the_drafts_new_clauses_on_the_recorded_profiles() {
     run.assert_code(0);
     let counts: Vec<(String, u64, u64)> = run
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|c| {
             (
                 c["clause"].as_str().unwrap().to_string(),
@@ -674,18 +667,7 @@ fn backtest_replays_the_drafts_new_clauses_on_the_recorded_profiles() {
 }
 
 fn holders(j: &serde_json::Value) -> Vec<(String, String, String)> {
-    j["holders"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            (
-                h["consumer"].as_str().unwrap().to_string(),
-                h["version"].as_str().unwrap().to_string(),
-                h["last_read"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    common::string_triples(&j["holders"], "consumer", "version", "last_read")
 }
 
 #[test]
@@ -799,17 +781,7 @@ fn a_reader_not_subscribed_to_the_dataset_does_not_hold_its_line() {
     // datasets it declared).
     let run = w.run("2027-01-20", &["--format", "json", "consumers", "roads"]);
     run.assert_code(0);
-    let listed: Vec<(String, String)> = run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["consumer"].as_str().unwrap().into(),
-                c["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
+    let listed = common::string_pairs(&run.json()["consumers"], "consumer", "status");
     assert_eq!(
         listed,
         vec![
@@ -837,9 +809,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
     assert_eq!(j["stale_after_days"], 30);
     let stale = |j: &serde_json::Value| -> Vec<(String, bool)> {
         j["consumers"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .map(|c| {
                 (
                     c["consumer"].as_str().unwrap().into(),
@@ -914,9 +884,7 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
     let run = w.run("2026-11-29", &["--format", "json", "check"]);
     run.assert_code(1);
     let findings: Vec<(Option<u64>, Option<u64>, String)> = run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .filter(|f| f["file"] == "consumers.toml")
         .map(|f| {
             (

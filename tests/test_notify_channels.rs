@@ -37,26 +37,6 @@ fn notify_config(w: &World, extra: &str) {
     );
 }
 
-/// The ledger's `table` entries on `channel`, as (consumer, milestone).
-fn entries(w: &World, table: &str, channel: &str) -> Vec<(String, String)> {
-    let Some(text) = w.read("notifications/roads.toml") else {
-        return Vec::new();
-    };
-    let v: toml::Value = toml::from_str(&text).unwrap();
-    v.get(table)
-        .and_then(|t| t.as_array())
-        .into_iter()
-        .flatten()
-        .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
-        .map(|n| {
-            (
-                n["consumer"].as_str().unwrap().to_string(),
-                n["milestone"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn no_url_in(run: &world::Run) {
     for text in [run.stdout(), run.stderr()] {
         assert!(!text.contains(TOKEN), "the webhook URL leaked: {text}");
@@ -85,10 +65,10 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
         "{err}"
     );
     assert_eq!(hook.received(), 0);
-    assert!(entries(&w, "notice", CHANNEL).is_empty());
+    assert!(w.ledger_entries("notice", CHANNEL).is_empty());
     let atlas = ("atlas".to_string(), "before-60".to_string());
-    assert_eq!(entries(&w, "release", CHANNEL), vec![atlas.clone()]);
-    assert!(entries(&w, "notice", "mail").contains(&atlas));
+    assert_eq!(w.ledger_entries("release", CHANNEL), vec![atlas.clone()]);
+    assert!(w.ledger_entries("notice", "mail").contains(&atlas));
 
     // With the CA's PEM in the store, relative to its root: delivered and recorded.
     w.write("certs/hooks-ca.pem", &pki.ca_pem);
@@ -99,7 +79,7 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
     assert_eq!(hook.received(), 1);
     let posted: serde_json::Value = serde_json::from_str(&hook.bodies()[0]).unwrap();
     assert!(posted["text"].as_str().unwrap().contains("roads line 1"));
-    assert_eq!(entries(&w, "notice", CHANNEL), vec![atlas]);
+    assert_eq!(w.ledger_entries("notice", CHANNEL), vec![atlas]);
 }
 
 #[test]
@@ -164,7 +144,7 @@ fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
     no_url_in(&run);
     assert_eq!(hook.received(), 1);
     assert_eq!(
-        entries(&w, "notice", "webhook:atlas-slack"),
+        w.ledger_entries("notice", "webhook:atlas-slack"),
         vec![("atlas".to_string(), "before-60".to_string())]
     );
     assert_eq!(smtp.mails().len(), mails, "no mail is sent again");

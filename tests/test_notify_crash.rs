@@ -183,13 +183,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     );
     assert_eq!(recorded, planned);
     let check = w.run("2027-01-29", &["--format", "json", "check"]);
-    let ledger_findings: Vec<_> = check.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
-        .cloned()
-        .collect();
+    let ledger_findings = world::ledger_findings(&check);
     assert!(ledger_findings.is_empty(), "{ledger_findings:#?}");
     w.git(&["fsck", "--no-progress"]);
 }

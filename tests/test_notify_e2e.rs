@@ -1,7 +1,9 @@
 //! `contracts notify` end to end: the real binary, a store laid out by hand, and a real SMTP
 //! server on loopback (mailin-embedded) that collects what is delivered.
 
+use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
 use world::{closed_port, days_left, SmtpServer, World, SUNSET};
 
@@ -237,9 +239,7 @@ fn dry_run_prints_the_plan_and_sends_nothing() {
                 r["milestone"].as_str().unwrap().to_string(),
                 r["line"].as_u64().unwrap(),
                 r["recipients"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                    .rows()
                     .map(|x| x.as_str().unwrap().to_string())
                     .collect(),
             )
@@ -404,18 +404,7 @@ fn one_refused_notice_exits_3_and_the_others_are_sent_and_recorded() {
     assert_eq!(smtp.mail_to(FLOOD[0]).len(), 1);
     assert!(smtp.mail_to(ATLAS).is_empty());
     assert_eq!(w.ledger(), pairs(&[("flood-model", "before-60")]));
-    let statuses: Vec<(String, String)> = run
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["consumer"].as_str().unwrap().to_string(),
-                r["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let statuses = common::string_pairs(&run.json(), "consumer", "status");
     assert_eq!(
         sorted(statuses),
         pairs(&[("atlas", "failed"), ("flood-model", "sent")])
@@ -461,9 +450,7 @@ fn a_distribution_list_of_ten_thousand_reaches_each_address_once_in_order() {
     plan.assert_code(0);
     let rows = plan.json();
     let atlas = rows
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|r| r["consumer"] == "atlas")
         .unwrap_or_else(|| panic!("no notice to atlas: {rows:#}"));
     assert_eq!(atlas["recipients"].as_array().unwrap().len(), n);

@@ -6,6 +6,7 @@
 use crate::common;
 use crate::common::notify_support;
 use crate::common::world;
+use crate::common::Rows;
 
 use std::collections::HashMap;
 
@@ -29,13 +30,7 @@ fn config_with(port: u16, smtp: &str, notify: &str) -> String {
 fn ledger_findings(w: &World, day: &str) -> Vec<serde_json::Value> {
     let run = w.run(day, &["--format", "json", "check"]);
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
-    run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
-        .cloned()
-        .collect()
+    world::ledger_findings(&run)
 }
 
 fn text(o: &std::process::Output) -> (i32, String, String) {
@@ -330,9 +325,7 @@ fn a_relay_that_drops_the_connection_mid_batch_ends_the_batch() {
     );
     let statuses: Vec<String> = run
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|r| r["status"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(statuses, ["sent", "failed", "unsent", "unsent", "unsent"]);
@@ -414,18 +407,7 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
         "atlas was resent"
     );
     assert_eq!(smtp.mail_to("hydro-oncall@example.org").len(), 1);
-    let mut statuses: Vec<(String, String)> = run
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["consumer"].as_str().unwrap().to_string(),
-                r["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut statuses = common::string_pairs(&run.json(), "consumer", "status");
     statuses.sort();
     assert_eq!(
         statuses,

@@ -9,6 +9,7 @@ use crate::common::notify_support;
 use crate::common::webhook::Receiver;
 use crate::common::world;
 use crate::common::Rng;
+use crate::common::Rows;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -58,9 +59,7 @@ fn planned(w: &World, hook: &Receiver, day: &str) -> Vec<(String, String)> {
     );
     plan.assert_code(0);
     plan.json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|r| {
             let p = &r["preview"];
             match p["webhook_id"].as_str() {
@@ -94,13 +93,7 @@ fn recorded(text: &str) -> HashMap<(String, String, String), usize> {
 
 fn ledger_findings(w: &World) -> Vec<serde_json::Value> {
     let run = w.run("2027-01-29", &["--format", "json", "check"]);
-    run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
-        .cloned()
-        .collect()
+    world::ledger_findings(&run)
 }
 
 /// The lock files a killed writer left in `.git`: no other writer runs here.

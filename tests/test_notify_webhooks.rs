@@ -6,6 +6,7 @@
 use crate::common;
 use crate::common::webhook::{Receiver, Request};
 use crate::common::world;
+use crate::common::Rows;
 
 use world::{SmtpServer, World};
 
@@ -51,26 +52,6 @@ fn notify(w: &World, hook: &Receiver) -> world::Run {
         &["--format", "json", "notify"],
         &[("ATLAS_HOOK_URL", &url), ("ATLAS_HOOK_SECRET", SECRET)],
     )
-}
-
-/// The ledger entries on `channel`, as (consumer, milestone).
-fn entries(w: &World, table: &str, channel: &str) -> Vec<(String, String)> {
-    let Some(text) = w.read("notifications/roads.toml") else {
-        return Vec::new();
-    };
-    let v: toml::Value = toml::from_str(&text).unwrap();
-    v.get(table)
-        .and_then(|t| t.as_array())
-        .into_iter()
-        .flatten()
-        .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
-        .map(|n| {
-            (
-                n["consumer"].as_str().unwrap().to_string(),
-                n["milestone"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 fn no_url_in(run: &world::Run) {
@@ -156,10 +137,10 @@ fn a_generic_webhook_is_signed_carries_the_facts_and_is_delivered_once_across_tw
     // Recorded once on its own channel, next to the mail; `check` accepts the ledger.
     let sent = ("atlas".to_string(), "before-60".to_string());
     assert_eq!(
-        entries(&w, "notice", "webhook:generic"),
+        w.ledger_entries("notice", "webhook:generic"),
         std::slice::from_ref(&sent)
     );
-    assert!(entries(&w, "notice", "mail").contains(&sent));
+    assert!(w.ledger_entries("notice", "mail").contains(&sent));
     ledger_checks(&w);
 }
 
@@ -208,7 +189,7 @@ fn a_500_is_retried_with_the_same_id_and_then_delivered() {
     assert_eq!(got.len(), 2, "{got:#?}");
     assert_eq!(got[0].header("webhook-id"), got[1].header("webhook-id"));
     assert_eq!(got[0].body, got[1].body);
-    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+    assert_eq!(w.ledger_entries("notice", "webhook:generic").len(), 1);
 }
 
 #[test]
@@ -222,14 +203,14 @@ fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
     no_url_in(&run);
     run.assert_stderr_has("HTTP 503");
     assert_eq!(hook.requests().len(), 3);
-    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
     // Mail is not held back by a webhook.
     assert_eq!(smtp.mails().len(), 2);
 
     let next = notify(&w, &hook);
     next.assert_code(0);
     assert_eq!(hook.requests().len(), 4);
-    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+    assert_eq!(w.ledger_entries("notice", "webhook:generic").len(), 1);
     assert_eq!(smtp.mails().len(), 2, "the mail is not sent again");
     ledger_checks(&w);
 }
@@ -245,16 +226,11 @@ fn a_400_fails_that_delivery_alone_with_its_status() {
     run.assert_stderr_has("HTTP 400");
     assert_eq!(hook.requests().len(), 1, "a 400 is not retried");
     let rows = run.json();
-    let failed: Vec<_> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["status"] == "failed")
-        .collect();
+    let failed: Vec<_> = rows.rows().filter(|r| r["status"] == "failed").collect();
     assert_eq!(failed.len(), 1, "{rows:#}");
     assert_eq!(failed[0]["channel"], "webhook:generic");
     assert_eq!(smtp.mails().len(), 2, "both mails still went out");
-    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
 }
 
 #[test]
@@ -265,12 +241,12 @@ fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
     let w = world_with_hook(&smtp, "generic");
     let run = notify(&w, &hook);
     run.assert_code(3);
-    let failed = entries(&w, "failed", "webhook:generic");
+    let failed = w.ledger_entries("failed", "webhook:generic");
     assert_eq!(failed.len(), 1, "the 400 is recorded as failed");
     let text = w.read("notifications/roads.toml").unwrap();
     let v: toml::Value = toml::from_str(&text).unwrap();
     assert_eq!(v["failed"][0]["status"].as_integer(), Some(400), "{text}");
-    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
 
     let next = notify(&w, &hook);
     next.assert_code(0);
@@ -280,7 +256,7 @@ fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
         "the next run does not retry a 400"
     );
     assert_eq!(smtp.mails().len(), 2, "the mail is not sent again");
-    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
     ledger_checks(&w);
 }
 
@@ -320,7 +296,10 @@ fn slack_and_teams_receive_their_own_payloads_unsigned() {
                 assert_eq!(a["content"]["version"], "1.4");
             }
         }
-        assert_eq!(entries(&w, "notice", &format!("webhook:{kind}")).len(), 1);
+        assert_eq!(
+            w.ledger_entries("notice", &format!("webhook:{kind}")).len(),
+            1
+        );
     }
 }
 
@@ -369,12 +348,7 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
     );
     run.assert_stderr_has("deliveries in a row");
     let rows = run.json();
-    let failed = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["status"] == "failed")
-        .count();
+    let failed = rows.rows().filter(|r| r["status"] == "failed").count();
     assert_eq!(failed, 4, "{rows:#}");
     assert_eq!(
         smtp.mails().len(),
@@ -409,7 +383,7 @@ fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
     assert_eq!(got[0].header("webhook-id"), id);
     notify(&w, &hook).assert_code(0);
     assert_eq!(hook.requests().len(), 1, "recorded: not sent again");
-    assert_eq!(entries(&w, "notice", "webhook:generic").len(), 1);
+    assert_eq!(w.ledger_entries("notice", "webhook:generic").len(), 1);
     ledger_checks(&w);
 }
 
@@ -430,7 +404,7 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
     no_url_in(&run);
     run.assert_stderr_has("no answer within 1 s after 3 attempt(s)");
     assert!(started.elapsed() < std::time::Duration::from_secs(12));
-    assert!(entries(&w, "notice", "webhook:generic").is_empty());
+    assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
 }
 
 /// A waiver is told once to each consumer that uses its clause, by mail and by its webhook,
@@ -489,7 +463,7 @@ fn a_waiver_is_told_by_mail_and_by_webhook_once_to_the_consumers_that_use_its_cl
     assert!(mails[0].body().contains(reason), "{}", mails[0].body());
     let told = (String::from("atlas"), milestone.clone());
     let of_waiver = |channel: &str| -> Vec<(String, String)> {
-        entries(&w, "notice", channel)
+        w.ledger_entries("notice", channel)
             .into_iter()
             .filter(|(_, m)| m.starts_with("waiver:"))
             .collect()

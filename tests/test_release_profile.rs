@@ -8,6 +8,7 @@
 //!   Envelopes below are `total_bounds` as printed by Python (shortest round-trip repr).
 
 use crate::common;
+use crate::common::Rows;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -51,9 +52,7 @@ fn envelope(p: &Value) -> Vec<f64> {
 
 fn types(p: &Value) -> Vec<&str> {
     p["geometry_types"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|v| v.as_str().unwrap())
         .collect()
 }
@@ -283,9 +282,7 @@ fn empty_layers_have_no_envelope() {
 
 fn dims(p: &Value) -> Vec<&str> {
     p["dimensions"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|v| v.as_str().unwrap())
         .collect()
 }

@@ -4,6 +4,7 @@
 //! `propose` would refuse but a reader must tolerate.
 
 use crate::common;
+use crate::common::Rows;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -124,9 +125,7 @@ impl Store {
 /// The status of `clause` under the contract at index `c`.
 fn status<'a>(report: &'a Value, c: usize, clause: &str) -> &'a str {
     report["contracts"][c]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|r| r["clause"] == clause)
         .unwrap_or_else(|| panic!("no {clause} in {}", report["contracts"][c]))["status"]
         .as_str()
@@ -203,9 +202,7 @@ fn failures_carry_the_measured_value_and_the_limit() {
     );
     assert_eq!(code, Some(1));
     let env = r["contracts"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|x| x["clause"] == "envelope")
         .unwrap();
     assert_eq!(env["status"], "fail");
@@ -414,9 +411,7 @@ fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
         &["validate", "world", &data("naturalearth/countries.gpkg")],
     );
     let results: usize = r["contracts"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|c| c["results"].as_array().unwrap().len())
         .sum();
     assert_eq!(cases, results);
@@ -484,9 +479,7 @@ fn recorded_releases_are_counted_by_advisory() {
     let (code, counts) = s.json("2026-06-01", &["advisory", "world"]);
     assert_eq!(code, Some(0));
     let row = counts
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["clause"] == "min_feature_count")
         .expect("min_feature_count is advisory in 2.0.0");
     assert_eq!(row["contract"], "2.0.0");
@@ -494,9 +487,7 @@ fn recorded_releases_are_counted_by_advisory() {
     assert_eq!(row["failed"], 1);
     // max_imputed_fraction (advisory in 1.0.0) was never evaluated: no manifest.
     let row = counts
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["clause"] == "max_imputed_fraction")
         .unwrap();
     assert_eq!(row["evaluated"], 0);
@@ -521,9 +512,7 @@ fn a_drafted_contract_accepts_the_release_it_was_drafted_from() {
         assert_eq!(code, Some(0), "{f}: {draft}\n{r}");
         assert!(
             r["contracts"][0]["results"]
-                .as_array()
-                .unwrap()
-                .iter()
+                .rows()
                 .all(|x| x["status"] == "pass"),
             "{f}: {r}"
         );

@@ -5,6 +5,7 @@
 
 use crate::common;
 use crate::common::remote_support;
+use crate::common::Rows;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -164,12 +165,7 @@ fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
         let r = run(&env, Some(&moto), &["--format", "json", "profile", &arg]);
         assert_eq!(r.code, 0, "{arg}: {}", r.stderr);
         let (merged, files) = without_files(r.json());
-        let files: Vec<&str> = files
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
+        let files: Vec<&str> = files.rows().map(|f| f.as_str().unwrap()).collect();
         assert_eq!(files.len(), 8, "{arg}: {files:?}");
         assert!(files
             .iter()

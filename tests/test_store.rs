@@ -2,6 +2,7 @@
 //! check and each tampering it must catch, log, show, status, concurrency and crash safety.
 
 use crate::common;
+use crate::common::Rows;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -801,12 +802,7 @@ fn show_prints_clauses_with_kind_and_enforcement_and_the_reading_rules() {
     s.with_roads();
     let j = s.run(&["--format", "json", "show", "roads"]).json();
     assert_eq!(j["version"], "1.1.0");
-    let crs = j["clauses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["clause"] == "crs")
-        .unwrap();
+    let crs = j["clauses"].rows().find(|c| c["clause"] == "crs").unwrap();
     assert_eq!(crs["kind"], "fixed");
     assert_eq!(crs["status"], "enforced");
     let text = s.run(&["show", "roads@1.0.0"]);

@@ -3,6 +3,7 @@
 
 use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
 use std::path::Path;
 
@@ -300,9 +301,7 @@ fn status_all_includes_retired_lines() {
         let run = w.run("2027-03-01", &a);
         run.assert_code(0);
         run.json()
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .map(|r| {
                 (
                     r["line"].as_u64().unwrap(),

@@ -7,6 +7,7 @@
 
 use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
 use world::World;
 
@@ -126,9 +127,7 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
         .assert_code(0)
         .json();
     let result = j["contracts"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|r| r["clause"] == "max_null_fraction")
         .unwrap()
         .clone();
@@ -332,9 +331,7 @@ fn check_finds_a_doctored_waivers_file() {
     let clean = w.run("2026-11-29", &["--format", "json", "check"]).json();
     let about = |j: &serde_json::Value| -> Vec<String> {
         j["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .filter(|f| f["file"] == "history/places.waivers.toml")
             .map(|f| f["message"].as_str().unwrap().to_string())
             .collect()

@@ -12,6 +12,7 @@ use chrono::NaiveDate;
 
 // Every test crate that includes this module includes `tests/common` too.
 use crate::common as hermetic;
+use crate::common::Rows;
 
 pub const SUNSET: &str = "2027-01-15";
 
@@ -234,6 +235,38 @@ rationale = "Move to British National Grid — to match the other layers."
         };
         notice_keys(&text)
     }
+
+    /// The ledger's `table` entries (`notice`, `waiver`, ...) delivered by `channel` (an entry
+    /// naming none is `mail`), as (consumer, milestone): the webhook tests' view of a ledger.
+    pub fn ledger_entries(&self, table: &str, channel: &str) -> Vec<(String, String)> {
+        let Some(text) = self.read("notifications/roads.toml") else {
+            return Vec::new();
+        };
+        let v: toml::Value = toml::from_str(&text).unwrap();
+        v.get(table)
+            .and_then(|t| t.as_array())
+            .into_iter()
+            .flatten()
+            .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
+            .map(|n| {
+                (
+                    n["consumer"].as_str().unwrap().to_string(),
+                    n["milestone"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The findings of a `--format json check` run about the ledgers (`notifications/`): the
+/// world's hand-made contracts have findings of their own (no change records), which the
+/// notify tests leave aside.
+pub fn ledger_findings(check: &Run) -> Vec<serde_json::Value> {
+    check.json()["findings"]
+        .rows()
+        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
+        .cloned()
+        .collect()
 }
 
 /// The `[[notice]]` entries of a ledger's text.
@@ -574,19 +607,12 @@ pub fn text(v: &serde_json::Value, key: &str) -> Option<String> {
 
 /// Each standing of a `consumers --format json` run, as `f` makes it, in the order printed.
 pub fn standings<T>(run: &Run, f: impl Fn(&serde_json::Value) -> T) -> Vec<T> {
-    run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(f)
-        .collect()
+    run.json()["consumers"].rows().map(f).collect()
 }
 
 /// (consumer, status, reads, days) of a list of standings in JSON (a holder of `can-retire`).
 pub fn counted(list: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
-    list.as_array()
-        .unwrap()
-        .iter()
+    list.rows()
         .map(|s| {
             (
                 s["consumer"].as_str().unwrap().to_string(),
