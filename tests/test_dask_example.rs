@@ -4,8 +4,9 @@
 //! fails loudly without them.
 
 use crate::common;
+use crate::common::data;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::TestEnv;
@@ -13,10 +14,6 @@ use serde_json::Value;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn data(rel: &str) -> PathBuf {
-    root().join("tests/data").join(rel)
 }
 
 fn dask_script(args: &[&str]) -> std::process::Output {

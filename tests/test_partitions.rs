@@ -4,17 +4,10 @@
 //! `--merge` of the partitions' own profiles.
 
 use crate::common;
-
-use std::path::{Path, PathBuf};
+use crate::common::data;
 
 use common::{Run, TestEnv};
 use serde_json::Value;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 fn profile(env: &TestEnv, args: &[&str]) -> Run {
     let mut all = vec!["--format", "json", "profile"];

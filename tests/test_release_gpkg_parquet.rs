@@ -6,17 +6,11 @@
 //! noted at each test; the GeoPackage files are made by `tests/data/gpkg/make.sh`.
 
 use crate::common;
+use crate::common::data;
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 fn run(args: &[&str]) -> Output {
     common::contracts(&common::scratch_home())

@@ -8,6 +8,7 @@
 //!   Envelopes below are `total_bounds` as printed by Python (shortest round-trip repr).
 
 use crate::common;
+use crate::common::data;
 use crate::common::Rows;
 
 use std::path::{Path, PathBuf};
@@ -17,12 +18,6 @@ use serde_json::Value;
 
 fn bin() -> Command {
     common::contracts(&common::scratch_home())
-}
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
 }
 
 fn run(args: &[&str]) -> Output {

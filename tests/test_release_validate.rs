@@ -4,20 +4,13 @@
 //! `propose` would refuse but a reader must tolerate.
 
 use crate::common;
+use crate::common::data_str;
 use crate::common::Rows;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::Value;
-
-fn data(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 struct Store {
     dir: tempfile::TempDir,
@@ -135,7 +128,7 @@ fn status<'a>(report: &'a Value, c: usize, clause: &str) -> &'a str {
 #[test]
 fn a_release_that_meets_its_only_live_contract_passes() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data("naturalearth/countries.gpkg");
+    let countries = data_str("naturalearth/countries.gpkg");
     // 2026-03-01: only line 1 is live.
     let (code, r) = s.json("2026-03-01", &["validate", "world", &countries]);
     assert_eq!(code, Some(0), "{r}");
@@ -162,7 +155,7 @@ fn a_release_that_meets_its_only_live_contract_passes() {
 #[test]
 fn in_a_window_the_release_must_satisfy_both_contracts() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data("naturalearth/countries.gpkg");
+    let countries = data_str("naturalearth/countries.gpkg");
     let (code, r) = s.json("2026-06-01", &["validate", "world", &countries]);
     assert_eq!(code, Some(1), "{r}");
     assert_eq!(r["contracts"][0]["version"], "1.0.0");
@@ -198,7 +191,7 @@ fn failures_carry_the_measured_value_and_the_limit() {
     let s = Store::new(&[("1.0.0", &v)]);
     let (code, r) = s.json(
         "2026-03-01",
-        &["validate", "world", &data("naturalearth/cities.fgb")],
+        &["validate", "world", &data_str("naturalearth/cities.fgb")],
     );
     assert_eq!(code, Some(1));
     let env = r["contracts"][0]["results"]
@@ -223,7 +216,7 @@ fn failures_carry_the_measured_value_and_the_limit() {
     // Text output shows FAIL and the reason.
     let out = s.run(
         "2026-03-01",
-        &["validate", "world", &data("naturalearth/cities.fgb")],
+        &["validate", "world", &data_str("naturalearth/cities.fgb")],
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("FAIL"), "{text}");
@@ -240,7 +233,11 @@ fn an_antimeridian_envelope_contains_a_release_on_either_side() {
     let s = Store::new(&[("1.0.0", &v)]);
     let (_, r) = s.json(
         "2026-03-01",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     // The release spans the whole globe, more than the box: fail.
     assert_eq!(status(&r, 0, "envelope"), "fail");
@@ -265,7 +262,7 @@ fn an_antimeridian_envelope_contains_a_release_on_either_side() {
 #[test]
 fn the_manifest_supplies_metrics_and_is_parsed_strictly() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data("naturalearth/countries.gpkg");
+    let countries = data_str("naturalearth/countries.gpkg");
     std::fs::write(
         s.path("release.toml"),
         "version = \"2026.03\"\ndate = 2026-02-28\nmetrics = { imputed_fraction = 0.05, positional_rmse_m = 0.5 }\n",
@@ -319,7 +316,11 @@ fn a_corrupt_release_or_no_live_contract_is_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("broken.fgb"));
     let out = s.run(
         "2025-03-01",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no live contract"));
@@ -328,7 +329,7 @@ fn a_corrupt_release_or_no_live_contract_is_exit_2() {
 #[test]
 fn a_geojson_file_with_a_second_text_is_exit_2_naming_its_offset() {
     let s = Store::new(&[("1.0.0", V1)]);
-    let one = std::fs::read(data("naturalearth/countries.geojson")).unwrap();
+    let one = std::fs::read(data_str("naturalearth/countries.geojson")).unwrap();
     let mut twice = one.clone();
     twice.extend_from_slice(&one);
     std::fs::write(s.path("twice.geojson"), &twice).unwrap();
@@ -391,7 +392,7 @@ fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
             "junit",
             "validate",
             "world",
-            &data("naturalearth/countries.gpkg"),
+            &data_str("naturalearth/countries.gpkg"),
         ],
     );
     assert_eq!(out.status.code(), Some(1));
@@ -408,7 +409,11 @@ fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
     let cases = xml.matches("<testcase ").count();
     let (_, r) = s.json(
         "2026-06-01",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     let results: usize = r["contracts"]
         .rows()
@@ -442,7 +447,7 @@ fn junit_drops_control_characters_of_a_contract_value() {
             "junit",
             "validate",
             "world",
-            &data("naturalearth/countries.gpkg"),
+            &data_str("naturalearth/countries.gpkg"),
         ],
     );
     assert_eq!(out.status.code(), Some(1));
@@ -462,7 +467,10 @@ fn recorded_releases_are_counted_by_advisory() {
     // Two releases in the window: countries (177 features) and cities (243 features); the
     // advisory min_feature_count = 200 of 2.0.0 would fail the first only.
     for f in ["naturalearth/countries.gpkg", "naturalearth/cities.gpkg"] {
-        let out = s.run("2026-06-01", &["validate", "world", &data(f), "--record"]);
+        let out = s.run(
+            "2026-06-01",
+            &["validate", "world", &data_str(f), "--record"],
+        );
         assert_eq!(out.status.code(), Some(1));
     }
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
@@ -502,13 +510,13 @@ fn a_drafted_contract_accepts_the_release_it_was_drafted_from() {
         "edge/test_gpkg_nulls.gpkg",
         "made/null_geom.parquet",
     ] {
-        let out = s.run("2026-03-01", &["new", "world", "--from", &data(f)]);
+        let out = s.run("2026-03-01", &["new", "world", "--from", &data_str(f)]);
         common::assert_exit(&out, 0, "");
         let draft = String::from_utf8(out.stdout).unwrap();
         assert!(draft.contains("advisory"), "{draft}");
         std::fs::write(s.path("contracts/world/1.0.0.toml"), &draft).unwrap();
         s.commit();
-        let (code, r) = s.json("2026-03-01", &["validate", "world", &data(f)]);
+        let (code, r) = s.json("2026-03-01", &["validate", "world", &data_str(f)]);
         assert_eq!(code, Some(0), "{f}: {draft}\n{r}");
         assert!(
             r["contracts"][0]["results"]
@@ -530,7 +538,7 @@ fn the_example_store_release_passes_in_its_window() {
         .args([
             "validate",
             "countries",
-            &data("naturalearth/countries.gpkg"),
+            &data_str("naturalearth/countries.gpkg"),
         ])
         .output()
         .unwrap();
@@ -556,12 +564,12 @@ fn a_recorded_release_names_its_files_without_the_producers_machine() {
     // One file inside the store's folder, given as an absolute path; one outside it.
     std::fs::create_dir_all(s.path("drops")).unwrap();
     std::fs::copy(
-        data("naturalearth/cities.gpkg"),
+        data_str("naturalearth/cities.gpkg"),
         s.path("drops/cities.gpkg"),
     )
     .unwrap();
     let inside = s.path("drops/cities.gpkg");
-    let outside = data("naturalearth/countries.gpkg");
+    let outside = data_str("naturalearth/countries.gpkg");
     for f in [inside.to_str().unwrap(), outside.as_str()] {
         let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
         common::assert_exit(&out, 1, "");

@@ -4,6 +4,7 @@
 //! are classified, and credentials never reach the terminal.
 
 use crate::common;
+use crate::common::data;
 use crate::common::remote_support;
 use crate::common::Rows;
 
@@ -14,12 +15,6 @@ use std::path::{Path, PathBuf};
 use common::{Run, TestEnv};
 use remote_support::{tree, Moto, BUCKET};
 use serde_json::Value;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 fn run(env: &TestEnv, moto: Option<&Moto>, args: &[&str]) -> Run {
     let mut c = env.command(env.home());

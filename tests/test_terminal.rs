@@ -2,20 +2,13 @@
 //! key by key, one validate row per failing key, colour on request, `status --all`.
 
 use crate::common;
+use crate::common::data_str;
 use crate::common::world;
 use crate::common::Rows;
 
 use std::path::Path;
 
 use world::World;
-
-fn data(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 fn widest(text: &str) -> usize {
     text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
@@ -78,7 +71,7 @@ fn into_a_pipe_nothing_is_cut_whatever_columns_says() {
         "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\n\
          required_attributes = { name = \"string\", nickname_in_the_local_language = \"string\" }\n",
     );
-    let gpkg = data("naturalearth/countries.gpkg");
+    let gpkg = data_str("naturalearth/countries.gpkg");
     let old = format!("{LONG}@1.0.0");
     let new = format!("{LONG}@2.0.0");
     let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
@@ -234,7 +227,11 @@ fn validate_gives_one_row_per_failing_key() {
     );
     let run = w.run(
         "2026-11-29",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     run.assert_code(1);
     let out = run.stdout();

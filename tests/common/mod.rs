@@ -100,14 +100,31 @@ impl TestEnv {
     }
 }
 
-pub fn fixture(path: &str) -> PathBuf {
+/// `rel` in the folder `tests/<dir>` of this repository.
+fn under_tests(dir: &str, rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
+        .join("tests")
+        .join(dir)
+        .join(rel)
+}
+
+pub fn fixture(path: &str) -> PathBuf {
+    under_tests("fixtures", path)
 }
 
 pub fn fixture_str(path: &str) -> String {
     fixture(path).to_string_lossy().into_owned()
+}
+
+/// A release file of `tests/data` (GeoPackage, Parquet, shapefiles, partitions...): one
+/// definition for the ten test files that profile or validate them.
+pub fn data(rel: &str) -> PathBuf {
+    under_tests("data", rel)
+}
+
+/// [`data`] as text, for an argument.
+pub fn data_str(rel: &str) -> String {
+    data(rel).display().to_string()
 }
 
 /// Run plain git in `dir` as `author` (name, email), with `home` as HOME and no system config:
