@@ -5,8 +5,6 @@
 use crate::common;
 use crate::common::world;
 
-use std::path::Path;
-
 use world::World;
 
 /// YAML → JSON with PyYAML, the way another tool would read the export.
@@ -30,11 +28,7 @@ fn parse_yaml(text: &str) -> serde_json::Value {
 }
 
 fn odcs_validator() -> jsonschema::Validator {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/odcs/odcs-json-schema-v3.1.0.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).expect("the ODCS schema compiles")
+    common::schema_validator("odcs/odcs-json-schema-v3.1.0.json")
 }
 
 fn export(w: &World, today: &str, target: &str) -> serde_json::Value {
@@ -82,13 +76,7 @@ min_feature_count = 100000
 #[test]
 fn every_clause_is_mapped_or_kept() {
     let w = World::new(25);
-    w.write(
-        "contracts.toml",
-        &format!(
-            "{}\n[kinds]\nmin_feature_count = {{ kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }}\n",
-            world::config(25)
-        ),
-    );
+    world::with_feature_count_kind(&w);
     w.write("contracts/roads/3.0.0.toml", ROADS_3);
     let doc = export(&w, "2026-11-29", "roads@3.0.0");
     assert_eq!(doc["apiVersion"], "v3.1.0");

@@ -37,3 +37,11 @@ fn string(row: &Value, key: &str) -> String {
         .unwrap_or_else(|| panic!("no string `{key}` in {row}"))
         .to_string()
 }
+
+/// A validator for the JSON Schema at `rel` in `tests/data` (a standard's own schema: SARIF,
+/// ODCS), which must compile.
+pub fn schema_validator(rel: &str) -> jsonschema::Validator {
+    let text = std::fs::read_to_string(crate::common::data(rel)).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("the schema {rel} compiles: {e}"))
+}

@@ -15,7 +15,7 @@ mod store;
 pub use store::{draft, Store, CLAUSES};
 
 mod json;
-pub use json::{string_pairs, string_triples, Rows};
+pub use json::{schema_validator, string_pairs, string_triples, Rows};
 
 mod process;
 pub use process::{assert_exit, python3_with_stdin, run_ok};

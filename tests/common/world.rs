@@ -323,6 +323,18 @@ pub fn registry(flood_contacts: &str, extra: [Option<&str>; 4]) -> String {
     out
 }
 
+/// The world's config with `[kinds]` declaring `min_feature_count` a narrowing lower bound on
+/// the feature count: the custom clause the CI-format and export tests check.
+pub fn with_feature_count_kind(w: &World) {
+    w.write(
+        "contracts.toml",
+        &format!(
+            "{}\n[kinds]\nmin_feature_count = {{ kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }}\n",
+            config(25)
+        ),
+    );
+}
+
 /// The world's registry with flood-model an automation, atlas's further lines `atlas`, and
 /// the usage thresholds of two reads on two days.
 pub fn with_thresholds(w: &World, atlas: &str) {
