@@ -80,24 +80,6 @@ fn announce_false_sends_only_the_countdown() {
     assert_eq!(milestones, ["before-60", "before-60"]);
 }
 
-fn waive_crs(w: &World, today: &str) {
-    w.run(
-        today,
-        &[
-            "waive",
-            "roads",
-            "crs",
-            "--line",
-            "1",
-            "--until",
-            "2026-12-20",
-            "--reason",
-            "The reprojection job is down; fixed next week",
-        ],
-    )
-    .assert_code(0);
-}
-
 #[test]
 fn a_waiver_is_told_once_to_the_consumers_that_use_its_clause() {
     let smtp = SmtpServer::start();
@@ -107,7 +89,7 @@ fn a_waiver_is_told_once_to_the_consumers_that_use_its_clause() {
         "consumers.toml",
         "\n[consumers.atlas.datasets.roads]\nuses = [\"bbox\"]\n",
     );
-    waive_crs(&w, "2026-11-29");
+    w.waive_crs("2026-11-29");
     w.run("2026-11-29", &["notify"]).assert_code(0);
     let waived = || -> Vec<world::Mail> {
         smtp.mails()
@@ -151,7 +133,7 @@ fn a_waiver_is_told_once_to_the_consumers_that_use_its_clause() {
 fn a_revoked_waiver_is_not_announced() {
     let smtp = SmtpServer::start();
     let w = World::new(smtp.port);
-    waive_crs(&w, "2026-11-29");
+    w.waive_crs("2026-11-29");
     w.run(
         "2026-11-29",
         &[

@@ -421,22 +421,8 @@ fn a_waiver_is_told_by_mail_and_by_webhook_once_to_the_consumers_that_use_its_cl
          \n[consumers.flood-model.datasets.roads]\nuses = [\"bbox\"]\n",
     );
     let id = format!("roads:1:crs:{TODAY}");
-    let reason = "The reprojection job is down; fixed next week";
-    w.run(
-        TODAY,
-        &[
-            "waive",
-            "roads",
-            "crs",
-            "--line",
-            "1",
-            "--until",
-            "2026-12-20",
-            "--reason",
-            reason,
-        ],
-    )
-    .assert_code(0);
+    let reason = world::CRS_WAIVER_REASON;
+    w.waive_crs(TODAY);
     let milestone = format!("waiver:{id}");
     let waiver_hooks = || -> Vec<serde_json::Value> {
         hook.requests()

@@ -70,21 +70,7 @@ fn payloads() -> Payloads {
             ],
         ),
     );
-    w.run(
-        TODAY,
-        &[
-            "waive",
-            "roads",
-            "crs",
-            "--line",
-            "1",
-            "--until",
-            "2026-12-20",
-            "--reason",
-            "The reprojection job is down; fixed next week",
-        ],
-    )
-    .assert_code(0);
+    w.waive_crs(TODAY);
     let url = |kind: &str| format!("http://127.0.0.1:{}/{kind}", hook.port);
     let (g, s, t) = (url("generic"), url("slack"), url("teams"));
     w.run_env(

@@ -16,6 +16,9 @@ use crate::common::Rows;
 
 pub const SUNSET: &str = "2027-01-15";
 
+/// Why [`World::waive_crs`] waives.
+pub const CRS_WAIVER_REASON: &str = "The reprojection job is down; fixed next week";
+
 /// The git identity the world's runs commit as.
 pub const NOTIFIER: (&str, &str) = ("Notifier", "notifier@example.org");
 
@@ -234,6 +237,26 @@ rationale = "Move to British National Grid — to match the other layers."
             return Vec::new();
         };
         notice_keys(&text)
+    }
+
+    /// Waive line 1's `crs` until 2026-12-20 for [`CRS_WAIVER_REASON`] on `today`, which must
+    /// succeed: the waiver the notify tests have told to consumers.
+    pub fn waive_crs(&self, today: &str) {
+        self.run(
+            today,
+            &[
+                "waive",
+                "roads",
+                "crs",
+                "--line",
+                "1",
+                "--until",
+                "2026-12-20",
+                "--reason",
+                CRS_WAIVER_REASON,
+            ],
+        )
+        .assert_code(0);
     }
 
     /// The ledger's `table` entries (`notice`, `waiver`, ...) delivered by `channel` (an entry
