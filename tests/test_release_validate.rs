@@ -359,27 +359,7 @@ fn a_geojson_file_with_a_second_text_is_exit_2_naming_its_offset() {
 
 /// Check that `xml` is well formed enough for a CI parser: every tag closes in order.
 fn balanced(xml: &str) -> bool {
-    let mut stack: Vec<String> = Vec::new();
-    let mut rest = xml;
-    while let Some(i) = rest.find('<') {
-        let Some(j) = rest[i..].find('>') else {
-            return false;
-        };
-        let tag = &rest[i + 1..i + j];
-        rest = &rest[i + j + 1..];
-        if tag.starts_with('?') || tag.ends_with('/') {
-            continue;
-        }
-        let name = tag.split_whitespace().next().unwrap_or("");
-        if let Some(closing) = name.strip_prefix('/') {
-            if stack.pop().as_deref() != Some(closing) {
-                return false;
-            }
-        } else {
-            stack.push(name.to_string());
-        }
-    }
-    stack.is_empty()
+    crate::common::look::tags_close_in_order(xml, false)
 }
 
 #[test]
