@@ -105,14 +105,9 @@ fn notices_are_tailored_to_what_each_consumer_declared() {
     insta::assert_snapshot!("unaffected_notice", atlas);
     insta::assert_snapshot!("affected_notice", flood);
     // Both notices were sent and recorded.
-    let mut ledger = w.ledger();
-    ledger.sort();
     assert_eq!(
-        ledger,
-        [
-            ("atlas".to_string(), "before-60".to_string()),
-            ("flood-model".to_string(), "before-60".to_string())
-        ]
+        world::sorted(w.ledger()),
+        world::pairs(&[("atlas", "before-60"), ("flood-model", "before-60")])
     );
 }
 

@@ -8,6 +8,7 @@
 //! well under a minute in a debug build. The seed is printed so a failure can be replayed
 //! with NOTIFY_CRASH_SEED.
 
+use crate::common;
 use crate::common::notify_support;
 use crate::common::world;
 use crate::common::Rng;
@@ -118,19 +119,16 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
                 eprintln!("--- run {runs} on {day}:\n{err}");
             }
             *codes.entry(code).or_default() += 1;
-            assert_eq!(
-                code,
+            common::assert_exit(
+                &out,
                 0,
-                "run {runs} on {day} after {kills} kill(s), seed {seed}: {}",
-                String::from_utf8_lossy(&out.stderr)
+                &format!("run {runs} on {day} after {kills} kill(s), seed {seed}: "),
             );
             // A run after a kill repairs the checkout the kill left behind HEAD, as every
             // writer does: nothing staged, nothing modified (issue 25, item 1).
-            assert_eq!(
-                w.git(&["status", "--porcelain", "--untracked-files=no"]),
-                "",
+            w.assert_checkout_clean(&format!(
                 "run {runs} on {day} after {kills} kill(s) left the checkout dirty, seed {seed}"
-            );
+            ));
             span = span.max(t.elapsed());
             if killed_today >= KILLS_PER_DAY {
                 break;

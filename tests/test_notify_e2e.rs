@@ -5,24 +5,10 @@ use crate::common;
 use crate::common::world;
 use crate::common::Rows;
 
-use world::{closed_port, days_left, SmtpServer, World, SUNSET};
+use world::{closed_port, days_left, pairs, sorted, SmtpServer, World, SUNSET};
 
 const FLOOD: [&str; 2] = ["hydro-oncall@example.org", "lead@example.org"];
 const ATLAS: &str = "atlas@example.org";
-
-fn sorted(mut v: Vec<(String, String)>) -> Vec<(String, String)> {
-    v.sort();
-    v
-}
-
-fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-    sorted(
-        items
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-    )
-}
 
 #[test]
 fn notices_name_dataset_versions_sunset_days_left_and_rationale() {

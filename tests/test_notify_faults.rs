@@ -417,14 +417,9 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
         ]
     );
     run.assert_stderr_has("recorded roads line 1 before-60 to atlas: run dead-host.7.7");
-    let mut ledger = w.ledger();
-    ledger.sort();
     assert_eq!(
-        ledger,
-        [
-            ("atlas".to_string(), "before-60".to_string()),
-            ("flood-model".to_string(), "before-60".to_string())
-        ]
+        world::sorted(w.ledger()),
+        world::pairs(&[("atlas", "before-60"), ("flood-model", "before-60")])
     );
     // Both journals are done with: the dead run's is wholly recorded, this run's confirmed.
     assert_eq!(std::fs::read_dir(&journal).unwrap().count(), 0);

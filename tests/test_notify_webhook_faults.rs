@@ -184,11 +184,9 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
                 0,
                 &format!("a run on {day} after {kills} kill(s), seed {seed}: "),
             );
-            assert_eq!(
-                w.git(&["status", "--porcelain", "--untracked-files=no"]),
-                "",
+            w.assert_checkout_clean(&format!(
                 "a run on {day} after {kills} kill(s) left the checkout dirty, seed {seed}"
-            );
+            ));
             span = span.max(t.elapsed());
             if killed_today >= KILLS_PER_DAY {
                 break;

@@ -239,6 +239,17 @@ rationale = "Move to British National Grid — to match the other layers."
         notice_keys(&text)
     }
 
+    /// Assert that no tracked file is staged or modified, failing with `message`: what every
+    /// run after a killed one must leave (it repairs what the kill left behind HEAD).
+    #[track_caller]
+    pub fn assert_checkout_clean(&self, message: &str) {
+        assert_eq!(
+            self.git(&["status", "--porcelain", "--untracked-files=no"]),
+            "",
+            "{message}"
+        );
+    }
+
     /// Waive line 1's `crs` until 2026-12-20 for [`CRS_WAIVER_REASON`] on `today`, which must
     /// succeed: the waiver the notify tests have told to consumers.
     pub fn waive_crs(&self, today: &str) {
@@ -279,6 +290,22 @@ rationale = "Move to British National Grid — to match the other layers."
             })
             .collect()
     }
+}
+
+/// `v` sorted: a ledger or a list of statuses compared without its order.
+pub fn sorted(mut v: Vec<(String, String)>) -> Vec<(String, String)> {
+    v.sort();
+    v
+}
+
+/// `items` as owned pairs, sorted: the expected side of a [`sorted`] comparison.
+pub fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    sorted(
+        items
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    )
 }
 
 /// The findings of a `--format json check` run about the ledgers (`notifications/`): the
