@@ -17,15 +17,10 @@ fn root() -> &'static Path {
 }
 
 fn dask_script(args: &[&str]) -> std::process::Output {
-    let check = Command::new("python3")
-        .args(["-c", "import dask, distributed"])
-        .output();
-    match check {
-        Ok(o) if o.status.success() => {}
-        _ => panic!(
-            "dask is missing: this test runs the example on a LocalCluster; install it with `pip install dask distributed` (pinned in .ci/run)"
-        ),
-    }
+    common::require_python(
+        "import dask, distributed",
+        "dask is missing: this test runs the example on a LocalCluster; install it with `pip install dask distributed` (pinned in .ci/run)",
+    );
     let env = TestEnv::new();
     Command::new("python3")
         .arg(root().join("examples/dask/profile_release.py"))

@@ -18,7 +18,7 @@ mod json;
 pub use json::{schema_validator, string_pairs, string_triples, Rows};
 
 mod process;
-pub use process::{assert_exit, python3_with_stdin, run_ok};
+pub use process::{assert_exit, python3_with_stdin, require_python, run_ok};
 
 pub mod look;
 pub mod notify_support;
@@ -120,6 +120,21 @@ pub fn fixture_str(path: &str) -> String {
 /// definition for the ten test files that profile or validate them.
 pub fn data(rel: &str) -> PathBuf {
     under_tests("data", rel)
+}
+
+/// Every file below `dir`, at any depth, in the order the directories list them: one walk
+/// for the tests that compare a tree with a list.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// [`data`] as text, for an argument.

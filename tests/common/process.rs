@@ -31,6 +31,16 @@ pub fn assert_exit(out: &Output, code: i32, context: &str) {
     );
 }
 
+/// Fail the test with `missing` unless python3 can `import` the modules `imports` names: the
+/// loud stop of the tests that need a Python package (moto, dask), never a skip.
+pub fn require_python(imports: &str, missing: &str) {
+    let check = Command::new("python3").args(["-c", imports]).output();
+    match check {
+        Ok(o) if o.status.success() => {}
+        _ => panic!("{missing}"),
+    }
+}
+
 /// Run `python3 args…` with `input` on its stdin and its output captured: the tests that check
 /// what the binary wrote with a reference library in Python (PyYAML, standardwebhooks,
 /// slack-sdk). The error is the spawn's, for the caller to word.

@@ -68,15 +68,10 @@ impl Moto {
     /// [`Moto::start`] with moto's own settings in its environment (its request recorder:
     /// `MOTO_ENABLE_RECORDING`, `MOTO_RECORDER_FILEPATH`).
     pub fn start_with(env: &[(&str, &str)]) -> Moto {
-        let check = Command::new("python3")
-            .args(["-c", "import moto.server, flask, flask_cors"])
-            .output();
-        match check {
-            Ok(o) if o.status.success() => {}
-            _ => panic!(
-                "moto is missing: the object-storage tests need a real S3-compatible server; install it with `pip install 'moto[server]'` (see .ci/run)"
-            ),
-        }
+        crate::common::require_python(
+            "import moto.server, flask, flask_cors",
+            "moto is missing: the object-storage tests need a real S3-compatible server; install it with `pip install 'moto[server]'` (see .ci/run)",
+        );
         let port = free_port();
         let child = Command::new("python3")
             .args([
