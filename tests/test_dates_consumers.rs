@@ -57,13 +57,7 @@ fn a_read_of_a_version_the_store_lacks_is_unknown_version_not_a_migration() {
     // flood-model (known on line 1) and atlas are still on line 1.
     assert_eq!(json["lines"][0]["still_on"], 2);
     assert_eq!(json["lines"][0]["unknown_version"], 1);
-    assert!(
-        run.stderr().contains(
-            "consumer `flood-model` read version 7.0.0, which roads does not have; its last read of a known version is 1.1.0 (line 1)"
-        ),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("consumer `flood-model` read version 7.0.0, which roads does not have; its last read of a known version is 1.1.0 (line 1)");
     // notify still writes to it about line 1 (47 days before 2027-01-15: the 60-day notice).
     let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
     run.assert_code(0);

@@ -205,16 +205,7 @@ fn a_linked_history_file_is_not_followed_by_sunset_or_validate() {
     s.git(&["add", "-A", "history"]);
     s.git(&["commit", "-qm", "links"]);
     let (before, head) = (snapshot(&s.dir), s.head());
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2027-06-01",
-        "--rationale",
-        "r",
-        "--force",
-    ]);
+    let run = s.sunset_roads("1", "2027-06-01", "r", &["--force"]);
     assert_refused_through_link(
         &s,
         outside.path(),
@@ -1023,16 +1014,7 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
     // The next run succeeds, and repairs whatever the last kill left.
     let after = s.propose_version("after-crash", "1.0.0", None);
     assert_eq!(after.code, 0, "{}", after.stderr);
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2028-06-01",
-        "--rationale",
-        "after",
-        "--force",
-    ]);
+    let run = s.sunset_roads("1", "2028-06-01", "after", &["--force"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     s.assert_clean();
     s.assert_sound();

@@ -198,13 +198,9 @@ fn a_map_clause_is_shown_key_by_key_in_diff_and_its_refusal() {
         "{row}"
     );
     assert!(!row.contains('{'), "no JSON map in the table: {row}");
-    assert!(
-        run.stderr.contains(
-            "required_attributes (fixed, changed): `CNTY_` removed (was float64); \
-             `CNTY_ID` float64 → int64"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has(
+        "required_attributes (fixed, changed): `CNTY_` removed (was float64); \
+             `CNTY_ID` float64 → int64",
     );
     // JSON keeps both whole maps.
     let json = env.run_in(dir, &["--format", "json", "diff", &old, &new]);
