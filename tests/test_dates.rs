@@ -5,7 +5,7 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use common::{Run, Store, TestEnv, CLAUSES};
+use common::{roads, Run, Store, TestEnv, CLAUSES};
 
 fn draft(
     version: &str,
@@ -13,7 +13,7 @@ fn draft(
     valid_from: &str,
     sunset: Option<&str>,
 ) -> String {
-    draft_with(version, supersedes, valid_from, sunset, &crs_of(version))
+    roads(version, supersedes, valid_from, sunset, &crs_of(version))
 }
 
 /// Each major changes the CRS (a breaking change), so every line is a real major.
@@ -27,44 +27,16 @@ fn crs_of(version: &str) -> String {
     CLAUSES.replace("EPSG:4326", crs)
 }
 
-fn draft_with(
-    version: &str,
-    supersedes: Option<&str>,
-    valid_from: &str,
-    sunset: Option<&str>,
-    clauses: &str,
-) -> String {
-    common::draft(
-        "roads",
-        version,
-        supersedes,
-        valid_from,
-        sunset,
-        &[],
-        clauses,
-    )
-}
-
 impl Store {
     fn sunset(&self, line: &str, on: &str, extra: &[&str]) -> Run {
-        let mut args = vec![
-            "sunset",
-            "roads",
-            line,
-            "--on",
-            on,
-            "--rationale",
-            "Two teams need more time.",
-        ];
-        args.extend_from_slice(extra);
-        self.run(&args)
+        self.sunset_roads(line, on, "Two teams need more time.", extra)
     }
 
     /// roads 1.0.0, 1.1.0, and 2.0.0 live from 2027-01-01 closing line 1 on 2027-07-01.
     fn with_two_lines(&self) {
         self.propose_ok(&draft("1.0.0", None, "2026-01-01", None), "Because.");
         self.propose_ok(
-            &draft_with(
+            &roads(
                 "1.1.0",
                 Some("1.0.0"),
                 "2026-03-01",
@@ -317,14 +289,14 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
     // [-10, 40, 10, 60] with minx and maxx swapped: crosses, 360 - (10 - -10) = 340° wide.
     let swapped = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[10.0, 40.0, -10.0, 60.0]");
     let run = s.propose(
-        &draft_with("1.0.0", None, "2026-01-01", None, &swapped),
+        &roads("1.0.0", None, "2026-01-01", None, &swapped),
         "Because.",
     );
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     run.assert_stderr_has("1.0.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide");
     run.assert_stderr_has("wide_antimeridian = [\"envelope\"]");
     // Meant: listed, it is accepted, and still named with its width.
-    let meant = draft_with("1.0.0", None, "2026-01-01", None, &swapped).replace(
+    let meant = roads("1.0.0", None, "2026-01-01", None, &swapped).replace(
         "\n[clauses]",
         "wide_antimeridian = [\"envelope\"]\n\n[clauses]",
     );
@@ -333,7 +305,7 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
     run.assert_stderr_has("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide");
     // A narrow crossing (Fiji-like, 170 .. -170: 20° wide) is accepted and said.
     let fiji = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[170.0, 40.0, -170.0, 60.0]");
-    let next = draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &fiji);
+    let next = roads("1.1.0", Some("1.0.0"), "2026-02-01", None, &fiji);
     let path = s.write("fiji.toml", &next);
     let run = s.run(&["diff", "roads@1.0.0", &path]);
     run.assert_stderr_has("note: roads@1.1.0: `envelope` crosses the antimeridian (minx 170 > maxx -170) and is 20.0° wide");
@@ -363,7 +335,7 @@ fn check_flags_a_committed_wide_crossing_that_is_not_meant() {
     let swapped = crs_of("1").replace("[-10.0, 40.0, 10.0, 60.0]", "[10.0, 40.0, -10.0, 60.0]");
     std::fs::write(
         s.dir.join("contracts/roads/1.1.0.toml"),
-        draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &swapped),
+        roads("1.1.0", Some("1.0.0"), "2026-02-01", None, &swapped),
     )
     .unwrap();
     s.git(&["add", "-A"]);
@@ -519,7 +491,7 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     std::fs::write(s.dir.join("contracts.toml"), config).unwrap();
     let old = s.write(
         "old.toml",
-        &draft_with(
+        &roads(
             "1.0.0",
             None,
             "2026-01-01",
@@ -529,7 +501,7 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     );
     let new = s.write(
         "new.toml",
-        &draft_with(
+        &roads(
             "1.1.0",
             Some("1.0.0"),
             "2026-02-01",
