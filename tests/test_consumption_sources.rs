@@ -39,11 +39,7 @@ fn row(
 /// A store whose only consumption source is `table` (the world's own logs are not read).
 fn world_with(table: &str) -> World {
     let w = World::new(25);
-    let config = world::config(25).replace(
-        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
-        "",
-    );
-    w.write("contracts.toml", &format!("{config}\n{table}"));
+    w.read_only_sources(table);
     w
 }
 

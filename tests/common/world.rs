@@ -239,6 +239,16 @@ rationale = "Move to British National Grid — to match the other layers."
         notice_keys(&text)
     }
 
+    /// Read the consumption only through `sources` (`[[consumption.source]]` tables) from now
+    /// on: the world's own glob of logs is taken out of its current config.
+    pub fn read_only_sources(&self, sources: &str) {
+        let config = self.read("contracts.toml").unwrap().replace(
+            "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+            "",
+        );
+        self.write("contracts.toml", &format!("{config}\n{sources}"));
+    }
+
     /// Assert that no tracked file is staged or modified, failing with `message`: what every
     /// run after a killed one must leave (it repairs what the kill left behind HEAD).
     #[track_caller]
