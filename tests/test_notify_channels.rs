@@ -37,6 +37,17 @@ fn notify_config(w: &World, extra: &str) {
     );
 }
 
+/// A private CA, a TLS receiver it signed at the secret path, a relay, and a world whose
+/// atlas has that webhook: where the `ca_file` tests start.
+fn tls_hook_world() -> (Pki, Receiver, SmtpServer, World) {
+    let pki = Pki::new();
+    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    with_hook(&w);
+    (pki, hook, smtp, w)
+}
+
 fn no_url_in(run: &world::Run) {
     for text in [run.stdout(), run.stderr()] {
         assert!(!text.contains(TOKEN), "the webhook URL leaked: {text}");
@@ -45,11 +56,7 @@ fn no_url_in(run: &world::Run) {
 
 #[test]
 fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
-    let pki = Pki::new();
-    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
-    with_hook(&w);
+    let (pki, hook, _smtp, w) = tls_hook_world();
     let url = hook.url();
     let env = [("ATLAS_HOOK_URL", url.as_str())];
     const CHANNEL: &str = "webhook:atlas-slack";
@@ -84,11 +91,7 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
 
 #[test]
 fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
-    let pki = Pki::new();
-    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
-    with_hook(&w);
+    let (_pki, hook, smtp, w) = tls_hook_world();
     let url = hook.url();
     let env = [("ATLAS_HOOK_URL", url.as_str())];
 
