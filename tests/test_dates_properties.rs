@@ -45,7 +45,9 @@ fn cmd() -> impl Strategy<Value = Cmd> {
     ]
 }
 
-fn contract(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> Contract {
+/// The text of roads `major`.0.0 (superseding the major before it), with no clauses: what the
+/// model parses and the binary is proposed alike.
+fn contract_text(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> String {
     let mut text = format!("dataset = \"roads\"\nversion = \"{major}.0.0\"\n");
     if major > 1 {
         text += &format!("supersedes = \"{}.0.0\"\n", major - 1);
@@ -55,6 +57,11 @@ fn contract(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> Con
         text += &format!("sunset = {s}\n");
     }
     text += "[clauses]\n";
+    text
+}
+
+fn contract(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> Contract {
+    let text = contract_text(major, valid_from, sunset);
     parse_contract(
         "draft.toml",
         &text,
@@ -203,15 +210,7 @@ fn run_case(cmds: &[Cmd]) -> Result<(), TestCaseError> {
                     Some((m, v)) => (m + 1, v + Days::new(after.into())),
                 };
                 let sunset = newest.map(|_| valid_from + Days::new(window.into()));
-                let mut text = format!("dataset = \"roads\"\nversion = \"{major}.0.0\"\n");
-                if major > 1 {
-                    text += &format!("supersedes = \"{}.0.0\"\n", major - 1);
-                }
-                text += &format!("valid_from = {valid_from}\n");
-                if let Some(d) = sunset {
-                    text += &format!("sunset = {d}\n");
-                }
-                text += "[clauses]\n";
+                let text = contract_text(major, valid_from, sunset);
                 let path = s.env.home().join("draft.toml");
                 std::fs::write(&path, text).unwrap();
                 let run = s.run(&["propose", path.to_str().unwrap(), "--rationale", "r"]);
