@@ -116,20 +116,11 @@ fn every_fixture_pair_derives_the_verdict_the_spec_demands() {
         let kinds = kind_table(&fixture);
         for (i, case) in fixture.case.iter().enumerate() {
             let what = format!("{clause} case {} ({})", i + 1, case.direction);
-            let old_text = contract_text(
-                "1.0.0",
-                &fixture.base,
-                &clause,
-                case.old.as_ref(),
-                case.old_advisory,
-            );
-            let new_text = contract_text(
-                "2.0.0",
-                &fixture.base,
-                &clause,
-                case.new.as_ref(),
-                case.new_advisory,
-            );
+            let text = |version, value, advisory| {
+                contract_text(version, &fixture.base, &clause, value, advisory)
+            };
+            let old_text = text("1.0.0", case.old.as_ref(), case.old_advisory);
+            let new_text = text("2.0.0", case.new.as_ref(), case.new_advisory);
             let old = parse("old.toml", &old_text, &kinds);
             let new = parse("new.toml", &new_text, &kinds);
             let set = derive_changes(&old, &new);
