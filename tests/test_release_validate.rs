@@ -105,6 +105,18 @@ impl Store {
             .unwrap()
     }
 
+    /// `--format json validate world` of the countries release on `today`.
+    fn validate_countries(&self, today: &str) -> (Option<i32>, Value) {
+        self.json(
+            today,
+            &[
+                "validate",
+                "world",
+                &data_str("naturalearth/countries.gpkg"),
+            ],
+        )
+    }
+
     fn json(&self, today: &str, args: &[&str]) -> (Option<i32>, Value) {
         let mut a = vec!["--format", "json"];
         a.extend(args);
@@ -113,6 +125,15 @@ impl Store {
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
         (out.status.code(), v)
     }
+}
+
+/// A store whose only contract is world 1.0.0 ([`V1`]) with `envelope` in place of the globe.
+fn world_with_envelope(envelope: &str) -> Store {
+    let v = V1.replace(
+        "envelope = [-180.0, -90.0, 180.0, 90.0]",
+        &format!("envelope = {envelope}"),
+    );
+    Store::new(&[("1.0.0", &v)])
 }
 
 /// The status of `clause` under the contract at index `c`.
@@ -128,9 +149,8 @@ fn status<'a>(report: &'a Value, c: usize, clause: &str) -> &'a str {
 #[test]
 fn a_release_that_meets_its_only_live_contract_passes() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data_str("naturalearth/countries.gpkg");
     // 2026-03-01: only line 1 is live.
-    let (code, r) = s.json("2026-03-01", &["validate", "world", &countries]);
+    let (code, r) = s.validate_countries("2026-03-01");
     assert_eq!(code, Some(0), "{r}");
     assert_eq!(r["contracts"].as_array().unwrap().len(), 1);
     for clause in [
@@ -155,8 +175,7 @@ fn a_release_that_meets_its_only_live_contract_passes() {
 #[test]
 fn in_a_window_the_release_must_satisfy_both_contracts() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data_str("naturalearth/countries.gpkg");
-    let (code, r) = s.json("2026-06-01", &["validate", "world", &countries]);
+    let (code, r) = s.validate_countries("2026-06-01");
     assert_eq!(code, Some(1), "{r}");
     assert_eq!(r["contracts"][0]["version"], "1.0.0");
     assert_eq!(r["contracts"][0]["passed"], true);
@@ -176,7 +195,7 @@ fn in_a_window_the_release_must_satisfy_both_contracts() {
     // A clause this build has no kind for.
     assert_eq!(status(&r, 1, "clause_from_the_future"), "not-evaluated");
     // After the sunset only line 2 is live.
-    let (code, r) = s.json("2026-10-01", &["validate", "world", &countries]);
+    let (code, r) = s.validate_countries("2026-10-01");
     assert_eq!(code, Some(1));
     assert_eq!(r["contracts"].as_array().unwrap().len(), 1);
     assert_eq!(r["contracts"][0]["version"], "2.0.0");
@@ -184,15 +203,9 @@ fn in_a_window_the_release_must_satisfy_both_contracts() {
 
 #[test]
 fn failures_carry_the_measured_value_and_the_limit() {
-    let v = V1.replace(
-        "envelope = [-180.0, -90.0, 180.0, 90.0]",
-        "envelope = [-10.0, 30.0, 40.0, 72.0]",
-    );
-    let s = Store::new(&[("1.0.0", &v)]);
-    let (code, r) = s.json(
-        "2026-03-01",
-        &["validate", "world", &data_str("naturalearth/cities.fgb")],
-    );
+    let s = world_with_envelope("[-10.0, 30.0, 40.0, 72.0]");
+    let cities = data_str("naturalearth/cities.fgb");
+    let (code, r) = s.json("2026-03-01", &["validate", "world", &cities]);
     assert_eq!(code, Some(1));
     let env = r["contracts"][0]["results"]
         .rows()
@@ -214,10 +227,7 @@ fn failures_carry_the_measured_value_and_the_limit() {
     assert_eq!(status(&r, 0, "permitted_geometry"), "fail");
     assert_eq!(status(&r, 0, "required_attributes"), "fail");
     // Text output shows FAIL and the reason.
-    let out = s.run(
-        "2026-03-01",
-        &["validate", "world", &data_str("naturalearth/cities.fgb")],
-    );
+    let out = s.run("2026-03-01", &["validate", "world", &cities]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("FAIL"), "{text}");
     assert!(text.contains("`gdp_md_est` is missing"), "{text}");
@@ -226,19 +236,8 @@ fn failures_carry_the_measured_value_and_the_limit() {
 #[test]
 fn an_antimeridian_envelope_contains_a_release_on_either_side() {
     // Fiji-like box from 170E across the antimeridian to 170W.
-    let v = V1.replace(
-        "envelope = [-180.0, -90.0, 180.0, 90.0]",
-        "envelope = [170.0, -90.0, -170.0, 90.0]",
-    );
-    let s = Store::new(&[("1.0.0", &v)]);
-    let (_, r) = s.json(
-        "2026-03-01",
-        &[
-            "validate",
-            "world",
-            &data_str("naturalearth/countries.gpkg"),
-        ],
-    );
+    let s = world_with_envelope("[170.0, -90.0, -170.0, 90.0]");
+    let (_, r) = s.validate_countries("2026-03-01");
     // The release spans the whole globe, more than the box: fail.
     assert_eq!(status(&r, 0, "envelope"), "fail");
     // Points east of 170E lie in the crossing box's eastern piece. (A profile's envelope is
@@ -365,18 +364,7 @@ fn balanced(xml: &str) -> bool {
 #[test]
 fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let out = s.run(
-        "2026-06-01",
-        &[
-            "--format",
-            "junit",
-            "validate",
-            "world",
-            &data_str("naturalearth/countries.gpkg"),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let xml = String::from_utf8(out.stdout).unwrap();
+    let xml = failing_junit_of_countries(&s, "2026-06-01");
     assert!(xml.starts_with("<?xml"));
     assert!(balanced(&xml), "{xml}");
     assert_eq!(xml.matches("<testsuite ").count(), 2);
@@ -402,12 +390,15 @@ fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
     assert_eq!(cases, results);
 }
 
-/// Whether `text` holds a character XML 1.0 forbids (a C0 control other than tab, newline
-/// and carriage return) or HTML forbids (DEL and the C1 controls).
-fn has_forbidden_control(text: &str) -> bool {
-    text.chars().any(|c| {
-        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || ('\u{7f}'..='\u{9f}').contains(&c)
-    })
+/// The JUnit report of validating the countries release on `today`, which must fail (exit 1).
+fn failing_junit_of_countries(s: &Store, today: &str) -> String {
+    let countries = data_str("naturalearth/countries.gpkg");
+    let out = s.run(
+        today,
+        &["--format", "junit", "validate", "world", &countries],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
@@ -420,24 +411,13 @@ fn junit_drops_control_characters_of_a_contract_value() {
     );
     assert!(v1.contains("\\u0001"), "the contract holds the escape");
     let s = Store::new(&[("1.0.0", &v1)]);
-    let out = s.run(
-        "2026-03-01",
-        &[
-            "--format",
-            "junit",
-            "validate",
-            "world",
-            &data_str("naturalearth/countries.gpkg"),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let xml = String::from_utf8(out.stdout).unwrap();
+    let xml = failing_junit_of_countries(&s, "2026-03-01");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
     assert!(
         xml.contains("po p [31m"),
         "the rest of the name is kept: {xml}"
     );
-    assert!(!has_forbidden_control(&xml), "{xml:?}");
+    assert!(!crate::common::look::has_forbidden_control(&xml), "{xml:?}");
     assert!(balanced(&xml), "{xml}");
 }
 
