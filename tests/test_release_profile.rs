@@ -631,7 +631,16 @@ fn flatgeobuf_padding_after_the_last_property_and_every_column_type() {
 
 /// Run `profile` on a file; its exit code, JSON (when 0) and stderr.
 fn profile_with_stderr(file: &Path) -> (Option<i32>, Value, String) {
-    let out = run(&["profile", "--format", "json", file.to_str().unwrap()]);
+    code_json_stderr(&run(&[
+        "profile",
+        "--format",
+        "json",
+        file.to_str().unwrap(),
+    ]))
+}
+
+/// A profile run's exit code, JSON (`null` unless stdout is JSON) and stderr.
+fn code_json_stderr(out: &Output) -> (Option<i32>, Value, String) {
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (
         out.status.code(),
@@ -773,13 +782,7 @@ fn profile_geojson(file: &Path, sequential: bool) -> (Option<i32>, Value, String
     if sequential {
         cmd.arg("--geojson-sequential");
     }
-    let out = cmd.output().expect("the binary runs");
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (
-        out.status.code(),
-        v,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    code_json_stderr(&cmd.output().expect("the binary runs"))
 }
 
 #[test]
