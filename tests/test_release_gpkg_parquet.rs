@@ -221,9 +221,7 @@ fn several_geometry_columns_primary_by_default_and_geometry_column_chooses() {
     assert_eq!(p["null_geometries"], 0);
     assert_eq!(p["envelope"], serde_json::json!([10.0, 20.0, 30.0, 40.0]));
     assert_eq!(p["crs"], Value::Null);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("spherical edges"), "{err}");
-    assert!(err.contains("`crs` is null"), "{err}");
+    common::assert_stderr_names(&out, &["spherical edges", "`crs` is null"]);
     let err = profile_fails(&["--geometry-column", "c", &f]);
     assert!(err.contains("no geometry column `c`"), "{err}");
     assert!(err.contains("a, b"), "{err}");

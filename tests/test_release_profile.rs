@@ -403,9 +403,7 @@ fn merging_different_crs_is_refused() {
         data("naturalearth/countries.shp").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("CRS differ"), "{err}");
-    assert!(err.contains("countries.shp"), "{err}");
+    common::assert_stderr_names(&out, &["CRS differ", "countries.shp"]);
 }
 
 #[test]

@@ -18,7 +18,7 @@ mod json;
 pub use json::{schema_validator, string_pairs, string_triples, Rows};
 
 mod process;
-pub use process::{assert_exit, python3_with_stdin, require_python, run_ok};
+pub use process::{assert_exit, assert_stderr_names, python3_with_stdin, require_python, run_ok};
 
 pub mod look;
 pub mod notify_support;

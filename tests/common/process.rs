@@ -41,6 +41,15 @@ pub fn require_python(imports: &str, missing: &str) {
     }
 }
 
+/// Assert that the stderr of `out` holds each of `needles`, showing it when one is missing.
+#[track_caller]
+pub fn assert_stderr_names(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in needles {
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
 /// Run `python3 args…` with `input` on its stdin and its output captured: the tests that check
 /// what the binary wrote with a reference library in Python (PyYAML, standardwebhooks,
 /// slack-sdk). The error is the spawn's, for the caller to word.
