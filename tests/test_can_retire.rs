@@ -28,10 +28,7 @@ fn a_line_whose_successor_has_not_opened_cannot_retire() {
         run.stdout(),
         "roads line 1 cannot retire: line 2 opens on 2026-11-01\n"
     );
-    let run = w.run(
-        "2026-10-15",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-10-15");
     run.assert_code(1);
     let j = run.json();
     assert_eq!(j["can_retire"], false);
@@ -117,10 +114,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
     world::with_thresholds(&w, "");
     // flood-model is an automation; atlas read line 1 once (2026-11-27): incidental. router's
     // one read of line 2 makes it incidental there, which does not matter to line 1.
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     run.assert_code(0);
     let j = run.json();
     assert_eq!(j["can_retire"], true);
@@ -198,13 +192,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
             r#"{"at":"2026-11-27T06:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.0.0"}"#, "\n",
         ),
     );
-    let j = w
-        .run(
-            "2026-11-29",
-            &["--format", "json", "can-retire", "roads", "1"],
-        )
-        .assert_code(0)
-        .json();
+    let j = w.can_retire_line_1_json("2026-11-29").assert_code(0).json();
     assert_eq!(
         world::counted(&j["ignored"])[1],
         row("atlas", "incidental", 3, 1)
@@ -214,10 +202,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
         "consumption/atlas2.jsonl",
         r#"{"at":"2026-11-28T05:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.1.0"}"#,
     );
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     run.assert_code(1);
     let j = run.json();
     assert_eq!(

@@ -52,6 +52,12 @@ impl Store {
     }
 }
 
+/// Assert that one of `findings` says `text`, showing them all when none does.
+#[track_caller]
+fn assert_finding(findings: &[serde_json::Value], text: &str) {
+    assert!(has_finding(findings, text), "{findings:#?}");
+}
+
 fn has_finding(findings: &[serde_json::Value], text: &str) -> bool {
     findings
         .iter()
@@ -120,13 +126,13 @@ fn check_fails_a_store_whose_new_major_disagrees_with_a_recorded_sunset() {
     s.git(&["add", "-A"]);
     s.git(&["commit", "-qm", "3.0.0 the old way"]);
     let f = s.findings();
-    assert!(
-        has_finding(&f, "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"),
-        "{f:#?}"
+    assert_finding(
+        &f,
+        "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01",
     );
-    assert!(
-        has_finding(&f, "the window of line 2 (from 2027-07-01, line 3 opens, to its sunset 2027-08-01) is 31 days"),
-        "{f:#?}"
+    assert_finding(
+        &f,
+        "the window of line 2 (from 2027-07-01, line 3 opens, to its sunset 2027-08-01) is 31 days",
     );
     // status, show and check agree on the one value.
     let status = s.json(&["--today", "2027-07-15", "status", "roads"]);
@@ -147,16 +153,10 @@ fn check_replays_a_hand_appended_move_against_the_sunset_rules() {
     std::fs::write(&path, history).unwrap();
     s.git(&["commit", "-qam", "hurry"]);
     let f = s.findings();
-    assert!(
-        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: 2027-02-01 is earlier than the committed sunset 2027-07-01"),
-        "{f:#?}"
-    );
+    assert_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: 2027-02-01 is earlier than the committed sunset 2027-07-01");
     // 2027-01-01 .. 2027-02-01 is 31 days.
-    assert!(
-        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: the window from 2027-01-01 (line 2 opens) to 2027-02-01 would be 31 days"),
-        "{f:#?}"
-    );
-    assert!(has_finding(&f, "the window of line 1"), "{f:#?}");
+    assert_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: the window from 2027-01-01 (line 2 opens) to 2027-02-01 would be 31 days");
+    assert_finding(&f, "the window of line 1");
 }
 
 #[test]
@@ -341,10 +341,7 @@ fn check_flags_a_committed_wide_crossing_that_is_not_meant() {
     s.git(&["add", "-A"]);
     s.git(&["commit", "-qm", "swapped"]);
     let f = s.findings();
-    assert!(
-        has_finding(&f, "1.1.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide"),
-        "{f:#?}"
-    );
+    assert_finding(&f, "1.1.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide");
 }
 
 /// Commit `text` at `rel` in the store by hand.

@@ -670,10 +670,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
     let w = World::new(world::closed_port());
     // On 2026-11-29 flood-model (1.1.0 on 11-28) and atlas (1.1.0 on 11-27) hold line 1;
     // router moved to 2.0.0 on 11-25; ghost is not registered.
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     run.assert_code(1);
     let j = run.json();
     assert_eq!(j["can_retire"], false);
@@ -718,10 +715,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
     );
     w.run("2027-02-28", &["can-retire", "roads", "1"])
         .assert_code(1);
-    let run = w.run(
-        "2027-03-05",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2027-03-05");
     run.assert_code(0);
     let j = run.json();
     assert_eq!(j["can_retire"], true);
@@ -760,10 +754,7 @@ fn a_reader_not_subscribed_to_the_dataset_does_not_hold_its_line() {
         "consumption/moved.jsonl",
         "{\"at\":\"2027-01-10T03:00:00Z\",\"consumer\":\"flood-model\",\"dataset\":\"roads\",\"contract\":\"2.0.0\"}\n",
     );
-    let run = w.run(
-        "2027-01-20",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2027-01-20");
     run.assert_code(0);
     let j = run.json();
     // flood-model held line 1 until 2027-01-09.

@@ -23,10 +23,7 @@ fn gzip(text: &str) -> Vec<u8> {
 
 /// (consumer, status, reads, days) of the holders `can-retire roads 1` names on 2026-11-29.
 fn holders(w: &World) -> Vec<(String, String, u64, u64)> {
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     world::counted(&run.json()["holders"])
 }
 

@@ -239,6 +239,11 @@ rationale = "Move to British National Grid — to match the other layers."
         notice_keys(&text)
     }
 
+    /// `--format json can-retire roads 1` on `today`: the question most retirement tests ask.
+    pub fn can_retire_line_1_json(&self, today: &str) -> Run {
+        self.run(today, &["--format", "json", "can-retire", "roads", "1"])
+    }
+
     /// Read the consumption only through `sources` (`[[consumption.source]]` tables) from now
     /// on: the world's own glob of logs is taken out of its current config.
     pub fn read_only_sources(&self, sources: &str) {
