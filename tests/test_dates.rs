@@ -55,13 +55,12 @@ impl Store {
 /// Assert that one of `findings` says `text`, showing them all when none does.
 #[track_caller]
 fn assert_finding(findings: &[serde_json::Value], text: &str) {
-    assert!(has_finding(findings, text), "{findings:#?}");
-}
-
-fn has_finding(findings: &[serde_json::Value], text: &str) -> bool {
-    findings
-        .iter()
-        .any(|f| f["message"].as_str().unwrap().contains(text))
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["message"].as_str().unwrap().contains(text)),
+        "{findings:#?}"
+    );
 }
 
 #[test]
