@@ -28,8 +28,7 @@ fn row(
 /// Run `consumers roads` on 2026-11-29 and assert the world's standings, sorted: what the
 /// world's logs give, whichever format holds the reads.
 fn assert_world_standings(w: &World) -> world::Run {
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let mut got = standings(&run);
     got.sort();
     assert_eq!(
@@ -59,8 +58,7 @@ fn still_on_migrated_silent_and_unknown() {
 #[test]
 fn replaying_a_later_day_counts_the_later_reads() {
     let w = World::new(25);
-    let run = w.run("2027-03-02", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2027-03-02");
     let got = standings(&run);
     assert!(
         got.contains(&row("atlas", "migrated", Some(2), Some("2.0.0"))),
@@ -77,8 +75,7 @@ fn lookback_makes_old_readers_silent() {
         &world::config(25).replace("lookback_days = 365", "lookback_days = 2"),
     );
     // Only flood-model (2026-11-28) read within the two days up to 2026-11-29.
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let silent: Vec<String> = standings(&run)
         .into_iter()
         .filter(|r| r.1 == "silent")
@@ -103,8 +100,7 @@ fn malformed_lines_are_reported_counted_and_skipped() {
         "consumption/platform.csv",
         "2026-11-28T03:00:00Z,router,roads\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(run.json()["scan"]["malformed"], 4);
     let err = run.stderr();
     for place in [

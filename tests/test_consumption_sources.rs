@@ -83,8 +83,7 @@ fields = { at = { name = "ts", unit = "ms" }, consumer = "client.id", contract =
         "consumption/platform/reads.jsonl",
         &(lines.join("\n") + "\n"),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -136,8 +135,7 @@ fields = { at = "time", consumer = ["user.name"], dataset = "layer", contract = 
             r#"{"user":{"name":"router"},"time":"2026-11-28T03:00:00Z","v":"1.1.0","layer":"roads"}"#, "\n",
         ),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -204,8 +202,7 @@ fields = { at = "when", consumer = "principal" }
     };
     std::fs::create_dir_all(w.root().join("consumption/export/v2")).unwrap();
     std::fs::write(w.root().join("consumption/export/v2/a.csv.gz"), gz).unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -276,8 +273,7 @@ fields = { at = "event_time", consumer = "principal", contract = "schema_version
     let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -324,8 +320,7 @@ fields = { consumer = "principal" }
             r#"{"at":"2026-11-28T04:00:00Z","principal":"arn:aws:sts::123456789012:assumed-role/other-team/s","contract":"1.1.0"}"#, "\n",
         ),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let got = standings(&run);
     assert!(
         got.contains(&row(
@@ -415,8 +410,7 @@ fn check_reports_identities_claimed_twice_and_files_matched_by_two_sources() {
         "consumption/reads.jsonl",
         "{\"at\":\"2026-11-28T03:00:00Z\",\"consumer\":\"role/nightly\",\"dataset\":\"roads\",\"contract\":\"1.1.0\"}\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     run.assert_stderr_has(
         "principal \"role/nightly\" matches the identities of several consumers (batch, batch-two)",
     );
@@ -603,8 +597,7 @@ same_read_seconds = 120
         second,
     )
     .unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let got = standings(&run);
     assert!(
         got.contains(&row(

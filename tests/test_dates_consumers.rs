@@ -39,8 +39,7 @@ fn a_read_of_a_version_the_store_lacks_is_unknown_version_not_a_migration() {
         "consumption/reads.jsonl",
         "{\"at\":\"2026-11-29T01:00:00Z\",\"consumer\":\"flood-model\",\"dataset\":\"roads\",\"contract\":\"7.0.0\"}\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let all = standings(&run);
     assert_eq!(
         of(&all, "flood-model"),
@@ -98,8 +97,7 @@ fn a_read_spelled_with_json_escapes_is_the_same_read() {
         "consumption/reads.jsonl",
         "{\"at\":\"2026-11-29T02:00:00Z\",\"consumer\":\"r\\u006futer\",\"dataset\":\"r\\u006fads\",\"contract\":\"1.1.0\"}\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let all = standings(&run);
     assert_eq!(of(&all, "router").1, "still-on");
     assert_eq!(of(&all, "router").3.as_deref(), Some("1.1.0"));
@@ -135,8 +133,7 @@ fn gzipped_logs_are_read_and_unreadable_files_are_reported_and_skipped() {
     // Named gzip, but plain text: a corrupt stream.
     std::fs::write(dir.join("broken.jsonl.gz"), "not gzip\n").unwrap();
     std::fs::write(dir.join("notes.txt"), "who reads what\n").unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let all = standings(&run);
     assert_eq!(of(&all, "archive").1, "still-on");
     assert_eq!(of(&all, "archive").3.as_deref(), Some("1.0.0"));
@@ -163,8 +160,7 @@ fn uncommitted_store_files_are_named_and_not_used() {
         "dataset = \"roads\"\nversion = \"3.0.0\"\n",
     )
     .unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let err = run.stderr();
     assert!(
         err.contains("warning: uncommitted changes to consumers.toml are not used; commit them"),

@@ -765,8 +765,7 @@ fn a_reader_not_subscribed_to_the_dataset_does_not_hold_its_line() {
 
     // consumers lists atlas as unsubscribed, and archive not at all (silent only for the
     // datasets it declared).
-    let run = w.run("2027-01-20", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2027-01-20");
     let listed = common::string_pairs(&run.json()["consumers"], "consumer", "status");
     assert_eq!(
         listed,
@@ -789,8 +788,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
     let w = World::new(world::closed_port());
     // Default: 30 days (lookback 365). On 2026-11-29 every reader read within 4 days; archive
     // never read roads.
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let j = run.json();
     assert_eq!(j["stale_after_days"], 30);
     let stale = |j: &serde_json::Value| -> Vec<(String, bool)> {
@@ -821,8 +819,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
         "lookback_days = 365\nstale_after_days = 3\n",
     );
     w.write("contracts.toml", &config);
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         stale(&run.json()),
         vec![

@@ -60,19 +60,11 @@ impl World {
         w.append(
             "history/roads.toml",
             &format!(
-                r#"
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "required_attributes"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = {{ opens = 2026-11-01, sunset = {} }}
-rationale = "County ids are integers; the duplicate column goes."
-"#,
-                SUNSET
+                "\n{}",
+                breaking_change(
+                    "required_attributes",
+                    "County ids are integers; the duplicate column goes."
+                )
             ),
         );
         w
@@ -112,18 +104,9 @@ rationale = "County ids are integers; the duplicate column goes."
         );
         w.write(
             "history/roads.toml",
-            &format!(
-                r#"[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "crs"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = {{ opens = 2026-11-01, sunset = {SUNSET} }}
-rationale = "Move to British National Grid — to match the other layers."
-"#
+            &breaking_change(
+                "crs",
+                "Move to British National Grid — to match the other layers.",
             ),
         );
         w.write(
@@ -239,6 +222,15 @@ rationale = "Move to British National Grid — to match the other layers."
         notice_keys(&text)
     }
 
+    /// `--format json consumers roads` on `today`, which must exit 0: the standings most
+    /// consumption tests read.
+    #[track_caller]
+    pub fn consumers_json(&self, today: &str) -> Run {
+        let run = self.run(today, &["--format", "json", "consumers", "roads"]);
+        run.assert_code(0);
+        run
+    }
+
     /// `--format json can-retire roads 1` on `today`: the question most retirement tests ask.
     pub fn can_retire_line_1_json(&self, today: &str) -> Run {
         self.run(today, &["--format", "json", "can-retire", "roads", "1"])
@@ -320,6 +312,24 @@ pub fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect(),
+    )
+}
+
+/// The `[[change]]` record of a breaking change of `clause` from roads 1.1.0 to 2.0.0 in the
+/// world's window (opens 2026-11-01, line 1 sunsets on [`SUNSET`]), for `rationale`.
+fn breaking_change(clause: &str, rationale: &str) -> String {
+    format!(
+        r#"[[change]]
+at        = 2026-10-01T17:00:00Z
+from      = "1.1.0"
+to        = "2.0.0"
+clause    = "{clause}"
+kind      = "fixed"
+direction = "changed"
+verdict   = "breaking"
+window    = {{ opens = 2026-11-01, sunset = {SUNSET} }}
+rationale = "{rationale}"
+"#
     )
 }
 
