@@ -113,19 +113,21 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     text.assert_stdout_has("2026-12-31");
 
     // validate honours it in every format.
+    let validate_in = |format: &str| {
+        let run = w.run(
+            "2026-11-29",
+            &["--format", format, "validate", "places", &data],
+        );
+        run.assert_code(0);
+        run
+    };
     let run = w.run("2026-11-29", &["validate", "places", &data]);
     run.assert_code(0);
     let want = "waived (until 2026-12-31, by Notifier <notifier@example.org>: Upstream outage; \
                 the fix ships in January)";
     run.assert_stdout_has(want);
     run.assert_stdout_has("places@1.0.0: pass (1 failing clause(s) waived)");
-    let j = w
-        .run(
-            "2026-11-29",
-            &["--format", "json", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .json();
+    let j = validate_in("json").json();
     let result = j["contracts"][0]["results"]
         .rows()
         .find(|r| r["clause"] == "max_null_fraction")
@@ -133,13 +135,7 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
         .clone();
     assert_eq!(result["status"], "waived");
     assert_eq!(result["waivers"][0]["id"], ID);
-    let junit = w
-        .run(
-            "2026-11-29",
-            &["--format", "junit", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .stdout();
+    let junit = validate_in("junit").stdout();
     assert!(
         junit.contains(
             "name=\"max_null_fraction\">\n      <skipped message=\"waived (until 2026-12-31"
@@ -147,23 +143,11 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
         "{junit}"
     );
     assert!(junit.contains("failures=\"0\""), "{junit}");
-    let sarif = w
-        .run(
-            "2026-11-29",
-            &["--format", "sarif", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .json();
+    let sarif = validate_in("sarif").json();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "{sarif:#}");
     assert_eq!(results[0]["level"], "warning");
-    let github = w
-        .run(
-            "2026-11-29",
-            &["--format", "github", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .stdout();
+    let github = validate_in("github").stdout();
     assert!(github.starts_with("::warning "), "{github}");
 
     // Recorded with the release, naming the waiver.
