@@ -21,6 +21,15 @@ fn receiver(script: &[u16]) -> Receiver {
     Receiver::scripted(script).at(&format!("/hooks/{TOKEN}"))
 }
 
+/// A relay, a receiver answering with `script`, and the world whose atlas has a generic
+/// webhook to it: where most tests of this file start.
+fn generic_hook(script: &[u16]) -> (SmtpServer, Receiver, World) {
+    let smtp = SmtpServer::start();
+    let hook = receiver(script);
+    let w = world_with_hook(&smtp, "generic");
+    (smtp, hook, w)
+}
+
 /// The notify world with atlas reached by one webhook of `kind` too.
 fn world_with_hook(smtp: &SmtpServer, kind: &str) -> World {
     let w = World::new(smtp.port);
@@ -43,6 +52,15 @@ fn world_with_hook(smtp: &SmtpServer, kind: &str) -> World {
         ),
     );
     w
+}
+
+/// [`notify`], which must exit `code` and never show the webhook URL.
+#[track_caller]
+fn notify_exits(w: &World, hook: &Receiver, code: i32) -> world::Run {
+    let run = notify(w, hook);
+    run.assert_code(code);
+    no_url_in(&run);
+    run
 }
 
 fn notify(w: &World, hook: &Receiver) -> world::Run {
@@ -77,11 +95,16 @@ fn python_signature(id: &str, timestamp: &str, body: &str) -> String {
                   key = base64.b64decode(sys.argv[1].split('_', 1)[1])\n\
                   msg = (sys.argv[2] + '.' + sys.argv[3] + '.').encode() + sys.stdin.buffer.read()\n\
                   print('v1,' + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode())\n";
-    let out = common::python3_with_stdin(&["-c", script, SECRET, id, timestamp], body)
-        .expect("python3 runs");
+    python_says(&["-c", script, SECRET, id, timestamp], body, "")
+}
+
+/// What `python3 args…` prints for `body` on its stdin, trimmed; it must exit 0, or the test
+/// fails with `missing` (what to install) and its stderr.
+fn python_says(args: &[&str], body: &str, missing: &str) -> String {
+    let out = common::python3_with_stdin(args, body).expect("python3 runs");
     assert!(
         out.status.success(),
-        "{}",
+        "{missing}{}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
@@ -89,16 +112,10 @@ fn python_signature(id: &str, timestamp: &str, body: &str) -> String {
 
 #[test]
 fn a_generic_webhook_is_signed_carries_the_facts_and_is_delivered_once_across_two_runs() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[]);
-    let w = world_with_hook(&smtp, "generic");
+    let (smtp, hook, w) = generic_hook(&[]);
 
-    let first = notify(&w, &hook);
-    first.assert_code(0);
-    no_url_in(&first);
-    let second = notify(&w, &hook);
-    second.assert_code(0);
-    no_url_in(&second);
+    notify_exits(&w, &hook, 0);
+    notify_exits(&w, &hook, 0);
 
     let got = hook.requests();
     assert_eq!(got.len(), 1, "delivered once across two runs: {got:#?}");
@@ -153,21 +170,16 @@ fn reference_verdict(r: &Request, body: &str) -> String {
                   try:\n    Webhook(sys.argv[1]).verify(sys.stdin.read(), headers); print('ok')\n\
                   except Exception as e:\n    print(type(e).__name__)\n";
     let headers = serde_json::to_string(&r.headers).unwrap();
-    let out =
-        common::python3_with_stdin(&["-c", script, SECRET, &headers], body).expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "the standardwebhooks package (pip install standardwebhooks==1.0.0) is needed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    python_says(
+        &["-c", script, SECRET, &headers],
+        body,
+        "the standardwebhooks package (pip install standardwebhooks==1.0.0) is needed: ",
+    )
 }
 
 #[test]
 fn the_reference_standard_webhooks_library_verifies_the_signature() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[]);
-    let w = world_with_hook(&smtp, "generic");
+    let (_smtp, hook, w) = generic_hook(&[]);
     notify(&w, &hook).assert_code(0);
     let r = &hook.requests()[0];
     assert_eq!(reference_verdict(r, &r.body), "ok");
@@ -179,12 +191,8 @@ fn the_reference_standard_webhooks_library_verifies_the_signature() {
 
 #[test]
 fn a_500_is_retried_with_the_same_id_and_then_delivered() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[500]);
-    let w = world_with_hook(&smtp, "generic");
-    let run = notify(&w, &hook);
-    run.assert_code(0);
-    no_url_in(&run);
+    let (_smtp, hook, w) = generic_hook(&[500]);
+    notify_exits(&w, &hook, 0);
     let got = hook.requests();
     assert_eq!(got.len(), 2, "{got:#?}");
     assert_eq!(got[0].header("webhook-id"), got[1].header("webhook-id"));
@@ -194,13 +202,9 @@ fn a_500_is_retried_with_the_same_id_and_then_delivered() {
 
 #[test]
 fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
-    let smtp = SmtpServer::start();
     // Three attempts, each 503 with Retry-After: 1; the next run's first attempt succeeds.
-    let hook = receiver(&[503, 503, 503]);
-    let w = world_with_hook(&smtp, "generic");
-    let run = notify(&w, &hook);
-    run.assert_code(3);
-    no_url_in(&run);
+    let (smtp, hook, w) = generic_hook(&[503, 503, 503]);
+    let run = notify_exits(&w, &hook, 3);
     run.assert_stderr_has("HTTP 503");
     assert_eq!(hook.requests().len(), 3);
     assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
@@ -217,12 +221,8 @@ fn a_receiver_that_stays_down_is_left_for_the_next_run_which_delivers_it() {
 
 #[test]
 fn a_400_fails_that_delivery_alone_with_its_status() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[400]);
-    let w = world_with_hook(&smtp, "generic");
-    let run = notify(&w, &hook);
-    run.assert_code(3);
-    no_url_in(&run);
+    let (smtp, hook, w) = generic_hook(&[400]);
+    let run = notify_exits(&w, &hook, 3);
     run.assert_stderr_has("HTTP 400");
     assert_eq!(hook.requests().len(), 1, "a 400 is not retried");
     let rows = run.json();
@@ -235,10 +235,8 @@ fn a_400_fails_that_delivery_alone_with_its_status() {
 
 #[test]
 fn a_400_is_recorded_as_failed_and_not_retried_by_the_next_run() {
-    let smtp = SmtpServer::start();
     // Were the next run to retry, this receiver would accept it.
-    let hook = receiver(&[400]);
-    let w = world_with_hook(&smtp, "generic");
+    let (smtp, hook, w) = generic_hook(&[400]);
     let run = notify(&w, &hook);
     run.assert_code(3);
     let failed = w.ledger_entries("failed", "webhook:generic");
@@ -266,9 +264,7 @@ fn slack_and_teams_receive_their_own_payloads_unsigned() {
         let smtp = SmtpServer::start();
         let hook = receiver(&[]);
         let w = world_with_hook(&smtp, kind);
-        let run = notify(&w, &hook);
-        run.assert_code(0);
-        no_url_in(&run);
+        notify_exits(&w, &hook, 0);
         let got = hook.requests();
         assert_eq!(got.len(), 1, "{kind}");
         assert_eq!(
@@ -315,9 +311,7 @@ fn a_missing_url_variable_is_named_and_the_url_never_shown() {
 
 #[test]
 fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[400, 400, 400, 400]);
-    let w = world_with_hook(&smtp, "generic");
+    let (smtp, hook, w) = generic_hook(&[400, 400, 400, 400]);
     let hooks: Vec<String> = (1..=4)
         .map(|i| {
             format!(
@@ -337,9 +331,7 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
     );
     w.write("consumers.toml", &registry);
 
-    let run = notify(&w, &hook);
-    run.assert_code(3);
-    no_url_in(&run);
+    let run = notify_exits(&w, &hook, 3);
     assert_eq!(
         hook.requests().len(),
         3,
@@ -359,9 +351,7 @@ fn three_failed_deliveries_to_one_host_end_that_hosts_deliveries_but_not_mail() 
 
 #[test]
 fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[]);
-    let w = world_with_hook(&smtp, "generic");
+    let (_smtp, hook, w) = generic_hook(&[]);
     // What a run killed after its claim commit leaves: an open claim on the webhook channel,
     // older than `[notify] claim_stale_minutes`.
     let id = "<contracts.roads.1.atlas.before-60@example.org>";
@@ -389,9 +379,7 @@ fn a_webhook_claimed_by_a_run_that_died_is_resent_once_with_the_same_id() {
 
 #[test]
 fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the_next_run() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[0, 0, 0]);
-    let w = world_with_hook(&smtp, "generic");
+    let (_smtp, hook, w) = generic_hook(&[0, 0, 0]);
     let config = w.read("contracts.toml").unwrap();
     assert!(config.contains("[notify]\n"));
     w.write(
@@ -399,9 +387,7 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
         &config.replacen("[notify]\n", "[notify]\nwebhook_timeout_seconds = 1\n", 1),
     );
     let started = std::time::Instant::now();
-    let run = notify(&w, &hook);
-    run.assert_code(3);
-    no_url_in(&run);
+    let run = notify_exits(&w, &hook, 3);
     run.assert_stderr_has("no answer within 1 s after 3 attempt(s)");
     assert!(started.elapsed() < std::time::Duration::from_secs(12));
     assert!(w.ledger_entries("notice", "webhook:generic").is_empty());
@@ -411,9 +397,7 @@ fn a_silent_receiver_times_out_after_webhook_timeout_seconds_and_is_left_for_the
 /// and to nobody else; a second run sends nothing more.
 #[test]
 fn a_waiver_is_told_by_mail_and_by_webhook_once_to_the_consumers_that_use_its_clause() {
-    let smtp = SmtpServer::start();
-    let hook = receiver(&[]);
-    let w = world_with_hook(&smtp, "generic");
+    let (smtp, hook, w) = generic_hook(&[]);
     // atlas relies on crs; flood-model on bbox only, so a waiver of crs is not its business.
     w.append(
         "consumers.toml",
