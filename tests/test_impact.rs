@@ -912,8 +912,7 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
 
 #[test]
 fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "consumers.toml",
         "[consumers.flood-model]\ncontacts = [\"hydro-oncall@example.org\"]\ndatasets.roads = {}\n\

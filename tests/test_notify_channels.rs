@@ -42,8 +42,7 @@ fn notify_config(w: &World, extra: &str) {
 fn tls_hook_world() -> (Pki, Receiver, SmtpServer, World) {
     let pki = Pki::new();
     let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     with_hook(&w);
     (pki, hook, smtp, w)
 }
@@ -119,8 +118,7 @@ fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
 
 #[test]
 fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     // The mails of today go out first, while atlas has no webhook.
     w.run(TODAY, &["notify"]).assert_code(0);
     let mails = smtp.mails().len();

@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use notify_support::{add_consumers, MILESTONE_DAYS};
-use world::{SmtpServer, World};
+use world::World;
 
 const KILLS_PER_DAY: usize = 4;
 
@@ -62,8 +62,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     eprintln!("NOTIFY_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
 
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     add_consumers(&w, 8);
     // Runs here never overlap, so a claim left by a killed run is stale at once: the next
     // run takes it over instead of waiting the default hour.
@@ -191,8 +190,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
 /// here, so the repair is tested on every run, not on the 3 in 75 kills that hit it.
 #[test]
 fn a_run_after_a_kill_behind_head_repairs_the_checkout() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (_smtp, w) = world::with_relay();
     let day = MILESTONE_DAYS[0];
     w.run(day, &["notify"]).assert_code(0);
     let head = w.git(&["rev-parse", "HEAD"]);

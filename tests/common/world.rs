@@ -663,6 +663,13 @@ impl SmtpServer {
     }
 }
 
+/// A relay on loopback and the world that mails through it: where most notify tests start.
+pub fn with_relay() -> (SmtpServer, World) {
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    (smtp, w)
+}
+
 /// A loopback port on which nothing listens: the server is down.
 pub fn closed_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
