@@ -1,10 +1,11 @@
 //! The integration tests, one module per command or subject, in one binary (as jj's
 //! `cli/tests/runner.rs`): the crate is linked into one test program, not one per file.
 //!
-//! The shared harness is one tree, `common/`: the hermetic environment, and as its submodules
-//! the hand-laid store worlds (`common::world`), the output checks (`common::look`) and the
-//! SMTP, webhook and object-store servers (`common::notify_support`, `common::webhook`,
-//! `common::remote_support`). A new test file is a `mod` line here;
+//! The shared harness is one tree, `common/`: the hermetic environment with the checks of a
+//! child process and of a JSON report (`process.rs`, `json.rs`, re-exported by `common`), and
+//! as its submodules the hand-laid store worlds (`common::world`), the output checks
+//! (`common::look`) and the SMTP, webhook and object-store servers
+//! (`common::notify_support`, `common::webhook`, `common::remote_support`). A new test file is a `mod` line here;
 //! `every_test_file_is_in_the_runner` fails on a `tests/*.rs` file this list forgets.
 
 mod common;

@@ -2,7 +2,7 @@
 //! (the tool itself never needs it). Hermetic: HOME points at an empty directory, system config
 //! is off, and author and committer come from fixed environment variables.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
 
@@ -69,6 +69,46 @@ fn files(pairs: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Commit `pairs` on `parent` with `message`; it must land. The step most tests take before
+/// the one they check.
+fn commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    pairs: &[(&str, &str)],
+    message: &str,
+) -> ObjectId {
+    repo.commit_files(parent, &files(pairs), message).unwrap()
+}
+
+/// Commit `pairs` on `parent` with `message`; it must fail, and the error is returned.
+fn refuse(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    pairs: &[(&str, &str)],
+    message: &str,
+) -> GitError {
+    repo.commit_files(parent, &files(pairs), message)
+        .unwrap_err()
+}
+
+/// A store whose one commit, "one", writes `history/a.toml` as "1\n": where the tests of
+/// the next commit start.
+fn store_with_one_commit() -> (tempfile::TempDir, Repo, ObjectId) {
+    let (dir, repo) = store();
+    let c1 = commit(&repo, None, &[("history/a.toml", "1\n")], "one");
+    (dir, repo, c1)
+}
+
+/// A store with one commit (`a` = "1") whose branch ref is locked, as by a writer between
+/// taking `main.lock` and renaming it: the lock tests' start. Returns the lock's path too.
+fn store_with_the_ref_locked() -> (tempfile::TempDir, Repo, ObjectId, PathBuf) {
+    let (dir, repo) = store();
+    let c1 = commit(&repo, None, &[("a", "1")], "one");
+    let lock = dir.path().join(".git/refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    (dir, repo, c1, lock)
+}
+
 fn oid(dir: &Path, rev: &str) -> ObjectId {
     ObjectId::from_hex(git(dir, &["rev-parse", rev]).trim().as_bytes()).unwrap()
 }
@@ -80,16 +120,15 @@ fn init_and_first_commit() {
     assert_eq!(repo.head().unwrap(), None);
     assert!(repo.history(None, &[]).unwrap().is_empty());
 
-    let first = repo
-        .commit_files(
-            None,
-            &files(&[
-                ("contracts.toml", "[policy]\n"),
-                ("contracts/roads/1.0.0.toml", "version = \"1.0.0\"\n"),
-            ]),
-            "Create the store",
-        )
-        .unwrap();
+    let first = commit(
+        &repo,
+        None,
+        &[
+            ("contracts.toml", "[policy]\n"),
+            ("contracts/roads/1.0.0.toml", "version = \"1.0.0\"\n"),
+        ],
+        "Create the store",
+    );
     assert_eq!(repo.head().unwrap(), Some(first));
     assert_eq!(oid(dir, "HEAD"), first);
     assert_eq!(
@@ -125,8 +164,7 @@ fn init_keeps_existing_files_and_refuses_an_existing_repository() {
 #[test]
 fn open_discovers_from_a_subdirectory_and_refuses_a_non_repository() {
     let (dir, repo) = store();
-    repo.commit_files(None, &files(&[("contracts/a/1.0.0.toml", "x")]), "one")
-        .unwrap();
+    commit(&repo, None, &[("contracts/a/1.0.0.toml", "x")], "one");
     let sub = dir.path().join("contracts/a");
     let opened = Repo::open(&sub).unwrap();
     assert_eq!(
@@ -144,27 +182,25 @@ fn open_discovers_from_a_subdirectory_and_refuses_a_non_repository() {
 fn commits_on_top_and_reads_at_older_commits() {
     let (dir, repo) = store();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(
-            None,
-            &files(&[
-                ("contracts/roads/1.0.0.toml", "v1"),
-                ("history/roads.toml", "a\n"),
-            ]),
-            "roads 1.0.0",
-        )
-        .unwrap();
-    let c2 = repo
-        .commit_files(
-            Some(c1),
-            &files(&[
-                ("contracts/roads/1.1.0.toml", "v1.1"),
-                ("contracts/rivers/1.0.0.toml", "r1"),
-                ("history/roads.toml", "a\nb\n"),
-            ]),
-            "roads 1.1.0, rivers 1.0.0",
-        )
-        .unwrap();
+    let c1 = commit(
+        &repo,
+        None,
+        &[
+            ("contracts/roads/1.0.0.toml", "v1"),
+            ("history/roads.toml", "a\n"),
+        ],
+        "roads 1.0.0",
+    );
+    let c2 = commit(
+        &repo,
+        Some(c1),
+        &[
+            ("contracts/roads/1.1.0.toml", "v1.1"),
+            ("contracts/rivers/1.0.0.toml", "r1"),
+            ("history/roads.toml", "a\nb\n"),
+        ],
+        "roads 1.1.0, rivers 1.0.0",
+    );
     assert_ne!(c1, c2);
     assert_eq!(git(dir, &["rev-parse", "HEAD~1"]).trim(), c1.to_string());
 
@@ -214,12 +250,8 @@ fn commits_on_top_and_reads_at_older_commits() {
 #[test]
 fn resolves_revisions() {
     let (_dir, repo) = store();
-    let c1 = repo
-        .commit_files(None, &files(&[("a", "1")]), "one")
-        .unwrap();
-    let c2 = repo
-        .commit_files(Some(c1), &files(&[("a", "2")]), "two")
-        .unwrap();
+    let c1 = commit(&repo, None, &[("a", "1")], "one");
+    let c2 = commit(&repo, Some(c1), &[("a", "2")], "two");
     assert_eq!(repo.resolve("HEAD").unwrap(), c2);
     assert_eq!(repo.resolve("HEAD~1").unwrap(), c1);
     assert_eq!(repo.resolve("main").unwrap(), c2);
@@ -233,34 +265,26 @@ fn resolves_revisions() {
 
 #[test]
 fn a_stale_parent_is_refused_and_changes_nothing() {
-    let (dir, repo) = store();
+    let (dir, repo, c1) = store_with_one_commit();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("history/a.toml", "1\n")]), "one")
-        .unwrap();
-    let c2 = repo
-        .commit_files(Some(c1), &files(&[("history/a.toml", "1\n2\n")]), "two")
-        .unwrap();
+    let c2 = commit(&repo, Some(c1), &[("history/a.toml", "1\n2\n")], "two");
 
     // A writer that read HEAD before c2 landed.
-    let err = repo
-        .commit_files(
-            Some(c1),
-            &files(&[
-                ("history/a.toml", "1\nX\n"),
-                ("contracts/b/1.0.0.toml", "b"),
-            ]),
-            "stale",
-        )
-        .unwrap_err();
+    let err = refuse(
+        &repo,
+        Some(c1),
+        &[
+            ("history/a.toml", "1\nX\n"),
+            ("contracts/b/1.0.0.toml", "b"),
+        ],
+        "stale",
+    );
     assert!(matches!(err, GitError::Moved { .. }), "{err}");
     assert_eq!(err.to_string(), "the store moved; run again");
     assert!(!err.is_input());
 
     // A writer that thinks the store is empty.
-    let err = repo
-        .commit_files(None, &files(&[("contracts/c/1.0.0.toml", "c")]), "first?")
-        .unwrap_err();
+    let err = refuse(&repo, None, &[("contracts/c/1.0.0.toml", "c")], "first?");
     assert!(matches!(err, GitError::Moved { .. }), "{err}");
 
     assert_eq!(repo.head().unwrap(), Some(c2));
@@ -275,16 +299,9 @@ fn a_stale_parent_is_refused_and_changes_nothing() {
 
 #[test]
 fn a_ref_lock_never_released_is_a_stale_lock_not_a_moved_store() {
-    let (dir, repo) = store();
+    let (dir, repo, c1, lock) = store_with_the_ref_locked();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("a", "1")]), "one")
-        .unwrap();
-    let lock = dir.join(".git/refs/heads/main.lock");
-    std::fs::write(&lock, "").unwrap();
-    let err = repo
-        .commit_files(Some(c1), &files(&[("b", "2")]), "two")
-        .unwrap_err();
+    let err = refuse(&repo, Some(c1), &[("b", "2")], "two");
     match &err {
         GitError::StaleLock {
             path, waited_ms, ..
@@ -308,9 +325,7 @@ fn a_ref_lock_never_released_is_a_stale_lock_not_a_moved_store() {
 fn locks_taken_in_turn_by_live_writers_are_not_stale() {
     let (dir, repo) = store();
     let dir = dir.path().to_path_buf();
-    let c1 = repo
-        .commit_files(None, &files(&[("a", "1")]), "one")
-        .unwrap();
+    let c1 = commit(&repo, None, &[("a", "1")], "one");
     let lock = dir.join(".git/HEAD.lock");
     let churn = {
         let lock = lock.clone();
@@ -340,13 +355,8 @@ fn locks_taken_in_turn_by_live_writers_are_not_stale() {
 
 #[test]
 fn a_ref_lock_released_during_the_wait_is_waited_for() {
-    let (dir, repo) = store();
+    let (dir, repo, c1, lock) = store_with_the_ref_locked();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("a", "1")]), "one")
-        .unwrap();
-    let lock = dir.join(".git/refs/heads/main.lock");
-    std::fs::write(&lock, "").unwrap();
     let releaser = {
         let lock = lock.clone();
         std::thread::spawn(move || {
@@ -354,9 +364,7 @@ fn a_ref_lock_released_during_the_wait_is_waited_for() {
             std::fs::remove_file(lock).unwrap();
         })
     };
-    let c2 = repo
-        .commit_files(Some(c1), &files(&[("b", "2")]), "two")
-        .unwrap();
+    let c2 = commit(&repo, Some(c1), &[("b", "2")], "two");
     releaser.join().unwrap();
     assert_eq!(repo.head().unwrap(), Some(c2));
     assert_clean(dir);
@@ -368,8 +376,7 @@ fn concurrent_writers_lose_nothing() {
     const EACH: usize = 3;
     let (dir, repo) = store();
     let root = dir.path().to_path_buf();
-    repo.commit_files(None, &files(&[("history/shared.toml", "")]), "start")
-        .unwrap();
+    commit(&repo, None, &[("history/shared.toml", "")], "start");
 
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(WRITERS));
     let handles: Vec<_> = (0..WRITERS)
@@ -437,24 +444,20 @@ fn concurrent_writers_lose_nothing() {
 
 #[test]
 fn an_injected_fault_after_the_objects_leaves_the_store_unchanged() {
-    let (dir, mut repo) = store();
+    let (dir, mut repo, c1) = store_with_one_commit();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("history/a.toml", "1\n")]), "one")
-        .unwrap();
     let objects_before = git(dir, &["count-objects", "-v"]);
 
     repo.inject_fault(Some(Fault::AfterObjects));
-    let err = repo
-        .commit_files(
-            Some(c1),
-            &files(&[
-                ("history/a.toml", "1\n2\n"),
-                ("contracts/a/1.0.0.toml", "a"),
-            ]),
-            "two",
-        )
-        .unwrap_err();
+    let err = refuse(
+        &repo,
+        Some(c1),
+        &[
+            ("history/a.toml", "1\n2\n"),
+            ("contracts/a/1.0.0.toml", "a"),
+        ],
+        "two",
+    );
     assert!(matches!(err, GitError::InjectedFault), "{err}");
     assert!(!err.is_input());
 
@@ -470,16 +473,15 @@ fn an_injected_fault_after_the_objects_leaves_the_store_unchanged() {
 
     // The next run, without the fault, lands.
     repo.inject_fault(None);
-    let c2 = repo
-        .commit_files(
-            Some(c1),
-            &files(&[
-                ("history/a.toml", "1\n2\n"),
-                ("contracts/a/1.0.0.toml", "a"),
-            ]),
-            "two",
-        )
-        .unwrap();
+    let c2 = commit(
+        &repo,
+        Some(c1),
+        &[
+            ("history/a.toml", "1\n2\n"),
+            ("contracts/a/1.0.0.toml", "a"),
+        ],
+        "two",
+    );
     assert_eq!(repo.head().unwrap(), Some(c2));
     assert_clean(dir);
 }
@@ -492,33 +494,36 @@ fn change(path: &str, old: Option<ObjectId>, new: Option<ObjectId>) -> PathChang
     }
 }
 
+/// The change that adds `path` as it is at HEAD of the checkout `dir`.
+fn added_at_head(dir: &Path, path: &str) -> PathChange {
+    change(path, None, Some(oid(dir, &format!("HEAD:{path}"))))
+}
+
 #[test]
 fn history_reports_changed_blobs_including_plain_git_edits() {
     let (dir, repo) = store();
     let dir = dir.path();
     let prefixes = ["contracts/", "history/", "notifications/"];
-    let c1 = repo
-        .commit_files(
-            None,
-            &files(&[
-                ("contracts.toml", "[policy]\n"),
-                ("contracts/roads/1.0.0.toml", "v1\n"),
-                ("history/roads.toml", "a\n"),
-            ]),
-            "roads 1.0.0\n\nWith a body.",
-        )
-        .unwrap();
-    let c2 = repo
-        .commit_files(
-            Some(c1),
-            &files(&[
-                ("contracts.toml", "[policy]\nx = 1\n"),
-                ("contracts/roads/2.0.0.toml", "v2\n"),
-                ("history/roads.toml", "a\nb\n"),
-            ]),
-            "roads 2.0.0",
-        )
-        .unwrap();
+    let c1 = commit(
+        &repo,
+        None,
+        &[
+            ("contracts.toml", "[policy]\n"),
+            ("contracts/roads/1.0.0.toml", "v1\n"),
+            ("history/roads.toml", "a\n"),
+        ],
+        "roads 1.0.0\n\nWith a body.",
+    );
+    let c2 = commit(
+        &repo,
+        Some(c1),
+        &[
+            ("contracts.toml", "[policy]\nx = 1\n"),
+            ("contracts/roads/2.0.0.toml", "v2\n"),
+            ("history/roads.toml", "a\nb\n"),
+        ],
+        "roads 2.0.0",
+    );
     // A user edits a published contract and deletes another with plain git.
     std::fs::write(dir.join("contracts/roads/1.0.0.toml"), "v1 edited\n").unwrap();
     git(dir, &["commit", "-qam", "sneaky edit"]);
@@ -598,12 +603,10 @@ fn history_reports_changed_blobs_including_plain_git_edits() {
 
     // No prefixes: every path, including contracts.toml and templates/.
     let all = repo.history(None, &[]).unwrap();
+    let paths =
+        |n: usize| -> Vec<&str> { all[n].changes.iter().map(|c| c.path.as_str()).collect() };
     assert_eq!(
-        all[1]
-            .changes
-            .iter()
-            .map(|c| c.path.as_str())
-            .collect::<Vec<_>>(),
+        paths(1),
         vec![
             "contracts.toml",
             "contracts/roads/2.0.0.toml",
@@ -611,11 +614,7 @@ fn history_reports_changed_blobs_including_plain_git_edits() {
         ]
     );
     assert_eq!(
-        all[3]
-            .changes
-            .iter()
-            .map(|c| c.path.as_str())
-            .collect::<Vec<_>>(),
+        paths(3),
         vec!["contracts/roads/2.0.0.toml", "templates/notice.txt"]
     );
 
@@ -632,19 +631,14 @@ fn history_reports_changed_blobs_including_plain_git_edits() {
 
 #[test]
 fn history_follows_first_parents_through_a_merge() {
-    let (dir, repo) = store();
+    let (dir, repo, c1) = store_with_one_commit();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("history/a.toml", "1\n")]), "one")
-        .unwrap();
     git(dir, &["checkout", "-qb", "side"]);
     std::fs::write(dir.join("history/b.toml"), "side\n").unwrap();
     git(dir, &["add", "."]);
     git(dir, &["commit", "-qm", "side"]);
     git(dir, &["checkout", "-q", "main"]);
-    let c2 = repo
-        .commit_files(Some(c1), &files(&[("history/a.toml", "1\n2\n")]), "two")
-        .unwrap();
+    let c2 = commit(&repo, Some(c1), &[("history/a.toml", "1\n2\n")], "two");
     git(dir, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
     let merge = oid(dir, "HEAD");
     let h = repo.history(None, &["history/"]).unwrap();
@@ -653,26 +647,14 @@ fn history_follows_first_parents_through_a_merge() {
         vec![c1, c2, merge]
     );
     // Against the first parent, the merge added the side branch's file.
-    assert_eq!(
-        h[2].changes,
-        vec![change(
-            "history/b.toml",
-            None,
-            Some(oid(dir, "HEAD:history/b.toml"))
-        )]
-    );
+    assert_eq!(h[2].changes, vec![added_at_head(dir, "history/b.toml")]);
 }
 
 #[test]
 fn a_broken_repository_is_an_error_not_a_panic() {
-    let (dir, repo) = store();
+    let (dir, repo, c1) = store_with_one_commit();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("history/a.toml", "1\n")]), "one")
-        .unwrap();
-    let c2 = repo
-        .commit_files(Some(c1), &files(&[("history/a.toml", "1\n2\n")]), "two")
-        .unwrap();
+    let c2 = commit(&repo, Some(c1), &[("history/a.toml", "1\n2\n")], "two");
     // Remove the first commit's object: the history cannot be walked to the root.
     let hex = c1.to_string();
     std::fs::remove_file(dir.join(".git/objects").join(&hex[..2]).join(&hex[2..])).unwrap();
@@ -694,9 +676,7 @@ fn a_broken_repository_is_an_error_not_a_panic() {
 fn history_sees_a_file_replaced_by_a_directory() {
     let (dir, repo) = store();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("contracts/roads", "a file")]), "one")
-        .unwrap();
+    let c1 = commit(&repo, None, &[("contracts/roads", "a file")], "one");
     git(dir, &["rm", "-q", "contracts/roads"]);
     std::fs::create_dir_all(dir.join("contracts/roads")).unwrap();
     std::fs::write(dir.join("contracts/roads/1.0.0.toml"), "v1\n").unwrap();
@@ -712,27 +692,18 @@ fn history_sees_a_file_replaced_by_a_directory() {
                 Some(oid(dir, "HEAD~1:contracts/roads")),
                 None
             ),
-            change(
-                "contracts/roads/1.0.0.toml",
-                None,
-                Some(oid(dir, "HEAD:contracts/roads/1.0.0.toml"))
-            ),
+            added_at_head(dir, "contracts/roads/1.0.0.toml"),
         ]
     );
 }
 
 #[test]
 fn a_failed_checkout_reports_the_commit_that_landed() {
-    let (dir, repo) = store();
+    let (dir, repo, c1) = store_with_one_commit();
     let dir = dir.path();
-    let c1 = repo
-        .commit_files(None, &files(&[("history/a.toml", "1\n")]), "one")
-        .unwrap();
     // Something in the way of the file the commit writes: a non-empty directory.
     std::fs::create_dir_all(dir.join("history/b.toml/inside")).unwrap();
-    let err = repo
-        .commit_files(Some(c1), &files(&[("history/b.toml", "2\n")]), "two")
-        .unwrap_err();
+    let err = refuse(&repo, Some(c1), &[("history/b.toml", "2\n")], "two");
     let GitError::Checkout { commit, .. } = &err else {
         panic!("expected a checkout error, got {err:?}");
     };

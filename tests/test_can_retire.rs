@@ -3,6 +3,7 @@
 //! (or the producer says it discontinues the dataset), and only readers that matter hold it.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use world::{counted_row as row, World};
 
@@ -27,10 +28,7 @@ fn a_line_whose_successor_has_not_opened_cannot_retire() {
         run.stdout(),
         "roads line 1 cannot retire: line 2 opens on 2026-11-01\n"
     );
-    let run = w.run(
-        "2026-10-15",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-10-15");
     run.assert_code(1);
     let j = run.json();
     assert_eq!(j["can_retire"], false);
@@ -43,13 +41,7 @@ fn a_line_whose_successor_has_not_opened_cannot_retire() {
         .run("2026-10-15", &["--format", "json", "status", "roads"])
         .assert_code(0)
         .json();
-    let line1 = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["line"] == 1)
-        .unwrap()
-        .clone();
+    let line1 = rows.rows().find(|r| r["line"] == 1).unwrap().clone();
     assert_eq!(line1["can_retire"], false, "{rows:#}");
     // --no-successor waives the successor rule, not the readers.
     w.run(
@@ -110,7 +102,7 @@ fn the_only_line_cannot_retire_without_no_successor() {
         &["can-retire", "rivers", "1", "--no-successor"],
     );
     run.assert_code(1);
-    assert!(run.stdout().contains("archive"), "{}", run.stdout());
+    run.assert_stdout_has("archive");
 }
 
 #[test]
@@ -122,10 +114,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
     world::with_thresholds(&w, "");
     // flood-model is an automation; atlas read line 1 once (2026-11-27): incidental. router's
     // one read of line 2 makes it incidental there, which does not matter to line 1.
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     run.assert_code(0);
     let j = run.json();
     assert_eq!(j["can_retire"], true);
@@ -189,9 +178,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
         .run("2026-11-29", &["--format", "json", "notify", "--dry-run"])
         .assert_code(0)
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|n| n["consumer"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(planned, ["atlas", "flood-model"]);
@@ -205,13 +192,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
             r#"{"at":"2026-11-27T06:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.0.0"}"#, "\n",
         ),
     );
-    let j = w
-        .run(
-            "2026-11-29",
-            &["--format", "json", "can-retire", "roads", "1"],
-        )
-        .assert_code(0)
-        .json();
+    let j = w.can_retire_line_1_json("2026-11-29").assert_code(0).json();
     assert_eq!(
         world::counted(&j["ignored"])[1],
         row("atlas", "incidental", 3, 1)
@@ -221,10 +202,7 @@ fn automations_and_incidental_readers_do_not_hold_a_line() {
         "consumption/atlas2.jsonl",
         r#"{"at":"2026-11-28T05:00:00Z","consumer":"atlas","dataset":"roads","contract":"1.1.0"}"#,
     );
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     run.assert_code(1);
     let j = run.json();
     assert_eq!(
@@ -249,5 +227,5 @@ fn thresholds_are_checked_where_they_are_written() {
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
     run.assert_stderr_has("[consumption] min_days must be from 1 to lookback_days (365)");
-    assert!(run.stderr().contains("contracts.toml:"), "{}", run.stderr());
+    run.assert_stderr_has("contracts.toml:");
 }

@@ -3,16 +3,10 @@
 
 use crate::common::world;
 
-use std::path::Path;
-
 use world::World;
 
 fn sarif_validator() -> jsonschema::Validator {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif/sarif-schema-2.1.0.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).expect("the SARIF schema compiles")
+    crate::common::schema_validator("sarif/sarif-schema-2.1.0.json")
 }
 
 /// The log is valid SARIF 2.1.0; returns its results.
@@ -74,18 +68,9 @@ max_null_fraction = { name = 0.0 }\nmin_feature_count = 1000\n";
 #[test]
 fn validate_annotates_the_failing_clause_line() {
     let w = World::new(25);
-    w.write(
-        "contracts.toml",
-        &format!(
-            "{}\n[kinds]\nmin_feature_count = {{ kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }}\n",
-            world::config(25)
-        ),
-    );
+    world::with_feature_count_kind(&w);
     w.write("contracts/world/1.0.0.toml", WORLD);
-    let countries = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/naturalearth/countries.gpkg")
-        .display()
-        .to_string();
+    let countries = crate::common::data_str("naturalearth/countries.gpkg");
     let run = w.run(
         "2026-11-29",
         &["--format", "github", "validate", "world", &countries],
@@ -162,48 +147,27 @@ fn diff_and_propose_annotate_the_draft() {
     let results = valid_sarif(&run.stdout());
     assert_eq!(results[0]["ruleId"], "insufficient-bump");
 
-    let run = w.run(
-        "2026-11-29",
-        &[
+    let propose = |format: &str, dry_run: &[&str]| {
+        let mut args = vec![
             "--format",
-            "github",
+            format,
             "propose",
             "draft.toml",
             "--rationale",
             "x",
-            "--dry-run",
-        ],
-    );
+        ];
+        args.extend(dry_run);
+        w.run("2026-11-29", &args)
+    };
+    let run = propose("github", &["--dry-run"]);
     run.assert_code(1);
     let (cmd, props, _) = command(run.stdout().lines().next().unwrap());
     assert_eq!(cmd, "error");
     assert_eq!(prop(&props, "line"), Some("6"));
-    let run = w.run(
-        "2026-11-29",
-        &[
-            "--format",
-            "sarif",
-            "propose",
-            "draft.toml",
-            "--rationale",
-            "x",
-            "--dry-run",
-        ],
-    );
+    let run = propose("sarif", &["--dry-run"]);
     valid_sarif(&run.stdout());
     // Only a dry run speaks the CI formats, and commands without findings do not at all.
-    w.run(
-        "2026-11-29",
-        &[
-            "--format",
-            "github",
-            "propose",
-            "draft.toml",
-            "--rationale",
-            "x",
-        ],
-    )
-    .assert_code(2);
+    propose("github", &[]).assert_code(2);
     w.run("2026-11-29", &["--format", "sarif", "status"])
         .assert_code(2);
 }

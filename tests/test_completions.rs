@@ -25,19 +25,13 @@ fn bash_completes_subcommands_and_flags() {
     let ask = |words: &str, cword: usize| {
         let list: Vec<&str> = words.split(' ').collect();
         let (cur, prev) = (list[cword], list[cword - 1]);
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(format!(
+        let out = common::run_ok(
+            Command::new("bash").arg("-c").arg(format!(
                 "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; \
                  COMP_POINT=${{#COMP_LINE}}; _contracts contracts {cur} {prev}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
                 path.display()
-            ))
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            )),
+            "bash",
         );
         String::from_utf8(out.stdout).unwrap()
     };

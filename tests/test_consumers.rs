@@ -1,6 +1,7 @@
 //! `contracts consumers` end to end on a store laid out by hand.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use world::World;
 
@@ -24,11 +25,10 @@ fn row(
     (c.to_string(), s.to_string(), line, v.map(str::to_string))
 }
 
-#[test]
-fn still_on_migrated_silent_and_unknown() {
-    let w = World::new(25);
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+/// Run `consumers roads` on 2026-11-29 and assert the world's standings, sorted: what the
+/// world's logs give, whichever format holds the reads.
+fn assert_world_standings(w: &World) -> world::Run {
+    let run = w.consumers_json("2026-11-29");
     let mut got = standings(&run);
     got.sort();
     assert_eq!(
@@ -42,6 +42,13 @@ fn still_on_migrated_silent_and_unknown() {
             row("router", "migrated", Some(2), Some("2.0.0")),
         ]
     );
+    run
+}
+
+#[test]
+fn still_on_migrated_silent_and_unknown() {
+    let w = World::new(25);
+    let run = assert_world_standings(&w);
     let json = run.json();
     assert_eq!(json["scan"]["after_today"], 1);
     assert_eq!(json["lines"][0]["still_on"], 2);
@@ -51,8 +58,7 @@ fn still_on_migrated_silent_and_unknown() {
 #[test]
 fn replaying_a_later_day_counts_the_later_reads() {
     let w = World::new(25);
-    let run = w.run("2027-03-02", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2027-03-02");
     let got = standings(&run);
     assert!(
         got.contains(&row("atlas", "migrated", Some(2), Some("2.0.0"))),
@@ -69,8 +75,7 @@ fn lookback_makes_old_readers_silent() {
         &world::config(25).replace("lookback_days = 365", "lookback_days = 2"),
     );
     // Only flood-model (2026-11-28) read within the two days up to 2026-11-29.
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let silent: Vec<String> = standings(&run)
         .into_iter()
         .filter(|r| r.1 == "silent")
@@ -95,8 +100,7 @@ fn malformed_lines_are_reported_counted_and_skipped() {
         "consumption/platform.csv",
         "2026-11-28T03:00:00Z,router,roads\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(run.json()["scan"]["malformed"], 4);
     let err = run.stderr();
     for place in [
@@ -124,7 +128,7 @@ fn line_filter_and_text_table() {
     assert_eq!(names, ["archive", "router"]);
     let text = w.run("2026-11-29", &["consumers", "roads"]);
     text.assert_code(0);
-    assert!(text.stdout().contains("still-on"), "{}", text.stdout());
+    text.assert_stdout_has("still-on");
     w.run("2026-11-29", &["consumers", "roads", "--line", "7"])
         .assert_code(2);
 }
@@ -139,7 +143,7 @@ fn bad_input_exits_2() {
     );
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("`atlas`"), "{}", run.stderr());
+    run.assert_stderr_has("`atlas`");
 }
 
 #[test]
@@ -156,7 +160,7 @@ fn status_counts_the_consumers_still_on_a_line_in_a_window() {
     assert_eq!(rows[1]["line"], 2);
     assert_eq!(rows[1]["consumers_still_on"], serde_json::Value::Null);
     let text = w.run("2026-11-29", &["status"]);
-    assert!(text.stdout().contains("still on"), "{}", text.stdout());
+    text.assert_stdout_has("still on");
 }
 
 /// The World's reads, from a Parquet log written by pyarrow
@@ -167,8 +171,7 @@ fn a_parquet_log_written_by_pyarrow_gives_the_standings() {
     std::fs::remove_file(w.root().join("consumption/reads.jsonl")).unwrap();
     std::fs::remove_file(w.root().join("consumption/platform.csv")).unwrap();
     std::fs::copy(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/consumption/reads.parquet"),
+        crate::common::data("consumption/reads.parquet"),
         w.root().join("consumption/reads.parquet"),
     )
     .unwrap();
@@ -176,20 +179,7 @@ fn a_parquet_log_written_by_pyarrow_gives_the_standings() {
         "contracts.toml",
         &world::config(25).replace("\"consumption/*.csv\"", "\"consumption/*.parquet\""),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
-    let mut got = standings(&run);
-    got.sort();
-    assert_eq!(
-        got,
-        vec![
-            row("archive", "silent", None, None),
-            row("atlas", "still-on", Some(1), Some("1.1.0")),
-            row("flood-model", "still-on", Some(1), Some("1.1.0")),
-            row("ghost", "unknown", Some(1), Some("1.0.0")),
-            row("router", "migrated", Some(2), Some("2.0.0")),
-        ]
-    );
+    let run = assert_world_standings(&w);
     let json = run.json();
     assert_eq!(json["scan"]["lines"], 9);
     assert_eq!(json["scan"]["after_today"], 1);
@@ -203,9 +193,7 @@ fn a_parquet_log_written_by_pyarrow_gives_the_standings() {
     }
     // The millisecond of router's read survives the timestamp column.
     let router = json["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["consumer"] == "router")
         .unwrap()
         .clone();

@@ -4,6 +4,7 @@
 //! reported where it is wrong.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use world::World;
 
@@ -38,11 +39,7 @@ fn row(
 /// A store whose only consumption source is `table` (the world's own logs are not read).
 fn world_with(table: &str) -> World {
     let w = World::new(25);
-    let config = world::config(25).replace(
-        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
-        "",
-    );
-    w.write("contracts.toml", &format!("{config}\n{table}"));
+    w.read_only_sources(table);
     w
 }
 
@@ -86,8 +83,7 @@ fields = { at = { name = "ts", unit = "ms" }, consumer = "client.id", contract =
         "consumption/platform/reads.jsonl",
         &(lines.join("\n") + "\n"),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -139,8 +135,7 @@ fields = { at = "time", consumer = ["user.name"], dataset = "layer", contract = 
             r#"{"user":{"name":"router"},"time":"2026-11-28T03:00:00Z","v":"1.1.0","layer":"roads"}"#, "\n",
         ),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -164,12 +159,8 @@ fields = { at = "time", consumer = ["user.name"], dataset = "layer", contract = 
     assert_eq!(json["scan"]["after_today"], 1);
     // The nested `user` object has no key `user.name`.
     assert_eq!(json["scan"]["malformed"], 1);
-    assert!(
-        run.stderr().contains(
-            "reads.jsonl:5: not a JSON read record: no field `consumer` (field `[\"user.name\"]`)"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "reads.jsonl:5: not a JSON read record: no field `consumer` (field `[\"user.name\"]`)",
     );
 }
 
@@ -211,8 +202,7 @@ fields = { at = "when", consumer = "principal" }
     };
     std::fs::create_dir_all(w.root().join("consumption/export/v2")).unwrap();
     std::fs::write(w.root().join("consumption/export/v2/a.csv.gz"), gz).unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -238,12 +228,8 @@ fields = { at = "when", consumer = "principal" }
         ]
     );
     assert_eq!(run.json()["scan"]["malformed"], 1);
-    assert!(
-        run.stderr().contains(
-            "consumption/export/reads.csv:5: `at` (field `epoch`) \"yesterday\" is not a number"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "consumption/export/reads.csv:5: `at` (field `epoch`) \"yesterday\" is not a number",
     );
 }
 
@@ -287,8 +273,7 @@ fields = { at = "event_time", consumer = "principal", contract = "schema_version
     let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         standings(&run),
         vec![
@@ -335,8 +320,7 @@ fields = { consumer = "principal" }
             r#"{"at":"2026-11-28T04:00:00Z","principal":"arn:aws:sts::123456789012:assumed-role/other-team/s","contract":"1.1.0"}"#, "\n",
         ),
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let got = standings(&run);
     assert!(
         got.contains(&row(
@@ -365,9 +349,7 @@ fields = { consumer = "principal" }
     );
     let json = run.json();
     let unknown = json["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["consumer"] == other)
         .unwrap();
     assert_eq!(unknown["reads"], 2);
@@ -394,9 +376,7 @@ fn check_reports_identities_claimed_twice_and_files_matched_by_two_sources() {
     run.assert_code(1);
     let json = run.json();
     let findings: Vec<(String, Option<u64>, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|f| {
             (
                 f["file"].as_str().unwrap().to_string(),
@@ -430,8 +410,7 @@ fn check_reports_identities_claimed_twice_and_files_matched_by_two_sources() {
         "consumption/reads.jsonl",
         "{\"at\":\"2026-11-28T03:00:00Z\",\"consumer\":\"role/nightly\",\"dataset\":\"roads\",\"contract\":\"1.1.0\"}\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     run.assert_stderr_has(
         "principal \"role/nightly\" matches the identities of several consumers (batch, batch-two)",
     );
@@ -618,8 +597,7 @@ same_read_seconds = 120
         second,
     )
     .unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let got = standings(&run);
     assert!(
         got.contains(&row(
@@ -641,9 +619,7 @@ same_read_seconds = 120
     );
     let json = run.json();
     let batch = json["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["consumer"] == "hydrology-batch")
         .unwrap();
     // The burst of three requests is one read; the 2.0.0 read is the second.

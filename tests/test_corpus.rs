@@ -78,7 +78,7 @@ fn every_corpus_file_profiles_as_gdal_reads_it() {
     let text = std::fs::read_to_string(dir().join("expected.toml")).unwrap();
     let expected: Expected = toml::from_str(&text).unwrap();
     // Every file of the corpus has an entry, so none is silently left out.
-    let on_disk: BTreeSet<String> = walk(&dir())
+    let on_disk: BTreeSet<String> = crate::common::files_under(&dir())
         .into_iter()
         .filter(|p| {
             matches!(
@@ -154,17 +154,4 @@ fn every_corpus_file_profiles_as_gdal_reads_it() {
         assert!(formats.contains(f), "no {f} file in the corpus");
     }
     assert!(expected.file.len() >= 20, "{} files", expected.file.len());
-}
-
-fn walk(d: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(d).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

@@ -4,8 +4,9 @@
 //! fails loudly without them.
 
 use crate::common;
+use crate::common::data;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::TestEnv;
@@ -15,20 +16,11 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn data(rel: &str) -> PathBuf {
-    root().join("tests/data").join(rel)
-}
-
 fn dask_script(args: &[&str]) -> std::process::Output {
-    let check = Command::new("python3")
-        .args(["-c", "import dask, distributed"])
-        .output();
-    match check {
-        Ok(o) if o.status.success() => {}
-        _ => panic!(
-            "dask is missing: this test runs the example on a LocalCluster; install it with `pip install dask distributed` (pinned in .ci/run)"
-        ),
-    }
+    common::require_python(
+        "import dask, distributed",
+        "dask is missing: this test runs the example on a LocalCluster; install it with `pip install dask distributed` (pinned in .ci/run)",
+    );
     let env = TestEnv::new();
     Command::new("python3")
         .arg(root().join("examples/dask/profile_release.py"))

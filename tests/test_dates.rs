@@ -5,7 +5,7 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use common::{Run, Store, TestEnv, CLAUSES};
+use common::{roads, Run, Store, TestEnv, CLAUSES};
 
 fn draft(
     version: &str,
@@ -13,7 +13,7 @@ fn draft(
     valid_from: &str,
     sunset: Option<&str>,
 ) -> String {
-    draft_with(version, supersedes, valid_from, sunset, &crs_of(version))
+    roads(version, supersedes, valid_from, sunset, &crs_of(version))
 }
 
 /// Each major changes the CRS (a breaking change), so every line is a real major.
@@ -27,44 +27,16 @@ fn crs_of(version: &str) -> String {
     CLAUSES.replace("EPSG:4326", crs)
 }
 
-fn draft_with(
-    version: &str,
-    supersedes: Option<&str>,
-    valid_from: &str,
-    sunset: Option<&str>,
-    clauses: &str,
-) -> String {
-    common::draft(
-        "roads",
-        version,
-        supersedes,
-        valid_from,
-        sunset,
-        &[],
-        clauses,
-    )
-}
-
 impl Store {
     fn sunset(&self, line: &str, on: &str, extra: &[&str]) -> Run {
-        let mut args = vec![
-            "sunset",
-            "roads",
-            line,
-            "--on",
-            on,
-            "--rationale",
-            "Two teams need more time.",
-        ];
-        args.extend_from_slice(extra);
-        self.run(&args)
+        self.sunset_roads(line, on, "Two teams need more time.", extra)
     }
 
     /// roads 1.0.0, 1.1.0, and 2.0.0 live from 2027-01-01 closing line 1 on 2027-07-01.
     fn with_two_lines(&self) {
         self.propose_ok(&draft("1.0.0", None, "2026-01-01", None), "Because.");
         self.propose_ok(
-            &draft_with(
+            &roads(
                 "1.1.0",
                 Some("1.0.0"),
                 "2026-03-01",
@@ -80,10 +52,15 @@ impl Store {
     }
 }
 
-fn has_finding(findings: &[serde_json::Value], text: &str) -> bool {
-    findings
-        .iter()
-        .any(|f| f["message"].as_str().unwrap().contains(text))
+/// Assert that one of `findings` says `text`, showing them all when none does.
+#[track_caller]
+fn assert_finding(findings: &[serde_json::Value], text: &str) {
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["message"].as_str().unwrap().contains(text)),
+        "{findings:#?}"
+    );
 }
 
 #[test]
@@ -98,12 +75,8 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
         "Because.",
     );
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(
-            "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has(
+        "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01",
     );
     // Agreeing is not enough: 2027-07-01 .. 2027-08-01 is 31 days (July has 31), under 90.
     let run = s.propose(
@@ -111,12 +84,7 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
         "Because.",
     );
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("is 31 days, outside the policy's 90..365"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("is 31 days, outside the policy's 90..365");
     // Moved later first, the proposal that agrees is accepted with a 123-day window
     // (Jul 31 + Aug 31 + Sep 30 + Oct 31 = 123).
     let run = s.sunset("2", "2027-11-01", &[]);
@@ -129,8 +97,7 @@ fn a_new_major_must_agree_with_the_sunset_already_recorded_for_its_line() {
     assert!(run
         .stdout
         .contains("window: 2027-07-01 .. 2027-11-01 (123 days)"));
-    let run = s.run(&["check"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_check_passes();
 }
 
 #[test]
@@ -158,13 +125,13 @@ fn check_fails_a_store_whose_new_major_disagrees_with_a_recorded_sunset() {
     s.git(&["add", "-A"]);
     s.git(&["commit", "-qm", "3.0.0 the old way"]);
     let f = s.findings();
-    assert!(
-        has_finding(&f, "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01"),
-        "{f:#?}"
+    assert_finding(
+        &f,
+        "3.0.0 declares sunset = 2027-11-01 for line 2, but line 2's sunset is already 2027-08-01",
     );
-    assert!(
-        has_finding(&f, "the window of line 2 (from 2027-07-01, line 3 opens, to its sunset 2027-08-01) is 31 days"),
-        "{f:#?}"
+    assert_finding(
+        &f,
+        "the window of line 2 (from 2027-07-01, line 3 opens, to its sunset 2027-08-01) is 31 days",
     );
     // status, show and check agree on the one value.
     let status = s.json(&["--today", "2027-07-15", "status", "roads"]);
@@ -185,16 +152,10 @@ fn check_replays_a_hand_appended_move_against_the_sunset_rules() {
     std::fs::write(&path, history).unwrap();
     s.git(&["commit", "-qam", "hurry"]);
     let f = s.findings();
-    assert!(
-        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: 2027-02-01 is earlier than the committed sunset 2027-07-01"),
-        "{f:#?}"
-    );
+    assert_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: 2027-02-01 is earlier than the committed sunset 2027-07-01");
     // 2027-01-01 .. 2027-02-01 is 31 days.
-    assert!(
-        has_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: the window from 2027-01-01 (line 2 opens) to 2027-02-01 would be 31 days"),
-        "{f:#?}"
-    );
-    assert!(has_finding(&f, "the window of line 1"), "{f:#?}");
+    assert_finding(&f, "line 1's sunset was set to 2027-02-01 without --force: the window from 2027-01-01 (line 2 opens) to 2027-02-01 would be 31 days");
+    assert_finding(&f, "the window of line 1");
 }
 
 #[test]
@@ -217,12 +178,7 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
     assert_eq!(p["source"]["kind"], "contract", "{j}");
     assert_eq!(p["source"]["version"], "2.0.0", "{j}");
     let text = s.run(&["show", "roads@2.0.0"]);
-    assert!(
-        text.stdout
-            .contains("declares the sunset of line 1: 2027-07-01\n"),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("declares the sunset of line 1: 2027-07-01\n");
     let run = s.sunset("1", "2027-08-01", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for v in ["1.0.0", "1.1.0"] {
@@ -237,31 +193,14 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
         );
     }
     let text = s.run(&["show", "roads@1.1.0"]);
-    assert!(
-        text.stdout.contains(
-            "sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on "
-        ),
-        "{}",
-        text.stdout
+    text.assert_stdout_has(
+        "sunset of line 1: 2027-08-01 (245 days left), set by `contracts sunset` on ",
     );
-    assert!(
-        text.stdout.contains("Two teams need more time."),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("Two teams need more time.");
     // 2.0.0 declared 2027-07-01 for line 1; show says the line's sunset moved since.
     let text = s.run(&["show", "roads@2.0.0"]);
-    assert!(
-        text.stdout
-            .contains("declares the sunset of line 1: 2027-07-01 (since moved to 2027-08-01)"),
-        "{}",
-        text.stdout
-    );
-    assert!(
-        text.stdout.contains("sunset of line 2: none yet"),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("declares the sunset of line 1: 2027-07-01 (since moved to 2027-08-01)");
+    text.assert_stdout_has("sunset of line 2: none yet");
     // JSON readers get the moved date too, not only the one the file declares.
     let j = s.json(&["show", "roads@2.0.0"]);
     // `sunset` stays what the file says, for the readers that use it.
@@ -349,59 +288,33 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
     // [-10, 40, 10, 60] with minx and maxx swapped: crosses, 360 - (10 - -10) = 340° wide.
     let swapped = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[10.0, 40.0, -10.0, 60.0]");
     let run = s.propose(
-        &draft_with("1.0.0", None, "2026-01-01", None, &swapped),
+        &roads("1.0.0", None, "2026-01-01", None, &swapped),
         "Because.",
     );
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(
-            "1.0.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("wide_antimeridian = [\"envelope\"]"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("1.0.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide");
+    run.assert_stderr_has("wide_antimeridian = [\"envelope\"]");
     // Meant: listed, it is accepted, and still named with its width.
-    let meant = draft_with("1.0.0", None, "2026-01-01", None, &swapped).replace(
+    let meant = roads("1.0.0", None, "2026-01-01", None, &swapped).replace(
         "\n[clauses]",
         "wide_antimeridian = [\"envelope\"]\n\n[clauses]",
     );
     let run = s.propose(&meant, "Because.");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide");
     // A narrow crossing (Fiji-like, 170 .. -170: 20° wide) is accepted and said.
     let fiji = CLAUSES.replace("[-10.0, 40.0, 10.0, 60.0]", "[170.0, 40.0, -170.0, 60.0]");
-    let next = draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &fiji);
+    let next = roads("1.1.0", Some("1.0.0"), "2026-02-01", None, &fiji);
     let path = s.write("fiji.toml", &next);
     let run = s.run(&["diff", "roads@1.0.0", &path]);
-    assert!(
-        run.stderr.contains("note: roads@1.1.0: `envelope` crosses the antimeridian (minx 170 > maxx -170) and is 20.0° wide"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("note: roads@1.1.0: `envelope` crosses the antimeridian (minx 170 > maxx -170) and is 20.0° wide");
+    run.assert_stderr_has("note: roads@1.0.0: `envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide");
     let j = s.json(&["show", "roads@1.0.0"]);
     assert_eq!(j["antimeridian"][0]["clause"], "envelope");
     assert_eq!(j["antimeridian"][0]["width_degrees"], 340.0);
     assert_eq!(j["antimeridian"][0]["meant_wide"], true);
     let text = s.run(&["show", "roads@1.0.0"]);
-    assert!(
-        text.stdout.contains("`envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide (wide_antimeridian: on purpose)"),
-        "{}",
-        text.stdout
-    );
+    text.assert_stdout_has("`envelope` crosses the antimeridian (minx 10 > maxx -10) and is 340.0° wide (wide_antimeridian: on purpose)");
     // Naming a clause that is not a wide crossing is an error in the draft.
     let wrong = draft("1.1.0", Some("1.0.0"), "2026-02-01", None).replace(
         "\n[clauses]",
@@ -409,11 +322,7 @@ fn a_crossing_envelope_is_never_silent_and_a_wide_one_must_be_meant() {
     );
     let run = s.propose(&wrong, "Because.");
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("wide_antimeridian names `envelope`, which is 20.0° wide and does not cross the antimeridian"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("wide_antimeridian names `envelope`, which is 20.0° wide and does not cross the antimeridian");
 }
 
 #[test]
@@ -425,16 +334,13 @@ fn check_flags_a_committed_wide_crossing_that_is_not_meant() {
     let swapped = crs_of("1").replace("[-10.0, 40.0, 10.0, 60.0]", "[10.0, 40.0, -10.0, 60.0]");
     std::fs::write(
         s.dir.join("contracts/roads/1.1.0.toml"),
-        draft_with("1.1.0", Some("1.0.0"), "2026-02-01", None, &swapped),
+        roads("1.1.0", Some("1.0.0"), "2026-02-01", None, &swapped),
     )
     .unwrap();
     s.git(&["add", "-A"]);
     s.git(&["commit", "-qm", "swapped"]);
     let f = s.findings();
-    assert!(
-        has_finding(&f, "1.1.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide"),
-        "{f:#?}"
-    );
+    assert_finding(&f, "1.1.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide");
 }
 
 /// Commit `text` at `rel` in the store by hand.
@@ -581,7 +487,7 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     std::fs::write(s.dir.join("contracts.toml"), config).unwrap();
     let old = s.write(
         "old.toml",
-        &draft_with(
+        &roads(
             "1.0.0",
             None,
             "2026-01-01",
@@ -591,7 +497,7 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     );
     let new = s.write(
         "new.toml",
-        &draft_with(
+        &roads(
             "1.1.0",
             Some("1.0.0"),
             "2026-02-01",
@@ -601,17 +507,9 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     );
     let run = s.run(&["diff", &old, &new]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr
-            .contains("clause `min_feature_count` has no kind"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("warning: uncommitted changes to contracts.toml are not used; commit them"),
-        "{}",
-        run.stderr
+    run.assert_stderr_has("clause `min_feature_count` has no kind");
+    run.assert_stderr_has(
+        "warning: uncommitted changes to contracts.toml are not used; commit them",
     );
     s.git(&["commit", "-qam", "a custom kind"]);
     let run = s.run(&["diff", &old, &new]);

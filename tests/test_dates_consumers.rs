@@ -2,6 +2,7 @@
 //! not have, JSON escapes in the log, gzipped logs, and files the scan cannot read.
 
 use crate::common::world;
+use crate::common::Rows;
 
 use std::io::Write as _;
 
@@ -38,8 +39,7 @@ fn a_read_of_a_version_the_store_lacks_is_unknown_version_not_a_migration() {
         "consumption/reads.jsonl",
         "{\"at\":\"2026-11-29T01:00:00Z\",\"consumer\":\"flood-model\",\"dataset\":\"roads\",\"contract\":\"7.0.0\"}\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let all = standings(&run);
     assert_eq!(
         of(&all, "flood-model"),
@@ -56,21 +56,13 @@ fn a_read_of_a_version_the_store_lacks_is_unknown_version_not_a_migration() {
     // flood-model (known on line 1) and atlas are still on line 1.
     assert_eq!(json["lines"][0]["still_on"], 2);
     assert_eq!(json["lines"][0]["unknown_version"], 1);
-    assert!(
-        run.stderr().contains(
-            "consumer `flood-model` read version 7.0.0, which roads does not have; its last read of a known version is 1.1.0 (line 1)"
-        ),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has("consumer `flood-model` read version 7.0.0, which roads does not have; its last read of a known version is 1.1.0 (line 1)");
     // notify still writes to it about line 1 (47 days before 2027-01-15: the 60-day notice).
     let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
     run.assert_code(0);
     let plan = run.json();
     let flood = plan
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|n| n["consumer"] == "flood-model")
         .unwrap_or_else(|| panic!("no notice for flood-model: {plan:#?}"));
     assert_eq!(flood["line"], 1);
@@ -92,19 +84,8 @@ fn an_unknown_version_with_no_known_read_says_why_it_is_not_told() {
     );
     let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
     run.assert_code(0);
-    assert!(
-        run.stderr().contains(
-            "consumer `archive` read version 7.0.0, which roads does not have, and no known version in the lookback: its line is unknown"
-        ),
-        "{}",
-        run.stderr()
-    );
-    assert!(!run
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|n| n["consumer"] == "archive"));
+    run.assert_stderr_has("consumer `archive` read version 7.0.0, which roads does not have, and no known version in the lookback: its line is unknown");
+    assert!(!run.json().rows().any(|n| n["consumer"] == "archive"));
 }
 
 #[test]
@@ -116,8 +97,7 @@ fn a_read_spelled_with_json_escapes_is_the_same_read() {
         "consumption/reads.jsonl",
         "{\"at\":\"2026-11-29T02:00:00Z\",\"consumer\":\"r\\u006futer\",\"dataset\":\"r\\u006fads\",\"contract\":\"1.1.0\"}\n",
     );
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let all = standings(&run);
     assert_eq!(of(&all, "router").1, "still-on");
     assert_eq!(of(&all, "router").3.as_deref(), Some("1.1.0"));
@@ -153,8 +133,7 @@ fn gzipped_logs_are_read_and_unreadable_files_are_reported_and_skipped() {
     // Named gzip, but plain text: a corrupt stream.
     std::fs::write(dir.join("broken.jsonl.gz"), "not gzip\n").unwrap();
     std::fs::write(dir.join("notes.txt"), "who reads what\n").unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let all = standings(&run);
     assert_eq!(of(&all, "archive").1, "still-on");
     assert_eq!(of(&all, "archive").3.as_deref(), Some("1.0.0"));
@@ -181,8 +160,7 @@ fn uncommitted_store_files_are_named_and_not_used() {
         "dataset = \"roads\"\nversion = \"3.0.0\"\n",
     )
     .unwrap();
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let err = run.stderr();
     assert!(
         err.contains("warning: uncommitted changes to consumers.toml are not used; commit them"),
@@ -222,14 +200,10 @@ fn config_values_refused_after_parsing_are_located() {
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:8: ",
-            world::line_of(&config, "from = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:8: ",
+        world::line_of(&config, "from = ")
+    ));
     let since_line = world::line_of(&config, "since = ");
     let run = w.run("2026-11-29", &["check"]);
     run.assert_code(2);
@@ -238,25 +212,17 @@ fn config_values_refused_after_parsing_are_located() {
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:8: ",
-            world::line_of(&config, "host = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:8: ",
+        world::line_of(&config, "host = ")
+    ));
     // A bound out of range points at its value: `lookback_days = ` is 16 characters.
     let config = world::config(25).replace("lookback_days = 365", "lookback_days = 0");
     w.write("contracts.toml", &config);
     let run = w.run("2026-11-29", &["status"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:17: [consumption] lookback_days",
-            world::line_of(&config, "lookback_days = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:17: [consumption] lookback_days",
+        world::line_of(&config, "lookback_days = ")
+    ));
 }

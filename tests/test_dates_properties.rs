@@ -7,6 +7,7 @@
 //!    and `validate` report the same effective sunset for every line, and `check` passes.
 
 use crate::common;
+use crate::common::Rows;
 use common::Store;
 
 use chrono::{Days, NaiveDate, TimeZone, Utc};
@@ -44,7 +45,9 @@ fn cmd() -> impl Strategy<Value = Cmd> {
     ]
 }
 
-fn contract(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> Contract {
+/// The text of roads `major`.0.0 (superseding the major before it), with no clauses: what the
+/// model parses and the binary is proposed alike.
+fn contract_text(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> String {
     let mut text = format!("dataset = \"roads\"\nversion = \"{major}.0.0\"\n");
     if major > 1 {
         text += &format!("supersedes = \"{}.0.0\"\n", major - 1);
@@ -54,6 +57,11 @@ fn contract(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> Con
         text += &format!("sunset = {s}\n");
     }
     text += "[clauses]\n";
+    text
+}
+
+fn contract(major: u64, valid_from: NaiveDate, sunset: Option<NaiveDate>) -> Contract {
+    let text = contract_text(major, valid_from, sunset);
     parse_contract(
         "draft.toml",
         &text,
@@ -202,15 +210,7 @@ fn run_case(cmds: &[Cmd]) -> Result<(), TestCaseError> {
                     Some((m, v)) => (m + 1, v + Days::new(after.into())),
                 };
                 let sunset = newest.map(|_| valid_from + Days::new(window.into()));
-                let mut text = format!("dataset = \"roads\"\nversion = \"{major}.0.0\"\n");
-                if major > 1 {
-                    text += &format!("supersedes = \"{}.0.0\"\n", major - 1);
-                }
-                text += &format!("valid_from = {valid_from}\n");
-                if let Some(d) = sunset {
-                    text += &format!("sunset = {d}\n");
-                }
-                text += "[clauses]\n";
+                let text = contract_text(major, valid_from, sunset);
                 let path = s.env.home().join("draft.toml");
                 std::fs::write(&path, text).unwrap();
                 let run = s.run(&["propose", path.to_str().unwrap(), "--rationale", "r"]);
@@ -247,21 +247,14 @@ fn run_case(cmds: &[Cmd]) -> Result<(), TestCaseError> {
         let show = s.json_on("2026-01-01", &["show", &format!("roads@{major}.0.0")]);
         let from_show = show["line_sunset"]["date"].clone();
         let from_consumers = consumers["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .find(|l| l["line"] == major)
             .map(|l| l["sunset"].clone())
             .unwrap();
         prop_assert_eq!(&from_show, &from_consumers, "line {}", major);
         let opens = show["valid_from"].as_str().unwrap().to_string();
         let status = s.json_on(&opens, &["status", "roads"]);
-        if let Some(row) = status
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["line"] == major)
-        {
+        if let Some(row) = status.rows().find(|r| r["line"] == major) {
             prop_assert_eq!(&row["sunset"], &from_show, "status of line {}", major);
         }
     }

@@ -31,18 +31,7 @@ fn the_json_report_carries_every_change_with_direction_and_verdict() {
     assert_eq!(j["sufficient"], true);
     assert_eq!(j["old"]["version"], "1.3.0");
     assert_eq!(j["new"]["dataset"], "roads");
-    let rows: Vec<(String, String, String)> = j["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["clause"].as_str().unwrap().to_string(),
-                c["direction"].as_str().unwrap().to_string(),
-                c["verdict"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let rows = common::string_triples(&j["changes"], "clause", "direction", "verdict");
     let expect = |clause: &str, direction: &str, verdict: &str| {
         assert!(
             rows.contains(&(clause.into(), direction.into(), verdict.into())),
@@ -74,27 +63,16 @@ fn a_minor_bump_hiding_a_breaking_change_exits_1_naming_the_clause_with_old_and_
     let new = fixture_str("diff/roads-1.4.0.toml");
     let run = diff(&["diff", &old, &new]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr
-            .contains("1.3.0 -> 1.4.0 is a minor bump, but the changes require a major bump"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(
-            // The key that breaks, not both maps.
-            "metric_tolerances (narrowing, loosened): `positional_rmse_m` 2.0 → 3.0"
-        ),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("1.3.0 -> 1.4.0 is a minor bump, but the changes require a major bump");
+    // The key that breaks, not both maps.
+    run.assert_stderr_has("metric_tolerances (narrowing, loosened): `positional_rmse_m` 2.0 → 3.0");
     // The compatible change in the same version is not blamed.
     assert!(
         !run.stderr.contains("optional_attributes"),
         "{}",
         run.stderr
     );
-    assert!(run.stdout.contains("INSUFFICIENT"), "{}", run.stdout);
+    run.assert_stdout_has("INSUFFICIENT");
 }
 
 #[test]
@@ -106,11 +84,7 @@ fn a_compatible_minor_and_a_clean_patch_exit_0() {
         &fixture_str("diff/roads-1.4.0-compatible.toml"),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout.contains("required bump: minor"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_has("required bump: minor");
     let run = diff(&[
         "--format",
         "json",
@@ -141,17 +115,8 @@ fn a_patch_that_changes_a_clause_exits_1() {
         ],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("require a minor bump"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("metric_tolerances (narrowing, tightened)"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("require a minor bump");
+    run.assert_stderr_has("metric_tolerances (narrowing, tightened)");
 }
 
 #[test]
@@ -159,12 +124,8 @@ fn bad_toml_exits_2_with_file_line_and_column() {
     let bad = fixture_str("diff/bad-syntax.toml");
     let run = diff(&["diff", &fixture_str("diff/roads-1.3.0.toml"), &bad]);
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains(&format!("{bad}:6:17:")),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("crs = \"EPSG:4326"), "{}", run.stderr);
+    run.assert_stderr_has(&format!("{bad}:6:17:"));
+    run.assert_stderr_has("crs = \"EPSG:4326");
     assert!(run.stdout.is_empty());
 }
 
@@ -175,24 +136,15 @@ fn bad_inputs_exit_2() {
     // reversed: NEW not greater than OLD
     let run = diff(&["diff", &new, &old]);
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr
-            .contains("NEW version 1.3.0 is not greater than OLD version 2.0.0"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("NEW version 1.3.0 is not greater than OLD version 2.0.0");
     // two datasets
     let run = diff(&["diff", &fixture_str("diff/rivers-1.0.0.toml"), &new]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("dataset `rivers`"), "{}", run.stderr);
+    run.assert_stderr_has("dataset `rivers`");
     // missing file
     let run = diff(&["diff", &old, "/nonexistent/roads.toml"]);
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("cannot read /nonexistent/roads.toml"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("cannot read /nonexistent/roads.toml");
     // bad usage
     let run = diff(&["diff", &old]);
     assert_eq!(run.code, 2);
@@ -204,17 +156,8 @@ fn a_custom_clause_needs_its_kind_from_the_store() {
     let new = fixture_str("diff/roads-custom-1.1.0.toml");
     let run = diff(&["diff", &old, &new]);
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr
-            .contains("clause `min_feature_count` has no kind"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("roads-custom-1.0.0.toml:7:21"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("clause `min_feature_count` has no kind");
+    run.assert_stderr_has("roads-custom-1.0.0.toml:7:21");
 
     let env = TestEnv::new();
     std::fs::write(

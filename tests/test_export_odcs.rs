@@ -2,35 +2,23 @@
 //! real YAML parser (PyYAML) and validated against the standard's own JSON Schema
 //! (tests/data/odcs). Fails loudly without python3 and PyYAML (.ci/run installs them).
 
+use crate::common;
 use crate::common::world;
-
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 use world::World;
 
 /// YAML → JSON with PyYAML, the way another tool would read the export.
 fn parse_yaml(text: &str) -> serde_json::Value {
-    let child = Command::new("python3")
-        .args([
+    let out = common::python3_with_stdin(
+        &[
             "-c",
             "import sys, json, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = child.unwrap_or_else(|e| {
+        ],
+        text,
+    )
+    .unwrap_or_else(|e| {
         panic!("PYTHON3 IS MISSING ({e}): this test reads the YAML with PyYAML (apt-get install python3-yaml)")
     });
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "PyYAML could not read the export (is python3-yaml installed?): {}\n{text}",
@@ -40,11 +28,7 @@ fn parse_yaml(text: &str) -> serde_json::Value {
 }
 
 fn odcs_validator() -> jsonschema::Validator {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/odcs/odcs-json-schema-v3.1.0.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).expect("the ODCS schema compiles")
+    common::schema_validator("odcs/odcs-json-schema-v3.1.0.json")
 }
 
 fn export(w: &World, today: &str, target: &str) -> serde_json::Value {
@@ -92,13 +76,7 @@ min_feature_count = 100000
 #[test]
 fn every_clause_is_mapped_or_kept() {
     let w = World::new(25);
-    w.write(
-        "contracts.toml",
-        &format!(
-            "{}\n[kinds]\nmin_feature_count = {{ kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }}\n",
-            world::config(25)
-        ),
-    );
+    world::with_feature_count_kind(&w);
     w.write("contracts/roads/3.0.0.toml", ROADS_3);
     let doc = export(&w, "2026-11-29", "roads@3.0.0");
     assert_eq!(doc["apiVersion"], "v3.1.0");

@@ -5,18 +5,13 @@
 //! saves it: a mutation that reaches a panic inside the parquet or arrow crates fails the test,
 //! so the checks before the decoder are what is tested.
 
+use crate::common::data;
 use crate::common::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use contracts::release::{profile_file, NoProgress, ReadNotes, ReleaseError};
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 /// Damage `b` one way, chosen by `rng`; `hot` is the range most worth damaging (a Parquet
 /// footer), where half of the mutations land.

@@ -5,6 +5,7 @@
 
 use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
 use world::{SmtpServer, World};
 
@@ -43,9 +44,7 @@ fn notices_are_tailored_to_what_each_consumer_declared() {
     run.assert_code(0);
     let planned: Vec<(String, String, serde_json::Value)> = run
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|n| {
             (
                 n["consumer"].as_str().unwrap().to_string(),
@@ -106,14 +105,9 @@ fn notices_are_tailored_to_what_each_consumer_declared() {
     insta::assert_snapshot!("unaffected_notice", atlas);
     insta::assert_snapshot!("affected_notice", flood);
     // Both notices were sent and recorded.
-    let mut ledger = w.ledger();
-    ledger.sort();
     assert_eq!(
-        ledger,
-        [
-            ("atlas".to_string(), "before-60".to_string()),
-            ("flood-model".to_string(), "before-60".to_string())
-        ]
+        world::sorted(w.ledger()),
+        world::pairs(&[("atlas", "before-60"), ("flood-model", "before-60")])
     );
 }
 
@@ -243,9 +237,7 @@ fn verdicts(j: &serde_json::Value) -> Verdicts {
                 c["consumer"].as_str().unwrap().to_string(),
                 c["verdict"].as_str().unwrap().to_string(),
                 c["changes"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                    .rows()
                     .map(|x| x.as_str().unwrap().to_string())
                     .collect(),
             )
@@ -525,9 +517,7 @@ fn figures(j: &serde_json::Value) -> Figures {
                 r["evaluated"].as_u64().unwrap(),
                 r["would_fail"].as_u64().unwrap(),
                 r["releases"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                    .rows()
                     .map(|x| x.as_str().unwrap().to_string())
                     .collect(),
             )
@@ -652,9 +642,7 @@ fn backtest_replays_the_drafts_new_clauses_on_the_recorded_profiles() {
     run.assert_code(0);
     let counts: Vec<(String, u64, u64)> = run
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|c| {
             (
                 c["clause"].as_str().unwrap().to_string(),
@@ -674,18 +662,7 @@ fn backtest_replays_the_drafts_new_clauses_on_the_recorded_profiles() {
 }
 
 fn holders(j: &serde_json::Value) -> Vec<(String, String, String)> {
-    j["holders"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            (
-                h["consumer"].as_str().unwrap().to_string(),
-                h["version"].as_str().unwrap().to_string(),
-                h["last_read"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    common::string_triples(&j["holders"], "consumer", "version", "last_read")
 }
 
 #[test]
@@ -693,10 +670,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
     let w = World::new(world::closed_port());
     // On 2026-11-29 flood-model (1.1.0 on 11-28) and atlas (1.1.0 on 11-27) hold line 1;
     // router moved to 2.0.0 on 11-25; ghost is not registered.
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     run.assert_code(1);
     let j = run.json();
     assert_eq!(j["can_retire"], false);
@@ -725,7 +699,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
         "{}",
         text.stdout()
     );
-    assert!(text.stdout().contains("flood-model"), "{}", text.stdout());
+    text.assert_stdout_has("flood-model");
     // status says the same.
     let run = w.run("2026-11-29", &["--format", "json", "status", "roads"]);
     run.assert_code(0);
@@ -741,10 +715,7 @@ fn can_retire_says_who_still_holds_a_line_and_since_when_nobody_does() {
     );
     w.run("2027-02-28", &["can-retire", "roads", "1"])
         .assert_code(1);
-    let run = w.run(
-        "2027-03-05",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2027-03-05");
     run.assert_code(0);
     let j = run.json();
     assert_eq!(j["can_retire"], true);
@@ -783,10 +754,7 @@ fn a_reader_not_subscribed_to_the_dataset_does_not_hold_its_line() {
         "consumption/moved.jsonl",
         "{\"at\":\"2027-01-10T03:00:00Z\",\"consumer\":\"flood-model\",\"dataset\":\"roads\",\"contract\":\"2.0.0\"}\n",
     );
-    let run = w.run(
-        "2027-01-20",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2027-01-20");
     run.assert_code(0);
     let j = run.json();
     // flood-model held line 1 until 2027-01-09.
@@ -797,19 +765,8 @@ fn a_reader_not_subscribed_to_the_dataset_does_not_hold_its_line() {
 
     // consumers lists atlas as unsubscribed, and archive not at all (silent only for the
     // datasets it declared).
-    let run = w.run("2027-01-20", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
-    let listed: Vec<(String, String)> = run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["consumer"].as_str().unwrap().into(),
-                c["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
+    let run = w.consumers_json("2027-01-20");
+    let listed = common::string_pairs(&run.json()["consumers"], "consumer", "status");
     assert_eq!(
         listed,
         vec![
@@ -831,15 +788,12 @@ fn consumers_shows_liveness_after_stale_after_days() {
     let w = World::new(world::closed_port());
     // Default: 30 days (lookback 365). On 2026-11-29 every reader read within 4 days; archive
     // never read roads.
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     let j = run.json();
     assert_eq!(j["stale_after_days"], 30);
     let stale = |j: &serde_json::Value| -> Vec<(String, bool)> {
         j["consumers"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .map(|c| {
                 (
                     c["consumer"].as_str().unwrap().into(),
@@ -865,8 +819,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
         "lookback_days = 365\nstale_after_days = 3\n",
     );
     w.write("contracts.toml", &config);
-    let run = w.run("2026-11-29", &["--format", "json", "consumers", "roads"]);
-    run.assert_code(0);
+    let run = w.consumers_json("2026-11-29");
     assert_eq!(
         stale(&run.json()),
         vec![
@@ -878,7 +831,7 @@ fn consumers_shows_liveness_after_stale_after_days() {
         ]
     );
     let text = w.run("2026-11-29", &["consumers", "roads"]);
-    assert!(text.stdout().contains("liveness"), "{}", text.stdout());
+    text.assert_stdout_has("liveness");
 
     // Strict: more than the lookback, or not a number, is bad config with its place.
     let bad = world::config(world::closed_port()).replace(
@@ -888,26 +841,18 @@ fn consumers_shows_liveness_after_stale_after_days() {
     w.write("contracts.toml", &bad);
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:20",
-            world::line_of(&bad, "stale_after_days = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:20",
+        world::line_of(&bad, "stale_after_days = ")
+    ));
     run.assert_stderr_has("stale_after_days must be from 1 to lookback_days (365)");
     w.write("contracts.toml", &bad.replace("= 400", "= \"soon\""));
     let run = w.run("2026-11-29", &["consumers", "roads"]);
     run.assert_code(2);
-    assert!(
-        run.stderr().contains(&format!(
-            "contracts.toml:{}:20",
-            world::line_of(&bad, "stale_after_days = ")
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "contracts.toml:{}:20",
+        world::line_of(&bad, "stale_after_days = ")
+    ));
 }
 
 #[test]
@@ -922,9 +867,7 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
     let run = w.run("2026-11-29", &["--format", "json", "check"]);
     run.assert_code(1);
     let findings: Vec<(Option<u64>, Option<u64>, String)> = run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .filter(|f| f["file"] == "consumers.toml")
         .map(|f| {
             (
@@ -969,8 +912,7 @@ fn check_reports_uses_that_name_no_clause_with_their_place() {
 
 #[test]
 fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "consumers.toml",
         "[consumers.flood-model]\ncontacts = [\"hydro-oncall@example.org\"]\ndatasets.roads = {}\n\
@@ -980,12 +922,8 @@ fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
     run.assert_code(0);
     assert_eq!(smtp.mail_to("hydro-oncall@example.org").len(), 1);
     assert_eq!(smtp.mail_to("atlas@example.org").len(), 0);
-    assert!(
-        run.stderr().contains(
-            "roads: 1 registered reader(s) still on a retiring line are not subscribed to roads"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "roads: 1 registered reader(s) still on a retiring line are not subscribed to roads",
     );
 }
 

@@ -8,17 +8,12 @@
 //! an allocation that aborts the process (which would fail the whole test binary). The
 //! number of cases is fixed, so the run time is bounded (a few seconds each in debug).
 
+use crate::common::data;
 use crate::common::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use contracts::release::{profile_file, NoProgress, ReadNotes, ReleaseError};
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 /// Absurd values a declared count or length may take.
 const ABSURD: [u32; 6] = [0, 1, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0x0010_0000];

@@ -64,6 +64,6 @@ fn the_registry_link_when_configured() {
     );
     let run = w.run("2026-11-29", &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("contracts.toml"), "{}", run.stderr());
-    assert!(run.stderr().contains("registry_url"), "{}", run.stderr());
+    run.assert_stderr_has("contracts.toml");
+    run.assert_stderr_has("registry_url");
 }

@@ -37,24 +37,14 @@ fn notify_config(w: &World, extra: &str) {
     );
 }
 
-/// The ledger's `table` entries on `channel`, as (consumer, milestone).
-fn entries(w: &World, table: &str, channel: &str) -> Vec<(String, String)> {
-    let Some(text) = w.read("notifications/roads.toml") else {
-        return Vec::new();
-    };
-    let v: toml::Value = toml::from_str(&text).unwrap();
-    v.get(table)
-        .and_then(|t| t.as_array())
-        .into_iter()
-        .flatten()
-        .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
-        .map(|n| {
-            (
-                n["consumer"].as_str().unwrap().to_string(),
-                n["milestone"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+/// A private CA, a TLS receiver it signed at the secret path, a relay, and a world whose
+/// atlas has that webhook: where the `ca_file` tests start.
+fn tls_hook_world() -> (Pki, Receiver, SmtpServer, World) {
+    let pki = Pki::new();
+    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
+    let (smtp, w) = world::with_relay();
+    with_hook(&w);
+    (pki, hook, smtp, w)
 }
 
 fn no_url_in(run: &world::Run) {
@@ -65,11 +55,7 @@ fn no_url_in(run: &world::Run) {
 
 #[test]
 fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
-    let pki = Pki::new();
-    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
-    with_hook(&w);
+    let (pki, hook, _smtp, w) = tls_hook_world();
     let url = hook.url();
     let env = [("ATLAS_HOOK_URL", url.as_str())];
     const CHANNEL: &str = "webhook:atlas-slack";
@@ -85,10 +71,10 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
         "{err}"
     );
     assert_eq!(hook.received(), 0);
-    assert!(entries(&w, "notice", CHANNEL).is_empty());
+    assert!(w.ledger_entries("notice", CHANNEL).is_empty());
     let atlas = ("atlas".to_string(), "before-60".to_string());
-    assert_eq!(entries(&w, "release", CHANNEL), vec![atlas.clone()]);
-    assert!(entries(&w, "notice", "mail").contains(&atlas));
+    assert_eq!(w.ledger_entries("release", CHANNEL), vec![atlas.clone()]);
+    assert!(w.ledger_entries("notice", "mail").contains(&atlas));
 
     // With the CA's PEM in the store, relative to its root: delivered and recorded.
     w.write("certs/hooks-ca.pem", &pki.ca_pem);
@@ -99,24 +85,20 @@ fn a_receiver_signed_by_a_private_ca_is_trusted_with_notify_ca_file_only() {
     assert_eq!(hook.received(), 1);
     let posted: serde_json::Value = serde_json::from_str(&hook.bodies()[0]).unwrap();
     assert!(posted["text"].as_str().unwrap().contains("roads line 1"));
-    assert_eq!(entries(&w, "notice", CHANNEL), vec![atlas]);
+    assert_eq!(w.ledger_entries("notice", CHANNEL), vec![atlas]);
 }
 
 #[test]
 fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
-    let pki = Pki::new();
-    let hook = Receiver::tls(pki.server.clone()).at(&format!("/hooks/{TOKEN}"));
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
-    with_hook(&w);
+    let (_pki, hook, smtp, w) = tls_hook_world();
     let url = hook.url();
     let env = [("ATLAS_HOOK_URL", url.as_str())];
 
     notify_config(&w, "ca_file = \"certs/none.pem\"\n");
     let run = w.run_env(TODAY, &["notify"], &env);
     run.assert_code(2);
-    assert!(run.stderr().contains("certs/none.pem"), "{}", run.stderr());
-    assert!(run.stderr().contains("ca_file"), "{}", run.stderr());
+    run.assert_stderr_has("certs/none.pem");
+    run.assert_stderr_has("ca_file");
 
     w.write("certs/empty.pem", "not a certificate\n");
     let text = w.read("contracts.toml").unwrap();
@@ -136,8 +118,7 @@ fn a_missing_or_empty_notify_ca_file_is_a_config_error_naming_it() {
 
 #[test]
 fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     // The mails of today go out first, while atlas has no webhook.
     w.run(TODAY, &["notify"]).assert_code(0);
     let mails = smtp.mails().len();
@@ -164,7 +145,7 @@ fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
     no_url_in(&run);
     assert_eq!(hook.received(), 1);
     assert_eq!(
-        entries(&w, "notice", "webhook:atlas-slack"),
+        w.ledger_entries("notice", "webhook:atlas-slack"),
         vec![("atlas".to_string(), "before-60".to_string())]
     );
     assert_eq!(smtp.mails().len(), mails, "no mail is sent again");

@@ -8,6 +8,7 @@
 //! well under a minute in a debug build. The seed is printed so a failure can be replayed
 //! with NOTIFY_CRASH_SEED.
 
+use crate::common;
 use crate::common::notify_support;
 use crate::common::world;
 use crate::common::Rng;
@@ -17,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use notify_support::{add_consumers, MILESTONE_DAYS};
-use world::{SmtpServer, World};
+use world::World;
 
 const KILLS_PER_DAY: usize = 4;
 
@@ -61,8 +62,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     eprintln!("NOTIFY_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
 
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     add_consumers(&w, 8);
     // Runs here never overlap, so a claim left by a killed run is stale at once: the next
     // run takes it over instead of waiting the default hour.
@@ -118,19 +118,16 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
                 eprintln!("--- run {runs} on {day}:\n{err}");
             }
             *codes.entry(code).or_default() += 1;
-            assert_eq!(
-                code,
+            common::assert_exit(
+                &out,
                 0,
-                "run {runs} on {day} after {kills} kill(s), seed {seed}: {}",
-                String::from_utf8_lossy(&out.stderr)
+                &format!("run {runs} on {day} after {kills} kill(s), seed {seed}: "),
             );
             // A run after a kill repairs the checkout the kill left behind HEAD, as every
             // writer does: nothing staged, nothing modified (issue 25, item 1).
-            assert_eq!(
-                w.git(&["status", "--porcelain", "--untracked-files=no"]),
-                "",
+            w.assert_checkout_clean(&format!(
                 "run {runs} on {day} after {kills} kill(s) left the checkout dirty, seed {seed}"
-            );
+            ));
             span = span.max(t.elapsed());
             if killed_today >= KILLS_PER_DAY {
                 break;
@@ -183,13 +180,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
     );
     assert_eq!(recorded, planned);
     let check = w.run("2027-01-29", &["--format", "json", "check"]);
-    let ledger_findings: Vec<_> = check.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
-        .cloned()
-        .collect();
+    let ledger_findings = world::ledger_findings(&check);
     assert!(ledger_findings.is_empty(), "{ledger_findings:#?}");
     w.git(&["fsck", "--no-progress"]);
 }
@@ -199,8 +190,7 @@ fn notify_killed_at_random_moments_resends_at_most_the_notices_in_flight() {
 /// here, so the repair is tested on every run, not on the 3 in 75 kills that hit it.
 #[test]
 fn a_run_after_a_kill_behind_head_repairs_the_checkout() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (_smtp, w) = world::with_relay();
     let day = MILESTONE_DAYS[0];
     w.run(day, &["notify"]).assert_code(0);
     let head = w.git(&["rev-parse", "HEAD"]);

@@ -1,31 +1,18 @@
 //! `contracts notify` end to end: the real binary, a store laid out by hand, and a real SMTP
 //! server on loopback (mailin-embedded) that collects what is delivered.
 
+use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
-use world::{closed_port, days_left, SmtpServer, World, SUNSET};
+use world::{closed_port, days_left, pairs, sorted, SmtpServer, World, SUNSET};
 
 const FLOOD: [&str; 2] = ["hydro-oncall@example.org", "lead@example.org"];
 const ATLAS: &str = "atlas@example.org";
 
-fn sorted(mut v: Vec<(String, String)>) -> Vec<(String, String)> {
-    v.sort();
-    v
-}
-
-fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-    sorted(
-        items
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-    )
-}
-
 #[test]
 fn notices_name_dataset_versions_sunset_days_left_and_rationale() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let today = "2026-11-29";
     let left = days_left(today);
     assert!(
@@ -100,8 +87,7 @@ fn notices_name_dataset_versions_sunset_days_left_and_rationale() {
 
 #[test]
 fn a_second_run_the_same_day_sends_nothing() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.run("2026-11-29", &["notify"]).assert_code(0);
     assert_eq!(smtp.mails().len(), 2);
     // The ledger is one commit by the notifier, and the checkout is clean.
@@ -128,8 +114,7 @@ fn a_second_run_the_same_day_sends_nothing() {
 
 #[test]
 fn missed_days_send_one_notice_not_a_burst() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     // The 60-day notice, then the cron is down until 10 days before the sunset: the 30- and
     // 14-day milestones have both passed, only the 14-day notice goes out.
     w.run("2026-11-29", &["notify"]).assert_code(0);
@@ -150,8 +135,7 @@ fn missed_days_send_one_notice_not_a_burst() {
 
 #[test]
 fn overdue_notices_every_period_while_still_read() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     // On the sunset day the line is no longer published: the first overdue notice.
     w.run(SUNSET, &["notify"]).assert_code(0);
     let first = smtp.mail_to(FLOOD[0]);
@@ -223,8 +207,7 @@ fn server_down_exits_3_records_nothing_and_the_next_run_delivers() {
 
 #[test]
 fn dry_run_prints_the_plan_and_sends_nothing() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let run = w.run("2026-11-29", &["--format", "json", "notify", "--dry-run"]);
     run.assert_code(0);
     let plan = run.json();
@@ -237,9 +220,7 @@ fn dry_run_prints_the_plan_and_sends_nothing() {
                 r["milestone"].as_str().unwrap().to_string(),
                 r["line"].as_u64().unwrap(),
                 r["recipients"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                    .rows()
                     .map(|x| x.as_str().unwrap().to_string())
                     .collect(),
             )
@@ -274,15 +255,14 @@ fn dry_run_prints_the_plan_and_sends_nothing() {
 
 #[test]
 fn an_invalid_mailbox_is_an_input_error_naming_the_consumer() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "consumers.toml",
         "[consumers.flood-model]\ncontacts = [\"hydro@example.org\\r\\nBcc: all@example.org\"]\n",
     );
     let run = w.run("2026-11-29", &["notify"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("flood-model"), "{}", run.stderr());
+    run.assert_stderr_has("flood-model");
     run.assert_stderr_has("consumers.toml:2:");
     assert_eq!(smtp.mails().len(), 0);
 }
@@ -296,7 +276,7 @@ fn clear_text_to_a_remote_host_is_refused() {
     );
     let run = w.run("2026-11-29", &["notify"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("loopback"), "{}", run.stderr());
+    run.assert_stderr_has("loopback");
     // Also on a dry run, and on a day with nothing to send.
     w.run("2026-11-29", &["notify", "--dry-run"]).assert_code(2);
     w.run("2026-06-01", &["notify"]).assert_code(2);
@@ -304,8 +284,7 @@ fn clear_text_to_a_remote_host_is_refused() {
 
 #[test]
 fn credentials_come_from_the_environment_and_are_never_printed() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "contracts.toml",
         &world::config(smtp.port).replace(
@@ -337,8 +316,7 @@ fn credentials_come_from_the_environment_and_are_never_printed() {
 
 #[test]
 fn a_store_template_overrides_the_builtin_one() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "templates/notice.subject.j2",
         "ACTION NEEDED {{ dataset }} {{ milestone }} {{ sunset }}",
@@ -355,8 +333,7 @@ fn a_store_template_overrides_the_builtin_one() {
 
 #[test]
 fn a_moved_sunset_moves_the_milestones() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.append(
         "history/roads.toml",
         "\n[[sunset]]\nat = 2026-11-20T10:00:00Z\nline = 1\nfrom = 2027-01-15\n\
@@ -376,8 +353,7 @@ fn a_moved_sunset_moves_the_milestones() {
 #[test]
 fn a_body_line_starting_with_a_dot_arrives_intact() {
     // DATA transparency: the mailer doubles a leading dot and the server removes it again.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "templates/notice.txt.j2",
         "first\n.{{ dataset }}\n..two dots\n.\nlast\n",
@@ -404,18 +380,7 @@ fn one_refused_notice_exits_3_and_the_others_are_sent_and_recorded() {
     assert_eq!(smtp.mail_to(FLOOD[0]).len(), 1);
     assert!(smtp.mail_to(ATLAS).is_empty());
     assert_eq!(w.ledger(), pairs(&[("flood-model", "before-60")]));
-    let statuses: Vec<(String, String)> = run
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["consumer"].as_str().unwrap().to_string(),
-                r["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let statuses = common::string_pairs(&run.json(), "consumer", "status");
     assert_eq!(
         sorted(statuses),
         pairs(&[("atlas", "failed"), ("flood-model", "sent")])
@@ -443,8 +408,7 @@ fn a_distribution_list_of_ten_thousand_reaches_each_address_once_in_order() {
     let list: Vec<String> = (0..n)
         .map(|i| format!("reader-{i:05}@lists.example.net"))
         .collect();
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let contacts: Vec<String> = list
         .iter()
         .enumerate()
@@ -461,9 +425,7 @@ fn a_distribution_list_of_ten_thousand_reaches_each_address_once_in_order() {
     plan.assert_code(0);
     let rows = plan.json();
     let atlas = rows
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|r| r["consumer"] == "atlas")
         .unwrap_or_else(|| panic!("no notice to atlas: {rows:#}"));
     assert_eq!(atlas["recipients"].as_array().unwrap().len(), n);

@@ -3,8 +3,10 @@
 //! never answers, a template that breaks only when rendered. The real binary against real SMTP
 //! servers on loopback (mailin-embedded, and the small server of `notify_support`).
 
+use crate::common;
 use crate::common::notify_support;
 use crate::common::world;
+use crate::common::Rows;
 
 use std::collections::HashMap;
 
@@ -28,13 +30,7 @@ fn config_with(port: u16, smtp: &str, notify: &str) -> String {
 fn ledger_findings(w: &World, day: &str) -> Vec<serde_json::Value> {
     let run = w.run(day, &["--format", "json", "check"]);
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
-    run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
-        .cloned()
-        .collect()
+    world::ledger_findings(&run)
 }
 
 fn text(o: &std::process::Output) -> (i32, String, String) {
@@ -49,8 +45,7 @@ fn text(o: &std::process::Output) -> (i32, String, String) {
 fn without_a_git_identity_nothing_is_sent_and_the_next_run_sends_once() {
     // Issue 10, failure 3: with no identity the notices went out, could not be recorded, exit 3,
     // and the next run sent them again.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let (code, out, err) = text(&run_without_identity(w.root(), TODAY, &["notify"], &[]));
     assert!(code == 2 || code == 3, "exit {code}\n{out}\n{err}");
     assert!(err.contains("identity"), "{err}");
@@ -65,8 +60,7 @@ fn without_a_git_identity_nothing_is_sent_and_the_next_run_sends_once() {
 
 #[test]
 fn check_fails_a_ledger_that_records_a_notice_twice() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (_smtp, w) = world::with_relay();
     w.run(TODAY, &["notify"]).assert_code(0);
     assert!(ledger_findings(&w, TODAY).is_empty());
     // A second record of atlas's notice, appended as a second runner would have.
@@ -94,8 +88,7 @@ fn check_fails_a_ledger_that_records_a_notice_twice() {
 #[test]
 fn a_ledger_written_before_claims_still_works() {
     // The format of every earlier release: [[notice]] entries only, no `run`.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "notifications/roads.toml",
         "# Notices sent by `contracts notify`, one [[notice]] per delivered message.\n\
@@ -123,8 +116,7 @@ fn claim_entry(consumer: &str, run: &str, at: chrono::DateTime<chrono::Utc>) -> 
 
 #[test]
 fn a_fresh_claim_is_left_alone_and_a_stale_one_resent_with_the_same_message_id() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let now = chrono::Utc::now();
     // atlas was claimed two minutes ago by a run that may still be sending; flood-model two
     // hours ago by a run that died (the default stale age is 60 minutes).
@@ -175,8 +167,7 @@ fn a_fresh_claim_is_left_alone_and_a_stale_one_resent_with_the_same_message_id()
 fn two_runs_at_once_never_deliver_a_message_id_twice() {
     // Issue 10, failure 3: two runs at once both sent and both recorded every notice.
     const RUNS: usize = 4;
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     add_consumers(&w, 8);
     let mut expected = 0;
     let mut codes: HashMap<i32, usize> = HashMap::new();
@@ -329,9 +320,7 @@ fn a_relay_that_drops_the_connection_mid_batch_ends_the_batch() {
     );
     let statuses: Vec<String> = run
         .json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|r| r["status"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(statuses, ["sent", "failed", "unsent", "unsent", "unsent"]);
@@ -348,8 +337,7 @@ fn a_relay_that_drops_the_connection_mid_batch_ends_the_batch() {
 #[test]
 fn a_dry_run_renders_every_notice_and_a_template_error_is_exit_2() {
     // Issue 10, failure 7: the dry run said "planned", the real run then exited 2.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     w.write(
         "templates/notice.txt.j2",
         "Hello {{ team }},\n\nline {{ line }} of {{ datset }} retires.\n",
@@ -368,7 +356,7 @@ fn a_dry_run_renders_every_notice_and_a_template_error_is_exit_2() {
     );
     let run = w.run(TODAY, &["notify", "--dry-run"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("fuel"), "{}", run.stderr());
+    run.assert_stderr_has("fuel");
 }
 
 #[test]
@@ -385,8 +373,7 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
     // A run claimed atlas and flood-model two hours ago, delivered atlas (its journal says so)
     // and was killed before confirming. The next run records atlas without sending it and
     // sends flood-model, which the dead run never got to.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let then = chrono::Utc::now() - chrono::Duration::hours(2);
     w.write(
         "notifications/roads.toml",
@@ -413,18 +400,7 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
         "atlas was resent"
     );
     assert_eq!(smtp.mail_to("hydro-oncall@example.org").len(), 1);
-    let mut statuses: Vec<(String, String)> = run
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["consumer"].as_str().unwrap().to_string(),
-                r["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut statuses = common::string_pairs(&run.json(), "consumer", "status");
     statuses.sort();
     assert_eq!(
         statuses,
@@ -434,14 +410,9 @@ fn a_notice_a_dead_run_journalled_is_recorded_not_resent() {
         ]
     );
     run.assert_stderr_has("recorded roads line 1 before-60 to atlas: run dead-host.7.7");
-    let mut ledger = w.ledger();
-    ledger.sort();
     assert_eq!(
-        ledger,
-        [
-            ("atlas".to_string(), "before-60".to_string()),
-            ("flood-model".to_string(), "before-60".to_string())
-        ]
+        world::sorted(w.ledger()),
+        world::pairs(&[("atlas", "before-60"), ("flood-model", "before-60")])
     );
     // Both journals are done with: the dead run's is wholly recorded, this run's confirmed.
     assert_eq!(std::fs::read_dir(&journal).unwrap().count(), 0);
@@ -453,8 +424,7 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
     // Issue 10: "two runs at once (two crons, or two hosts sharing a remote) never send one
     // notice twice", and the ledger must leave the machine. Two checkouts of one bare remote,
     // one `notify` on each at the same moment, on every milestone day.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     add_consumers(&w, 8);
     let hosts = notify_support::TwoHosts::new(&w);
     let host_b = &hosts.host_b;
@@ -467,12 +437,7 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
         let children = [spawn(w.root(), day), spawn(host_b, day)];
         for child in children {
             let out = child.wait_with_output().unwrap();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "a run failed on {day}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            common::assert_exit(&out, 0, &format!("a run failed on {day}: "));
         }
     }
     let delivered = notify_support::deliveries(&smtp);
@@ -494,8 +459,7 @@ fn two_hosts_sharing_a_remote_send_each_notice_once_and_push_the_ledger() {
 fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
     // Issue 25, item 2: the link was named and nothing written or sent, but the run exited 3
     // (environment) where `propose` and `sunset` exit 2 for a link in the store.
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let outside = tempfile::tempdir().unwrap();
     let _ = std::fs::remove_dir_all(w.root().join("notifications"));
     std::os::unix::fs::symlink(outside.path(), w.root().join("notifications")).unwrap();
@@ -503,13 +467,9 @@ fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
     let run = w.run(TODAY, &["notify"]);
     run.assert_code(2);
     // The link itself is named, as a link, with the file the claim would have written.
-    assert!(
-        run.stderr().contains(
-            "`notifications` is a symbolic link (in the work tree) on the way to \
-                       notifications/roads.toml"
-        ),
-        "{}",
-        run.stderr()
+    run.assert_stderr_has(
+        "`notifications` is a symbolic link (in the work tree) on the way to \
+                       notifications/roads.toml",
     );
     assert_eq!(smtp.mails().len(), 0);
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

@@ -5,7 +5,7 @@
 
 use crate::common::world;
 
-use world::{SmtpServer, World};
+use world::World;
 
 const FLOOD: &str = "hydro-oncall@example.org";
 const ATLAS: &str = "atlas@example.org";
@@ -20,8 +20,7 @@ fn announcing(w: &World) {
 
 #[test]
 fn a_window_is_announced_once_per_consumer_still_on_the_old_line() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     announcing(&w);
     // atlas declares it relies on `crs`, which 2.0.0 changes; flood-model declares `name`
     // only (not in the contract), so nothing it declared changes: the short form.
@@ -73,41 +72,21 @@ fn a_window_is_announced_once_per_consumer_still_on_the_old_line() {
 
 #[test]
 fn announce_false_sends_only_the_countdown() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (_smtp, w) = world::with_relay();
     w.run("2026-11-29", &["notify"]).assert_code(0);
     let milestones: Vec<String> = w.ledger().into_iter().map(|(_, m)| m).collect();
     assert_eq!(milestones, ["before-60", "before-60"]);
 }
 
-fn waive_crs(w: &World, today: &str) {
-    w.run(
-        today,
-        &[
-            "waive",
-            "roads",
-            "crs",
-            "--line",
-            "1",
-            "--until",
-            "2026-12-20",
-            "--reason",
-            "The reprojection job is down; fixed next week",
-        ],
-    )
-    .assert_code(0);
-}
-
 #[test]
 fn a_waiver_is_told_once_to_the_consumers_that_use_its_clause() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     // atlas relies on another clause only: it is not told.
     w.append(
         "consumers.toml",
         "\n[consumers.atlas.datasets.roads]\nuses = [\"bbox\"]\n",
     );
-    waive_crs(&w, "2026-11-29");
+    w.waive_crs("2026-11-29");
     w.run("2026-11-29", &["notify"]).assert_code(0);
     let waived = || -> Vec<world::Mail> {
         smtp.mails()
@@ -149,9 +128,8 @@ fn a_waiver_is_told_once_to_the_consumers_that_use_its_clause() {
 
 #[test]
 fn a_revoked_waiver_is_not_announced() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
-    waive_crs(&w, "2026-11-29");
+    let (smtp, w) = world::with_relay();
+    w.waive_crs("2026-11-29");
     w.run(
         "2026-11-29",
         &[
@@ -166,8 +144,7 @@ fn a_revoked_waiver_is_not_announced() {
 
 #[test]
 fn a_ledger_with_a_malformed_milestone_fails_check() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (_smtp, w) = world::with_relay();
     w.run("2026-11-29", &["notify"]).assert_code(0);
     let before = w.run("2026-11-29", &["check"]);
     assert!(

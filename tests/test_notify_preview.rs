@@ -102,11 +102,10 @@ fn show_prints_each_mail_and_payload_in_full_sends_nothing_and_hides_the_url() {
 
 #[test]
 fn show_without_dry_run_is_a_usage_error_and_sends_nothing() {
-    let smtp = SmtpServer::start();
-    let w = World::new(smtp.port);
+    let (smtp, w) = world::with_relay();
     let run = w.run(TODAY, &["notify", "--show"]);
     run.assert_code(2);
-    assert!(run.stderr().contains("--dry-run"), "{}", run.stderr());
+    run.assert_stderr_has("--dry-run");
     assert!(smtp.mails().is_empty());
     assert!(w.read("notifications/roads.toml").is_none());
 }

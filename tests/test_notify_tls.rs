@@ -91,7 +91,7 @@ fn a_missing_or_empty_ca_file_is_a_config_error_naming_it() {
     );
     let run = w.run_env(TODAY, &["notify"], &CREDS);
     run.assert_code(2);
-    assert!(run.stderr().contains("certs/none.pem"), "{}", run.stderr());
+    run.assert_stderr_has("certs/none.pem");
     w.write("certs/empty.pem", "not a certificate\n");
     w.write(
         "contracts.toml",

@@ -4,10 +4,12 @@
 //! each running at the same moment. The real binary, a real SMTP server and an HTTP receiver on
 //! loopback that answers 200 and counts the requests it gets per `webhook-id`.
 
+use crate::common;
 use crate::common::notify_support;
 use crate::common::webhook::Receiver;
 use crate::common::world;
 use crate::common::Rng;
+use crate::common::Rows;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -57,9 +59,7 @@ fn planned(w: &World, hook: &Receiver, day: &str) -> Vec<(String, String)> {
     );
     plan.assert_code(0);
     plan.json()
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|r| {
             let p = &r["preview"];
             match p["webhook_id"].as_str() {
@@ -93,13 +93,7 @@ fn recorded(text: &str) -> HashMap<(String, String, String), usize> {
 
 fn ledger_findings(w: &World) -> Vec<serde_json::Value> {
     let run = w.run("2027-01-29", &["--format", "json", "check"]);
-    run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
-        .cloned()
-        .collect()
+    world::ledger_findings(&run)
 }
 
 /// The lock files a killed writer left in `.git`: no other writer runs here.
@@ -185,17 +179,14 @@ fn notify_killed_during_webhook_deliveries_resends_at_most_one_per_kill_with_the
             let err = String::from_utf8_lossy(&out.stderr);
             resending += err.lines().filter(|l| l.starts_with("resending ")).count();
             recovered += err.lines().filter(|l| l.starts_with("recorded ")).count();
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "a run on {day} after {kills} kill(s), seed {seed}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            common::assert_exit(
+                &out,
+                0,
+                &format!("a run on {day} after {kills} kill(s), seed {seed}: "),
             );
-            assert_eq!(
-                w.git(&["status", "--porcelain", "--untracked-files=no"]),
-                "",
+            w.assert_checkout_clean(&format!(
                 "a run on {day} after {kills} kill(s) left the checkout dirty, seed {seed}"
-            );
+            ));
             span = span.max(t.elapsed());
             if killed_today >= KILLS_PER_DAY {
                 break;
@@ -281,12 +272,7 @@ fn assert_once(hook: &Receiver, smtp: &SmtpServer, plan: &[(String, String)]) {
 fn wait_ok(children: Vec<std::process::Child>, day: &str) {
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "a concurrent run failed on {day}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exit(&out, 0, &format!("a concurrent run failed on {day}: "));
     }
 }
 

@@ -4,17 +4,10 @@
 //! `--merge` of the partitions' own profiles.
 
 use crate::common;
-
-use std::path::{Path, PathBuf};
+use crate::common::data;
 
 use common::{Run, TestEnv};
 use serde_json::Value;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 fn profile(env: &TestEnv, args: &[&str]) -> Run {
     let mut all = vec!["--format", "json", "profile"];
@@ -111,15 +104,11 @@ fn a_folder_or_glob_without_data_files_is_bad_input() {
     std::fs::write(empty.join("_temporary/part-0.parquet"), "not yet").unwrap();
     let r = profile(&env, &[empty.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("holds no data file"), "{}", r.stderr);
+    r.assert_stderr_has("holds no data file");
     let glob = format!("{}/*.gpkg", data("partitions/countries_fgb").display());
     let r = profile(&env, &[&glob]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("the glob holds no data file"),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr_has("the glob holds no data file");
 }
 
 #[test]

@@ -6,17 +6,11 @@
 //! noted at each test; the GeoPackage files are made by `tests/data/gpkg/make.sh`.
 
 use crate::common;
+use crate::common::data;
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 fn run(args: &[&str]) -> Output {
     common::contracts(&common::scratch_home())
@@ -29,12 +23,7 @@ fn profile_ok(args: &[&str]) -> Value {
     let mut all = vec!["--format", "json", "profile"];
     all.extend_from_slice(args);
     let out = run(&all);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, &format!("{args:?}: "));
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
@@ -232,9 +221,7 @@ fn several_geometry_columns_primary_by_default_and_geometry_column_chooses() {
     assert_eq!(p["null_geometries"], 0);
     assert_eq!(p["envelope"], serde_json::json!([10.0, 20.0, 30.0, 40.0]));
     assert_eq!(p["crs"], Value::Null);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("spherical edges"), "{err}");
-    assert!(err.contains("`crs` is null"), "{err}");
+    common::assert_stderr_names(&out, &["spherical edges", "`crs` is null"]);
     let err = profile_fails(&["--geometry-column", "c", &f]);
     assert!(err.contains("no geometry column `c`"), "{err}");
     assert!(err.contains("a, b"), "{err}");

@@ -8,6 +8,8 @@
 //!   Envelopes below are `total_bounds` as printed by Python (shortest round-trip repr).
 
 use crate::common;
+use crate::common::data;
+use crate::common::Rows;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -16,12 +18,6 @@ use serde_json::Value;
 
 fn bin() -> Command {
     common::contracts(&common::scratch_home())
-}
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -51,9 +47,7 @@ fn envelope(p: &Value) -> Vec<f64> {
 
 fn types(p: &Value) -> Vec<&str> {
     p["geometry_types"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|v| v.as_str().unwrap())
         .collect()
 }
@@ -283,9 +277,7 @@ fn empty_layers_have_no_envelope() {
 
 fn dims(p: &Value) -> Vec<&str> {
     p["dimensions"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|v| v.as_str().unwrap())
         .collect()
 }
@@ -386,12 +378,7 @@ fn merged_profiles_equal_the_profile_of_all_files() {
         pa.to_str().unwrap(),
         pb.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(merged, both);
     // 243 cities + 4 typed features; `name` exists only in cities, so it is null in the 4.
@@ -404,12 +391,7 @@ fn profile_many(files: &[&str]) -> Value {
     let mut args = vec!["profile", "--format", "json"];
     args.extend(files);
     let out = run(&args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -421,9 +403,7 @@ fn merging_different_crs_is_refused() {
         data("naturalearth/countries.shp").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("CRS differ"), "{err}");
-    assert!(err.contains("countries.shp"), "{err}");
+    common::assert_stderr_names(&out, &["CRS differ", "countries.shp"]);
 }
 
 #[test]
@@ -649,7 +629,16 @@ fn flatgeobuf_padding_after_the_last_property_and_every_column_type() {
 
 /// Run `profile` on a file; its exit code, JSON (when 0) and stderr.
 fn profile_with_stderr(file: &Path) -> (Option<i32>, Value, String) {
-    let out = run(&["profile", "--format", "json", file.to_str().unwrap()]);
+    code_json_stderr(&run(&[
+        "profile",
+        "--format",
+        "json",
+        file.to_str().unwrap(),
+    ]))
+}
+
+/// A profile run's exit code, JSON (`null` unless stdout is JSON) and stderr.
+fn code_json_stderr(out: &Output) -> (Option<i32>, Value, String) {
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (
         out.status.code(),
@@ -774,12 +763,7 @@ fn one_huge_geojson_geometry_is_streamed_in_bounded_memory() {
         .env_remove("CONTRACTS_TODAY")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(p["feature_count"], 1);
     assert_eq!(types(&p), ["LineString"]);
@@ -796,13 +780,7 @@ fn profile_geojson(file: &Path, sequential: bool) -> (Option<i32>, Value, String
     if sequential {
         cmd.arg("--geojson-sequential");
     }
-    let out = cmd.output().expect("the binary runs");
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (
-        out.status.code(),
-        v,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    code_json_stderr(&cmd.output().expect("the binary runs"))
 }
 
 #[test]

@@ -4,19 +4,13 @@
 //! `propose` would refuse but a reader must tolerate.
 
 use crate::common;
+use crate::common::data_str;
+use crate::common::Rows;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::Value;
-
-fn data(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 struct Store {
     dir: tempfile::TempDir,
@@ -111,6 +105,18 @@ impl Store {
             .unwrap()
     }
 
+    /// `--format json validate world` of the countries release on `today`.
+    fn validate_countries(&self, today: &str) -> (Option<i32>, Value) {
+        self.json(
+            today,
+            &[
+                "validate",
+                "world",
+                &data_str("naturalearth/countries.gpkg"),
+            ],
+        )
+    }
+
     fn json(&self, today: &str, args: &[&str]) -> (Option<i32>, Value) {
         let mut a = vec!["--format", "json"];
         a.extend(args);
@@ -121,12 +127,19 @@ impl Store {
     }
 }
 
+/// A store whose only contract is world 1.0.0 ([`V1`]) with `envelope` in place of the globe.
+fn world_with_envelope(envelope: &str) -> Store {
+    let v = V1.replace(
+        "envelope = [-180.0, -90.0, 180.0, 90.0]",
+        &format!("envelope = {envelope}"),
+    );
+    Store::new(&[("1.0.0", &v)])
+}
+
 /// The status of `clause` under the contract at index `c`.
 fn status<'a>(report: &'a Value, c: usize, clause: &str) -> &'a str {
     report["contracts"][c]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|r| r["clause"] == clause)
         .unwrap_or_else(|| panic!("no {clause} in {}", report["contracts"][c]))["status"]
         .as_str()
@@ -136,9 +149,8 @@ fn status<'a>(report: &'a Value, c: usize, clause: &str) -> &'a str {
 #[test]
 fn a_release_that_meets_its_only_live_contract_passes() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data("naturalearth/countries.gpkg");
     // 2026-03-01: only line 1 is live.
-    let (code, r) = s.json("2026-03-01", &["validate", "world", &countries]);
+    let (code, r) = s.validate_countries("2026-03-01");
     assert_eq!(code, Some(0), "{r}");
     assert_eq!(r["contracts"].as_array().unwrap().len(), 1);
     for clause in [
@@ -163,8 +175,7 @@ fn a_release_that_meets_its_only_live_contract_passes() {
 #[test]
 fn in_a_window_the_release_must_satisfy_both_contracts() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data("naturalearth/countries.gpkg");
-    let (code, r) = s.json("2026-06-01", &["validate", "world", &countries]);
+    let (code, r) = s.validate_countries("2026-06-01");
     assert_eq!(code, Some(1), "{r}");
     assert_eq!(r["contracts"][0]["version"], "1.0.0");
     assert_eq!(r["contracts"][0]["passed"], true);
@@ -184,7 +195,7 @@ fn in_a_window_the_release_must_satisfy_both_contracts() {
     // A clause this build has no kind for.
     assert_eq!(status(&r, 1, "clause_from_the_future"), "not-evaluated");
     // After the sunset only line 2 is live.
-    let (code, r) = s.json("2026-10-01", &["validate", "world", &countries]);
+    let (code, r) = s.validate_countries("2026-10-01");
     assert_eq!(code, Some(1));
     assert_eq!(r["contracts"].as_array().unwrap().len(), 1);
     assert_eq!(r["contracts"][0]["version"], "2.0.0");
@@ -192,20 +203,12 @@ fn in_a_window_the_release_must_satisfy_both_contracts() {
 
 #[test]
 fn failures_carry_the_measured_value_and_the_limit() {
-    let v = V1.replace(
-        "envelope = [-180.0, -90.0, 180.0, 90.0]",
-        "envelope = [-10.0, 30.0, 40.0, 72.0]",
-    );
-    let s = Store::new(&[("1.0.0", &v)]);
-    let (code, r) = s.json(
-        "2026-03-01",
-        &["validate", "world", &data("naturalearth/cities.fgb")],
-    );
+    let s = world_with_envelope("[-10.0, 30.0, 40.0, 72.0]");
+    let cities = data_str("naturalearth/cities.fgb");
+    let (code, r) = s.json("2026-03-01", &["validate", "world", &cities]);
     assert_eq!(code, Some(1));
     let env = r["contracts"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|x| x["clause"] == "envelope")
         .unwrap();
     assert_eq!(env["status"], "fail");
@@ -224,10 +227,7 @@ fn failures_carry_the_measured_value_and_the_limit() {
     assert_eq!(status(&r, 0, "permitted_geometry"), "fail");
     assert_eq!(status(&r, 0, "required_attributes"), "fail");
     // Text output shows FAIL and the reason.
-    let out = s.run(
-        "2026-03-01",
-        &["validate", "world", &data("naturalearth/cities.fgb")],
-    );
+    let out = s.run("2026-03-01", &["validate", "world", &cities]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("FAIL"), "{text}");
     assert!(text.contains("`gdp_md_est` is missing"), "{text}");
@@ -236,15 +236,8 @@ fn failures_carry_the_measured_value_and_the_limit() {
 #[test]
 fn an_antimeridian_envelope_contains_a_release_on_either_side() {
     // Fiji-like box from 170E across the antimeridian to 170W.
-    let v = V1.replace(
-        "envelope = [-180.0, -90.0, 180.0, 90.0]",
-        "envelope = [170.0, -90.0, -170.0, 90.0]",
-    );
-    let s = Store::new(&[("1.0.0", &v)]);
-    let (_, r) = s.json(
-        "2026-03-01",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
-    );
+    let s = world_with_envelope("[170.0, -90.0, -170.0, 90.0]");
+    let (_, r) = s.validate_countries("2026-03-01");
     // The release spans the whole globe, more than the box: fail.
     assert_eq!(status(&r, 0, "envelope"), "fail");
     // Points east of 170E lie in the crossing box's eastern piece. (A profile's envelope is
@@ -268,7 +261,7 @@ fn an_antimeridian_envelope_contains_a_release_on_either_side() {
 #[test]
 fn the_manifest_supplies_metrics_and_is_parsed_strictly() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let countries = data("naturalearth/countries.gpkg");
+    let countries = data_str("naturalearth/countries.gpkg");
     std::fs::write(
         s.path("release.toml"),
         "version = \"2026.03\"\ndate = 2026-02-28\nmetrics = { imputed_fraction = 0.05, positional_rmse_m = 0.5 }\n",
@@ -301,9 +294,7 @@ fn the_manifest_supplies_metrics_and_is_parsed_strictly() {
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.toml:2:1"), "{err}");
-    assert!(err.contains("metrix"), "{err}");
+    common::assert_stderr_names(&out, &["bad.toml:2:1", "metrix"]);
 }
 
 #[test]
@@ -322,7 +313,11 @@ fn a_corrupt_release_or_no_live_contract_is_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("broken.fgb"));
     let out = s.run(
         "2025-03-01",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no live contract"));
@@ -331,7 +326,7 @@ fn a_corrupt_release_or_no_live_contract_is_exit_2() {
 #[test]
 fn a_geojson_file_with_a_second_text_is_exit_2_naming_its_offset() {
     let s = Store::new(&[("1.0.0", V1)]);
-    let one = std::fs::read(data("naturalearth/countries.geojson")).unwrap();
+    let one = std::fs::read(data_str("naturalearth/countries.geojson")).unwrap();
     let mut twice = one.clone();
     twice.extend_from_slice(&one);
     std::fs::write(s.path("twice.geojson"), &twice).unwrap();
@@ -361,44 +356,13 @@ fn a_geojson_file_with_a_second_text_is_exit_2_naming_its_offset() {
 
 /// Check that `xml` is well formed enough for a CI parser: every tag closes in order.
 fn balanced(xml: &str) -> bool {
-    let mut stack: Vec<String> = Vec::new();
-    let mut rest = xml;
-    while let Some(i) = rest.find('<') {
-        let Some(j) = rest[i..].find('>') else {
-            return false;
-        };
-        let tag = &rest[i + 1..i + j];
-        rest = &rest[i + j + 1..];
-        if tag.starts_with('?') || tag.ends_with('/') {
-            continue;
-        }
-        let name = tag.split_whitespace().next().unwrap_or("");
-        if let Some(closing) = name.strip_prefix('/') {
-            if stack.pop().as_deref() != Some(closing) {
-                return false;
-            }
-        } else {
-            stack.push(name.to_string());
-        }
-    }
-    stack.is_empty()
+    crate::common::look::tags_close_in_order(xml, false)
 }
 
 #[test]
 fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    let out = s.run(
-        "2026-06-01",
-        &[
-            "--format",
-            "junit",
-            "validate",
-            "world",
-            &data("naturalearth/countries.gpkg"),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let xml = String::from_utf8(out.stdout).unwrap();
+    let xml = failing_junit_of_countries(&s, "2026-06-01");
     assert!(xml.starts_with("<?xml"));
     assert!(balanced(&xml), "{xml}");
     assert_eq!(xml.matches("<testsuite ").count(), 2);
@@ -411,23 +375,28 @@ fn junit_has_a_suite_per_contract_and_a_case_per_clause() {
     let cases = xml.matches("<testcase ").count();
     let (_, r) = s.json(
         "2026-06-01",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     let results: usize = r["contracts"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .map(|c| c["results"].as_array().unwrap().len())
         .sum();
     assert_eq!(cases, results);
 }
 
-/// Whether `text` holds a character XML 1.0 forbids (a C0 control other than tab, newline
-/// and carriage return) or HTML forbids (DEL and the C1 controls).
-fn has_forbidden_control(text: &str) -> bool {
-    text.chars().any(|c| {
-        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || ('\u{7f}'..='\u{9f}').contains(&c)
-    })
+/// The JUnit report of validating the countries release on `today`, which must fail (exit 1).
+fn failing_junit_of_countries(s: &Store, today: &str) -> String {
+    let countries = data_str("naturalearth/countries.gpkg");
+    let out = s.run(
+        today,
+        &["--format", "junit", "validate", "world", &countries],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
@@ -440,24 +409,13 @@ fn junit_drops_control_characters_of_a_contract_value() {
     );
     assert!(v1.contains("\\u0001"), "the contract holds the escape");
     let s = Store::new(&[("1.0.0", &v1)]);
-    let out = s.run(
-        "2026-03-01",
-        &[
-            "--format",
-            "junit",
-            "validate",
-            "world",
-            &data("naturalearth/countries.gpkg"),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let xml = String::from_utf8(out.stdout).unwrap();
+    let xml = failing_junit_of_countries(&s, "2026-03-01");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
     assert!(
         xml.contains("po p [31m"),
         "the rest of the name is kept: {xml}"
     );
-    assert!(!has_forbidden_control(&xml), "{xml:?}");
+    assert!(!crate::common::look::has_forbidden_control(&xml), "{xml:?}");
     assert!(balanced(&xml), "{xml}");
 }
 
@@ -467,7 +425,10 @@ fn recorded_releases_are_counted_by_advisory() {
     // Two releases in the window: countries (177 features) and cities (243 features); the
     // advisory min_feature_count = 200 of 2.0.0 would fail the first only.
     for f in ["naturalearth/countries.gpkg", "naturalearth/cities.gpkg"] {
-        let out = s.run("2026-06-01", &["validate", "world", &data(f), "--record"]);
+        let out = s.run(
+            "2026-06-01",
+            &["validate", "world", &data_str(f), "--record"],
+        );
         assert_eq!(out.status.code(), Some(1));
     }
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
@@ -484,9 +445,7 @@ fn recorded_releases_are_counted_by_advisory() {
     let (code, counts) = s.json("2026-06-01", &["advisory", "world"]);
     assert_eq!(code, Some(0));
     let row = counts
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["clause"] == "min_feature_count")
         .expect("min_feature_count is advisory in 2.0.0");
     assert_eq!(row["contract"], "2.0.0");
@@ -494,9 +453,7 @@ fn recorded_releases_are_counted_by_advisory() {
     assert_eq!(row["failed"], 1);
     // max_imputed_fraction (advisory in 1.0.0) was never evaluated: no manifest.
     let row = counts
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|c| c["clause"] == "max_imputed_fraction")
         .unwrap();
     assert_eq!(row["evaluated"], 0);
@@ -511,24 +468,17 @@ fn a_drafted_contract_accepts_the_release_it_was_drafted_from() {
         "edge/test_gpkg_nulls.gpkg",
         "made/null_geom.parquet",
     ] {
-        let out = s.run("2026-03-01", &["new", "world", "--from", &data(f)]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = s.run("2026-03-01", &["new", "world", "--from", &data_str(f)]);
+        common::assert_exit(&out, 0, "");
         let draft = String::from_utf8(out.stdout).unwrap();
         assert!(draft.contains("advisory"), "{draft}");
         std::fs::write(s.path("contracts/world/1.0.0.toml"), &draft).unwrap();
         s.commit();
-        let (code, r) = s.json("2026-03-01", &["validate", "world", &data(f)]);
+        let (code, r) = s.json("2026-03-01", &["validate", "world", &data_str(f)]);
         assert_eq!(code, Some(0), "{f}: {draft}\n{r}");
         assert!(
             r["contracts"][0]["results"]
-                .as_array()
-                .unwrap()
-                .iter()
+                .rows()
                 .all(|x| x["status"] == "pass"),
             "{f}: {r}"
         );
@@ -546,7 +496,7 @@ fn the_example_store_release_passes_in_its_window() {
         .args([
             "validate",
             "countries",
-            &data("naturalearth/countries.gpkg"),
+            &data_str("naturalearth/countries.gpkg"),
         ])
         .output()
         .unwrap();
@@ -572,20 +522,15 @@ fn a_recorded_release_names_its_files_without_the_producers_machine() {
     // One file inside the store's folder, given as an absolute path; one outside it.
     std::fs::create_dir_all(s.path("drops")).unwrap();
     std::fs::copy(
-        data("naturalearth/cities.gpkg"),
+        data_str("naturalearth/cities.gpkg"),
         s.path("drops/cities.gpkg"),
     )
     .unwrap();
     let inside = s.path("drops/cities.gpkg");
-    let outside = data("naturalearth/countries.gpkg");
+    let outside = data_str("naturalearth/countries.gpkg");
     for f in [inside.to_str().unwrap(), outside.as_str()] {
         let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exit(&out, 1, "");
     }
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
     assert!(text.contains("files = [\"drops/cities.gpkg\"]"), "{text}");

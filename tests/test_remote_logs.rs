@@ -40,12 +40,7 @@ fn month_of_logs(dir: &Path, gzip: bool) -> std::path::PathBuf {
     if gzip {
         cmd.arg("--gzip");
     }
-    let out = cmd.output().expect("python3 runs the generator");
-    assert!(
-        out.status.success(),
-        "generator: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_ok(&mut cmd, "generator");
     dir.join("out/logs/access")
 }
 
@@ -230,12 +225,7 @@ fn each_shape(gzip: bool) {
             .output()
             .unwrap();
         let from_folder = local.run(TODAY, args);
-        assert_eq!(
-            out.status.code(),
-            Some(from_folder.code()),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exit(&out, from_folder.code(), &format!("{args:?}: "));
         let mut a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let mut b = from_folder.json();
         a["scan"].take();

@@ -4,7 +4,9 @@
 //! are classified, and credentials never reach the terminal.
 
 use crate::common;
+use crate::common::data;
 use crate::common::remote_support;
+use crate::common::Rows;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -13,12 +15,6 @@ use std::path::{Path, PathBuf};
 use common::{Run, TestEnv};
 use remote_support::{tree, Moto, BUCKET};
 use serde_json::Value;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-}
 
 fn run(env: &TestEnv, moto: Option<&Moto>, args: &[&str]) -> Run {
     let mut c = env.command(env.home());
@@ -164,18 +160,13 @@ fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
         let r = run(&env, Some(&moto), &["--format", "json", "profile", &arg]);
         assert_eq!(r.code, 0, "{arg}: {}", r.stderr);
         let (merged, files) = without_files(r.json());
-        let files: Vec<&str> = files
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
+        let files: Vec<&str> = files.rows().map(|f| f.as_str().unwrap()).collect();
         assert_eq!(files.len(), 8, "{arg}: {files:?}");
         assert!(files
             .iter()
             .all(|f| f.starts_with(&format!("s3://{BUCKET}/countries/continent="))));
         assert_eq!(merged, whole, "{arg}");
-        assert!(r.stderr.contains("of 8 objects"), "{}", r.stderr);
+        r.assert_stderr_has("of 8 objects");
     }
     let r = run(
         &env,
@@ -183,7 +174,7 @@ fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
         &["profile", &format!("s3://{BUCKET}/countries/*.fgb")],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("matches no data file"), "{}", r.stderr);
+    r.assert_stderr_has("matches no data file");
 }
 
 #[test]
@@ -212,7 +203,7 @@ fn an_http_url_is_read_by_range_and_cannot_be_listed() {
         &["profile", &format!("{}/{BUCKET}/pub/", moto.endpoint())],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("names one object"), "{}", r.stderr);
+    r.assert_stderr_has("names one object");
 }
 
 #[test]
@@ -225,12 +216,7 @@ fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
         &["profile", &format!("s3://{BUCKET}/nothing/here.parquet")],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains(&format!("s3://{BUCKET}/nothing/here.parquet")),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr_has(&format!("s3://{BUCKET}/nothing/here.parquet"));
     let r = run(
         &env,
         Some(&moto),
@@ -243,7 +229,7 @@ fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
         &["profile", "ftp://example.org/a.parquet"],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("unsupported URL scheme"), "{}", r.stderr);
+    r.assert_stderr_has("unsupported URL scheme");
 
     // Nothing listens on a port just freed: connection refused, after the bounded retries.
     let closed = TcpListener::bind("127.0.0.1:0")
@@ -258,12 +244,7 @@ fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
         .args(["profile", &format!("s3://{BUCKET}/a.parquet")])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 3, "");
 }
 
 /// The one fake here: a server that answers every request 403 with the request's headers in

@@ -53,17 +53,19 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
 }
 
+/// The clause a fixture file is named for (its stem), and the file parsed: one reader for the
+/// rule and the validation fixtures.
+fn read_fixture<T: serde::de::DeserializeOwned>(path: &Path) -> (String, T) {
+    let clause = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(path).expect("readable fixture");
+    let fixture: T = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (clause, fixture)
+}
+
 fn fixtures() -> Vec<(String, Fixture)> {
     let mut out: Vec<(String, Fixture)> = std::fs::read_dir(fixtures_dir())
         .expect("fixture directory exists")
-        .map(|e| {
-            let path = e.expect("readable entry").path();
-            let clause = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&path).expect("readable fixture");
-            let fixture: Fixture =
-                toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            (clause, fixture)
-        })
+        .map(|e| read_fixture(&e.expect("readable entry").path()))
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
@@ -114,20 +116,11 @@ fn every_fixture_pair_derives_the_verdict_the_spec_demands() {
         let kinds = kind_table(&fixture);
         for (i, case) in fixture.case.iter().enumerate() {
             let what = format!("{clause} case {} ({})", i + 1, case.direction);
-            let old_text = contract_text(
-                "1.0.0",
-                &fixture.base,
-                &clause,
-                case.old.as_ref(),
-                case.old_advisory,
-            );
-            let new_text = contract_text(
-                "2.0.0",
-                &fixture.base,
-                &clause,
-                case.new.as_ref(),
-                case.new_advisory,
-            );
+            let text = |version, value, advisory| {
+                contract_text(version, &fixture.base, &clause, value, advisory)
+            };
+            let old_text = text("1.0.0", case.old.as_ref(), case.old_advisory);
+            let new_text = text("2.0.0", case.new.as_ref(), case.new_advisory);
             let old = parse("old.toml", &old_text, &kinds);
             let new = parse("new.toml", &new_text, &kinds);
             let set = derive_changes(&old, &new);
@@ -282,13 +275,7 @@ fn validation_fixtures() -> Vec<(String, ValidationFixture)> {
         .expect("validation fixture directory exists")
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .map(|path| {
-            let clause = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&path).expect("readable fixture");
-            let f: ValidationFixture =
-                toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            (clause, f)
-        })
+        .map(|path| read_fixture(&path))
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out

@@ -44,15 +44,10 @@ fn errors(v: &jsonschema::Validator, file: &Path) -> Vec<String> {
 }
 
 fn toml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(toml_files(&p));
-        } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
-        }
-    }
+    let mut out: Vec<PathBuf> = crate::common::files_under(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     out.sort();
     out
 }

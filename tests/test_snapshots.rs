@@ -8,6 +8,7 @@
 //! the example store does.
 
 use crate::common;
+use crate::common::data_str;
 
 use std::path::{Path, PathBuf};
 
@@ -146,14 +147,6 @@ impl Example {
     }
 }
 
-fn data(rel: &str) -> String {
-    repo_root()
-        .join("tests/data")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
 #[test]
 fn redaction_keeps_words_that_only_look_like_ids() {
     let id = "0123456789abcdef0123456789abcdef01234567";
@@ -227,7 +220,7 @@ fn diff_and_propose() {
 #[test]
 fn releases() {
     let s = example();
-    let gpkg = data("naturalearth/countries.gpkg");
+    let gpkg = data_str("naturalearth/countries.gpkg");
     insta::assert_snapshot!("profile", s.run("2027-01-15", &["profile", &gpkg]));
     insta::assert_snapshot!(
         "validate_window",

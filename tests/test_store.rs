@@ -2,47 +2,55 @@
 //! check and each tampering it must catch, log, show, status, concurrency and crash safety.
 
 use crate::common;
+use crate::common::Rows;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{draft, Store, TestEnv, CLAUSES};
+use common::{draft, roads, Store, TestEnv, CLAUSES};
+
+/// The compatible roads 1.1.0 of [`Store::with_roads`] (a tighter positional tolerance).
+fn roads_1_1_0() -> String {
+    roads(
+        "1.1.0",
+        Some("1.0.0"),
+        "2026-03-01",
+        None,
+        &CLAUSES.replace("2.0 }", "1.5 }"),
+    )
+}
 
 impl Store {
     /// roads 1.0.0 and a compatible 1.1.0.
     fn with_roads(&self) {
         self.propose_ok(
-            &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
+            &roads("1.0.0", None, "2026-01-01", None, CLAUSES),
             "First roads contract.",
         );
-        self.propose_ok(
-            &draft(
-                "roads",
-                "1.1.0",
-                Some("1.0.0"),
-                "2026-03-01",
-                None,
-                &[],
-                &CLAUSES.replace("2.0 }", "1.5 }"),
-            ),
-            "Survey improved positional accuracy.",
-        );
+        self.propose_ok(&roads_1_1_0(), "Survey improved positional accuracy.");
     }
 
     /// roads 2.0.0 (a breaking change of crs), live from 2027-01-01; line 1 sunsets 2027-07-01.
     fn with_line_2(&self) {
         self.propose_ok(
-            &draft(
-                "roads",
+            &roads(
                 "2.0.0",
                 Some("1.1.0"),
                 "2027-01-01",
                 Some("2027-07-01"),
-                &[],
                 &CLAUSES.replace("EPSG:4326", "EPSG:4258"),
             ),
             "ETRS89.",
         );
+    }
+
+    /// A store [`Store::with_roads`] whose consumers.toml is changed in the work tree only:
+    /// the commands warn that the change is not used.
+    fn with_roads_and_uncommitted_consumers() -> Store {
+        let s = Store::new();
+        s.with_roads();
+        std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+        s
     }
 
     /// Every file of the work tree and of `.git`, for byte-for-byte comparison.
@@ -91,16 +99,11 @@ fn init_creates_the_layout_in_one_clean_commit() {
     }
     assert_eq!(s.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
     s.assert_clean();
-    let run = s.run(&["check"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_check_passes();
     // A second init refuses.
     let again = s.run(&["init", s.dir.to_str().unwrap()]);
     assert_eq!(again.code, 2);
-    assert!(
-        again.stderr.contains("already a contracts store"),
-        "{}",
-        again.stderr
-    );
+    again.assert_stderr_has("already a contracts store");
 }
 
 #[test]
@@ -128,8 +131,7 @@ fn propose_writes_the_contract_and_its_records_in_one_commit() {
         2,
         "{history}"
     );
-    let run = s.run(&["check"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_check_passes();
 
     let log = s.run(&["--format", "json", "log", "roads"]).json();
     let newest = &log[0];
@@ -145,13 +147,11 @@ fn propose_writes_the_contract_and_its_records_in_one_commit() {
 fn a_major_bump_with_a_window_is_recorded_and_shown_by_status() {
     let s = Store::new();
     s.with_roads();
-    let v2 = draft(
-        "roads",
+    let v2 = roads(
         "2.0.0",
         Some("1.1.0"),
         "2027-01-01",
         Some("2027-07-01"),
-        &[],
         &CLAUSES.replace("EPSG:4326", "EPSG:3035").replace(
             "[-10.0, 40.0, 10.0, 60.0]",
             "[2000000.0, 1000000.0, 6000000.0, 5500000.0]",
@@ -208,18 +208,25 @@ fn every_refusal_is_named_and_writes_nothing() {
     let s = Store::new();
     s.with_roads();
     let breaking = CLAUSES.replace("EPSG:4326", "EPSG:4258");
-    // A breaking change with a minor bump: the clause is named with old and new value.
-    assert_refused(
-        &s,
-        &draft(
+    // The next minor of the store, and its first major.
+    let minor = |sunset: Option<&str>, advisory: &[&str], clauses: &str| {
+        draft(
             "roads",
             "1.2.0",
             Some("1.1.0"),
             "2026-04-01",
-            None,
-            &[],
-            &breaking,
-        ),
+            sunset,
+            advisory,
+            clauses,
+        )
+    };
+    let major = |sunset: Option<&str>, clauses: &str| {
+        roads("2.0.0", Some("1.1.0"), "2027-01-01", sunset, clauses)
+    };
+    // A breaking change with a minor bump: the clause is named with old and new value.
+    assert_refused(
+        &s,
+        &minor(None, &[], &breaking),
         &[
             "1.1.0 -> 1.2.0 is a minor bump, but the changes require a major bump",
             "crs (fixed changed, breaking): EPSG:4326 → EPSG:4258",
@@ -230,15 +237,7 @@ fn every_refusal_is_named_and_writes_nothing() {
     // Not greater than the newest; supersedes not the newest.
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "1.0.5",
-            Some("1.0.0"),
-            "2026-04-01",
-            None,
-            &[],
-            CLAUSES,
-        ),
+        &roads("1.0.5", Some("1.0.0"), "2026-04-01", None, CLAUSES),
         &[
             "version 1.0.5 is not greater than the newest version 1.1.0",
             "1.0.5 supersedes `1.0.0`, but the newest version is 1.1.0",
@@ -246,17 +245,13 @@ fn every_refusal_is_named_and_writes_nothing() {
     );
     assert_refused(
         &s,
-        &draft("roads", "1.2.0", None, "2026-04-01", None, &[], CLAUSES),
+        &roads("1.2.0", None, "2026-04-01", None, CLAUSES),
         &["1.2.0 has no `supersedes`"],
     );
     // A clause with no kind.
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "1.2.0",
-            Some("1.1.0"),
-            "2026-04-01",
+        &minor(
             None,
             &["min_feature_count"],
             &format!("{CLAUSES}min_feature_count = 5\n"),
@@ -266,65 +261,29 @@ fn every_refusal_is_named_and_writes_nothing() {
     // A major bump without a sunset; with windows too short and too long.
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "2.0.0",
-            Some("1.1.0"),
-            "2027-01-01",
-            None,
-            &[],
-            &breaking,
-        ),
+        &major(None, &breaking),
         &["2.0.0 is a major bump and must carry `sunset`"],
     );
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "2.0.0",
-            Some("1.1.0"),
-            "2027-01-01",
-            Some("2027-02-01"),
-            &[],
-            &breaking,
-        ),
+        &major(Some("2027-02-01"), &breaking),
         &["window from valid_from to sunset is 31 days, outside the policy's 90..365"],
     );
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "2.0.0",
-            Some("1.1.0"),
-            "2027-01-01",
-            Some("2028-06-01"),
-            &[],
-            &breaking,
-        ),
+        &major(Some("2028-06-01"), &breaking),
         &["is 517 days, outside the policy's 90..365"],
     );
     // A sunset on a minor version.
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "1.2.0",
-            Some("1.1.0"),
-            "2026-04-01",
-            Some("2026-09-01"),
-            &[],
-            CLAUSES,
-        ),
+        &minor(Some("2026-09-01"), &[], CLAUSES),
         &["1.2.0 is not a major bump; only the first version of a new line declares a sunset"],
     );
     // A new clause not advisory under the default policy.
     assert_refused(
         &s,
-        &draft(
-            "roads",
-            "1.2.0",
-            Some("1.1.0"),
-            "2026-04-01",
+        &minor(
             None,
             &[],
             &format!("{CLAUSES}max_imputed_fraction = 0.02\n"),
@@ -334,11 +293,7 @@ fn every_refusal_is_named_and_writes_nothing() {
     // ... and accepted when advisory, then enforced by a later minor.
     let v11 = CLAUSES.replace("2.0 }", "1.5 }");
     s.propose_ok(
-        &draft(
-            "roads",
-            "1.2.0",
-            Some("1.1.0"),
-            "2026-04-01",
+        &minor(
             None,
             &["max_imputed_fraction"],
             &format!("{v11}max_imputed_fraction = 0.02\n"),
@@ -346,19 +301,16 @@ fn every_refusal_is_named_and_writes_nothing() {
         "Start measuring imputation.",
     );
     s.propose_ok(
-        &draft(
-            "roads",
+        &roads(
             "1.3.0",
             Some("1.2.0"),
             "2026-05-01",
             None,
-            &[],
             &format!("{v11}max_imputed_fraction = 0.02\n"),
         ),
         "Imputation stayed under 2% for every release.",
     );
-    let run = s.run(&["check"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_check_passes();
 }
 
 #[test]
@@ -371,13 +323,11 @@ fn a_third_live_line_is_refused() {
         .replace("[-10.0, 40.0, 10.0, 60.0]", "[0.0, 0.0, 1.0, 1.0]");
     assert_refused(
         &s,
-        &draft(
-            "roads",
+        &roads(
             "3.0.0",
             Some("2.0.0"),
             "2027-03-01",
             Some("2027-09-01"),
-            &[],
             &v3,
         ),
         &[
@@ -387,13 +337,11 @@ fn a_third_live_line_is_refused() {
     );
     // After line 1's sunset a third major is fine.
     s.propose_ok(
-        &draft(
-            "roads",
+        &roads(
             "3.0.0",
             Some("2.0.0"),
             "2027-07-01",
             Some("2027-12-01"),
-            &[],
             &v3,
         ),
         "LAEA.",
@@ -409,29 +357,18 @@ fn bad_drafts_exit_2_and_write_nothing() {
         "r",
     );
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("draft.toml:2:11"), "{}", run.stderr);
+    run.assert_stderr_has("draft.toml:2:11");
     let run = s.propose(
         &draft("../evil", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
         "r",
     );
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("dataset name `../evil`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("dataset name `../evil`");
     let run = s.run(&["propose", "/nonexistent.toml", "--rationale", "r"]);
     assert_eq!(run.code, 2);
-    let run = s.propose(
-        &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
-        "  ",
-    );
+    let run = s.propose(&roads("1.0.0", None, "2026-01-01", None, CLAUSES), "  ");
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("--rationale is empty"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("--rationale is empty");
     assert!(s.snapshot() == before);
 }
 
@@ -464,11 +401,7 @@ fn a_missing_field_names_its_table_or_the_file_not_a_comment() {
         "r",
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("draft.toml: the file has no `version`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("draft.toml: the file has no `version`");
     assert!(!run.stderr.contains("draft.toml:1:1"), "{}", run.stderr);
     // In a table: its header line.
     let text = "# the consumers\n\n[consumers.atlas]\nteam = \"Cartography\"\n";
@@ -494,10 +427,7 @@ fn a_missing_field_names_its_table_or_the_file_not_a_comment() {
 fn dry_run_prints_the_records_and_writes_nothing() {
     let s = Store::new();
     let before = s.snapshot();
-    let path = s.write(
-        "d.toml",
-        &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
-    );
+    let path = s.write("d.toml", &roads("1.0.0", None, "2026-01-01", None, CLAUSES));
     let run = s.run(&[
         "--format",
         "json",
@@ -520,44 +450,14 @@ fn sunset_moves_later_freely_and_earlier_only_with_force() {
     let s = Store::new();
     s.with_roads();
     s.with_line_2();
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2027-08-01",
-        "--rationale",
-        "Two teams need a month more.",
-    ]);
+    let run = s.sunset_roads("1", "2027-08-01", "Two teams need a month more.", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let before = s.snapshot();
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2027-07-15",
-        "--rationale",
-        "Hurry.",
-    ]);
+    let run = s.sunset_roads("1", "2027-07-15", "Hurry.", &[]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("2027-07-15 is earlier than the committed sunset 2027-08-01"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("2027-07-15 is earlier than the committed sunset 2027-08-01");
     assert!(s.snapshot() == before);
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2027-07-15",
-        "--rationale",
-        "Licence ends early.",
-        "--force",
-    ]);
+    let run = s.sunset_roads("1", "2027-07-15", "Licence ends early.", &["--force"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
     assert_eq!(history.matches("[[sunset]]").count(), 2);
@@ -573,33 +473,12 @@ fn sunset_moves_later_freely_and_earlier_only_with_force() {
         ])
         .json();
     assert_eq!(status[0]["sunset"], "2027-07-15");
-    let run = s.run(&["check"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_check_passes();
     // Beyond the policy's window needs --force too; an unknown line is bad input.
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2028-06-01",
-        "--rationale",
-        "r",
-    ]);
+    let run = s.sunset_roads("1", "2028-06-01", "r", &[]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("outside the policy's 90..365"),
-        "{}",
-        run.stderr
-    );
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "7",
-        "--on",
-        "2028-06-01",
-        "--rationale",
-        "r",
-    ]);
+    run.assert_stderr_has("outside the policy's 90..365");
+    let run = s.sunset_roads("7", "2028-06-01", "r", &[]);
     assert_eq!(run.code, 2);
 }
 
@@ -618,17 +497,17 @@ fn finding<'a>(
         .unwrap_or_else(|| panic!("no finding `{text}` in {findings:#?}"))
 }
 
+/// Assert that `finding` is on `file` and blames `commit`, made by the hand editor: how check
+/// names who tampered.
+fn assert_blames_the_editor(finding: &serde_json::Value, file: &str, commit: &str) {
+    assert_eq!(finding["file"], file);
+    assert_eq!(finding["commit"], commit);
+    assert_eq!(finding["author"], "Mallory Editor <mallory@example.org>");
+}
+
 /// Write a roads contract file by hand, bypassing `propose` (the test commits it with git).
 fn sneak_in(s: &Store, version: &str, clauses: &str) {
-    let text = draft(
-        "roads",
-        version,
-        Some("1.1.0"),
-        "2026-05-01",
-        None,
-        &[],
-        clauses,
-    );
+    let text = roads(version, Some("1.1.0"), "2026-05-01", None, clauses);
     std::fs::write(s.dir.join(format!("contracts/roads/{version}.toml")), text).unwrap();
 }
 
@@ -646,9 +525,7 @@ fn check_catches_an_edited_published_contract_naming_commit_and_author() {
     let head = s.head();
     let f = s.findings();
     let edited = finding(&f, None, "a published contract was edited");
-    assert_eq!(edited["file"], "contracts/roads/1.0.0.toml");
-    assert_eq!(edited["commit"], head);
-    assert_eq!(edited["author"], "Mallory Editor <mallory@example.org>");
+    assert_blames_the_editor(edited, "contracts/roads/1.0.0.toml", &head);
     // The history is judged by what was published, so the edit is the one finding: not also
     // a wrong verdict of 1.1.0 blamed on the commit that proposed it.
     assert_eq!(f.len(), 1, "{f:#?}");
@@ -667,14 +544,10 @@ fn an_edit_that_breaks_a_published_contract_is_one_finding_on_the_editing_commit
 
     // Before the commit, the warning says how to undo the edit, never "commit them".
     let run = s.run(&["status"]);
-    assert!(
-        run.stderr.contains(
-            "contracts/roads/1.0.0.toml is a published contract, and published contracts never \
+    run.assert_stderr_has(
+        "contracts/roads/1.0.0.toml is a published contract, and published contracts never \
              change: restore it with `git checkout -- contracts/roads/1.0.0.toml` and propose a \
-             new version"
-        ),
-        "{}",
-        run.stderr
+             new version",
     );
     assert!(!run.stderr.contains("commit them"), "{}", run.stderr);
 
@@ -689,16 +562,9 @@ fn an_edit_that_breaks_a_published_contract_is_one_finding_on_the_editing_commit
 
 #[test]
 fn a_new_uncommitted_file_still_gets_the_commit_hint() {
-    let s = Store::new();
-    s.with_roads();
-    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    let s = Store::with_roads_and_uncommitted_consumers();
     let run = s.run(&["status"]);
-    assert!(
-        run.stderr
-            .contains("uncommitted changes to consumers.toml are not used; commit them"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("uncommitted changes to consumers.toml are not used; commit them");
 }
 
 #[test]
@@ -757,9 +623,7 @@ fn check_catches_a_contract_added_without_propose() {
     let head = s.head();
     let f = s.findings();
     let bypass = finding(&f, None, "contract 1.2.0 has no change records");
-    assert_eq!(bypass["file"], "contracts/roads/1.2.0.toml");
-    assert_eq!(bypass["commit"], head);
-    assert_eq!(bypass["author"], "Mallory Editor <mallory@example.org>");
+    assert_blames_the_editor(bypass, "contracts/roads/1.2.0.toml", &head);
 }
 
 #[test]
@@ -813,11 +677,7 @@ fn an_adopted_repository_proves_from_its_since_commit() {
     git(&["commit", "-qm", "remove notes"]);
     let run = env.run_in(&dir, &["init"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("adopted an existing repository"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("adopted an existing repository");
     let config = std::fs::read_to_string(dir.join("contracts.toml")).unwrap();
     assert!(config.starts_with("[store]\nsince = \""), "{config}");
     let run = env.run_in(&dir, &["check"]);
@@ -825,11 +685,7 @@ fn an_adopted_repository_proves_from_its_since_commit() {
     // Without the since commit the old deletion is a finding.
     let run = env.run_in(&dir, &["--format", "json", "check", "--since", "HEAD~2"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stdout.contains("contracts/old/notes.txt"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_has("contracts/old/notes.txt");
 }
 
 #[test]
@@ -838,12 +694,7 @@ fn show_prints_clauses_with_kind_and_enforcement_and_the_reading_rules() {
     s.with_roads();
     let j = s.run(&["--format", "json", "show", "roads"]).json();
     assert_eq!(j["version"], "1.1.0");
-    let crs = j["clauses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["clause"] == "crs")
-        .unwrap();
+    let crs = j["clauses"].rows().find(|c| c["clause"] == "crs").unwrap();
     assert_eq!(crs["kind"], "fixed");
     assert_eq!(crs["status"], "enforced");
     let text = s.run(&["show", "roads@1.0.0"]);
@@ -880,12 +731,7 @@ fn an_injected_crash_after_the_objects_leaves_the_store_unchanged() {
         .args(["propose", &path, "--rationale", "First rivers."])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 3, "");
     assert_eq!(s.head(), head);
     assert!(s.snapshot_without_objects() == before, "a file changed");
     s.assert_clean();
@@ -900,10 +746,7 @@ fn an_injected_crash_after_the_objects_leaves_the_store_unchanged() {
 #[test]
 fn no_identity_is_a_clear_error() {
     let s = Store::new();
-    let path = s.write(
-        "d.toml",
-        &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
-    );
+    let path = s.write("d.toml", &roads("1.0.0", None, "2026-01-01", None, CLAUSES));
     let out = s
         .env
         .command(&s.dir)
@@ -933,7 +776,7 @@ fn concurrent_proposals_lose_nothing_and_duplicate_nothing() {
     for i in 0..2 {
         drafts.push(s.write(
             &format!("roads{i}.toml"),
-            &draft("roads", "1.0.0", None, "2026-01-01", None, &[], CLAUSES),
+            &roads("1.0.0", None, "2026-01-01", None, CLAUSES),
         ));
     }
     let handles: Vec<_> = drafts
@@ -973,8 +816,7 @@ fn concurrent_proposals_lose_nothing_and_duplicate_nothing() {
     s.assert_clean();
     let history = std::fs::read_to_string(s.dir.join("history/roads.toml")).unwrap();
     assert_eq!(history.matches("[[change]]").count(), 1);
-    let run = s.run(&["check"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_check_passes();
 }
 
 /// The library error's causes reach the user: a `.git` that points nowhere is exit 3 with the
@@ -1011,17 +853,10 @@ fn a_broken_repository_prints_the_git_cause_under_the_error() {
 /// exits as it would (`eprintln!` panicked here, exit 101).
 #[test]
 fn a_closed_stderr_loses_the_warnings_and_nothing_else() {
-    let s = Store::new();
-    s.with_roads();
-    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    let s = Store::with_roads_and_uncommitted_consumers();
     let open = s.run(&["status"]);
     assert_eq!(open.code, 0, "{}", open.stderr);
-    assert!(
-        open.stderr
-            .contains("uncommitted changes to consumers.toml"),
-        "{}",
-        open.stderr
-    );
+    open.assert_stderr_has("uncommitted changes to consumers.toml");
 
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
@@ -1049,29 +884,14 @@ fn re_proposing_a_published_version_gives_the_one_reason() {
         "contracts/roads/1.1.0.toml",
     ]);
     let before = s.snapshot();
-    let run = s.propose(
-        &draft(
-            "roads",
-            "1.1.0",
-            Some("1.0.0"),
-            "2026-03-01",
-            None,
-            &[],
-            &CLAUSES.replace("2.0 }", "1.5 }"),
-        ),
-        "Again.",
-    );
+    let run = s.propose(&roads_1_1_0(), "Again.");
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(&format!(
-            // The records' time is the harness's fixed clock (CONTRACTS_NOW).
-            "1.1.0 is already published (on 2026-11-29, commit {})",
-            &origin.trim()[..12]
-        )),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("(1 reason(s))"), "{}", run.stderr);
+    run.assert_stderr_has(&format!(
+        // The records' time is the harness's fixed clock (CONTRACTS_NOW).
+        "1.1.0 is already published (on 2026-11-29, commit {})",
+        &origin.trim()[..12]
+    ));
+    run.assert_stderr_has("(1 reason(s))");
     // Nothing compares the draft with 2.0.0, and no bump is claimed.
     assert!(!run.stdout.contains("2.0.0"), "{}", run.stdout);
     assert!(!run.stdout.contains("bump"), "{}", run.stdout);
@@ -1085,41 +905,20 @@ fn typos_get_the_nearest_name() {
     // A misspelt clause in a draft.
     let typo = CLAUSES.replace("permitted_geometry", "permited_geometry");
     let run = s.propose(
-        &draft(
-            "roads",
-            "1.2.0",
-            Some("1.1.0"),
-            "2026-05-01",
-            None,
-            &[],
-            &typo,
-        ),
+        &roads("1.2.0", Some("1.1.0"), "2026-05-01", None, &typo),
         "Typo.",
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "clause `permited_geometry` is not a known clause: did you mean `permitted_geometry`?"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has(
+        "clause `permited_geometry` is not a known clause: did you mean `permitted_geometry`?",
     );
     // A misspelt dataset, and one far from any: the nearest, or the list.
     let run = s.run(&["status", "road"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("dataset `road` has no contract in this store; did you mean `roads`?"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("dataset `road` has no contract in this store; did you mean `roads`?");
     let run = s.run(&["show", "lakes"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("the datasets are: `roads`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("the datasets are: `roads`");
     // A misspelt dataset in the registry.
     std::fs::write(
         s.dir.join("consumers.toml"),
@@ -1160,16 +959,8 @@ fn outside_any_repository_is_input_with_the_init_hint() {
     std::fs::create_dir_all(&plain).unwrap();
     let run = env.run_in(&plain, &["status"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("not inside a git repository"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("run `contracts init DIR`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("not inside a git repository");
+    run.assert_stderr_has("run `contracts init DIR`");
     // The user is told where they are, not how gix searched.
     assert!(!run.stderr.contains("caused by"), "{}", run.stderr);
 }
@@ -1206,25 +997,13 @@ fn date_mistakes_say_what_to_write_and_where_they_came_from() {
     );
     assert!(!stderr.contains("--today"), "{stderr}");
     // In a draft: a quoted day names the file, line and column and says "unquoted".
-    let text = draft(
-        "roads",
-        "1.2.0",
-        Some("1.1.0"),
-        "\"15/01/2027\"",
-        None,
-        &[],
-        CLAUSES,
-    );
+    let text = roads("1.2.0", Some("1.1.0"), "\"15/01/2027\"", None, CLAUSES);
     let run = s.propose(&text, "Quoted.");
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("draft.toml:4:"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "valid_from: expected a date YYYY-MM-DD such as 2027-03-05 (unquoted in TOML), found \
-             the string \"15/01/2027\""
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has("draft.toml:4:");
+    run.assert_stderr_has(
+        "valid_from: expected a date YYYY-MM-DD such as 2027-03-05 (unquoted in TOML), found \
+             the string \"15/01/2027\"",
     );
 }
 
@@ -1232,16 +1011,7 @@ fn date_mistakes_say_what_to_write_and_where_they_came_from() {
 fn a_draft_that_is_not_utf8_is_named_with_its_byte_offset() {
     let s = Store::new();
     s.with_roads();
-    let mut bytes = draft(
-        "roads",
-        "1.2.0",
-        Some("1.1.0"),
-        "2026-05-01",
-        None,
-        &[],
-        CLAUSES,
-    )
-    .into_bytes();
+    let mut bytes = roads("1.2.0", Some("1.1.0"), "2026-05-01", None, CLAUSES).into_bytes();
     let at = bytes.len();
     bytes.extend_from_slice(b"# caf\xe9\n");
     let path = s.env.home().join("latin1.toml");
@@ -1274,16 +1044,12 @@ fn a_placeholder_description_is_not_published_unless_asked() {
     );
     let run = s.run(&["new", "cities", "--from", data]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("TODO"), "{}", run.stdout);
+    run.assert_stdout_has("TODO");
     let path = s.write("cities.toml", &run.stdout);
     let before = s.snapshot();
     let run = s.run(&["propose", &path, "--rationale", "First cities."]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("the description is a placeholder"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("the description is a placeholder");
     assert_eq!(s.snapshot(), before);
     let run = s.run(&[
         "propose",
@@ -1297,9 +1063,7 @@ fn a_placeholder_description_is_not_published_unless_asked() {
 
 #[test]
 fn quiet_silences_the_warnings_and_keeps_the_data_and_the_exit_code() {
-    let s = Store::new();
-    s.with_roads();
-    std::fs::write(s.dir.join("consumers.toml"), "# edited, not committed\n").unwrap();
+    let s = Store::with_roads_and_uncommitted_consumers();
     for cmd in ["check", "status"] {
         let loud = s.run(&[cmd]);
         assert!(
@@ -1339,5 +1103,5 @@ fn quiet_never_silences_an_error_or_a_refusal() {
     );
     let refused = s.run(&["--quiet", "propose", &path, "--rationale", "again"]);
     assert_eq!(refused.code, 1, "{}", refused.stderr);
-    assert!(refused.stderr.contains("refused"), "{}", refused.stderr);
+    refused.assert_stderr_has("refused");
 }

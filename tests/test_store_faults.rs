@@ -7,7 +7,7 @@ use crate::common;
 use crate::common::Rng;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::{Run, Store, TestEnv};
@@ -128,11 +128,7 @@ fn assert_refused_through_link(
     head: &str,
 ) {
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains(&format!("`{link}` is a symbolic link")),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has(&format!("`{link}` is a symbolic link"));
     assert_eq!(
         std::fs::read_dir(outside).unwrap().count(),
         0,
@@ -140,6 +136,80 @@ fn assert_refused_through_link(
     );
     assert_eq!(s.head(), head, "HEAD moved");
     assert!(snapshot(&s.dir) == before, "a file of the store changed");
+}
+
+/// A store whose last commit (lakes 1.0.0) landed while its checkout did not: plain git moved
+/// the branch only, so the work tree still lacks lakes.
+fn store_with_a_checkout_behind_head() -> Store {
+    let s = Store::new();
+    s.propose_version_ok("roads", "1.0.0", None);
+    let before = s.head();
+    let path = s.write_draft("x.toml", &draft("lakes", "1.0.0", None, "2026-01-01"));
+    assert_eq!(s.run(&["propose", &path, "--rationale", "r"]).code, 0);
+    let after = s.head();
+    s.git(&["update-ref", "refs/heads/main", &before]);
+    s.git(&["reset", "-q", "--hard"]);
+    s.git(&["update-ref", "refs/heads/main", &after]);
+    assert!(!s.dir.join("contracts/lakes/1.0.0.toml").exists());
+    s
+}
+
+/// The arguments of `propose DRAFT --rationale RATIONALE`: a writer of the race tests.
+fn propose_args(draft: String, rationale: &str) -> Vec<String> {
+    vec![
+        "propose".into(),
+        draft,
+        "--rationale".into(),
+        rationale.into(),
+    ]
+}
+
+/// The arguments of a forced sunset of roads line 1 on `day`: a writer of the race tests.
+fn forced_sunset_args(day: &str, rationale: &str) -> Vec<String> {
+    [
+        "sunset",
+        "roads",
+        "1",
+        "--on",
+        day,
+        "--rationale",
+        rationale,
+        "--force",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+/// The arguments of `validate roads` on the countries release, recorded with `manifest`: a
+/// writer of the race tests.
+fn record_args(manifest: String) -> Vec<String> {
+    vec![
+        "validate".into(),
+        "roads".into(),
+        countries(),
+        "--manifest".into(),
+        manifest,
+        "--record".into(),
+    ]
+}
+
+/// Start every command at once (stdout discarded, stderr kept), then wait for them all: the
+/// concurrent writers of the race tests.
+fn run_all_at_once(cmds: impl IntoIterator<Item = Command>) -> Vec<Output> {
+    let children: Vec<_> = cmds
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
 }
 
 #[test]
@@ -209,16 +279,7 @@ fn a_linked_history_file_is_not_followed_by_sunset_or_validate() {
     s.git(&["add", "-A", "history"]);
     s.git(&["commit", "-qm", "links"]);
     let (before, head) = (snapshot(&s.dir), s.head());
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2027-06-01",
-        "--rationale",
-        "r",
-        "--force",
-    ]);
+    let run = s.sunset_roads("1", "2027-06-01", "r", &["--force"]);
     assert_refused_through_link(
         &s,
         outside.path(),
@@ -279,14 +340,10 @@ fn a_dead_writers_ref_lock_is_reported_as_such() {
         let head = s.head();
         let run = s.propose_version("roads", "1.0.0", None);
         assert_eq!(run.code, 3, "{}", run.stderr);
-        assert!(
-            run.stderr.contains(&path.display().to_string()),
-            "{}",
-            run.stderr
-        );
-        assert!(run.stderr.contains("s old"), "{}", run.stderr);
-        assert!(run.stderr.contains("died"), "{}", run.stderr);
-        assert!(run.stderr.contains("rm '"), "{}", run.stderr);
+        run.assert_stderr_has(&path.display().to_string());
+        run.assert_stderr_has("s old");
+        run.assert_stderr_has("died");
+        run.assert_stderr_has("rm '");
         assert!(!run.stderr.contains("moved"), "{}", run.stderr);
         assert_eq!(s.head(), head);
         // Cleared the safe way, the next run succeeds.
@@ -312,12 +369,7 @@ fn a_live_writers_lock_is_waited_for() {
     std::thread::sleep(Duration::from_millis(700));
     std::fs::remove_file(&path).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     assert!(s.at_head("contracts/roads/1.0.0.toml").is_some());
     s.assert_clean();
 }
@@ -332,19 +384,15 @@ fn a_stale_index_lock_does_not_make_a_landed_record_fail_or_repeat() {
     let run = s.run(&["validate", "roads", &countries(), "--record"]);
     // The record landed: success, with a warning that the checkout lags.
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("warning: committed"), "{}", run.stderr);
-    assert!(run.stderr.contains("index.lock"), "{}", run.stderr);
+    run.assert_stderr_has("warning: committed");
+    run.assert_stderr_has("index.lock");
     let recorded = s.at_head("history/roads.releases.toml").unwrap();
     assert_eq!(recorded.matches("[[release]]").count(), 1, "{recorded}");
     // The lock removed, the next writer repairs the checkout.
     std::fs::remove_file(&lock).unwrap();
     let run = s.propose_version("rivers", "1.0.0", None);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("repaired the checkout"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("repaired the checkout");
     s.assert_clean();
     let on_disk = std::fs::read_to_string(s.dir.join("history/roads.releases.toml")).unwrap();
     assert_eq!(on_disk.matches("[[release]]").count(), 1, "{on_disk}");
@@ -353,27 +401,12 @@ fn a_stale_index_lock_does_not_make_a_landed_record_fail_or_repeat() {
 
 #[test]
 fn a_checkout_left_behind_head_is_repaired_without_touching_user_edits() {
-    let s = Store::new();
-    s.propose_version_ok("roads", "1.0.0", None);
-    // A commit that landed while its checkout did not: plain git moves the branch only.
-    let before = s.head();
-    let path = s.write_draft("x.toml", &draft("lakes", "1.0.0", None, "2026-01-01"));
-    let run = s.run(&["propose", &path, "--rationale", "r"]);
-    assert_eq!(run.code, 0);
-    let after = s.head();
-    s.git(&["update-ref", "refs/heads/main", &before]);
-    s.git(&["reset", "-q", "--hard"]);
-    s.git(&["update-ref", "refs/heads/main", &after]);
-    assert!(!s.dir.join("contracts/lakes/1.0.0.toml").exists());
+    let s = store_with_a_checkout_behind_head();
     // A file the user edited is left alone.
     std::fs::write(s.dir.join("consumers.toml"), "# mine\n").unwrap();
     let run = s.propose_version("rivers", "1.0.0", None);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("repaired the checkout"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("repaired the checkout");
     assert!(s.dir.join("contracts/lakes/1.0.0.toml").exists());
     assert_eq!(s.git(&["status", "--porcelain"]), " M consumers.toml\n");
 }
@@ -405,11 +438,7 @@ fn temporary_files_of_a_dead_writer_are_removed() {
     let run = s.propose_version("rivers", "1.0.0", None);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!dead.exists());
-    assert!(
-        run.stderr.contains("contracts-tmp-4999999"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("contracts-tmp-4999999");
     assert!(
         s.dir.join(&mine).exists(),
         "a live process's file was removed"
@@ -471,7 +500,7 @@ fn a_writer_whose_branch_moved_rechecks_and_lands() {
         s.git(&["commit", "-qm", &format!("note {k}")]);
     });
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("(attempt 1 of 10)"), "{}", run.stderr);
+    run.assert_stderr_has("(attempt 1 of 10)");
     assert!(s.at_head("contracts/rivers/1.0.0.toml").is_some());
     assert!(
         s.at_head("notes/0.txt").is_some(),
@@ -504,11 +533,7 @@ fn a_writer_whose_branch_moved_to_a_conflict_refuses() {
         s.git(&["commit", "-qm", "twin by hand"]);
     });
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("1.0.0 is already published"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("1.0.0 is already published");
     let log = s.git(&["log", "--format=%s", "--", "contracts/twin"]);
     assert_eq!(log.trim(), "twin by hand");
 }
@@ -529,72 +554,30 @@ fn twenty_four_mixed_concurrent_writers_all_land_once() {
             &format!("{name}.toml"),
             &draft(&name, "1.0.0", None, "2026-01-01"),
         );
-        jobs.push((
-            name,
-            vec!["propose".into(), d, "--rationale".into(), "race".into()],
-        ));
+        jobs.push((name, propose_args(d, "race")));
     }
     for i in 0..2 {
         let d = s.write_draft(
             &format!("twin{i}.toml"),
             &draft("twin", "1.0.0", None, "2026-01-01"),
         );
-        jobs.push((
-            "twin".into(),
-            vec!["propose".into(), d, "--rationale".into(), "race".into()],
-        ));
+        jobs.push(("twin".into(), propose_args(d, "race")));
     }
     for i in 0..4 {
         let manifest = s.write_draft(
             &format!("release{i}.toml"),
             &format!("version = \"r{i}\"\ndate = 2026-11-29\n"),
         );
-        jobs.push((
-            format!("release r{i}"),
-            vec![
-                "validate".into(),
-                "roads".into(),
-                countries(),
-                "--manifest".into(),
-                manifest,
-                "--record".into(),
-            ],
-        ));
+        jobs.push((format!("release r{i}"), record_args(manifest)));
     }
     for day in ["2027-08-01", "2027-09-01"] {
-        jobs.push((
-            format!("sunset {day}"),
-            [
-                "sunset",
-                "roads",
-                "1",
-                "--on",
-                day,
-                "--rationale",
-                "race",
-                "--force",
-            ]
-            .iter()
-            .map(|a| a.to_string())
-            .collect(),
-        ));
+        jobs.push((format!("sunset {day}"), forced_sunset_args(day, "race")));
     }
     let start = Instant::now();
-    let children: Vec<_> = jobs
-        .iter()
-        .map(|(_, args)| {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            s.cmd(&args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outs: Vec<_> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect();
+    let outs = run_all_at_once(jobs.iter().map(|(_, args)| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        s.cmd(&args)
+    }));
     let codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
     let retried = outs
         .iter()
@@ -768,21 +751,10 @@ fn two_hosts_writing_distinct_datasets_both_land_on_the_remote() {
 #[test]
 fn the_same_version_from_two_hosts_lands_once() {
     let (server, a, b) = two_hosts();
-    let children: Vec<_> = [&a, &b]
-        .iter()
-        .map(|host| {
-            let d = host.write_draft("twin.toml", &draft("twin", "1.0.0", None, "2026-01-01"));
-            host.cmd(&["propose", &d, "--rationale", "twice"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outs: Vec<_> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().unwrap())
-        .collect();
+    let outs = run_all_at_once([&a, &b].iter().map(|host| {
+        let d = host.write_draft("twin.toml", &draft("twin", "1.0.0", None, "2026-01-01"));
+        host.cmd(&["propose", &d, "--rationale", "twice"])
+    }));
     let mut codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
     codes.sort();
     assert_eq!(
@@ -824,11 +796,7 @@ fn no_sync_writes_locally_and_a_missing_git_is_a_clear_error() {
         &["propose", &d, "--rationale", "r"],
     );
     assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("needs the git executable"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("needs the git executable");
     assert!(!a.dir.join("contracts/nogit").exists());
 }
 
@@ -879,6 +847,55 @@ impl Crasher {
 
     /// One trial number `i` on `s`: `propose` of a new dataset, `sunset` of roads line 1 to a
     /// day later than any before, or `validate --record` of a release named after `i`.
+    /// Up to `count` trials on `s` within `budget`, with `between(i)` after trial `i` (another
+    /// host's writes): the trials and the time they took.
+    fn trials(
+        &mut self,
+        s: &Store,
+        count: usize,
+        budget: Duration,
+        mut between: impl FnMut(usize),
+    ) -> (Vec<Trial>, Duration) {
+        let mut trials = Vec::new();
+        let start = Instant::now();
+        for i in 0..count {
+            if start.elapsed() > budget {
+                break;
+            }
+            trials.push(self.trial(s, i));
+            between(i);
+        }
+        (trials, start.elapsed())
+    }
+
+    /// [`tally`] the trials against `s`, print the tally under `label`, and assert that no
+    /// record was lost or doubled, and that enough writers were killed to prove it.
+    fn assert_nothing_lost_or_doubled(
+        &self,
+        label: &str,
+        s: &Store,
+        trials: &[Trial],
+        elapsed: Duration,
+    ) {
+        let (lost, doubled, killed, landed_killed, codes) = tally(s, trials);
+        eprintln!(
+            "{label}: seed {}, {} trials in {:.1} s (a write took {} ms), {killed} killed \
+             ({landed_killed} of them had landed), exit codes {codes:?}, locks left by killed \
+             writers {:?}, lost records {lost}, records twice {doubled}",
+            self.seed,
+            trials.len(),
+            elapsed.as_secs_f64(),
+            self.first_span,
+            self.locks_cleared,
+        );
+        assert_eq!(lost, 0);
+        assert_eq!(doubled, 0);
+        assert!(
+            killed >= trials.len() / 4,
+            "too few kills to prove anything: {killed}"
+        );
+    }
+
     fn trial(&mut self, s: &Store, i: usize) -> Trial {
         let (kind, key, args): (&'static str, String, Vec<String>) = match self.rng.below(3) {
             0 => {
@@ -887,33 +904,14 @@ impl Crasher {
                     &format!("{name}.toml"),
                     &draft(&name, "1.0.0", None, "2026-01-01"),
                 );
-                (
-                    "propose",
-                    name,
-                    vec!["propose".into(), d, "--rationale".into(), "crash".into()],
-                )
+                ("propose", name, propose_args(d, "crash"))
             }
             1 => {
                 let day = chrono::NaiveDate::from_ymd_opt(2027, 8, 1).unwrap()
                     + chrono::Days::new(i as u64);
                 let day = day.to_string();
-                (
-                    "sunset",
-                    day.clone(),
-                    [
-                        "sunset",
-                        "roads",
-                        "1",
-                        "--on",
-                        &day,
-                        "--rationale",
-                        "crash",
-                        "--force",
-                    ]
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect(),
-                )
+                let args = forced_sunset_args(&day, "crash");
+                ("sunset", day, args)
             }
             _ => {
                 let version = format!("t{i:03}");
@@ -921,18 +919,7 @@ impl Crasher {
                     &format!("{version}.toml"),
                     &format!("version = \"{version}\"\ndate = 2026-11-29\n"),
                 );
-                (
-                    "validate --record",
-                    version,
-                    vec![
-                        "validate".into(),
-                        "roads".into(),
-                        countries(),
-                        "--manifest".into(),
-                        manifest,
-                        "--record".into(),
-                    ],
-                )
+                ("validate --record", version, record_args(manifest))
             }
         };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -1043,29 +1030,12 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
     s.propose_version_ok("roads", "1.0.0", None);
     s.propose_version_ok("roads", "2.0.0", Some("1.0.0"));
     let mut crasher = Crasher::new(&s);
-    let mut trials = Vec::new();
-    let start = Instant::now();
-    for i in 0..TRIALS {
-        if start.elapsed() > BUDGET {
-            break;
-        }
-        trials.push(crasher.trial(&s, i));
-    }
-    let elapsed = start.elapsed();
+    let (trials, elapsed) = crasher.trials(&s, TRIALS, BUDGET, |_| {});
 
     // The next run succeeds, and repairs whatever the last kill left.
     let after = s.propose_version("after-crash", "1.0.0", None);
     assert_eq!(after.code, 0, "{}", after.stderr);
-    let run = s.run(&[
-        "sunset",
-        "roads",
-        "1",
-        "--on",
-        "2028-06-01",
-        "--rationale",
-        "after",
-        "--force",
-    ]);
+    let run = s.sunset_roads("1", "2028-06-01", "after", &["--force"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     s.assert_clean();
     s.assert_sound();
@@ -1076,23 +1046,7 @@ fn writers_killed_at_random_moments_lose_and_double_nothing() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
-    let (lost, doubled, killed, landed_killed, codes) = tally(&s, &trials);
-    eprintln!(
-        "crash: seed {}, {} trials in {:.1} s (a write took {} ms), {killed} killed \
-         ({landed_killed} of them had landed), exit codes {codes:?}, locks left by killed \
-         writers {:?}, lost records {lost}, records twice {doubled}",
-        crasher.seed,
-        trials.len(),
-        elapsed.as_secs_f64(),
-        crasher.first_span,
-        crasher.locks_cleared,
-    );
-    assert_eq!(lost, 0);
-    assert_eq!(doubled, 0);
-    assert!(
-        killed >= trials.len() / 4,
-        "too few kills to prove anything: {killed}"
-    );
+    crasher.assert_nothing_lost_or_doubled("crash", &s, &trials, elapsed);
 }
 
 /// The same kills on a host of a store shared through a remote, while the other host keeps
@@ -1107,18 +1061,11 @@ fn writers_killed_while_syncing_with_a_remote_lose_and_double_nothing() {
     a.propose_version_ok("roads", "1.0.0", None);
     a.propose_version_ok("roads", "2.0.0", Some("1.0.0"));
     let mut crasher = Crasher::new(&a);
-    let mut trials = Vec::new();
-    let start = Instant::now();
-    for i in 0..TRIALS {
-        if start.elapsed() > BUDGET {
-            break;
-        }
-        trials.push(crasher.trial(&a, i));
+    let (trials, elapsed) = crasher.trials(&a, TRIALS, BUDGET, |i| {
         if i % 4 == 0 {
             b.propose_version_ok(&format!("b{i:03}"), "1.0.0", None);
         }
-    }
-    let elapsed = start.elapsed();
+    });
     a.propose_version_ok("after-crash-a", "1.0.0", None);
     b.propose_version_ok("after-crash-b", "1.0.0", None);
     a.propose_version_ok("after-crash-c", "1.0.0", None);
@@ -1142,23 +1089,7 @@ fn writers_killed_while_syncing_with_a_remote_lose_and_double_nothing() {
         "",
         "fetch refs of killed writers remain"
     );
-    let (lost, doubled, killed, landed_killed, codes) = tally(&a, &trials);
-    eprintln!(
-        "crash with a remote: seed {}, {} trials in {:.1} s (a write took {} ms), {killed} \
-         killed ({landed_killed} of them had landed), exit codes {codes:?}, locks left by \
-         killed writers {:?}, lost records {lost}, records twice {doubled}",
-        crasher.seed,
-        trials.len(),
-        elapsed.as_secs_f64(),
-        crasher.first_span,
-        crasher.locks_cleared,
-    );
-    assert_eq!(lost, 0);
-    assert_eq!(doubled, 0);
-    assert!(
-        killed >= trials.len() / 4,
-        "too few kills to prove anything: {killed}"
-    );
+    crasher.assert_nothing_lost_or_doubled("crash with a remote", &a, &trials, elapsed);
 }
 
 #[test]
@@ -1174,11 +1105,7 @@ fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
         &["propose", &d, "--rationale", "r"],
     );
     assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("other contracts writers"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has("other contracts writers");
     assert_eq!(s.head(), head);
     // Released while the writer queues: it proceeds.
     let mut child = s
@@ -1190,28 +1117,14 @@ fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
     assert!(child.try_wait().unwrap().is_none(), "did not queue");
     drop(holder);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&out, 0, "");
     assert!(s.at_head("contracts/queued/1.0.0.toml").is_some());
 }
 
 #[test]
 fn a_repair_is_said_through_the_cli_and_silenced_by_quiet() {
-    let s = Store::new();
-    s.propose_version_ok("roads", "1.0.0", None);
-    let before = s.head();
-    let path = s.write_draft("x.toml", &draft("lakes", "1.0.0", None, "2026-01-01"));
-    assert_eq!(s.run(&["propose", &path, "--rationale", "r"]).code, 0);
-    let after = s.head();
     // The branch moved on while the checkout stayed behind: the next writer repairs it.
-    s.git(&["update-ref", "refs/heads/main", &before]);
-    s.git(&["reset", "-q", "--hard"]);
-    s.git(&["update-ref", "refs/heads/main", &after]);
-    assert!(!s.dir.join("contracts/lakes/1.0.0.toml").exists());
+    let s = store_with_a_checkout_behind_head();
     let path = s.write_draft("rivers.toml", &draft("rivers", "1.0.0", None, "2026-01-01"));
     let run = s.run(&["--quiet", "propose", &path, "--rationale", "r"]);
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -23,10 +23,7 @@ fn gzip(text: &str) -> Vec<u8> {
 
 /// (consumer, status, reads, days) of the holders `can-retire roads 1` names on 2026-11-29.
 fn holders(w: &World) -> Vec<(String, String, u64, u64)> {
-    let run = w.run(
-        "2026-11-29",
-        &["--format", "json", "can-retire", "roads", "1"],
-    );
+    let run = w.can_retire_line_1_json("2026-11-29");
     world::counted(&run.json()["holders"])
 }
 
@@ -143,15 +140,8 @@ fn busy_world() -> World {
 
 /// The store reads only `summary` from now on, as a read summary.
 fn read_the_summary_only(w: &World) {
-    let config = w.read("contracts.toml").unwrap().replace(
-        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
-        "",
-    );
-    w.write(
-        "contracts.toml",
-        &format!(
-            "{config}\n[[consumption.source]]\npath = \"consumption/summary/*\"\nformat = \"summary\"\n"
-        ),
+    w.read_only_sources(
+        "[[consumption.source]]\npath = \"consumption/summary/*\"\nformat = \"summary\"\n",
     );
 }
 
@@ -275,14 +265,7 @@ fn partitioned_world() -> World {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("part-0.jsonl.gz"), gzip(text)).unwrap();
     }
-    let config = w.read("contracts.toml").unwrap().replace(
-        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
-        "",
-    );
-    w.write(
-        "contracts.toml",
-        &format!("{config}\n[[consumption.source]]\npath = \"consumption/log/*/*.jsonl.gz\"\n"),
-    );
+    w.read_only_sources("[[consumption.source]]\npath = \"consumption/log/*/*.jsonl.gz\"\n");
     w
 }
 
@@ -404,16 +387,9 @@ fn an_access_log_summarizes_to_the_same_answers() {
         "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
          [clauses]\ncrs = \"EPSG:4326\"\n",
     );
-    let config = w.read("contracts.toml").unwrap().replace(
-        "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
-        "",
-    );
-    w.write(
-        "contracts.toml",
-        &format!(
-            "{config}\n[[consumption.source]]\npath = \"consumption/s3/*\"\nformat = \"s3-access\"\n\
-             match = [\"datasets/{{dataset}}/v{{contract}}/*.parquet\"]\nsame_read_seconds = 120\n"
-        ),
+    w.read_only_sources(
+        "[[consumption.source]]\npath = \"consumption/s3/*\"\nformat = \"s3-access\"\n\
+         match = [\"datasets/{dataset}/v{contract}/*.parquet\"]\nsame_read_seconds = 120\n",
     );
     let v1 = "datasets/roads/v1.1.0/part-00000.parquet";
     let v2 = "datasets/roads/v2.0.0/part-00000.parquet";

@@ -2,19 +2,13 @@
 //! key by key, one validate row per failing key, colour on request, `status --all`.
 
 use crate::common;
+use crate::common::data_str;
 use crate::common::world;
+use crate::common::Rows;
 
 use std::path::Path;
 
 use world::World;
-
-fn data(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 fn widest(text: &str) -> usize {
     text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
@@ -77,7 +71,7 @@ fn into_a_pipe_nothing_is_cut_whatever_columns_says() {
         "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\n\
          required_attributes = { name = \"string\", nickname_in_the_local_language = \"string\" }\n",
     );
-    let gpkg = data("naturalearth/countries.gpkg");
+    let gpkg = data_str("naturalearth/countries.gpkg");
     let old = format!("{LONG}@1.0.0");
     let new = format!("{LONG}@2.0.0");
     let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
@@ -204,13 +198,9 @@ fn a_map_clause_is_shown_key_by_key_in_diff_and_its_refusal() {
         "{row}"
     );
     assert!(!row.contains('{'), "no JSON map in the table: {row}");
-    assert!(
-        run.stderr.contains(
-            "required_attributes (fixed, changed): `CNTY_` removed (was float64); \
-             `CNTY_ID` float64 → int64"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_has(
+        "required_attributes (fixed, changed): `CNTY_` removed (was float64); \
+             `CNTY_ID` float64 → int64",
     );
     // JSON keeps both whole maps.
     let json = env.run_in(dir, &["--format", "json", "diff", &old, &new]);
@@ -233,7 +223,11 @@ fn validate_gives_one_row_per_failing_key() {
     );
     let run = w.run(
         "2026-11-29",
-        &["validate", "world", &data("naturalearth/countries.gpkg")],
+        &[
+            "validate",
+            "world",
+            &data_str("naturalearth/countries.gpkg"),
+        ],
     );
     run.assert_code(1);
     let out = run.stdout();
@@ -300,9 +294,7 @@ fn status_all_includes_retired_lines() {
         let run = w.run("2027-03-01", &a);
         run.assert_code(0);
         run.json()
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .map(|r| {
                 (
                     r["line"].as_u64().unwrap(),

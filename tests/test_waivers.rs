@@ -7,6 +7,7 @@
 
 use crate::common;
 use crate::common::world;
+use crate::common::Rows;
 
 use world::World;
 
@@ -109,38 +110,32 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     assert_eq!(rows[0]["waivers"], 1, "status counts it");
     let text = w.run("2026-11-29", &["waivers", "places"]);
     text.assert_code(0);
-    assert!(text.stdout().contains("2026-12-31"), "{}", text.stdout());
+    text.assert_stdout_has("2026-12-31");
 
     // validate honours it in every format.
+    let validate_in = |format: &str| {
+        let run = w.run(
+            "2026-11-29",
+            &["--format", format, "validate", "places", &data],
+        );
+        run.assert_code(0);
+        run
+    };
     let run = w.run("2026-11-29", &["validate", "places", &data]);
     run.assert_code(0);
     let want = "waived (until 2026-12-31, by Notifier <notifier@example.org>: Upstream outage; \
                 the fix ships in January)";
-    assert!(run.stdout().contains(want), "{}", run.stdout());
+    run.assert_stdout_has(want);
     run.assert_stdout_has("places@1.0.0: pass (1 failing clause(s) waived)");
-    let j = w
-        .run(
-            "2026-11-29",
-            &["--format", "json", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .json();
+    let j = validate_in("json").json();
     let result = j["contracts"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
+        .rows()
         .find(|r| r["clause"] == "max_null_fraction")
         .unwrap()
         .clone();
     assert_eq!(result["status"], "waived");
     assert_eq!(result["waivers"][0]["id"], ID);
-    let junit = w
-        .run(
-            "2026-11-29",
-            &["--format", "junit", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .stdout();
+    let junit = validate_in("junit").stdout();
     assert!(
         junit.contains(
             "name=\"max_null_fraction\">\n      <skipped message=\"waived (until 2026-12-31"
@@ -148,23 +143,11 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
         "{junit}"
     );
     assert!(junit.contains("failures=\"0\""), "{junit}");
-    let sarif = w
-        .run(
-            "2026-11-29",
-            &["--format", "sarif", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .json();
+    let sarif = validate_in("sarif").json();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "{sarif:#}");
     assert_eq!(results[0]["level"], "warning");
-    let github = w
-        .run(
-            "2026-11-29",
-            &["--format", "github", "validate", "places", &data],
-        )
-        .assert_code(0)
-        .stdout();
+    let github = validate_in("github").stdout();
     assert!(github.starts_with("::warning "), "{github}");
 
     // Recorded with the release, naming the waiver.
@@ -188,13 +171,9 @@ fn a_waiver_is_granted_listed_honoured_and_recorded_then_expires() {
     );
     // The store still checks, and warns once the waiver ends within 14 days.
     let run = w.run("2026-12-20", &["check"]);
-    assert!(
-        run.stderr().contains(&format!(
-            "waiver {ID} on places line 1, max_null_fraction.pop_est, ends on 2026-12-31"
-        )),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&format!(
+        "waiver {ID} on places line 1, max_null_fraction.pop_est, ends on 2026-12-31"
+    ));
     assert!(!run.stdout().contains("waivers.toml"), "{}", run.stdout());
     assert!(!w.run("2026-11-29", &["check"]).stderr().contains("ends on"));
 
@@ -310,7 +289,7 @@ fn too_long_or_not_a_clause_key_is_refused_and_nothing_is_written() {
         ],
     );
     run.assert_code(2);
-    assert!(run.stderr().contains("`nope`"), "{}", run.stderr());
+    run.assert_stderr_has("`nope`");
     w.run(
         "2026-11-29",
         &[
@@ -336,9 +315,7 @@ fn check_finds_a_doctored_waivers_file() {
     let clean = w.run("2026-11-29", &["--format", "json", "check"]).json();
     let about = |j: &serde_json::Value| -> Vec<String> {
         j["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
+            .rows()
             .filter(|f| f["file"] == "history/places.waivers.toml")
             .map(|f| f["message"].as_str().unwrap().to_string())
             .collect()
@@ -460,24 +437,15 @@ fn check_warns_of_a_waiver_ending_within_14_days_and_still_exits_0() {
     // Text: the warning is talk on stderr; stdout still says the gate passed.
     let run = check(&fourteen, "text");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr
-            .contains(&format!("warning: {file}:{id_line}: {want}")),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_has(&format!("warning: {file}:{id_line}: {want}"));
     assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
-    assert!(run.stdout.contains("1 warning(s)"), "{}", run.stdout);
+    run.assert_stdout_has("1 warning(s)");
 
     // CI formats: a warning-level annotation on the waiver's line.
     let run = check(&fourteen, "github");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("::warning file="), "{}", run.stdout);
-    assert!(
-        run.stdout.contains(&format!("line={id_line},")),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_has(&format!("line={id_line},"));
     let run = check(&fourteen, "sarif");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let sarif = run.json();
@@ -515,7 +483,7 @@ fn check_warns_of_a_waiver_ending_within_14_days_and_still_exits_0() {
         "a warning is not in the table: {}",
         run.stdout
     );
-    assert!(run.stderr.contains(&want), "{}", run.stderr);
+    run.assert_stderr_has(&want);
 }
 
 /// `show`, `site` and `timeline` say which waivers a line has: the live ones with their days

@@ -21,11 +21,11 @@
 //! Each validator is also shown a doctored payload it must reject, so none passes by
 //! accepting everything.
 
+use crate::common;
 use crate::common::webhook::Receiver;
 use crate::common::world;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
@@ -70,21 +70,7 @@ fn payloads() -> Payloads {
             ],
         ),
     );
-    w.run(
-        TODAY,
-        &[
-            "waive",
-            "roads",
-            "crs",
-            "--line",
-            "1",
-            "--until",
-            "2026-12-20",
-            "--reason",
-            "The reprojection job is down; fixed next week",
-        ],
-    )
-    .assert_code(0);
+    w.waive_crs(TODAY);
     let url = |kind: &str| format!("http://127.0.0.1:{}/{kind}", hook.port);
     let (g, s, t) = (url("generic"), url("slack"), url("teams"));
     w.run_env(
@@ -364,21 +350,8 @@ for line in sys.stdin:
 "#;
 
 fn slack_verdicts(messages: &[Value]) -> Vec<String> {
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", SLACK_CHECK])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
     let input: String = messages.iter().map(|m| format!("{m}\n")).collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::python3_with_stdin(&["-c", SLACK_CHECK], &input).expect("python3 runs");
     assert!(
         out.status.success(),
         "the PyPI package slack-sdk==3.47.0 is needed (test.sh installs it): {}",

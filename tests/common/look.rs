@@ -76,28 +76,24 @@ pub fn chromium() -> &'static str {
 /// fetched from the network. Returns (stdout, stderr).
 pub fn headless(url: &str, extra: &[&str]) -> (String, String) {
     let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("chromium runs");
-    assert!(
-        out.status.success(),
-        "chromium failed on {url}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = crate::common::run_ok(
+        Command::new(chromium())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(url),
+        &format!("chromium failed on {url}"),
     );
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -141,9 +137,10 @@ pub fn has_forbidden_control(text: &str) -> bool {
     })
 }
 
-/// Whether `xml` is well formed as far as a reader of SVG cares: every tag closes in order,
-/// and every `&` starts an entity.
-pub fn well_formed(xml: &str) -> bool {
+/// Whether every tag of `xml` closes in order (a `<?...?>` or self-closing tag stands alone;
+/// so does a `<!...>` when `bang_stands_alone`, else it must close like any tag): the one tag
+/// walk of the SVG, page and JUnit checks.
+pub fn tags_close_in_order(xml: &str, bang_stands_alone: bool) -> bool {
     let mut stack: Vec<&str> = Vec::new();
     let mut rest = xml;
     while let Some(i) = rest.find('<') {
@@ -152,7 +149,8 @@ pub fn well_formed(xml: &str) -> bool {
         };
         let tag = &rest[i + 1..i + j];
         rest = &rest[i + j + 1..];
-        if tag.starts_with('?') || tag.starts_with('!') || tag.ends_with('/') {
+        if tag.starts_with('?') || (bang_stands_alone && tag.starts_with('!')) || tag.ends_with('/')
+        {
             continue;
         }
         let name = tag.split_whitespace().next().unwrap_or("");
@@ -164,10 +162,16 @@ pub fn well_formed(xml: &str) -> bool {
             stack.push(name);
         }
     }
+    stack.is_empty()
+}
+
+/// Whether `xml` is well formed as far as a reader of SVG cares: every tag closes in order,
+/// and every `&` starts an entity.
+pub fn well_formed(xml: &str) -> bool {
     let entities = xml.split('&').skip(1).all(|after| {
         ["amp;", "lt;", "gt;", "quot;", "#"]
             .iter()
             .any(|e| after.starts_with(e))
     });
-    stack.is_empty() && entities
+    tags_close_in_order(xml, true) && entities
 }

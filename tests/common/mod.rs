@@ -12,7 +12,13 @@ mod rng;
 pub use rng::Rng;
 
 mod store;
-pub use store::{draft, Store, CLAUSES};
+pub use store::{draft, roads, Store, CLAUSES};
+
+mod json;
+pub use json::{schema_validator, string_pairs, string_triples, Rows};
+
+mod process;
+pub use process::{assert_exit, assert_stderr_names, python3_with_stdin, require_python, run_ok};
 
 pub mod look;
 pub mod notify_support;
@@ -34,6 +40,21 @@ impl Run {
                 self.stdout, self.stderr
             )
         })
+    }
+
+    /// Assert that stderr contains `needle`, showing stderr when it does not: the check most
+    /// tests of a refusal make.
+    #[track_caller]
+    pub fn assert_stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr.contains(needle), "{}", self.stderr);
+        self
+    }
+
+    /// Assert that stdout contains `needle`, showing stdout when it does not.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout.contains(needle), "{}", self.stdout);
+        self
     }
 }
 
@@ -79,34 +100,62 @@ impl TestEnv {
     }
 }
 
-pub fn fixture(path: &str) -> PathBuf {
+/// `rel` in the folder `tests/<dir>` of this repository.
+fn under_tests(dir: &str, rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
+        .join("tests")
+        .join(dir)
+        .join(rel)
+}
+
+pub fn fixture(path: &str) -> PathBuf {
+    under_tests("fixtures", path)
 }
 
 pub fn fixture_str(path: &str) -> String {
     fixture(path).to_string_lossy().into_owned()
 }
 
+/// A release file of `tests/data` (GeoPackage, Parquet, shapefiles, partitions...): one
+/// definition for the ten test files that profile or validate them.
+pub fn data(rel: &str) -> PathBuf {
+    under_tests("data", rel)
+}
+
+/// Every file below `dir`, at any depth, in the order the directories list them: one walk
+/// for the tests that compare a tree with a list.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// [`data`] as text, for an argument.
+pub fn data_str(rel: &str) -> String {
+    data(rel).display().to_string()
+}
+
 /// Run plain git in `dir` as `author` (name, email), with `home` as HOME and no system config:
 /// how tests lay out fixtures and tamper with a store, as a user would. Panics on failure.
 pub fn git_as(dir: &Path, home: &Path, author: (&str, &str), args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", author.0)
-        .env("GIT_AUTHOR_EMAIL", author.1)
-        .env("GIT_COMMITTER_NAME", author.0)
-        .env("GIT_COMMITTER_EMAIL", author.1)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new("git")
+            .current_dir(dir)
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", author.0)
+            .env("GIT_AUTHOR_EMAIL", author.1)
+            .env("GIT_COMMITTER_NAME", author.0)
+            .env("GIT_COMMITTER_EMAIL", author.1)
+            .args(args),
+        &format!("git {args:?}"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

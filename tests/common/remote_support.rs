@@ -68,15 +68,10 @@ impl Moto {
     /// [`Moto::start`] with moto's own settings in its environment (its request recorder:
     /// `MOTO_ENABLE_RECORDING`, `MOTO_RECORDER_FILEPATH`).
     pub fn start_with(env: &[(&str, &str)]) -> Moto {
-        let check = Command::new("python3")
-            .args(["-c", "import moto.server, flask, flask_cors"])
-            .output();
-        match check {
-            Ok(o) if o.status.success() => {}
-            _ => panic!(
-                "moto is missing: the object-storage tests need a real S3-compatible server; install it with `pip install 'moto[server]'` (see .ci/run)"
-            ),
-        }
+        crate::common::require_python(
+            "import moto.server, flask, flask_cors",
+            "moto is missing: the object-storage tests need a real S3-compatible server; install it with `pip install 'moto[server]'` (see .ci/run)",
+        );
         let port = free_port();
         let child = Command::new("python3")
             .args([
@@ -161,15 +156,11 @@ impl Moto {
         let script = "import sys, boto3\n\
 s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3])\n\
 s3.put_object(Bucket=sys.argv[4], Key=sys.argv[5], Body=open(sys.argv[6], 'rb').read(), ACL='public-read')\n";
-        let out = Command::new("python3")
-            .args(["-c", script, &self.endpoint(), KEY_ID, SECRET, BUCKET, key])
-            .arg(path)
-            .output()
-            .expect("python3 runs boto3");
-        assert!(
-            out.status.success(),
-            "boto3 upload: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::common::run_ok(
+            Command::new("python3")
+                .args(["-c", script, &self.endpoint(), KEY_ID, SECRET, BUCKET, key])
+                .arg(path),
+            "boto3 upload",
         );
     }
 

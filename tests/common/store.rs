@@ -39,6 +39,26 @@ pub fn draft(
     t + "\n[clauses]\n" + clauses
 }
 
+/// A roads draft with no advisory clause: the [`draft`] most store tests propose, short
+/// enough to read on one line.
+pub fn roads(
+    version: &str,
+    supersedes: Option<&str>,
+    valid_from: &str,
+    sunset: Option<&str>,
+    clauses: &str,
+) -> String {
+    draft(
+        "roads",
+        version,
+        supersedes,
+        valid_from,
+        sunset,
+        &[],
+        clauses,
+    )
+}
+
 /// Who edits the store by hand in the tampering tests.
 const EDITOR: (&str, &str) = ("Mallory Editor", "mallory@example.org");
 
@@ -112,6 +132,21 @@ impl Store {
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     }
 
+    /// `sunset roads LINE --on ON --rationale RATIONALE` and `extra` (`--force`, ...).
+    pub fn sunset_roads(&self, line: &str, on: &str, rationale: &str, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "sunset",
+            "roads",
+            line,
+            "--on",
+            on,
+            "--rationale",
+            rationale,
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
     /// git in the store, as a person editing it by hand.
     pub fn git(&self, args: &[&str]) -> String {
         git_as(&self.dir, self.env.home(), EDITOR, args)
@@ -124,6 +159,12 @@ impl Store {
     pub fn assert_clean(&self) {
         let status = self.git(&["status", "--porcelain"]);
         assert!(status.is_empty(), "work tree not clean:\n{status}");
+    }
+
+    /// Assert that `check` exits 0, showing what it said when it does not.
+    pub fn assert_check_passes(&self) {
+        let run = self.run(&["check"]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     }
 
     /// The findings of `check`, which must find something.

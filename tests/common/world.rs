@@ -12,8 +12,12 @@ use chrono::NaiveDate;
 
 // Every test crate that includes this module includes `tests/common` too.
 use crate::common as hermetic;
+use crate::common::Rows;
 
 pub const SUNSET: &str = "2027-01-15";
+
+/// Why [`World::waive_crs`] waives.
+pub const CRS_WAIVER_REASON: &str = "The reprojection job is down; fixed next week";
 
 /// The git identity the world's runs commit as.
 pub const NOTIFIER: (&str, &str) = ("Notifier", "notifier@example.org");
@@ -56,19 +60,11 @@ impl World {
         w.append(
             "history/roads.toml",
             &format!(
-                r#"
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "required_attributes"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = {{ opens = 2026-11-01, sunset = {} }}
-rationale = "County ids are integers; the duplicate column goes."
-"#,
-                SUNSET
+                "\n{}",
+                breaking_change(
+                    "required_attributes",
+                    "County ids are integers; the duplicate column goes."
+                )
             ),
         );
         w
@@ -108,18 +104,9 @@ rationale = "County ids are integers; the duplicate column goes."
         );
         w.write(
             "history/roads.toml",
-            &format!(
-                r#"[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "crs"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = {{ opens = 2026-11-01, sunset = {SUNSET} }}
-rationale = "Move to British National Grid — to match the other layers."
-"#
+            &breaking_change(
+                "crs",
+                "Move to British National Grid — to match the other layers.",
             ),
         );
         w.write(
@@ -234,6 +221,127 @@ rationale = "Move to British National Grid — to match the other layers."
         };
         notice_keys(&text)
     }
+
+    /// `--format json consumers roads` on `today`, which must exit 0: the standings most
+    /// consumption tests read.
+    #[track_caller]
+    pub fn consumers_json(&self, today: &str) -> Run {
+        let run = self.run(today, &["--format", "json", "consumers", "roads"]);
+        run.assert_code(0);
+        run
+    }
+
+    /// `--format json can-retire roads 1` on `today`: the question most retirement tests ask.
+    pub fn can_retire_line_1_json(&self, today: &str) -> Run {
+        self.run(today, &["--format", "json", "can-retire", "roads", "1"])
+    }
+
+    /// Read the consumption only through `sources` (`[[consumption.source]]` tables) from now
+    /// on: the world's own glob of logs is taken out of its current config.
+    pub fn read_only_sources(&self, sources: &str) {
+        let config = self.read("contracts.toml").unwrap().replace(
+            "sources = [\"consumption/*.jsonl\", \"consumption/*.csv\"]\n",
+            "",
+        );
+        self.write("contracts.toml", &format!("{config}\n{sources}"));
+    }
+
+    /// Assert that no tracked file is staged or modified, failing with `message`: what every
+    /// run after a killed one must leave (it repairs what the kill left behind HEAD).
+    #[track_caller]
+    pub fn assert_checkout_clean(&self, message: &str) {
+        assert_eq!(
+            self.git(&["status", "--porcelain", "--untracked-files=no"]),
+            "",
+            "{message}"
+        );
+    }
+
+    /// Waive line 1's `crs` until 2026-12-20 for [`CRS_WAIVER_REASON`] on `today`, which must
+    /// succeed: the waiver the notify tests have told to consumers.
+    pub fn waive_crs(&self, today: &str) {
+        self.run(
+            today,
+            &[
+                "waive",
+                "roads",
+                "crs",
+                "--line",
+                "1",
+                "--until",
+                "2026-12-20",
+                "--reason",
+                CRS_WAIVER_REASON,
+            ],
+        )
+        .assert_code(0);
+    }
+
+    /// The ledger's `table` entries (`notice`, `waiver`, ...) delivered by `channel` (an entry
+    /// naming none is `mail`), as (consumer, milestone): the webhook tests' view of a ledger.
+    pub fn ledger_entries(&self, table: &str, channel: &str) -> Vec<(String, String)> {
+        let Some(text) = self.read("notifications/roads.toml") else {
+            return Vec::new();
+        };
+        let v: toml::Value = toml::from_str(&text).unwrap();
+        v.get(table)
+            .and_then(|t| t.as_array())
+            .into_iter()
+            .flatten()
+            .filter(|n| n.get("channel").and_then(|c| c.as_str()).unwrap_or("mail") == channel)
+            .map(|n| {
+                (
+                    n["consumer"].as_str().unwrap().to_string(),
+                    n["milestone"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// `v` sorted: a ledger or a list of statuses compared without its order.
+pub fn sorted(mut v: Vec<(String, String)>) -> Vec<(String, String)> {
+    v.sort();
+    v
+}
+
+/// `items` as owned pairs, sorted: the expected side of a [`sorted`] comparison.
+pub fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    sorted(
+        items
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    )
+}
+
+/// The `[[change]]` record of a breaking change of `clause` from roads 1.1.0 to 2.0.0 in the
+/// world's window (opens 2026-11-01, line 1 sunsets on [`SUNSET`]), for `rationale`.
+fn breaking_change(clause: &str, rationale: &str) -> String {
+    format!(
+        r#"[[change]]
+at        = 2026-10-01T17:00:00Z
+from      = "1.1.0"
+to        = "2.0.0"
+clause    = "{clause}"
+kind      = "fixed"
+direction = "changed"
+verdict   = "breaking"
+window    = {{ opens = 2026-11-01, sunset = {SUNSET} }}
+rationale = "{rationale}"
+"#
+    )
+}
+
+/// The findings of a `--format json check` run about the ledgers (`notifications/`): the
+/// world's hand-made contracts have findings of their own (no change records), which the
+/// notify tests leave aside.
+pub fn ledger_findings(check: &Run) -> Vec<serde_json::Value> {
+    check.json()["findings"]
+        .rows()
+        .filter(|f| f["file"].as_str().unwrap().starts_with("notifications/"))
+        .cloned()
+        .collect()
 }
 
 /// The `[[notice]]` entries of a ledger's text.
@@ -288,6 +396,18 @@ pub fn registry(flood_contacts: &str, extra: [Option<&str>; 4]) -> String {
         }
     }
     out
+}
+
+/// The world's config with `[kinds]` declaring `min_feature_count` a narrowing lower bound on
+/// the feature count: the custom clause the CI-format and export tests check.
+pub fn with_feature_count_kind(w: &World) {
+    w.write(
+        "contracts.toml",
+        &format!(
+            "{}\n[kinds]\nmin_feature_count = {{ kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }}\n",
+            config(25)
+        ),
+    );
 }
 
 /// The world's registry with flood-model an automation, atlas's further lines `atlas`, and
@@ -543,6 +663,13 @@ impl SmtpServer {
     }
 }
 
+/// A relay on loopback and the world that mails through it: where most notify tests start.
+pub fn with_relay() -> (SmtpServer, World) {
+    let smtp = SmtpServer::start();
+    let w = World::new(smtp.port);
+    (smtp, w)
+}
+
 /// A loopback port on which nothing listens: the server is down.
 pub fn closed_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -574,19 +701,12 @@ pub fn text(v: &serde_json::Value, key: &str) -> Option<String> {
 
 /// Each standing of a `consumers --format json` run, as `f` makes it, in the order printed.
 pub fn standings<T>(run: &Run, f: impl Fn(&serde_json::Value) -> T) -> Vec<T> {
-    run.json()["consumers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(f)
-        .collect()
+    run.json()["consumers"].rows().map(f).collect()
 }
 
 /// (consumer, status, reads, days) of a list of standings in JSON (a holder of `can-retire`).
 pub fn counted(list: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
-    list.as_array()
-        .unwrap()
-        .iter()
+    list.rows()
         .map(|s| {
             (
                 s["consumer"].as_str().unwrap().to_string(),
