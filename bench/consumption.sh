@@ -214,8 +214,15 @@ if [[ -n "${SHAPES:-}" ]]; then
         settle "$f"
     done
     wc_file=$(shape_file a)
-    printf 'shapes: %d reads, roads share %s, %d consumers; medians of %d interleaved runs\n' \
-        "$LINES" "$ROADS_SHARE" "$CONSUMERS" "$RUNS"
+    # The part of a run that does not grow with the log (opening the store, reading the
+    # registry of CONSUMERS consumers, the report): the same command on an empty log.
+    : > "$store/consumption/empty.jsonl"
+    write_config 25 "consumption/empty.jsonl"
+    commit_store "bench store (empty log)"
+    shapes_fixed=$(median "$bin" --repo "$store" --today 2026-11-29 --format json consumers roads)
+    printf 'shapes: %d reads, roads share %s, %d consumers; medians of %d interleaved runs; load %s\n' \
+        "$LINES" "$ROADS_SHARE" "$CONSUMERS" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '  fixed part (the same command on an empty log): %s s\n' "$shapes_fixed"
     printf '  %-5s %8s %9s %9s %9s %8s %8s %9s\n' shape MB "wc -l a" contracts duckdb "x wc -l" "x duckdb" "peak RSS"
     for sh in $SHAPES; do
         f=$(shape_file "$sh")
@@ -239,6 +246,7 @@ if [[ -n "${SHAPES:-}" ]]; then
         awk -v s="$sh" -v size="$(stat -c %s "$f")" -v w="$w" -v c="$c" -v d="$d" -v rss="$rss" 'BEGIN {
             printf "  %-5s %8.0f %9.3f %9.3f %9.3f %8.2f %8.2f %6.0f MB\n", s, size/1e6, w, c, d, c/w, d/c, rss/1024 }'
     done
+    printf '  load at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
     [[ ${SHAPES_ONLY:-0} == 1 ]] && exit 0
 fi
 

@@ -168,8 +168,6 @@ fn scan_block(
     // a search for the name also stops at every backslash. The next one is found once and
     // kept until the scan passes it: a block without one costs one memchr.
     let mut backslash = memchr::memchr(b'\\', block);
-    // Whether the block is all printable ASCII and line breaks, once a line needs to know.
-    let mut clean: Option<bool> = None;
     let mut plain = plain_lines::Lines::default();
     while pos < block.len() {
         if let Some(finder) = only.filter(|_| others >= SKIP_AFTER) {
@@ -215,25 +213,10 @@ fn scan_block(
                 continue;
             }
         }
-        // Any other line: the common line read in one quick walk, whatever its layout (in a
-        // clean block with no search for its end first); the rest, to its end, judged when it
-        // can be a read of the dataset.
-        let clean = *clean.get_or_insert_with(|| plain_lines::clean(block));
-        let walked = if clean {
-            plain.read(block, pos, mapping)
-        } else {
-            None
-        };
-        let end = match walked {
-            Some(_) => pos,
-            None => memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i),
-        };
-        let walked = walked.or_else(|| {
-            let line = &block[pos..end];
-            (!clean && plain_lines::plain(line.strip_suffix(b"\r").unwrap_or(line)))
-                .then(|| plain.read(block, pos, mapping))
-                .flatten()
-        });
+        // Any other line: the common line read in one quick walk, whatever its layout, with
+        // no search for its end first; the rest, to its end, judged when it can be a read of
+        // the dataset.
+        let walked = plain.read(block, pos, mapping);
         if let Some((r, next)) = walked {
             match acc.dataset_index(r.dataset) {
                 Some(d) => {
@@ -248,6 +231,7 @@ fn scan_block(
             pos = next;
             continue;
         }
+        let end = memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i);
         let line = &block[pos..end];
         let candidate =
             only.is_none_or(|f| f.find(line).is_some() || memchr::memchr(b'\\', line).is_some());

@@ -1,20 +1,20 @@
-//! The common JSON line, read in one quick walk ([`walk_line`]).
+//! The common JSON line, read in one quick walk ([`Lines::read`]).
 //!
 //! Nearly every line an exporter writes has no backslash and no control byte: no escape to
-//! undo, no tab between tokens. In such a line every quote opens or closes a string, so a
-//! string's end is simply the next quote, found eight bytes at a time, and a value the read
-//! does not need (a string, a number, a nested object or array) is passed over by its quotes,
-//! brackets and digits without building it. The walk still checks every byte between strings
-//! as a JSON parser does (spaces, `:`, `,`, brackets, the number grammar, the literals), and
-//! the line as a whole for UTF-8, so a line it reads is a line `serde_json` reads, with the
-//! same values. It holds for any key order, any run of spaces, fractions, offsets, extra and
-//! nested fields: nothing here depends on the layout of one exporter.
+//! undo, no tab between tokens. In such a line a string's end is simply its next quote, found
+//! eight bytes at a time together with any backslash or control byte (which send the line
+//! elsewhere), and a value the read does not need (a string, a number, a nested object or
+//! array) is passed over by its quotes, brackets and digits without building it. The walk
+//! checks every byte between strings as a JSON parser does (spaces, `:`, `,`, brackets, the
+//! number grammar, the literals), and a line with a byte above ASCII for UTF-8, so a line it
+//! reads is a line `serde_json` reads, with the same values. It holds for any key order, any
+//! run of spaces, fractions, offsets, extra and nested fields: nothing here depends on the
+//! layout of one exporter. A line is walked where it starts in its block, with no search for
+//! its end first: it ends where its object does.
 //!
-//! A block whose bytes are all printable ASCII or line breaks ([`clean`], one pass the
-//! compiler turns into vector instructions) is walked line after line with no search for the
-//! line breaks first: a string's end is its next quote or line break (the latter is no string,
-//! and no JSON), and a line ends where its object does. In any other block each line is first
-//! checked on its own ([`plain`]).
+//! Lines written by one exporter share their layout, whatever it is, so the layout of the
+//! last line walked in full is kept ([`Template`]) and the next line is read by comparing its
+//! bytes between values with it, word for word, and scanning only its values.
 //!
 //! Whatever the walk does not take — an escape or a tab anywhere in the line, a mapped field
 //! that is missing, written twice or of another type, an integer consumer, nesting deeper than
@@ -35,32 +35,8 @@ pub(super) struct PlainRead<'a> {
     pub(super) contract: &'a [u8],
 }
 
-/// Whether every byte of `block` is printable ASCII, a space or a line feed: then each of its
-/// lines is plain, and [`walk_line`] may take them without [`plain`] first. One pass with no
-/// early exit, which the compiler turns into vector instructions.
-pub(super) fn clean(block: &[u8]) -> bool {
-    let mut odd = 0u8;
-    for &c in block {
-        // As a signed byte, everything below 0x20 or above ASCII is below 0x20.
-        odd |= u8::from(((c as i8) < 0x20) & (c != b'\n')) | u8::from(c == b'\\');
-    }
-    odd == 0
-}
-
-/// Whether `line` (without its line break) has no backslash and no control byte, and is
-/// UTF-8: a line [`walk_line`] may take in a block that is not [`clean`].
-#[inline]
-pub(super) fn plain(line: &[u8]) -> bool {
-    let (mut odd, mut high) = (0u8, 0u8);
-    for &c in line {
-        odd |= u8::from(c < 0x20) | u8::from(c == b'\\');
-        high |= c;
-    }
-    odd == 0 && (high < 0x80 || std::str::from_utf8(line).is_ok())
-}
-
-/// The plain lines of one block, read one after the other ([`Lines::read`]), with the layout
-/// of the last line walked in full kept as a [`Template`] for the next.
+/// The lines of one block, read one after the other ([`Lines::read`]), with the layout of the
+/// last line walked in full kept for the next.
 #[derive(Default)]
 pub(super) struct Lines {
     template: Template,
@@ -68,11 +44,10 @@ pub(super) struct Lines {
 }
 
 impl Lines {
-    /// The read of the plain line starting at `start` of `b`, and where the next line starts
-    /// (past its `\n`, or `b.len()` at the end); `None` when the line is not one this walk
-    /// takes. The bytes of the line must be plain: `b` is [`clean`], or the line passed
-    /// [`plain`]. A line laid out as the last one is read by replaying that one's layout;
-    /// any other is walked in full, and its layout kept for the next.
+    /// The read of the line starting at `start` of `b`, and where the next line starts (past
+    /// its `\n`, or `b.len()` at the end); `None` when the line is not one this walk takes. A
+    /// line laid out as the last one is read by replaying that one's layout; any other is
+    /// walked in full, and its layout kept for the next.
     #[inline]
     pub(super) fn read<'a>(
         &mut self,
@@ -95,7 +70,7 @@ impl Lines {
                     b,
                     object(b, i, 0, mapping.wanted(), mapping, &mut found, rec)?,
                 );
-                rec.literal(b, i);
+                rec.finish(b, i);
                 std::mem::swap(&mut self.template, &mut self.recording);
                 i
             }
@@ -107,38 +82,63 @@ impl Lines {
             Some(b'\r') if end + 1 == b.len() => end + 1,
             _ => return None,
         };
-        Some((found.resolve(b, mapping)?, next))
+        // A byte above ASCII in a string: the line must be UTF-8 as a whole, as a parser
+        // requires of every string (the parts between strings are ASCII or the template's).
+        if found.high != 0 && std::str::from_utf8(&b[start..end]).is_err() {
+            return None;
+        }
+        Some((self.template.resolve(&found, b, mapping)?, next))
     }
 }
 
 /// The layout of a line: the bytes between its values, word for word (keys, quotes,
 /// punctuation, spaces, the brackets of nested objects on a mapped path), and the kind of each
-/// value, with the slots it holds. Lines written by one exporter share theirs, whatever it
-/// is, so the next line is read by comparing its bytes with the literal parts and scanning
-/// only its values; a line that differs anywhere is walked in full instead. A line that
-/// matches is exactly as valid as the one the layout was taken from: the same keys in the
-/// same places (so the same duplicates), values of the same kinds, checked as the walk checks
-/// them.
+/// value, with the slots it holds. A line that matches is exactly as valid as the one the
+/// layout was taken from: the same keys in the same places (so the same duplicates), values
+/// of the same kinds, each checked as the walk checks it.
 #[derive(Default)]
 struct Template {
     /// The literal parts, one after the other.
     bytes: Vec<u8>,
+    /// A literal part then a value each; the last has only its literal part (the line's end).
     steps: Vec<Step>,
     /// Where the literal part being recorded starts in the line.
     from: usize,
+    /// The slots the layout's values hold, and those of them that are strings.
+    slots: u8,
+    strings: u8,
+    /// Per slot, the slot its value is kept under ([`Step::put`]): the first of its step's.
+    kept: [u8; 4],
 }
 
+/// One literal part of a layout and the value after it.
 #[derive(Clone, Copy, Debug)]
-enum Step {
-    /// `len` literal bytes at `at` of [`Template::bytes`].
-    Literal { at: u32, len: u32 },
-    /// The contents of a string, up to its closing quote (the quotes are literal), holding
-    /// the slots in the mask.
-    Str(u8),
-    /// A number, holding the slots in the mask.
-    Num(u8),
+struct Step {
+    /// Where the literal part is in [`Template::bytes`], and its length.
+    at: u32,
+    len: u32,
+    /// Its first eight bytes (fewer: zero-padded, with `mask` keeping only them) and its
+    /// last eight, compared in place of the bytes when it is at most sixteen long.
+    head: u64,
+    tail: u64,
+    mask: u64,
+    value: Value,
+    /// The slot the value is kept under (the first it holds), or [`NO_SLOT`].
+    put: u8,
+}
+
+/// Where a value no slot holds is put.
+const NO_SLOT: u8 = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Value {
+    /// The contents of a string, up to its closing quote (its quotes are literal).
+    Str,
+    Num,
     /// Any JSON value (an object, an array or a literal nobody maps), at that nesting level.
     Any(u8),
+    /// No value: the literal part ends the line.
+    End,
 }
 
 impl Template {
@@ -146,103 +146,126 @@ impl Template {
         self.bytes.clear();
         self.steps.clear();
         self.from = from;
+        self.slots = 0;
+        self.strings = 0;
     }
 
-    /// The literal part from the last value to `upto`.
-    fn literal(&mut self, b: &[u8], upto: usize) {
+    /// The literal part from the last value to `upto`, then `value` for `slots`; the next
+    /// literal part starts at `next`.
+    fn push(&mut self, b: &[u8], upto: usize, value: Value, slots: u8, next: usize) {
         let part = &b[self.from..upto];
-        if !part.is_empty() {
-            self.steps.push(Step::Literal {
-                at: self.bytes.len() as u32,
-                len: part.len() as u32,
-            });
-            self.bytes.extend_from_slice(part);
+        let word = |k: usize| {
+            let mut w = [0u8; 8];
+            let n = part.len().saturating_sub(k).min(8);
+            w[..n].copy_from_slice(&part[k..k + n]);
+            u64::from_le_bytes(w)
+        };
+        let len = part.len();
+        let put = if slots == 0 {
+            NO_SLOT
+        } else {
+            slots.trailing_zeros() as u8
+        };
+        for s in 0..4 {
+            if slots & (1 << s) != 0 {
+                self.kept[s] = put;
+            }
         }
-        self.from = upto;
+        self.slots |= slots;
+        if value == Value::Str {
+            self.strings |= slots;
+        }
+        self.steps.push(Step {
+            at: self.bytes.len() as u32,
+            len: len as u32,
+            head: word(0),
+            tail: if len >= 8 { word(len - 8) } else { 0 },
+            mask: if len >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * len)) - 1
+            },
+            value,
+            put,
+        });
+        self.bytes.extend_from_slice(part);
+        self.from = next;
     }
 
     /// A value at `b[start..end]`, after the literal part before it.
     #[inline]
-    fn value(&mut self, b: &[u8], start: usize, end: usize, step: Step) {
-        self.literal(b, start);
-        self.steps.push(step);
-        self.from = end;
+    fn value(&mut self, b: &[u8], start: usize, end: usize, value: Value, slots: u8) {
+        self.push(b, start, value, slots, end);
+    }
+
+    /// The line's last literal part, up to `end`.
+    fn finish(&mut self, b: &[u8], end: usize) {
+        self.push(b, end, Value::End, 0, end);
     }
 
     /// Read the line at `start` by this layout into `found`: where its last literal part
     /// ends, or `None` when the line is laid out otherwise (or the template is empty).
     #[inline]
     fn replay(&self, b: &[u8], start: usize, found: &mut Found) -> Option<usize> {
-        if self.steps.is_empty() {
-            return None;
-        }
         let mut i = start;
         for step in &self.steps {
-            match *step {
-                Step::Literal { at, len } => {
-                    let (at, len) = (at as usize, len as usize);
-                    if !same(b, i, &self.bytes[at..at + len]) {
-                        return None;
-                    }
-                    i += len;
-                }
-                Step::Str(slots) => {
-                    let end = quote(b, i)?;
-                    found.take(slots, (i, end), true);
+            if !same(b, i, step, &self.bytes) {
+                return None;
+            }
+            i += step.len as usize;
+            let put = usize::from(step.put & 7);
+            match step.value {
+                Value::Str => {
+                    let end = quote(b, i, &mut found.high)?;
+                    found.spans[put] = (i, end);
                     i = end;
                 }
-                Step::Num(slots) => {
+                Value::Num => {
                     let (end, integer) = number(b, i)?;
-                    if slots & 1 != 0 {
-                        found.at_integer = integer;
-                    }
-                    found.take(slots, (i, end), false);
+                    found.spans[put] = (i, end);
+                    found.integers[put] = integer;
                     i = end;
                 }
-                Step::Any(level) => i = skip(b, i, usize::from(level))?,
+                Value::Any(level) => i = skip(b, i, usize::from(level), &mut found.high)?,
+                Value::End => return Some(i),
             }
         }
-        Some(i)
+        None
     }
 }
 
-/// Whether `b[i..]` starts with `lit`: eight bytes at a time, the last word overlapping the
-/// one before (a literal part is a few to a few dozen bytes).
+/// Whether the bytes at `b[i..]` are the literal part of `step`: at most sixteen bytes as two
+/// words (the last overlapping the first), longer ones in full.
 #[inline(always)]
-fn same(b: &[u8], i: usize, lit: &[u8]) -> bool {
-    let n = lit.len();
-    let Some(part) = b.get(i..i + n) else {
-        return false;
-    };
-    if n < 8 {
-        return part == lit;
-    }
-    let word = |s: &[u8], k: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&s[k..k + 8]);
-        u64::from_le_bytes(w)
-    };
-    let mut k = 0;
-    while k + 8 < n {
-        if word(part, k) != word(lit, k) {
-            return false;
+fn same(b: &[u8], i: usize, step: &Step, bytes: &[u8]) -> bool {
+    let n = step.len as usize;
+    if n <= 16 {
+        if let Some(w) = b.get(i..i + 16) {
+            let word = |k: usize| {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(&w[k..k + 8]);
+                u64::from_le_bytes(x)
+            };
+            return (word(0) & step.mask) == step.head && (n <= 8 || word(n - 8) == step.tail);
         }
-        k += 8;
     }
-    word(part, n - 8) == word(lit, n - 8)
+    let at = step.at as usize;
+    b.get(i..i + n) == Some(&bytes[at..at + n])
 }
 
-/// The mapped values a walk found.
+/// The mapped values a walk found, by the slot each is kept under ([`Template::kept`]).
 #[derive(Default)]
 struct Found {
-    /// Per slot, where its value is: a string's contents without the quotes, or a number.
-    spans: [(usize, usize); 4],
-    /// The slots whose value is a string.
-    strings: u8,
-    /// The slots found.
+    /// Where each value is: a string's contents without the quotes, or a number (slots
+    /// beyond the four take what no slot holds).
+    spans: [(usize, usize); 8],
+    /// A number's value when it is a plain integer (an epoch time), read as the walk passed
+    /// it.
+    integers: [Option<i64>; 8],
+    /// The slots found so far by a walk in full, to see one twice.
     slots: u8,
-    /// `at` when it is a plain integer (an epoch time), read as the walk passed it.
-    at_integer: Option<i64>,
+    /// The high bits of the strings' bytes: non-zero when one is not ASCII.
+    high: u64,
 }
 
 /// The byte at `i`; 0 past the end (which no rule takes).
@@ -251,7 +274,7 @@ fn at(b: &[u8], i: usize) -> u8 {
     b.get(i).copied().unwrap_or(0)
 }
 
-/// Past a run of spaces (the only whitespace a plain line holds).
+/// Past a run of spaces (the only whitespace this walk takes).
 #[inline(always)]
 fn spaces(b: &[u8], mut i: usize) -> usize {
     while at(b, i) == b' ' {
@@ -260,29 +283,38 @@ fn spaces(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The closing quote of the string whose contents start at `i`: the first quote from there,
-/// found eight bytes at a time (the lowest zero byte of the word xor `"` found exactly by the
-/// borrow trick: a false hit can only come above a true one). A line break first means the
-/// string does not close on its line.
+/// The closing quote of the string whose contents start at `k`: eight bytes at a time, the
+/// first quote, backslash or control byte (a line break among them) is found exactly by the
+/// borrow tricks (a false hit can only come above a true one), and anything but a quote
+/// means a string this walk does not take. The high bits of the bytes passed go to `high`.
 #[inline(always)]
-fn quote(b: &[u8], mut k: usize) -> Option<usize> {
+fn quote(b: &[u8], mut k: usize, high: &mut u64) -> Option<usize> {
     while let Some(word) = b.get(k..k + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(word);
         let w = u64::from_le_bytes(w);
-        let (q, n) = (w ^ (ONES * u64::from(b'"')), w ^ (ONES * u64::from(b'\n')));
-        let hit = (q.wrapping_sub(ONES) & !q | n.wrapping_sub(ONES) & !n) & HIGH;
+        let (q, s) = (w ^ (ONES * u64::from(b'"')), w ^ (ONES * u64::from(b'\\')));
+        let hit = (q.wrapping_sub(ONES) & !q
+            | s.wrapping_sub(ONES) & !s
+            | w.wrapping_sub(ONES * 0x20) & !w)
+            & HIGH;
         if hit != 0 {
-            let end = k + (hit.trailing_zeros() / 8) as usize;
+            let first = hit.trailing_zeros();
+            *high |= w & HIGH & ((1u64 << first) - 1);
+            let end = k + (first / 8) as usize;
             return (b[end] == b'"').then_some(end);
         }
+        *high |= w & HIGH;
         k += 8;
     }
     while let Some(&c) = b.get(k) {
         match c {
             b'"' => return Some(k),
-            b'\n' => return None,
-            _ => k += 1,
+            b'\\' | 0..0x20 => return None,
+            _ => {
+                *high |= u64::from(c & 0x80);
+                k += 1;
+            }
         }
     }
     None
@@ -290,8 +322,8 @@ fn quote(b: &[u8], mut k: usize) -> Option<usize> {
 
 /// Past the string whose opening quote is at `i`, and its contents' span.
 #[inline(always)]
-fn string(b: &[u8], i: usize) -> Option<(usize, (usize, usize))> {
-    let end = quote(b, i + 1)?;
+fn string(b: &[u8], i: usize, high: &mut u64) -> Option<(usize, (usize, usize))> {
+    let end = quote(b, i + 1, high)?;
     Some((end + 1, (i + 1, end)))
 }
 
@@ -367,7 +399,7 @@ fn object(
         if at(b, i) != b'"' {
             return None;
         }
-        let (after, (ks, ke)) = string(b, i)?;
+        let (after, (ks, ke)) = string(b, i, &mut found.high)?;
         i = spaces(b, after);
         if at(b, i) != b':' {
             return None;
@@ -416,37 +448,34 @@ fn value(
 ) -> Option<usize> {
     match at(b, i) {
         b'"' => {
-            let (after, span) = string(b, i)?;
-            found.take(leaf, span, true);
-            rec.value(b, span.0, span.1, Step::Str(leaf));
+            let (after, span) = string(b, i, &mut found.high)?;
+            found.take(leaf, span, None);
+            rec.value(b, span.0, span.1, Value::Str, leaf);
             Some(after)
         }
         b'-' | b'0'..=b'9' => {
             let (after, integer) = number(b, i)?;
-            if leaf & 1 != 0 {
-                found.at_integer = integer;
-            }
-            found.take(leaf, (i, after), false);
-            rec.value(b, i, after, Step::Num(leaf));
+            found.take(leaf, (i, after), integer);
+            rec.value(b, i, after, Value::Num, leaf);
             Some(after)
         }
         _ if leaf != 0 => None,
         _ => {
-            let after = skip(b, i, level)?;
-            rec.value(b, i, after, Step::Any(u8::try_from(level).ok()?));
+            let after = skip(b, i, level, &mut found.high)?;
+            rec.value(b, i, after, Value::Any(u8::try_from(level).ok()?), 0);
             Some(after)
         }
     }
 }
 
 /// Past the value at `i`, checking that it is JSON.
-fn skip(b: &[u8], i: usize, level: usize) -> Option<usize> {
+fn skip(b: &[u8], i: usize, level: usize, high: &mut u64) -> Option<usize> {
     if level > MAX_DEPTH {
         return None;
     }
     let literal = |word: &[u8]| (b.get(i..i + word.len())? == word).then_some(i + word.len());
     match at(b, i) {
-        b'"' => string(b, i).map(|(after, _)| after),
+        b'"' => string(b, i, high).map(|(after, _)| after),
         b'-' | b'0'..=b'9' => number(b, i).map(|(after, _)| after),
         open @ (b'{' | b'[') => {
             // `}` and `]` follow their openers by two in ASCII.
@@ -460,13 +489,13 @@ fn skip(b: &[u8], i: usize, level: usize) -> Option<usize> {
                     if at(b, i) != b'"' {
                         return None;
                     }
-                    i = spaces(b, string(b, i)?.0);
+                    i = spaces(b, string(b, i, high)?.0);
                     if at(b, i) != b':' {
                         return None;
                     }
                     i = spaces(b, i + 1);
                 }
-                i = spaces(b, skip(b, i, level + 1)?);
+                i = spaces(b, skip(b, i, level + 1, high)?);
                 match at(b, i) {
                     b',' => i = spaces(b, i + 1),
                     c if c == close => return Some(i + 1),
@@ -482,37 +511,39 @@ fn skip(b: &[u8], i: usize, level: usize) -> Option<usize> {
 }
 
 impl Found {
-    /// The value at `span` for the slots in `slots`.
-    #[inline(always)]
-    fn take(&mut self, slots: u8, span: (usize, usize), string: bool) {
-        let mut m = slots;
-        while m != 0 {
-            self.spans[m.trailing_zeros() as usize] = span;
-            m &= m - 1;
-        }
-        self.slots |= slots;
-        if string {
-            self.strings |= slots;
+    /// The value at `span` (a number's value `integer`) for the slots in `slots`, kept under
+    /// the first of them as a replay keeps it.
+    #[inline]
+    fn take(&mut self, slots: u8, span: (usize, usize), integer: Option<i64>) {
+        if slots != 0 {
+            let put = slots.trailing_zeros() as usize & 7;
+            self.spans[put] = span;
+            self.integers[put] = integer;
+            self.slots |= slots;
         }
     }
+}
 
-    /// The read from the values found: every mapped slot present and of its type, the
-    /// constants for the others.
+impl Template {
+    /// The read of the line this layout was replayed on (or taken from) with `found`: every
+    /// mapped slot present and of its type, the constants for the others.
     #[inline]
-    fn resolve<'a>(&self, b: &'a [u8], m: &'a Mapping) -> Option<PlainRead<'a>> {
+    fn resolve<'a>(&self, found: &Found, b: &'a [u8], m: &'a Mapping) -> Option<PlainRead<'a>> {
         if self.slots != m.wanted() {
             return None;
         }
         let text = |s: usize| -> Option<&'a [u8]> {
-            (self.strings & (1 << s) != 0).then(|| &b[self.spans[s].0..self.spans[s].1])
+            let (start, end) = found.spans[usize::from(self.kept[s] & 7)];
+            (self.strings & (1 << s) != 0).then_some(&b[start..end])
         };
         let at = match m.unit() {
             AtUnit::Rfc3339 => At::Text(text(0)?),
             _ if self.strings & 1 != 0 => return None,
             unit => {
-                let n = match self.at_integer {
+                let put = usize::from(self.kept[0] & 7);
+                let n = match found.integers[put] {
                     Some(i) => Num::Int(i),
-                    None => Num::parse(&b[self.spans[0].0..self.spans[0].1])?,
+                    None => Num::parse(&b[found.spans[put].0..found.spans[put].1])?,
                 };
                 At::UtcNanos(epoch_nanos(n, unit)?)
             }
@@ -622,13 +653,11 @@ mod tests {
             }
         }
         let b = block.as_bytes();
-        let clean = clean(b);
         let mut walk = Lines::default();
         let mut out = Vec::new();
         for (k, &start) in starts.iter().enumerate() {
             let end = start + lines[k].len();
-            let ok = clean || plain(lines[k].strip_suffix('\r').unwrap_or(&lines[k]).as_bytes());
-            let got = if ok { walk.read(b, start, m) } else { None };
+            let got = walk.read(b, start, m);
             if let Some((_, next)) = got {
                 let want = if end == b.len() { end } else { end + 1 };
                 assert_eq!(next, want, "where the line after {:?} starts", lines[k]);
@@ -872,23 +901,48 @@ mod tests {
     }
 
     #[test]
-    fn a_block_is_clean_only_with_printable_ascii_and_line_feeds() {
-        assert!(clean(b"{\"a\": 1}\n{\"b\": \"~\"}\n"));
-        for odd in [
-            &b"\t"[..],
-            b"\r",
-            b"\\",
-            b"\x00",
-            b"\x7f\xc3\xa9",
-            b"\xff",
-            b"\x1f",
+    fn a_line_with_an_escape_a_control_byte_or_bad_utf8_is_left_to_the_general_scanner() {
+        let m = Mapping::default();
+        let line = |consumer: &[u8], gap: &[u8]| {
+            let mut l = b"{\"at\": \"2026-11-28T03:00:00Z\",".to_vec();
+            l.extend_from_slice(gap);
+            l.extend_from_slice(b"\"consumer\": \"");
+            l.extend_from_slice(consumer);
+            l.extend_from_slice(b"\", \"dataset\": \"roads\", \"contract\": \"1.0.0\"}\n");
+            l
+        };
+        let read = |l: &[u8]| {
+            Lines::default()
+                .read(l, 0, &m)
+                .map(|(r, _)| r.consumer.to_vec())
+        };
+        assert_eq!(
+            read(&line(b"ops-\xc3\xa9t\xc3\xa9", b" ")),
+            Some("ops-été".as_bytes().to_vec())
+        );
+        for (consumer, gap) in [
+            (&b"ops\\u0041"[..], &b" "[..]),
+            (b"ops\tx", b" "),
+            (b"ops\x01", b" "),
+            (b"ops\rx", b" "),
+            (b"ops", b"\t"),
+            (b"ops", b"\r\n"),
+            (b"ops\xc3", b" "),
+            (b"\xff", b" "),
         ] {
-            let mut block = b"{\"a\": \"".to_vec();
-            block.extend_from_slice(odd);
-            block.extend_from_slice(b"\"}\n");
-            // DEL (0x7f) is printable enough for JSON; the bytes after it are not ASCII.
-            assert!(!clean(&block), "{odd:?}");
+            let l = line(consumer, gap);
+            assert_eq!(read(&l), None, "{}", String::from_utf8_lossy(&l));
+            // The same line after one the walk took: its layout does not let it through.
+            let mut two = line(b"ops", b" ");
+            let second = two.len();
+            two.extend_from_slice(&l);
+            let mut walk = Lines::default();
+            assert!(walk.read(&two, 0, &m).is_some());
+            assert!(
+                walk.read(&two, second, &m).is_none(),
+                "{}",
+                String::from_utf8_lossy(&l)
+            );
         }
-        assert!(clean(b"\x7f"));
     }
 }
