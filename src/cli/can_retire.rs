@@ -2,7 +2,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table, text, Cell};
+use super::output::{key, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
 use crate::consumers::{
@@ -62,9 +62,7 @@ struct Report<'a> {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
-    if store.versions(&args.dataset)?.is_empty() {
-        return Err(store.unknown_dataset(&args.dataset).into());
-    }
+    store.require_dataset(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     let Some(line) = lines.iter().find(|l| l.major == args.line) else {
         let have: Vec<String> = lines.iter().map(|l| l.major.to_string()).collect();
@@ -208,19 +206,15 @@ fn print_text(ctx: &Context, r: &Report) {
                 s.team.clone().unwrap_or_else(|| "-".to_string()),
             ]
         });
-        outln!(
+        print_table(
             ctx,
-            "{}",
-            table(
-                ctx,
-                &[
-                    key("consumer"),
-                    key("version"),
-                    key("last read"),
-                    text("team")
-                ],
-                rows
-            )
+            &[
+                key("consumer"),
+                key("version"),
+                key("last read"),
+                text("team"),
+            ],
+            rows,
         );
     }
     if !r.ignored.is_empty() {
@@ -244,20 +238,16 @@ fn print_text(ctx: &Context, r: &Report) {
                     .into(),
             ]
         });
-        outln!(
+        print_table(
             ctx,
-            "{}",
-            table(
-                ctx,
-                &[
-                    key("consumer"),
-                    key("status"),
-                    key("reads"),
-                    key("days"),
-                    key("last read")
-                ],
-                rows
-            )
+            &[
+                key("consumer"),
+                key("status"),
+                key("reads"),
+                key("days"),
+                key("last read"),
+            ],
+            rows,
         );
     }
 }

@@ -1,7 +1,7 @@
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table, text, Cell, Tone};
+use super::output::{key, print_json, print_table, text, Cell, Tone};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::Line;
@@ -201,22 +201,18 @@ fn print_text(ctx: &Context, r: &Report) {
             s.team.clone().unwrap_or_else(|| "-".to_string()).into(),
         ]
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("consumer"),
-                key("status"),
-                key("line"),
-                key("version"),
-                key("last seen"),
-                key("reads"),
-                key("liveness"),
-                text("team")
-            ],
-            rows
-        )
+        &[
+            key("consumer"),
+            key("status"),
+            key("line"),
+            key("version"),
+            key("last seen"),
+            key("reads"),
+            key("liveness"),
+            text("team"),
+        ],
+        rows,
     );
 }

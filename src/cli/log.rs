@@ -1,4 +1,4 @@
-use super::output::{key, print_json, table, text, Cell};
+use super::output::{key, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::store::{log_entries, CommitInfo, LogEntry};
 
@@ -16,15 +16,7 @@ pub struct Args {
 /// counting table headers enough to tell which records a commit appended.
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
-    let datasets = match &args.dataset {
-        Some(d) => {
-            if store.versions(d)?.is_empty() {
-                return Err(store.unknown_dataset(d).into());
-            }
-            vec![d.clone()]
-        }
-        None => store.datasets()?,
-    };
+    let datasets = store.datasets_or_all(args.dataset.as_deref())?;
     let entries = log_entries(&store, &datasets, args.dataset.as_deref())?;
     match ctx.format {
         Format::Json => print_json(ctx, &entries),
@@ -91,24 +83,20 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
             .collect()
         }
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("date"),
-                key("dataset"),
-                key("versions"),
-                key("clause"),
-                key("kind"),
-                key("direction"),
-                key("verdict"),
-                text("rationale"),
-                key("commit"),
-                text("author")
-            ],
-            rows
-        )
+        &[
+            key("date"),
+            key("dataset"),
+            key("versions"),
+            key("clause"),
+            key("kind"),
+            key("direction"),
+            key("verdict"),
+            text("rationale"),
+            key("commit"),
+            text("author"),
+        ],
+        rows,
     );
 }

@@ -8,48 +8,48 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `method` of the run's printer, called with the formatted arguments: what `outln!`, `out!`,
+/// `talkln!` and `errln!` share. `$p` is the command's `Context` or its `Printer`.
+macro_rules! to_printer {
+    ($method:ident, $p:expr, $($t:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().$method(format_args!($($t)*))
+    }};
+}
+
 /// A line of data on stdout through the run's printer (`outln!(ctx, ...)`, where `ctx` is the
 /// command's `Context` or its `Printer`): a closed pipe (`contracts log | head`) ends the
 /// program quietly with exit 3 instead of a panic. Defined before the modules that use it.
 macro_rules! outln {
-    ($p:expr) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().out(format_args!(""))
-    }};
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().out(format_args!($($t)*))
-    }};
+    ($p:expr) => {
+        to_printer!(out, $p, "")
+    };
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(out, $p, $($t)*)
+    };
 }
 
 /// Data on stdout without a newline, through the same closed-pipe handling as `outln!`.
 macro_rules! out {
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().out_raw(format_args!($($t)*))
-    }};
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(out_raw, $p, $($t)*)
+    };
 }
 
 /// A line of talk on stderr (warnings, notes, progress), silenced by `--quiet`; never a
 /// panic when stderr is gone.
 macro_rules! talkln {
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().talk(format_args!($($t)*))
-    }};
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(talk, $p, $($t)*)
+    };
 }
 
 /// A line of an error on stderr (a refusal, a failure): printed even with `--quiet`.
 macro_rules! errln {
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().error(format_args!($($t)*))
-    }};
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(error, $p, $($t)*)
+    };
 }
 
 mod advisory;

@@ -1,5 +1,5 @@
 use super::context::{registry, scan_logs};
-use super::output::{key, notice_status, print_json, table, text};
+use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::notify::preview::{self, preview};
 use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
@@ -136,7 +136,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         text("recipients"),
         key("status"),
     ];
-    outln!(ctx, "{}", table(ctx, &head, cells));
+    print_table(ctx, &head, cells);
 }
 
 /// `--dry-run --show`: every notice in full. In JSON, each row of the plan gains `preview`.

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use super::context::profile_and_merge;
-use super::output::{key, print_json, table};
+use super::output::{key, print_json, print_table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::Profile;
 
@@ -126,19 +126,15 @@ fn print_text(ctx: &Context, p: &Profile) {
                 format!("{:.4}", a.null_fraction),
             ]
         });
-        outln!(
+        print_table(
             ctx,
-            "{}",
-            table(
-                ctx,
-                &[
-                    key("attribute"),
-                    key("type"),
-                    key("nulls"),
-                    key("null fraction")
-                ],
-                rows
-            )
+            &[
+                key("attribute"),
+                key("type"),
+                key("nulls"),
+                key("null fraction"),
+            ],
+            rows,
         );
     }
 }

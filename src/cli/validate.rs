@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::{print_ci, profile_and_merge, read_input, shown_path};
-use super::output::{cell, key, print_json, table, whole, Cell, Toned as _};
+use super::output::{cell, key, print_json, print_table, whole, Cell, Toned as _};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{
@@ -251,20 +251,16 @@ fn print_text(ctx: &Context, r: &Report) {
             }
         })
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("contract"),
-                key("clause"),
-                key("result"),
-                whole("measured"),
-                whole("limit")
-            ],
-            rows
-        )
+        &[
+            key("contract"),
+            key("clause"),
+            key("result"),
+            whole("measured"),
+            whole("limit"),
+        ],
+        rows,
     );
     outln!(ctx);
     for c in &r.contracts {

@@ -178,6 +178,16 @@ pub fn print_json<T: serde::Serialize>(p: &(impl Print + ?Sized), value: &T) {
     p.printer().json(value);
 }
 
+/// A plain table with a header row on stdout, fitted and coloured as `p`'s printer says.
+pub fn print_table<I, R, C>(p: &(impl Print + ?Sized), cols: &[Col], rows: I)
+where
+    I: IntoIterator<Item = R>,
+    R: IntoIterator<Item = C>,
+    C: Into<Cell>,
+{
+    outln!(p, "{}", table(p, cols, rows));
+}
+
 /// A plain table with a header row, fitted and coloured as `p`'s printer says.
 pub fn table<I, R, C>(p: &(impl Print + ?Sized), cols: &[Col], rows: I) -> String
 where

@@ -1,7 +1,7 @@
 //! The tables more than one command prints: a contract's changes, the consumers' verdicts
 //! and a backtest.
 
-use super::{key, table, whole, Cell, Print, Toned as _};
+use super::{key, print_table, table, whole, Cell, Print, Toned as _};
 use crate::model::Change;
 use crate::render::delta::delta;
 
@@ -64,18 +64,14 @@ pub fn print_verdicts(
         ]
     });
     outln!(ctx, "consumers of {dataset}:");
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("consumer"),
-                key("verdict"),
-                key("breaking changes it uses")
-            ],
-            rows
-        )
+        &[
+            key("consumer"),
+            key("verdict"),
+            key("breaking changes it uses"),
+        ],
+        rows,
     );
 }
 
@@ -107,18 +103,14 @@ pub fn print_backtest(
             },
         ]
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("clause"),
-                key("evaluated"),
-                key("would fail"),
-                key("releases")
-            ],
-            rows
-        )
+        &[
+            key("clause"),
+            key("evaluated"),
+            key("would fail"),
+            key("releases"),
+        ],
+        rows,
     );
 }
