@@ -30,21 +30,17 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
         outln!(ctx, "no change records");
         return;
     }
-    let short = |c: &Option<CommitInfo>| {
-        c.as_ref().map_or(("-".to_string(), "-".to_string()), |c| {
+    let short = |c: Option<&CommitInfo>| {
+        c.map_or(("-".to_string(), "-".to_string()), |c| {
             (c.id[..12].to_string(), c.author.clone())
         })
     };
     let rows = entries.iter().map(|e| match e {
-        LogEntry::Change {
-            dataset,
-            record: r,
-            commit,
-        } => {
-            let (id, author) = short(commit);
+        LogEntry::Change { record: r, .. } => {
+            let (id, author) = short(e.commit());
             vec![
                 r.at.format("%Y-%m-%d").to_string().into(),
-                dataset.clone().into(),
+                e.dataset().into(),
                 format!("{} -> {}", r.from.as_deref().unwrap_or("-"), r.to).into(),
                 r.clause.clone().into(),
                 r.kind.map_or("-".to_string(), |k| k.to_string()).into(),
@@ -55,15 +51,11 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
                 author.into(),
             ]
         }
-        LogEntry::Sunset {
-            dataset,
-            record: r,
-            commit,
-        } => {
-            let (id, author) = short(commit);
+        LogEntry::Sunset { record: r, .. } => {
+            let (id, author) = short(e.commit());
             vec![
                 r.at.format("%Y-%m-%d").to_string(),
-                dataset.clone(),
+                e.dataset().to_string(),
                 format!("line {}", r.line),
                 "(sunset)".to_string(),
                 "-".to_string(),

@@ -324,11 +324,7 @@ fn dataset_body(
     let rows: Vec<Vec<Cell>> = log
         .iter()
         .filter_map(|e| match e {
-            LogEntry::Change {
-                dataset: d,
-                record: r,
-                commit,
-            } if d == dataset => Some(
+            LogEntry::Change { record: r, .. } if e.dataset() == dataset => Some(
                 vec![
                     Cell::text(r.at.format("%Y-%m-%d").to_string()),
                     Cell::text(format!("{} → {}", r.from.as_deref().unwrap_or("-"), r.to)),
@@ -339,14 +335,10 @@ fn dataset_body(
                     Cell::text(r.rationale.clone()),
                 ]
                 .into_iter()
-                .chain(commit_cells(commit.as_ref()))
+                .chain(commit_cells(e.commit()))
                 .collect(),
             ),
-            LogEntry::Sunset {
-                dataset: d,
-                record: r,
-                commit,
-            } if d == dataset => Some(
+            LogEntry::Sunset { record: r, .. } if e.dataset() == dataset => Some(
                 vec![
                     Cell::text(r.at.format("%Y-%m-%d").to_string()),
                     Cell::text(format!("line {}", r.line)),
@@ -362,7 +354,7 @@ fn dataset_body(
                     Cell::text(r.rationale.clone()),
                 ]
                 .into_iter()
-                .chain(commit_cells(commit.as_ref()))
+                .chain(commit_cells(e.commit()))
                 .collect(),
             ),
             _ => None,

@@ -194,6 +194,12 @@ pub(crate) fn status(b: &[u8]) -> Option<u16> {
     digits::<3>(b).and_then(|n| u16::try_from(n).ok())
 }
 
+/// A status code field, or the refusal that names the field as the log's format calls it
+/// (`sc-status`, `` `$status` ``, `HTTP status`).
+pub(crate) fn status_field(field: &str, b: &[u8]) -> Result<u16, String> {
+    status(b).ok_or_else(|| format!("{field} {:?} is not a number", lossy(b)))
+}
+
 /// A request line `METHOD TARGET PROTOCOL` split into method and target (`None` for what
 /// is no request: `-`, a TLS handshake sent to a plain port, an empty line). The protocol
 /// is optional, as in HTTP/0.9.
