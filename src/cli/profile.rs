@@ -59,6 +59,11 @@ fn number(x: f64) -> String {
     format!("{x}")
 }
 
+/// Names, comma-separated.
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
 fn print_text(ctx: &Context, p: &Profile) {
     let envelope = p.envelope.map_or("-".to_string(), |e| {
         let e: [f64; 4] = e.into();
@@ -98,19 +103,11 @@ fn print_text(ctx: &Context, p: &Profile) {
         vec!["envelope".to_string(), envelope],
         vec![
             "geometry types".to_string(),
-            p.geometry_types
-                .iter()
-                .map(|t| t.name())
-                .collect::<Vec<_>>()
-                .join(", "),
+            listed(p.geometry_types.iter().map(|t| t.name())),
         ],
         vec![
             "dimensions".to_string(),
-            p.dimensions
-                .iter()
-                .map(|d| d.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
+            listed(p.dimensions.iter().map(|d| d.as_str())),
         ],
     ];
     for r in rows {

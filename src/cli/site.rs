@@ -391,18 +391,14 @@ fn dataset_body(
                 .contract
                 .iter()
                 .map(|c| {
-                    let failed: Vec<&str> = c
-                        .results
-                        .iter()
-                        .filter(|(_, s)| **s == Status::Fail)
-                        .map(|(k, _)| k.as_str())
-                        .collect();
-                    let warned: Vec<&str> = c
-                        .results
-                        .iter()
-                        .filter(|(_, s)| **s == Status::AdvisoryFail)
-                        .map(|(k, _)| k.as_str())
-                        .collect();
+                    let with = |status: Status| -> Vec<&str> {
+                        c.results
+                            .iter()
+                            .filter(|(_, s)| **s == status)
+                            .map(|(k, _)| k.as_str())
+                            .collect()
+                    };
+                    let (failed, warned) = (with(Status::Fail), with(Status::AdvisoryFail));
                     let mut t = if failed.is_empty() {
                         format!("{}: passed", c.version)
                     } else {

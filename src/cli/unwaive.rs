@@ -68,13 +68,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ids.join(", "),
             reason
         );
-        Ok(Step::Commit(
-            Edit {
-                files: vec![(path, content)],
-                message,
-            },
-            revoked,
-        ))
+        Ok(Step::Commit(Edit::one(path, content, message), revoked))
     })?;
     let commit = done.commit.map(|id| id.to_string());
     let revoked = &done.value;

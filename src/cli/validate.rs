@@ -146,13 +146,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             args.dataset,
             if report.passed { "passed" } else { "failed" }
         );
-        Ok(Step::Commit(
-            Edit {
-                files: vec![(path, content)],
-                message,
-            },
-            report,
-        ))
+        Ok(Step::Commit(Edit::one(path, content, message), report))
     })?;
     // `transact` consumed the writer's store; the contracts it judged are immutable, so any
     // fresh read serves the CI formats.

@@ -24,6 +24,16 @@ pub struct Edit {
     pub message: String,
 }
 
+impl Edit {
+    /// A change to one file: the append of a ledger or a history, most often.
+    pub fn one(path: String, content: Vec<u8>, message: String) -> Edit {
+        Edit {
+            files: vec![(path, content)],
+            message,
+        }
+    }
+}
+
 /// What the caller's step decided at one HEAD.
 pub enum Step<T> {
     /// Commit this change; `T` is what the caller reports.

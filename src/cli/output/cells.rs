@@ -135,55 +135,48 @@ pub trait Toned {
     fn tone(&self) -> Option<Tone>;
 }
 
-impl Toned for Verdict {
-    fn tone(&self) -> Option<Tone> {
-        Some(match self {
-            Verdict::Compatible => Tone::Good,
-            Verdict::Breaking => Tone::Bad,
-        })
-    }
+/// `impl Toned` for a domain enum: each pattern of its values and the tone they have.
+macro_rules! toned {
+    ($t:ty { $($pat:pat => $tone:ident),+ $(,)? }) => {
+        impl Toned for $t {
+            fn tone(&self) -> Option<Tone> {
+                Some(match self {
+                    $($pat => Tone::$tone),+
+                })
+            }
+        }
+    };
 }
 
-impl Toned for ValidationStatus {
-    fn tone(&self) -> Option<Tone> {
-        Some(match self {
-            ValidationStatus::Pass => Tone::Good,
-            ValidationStatus::Fail => Tone::Bad,
-            ValidationStatus::AdvisoryFail | ValidationStatus::Waived => Tone::Warn,
-            ValidationStatus::NotEvaluated => Tone::Muted,
-        })
-    }
-}
+toned!(Verdict {
+    Verdict::Compatible => Good,
+    Verdict::Breaking => Bad,
+});
 
-impl Toned for Standing {
-    fn tone(&self) -> Option<Tone> {
-        Some(match self {
-            Standing::Current | Standing::Migrated => Tone::Good,
-            Standing::StillOn | Standing::Unknown => Tone::Bad,
-            Standing::Silent | Standing::Unsubscribed | Standing::UnknownVersion => Tone::Warn,
-            Standing::Automation | Standing::Incidental => Tone::Muted,
-        })
-    }
-}
+toned!(ValidationStatus {
+    ValidationStatus::Pass => Good,
+    ValidationStatus::Fail => Bad,
+    ValidationStatus::AdvisoryFail | ValidationStatus::Waived => Warn,
+    ValidationStatus::NotEvaluated => Muted,
+});
 
-impl Toned for ConsumerVerdict {
-    fn tone(&self) -> Option<Tone> {
-        Some(match self {
-            ConsumerVerdict::Unaffected => Tone::Good,
-            ConsumerVerdict::Breaks => Tone::Bad,
-        })
-    }
-}
+toned!(Standing {
+    Standing::Current | Standing::Migrated => Good,
+    Standing::StillOn | Standing::Unknown => Bad,
+    Standing::Silent | Standing::Unsubscribed | Standing::UnknownVersion => Warn,
+    Standing::Automation | Standing::Incidental => Muted,
+});
 
-impl Toned for WaiverState {
-    fn tone(&self) -> Option<Tone> {
-        Some(match self {
-            WaiverState::Live => Tone::Good,
-            WaiverState::Upcoming => Tone::Warn,
-            WaiverState::Expired | WaiverState::Revoked => Tone::Muted,
-        })
-    }
-}
+toned!(ConsumerVerdict {
+    ConsumerVerdict::Unaffected => Good,
+    ConsumerVerdict::Breaks => Bad,
+});
+
+toned!(WaiverState {
+    WaiverState::Live => Good,
+    WaiverState::Upcoming => Warn,
+    WaiverState::Expired | WaiverState::Revoked => Muted,
+});
 
 /// The state of a line in `status` (`live`, `upcoming`, `retired`), a word the command
 /// chooses from the line and the day; the library names no type for it.

@@ -165,26 +165,18 @@ where
             r
         })
         .collect();
-    let values: Vec<usize> = (0..cols.len())
-        .map(|i| {
-            grid.iter()
-                .map(|r| text_width(&r[i].text))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    // Per column, the widest of its cells by `measure`.
+    let widest = |measure: fn(&str) -> usize| -> Vec<usize> {
+        (0..cols.len())
+            .map(|i| grid.iter().map(|r| measure(&r[i].text)).max().unwrap_or(0))
+            .collect()
+    };
+    let values = widest(text_width);
     let paint = |cell: &Cell| match cell.tone.filter(|_| colour) {
         Some(tone) => format!("\x1b[{}m{}\x1b[0m", tone.ansi(), cell.text),
         None => cell.text.clone(),
     };
-    let words: Vec<usize> = (0..cols.len())
-        .map(|i| {
-            grid.iter()
-                .map(|r| longest_word(&r[i].text))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let words = widest(longest_word);
     match plan(cols, &values, &words, max) {
         Layout::Grid {
             headers,
