@@ -235,22 +235,19 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
                 }
                 // The enforcement status is a change of its own: a value can stay while the
                 // promise behind it starts (or stops) failing releases.
-                match (old.is_advisory(name), new.is_advisory(name)) {
-                    (true, false) => changes.push(change(
+                let enforcement = match (old.is_advisory(name), new.is_advisory(name)) {
+                    (true, false) => Some(Direction::Enforced),
+                    (false, true) => Some(Direction::Relaxed),
+                    _ => None,
+                };
+                if let Some(direction) = enforcement {
+                    changes.push(change(
                         name.clone(),
                         kind,
                         Some(&a.value),
                         Some(&b.value),
-                        Direction::Enforced,
-                    )),
-                    (false, true) => changes.push(change(
-                        name.clone(),
-                        kind,
-                        Some(&a.value),
-                        Some(&b.value),
-                        Direction::Relaxed,
-                    )),
-                    _ => {}
+                        direction,
+                    ));
                 }
             }
             (None, None) => {}

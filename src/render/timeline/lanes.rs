@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use chrono::{Duration, NaiveDate};
 
 use super::scale::{n, text_width, Scale, LANE, LEFT, RIGHT, WIDTH};
-use super::svg::{colour, FAIL, INK, MUTED, PASS, TOLD, WAIVER};
+use super::svg::{colour, svg_text, FAIL, INK, MUTED, PASS, TOLD, WAIVER};
 use super::{LineSpan, Timeline};
 use crate::render::escape;
 
@@ -46,12 +46,12 @@ fn bar(body: &mut String, l: &LineSpan, c: &str, scale: &Scale, bar_y: f64) -> f
         n(bar_y + 11.0),
         l.major
     );
-    let _ = writeln!(
+    svg_text(
         body,
-        r#"<text x="{}" y="{}" font-size="11" fill="{MUTED}" text-anchor="end">{}</text>"#,
-        n(LEFT - 14.0),
-        n(bar_y + 25.0),
-        escape(&range)
+        LEFT - 14.0,
+        bar_y + 25.0,
+        &format!(r#"font-size="11" fill="{MUTED}" text-anchor="end""#),
+        &range,
     );
     let _ = writeln!(
         body,
@@ -110,12 +110,12 @@ fn bar_end(body: &mut String, l: &LineSpan, x2: f64, bar_y: f64) {
             } else {
                 (x2 - 6.0, "end", "#ffffff")
             };
-            let _ = writeln!(
+            svg_text(
                 body,
-                r#"<text x="{}" y="{}" font-size="11" fill="{fill}" text-anchor="{anchor}">{}</text>"#,
-                n(x),
-                n(bar_y + 15.0),
-                escape(&label)
+                x,
+                bar_y + 15.0,
+                &format!(r#"font-size="11" fill="{fill}" text-anchor="{anchor}""#),
+                &label,
             );
         }
         None => {
@@ -166,12 +166,12 @@ fn sunset_moves(body: &mut String, t: &Timeline, line: u64, scale: &Scale, bar_y
         } else {
             (xb.max(xa), "end")
         };
-        let _ = writeln!(
+        svg_text(
             body,
-            r#"<text x="{}" y="{}" font-size="10" fill="{INK}" text-anchor="{anchor}">{}</text>"#,
-            n(x),
-            n(bar_y + 40.0),
-            escape(&label)
+            x,
+            bar_y + 40.0,
+            &format!(r#"font-size="10" fill="{INK}" text-anchor="{anchor}""#),
+            &label,
         );
     }
 }

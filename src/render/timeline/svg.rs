@@ -26,6 +26,17 @@ pub(super) fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
+/// A `<text>` at (`x`, `y`) with `attrs` (its size, colour, anchor) and `text`, escaped.
+pub(super) fn svg_text(body: &mut String, x: f64, y: f64, attrs: &str, text: &str) {
+    let _ = writeln!(
+        body,
+        r#"<text x="{}" y="{}" {attrs}>{}</text>"#,
+        n(x),
+        n(y),
+        escape(text)
+    );
+}
+
 /// Where each band of the picture stands, top to bottom.
 struct Layout {
     axis_y: f64,
@@ -138,12 +149,12 @@ fn windows(body: &mut String, t: &Timeline, scale: &Scale, at: &Layout) {
         let mid = ((x1 + x2) / 2.0)
             .max(LEFT + text_width(&label, 11.0) / 2.0)
             .min(WIDTH - RIGHT - text_width(&label, 11.0) / 2.0);
-        let _ = writeln!(
+        svg_text(
             body,
-            r##"<text x="{}" y="{}" font-size="11" fill="#7d4e00" text-anchor="middle">{}</text>"##,
-            n(mid),
-            n(at.lanes_bottom + 14.0),
-            escape(&label)
+            mid,
+            at.lanes_bottom + 14.0,
+            r##"font-size="11" fill="#7d4e00" text-anchor="middle""##,
+            &label,
         );
     }
 }
@@ -267,12 +278,12 @@ fn still_on_chart(body: &mut String, t: &Timeline, s: &StillOn, scale: &Scale, t
     } else {
         (end_x - 6.0, "end")
     };
-    let _ = writeln!(
+    svg_text(
         body,
-        r#"<text x="{}" y="{}" font-size="11" font-weight="bold" fill="{c}" text-anchor="{anchor}">{}</text>"#,
-        n(x),
-        n((y(last.consumers) - 6.0).max(top + 30.0)),
-        escape(&label)
+        x,
+        (y(last.consumers) - 6.0).max(top + 30.0),
+        &format!(r#"font-size="11" font-weight="bold" fill="{c}" text-anchor="{anchor}""#),
+        &label,
     );
 }
 
@@ -291,12 +302,14 @@ fn today(body: &mut String, t: &Timeline, scale: &Scale, at: &Layout) {
     } else {
         "end"
     };
-    let _ = writeln!(
+    svg_text(
         body,
-        r#"<text x="{}" y="{}" font-size="11" font-weight="bold" fill="{TODAY}" text-anchor="{today_anchor}">{}</text>"#,
-        n(scale.x(t.today) + if today_anchor == "start" { 4.0 } else { -4.0 }),
-        n(at.axis_y + 16.0),
-        escape(&today_label)
+        scale.x(t.today) + if today_anchor == "start" { 4.0 } else { -4.0 },
+        at.axis_y + 16.0,
+        &format!(
+            r#"font-size="11" font-weight="bold" fill="{TODAY}" text-anchor="{today_anchor}""#
+        ),
+        &today_label,
     );
 }
 
