@@ -357,6 +357,18 @@ pub fn profile_and_merge(
     Ok(result?)
 }
 
+/// [`profile_and_merge`] for a command that needs a profile (`profile`, `validate`): read as
+/// `part` says, and refused when no data file and no profile was given.
+pub fn required_profile(
+    ctx: &Context,
+    files: &[PathBuf],
+    part: &super::PartArgs,
+    merge: &[PathBuf],
+) -> Result<Profile, CommandError> {
+    profile_and_merge(ctx, files, &part.options(), part.verbose(), merge)?
+        .ok_or_else(|| CommandError::input("give at least one data file or --merge profile"))
+}
+
 fn talk_read_notes(ctx: &Context, notes: &ReadNotes, verbose: bool) {
     for w in &notes.warnings {
         talkln!(ctx, "warning: {w}");

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use super::context::profile_and_merge;
+use super::context::required_profile;
 use super::output::{key, print_json, print_table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::Profile;
@@ -38,16 +38,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "give at least one data file or --merge profile",
         ));
     }
-    let profile = profile_and_merge(
-        ctx,
-        &args.files,
-        &args.part.options(),
-        args.part.verbose(),
-        &args.merge,
-    )?;
-    let Some(profile) = profile else {
-        unreachable!("at least one file or profile was given")
-    };
+    let profile = required_profile(ctx, &args.files, &args.part, &args.merge)?;
     match ctx.format {
         Format::Json => print_json(ctx, &profile),
         _ => print_text(ctx, &profile),
