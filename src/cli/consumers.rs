@@ -142,6 +142,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::Clean)
 }
 
+/// `say(n)`, or nothing when `n` is zero.
+fn if_any(n: usize, say: impl FnOnce(usize) -> String) -> String {
+    if n > 0 {
+        say(n)
+    } else {
+        String::new()
+    }
+}
+
 fn print_text(ctx: &Context, r: &Report) {
     for l in &r.lines {
         match l.sunset {
@@ -151,22 +160,12 @@ fn print_text(ctx: &Context, r: &Report) {
                 l.line,
                 l.newest_version,
                 l.still_on,
-                if l.unknown_version > 0 {
-                    format!(
-                        " ({} whose newest read names a version the store does not have)",
-                        l.unknown_version
-                    )
-                } else {
-                    String::new()
-                },
-                if l.ignored > 0 {
-                    format!(
-                        "; {} of them automation or incidental, not holding it back",
-                        l.ignored
-                    )
-                } else {
-                    String::new()
-                },
+                if_any(l.unknown_version, |n| format!(
+                    " ({n} whose newest read names a version the store does not have)"
+                )),
+                if_any(l.ignored, |n| format!(
+                    "; {n} of them automation or incidental, not holding it back"
+                )),
             ),
             None => outln!(ctx, "line {} (newest {})", l.line, l.newest_version),
         }
