@@ -2,7 +2,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, print_table, text, Cell};
+use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
 use crate::consumers::{
@@ -200,9 +200,7 @@ fn print_text(ctx: &Context, r: &Report) {
                 s.version
                     .as_ref()
                     .map_or("-".to_string(), |v| v.to_string()),
-                s.last_read.map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                }),
+                last_read(s.last_read),
                 s.team.clone().unwrap_or_else(|| "-".to_string()),
             ]
         });
@@ -231,11 +229,7 @@ fn print_text(ctx: &Context, r: &Report) {
                 Cell::of(s.status),
                 u.reads.to_string().into(),
                 u.days.to_string().into(),
-                s.last_read
-                    .map_or("-".to_string(), |t| {
-                        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                    })
-                    .into(),
+                last_read(s.last_read).into(),
             ]
         });
         print_table(

@@ -1,7 +1,7 @@
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, print_table, text, Cell, Tone};
+use super::output::{key, last_read, print_json, print_table, text, Cell, Tone};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::Line;
@@ -186,11 +186,7 @@ fn print_text(ctx: &Context, r: &Report) {
                 (None, v) => v.as_ref().map_or("-".to_string(), |v| v.to_string()),
             }
             .into(),
-            s.last_read
-                .map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                })
-                .into(),
+            last_read(s.last_read).into(),
             s.reads.to_string().into(),
             if s.stale {
                 Cell::toned("stale", Some(Tone::Warn))

@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::{registry, scan_logs};
+use super::output::last_read;
 use super::{CommandError, Context, Outcome};
 use crate::consumers::daily::DailyReads;
 use crate::consumers::{classify, Registry, Standing, Status as StandingStatus};
@@ -449,9 +450,7 @@ fn dataset_body(
                         .as_ref()
                         .map_or("-".to_string(), |v| v.to_string()),
                 ),
-                Cell::text(c.last_read.map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                })),
+                Cell::text(last_read(c.last_read)),
                 Cell::class(c.reads.to_string(), "num"),
             ]
         })

@@ -23,7 +23,7 @@ pub use cells::{
     clause_status, key, line_state, notice_status, text, whole, Cell, Col, Tone, Toned,
 };
 pub use fit::fit_table;
-pub use reports::{cell, changes_table, print_backtest, print_verdicts};
+pub use reports::{cell, changes_table, last_read, print_backtest, print_verdicts};
 
 /// The width of a table that must never be shortened: into a pipe, or a finding.
 pub const UNLIMITED: usize = usize::MAX;

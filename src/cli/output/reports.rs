@@ -5,6 +5,13 @@ use super::{key, print_table, table, whole, Cell, Print, Toned as _};
 use crate::model::Change;
 use crate::render::delta::delta;
 
+/// The instant of a consumer's last read, to the second (`Z` in UTC), or `-` for none.
+pub fn last_read(at: Option<chrono::DateTime<chrono::FixedOffset>>) -> String {
+    at.map_or("-".to_string(), |t| {
+        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    })
+}
+
 /// A clause value (or its absence) for a table cell.
 pub fn cell(v: Option<&serde_json::Value>) -> String {
     match v {
