@@ -1,4 +1,4 @@
-use super::output::{key, print_json, table};
+use super::output::{key, print_json, print_table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{advisory_counts, parse_records};
 use crate::store::layout;
@@ -43,20 +43,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         format!("{:.0}%", c.fail_fraction * 100.0),
                     ]
                 });
-                outln!(
+                print_table(
                     ctx,
-                    "{}",
-                    table(
-                        ctx,
-                        &[
-                            key("contract"),
-                            key("advisory clause"),
-                            key("would fail"),
-                            key("of releases"),
-                            key("fraction")
-                        ],
-                        rows
-                    )
+                    &[
+                        key("contract"),
+                        key("advisory clause"),
+                        key("would fail"),
+                        key("of releases"),
+                        key("fraction"),
+                    ],
+                    rows,
                 );
             }
         }

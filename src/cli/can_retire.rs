@@ -2,7 +2,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table, text, Cell};
+use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
 use crate::consumers::{
@@ -62,9 +62,7 @@ struct Report<'a> {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
-    if store.versions(&args.dataset)?.is_empty() {
-        return Err(store.unknown_dataset(&args.dataset).into());
-    }
+    store.require_dataset(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     let Some(line) = lines.iter().find(|l| l.major == args.line) else {
         let have: Vec<String> = lines.iter().map(|l| l.major.to_string()).collect();
@@ -202,25 +200,19 @@ fn print_text(ctx: &Context, r: &Report) {
                 s.version
                     .as_ref()
                     .map_or("-".to_string(), |v| v.to_string()),
-                s.last_read.map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                }),
+                last_read(s.last_read),
                 s.team.clone().unwrap_or_else(|| "-".to_string()),
             ]
         });
-        outln!(
+        print_table(
             ctx,
-            "{}",
-            table(
-                ctx,
-                &[
-                    key("consumer"),
-                    key("version"),
-                    key("last read"),
-                    text("team")
-                ],
-                rows
-            )
+            &[
+                key("consumer"),
+                key("version"),
+                key("last read"),
+                text("team"),
+            ],
+            rows,
         );
     }
     if !r.ignored.is_empty() {
@@ -237,27 +229,19 @@ fn print_text(ctx: &Context, r: &Report) {
                 Cell::of(s.status),
                 u.reads.to_string().into(),
                 u.days.to_string().into(),
-                s.last_read
-                    .map_or("-".to_string(), |t| {
-                        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                    })
-                    .into(),
+                last_read(s.last_read).into(),
             ]
         });
-        outln!(
+        print_table(
             ctx,
-            "{}",
-            table(
-                ctx,
-                &[
-                    key("consumer"),
-                    key("status"),
-                    key("reads"),
-                    key("days"),
-                    key("last read")
-                ],
-                rows
-            )
+            &[
+                key("consumer"),
+                key("status"),
+                key("reads"),
+                key("days"),
+                key("last read"),
+            ],
+            rows,
         );
     }
 }

@@ -1,5 +1,5 @@
 use super::context::{print_ci, shown_path};
-use super::output::{key, print_json, table, text, whole};
+use super::output::{key, print_json, print_table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::audit::{check_store, Report, Severity};
 use crate::store::Store;
@@ -71,14 +71,10 @@ fn print_text(ctx: &Context, r: &Report) {
         ]
     });
     // A finding is never cut, whatever the terminal's width: on a terminal it wraps.
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[key("file"), key("commit"), text("author"), whole("finding")],
-            rows
-        )
+        &[key("file"), key("commit"), text("author"), whole("finding")],
+        rows,
     );
     outln!(
         ctx,

@@ -1,7 +1,7 @@
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, print_json, table, text, Cell, Tone};
+use super::output::{key, last_read, print_json, print_table, text, Cell, Tone};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::Line;
@@ -142,6 +142,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::Clean)
 }
 
+/// `say(n)`, or nothing when `n` is zero.
+fn if_any(n: usize, say: impl FnOnce(usize) -> String) -> String {
+    if n > 0 {
+        say(n)
+    } else {
+        String::new()
+    }
+}
+
 fn print_text(ctx: &Context, r: &Report) {
     for l in &r.lines {
         match l.sunset {
@@ -151,22 +160,12 @@ fn print_text(ctx: &Context, r: &Report) {
                 l.line,
                 l.newest_version,
                 l.still_on,
-                if l.unknown_version > 0 {
-                    format!(
-                        " ({} whose newest read names a version the store does not have)",
-                        l.unknown_version
-                    )
-                } else {
-                    String::new()
-                },
-                if l.ignored > 0 {
-                    format!(
-                        "; {} of them automation or incidental, not holding it back",
-                        l.ignored
-                    )
-                } else {
-                    String::new()
-                },
+                if_any(l.unknown_version, |n| format!(
+                    " ({n} whose newest read names a version the store does not have)"
+                )),
+                if_any(l.ignored, |n| format!(
+                    "; {n} of them automation or incidental, not holding it back"
+                )),
             ),
             None => outln!(ctx, "line {} (newest {})", l.line, l.newest_version),
         }
@@ -187,11 +186,7 @@ fn print_text(ctx: &Context, r: &Report) {
                 (None, v) => v.as_ref().map_or("-".to_string(), |v| v.to_string()),
             }
             .into(),
-            s.last_read
-                .map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                })
-                .into(),
+            last_read(s.last_read).into(),
             s.reads.to_string().into(),
             if s.stale {
                 Cell::toned("stale", Some(Tone::Warn))
@@ -201,22 +196,18 @@ fn print_text(ctx: &Context, r: &Report) {
             s.team.clone().unwrap_or_else(|| "-".to_string()).into(),
         ]
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("consumer"),
-                key("status"),
-                key("line"),
-                key("version"),
-                key("last seen"),
-                key("reads"),
-                key("liveness"),
-                text("team")
-            ],
-            rows
-        )
+        &[
+            key("consumer"),
+            key("status"),
+            key("line"),
+            key("version"),
+            key("last seen"),
+            key("reads"),
+            key("liveness"),
+            text("team"),
+        ],
+        rows,
     );
 }

@@ -117,13 +117,18 @@ impl Context {
         Ok(parse_config(&path.display().to_string(), &text)?)
     }
 
+    /// Where the store is: `--repo`, or the current directory.
+    fn repo_dir(&self) -> Result<PathBuf, CommandError> {
+        match &self.repo {
+            Some(r) => Ok(r.clone()),
+            None => Ok(std::env::current_dir()?),
+        }
+    }
+
     /// The store this command works on: `--repo`, or the repository containing the current
     /// directory.
     pub fn store(&self) -> Result<Store, CommandError> {
-        let dir = match &self.repo {
-            Some(r) => r.clone(),
-            None => std::env::current_dir()?,
-        };
+        let dir = self.repo_dir()?;
         let store = Store::open(&dir)?;
         warn_uncommitted(self, &store, None);
         Ok(store)
@@ -133,10 +138,7 @@ impl Context {
     /// dataset it is about only after opening it (`propose`): it then calls
     /// [`warn_uncommitted`] itself.
     pub fn store_unwarned(&self) -> Result<Store, CommandError> {
-        let dir = match &self.repo {
-            Some(r) => r.clone(),
-            None => std::env::current_dir()?,
-        };
+        let dir = self.repo_dir()?;
         Ok(Store::open(&dir)?)
     }
 
@@ -156,10 +158,7 @@ impl Context {
     /// The store a writer works on: like [`Context::store`], after repairing a checkout left
     /// behind HEAD and syncing with the remote (see [`Store::open_writer`]).
     pub fn writer_store(&self) -> Result<Store, CommandError> {
-        let dir = match &self.repo {
-            Some(r) => r.clone(),
-            None => std::env::current_dir()?,
-        };
+        let dir = self.repo_dir()?;
         Ok(Store::open_writer(&dir, &self.sync, self.notices())?)
     }
 
@@ -174,10 +173,7 @@ impl Context {
     /// `[store] remote`) so its claim and confirmation are pushed, without holding the
     /// writers' lock through the batch (see [`Store::open_synced`]).
     pub fn synced_store(&self) -> Result<Store, CommandError> {
-        let dir = match &self.repo {
-            Some(r) => r.clone(),
-            None => std::env::current_dir()?,
-        };
+        let dir = self.repo_dir()?;
         let store = Store::open_synced(&dir, &self.sync, self.notices())?;
         warn_uncommitted(self, &store, None);
         Ok(store)
@@ -359,6 +355,18 @@ pub fn profile_and_merge(
     bar.finish();
     talk_read_notes(ctx, &notes, verbose);
     Ok(result?)
+}
+
+/// [`profile_and_merge`] for a command that needs a profile (`profile`, `validate`): read as
+/// `part` says, and refused when no data file and no profile was given.
+pub fn required_profile(
+    ctx: &Context,
+    files: &[PathBuf],
+    part: &super::PartArgs,
+    merge: &[PathBuf],
+) -> Result<Profile, CommandError> {
+    profile_and_merge(ctx, files, &part.options(), part.verbose(), merge)?
+        .ok_or_else(|| CommandError::input("give at least one data file or --merge profile"))
 }
 
 fn talk_read_notes(ctx: &Context, notes: &ReadNotes, verbose: bool) {

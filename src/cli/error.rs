@@ -101,6 +101,14 @@ impl CommandError {
         self
     }
 
+    /// The error with `hint` under it, when there is one.
+    fn with_hint_if(self, hint: Option<impl Into<String>>) -> CommandError {
+        match hint {
+            Some(h) => self.with_hint(h),
+            None => self,
+        }
+    }
+
     /// The causes under the message, outermost first. A cause whose text the lines before it
     /// already say (thiserror messages often embed their source) is left out, so nothing is
     /// printed twice.
@@ -168,11 +176,7 @@ impl From<StoreError> for CommandError {
         } else {
             ErrorClass::Environment
         };
-        let err = CommandError::from_error(kind, e);
-        match hint {
-            Some(h) => err.with_hint(h),
-            None => err,
-        }
+        CommandError::from_error(kind, e).with_hint_if(hint)
     }
 }
 
@@ -188,11 +192,7 @@ impl From<ReleaseError> for CommandError {
     fn from(e: ReleaseError) -> Self {
         if let ReleaseError::Remote(r) = &e {
             let (class, hint) = remote_class(r);
-            let err = CommandError::from_error(class, e);
-            return match hint {
-                Some(h) => err.with_hint(h),
-                None => err,
-            };
+            return CommandError::from_error(class, e).with_hint_if(hint);
         }
         let hint = match &e {
             ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
@@ -202,11 +202,7 @@ impl From<ReleaseError> for CommandError {
             ReleaseError::UnknownFormat { .. } => Some("name the file with its format's extension"),
             _ => None,
         };
-        let err = CommandError::from_error(ErrorClass::Input, e);
-        match hint {
-            Some(h) => err.with_hint(h),
-            None => err,
-        }
+        CommandError::from_error(ErrorClass::Input, e).with_hint_if(hint)
     }
 }
 
@@ -234,11 +230,7 @@ impl From<LogError> for CommandError {
     fn from(e: LogError) -> Self {
         if let LogError::Remote(r) = &e {
             let (class, hint) = remote_class(r);
-            let err = CommandError::from_error(class, e);
-            return match hint {
-                Some(h) => err.with_hint(h),
-                None => err,
-            };
+            return CommandError::from_error(class, e).with_hint_if(hint);
         }
         let kind = match e {
             LogError::Remote(_) => ErrorClass::Environment,

@@ -35,16 +35,7 @@ struct OdcsArgs {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let To::Odcs(a) = &args.to;
     let store = ctx.store()?;
-    let (dataset, version) = match a.target.split_once('@') {
-        Some((d, v)) => (d.to_string(), v.to_string()),
-        None => {
-            let versions = store.versions(&a.target)?;
-            let newest = versions
-                .last()
-                .ok_or_else(|| store.unknown_dataset(&a.target))?;
-            (a.target.clone(), newest.to_string())
-        }
-    };
+    let (dataset, version) = store.resolve_target(&a.target)?;
     let c = store.contract(&dataset, &version, Strictness::Reading)?;
     let versions = store.versions(&dataset)?;
     let lines = store.lines(&dataset)?;

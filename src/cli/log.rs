@@ -1,4 +1,4 @@
-use super::output::{key, print_json, table, text, Cell};
+use super::output::{key, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::store::{log_entries, CommitInfo, LogEntry};
 
@@ -16,15 +16,7 @@ pub struct Args {
 /// counting table headers enough to tell which records a commit appended.
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
-    let datasets = match &args.dataset {
-        Some(d) => {
-            if store.versions(d)?.is_empty() {
-                return Err(store.unknown_dataset(d).into());
-            }
-            vec![d.clone()]
-        }
-        None => store.datasets()?,
-    };
+    let datasets = store.datasets_or_all(args.dataset.as_deref())?;
     let entries = log_entries(&store, &datasets, args.dataset.as_deref())?;
     match ctx.format {
         Format::Json => print_json(ctx, &entries),
@@ -38,21 +30,17 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
         outln!(ctx, "no change records");
         return;
     }
-    let short = |c: &Option<CommitInfo>| {
-        c.as_ref().map_or(("-".to_string(), "-".to_string()), |c| {
+    let short = |c: Option<&CommitInfo>| {
+        c.map_or(("-".to_string(), "-".to_string()), |c| {
             (c.id[..12].to_string(), c.author.clone())
         })
     };
     let rows = entries.iter().map(|e| match e {
-        LogEntry::Change {
-            dataset,
-            record: r,
-            commit,
-        } => {
-            let (id, author) = short(commit);
+        LogEntry::Change { record: r, .. } => {
+            let (id, author) = short(e.commit());
             vec![
                 r.at.format("%Y-%m-%d").to_string().into(),
-                dataset.clone().into(),
+                e.dataset().into(),
                 format!("{} -> {}", r.from.as_deref().unwrap_or("-"), r.to).into(),
                 r.clause.clone().into(),
                 r.kind.map_or("-".to_string(), |k| k.to_string()).into(),
@@ -63,15 +51,11 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
                 author.into(),
             ]
         }
-        LogEntry::Sunset {
-            dataset,
-            record: r,
-            commit,
-        } => {
-            let (id, author) = short(commit);
+        LogEntry::Sunset { record: r, .. } => {
+            let (id, author) = short(e.commit());
             vec![
                 r.at.format("%Y-%m-%d").to_string(),
-                dataset.clone(),
+                e.dataset().to_string(),
                 format!("line {}", r.line),
                 "(sunset)".to_string(),
                 "-".to_string(),
@@ -91,24 +75,20 @@ fn print_text(ctx: &Context, entries: &[LogEntry]) {
             .collect()
         }
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("date"),
-                key("dataset"),
-                key("versions"),
-                key("clause"),
-                key("kind"),
-                key("direction"),
-                key("verdict"),
-                text("rationale"),
-                key("commit"),
-                text("author")
-            ],
-            rows
-        )
+        &[
+            key("date"),
+            key("dataset"),
+            key("versions"),
+            key("clause"),
+            key("kind"),
+            key("direction"),
+            key("verdict"),
+            text("rationale"),
+            key("commit"),
+            text("author"),
+        ],
+        rows,
     );
 }

@@ -8,48 +8,48 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `method` of the run's printer, called with the formatted arguments: what `outln!`, `out!`,
+/// `talkln!` and `errln!` share. `$p` is the command's `Context` or its `Printer`.
+macro_rules! to_printer {
+    ($method:ident, $p:expr, $($t:tt)*) => {{
+        #[allow(unused_imports)]
+        use $crate::cli::output::Print as _;
+        ($p).printer().$method(format_args!($($t)*))
+    }};
+}
+
 /// A line of data on stdout through the run's printer (`outln!(ctx, ...)`, where `ctx` is the
 /// command's `Context` or its `Printer`): a closed pipe (`contracts log | head`) ends the
 /// program quietly with exit 3 instead of a panic. Defined before the modules that use it.
 macro_rules! outln {
-    ($p:expr) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().out(format_args!(""))
-    }};
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().out(format_args!($($t)*))
-    }};
+    ($p:expr) => {
+        to_printer!(out, $p, "")
+    };
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(out, $p, $($t)*)
+    };
 }
 
 /// Data on stdout without a newline, through the same closed-pipe handling as `outln!`.
 macro_rules! out {
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().out_raw(format_args!($($t)*))
-    }};
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(out_raw, $p, $($t)*)
+    };
 }
 
 /// A line of talk on stderr (warnings, notes, progress), silenced by `--quiet`; never a
 /// panic when stderr is gone.
 macro_rules! talkln {
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().talk(format_args!($($t)*))
-    }};
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(talk, $p, $($t)*)
+    };
 }
 
 /// A line of an error on stderr (a refusal, a failure): printed even with `--quiet`.
 macro_rules! errln {
-    ($p:expr, $($t:tt)*) => {{
-        #[allow(unused_imports)]
-        use $crate::cli::output::Print as _;
-        ($p).printer().error(format_args!($($t)*))
-    }};
+    ($p:expr, $($t:tt)*) => {
+        to_printer!(error, $p, $($t)*)
+    };
 }
 
 mod advisory;
@@ -433,30 +433,53 @@ mod layering {
         out
     }
 
-    /// Every (file, command module) arrow between the files of `src/cli/`.
+    /// Every (file, command module) arrow between the files of `src/cli/`. A folder
+    /// (`output/`) is one module: each `.rs` file in it, at any depth, is read as its text.
     fn arrows(dir: &Path) -> Vec<(String, String)> {
-        let mut files: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(|e| {
-                let name = e.unwrap().file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".rs").map(str::to_string)
-            })
-            .collect();
-        files.sort();
-        let commands: BTreeSet<&str> = files
-            .iter()
-            .map(String::as_str)
-            .filter(|f| !SHARED.contains(f))
-            .collect();
-        let mut out = Vec::new();
-        for f in files.iter().filter(|f| f.as_str() != "mod") {
-            let text = std::fs::read_to_string(dir.join(format!("{f}.rs"))).unwrap();
-            for m in named_modules(&text) {
-                if m != *f && commands.contains(m.as_str()) {
-                    out.push((f.clone(), m));
+        fn rs_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    rs_files(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(p);
                 }
             }
         }
+        let mut modules: Vec<(String, Vec<std::path::PathBuf>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.unwrap().path();
+                let name = path.file_name()?.to_string_lossy().into_owned();
+                if path.is_dir() {
+                    let mut files = Vec::new();
+                    rs_files(&path, &mut files);
+                    Some((name, files))
+                } else {
+                    let stem = name.strip_suffix(".rs")?.to_string();
+                    Some((stem, vec![path]))
+                }
+            })
+            .collect();
+        modules.sort();
+        let commands: BTreeSet<&str> = modules
+            .iter()
+            .map(|(m, _)| m.as_str())
+            .filter(|f| !SHARED.contains(f))
+            .collect();
+        let mut out = Vec::new();
+        for (f, files) in modules.iter().filter(|(f, _)| f.as_str() != "mod") {
+            for file in files {
+                let text = std::fs::read_to_string(file).unwrap();
+                for m in named_modules(&text) {
+                    if m != *f && commands.contains(m.as_str()) {
+                        out.push((f.clone(), m));
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
         out
     }
 
@@ -467,7 +490,7 @@ mod layering {
         assert!(
             found.is_empty(),
             "cli files that name another command module (move the shared code into the \
-             library, or its rendering into src/render or cli/output.rs): {found:?}"
+             library, or its rendering into src/render or cli/output/): {found:?}"
         );
     }
 
@@ -497,5 +520,23 @@ mod layering {
         let found = arrows(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(found, vec![("a".to_string(), "b".to_string())]);
+    }
+
+    #[test]
+    fn the_guard_reads_the_files_of_a_folder_module() {
+        let dir =
+            std::env::temp_dir().join(format!("contracts-layering-folder-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("output")).unwrap();
+        std::fs::write(dir.join("mod.rs"), "mod a;\nmod output;\n").unwrap();
+        std::fs::write(dir.join("a.rs"), "use super::output::key;\n").unwrap();
+        std::fs::write(dir.join("output").join("mod.rs"), "mod fit;\n").unwrap();
+        std::fs::write(
+            dir.join("output").join("fit.rs"),
+            "use crate::cli::a::thing;\n",
+        )
+        .unwrap();
+        let found = arrows(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found, vec![("output".to_string(), "a".to_string())]);
     }
 }

@@ -1,11 +1,9 @@
-use chrono::Timelike;
-
 use super::context::{registry, scan_logs};
-use super::output::{key, notice_status, print_json, table, text};
+use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::notify::preview::{self, preview};
 use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
-use crate::notify::send::{check_settings, sender, MailError};
+use crate::notify::send::check_config;
 use crate::notify::webhook::{Channels, OpenError};
 use crate::store::Store;
 
@@ -50,18 +48,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         err.message = config.error_at(key, &err.message);
         err
     };
-    let from = sender(&config.notify.from).map_err(|e| located("notify.from", e.into()))?;
-    check_settings(&config.smtp).map_err(|e| match e {
-        MailError::PlainToRemote(_) => located("smtp.host", e.into()),
-        other => CommandError::from(other),
+    let from = check_config(&config).map_err(|e| match e.key() {
+        Some(key) => located(key, e.into()),
+        None => CommandError::from(e),
     })?;
-    // The clock is read here, at the edge: claims are dated, and aged, by it. In whole
-    // seconds, as the ledger records it, so this run's own claim reads back as made `now`.
-    let now = ctx
-        .now()
-        .with_nanosecond(0)
-        .expect("zero nanoseconds is a valid time");
-    let run_id = run::run_id(now);
+    // The clock is read here, at the edge: claims are dated, and aged, by it.
+    let (now, run_id) = run::start(ctx.now());
     let registry = registry(ctx, &store)?;
     let inputs = Inputs {
         registry: &registry,
@@ -91,15 +83,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
         Ran::Planned(todo) => {
             print_rows(ctx, &todo.iter().map(Todo::planned).collect::<Vec<_>>());
-            if !args.dry_run {
-                talkln!(ctx, "notify: nothing to send");
-                return Ok(Outcome::Clean);
-            }
-            let n = todo.len();
-            talkln!(
-                ctx,
-                "notify: dry run, {n} notice(s) planned and rendered, none sent"
-            );
+            talkln!(ctx, "{}", run::planned_summary(todo.len(), args.dry_run));
         }
         Ran::Delivered(report) => {
             print_rows(ctx, &report.rows);
@@ -152,7 +136,7 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         text("recipients"),
         key("status"),
     ];
-    outln!(ctx, "{}", table(ctx, &head, cells));
+    print_table(ctx, &head, cells);
 }
 
 /// `--dry-run --show`: every notice in full. In JSON, each row of the plan gains `preview`.
@@ -175,9 +159,5 @@ fn print_previews(ctx: &Context, todo: &[Todo], inputs: &Inputs, registry_url: O
             outln!(ctx, "{}", preview::text(t, &p));
         }
     }
-    let n = todo.len();
-    talkln!(
-        ctx,
-        "notify: dry run, {n} notice(s) planned and rendered, none sent"
-    );
+    talkln!(ctx, "{}", run::planned_summary(todo.len(), true));
 }

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use super::context::profile_and_merge;
-use super::output::{key, print_json, table};
+use super::context::required_profile;
+use super::output::{key, print_json, print_table};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::Profile;
 
@@ -38,16 +38,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "give at least one data file or --merge profile",
         ));
     }
-    let profile = profile_and_merge(
-        ctx,
-        &args.files,
-        &args.part.options(),
-        args.part.verbose(),
-        &args.merge,
-    )?;
-    let Some(profile) = profile else {
-        unreachable!("at least one file or profile was given")
-    };
+    let profile = required_profile(ctx, &args.files, &args.part, &args.merge)?;
     match ctx.format {
         Format::Json => print_json(ctx, &profile),
         _ => print_text(ctx, &profile),
@@ -57,6 +48,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 
 fn number(x: f64) -> String {
     format!("{x}")
+}
+
+/// Names, comma-separated.
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
 }
 
 fn print_text(ctx: &Context, p: &Profile) {
@@ -98,19 +94,11 @@ fn print_text(ctx: &Context, p: &Profile) {
         vec!["envelope".to_string(), envelope],
         vec![
             "geometry types".to_string(),
-            p.geometry_types
-                .iter()
-                .map(|t| t.name())
-                .collect::<Vec<_>>()
-                .join(", "),
+            listed(p.geometry_types.iter().map(|t| t.name())),
         ],
         vec![
             "dimensions".to_string(),
-            p.dimensions
-                .iter()
-                .map(|d| d.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
+            listed(p.dimensions.iter().map(|d| d.as_str())),
         ],
     ];
     for r in rows {
@@ -126,19 +114,15 @@ fn print_text(ctx: &Context, p: &Profile) {
                 format!("{:.4}", a.null_fraction),
             ]
         });
-        outln!(
+        print_table(
             ctx,
-            "{}",
-            table(
-                ctx,
-                &[
-                    key("attribute"),
-                    key("type"),
-                    key("nulls"),
-                    key("null fraction")
-                ],
-                rows
-            )
+            &[
+                key("attribute"),
+                key("type"),
+                key("nulls"),
+                key("null fraction"),
+            ],
+            rows,
         );
     }
 }

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::output::{clause_status, key, print_json, table, text, whole};
+use super::output::{clause_status, key, print_json, print_table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
 use crate::model::{Check, Strictness, SunsetSource};
@@ -91,16 +91,7 @@ struct Report {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let dataset_of_target = args.target.split('@').next().unwrap_or_default();
     let store = ctx.store_for(dataset_of_target)?;
-    let (dataset, version) = match args.target.split_once('@') {
-        Some((d, v)) => (d.to_string(), v.to_string()),
-        None => {
-            let versions = store.versions(&args.target)?;
-            let newest = versions
-                .last()
-                .ok_or_else(|| store.unknown_dataset(&args.target))?;
-            (args.target.clone(), newest.to_string())
-        }
-    };
+    let (dataset, version) = store.resolve_target(&args.target)?;
     let c = store.contract(&dataset, &version, Strictness::Reading)?;
     let lines = store.lines(&dataset)?;
     let waivers = store
@@ -224,21 +215,17 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         w.reason.clone(),
                     ]
                 });
-                outln!(
+                print_table(
                     ctx,
-                    "{}",
-                    table(
-                        ctx,
-                        &[
-                            key("waiver"),
-                            key("clause"),
-                            key("until"),
-                            key("left"),
-                            key("by"),
-                            text("reason")
-                        ],
-                        rows
-                    )
+                    &[
+                        key("waiver"),
+                        key("clause"),
+                        key("until"),
+                        key("left"),
+                        key("by"),
+                        text("reason"),
+                    ],
+                    rows,
                 );
             }
             let rows = report.clauses.iter().map(|r| {
@@ -250,20 +237,16 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     clause_status(r.status),
                 ]
             });
-            outln!(
+            print_table(
                 ctx,
-                "{}",
-                table(
-                    ctx,
-                    &[
-                        key("clause"),
-                        key("kind"),
-                        key("shape"),
-                        whole("value"),
-                        key("status")
-                    ],
-                    rows
-                )
+                &[
+                    key("clause"),
+                    key("kind"),
+                    key("shape"),
+                    whole("value"),
+                    key("status"),
+                ],
+                rows,
             );
             for x in &report.antimeridian {
                 outln!(ctx, "{x}");

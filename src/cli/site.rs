@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::{registry, scan_logs};
+use super::output::last_read;
 use super::{CommandError, Context, Outcome};
 use crate::consumers::daily::DailyReads;
 use crate::consumers::{classify, Registry, Standing, Status as StandingStatus};
@@ -324,11 +325,7 @@ fn dataset_body(
     let rows: Vec<Vec<Cell>> = log
         .iter()
         .filter_map(|e| match e {
-            LogEntry::Change {
-                dataset: d,
-                record: r,
-                commit,
-            } if d == dataset => Some(
+            LogEntry::Change { record: r, .. } if e.dataset() == dataset => Some(
                 vec![
                     Cell::text(r.at.format("%Y-%m-%d").to_string()),
                     Cell::text(format!("{} → {}", r.from.as_deref().unwrap_or("-"), r.to)),
@@ -339,14 +336,10 @@ fn dataset_body(
                     Cell::text(r.rationale.clone()),
                 ]
                 .into_iter()
-                .chain(commit_cells(commit.as_ref()))
+                .chain(commit_cells(e.commit()))
                 .collect(),
             ),
-            LogEntry::Sunset {
-                dataset: d,
-                record: r,
-                commit,
-            } if d == dataset => Some(
+            LogEntry::Sunset { record: r, .. } if e.dataset() == dataset => Some(
                 vec![
                     Cell::text(r.at.format("%Y-%m-%d").to_string()),
                     Cell::text(format!("line {}", r.line)),
@@ -362,7 +355,7 @@ fn dataset_body(
                     Cell::text(r.rationale.clone()),
                 ]
                 .into_iter()
-                .chain(commit_cells(commit.as_ref()))
+                .chain(commit_cells(e.commit()))
                 .collect(),
             ),
             _ => None,
@@ -399,18 +392,14 @@ fn dataset_body(
                 .contract
                 .iter()
                 .map(|c| {
-                    let failed: Vec<&str> = c
-                        .results
-                        .iter()
-                        .filter(|(_, s)| **s == Status::Fail)
-                        .map(|(k, _)| k.as_str())
-                        .collect();
-                    let warned: Vec<&str> = c
-                        .results
-                        .iter()
-                        .filter(|(_, s)| **s == Status::AdvisoryFail)
-                        .map(|(k, _)| k.as_str())
-                        .collect();
+                    let with = |status: Status| -> Vec<&str> {
+                        c.results
+                            .iter()
+                            .filter(|(_, s)| **s == status)
+                            .map(|(k, _)| k.as_str())
+                            .collect()
+                    };
+                    let (failed, warned) = (with(Status::Fail), with(Status::AdvisoryFail));
                     let mut t = if failed.is_empty() {
                         format!("{}: passed", c.version)
                     } else {
@@ -461,9 +450,7 @@ fn dataset_body(
                         .as_ref()
                         .map_or("-".to_string(), |v| v.to_string()),
                 ),
-                Cell::text(c.last_read.map_or("-".to_string(), |t| {
-                    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                })),
+                Cell::text(last_read(c.last_read)),
                 Cell::class(c.reads.to_string(), "num"),
             ]
         })

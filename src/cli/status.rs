@@ -4,7 +4,7 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::context::{registry, scan_daily, scan_logs};
-use super::output::{key, line_state, print_json, table, Cell};
+use super::output::{key, line_state, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};
 use crate::store::Store;
@@ -142,7 +142,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             if any_waiver {
                 header.push(key("waivers"));
             }
-            outln!(ctx, "{}", table(ctx, &header, text));
+            print_table(ctx, &header, text);
         }
     }
     Ok(Outcome::Clean)

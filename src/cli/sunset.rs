@@ -81,13 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             if decided.forced { " (forced)" } else { "" },
             record.rationale
         );
-        Ok(Step::Commit(
-            Edit {
-                files: vec![(path, content)],
-                message,
-            },
-            decided,
-        ))
+        Ok(Step::Commit(Edit::one(path, content, message), decided))
     })?;
     let Decided {
         current,

@@ -37,9 +37,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let store = ctx.writer_store()?;
     super::context::warn_uncommitted(ctx, &store, Some(&args.dataset));
-    if store.versions(&args.dataset)?.is_empty() {
-        return Err(store.unknown_dataset(&args.dataset).into());
-    }
+    store.require_dataset(&args.dataset)?;
     let identity = store.identity()?;
     let by = format!("{} <{}>", identity.author.name, identity.author.email);
     let now = ctx.now().with_timezone(&chrono::Utc);
@@ -70,13 +68,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ids.join(", "),
             reason
         );
-        Ok(Step::Commit(
-            Edit {
-                files: vec![(path, content)],
-                message,
-            },
-            revoked,
-        ))
+        Ok(Step::Commit(Edit::one(path, content, message), revoked))
     })?;
     let commit = done.commit.map(|id| id.to_string());
     let revoked = &done.value;

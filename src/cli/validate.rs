@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
-use super::context::{print_ci, profile_and_merge, read_input, shown_path};
-use super::output::{cell, key, print_json, table, whole, Cell, Toned as _};
+use super::context::{print_ci, read_input, required_profile, shown_path};
+use super::output::{cell, key, print_json, print_table, whole, Cell, Toned as _};
 use super::{CommandError, Context, Format, Outcome};
 use crate::release::record::{record_of, releases_header, render_record};
 use crate::release::validate::{
@@ -94,18 +94,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let profile = profile_and_merge(
-        ctx,
-        &args.files,
-        &args.part.options(),
-        args.part.verbose(),
-        &args.merge,
-    )?;
-    let Some(profile) = profile else {
-        return Err(CommandError::input(
-            "give at least one data file or --merge profile",
-        ));
-    };
+    let profile = required_profile(ctx, &args.files, &args.part, &args.merge)?;
     if !args.record {
         let mut report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         apply_waivers(&mut report, &store.waivers(&args.dataset)?, ctx.today);
@@ -146,13 +135,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             args.dataset,
             if report.passed { "passed" } else { "failed" }
         );
-        Ok(Step::Commit(
-            Edit {
-                files: vec![(path, content)],
-                message,
-            },
-            report,
-        ))
+        Ok(Step::Commit(Edit::one(path, content, message), report))
     })?;
     // `transact` consumed the writer's store; the contracts it judged are immutable, so any
     // fresh read serves the CI formats.
@@ -251,20 +234,16 @@ fn print_text(ctx: &Context, r: &Report) {
             }
         })
     });
-    outln!(
+    print_table(
         ctx,
-        "{}",
-        table(
-            ctx,
-            &[
-                key("contract"),
-                key("clause"),
-                key("result"),
-                whole("measured"),
-                whole("limit")
-            ],
-            rows
-        )
+        &[
+            key("contract"),
+            key("clause"),
+            key("result"),
+            whole("measured"),
+            whole("limit"),
+        ],
+        rows,
     );
     outln!(ctx);
     for c in &r.contracts {

@@ -116,13 +116,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             args.until,
             reason
         );
-        Ok(Step::Commit(
-            Edit {
-                files: vec![(path, content)],
-                message,
-            },
-            waiver,
-        ))
+        Ok(Step::Commit(Edit::one(path, content, message), waiver))
     })?;
     let commit = done.commit.map(|id| id.to_string());
     let w = &done.value;

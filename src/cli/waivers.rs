@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::output::{key, print_json, table, text, Cell, Toned as _};
+use super::output::{key, print_json, print_table, text, Cell, Toned as _};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::waiver::{Waiver, WaiverState};
 use crate::store::StoreError;
@@ -36,15 +36,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Some(d) => ctx.store_for(d)?,
         None => ctx.store()?,
     };
-    let datasets = match &args.dataset {
-        Some(d) => {
-            if store.versions(d)?.is_empty() {
-                return Err(store.unknown_dataset(d).into());
-            }
-            vec![d.clone()]
-        }
-        None => store.datasets()?,
-    };
+    let datasets = store.datasets_or_all(args.dataset.as_deref())?;
     let all: Vec<(String, crate::model::waiver::Waivers)> = datasets
         .iter()
         .map(|d| Ok((d.clone(), store.waivers(d)?)))
@@ -84,23 +76,19 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                     r.waiver.reason.clone().into(),
                 ]
             });
-            outln!(
+            print_table(
                 ctx,
-                "{}",
-                table(
-                    ctx,
-                    &[
-                        key("id"),
-                        key("clause"),
-                        key("line"),
-                        key("state"),
-                        key("until"),
-                        key("days left"),
-                        text("by"),
-                        text("reason")
-                    ],
-                    cells
-                )
+                &[
+                    key("id"),
+                    key("clause"),
+                    key("line"),
+                    key("state"),
+                    key("until"),
+                    key("days left"),
+                    text("by"),
+                    text("reason"),
+                ],
+                cells,
             );
         }
     }

@@ -215,16 +215,26 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
             )),
             (Some(a), Some(b)) => {
                 let (va, vb) = (crs_canonical(name, &a.value), crs_canonical(name, &b.value));
+                let mut directions = Vec::new();
                 if spec.shape == Shape::Meanings {
                     meanings(name, kind, &a.value, &b.value, &mut changes);
                 } else if va != vb {
-                    let direction = match kind {
+                    directions.push(match kind {
                         Kind::Widening if vb.contains(&va) => Direction::Grew,
                         Kind::Widening => Direction::Shrank,
                         Kind::Narrowing if va.contains(&vb) => Direction::Tightened,
                         Kind::Narrowing => Direction::Loosened,
                         Kind::Fixed => Direction::Changed,
-                    };
+                    });
+                }
+                // The enforcement status is a change of its own: a value can stay while the
+                // promise behind it starts (or stops) failing releases.
+                match (old.is_advisory(name), new.is_advisory(name)) {
+                    (true, false) => directions.push(Direction::Enforced),
+                    (false, true) => directions.push(Direction::Relaxed),
+                    _ => {}
+                }
+                for direction in directions {
                     changes.push(change(
                         name.clone(),
                         kind,
@@ -232,25 +242,6 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
                         Some(&b.value),
                         direction,
                     ));
-                }
-                // The enforcement status is a change of its own: a value can stay while the
-                // promise behind it starts (or stops) failing releases.
-                match (old.is_advisory(name), new.is_advisory(name)) {
-                    (true, false) => changes.push(change(
-                        name.clone(),
-                        kind,
-                        Some(&a.value),
-                        Some(&b.value),
-                        Direction::Enforced,
-                    )),
-                    (false, true) => changes.push(change(
-                        name.clone(),
-                        kind,
-                        Some(&a.value),
-                        Some(&b.value),
-                        Direction::Relaxed,
-                    )),
-                    _ => {}
                 }
             }
             (None, None) => {}

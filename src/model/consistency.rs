@@ -91,27 +91,23 @@ pub fn audit_dataset(contracts: &[Contract], history: &History, policy: &Policy)
             });
             continue;
         }
-        for r in &recorded {
-            if !expected.contains(r) {
-                problems.push(Problem {
-                    version: Some(version.clone()),
-                    message: format!(
-                        "the record of {version} says {}, which the contract files do not give",
-                        describe(r)
-                    ),
-                });
-            }
+        let mut differs = |message: String| {
+            problems.push(Problem {
+                version: Some(version.clone()),
+                message,
+            })
+        };
+        for r in recorded.iter().filter(|r| !expected.contains(r)) {
+            differs(format!(
+                "the record of {version} says {}, which the contract files do not give",
+                describe(r)
+            ));
         }
-        for e in &expected {
-            if !recorded.contains(e) {
-                problems.push(Problem {
-                    version: Some(version.clone()),
-                    message: format!(
-                        "the contract files give {} for {version}, but no record says so",
-                        describe(e)
-                    ),
-                });
-            }
+        for e in expected.iter().filter(|e| !recorded.contains(e)) {
+            differs(format!(
+                "the contract files give {} for {version}, but no record says so",
+                describe(e)
+            ));
         }
     }
     for r in &history.change {

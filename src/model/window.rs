@@ -127,14 +127,7 @@ pub fn lines(contracts: &[&Contract], moves: &[SunsetMove]) -> Vec<Line> {
     // refuses a new major whose declared sunset disagrees with an event recorded before it,
     // so an event recorded before its successor existed and the successor's `sunset` agree.
     for m in moves {
-        if let Some(line) = out.iter_mut().find(|l| l.major == m.line) {
-            line.sunset = Some(m.to);
-            line.source = Some(SunsetSource::SunsetEvent {
-                at: m.at,
-                rationale: m.rationale.clone(),
-                forced: m.forced,
-            });
-        }
+        super::sunset::apply(&mut out, m);
     }
     out
 }

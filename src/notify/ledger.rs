@@ -221,25 +221,22 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
         channels.push(channel(e.channel.take()));
     }
     // Each entry's instant and channel are read here, in one pass, because both closures
-    // record errors that the loops below add to.
-    let releases: Vec<(RawRelease, Option<DateTime<FixedOffset>>, String)> = raw
-        .release
-        .into_iter()
-        .map(|mut r| {
-            let channel = channel(r.channel.take());
-            let at = instant(&r.at);
-            (r, at, channel)
-        })
-        .collect();
-    let failures: Vec<(RawFailure, Option<DateTime<FixedOffset>>, String)> = raw
-        .failed
-        .into_iter()
-        .map(|mut r| {
-            let channel = channel(r.channel.take());
-            let at = instant(&r.at);
-            (r, at, channel)
-        })
-        .collect();
+    // record errors that the loops below add to. A macro, not a function: the two kinds of
+    // entry are two types, and both closures are borrowed mutably.
+    macro_rules! stamped {
+        ($raws:expr) => {
+            $raws
+                .into_iter()
+                .map(|mut r| {
+                    let channel = channel(r.channel.take());
+                    let at = instant(&r.at);
+                    (r, at, channel)
+                })
+                .collect::<Vec<_>>()
+        };
+    }
+    let releases = stamped!(raw.release);
+    let failures = stamped!(raw.failed);
     errors.extend(bad_channels);
     let mut ledger = Ledger::default();
     for ((is_claim, e, at), channel) in entries.into_iter().zip(channels) {

@@ -36,7 +36,7 @@ use lettre::Message;
 use super::error_chain;
 use super::plan::Notice;
 use super::render::Rendered;
-use crate::model::config::{Smtp, Tls};
+use crate::model::config::{Config, Smtp, Tls};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MailError {
@@ -86,6 +86,16 @@ pub enum MailError {
 }
 
 impl MailError {
+    /// The key of `contracts.toml` a refusal of the settings is about, for an error that
+    /// points at it (file, line, column); `None` when no one value is at fault.
+    pub fn key(&self) -> Option<&'static str> {
+        match self {
+            MailError::BadFrom { .. } => Some("notify.from"),
+            MailError::PlainToRemote(_) => Some("smtp.host"),
+            _ => None,
+        }
+    }
+
     /// Whether the configuration is at fault (exit 2) rather than the network or the
     /// server (exit 3).
     pub fn is_input(&self) -> bool {
@@ -194,6 +204,14 @@ pub fn check_settings(smtp: &Smtp) -> Result<(), MailError> {
         return Err(MailError::HalfCredentials);
     }
     Ok(())
+}
+
+/// What a run checks of `contracts.toml` before it plans anything: the sender, then the
+/// relay's settings. Returns the sender.
+pub fn check_config(config: &Config) -> Result<Mailbox, MailError> {
+    let from = sender(&config.notify.from)?;
+    check_settings(&config.smtp)?;
+    Ok(from)
 }
 
 /// The `from` mailbox of the notices, checked.

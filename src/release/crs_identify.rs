@@ -55,6 +55,51 @@ struct Def {
     params: Vec<(String, f64)>,
 }
 
+/// A datum's name in words, its ellipsoid (semi-major axis in metres, inverse flattening)
+/// and its prime meridian (degrees east), as WKT and PROJJSON both give them.
+type Geodetic = (Vec<String>, f64, f64, f64);
+
+impl Def {
+    /// A geographic CRS: `unit` radians per angular unit.
+    fn geographic(name: Vec<String>, (datum, a, rf, pm): Geodetic, unit: f64) -> Def {
+        Def {
+            projected: false,
+            name,
+            datum,
+            a,
+            rf,
+            pm,
+            unit,
+            method: String::new(),
+            north_first: false,
+            params: Vec::new(),
+        }
+    }
+
+    /// A projected CRS: `unit` metres per linear unit, the method and its parameters as
+    /// [`canonical`] gives them.
+    fn projected(
+        name: Vec<String>,
+        (datum, a, rf, pm): Geodetic,
+        unit: f64,
+        (method, params): (String, Vec<(String, f64)>),
+        north_first: bool,
+    ) -> Def {
+        Def {
+            projected: true,
+            name,
+            datum,
+            a,
+            rf,
+            pm,
+            unit,
+            method,
+            north_first,
+            params,
+        }
+    }
+}
+
 const DEGREE: f64 = 0.017_453_292_519_943_3;
 
 /// A projection method's family, from an ESRI, OGC WKT1 or EPSG method name.
@@ -211,7 +256,7 @@ fn canonical(method: &str, raw: Vec<(String, f64)>) -> (String, Vec<(String, f64
 
 /// Datum, ellipsoid and prime meridian of a geographic WKT node (WKT1 `GEOGCS`, WKT2
 /// `GEOGCRS`/`BASEGEOGCRS`/`GEODCRS`).
-fn geodetic(g: &Wkt) -> Option<(Vec<String>, f64, f64, f64)> {
+fn geodetic(g: &Wkt) -> Option<Geodetic> {
     let datum = g.child_any(&["DATUM", "GEODETICDATUM", "TRF", "ENSEMBLE"])?;
     let ell = datum.child_any(&["SPHEROID", "ELLIPSOID"])?;
     let a = num(ell.args().get(1))?;
@@ -245,23 +290,16 @@ fn cs_unit(node: &Wkt, keywords: &[&str]) -> Option<f64> {
 fn def_from_wkt(root: &Wkt) -> Option<Def> {
     match root.keyword() {
         "GEOGCS" | "GEOGCRS" | "GEODCRS" | "GEOGRAPHICCRS" => {
-            let (datum, a, rf, pm) = geodetic(root)?;
-            Some(Def {
-                projected: false,
-                name: words(root.name()?),
-                datum,
-                a,
-                rf,
-                pm,
-                unit: cs_unit(root, &["UNIT", "ANGLEUNIT"]).unwrap_or(DEGREE),
-                method: String::new(),
-                north_first: false,
-                params: Vec::new(),
-            })
+            let g = geodetic(root)?;
+            Some(Def::geographic(
+                words(root.name()?),
+                g,
+                cs_unit(root, &["UNIT", "ANGLEUNIT"]).unwrap_or(DEGREE),
+            ))
         }
         "PROJCS" | "PROJCRS" | "PROJECTEDCRS" => {
             let base = root.child_any(&["GEOGCS", "BASEGEOGCRS", "BASEGEODCRS"])?;
-            let (datum, a, rf, pm) = geodetic(base)?;
+            let g = geodetic(base)?;
             let unit = cs_unit(root, &["UNIT", "LENGTHUNIT"]).unwrap_or(1.0);
             let (method_name, holder) = match root.child("CONVERSION") {
                 Some(conv) => (conv.child("METHOD")?.name()?, conv),
@@ -277,7 +315,7 @@ fn def_from_wkt(root: &Wkt) -> Option<Def> {
                 }
                 raw.push((param_name(p.name()?), v));
             }
-            let (method, params) = canonical(&family(method_name), raw);
+            let method = canonical(&family(method_name), raw);
             let north_first = root
                 .args()
                 .iter()
@@ -290,18 +328,13 @@ fn def_from_wkt(root: &Wkt) -> Option<Def> {
                     }
                     _ => false,
                 });
-            Some(Def {
-                projected: true,
-                name: words(root.name()?),
-                datum,
-                a,
-                rf,
-                pm,
+            Some(Def::projected(
+                words(root.name()?),
+                g,
                 unit,
                 method,
                 north_first,
-                params,
-            })
+            ))
         }
         _ => None,
     }
@@ -337,7 +370,7 @@ fn json_unit(u: &serde_json::Value, default_factor: f64) -> Option<f64> {
 
 /// A PROJJSON geographic or projected CRS as a [`Def`].
 fn def_from_projjson(v: &serde_json::Value) -> Option<Def> {
-    let geodetic = |g: &serde_json::Value| -> Option<(Vec<String>, f64, f64, f64)> {
+    let geodetic = |g: &serde_json::Value| -> Option<Geodetic> {
         let datum = g.get("datum").or_else(|| g.get("datum_ensemble"))?;
         let ell = datum.get("ellipsoid")?;
         let (a, fa) = json_num(
@@ -370,22 +403,10 @@ fn def_from_projjson(v: &serde_json::Value) -> Option<Def> {
     let name = words(v.get("name")?.as_str()?);
     match v.get("type")?.as_str()? {
         "GeographicCRS" | "GeodeticCRS" => {
-            let (datum, a, rf, pm) = geodetic(v)?;
-            Some(Def {
-                projected: false,
-                name,
-                datum,
-                a,
-                rf,
-                pm,
-                unit: axis_unit(v, DEGREE),
-                method: String::new(),
-                north_first: false,
-                params: Vec::new(),
-            })
+            Some(Def::geographic(name, geodetic(v)?, axis_unit(v, DEGREE)))
         }
         "ProjectedCRS" => {
-            let (datum, a, rf, pm) = geodetic(v.get("base_crs")?)?;
+            let base = geodetic(v.get("base_crs")?)?;
             let unit = axis_unit(v, 1.0);
             let conv = v.get("conversion")?;
             let method = conv.pointer("/method/name")?.as_str()?;
@@ -401,23 +422,12 @@ fn def_from_projjson(v: &serde_json::Value) -> Option<Def> {
                 };
                 raw.push((param_name(p.get("name")?.as_str()?), value));
             }
-            let (method, params) = canonical(&family(method), raw);
+            let method = canonical(&family(method), raw);
             let north_first = v
                 .pointer("/coordinate_system/axis/0/direction")
                 .and_then(|d| d.as_str())
                 .is_some_and(|d| d == "north" || d == "south");
-            Some(Def {
-                projected: true,
-                name,
-                datum,
-                a,
-                rf,
-                pm,
-                unit,
-                method,
-                north_first,
-                params,
-            })
+            Some(Def::projected(name, base, unit, method, north_first))
         }
         _ => None,
     }

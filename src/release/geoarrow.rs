@@ -245,33 +245,29 @@ impl<'a> NativeColumn<'a> {
                 self.header(out, 3);
                 self.polygon(0, i, out)?;
             }
-            Native::MultiPoint => {
-                self.header(out, 4);
-                let r = self.levels[0].range(i)?;
-                Self::count(out, r.len())?;
-                for j in r {
-                    self.header(out, 1);
-                    self.coords.write(j, out)?;
-                }
-            }
-            Native::MultiLineString => {
-                self.header(out, 5);
-                let r = self.levels[0].range(i)?;
-                Self::count(out, r.len())?;
-                for j in r {
-                    self.header(out, 2);
-                    self.points(1, j, out)?;
-                }
-            }
-            Native::MultiPolygon => {
-                self.header(out, 6);
-                let r = self.levels[0].range(i)?;
-                Self::count(out, r.len())?;
-                for j in r {
-                    self.header(out, 3);
-                    self.polygon(1, j, out)?;
-                }
-            }
+            Native::MultiPoint => self.multi(4, 1, i, out, |g, j, out| g.coords.write(j, out))?,
+            Native::MultiLineString => self.multi(5, 2, i, out, |g, j, out| g.points(1, j, out))?,
+            Native::MultiPolygon => self.multi(6, 3, i, out, |g, j, out| g.polygon(1, j, out))?,
+        }
+        Ok(())
+    }
+
+    /// Row `i` as a WKB multi-geometry of type `code`: its count of parts, then each part, a
+    /// geometry of type `part` whose body `body` writes.
+    fn multi(
+        &self,
+        code: u32,
+        part: u32,
+        i: usize,
+        out: &mut Vec<u8>,
+        body: impl Fn(&Self, usize, &mut Vec<u8>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.header(out, code);
+        let r = self.levels[0].range(i)?;
+        Self::count(out, r.len())?;
+        for j in r {
+            self.header(out, part);
+            body(self, j, out)?;
         }
         Ok(())
     }

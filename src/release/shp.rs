@@ -71,14 +71,24 @@ struct Dbf {
     row: Vec<u8>,
 }
 
-fn open_dbf(path: &Path) -> Result<(Dbf, Vec<AttrAcc>), ReleaseError> {
-    let bad = |m: String| corrupt(path, F, m);
+/// Open `path` for reading and read its fixed header of `N` bytes; `short` says what a file
+/// shorter than that is. Returns the reader after the header, the file's size and the header.
+fn open_with_header<const N: usize>(
+    path: &Path,
+    short: &str,
+) -> Result<(BufReader<File>, u64, [u8; N]), ReleaseError> {
     let file = File::open(path).map_err(io_err(path))?;
     let size = file.metadata().map_err(io_err(path))?.len();
     let mut r = BufReader::with_capacity(1 << 20, file);
-    let mut h = [0u8; 32];
+    let mut h = [0u8; N];
     r.read_exact(&mut h)
-        .map_err(|_| bad("truncated .dbf header".into()))?;
+        .map_err(|_| corrupt(path, F, short.to_string()))?;
+    Ok((r, size, h))
+}
+
+fn open_dbf(path: &Path) -> Result<(Dbf, Vec<AttrAcc>), ReleaseError> {
+    let bad = |m: String| corrupt(path, F, m);
+    let (mut r, size, h) = open_with_header::<32>(path, "truncated .dbf header")?;
     let records = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
     let header_len = u16::from_le_bytes([h[8], h[9]]) as usize;
     let record_len = u16::from_le_bytes([h[10], h[11]]) as usize;
@@ -310,12 +320,7 @@ pub fn read(
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
     let bad = |m: String| corrupt(path, F, m);
-    let file = File::open(path).map_err(io_err(path))?;
-    let size = file.metadata().map_err(io_err(path))?.len();
-    let mut r = BufReader::with_capacity(1 << 20, file);
-    let mut h = [0u8; 100];
-    r.read_exact(&mut h)
-        .map_err(|_| bad("shorter than the 100-byte .shp header".into()))?;
+    let (mut r, size, h) = open_with_header::<100>(path, "shorter than the 100-byte .shp header")?;
     if i32::from_be_bytes([h[0], h[1], h[2], h[3]]) != 9994 {
         return Err(bad("no shapefile file code (9994)".into()));
     }

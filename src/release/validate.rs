@@ -395,22 +395,22 @@ fn evaluate(
         (Rule::TypesEqual, ClauseValue::Set(set)) => {
             let have = type_names(p);
             one(check(&have == set, names(&have), || {
-                let extra: Vec<&String> = have.difference(set).collect();
-                let missing: Vec<&String> = set.difference(&have).collect();
-                format!(
-                    "the release must emit exactly the contract's types: {}",
-                    set_difference(&extra, &missing, "emitted")
+                not_exactly(
+                    &have,
+                    set,
+                    "the release must emit exactly the contract's types",
+                    "emitted",
                 )
             }))
         }
         (Rule::DimensionsEqual, ClauseValue::Set(set)) => {
             let have: BTreeSet<String> = p.dimensions.iter().map(|d| d.to_string()).collect();
             one(check(&have == set, names(&have), || {
-                let extra: Vec<&String> = have.difference(set).collect();
-                let missing: Vec<&String> = set.difference(&have).collect();
-                format!(
-                    "the release's coordinates must have exactly the contract's dimensions: {}",
-                    set_difference(&extra, &missing, "present")
+                not_exactly(
+                    &have,
+                    set,
+                    "the release's coordinates must have exactly the contract's dimensions",
+                    "present",
                 )
             }))
         }
@@ -617,6 +617,14 @@ mod tests {
 
 /// What differs between two sets, in words, naming only the sides that are not empty:
 /// "Polygon is missing", "Point is not in the contract but is emitted", or both.
+/// Why `have` is not exactly the contract's `set`: `rule`, then what is extra (`verb`) and
+/// what is missing.
+fn not_exactly(have: &BTreeSet<String>, set: &BTreeSet<String>, rule: &str, verb: &str) -> String {
+    let extra: Vec<&String> = have.difference(set).collect();
+    let missing: Vec<&String> = set.difference(have).collect();
+    format!("{rule}: {}", set_difference(&extra, &missing, verb))
+}
+
 fn set_difference(extra: &[&String], missing: &[&String], verb: &str) -> String {
     let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
     let mut parts = Vec::new();

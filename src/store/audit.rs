@@ -230,6 +230,22 @@ pub enum LogEntry {
     },
 }
 
+impl LogEntry {
+    /// The dataset whose history holds the entry.
+    pub fn dataset(&self) -> &str {
+        match self {
+            LogEntry::Change { dataset, .. } | LogEntry::Sunset { dataset, .. } => dataset,
+        }
+    }
+
+    /// The commit that appended the entry, when the walk found it.
+    pub fn commit(&self) -> Option<&CommitInfo> {
+        match self {
+            LogEntry::Change { commit, .. } | LogEntry::Sunset { commit, .. } => commit.as_ref(),
+        }
+    }
+}
+
 /// The change records and sunset events of `datasets`, each with the commit that appended it,
 /// newest first. `only` narrows the git walk to one dataset's history file.
 pub fn log_entries(

@@ -292,6 +292,41 @@ impl Store {
         Ok(out)
     }
 
+    /// Refuse `dataset` when this store has no contract of it ([`Store::unknown_dataset`]).
+    pub fn require_dataset(&self, dataset: &str) -> Result<(), StoreError> {
+        if self.versions(dataset)?.is_empty() {
+            return Err(self.unknown_dataset(dataset));
+        }
+        Ok(())
+    }
+
+    /// The datasets a command covers: `dataset` alone when it names one (refused when the
+    /// store has no contract of it), else every dataset.
+    pub fn datasets_or_all(&self, dataset: Option<&str>) -> Result<Vec<String>, StoreError> {
+        match dataset {
+            Some(d) => {
+                self.require_dataset(d)?;
+                Ok(vec![d.to_string()])
+            }
+            None => self.datasets(),
+        }
+    }
+
+    /// A command's target, `dataset@version` or `dataset` alone for its newest version, as
+    /// (dataset, version). The version of `dataset@version` is not checked here.
+    pub fn resolve_target(&self, target: &str) -> Result<(String, String), StoreError> {
+        match target.split_once('@') {
+            Some((d, v)) => Ok((d.to_string(), v.to_string())),
+            None => {
+                let versions = self.versions(target)?;
+                let newest = versions
+                    .last()
+                    .ok_or_else(|| self.unknown_dataset(target))?;
+                Ok((target.to_string(), newest.to_string()))
+            }
+        }
+    }
+
     /// The error for a dataset this store has no contract of, with the nearest known name or,
     /// when there are few, the list of them.
     pub fn unknown_dataset(&self, dataset: &str) -> StoreError {

@@ -24,6 +24,16 @@ pub struct Edit {
     pub message: String,
 }
 
+impl Edit {
+    /// A change to one file: the append of a ledger or a history, most often.
+    pub fn one(path: String, content: Vec<u8>, message: String) -> Edit {
+        Edit {
+            files: vec![(path, content)],
+            message,
+        }
+    }
+}
+
 /// What the caller's step decided at one HEAD.
 pub enum Step<T> {
     /// Commit this change; `T` is what the caller reports.
@@ -315,36 +325,28 @@ fn moved(remote: &Remote) -> GitError {
 
 /// Repair the checkout and remove dead writers' temporary files, saying what was done.
 fn tidy(repo: &Repo, notices: &Notices) {
-    match repo.repair_checkout() {
-        Ok(paths) if !paths.is_empty() => say(
-            Some(notices),
-            &format!(
-                "repaired the checkout: {} file(s) were behind HEAD ({})",
-                paths.len(),
-                paths.join(", ")
+    let tidied =
+        |done: Result<Vec<String>, GitError>, what: &dyn Fn(usize) -> String, failed| match done {
+            Ok(paths) if !paths.is_empty() => say(
+                Some(notices),
+                &format!("{} ({})", what(paths.len()), paths.join(", ")),
             ),
-        ),
-        Ok(_) => {}
-        Err(e) => say(
-            Some(notices),
-            &format!("warning: could not repair the checkout: {}", chain(&e)),
-        ),
-    }
-    match repo.remove_stale_temps() {
-        Ok(paths) if !paths.is_empty() => say(
-            Some(notices),
-            &format!(
-                "removed {} temporary file(s) left by a writer that died ({})",
-                paths.len(),
-                paths.join(", ")
+            Ok(_) => {}
+            Err(e) => say(
+                Some(notices),
+                &format!("warning: could not {failed}: {}", chain(&e)),
             ),
-        ),
-        Ok(_) => {}
-        Err(e) => say(
-            Some(notices),
-            &format!("warning: could not remove temporary files: {}", chain(&e)),
-        ),
-    }
+        };
+    tidied(
+        repo.repair_checkout(),
+        &|n| format!("repaired the checkout: {n} file(s) were behind HEAD"),
+        "repair the checkout",
+    );
+    tidied(
+        repo.remove_stale_temps(),
+        &|n| format!("removed {n} temporary file(s) left by a writer that died"),
+        "remove temporary files",
+    );
 }
 
 fn warn_lag(notices: Option<&Notices>, commit: ObjectId, lag: Option<GitError>) {

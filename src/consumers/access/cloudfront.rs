@@ -189,12 +189,7 @@ fn request<'a>(layout: &'a Layout, fields: Fields<'a>) -> Result<Request<'a>, St
                 text::lossy(time)
             )
         })?;
-    let status = text::status(raw(layout.status)).ok_or_else(|| {
-        format!(
-            "sc-status {:?} is not a number",
-            text::lossy(raw(layout.status))
-        )
-    })?;
+    let status = text::status_field("sc-status", raw(layout.status))?;
     let method = std::str::from_utf8(raw(layout.method)).unwrap_or_default();
     let path = text::path_or_dash(raw(layout.stem));
     let query = layout

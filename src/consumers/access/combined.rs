@@ -350,12 +350,7 @@ impl Combined {
                 text::lossy(raw(i))
             )
         })?;
-        let status = text::status(raw(self.status)).ok_or_else(|| {
-            format!(
-                "`$status` {:?} is not a number",
-                text::lossy(raw(self.status))
-            )
-        })?;
+        let status = text::status_field("`$status`", raw(self.status))?;
         let (method, target): (&[u8], Cow<'a, [u8]>) = match self.target {
             Target::Request(i) => {
                 let r = unescaped(raw(i));

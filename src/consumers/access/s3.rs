@@ -166,8 +166,7 @@ impl S3 {
         })?;
         let status = match raw(STATUS) {
             b"-" => 0,
-            s => text::status(s)
-                .ok_or_else(|| format!("HTTP status {:?} is not a number", text::lossy(s)))?,
+            s => text::status_field("HTTP status", s)?,
         };
         // `REST.GET.OBJECT`: the API, the HTTP method, the resource type.
         let mut operation = raw(OPERATION).split(|&c| c == b'.');

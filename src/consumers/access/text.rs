@@ -8,6 +8,13 @@ use std::borrow::Cow;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 
 /// The value of a hexadecimal digit.
+/// The byte that the two hexadecimal digits at `b[i]` and `b[i + 1]` spell, if they do.
+fn hex_pair(b: &[u8], i: usize) -> Option<u8> {
+    let h = b.get(i).copied().and_then(hex)?;
+    let l = b.get(i + 1).copied().and_then(hex)?;
+    Some(h * 16 + l)
+}
+
 fn hex(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
@@ -35,10 +42,8 @@ pub(crate) fn percent_decode(b: &[u8], plus: bool) -> Cow<'_, str> {
     while i < b.len() {
         let c = b[i];
         if c == b'%' {
-            let h = b.get(i + 1).copied().and_then(hex);
-            let l = b.get(i + 2).copied().and_then(hex);
-            if let (Some(h), Some(l)) = (h, l) {
-                out.push(h * 16 + l);
+            if let Some(byte) = hex_pair(b, i + 1) {
+                out.push(byte);
                 i += 3;
                 continue;
             }
@@ -69,10 +74,8 @@ pub(crate) fn unescape(b: &[u8]) -> Cow<'_, str> {
         if b[i] == b'\\' && i + 1 < b.len() {
             match b[i + 1] {
                 b'x' => {
-                    let h = b.get(i + 2).copied().and_then(hex);
-                    let l = b.get(i + 3).copied().and_then(hex);
-                    if let (Some(h), Some(l)) = (h, l) {
-                        out.push(h * 16 + l);
+                    if let Some(byte) = hex_pair(b, i + 2) {
+                        out.push(byte);
                         i += 4;
                         continue;
                     }
@@ -192,6 +195,12 @@ fn offset_hhmm(b: &[u8]) -> Option<FixedOffset> {
 /// A status code: three digits.
 pub(crate) fn status(b: &[u8]) -> Option<u16> {
     digits::<3>(b).and_then(|n| u16::try_from(n).ok())
+}
+
+/// A status code field, or the refusal that names the field as the log's format calls it
+/// (`sc-status`, `` `$status` ``, `HTTP status`).
+pub(crate) fn status_field(field: &str, b: &[u8]) -> Result<u16, String> {
+    status(b).ok_or_else(|| format!("{field} {:?} is not a number", lossy(b)))
 }
 
 /// A request line `METHOD TARGET PROTOCOL` split into method and target (`None` for what

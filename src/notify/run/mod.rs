@@ -20,12 +20,12 @@ pub use deliver::deliver;
 pub use events::Event;
 pub use mail::render_mail;
 pub use pending::{due, pending};
-pub use report::{Report, Row, RunError, Todo};
+pub use report::{planned_summary, Report, Row, RunError, Todo};
 pub use transport::{DeliveryError, Transport, Usage};
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, FixedOffset, NaiveDate};
+use chrono::{DateTime, FixedOffset, NaiveDate, Timelike};
 use lettre::message::Mailbox;
 use lettre::Message;
 
@@ -47,6 +47,16 @@ pub struct Settings<'a> {
     pub stale_minutes: i64,
     /// This run's name in the ledger's claims ([`run_id`]).
     pub run: &'a str,
+}
+
+/// The instant a run starts and its name ([`run_id`]), from the clock read at the caller's
+/// edge: in whole seconds, as the ledger records it, so that this run's own claim reads back
+/// as made `now`.
+pub fn start(now: DateTime<FixedOffset>) -> (DateTime<FixedOffset>, String) {
+    let now = now
+        .with_nanosecond(0)
+        .expect("zero nanoseconds is a valid time");
+    (now, run_id(now))
 }
 
 /// A run's name in the ledger's claims: host, process and start instant, unique enough that

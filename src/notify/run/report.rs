@@ -145,6 +145,16 @@ impl Report {
     }
 }
 
+/// The summary of a run that planned and sent nothing, one line for stderr: a dry run's
+/// `n` notices, or a real run with nothing due.
+pub fn planned_summary(n: usize, dry_run: bool) -> String {
+    if dry_run {
+        format!("notify: dry run, {n} notice(s) planned and rendered, none sent")
+    } else {
+        "notify: nothing to send".to_string()
+    }
+}
+
 /// A notice this run may send, with the stale claim it takes over, if any.
 #[derive(Debug)]
 pub struct Todo {

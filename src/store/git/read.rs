@@ -78,18 +78,12 @@ impl Repo {
         let tree = if dir.is_empty() {
             tree
         } else {
-            check_path(dir)?;
-            let entry = tree
-                .lookup_entry_by_path(dir)
-                .map_err(GitError::git(format!(
-                    "could not look up {dir} at {commit}"
-                )))?;
-            match entry {
-                Some(entry) if entry.mode().is_tree() => entry
+            match subdir(&tree, dir, commit)? {
+                Some(entry) => entry
                     .object()
                     .map_err(GitError::git(format!("could not read {dir} at {commit}")))?
                     .into_tree(),
-                _ => return Ok(Vec::new()),
+                None => return Ok(Vec::new()),
             }
         };
         let decoded = tree
@@ -111,15 +105,9 @@ impl Repo {
         if dir.is_empty() {
             return self.tree_entries(root.id);
         }
-        check_path(dir)?;
-        let entry = root
-            .lookup_entry_by_path(dir)
-            .map_err(GitError::git(format!(
-                "could not look up {dir} at {commit}"
-            )))?;
-        match entry {
-            Some(entry) if entry.mode().is_tree() => self.tree_entries(entry.object_id()),
-            _ => Ok(Vec::new()),
+        match subdir(&root, dir, commit)? {
+            Some(entry) => self.tree_entries(entry.object_id()),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -166,4 +154,20 @@ impl Repo {
             Some(head) => walk::walk(&self.repo, head, since, prefixes),
         }
     }
+}
+
+/// The entry of directory `dir` (checked first) in `root`, the tree of `commit`; `None` when
+/// nothing is at `dir` there or what is there is not a directory.
+fn subdir<'repo>(
+    root: &gix::Tree<'repo>,
+    dir: &str,
+    commit: ObjectId,
+) -> Result<Option<gix::object::tree::Entry<'repo>>, GitError> {
+    check_path(dir)?;
+    let entry = root
+        .lookup_entry_by_path(dir)
+        .map_err(GitError::git(format!(
+            "could not look up {dir} at {commit}"
+        )))?;
+    Ok(entry.filter(|e| e.mode().is_tree()))
 }

@@ -216,17 +216,23 @@ impl Differ<'_> {
         depth(&trees[..SAMPLE]) > depth(&trees[trees.len() - SAMPLE..])
     }
 
-    /// Read commit `id` into `out`.
-    fn read_commit(&mut self, id: ObjectId, out: &mut Vec<u8>) -> Result<(), GitError> {
+    /// The bytes of object `id`, which must be of `kind` (`what` in errors).
+    fn find(&mut self, id: ObjectId, kind: gix::objs::Kind, what: &str) -> Result<&[u8], GitError> {
         let data = self
             .repo
             .objects
             .try_find(&id, &mut self.buf)
-            .map_err(GitError::git(format!("could not read commit {id}")))?
-            .filter(|d| d.kind == gix::objs::Kind::Commit)
-            .ok_or_else(|| missing(id, "commit"))?;
+            .map_err(GitError::git(format!("could not read {what} {id}")))?
+            .filter(|d| d.kind == kind)
+            .ok_or_else(|| missing(id, what))?;
+        Ok(data.data)
+    }
+
+    /// Read commit `id` into `out`.
+    fn read_commit(&mut self, id: ObjectId, out: &mut Vec<u8>) -> Result<(), GitError> {
+        let data = self.find(id, gix::objs::Kind::Commit, "commit")?;
         out.clear();
-        out.extend_from_slice(data.data);
+        out.extend_from_slice(data);
         Ok(())
     }
 
@@ -242,14 +248,7 @@ impl Differ<'_> {
         if id == ObjectId::empty_tree(self.hash) {
             return Ok(Rc::from(&[][..]));
         }
-        let data = self
-            .repo
-            .objects
-            .try_find(&id, &mut self.buf)
-            .map_err(GitError::git(format!("could not read tree {id}")))?
-            .filter(|d| d.kind == gix::objs::Kind::Tree)
-            .ok_or_else(|| missing(id, "tree"))?;
-        let data: Rc<[u8]> = Rc::from(data.data);
+        let data: Rc<[u8]> = Rc::from(self.find(id, gix::objs::Kind::Tree, "tree")?);
         self.current.insert(id, data.clone());
         Ok(data)
     }
