@@ -43,9 +43,6 @@ pub(crate) struct Mapping {
     unit: AtUnit,
     dataset: Option<String>,
     contract: Option<String>,
-    /// The default mapping: the four plain top-level keys, RFC 3339, no constant (the
-    /// fixed-order fast path reads such lines).
-    pub(super) plain: bool,
 }
 
 impl Default for Mapping {
@@ -129,13 +126,6 @@ impl Mapping {
             source.dataset.is_none().then(|| f.dataset.column()),
             source.contract.is_none().then(|| f.contract.column()),
         ];
-        let plain = source.dataset.is_none()
-            && source.contract.is_none()
-            && f.at_unit == AtUnit::Rfc3339
-            && paths.iter().zip(NAMES).all(|(p, n)| {
-                p.as_ref()
-                    .is_some_and(|p| p.len() == 1 && p[0] == n.as_bytes())
-            });
         let depth = paths.iter().flatten().map(Vec::len).max().unwrap_or(0);
         let probes = (0..depth)
             .map(|level| {
@@ -165,7 +155,6 @@ impl Mapping {
             unit: f.at_unit,
             dataset: source.dataset.clone(),
             contract: source.contract.as_ref().map(ToString::to_string),
-            plain,
         }
     }
 
@@ -459,10 +448,23 @@ pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
 #[inline(always)]
 pub(super) fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
     let mut n = 0i64;
-    while let Some(word) = b.get(i..i + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(word);
-        let x = u64::from_le_bytes(w).wrapping_sub(ONES * u64::from(b'0'));
+    loop {
+        let x = match b.get(i..i + 8) {
+            Some(word) => {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(word);
+                u64::from_le_bytes(w)
+            }
+            // Fewer than eight bytes left: the text's last eight, shifted down past those
+            // before `i`, so that zeros (no digit) follow its end.
+            None if i < b.len() && b.len() >= 8 => {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[b.len() - 8..]);
+                u64::from_le_bytes(w) >> (8 * (8 - (b.len() - i)))
+            }
+            None => break,
+        }
+        .wrapping_sub(ONES * u64::from(b'0'));
         let other = (x | x.wrapping_add(ONES * 0x76)) & HIGH;
         let count = (other.trailing_zeros() / 8) as usize;
         if count > 0 {
@@ -477,6 +479,7 @@ pub(super) fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
             return (i, n);
         }
     }
+    // A text of fewer than eight bytes.
     while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
         n = n.wrapping_mul(10).wrapping_add(i64::from(d));
         i += 1;

@@ -1,109 +1,14 @@
-//! JSON Lines logs: blocks cut at line breaks, scanned in parallel; the platform's own layout
-//! in the default mapping read in place ([`fixed_at`]), every other line by the mapped-field
-//! scanner ([`Mapping::json`]).
+//! JSON Lines logs: blocks cut at line breaks, scanned in parallel; each line read by the
+//! quick walk ([`plain_lines`]) when it takes it, every other line by the mapped-field scanner
+//! ([`Mapping::json`]).
 
 use std::path::Path;
 
 use super::fields::Mapping;
 use super::{
-    fold, fold_into, plain_lines, scan_blocks, At, LogError, Malformed, Partial, Scan, ScanRequest,
+    fold, fold_into, plain_lines, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest,
 };
-
-/// The line as platforms write it, `{"at":"…","consumer":"…","dataset":"…","contract":"…"}`
-/// with no space and no escape. `None` for any other line ([`Mapping::json`] then walks it).
-#[cfg(test)]
-pub(super) fn fixed_order(line: &[u8]) -> Option<[&str; 4]> {
-    let (fields, stop) = fixed_at(line, 0)?;
-    if stop != line.len() {
-        return None;
-    }
-    let text = |b| std::str::from_utf8(b).ok();
-    Some([
-        text(fields[0])?,
-        text(fields[1])?,
-        text(fields[2])?,
-        text(fields[3])?,
-    ])
-}
-
-/// [`fixed_order`] for the object starting at `start` of a block: its fields (UTF-8) and the
-/// index just past its closing brace. Each value's closing quote is found eight bytes at a time
-/// ([`plain_string_end`]), and the keys are compared in place: the line is never walked byte
-/// by byte, nor cut out of the block first.
-pub(super) fn fixed_at(b: &[u8], start: usize) -> Option<([&[u8]; 4], usize)> {
-    const KEYS: [&[u8]; 4] = [
-        b"{\"at\":\"",
-        b"\",\"consumer\":\"",
-        b"\",\"dataset\":\"",
-        b"\",\"contract\":\"",
-    ];
-    let mut spans = [(0usize, 0usize); 4];
-    let mut ascii = true;
-    let mut i = start;
-    for (slot, key) in KEYS.iter().enumerate() {
-        if b.get(i..i + key.len())? != *key {
-            return None;
-        }
-        i += key.len();
-        let (end, value_ascii) = plain_string_end(b, i)?;
-        ascii &= value_ascii;
-        spans[slot] = (i, end);
-        i = end;
-    }
-    if b.get(i..i + 2)? != b"\"}" {
-        return None;
-    }
-    let stop = i + 2;
-    // UTF-8: an ASCII object (the common case) is, else one check for the object (every
-    // cut is next to an ASCII quote, so each value then is too).
-    if !ascii {
-        std::str::from_utf8(&b[start..stop]).ok()?;
-    }
-    let f = |(s, e): (usize, usize)| &b[s..e];
-    Some(([f(spans[0]), f(spans[1]), f(spans[2]), f(spans[3])], stop))
-}
-
-/// Where the JSON string whose contents start at `i` closes (the index of its quote), and
-/// whether the contents are ASCII, when it has no escape and no control character (`None`
-/// otherwise, or when it does not close). Eight bytes at a time: the first quote, backslash
-/// or byte below 0x20 of a word is found with the usual carry tricks, which are exact for
-/// the lowest such byte (a false hit can only come above a true one). The ASCII answer comes
-/// from the same words, so the line is not read a second time.
-fn plain_string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut high = 0u64;
-    while let Some(word) = b.get(i..i + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(word);
-        let w = u64::from_le_bytes(w);
-        let zero = |x: u64| x.wrapping_sub(ONES) & !x;
-        let special = (zero(w ^ (ONES * u64::from(b'"')))
-            | zero(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w))
-            & HIGH;
-        if special != 0 {
-            let first = special.trailing_zeros();
-            let k = i + (first / 8) as usize;
-            // The bytes of the word before the quote.
-            high |= w & HIGH & ((1u64 << first) - 1);
-            return (b[k] == b'"').then_some((k, high == 0));
-        }
-        high |= w & HIGH;
-        i += 8;
-    }
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => return Some((i, high == 0)),
-            b'\\' | 0..0x20 => return None,
-            _ => {
-                high |= u64::from(c & 0x80);
-                i += 1;
-            }
-        }
-    }
-    None
-}
+use crate::model::source::Source;
 
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
 /// count) is small against the ten thousand lines in it, small enough that the kernel copies
@@ -147,9 +52,10 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
 /// by line and searches for the dataset's name instead.
 const SKIP_AFTER: u32 = 2;
 
-/// Scan one block of whole lines. Lines are read one after the other, a line in the fixed
-/// order ([`fixed_at`]) without being cut out first; with one dataset requested, a run of
-/// other datasets' lines is skipped by searching the block for the name.
+/// Scan one block of whole lines. Lines are read one after the other, where they start in the
+/// block, by the quick walk, which keeps the layout of the last line for the next; with one
+/// dataset requested, a run of other datasets' lines is skipped by searching the block for
+/// the name.
 fn scan_block(
     block: &[u8],
     req: &ScanRequest,
@@ -184,38 +90,8 @@ fn scan_block(
             pos = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
             others = 0;
         }
-        // The platform's own layout is read in place only where the mapping is its own.
-        let fixed = if mapping.plain {
-            fixed_at(block, pos)
-        } else {
-            None
-        };
-        if let Some(([at, consumer, dataset, contract], stop)) = fixed {
-            let next = match block.get(stop) {
-                None => Some(stop),
-                Some(b'\n') => Some(stop + 1),
-                Some(b'\r') if block.get(stop + 1) == Some(&b'\n') => Some(stop + 2),
-                _ => None,
-            };
-            if let Some(next) = next {
-                match acc.dataset_index(dataset) {
-                    Some(d) => {
-                        others = 0;
-                        let read = fold_into(acc, req, d, At::Text(at), consumer, contract);
-                        if let Err(reason) = read {
-                            acc.stats.malformed += 1;
-                            bad.push((pos, reason));
-                        }
-                    }
-                    None => others += 1,
-                }
-                pos = next;
-                continue;
-            }
-        }
-        // Any other line: the common line read in one quick walk, whatever its layout, with
-        // no search for its end first; the rest, to its end, judged when it can be a read of
-        // the dataset.
+        // The common line read in one quick walk, whatever its layout, with no search for its
+        // end first; the rest, to its end, judged when it can be a read of the dataset.
         let walked = plain.read(block, pos, mapping);
         if let Some((r, next)) = walked {
             match acc.dataset_index(r.dataset) {
@@ -269,4 +145,33 @@ fn judge_line(
 ) -> Result<(), String> {
     let r = mapping.json(line)?;
     fold(scan, req, r.at, &r.consumer, &r.dataset, &r.contract)
+}
+
+/// For `bench/jsonscan` only (not an interface): the reads the scanner of JSON lines takes
+/// from `block` under `source`'s mapping, and a sum of their consumers' lengths, so that the
+/// scanner can be timed against general JSON libraries on the same lines. Lines the quick
+/// walk leaves go through the general scanner, as in a scan.
+#[doc(hidden)]
+pub fn bench_json_block(block: &[u8], source: &Source) -> (usize, usize) {
+    let mapping = Mapping::of(source);
+    let mut lines = plain_lines::Lines::default();
+    let (mut reads, mut sum, mut pos) = (0, 0, 0);
+    while pos < block.len() {
+        match lines.read(block, pos, &mapping) {
+            Some((r, next)) => {
+                reads += 1;
+                sum += r.consumer.len();
+                pos = next;
+            }
+            None => {
+                let end = memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i);
+                if let Ok(r) = mapping.json(block[pos..end].trim_ascii()) {
+                    reads += 1;
+                    sum += r.consumer.len();
+                }
+                pos = end + 1;
+            }
+        }
+    }
+    (reads, sum)
 }
