@@ -502,40 +502,60 @@ const POW10: [i64; 9] = [
 
 /// Whether `b` is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
 fn number_grammar(b: &[u8]) -> bool {
-    let mut i = 0;
-    if b.first() == Some(&b'-') {
-        i += 1;
-    }
-    let digits = |i: &mut usize| {
-        let s = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
+    number(b, 0).is_some_and(|(end, _)| end == b.len())
+}
+
+/// Past the JSON number at `i`, its grammar checked on the way,
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and its value when it is a plain
+/// integer of at most 18 digits (as [`Num::parse`] reads one; `-0` is a double to it). What
+/// follows the number is its caller's to check (no byte of a number may).
+#[inline(always)]
+pub(super) fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
+    let neg = byte(b, i) == b'-';
+    i += usize::from(neg);
+    let first = i;
+    let (mut n, mut integer) = match byte(b, i) {
+        b'0' => {
+            i += 1;
+            (0, !neg)
         }
-        *i - s
+        b'1'..=b'9' => {
+            let (end, n) = digits(b, i);
+            let count = end - i;
+            i = end;
+            (n, count <= 18)
+        }
+        _ => return None,
     };
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            digits(&mut i);
+    if byte(b, i) == b'.' {
+        let (j, _) = digits(b, i + 1);
+        if j == i + 1 {
+            return None;
         }
-        _ => return false,
+        (i, integer) = (j, false);
     }
-    if b.get(i) == Some(&b'.') {
+    if matches!(byte(b, i), b'e' | b'E') {
         i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
+        if matches!(byte(b, i), b'+' | b'-') {
             i += 1;
         }
-        if digits(&mut i) == 0 {
-            return false;
+        let (j, _) = digits(b, i);
+        if j == i {
+            return None;
         }
+        (i, integer) = (j, false);
     }
-    i == b.len()
+    debug_assert!(i > first);
+    if neg {
+        n = n.wrapping_neg();
+    }
+    Some((i, integer.then_some(n)))
+}
+
+/// The byte at `i`; 0 past the end (which no rule of a number takes).
+#[inline(always)]
+fn byte(b: &[u8], i: usize) -> u8 {
+    b.get(i).copied().unwrap_or(0)
 }
 
 #[cfg(test)]

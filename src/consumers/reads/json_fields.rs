@@ -278,46 +278,11 @@ impl<'a> Walk<'a> {
         Some(if neg { -n } else { n })
     }
 
-    /// Past the JSON number at `i`, its grammar checked on the way: `None` when it is none.
-    /// The walk stops at the first byte the grammar does not take, and whatever follows a
-    /// value is checked by its caller (no byte of a number may follow one).
+    /// Past the JSON number at `i`, its grammar checked on the way ([`super::fields::number`]):
+    /// `None` when it is none. Whatever follows a value is checked by its caller.
     #[inline]
     fn number(&mut self) -> Option<()> {
-        let b = self.b;
-        let mut i = self.i;
-        let digits = |i: &mut usize| {
-            let s = *i;
-            while b.get(*i).is_some_and(u8::is_ascii_digit) {
-                *i += 1;
-            }
-            *i - s
-        };
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut i);
-            }
-            _ => return None,
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            if digits(&mut i) == 0 {
-                return None;
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            if digits(&mut i) == 0 {
-                return None;
-            }
-        }
-        self.i = i;
+        self.i = super::fields::number(self.b, self.i)?.0;
         Some(())
     }
 
@@ -471,7 +436,7 @@ impl<'a> Walk<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::consumers::reads::fields::Read;
     use crate::model::source::{AtUnit, Source};
@@ -498,11 +463,13 @@ mod tests {
         ))
     }
 
-    fn nested() -> Mapping {
+    /// The mapping of a source whose `at` is `ts` (in `unit`), consumer `client.id` (nested),
+    /// dataset `["req.ds"]` (a key with a dot) and contract `v`.
+    pub(in crate::consumers::reads) fn nested(unit: AtUnit) -> Mapping {
         let mut s = Source::glob("", 0);
         s.fields = Fields {
             at: FieldName::plain("ts"),
-            at_unit: AtUnit::Rfc3339,
+            at_unit: unit,
             consumer: FieldName(vec!["client".into(), "id".into()]),
             dataset: FieldName(vec!["req.ds".into()]),
             contract: FieldName::plain("v"),
@@ -510,23 +477,37 @@ mod tests {
         Mapping::of(&s)
     }
 
-    /// A JSON value the scan has no use for, of any kind, escapes and nesting included.
-    fn other_value() -> impl Strategy<Value = String> {
+    /// A JSON value the scan has no use for, of any kind and nesting; its strings with
+    /// escapes or, for `escapes = false`, written plain.
+    pub(in crate::consumers::reads) fn other_value(escapes: bool) -> impl Strategy<Value = String> {
+        let text = if escapes {
+            "[a-z \\\\\"/é{}\\[\\],:]{0,12}"
+                .prop_map(|s| serde_json::to_string(&s).unwrap())
+                .boxed()
+        } else {
+            "[a-z é{}\\[\\],:/]{0,12}"
+                .prop_map(|s| format!("\"{s}\""))
+                .boxed()
+        };
         let leaf = prop_oneof![
             Just("null".to_string()),
             Just("true".to_string()),
             Just("false".to_string()),
+            Just("0.5".to_string()),
+            Just("-0".to_string()),
             (-1_000_000i64..1_000_000).prop_map(|n| n.to_string()),
             (-1e9f64..1e9).prop_map(|f| format!("{f:e}")),
-            "[a-z \\\\\"/é{}\\[\\],:]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+            text,
         ];
         leaf.prop_recursive(3, 16, 4, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4)
                     .prop_map(|v| format!("[{}]", v.join(" , "))),
                 prop::collection::vec(("[a-z]{1,4}", inner), 0..4).prop_map(|v| {
-                    let parts: Vec<String> =
-                        v.into_iter().map(|(k, x)| format!("\"{k}\":{x}")).collect();
+                    let parts: Vec<String> = v
+                        .into_iter()
+                        .map(|(k, x)| format!("\"{k}\": {x}"))
+                        .collect();
                     format!("{{{}}}", parts.join(","))
                 }),
             ]
@@ -590,13 +571,13 @@ mod tests {
             dataset in prop::sample::select(vec!["roads", "rivers", "r\"oads"]),
             contract in prop::sample::select(vec!["1.0.0", "2.10.3", "x"]),
             escaped in prop::collection::vec(any::<bool>(), 4),
-            extra in prop::collection::vec(("[a-z]{1,6}", other_value()), 0..5),
+            extra in prop::collection::vec(("[a-z]{1,6}", other_value(true)), 0..5),
             order in Just((0..9).collect::<Vec<usize>>()).prop_shuffle(),
             space in prop::sample::select(vec!["", " ", "\t", "  \r"]),
             nested_shape in any::<bool>(),
         ) {
             let (m, key) = if nested_shape {
-                (nested(), ["ts", "client", "req.ds", "v"])
+                (nested(AtUnit::Rfc3339), ["ts", "client", "req.ds", "v"])
             } else {
                 (Mapping::default(), ["at", "consumer", "dataset", "contract"])
             };

@@ -21,7 +21,7 @@
 //! [`MAX_DEPTH`] — it leaves to the general scanner ([`super::json_fields`]) and the model
 //! behind it, which decide and give the reason a line is malformed.
 
-use super::fields::{digits, epoch_nanos, Mapping, Num, HIGH, ONES};
+use super::fields::{epoch_nanos, number, Mapping, Num, HIGH, ONES};
 use super::json_fields::{KeyProbe, MAX_DEPTH};
 use super::At;
 use crate::model::source::AtUnit;
@@ -327,53 +327,6 @@ fn string(b: &[u8], i: usize, high: &mut u64) -> Option<(usize, (usize, usize))>
     Some((end + 1, (i + 1, end)))
 }
 
-/// Past the JSON number at `i`, its grammar checked on the way,
-/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and its value when it is a plain
-/// integer of at most 18 digits (as [`Num::parse`] reads one; `-0` is a double to it). What
-/// follows the number is its caller's to check (no byte of a number may).
-#[inline(always)]
-fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
-    let neg = at(b, i) == b'-';
-    i += usize::from(neg);
-    let first = i;
-    let (mut n, mut integer) = match at(b, i) {
-        b'0' => {
-            i += 1;
-            (0, !neg)
-        }
-        b'1'..=b'9' => {
-            let (end, n) = digits(b, i);
-            let count = end - i;
-            i = end;
-            (n, count <= 18)
-        }
-        _ => return None,
-    };
-    if at(b, i) == b'.' {
-        let (j, _) = digits(b, i + 1);
-        if j == i + 1 {
-            return None;
-        }
-        (i, integer) = (j, false);
-    }
-    if matches!(at(b, i), b'e' | b'E') {
-        i += 1;
-        if matches!(at(b, i), b'+' | b'-') {
-            i += 1;
-        }
-        let (j, _) = digits(b, i);
-        if j == i {
-            return None;
-        }
-        (i, integer) = (j, false);
-    }
-    debug_assert!(i > first);
-    if neg {
-        n = n.wrapping_neg();
-    }
-    Some((i, integer.then_some(n)))
-}
-
 /// Past the object whose `{` is at `i`, at nesting `level`, taking the values of the slots in
 /// `mask` into `found` and the line's layout into `rec`.
 fn object(
@@ -609,8 +562,9 @@ impl Mapping {
 
 #[cfg(test)]
 mod tests {
+    use super::super::json_fields::tests::{nested, other_value};
     use super::*;
-    use crate::model::source::{FieldName, Fields, Source};
+    use crate::model::source::Source;
     use proptest::prelude::*;
 
     /// A read as compared: the instant with its offset, and the three texts.
@@ -667,46 +621,7 @@ mod tests {
         out
     }
 
-    fn nested() -> Mapping {
-        let mut s = Source::glob("", 0);
-        s.fields = Fields {
-            at: FieldName::plain("ts"),
-            at_unit: AtUnit::Millis,
-            consumer: FieldName(vec!["client".into(), "id".into()]),
-            dataset: FieldName(vec!["req.ds".into()]),
-            contract: FieldName::plain("v"),
-        };
-        Mapping::of(&s)
-    }
-
-    /// A JSON value nobody maps, of any kind and nesting, in plain text (no escape).
-    fn other_value() -> impl Strategy<Value = String> {
-        let leaf = prop_oneof![
-            Just("null".to_string()),
-            Just("true".to_string()),
-            Just("false".to_string()),
-            (-1_000_000i64..1_000_000).prop_map(|n| n.to_string()),
-            (-1e9f64..1e9).prop_map(|f| format!("{f:e}")),
-            Just("0.5".to_string()),
-            Just("-0".to_string()),
-            "[a-z é{}\\[\\],:/]{0,12}".prop_map(|s| format!("\"{s}\"")),
-        ];
-        leaf.prop_recursive(3, 16, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4)
-                    .prop_map(|v| format!("[{}]", v.join(" , "))),
-                prop::collection::vec(("[a-z]{1,4}", inner), 0..4).prop_map(|v| {
-                    let parts: Vec<String> = v
-                        .into_iter()
-                        .map(|(k, x)| format!("\"{k}\": {x}"))
-                        .collect();
-                    format!("{{{}}}", parts.join(","))
-                }),
-            ]
-        })
-    }
-
-    /// One line of a source mapped as [`nested`] or by default (with `at` in RFC 3339), its
+    /// One line of a source mapped as `nested` or by default (with `at` in RFC 3339), its
     /// members in `order`, extra members nobody maps, and `space` around every token.
     fn line(
         nested_shape: bool,
@@ -767,7 +682,7 @@ mod tests {
                     ],
                     prop::sample::select(vec!["\"roads\"", "\"rivers\"", "null", "{}"]),
                     prop::sample::select(vec!["\"1.0.0\"", "\"2.10.3\"", "\"x\""]),
-                    prop::collection::vec(("[a-z]{1,3}", other_value()), 0..4),
+                    prop::collection::vec(("[a-z]{1,3}", other_value(false)), 0..4),
                 ),
                 1..6,
             ),
@@ -779,7 +694,7 @@ mod tests {
             last_break in any::<bool>(),
         ) {
             let m = if nested_shape {
-                nested()
+                nested(AtUnit::Millis)
             } else {
                 let mut s = Source::glob("", 0);
                 s.fields.at_unit = AtUnit::Millis;
