@@ -127,10 +127,7 @@ impl<'a> Walk<'a> {
         if level > MAX_DEPTH {
             return None;
         }
-        self.i += 1;
-        self.ws();
-        if self.peek()? == b'}' {
-            self.i += 1;
+        if !self.opened(b'}')? {
             return Some(());
         }
         loop {
@@ -199,15 +196,36 @@ impl<'a> Walk<'a> {
             } else {
                 self.skip(level + 1)?;
             }
-            self.ws();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.more(b'}')? {
+                return Some(());
             }
+        }
+    }
+
+    /// Past the `{` or `[` at `i` and the whitespace after it: `false` (and past the `close`
+    /// too) when the object or array is empty.
+    #[inline]
+    fn opened(&mut self, close: u8) -> Option<bool> {
+        self.i += 1;
+        self.ws();
+        if self.peek()? == close {
+            self.i += 1;
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// After a member or element: past the `,` before the next (`true`) or the `close` that
+    /// ends the object or array (`false`); `None` for anything else.
+    #[inline]
+    fn more(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        let c = self.peek()?;
+        self.i += 1;
+        match c {
+            b',' => Some(true),
+            _ if c == close => Some(false),
+            _ => None,
         }
     }
 
@@ -297,10 +315,7 @@ impl<'a> Walk<'a> {
                 self.i = self.string_end()? + 1;
             }
             b'{' => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b'}' {
-                    self.i += 1;
+                if !self.opened(b'}')? {
                     return Some(());
                 }
                 loop {
@@ -311,35 +326,20 @@ impl<'a> Walk<'a> {
                     self.expect(b':')?;
                     self.ws();
                     self.skip(level + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => self.i += 1,
-                        b'}' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
+                    if !self.more(b'}')? {
+                        return Some(());
                     }
                 }
             }
             b'[' => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
+                if !self.opened(b']')? {
                     return Some(());
                 }
                 loop {
                     self.ws();
                     self.skip(level + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => self.i += 1,
-                        b']' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
+                    if !self.more(b']')? {
+                        return Some(());
                     }
                 }
             }

@@ -570,27 +570,25 @@ mod tests {
     /// A read as compared: the instant with its offset, and the three texts.
     type Plain = (i64, i32, Vec<u8>, Vec<u8>, Vec<u8>);
 
-    fn of_model(m: &Mapping, line: &str) -> Option<Plain> {
-        let r = m.model(line.as_bytes()).ok()?;
-        let t = r.at.instant().ok()?;
+    fn plain_of(at: At<'_>, texts: [&[u8]; 3]) -> Option<Plain> {
+        let t = at.instant().ok()?;
+        let [consumer, dataset, contract] = texts.map(<[u8]>::to_vec);
         Some((
             t.timestamp_nanos_opt()?,
             t.offset().local_minus_utc(),
-            r.consumer.into_owned(),
-            r.dataset.into_owned(),
-            r.contract.into_owned(),
+            consumer,
+            dataset,
+            contract,
         ))
     }
 
+    fn of_model(m: &Mapping, line: &str) -> Option<Plain> {
+        let r = m.model(line.as_bytes()).ok()?;
+        plain_of(r.at, [&r.consumer, &r.dataset, &r.contract])
+    }
+
     fn of_plain(r: PlainRead<'_>) -> Option<Plain> {
-        let t = r.at.instant().ok()?;
-        Some((
-            t.timestamp_nanos_opt()?,
-            t.offset().local_minus_utc(),
-            r.consumer.to_vec(),
-            r.dataset.to_vec(),
-            r.contract.to_vec(),
-        ))
+        plain_of(r.at, [r.consumer, r.dataset, r.contract])
     }
 
     /// The reads of `lines` written as one block (each line then its break, the last with
