@@ -627,3 +627,164 @@ same_read_seconds = 120
     // The cut line is reported with its file and line number.
     run.assert_stderr_has("2026-11-27-10-15-00-5A1B2C3D4E5F6A7B:8:");
 }
+
+/// The same 12,000 reads (over ten blocks of the scan) written in five layouts — Python's
+/// `json.dumps` with extra fields, a nested consumer, the minified default, a mix of key orders,
+/// spacing, escapes, tabs and CRLF line by line, and a CSV of seven columns in another order —
+/// give one answer, and the reads and newest versions a count of the written reads gives.
+#[test]
+fn the_same_reads_in_every_layout_give_one_answer() {
+    let mut rng = crate::common::Rng(0x5eed_1a70);
+    let names: Vec<String> = ["flood-model", "atlas", "router", "archive", "ghost"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..40).map(|k| format!("reader-{k:02}")))
+        .collect();
+    let offsets = ["Z", "+02:00", "-05:30"];
+    let versions = ["1.0.0", "1.1.0", "2.0.0"];
+    // (consumer, dataset, at as written, contract, instant in seconds): every instant apart,
+    // so the newest read of a consumer is plain to count; some after --today.
+    let base = chrono::DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap();
+    let reads: Vec<(String, &str, String, &str, i64)> = (0..12_000)
+        .map(|i| {
+            let t = base + chrono::Duration::seconds(i * 211 + rng.below(200));
+            let offset = offsets[rng.below(3)];
+            let zone = chrono::FixedOffset::east_opt(match offset {
+                "+02:00" => 7200,
+                "-05:30" => -19800,
+                _ => 0,
+            })
+            .unwrap();
+            let ms = rng.below(1000);
+            let text = format!(
+                "{}.{ms:03}{offset}",
+                t.with_timezone(&zone).format("%Y-%m-%dT%H:%M:%S")
+            );
+            let dataset = if rng.below(10) == 0 {
+                "rivers"
+            } else {
+                "roads"
+            };
+            let consumer = names[rng.below(names.len())].clone();
+            (
+                consumer,
+                dataset,
+                text,
+                versions[rng.below(3)],
+                t.timestamp(),
+            )
+        })
+        .collect();
+    let today = "2026-11-29";
+    let end = chrono::DateTime::parse_from_rfc3339("2026-11-30T00:00:00Z")
+        .unwrap()
+        .timestamp();
+    let mut newest: std::collections::BTreeMap<&str, (i64, &str)> = Default::default();
+    let mut counted = 0;
+    for (c, d, _, v, t) in &reads {
+        if *d == "roads" && *t < end {
+            counted += 1;
+            let e = newest.entry(c.as_str()).or_insert((*t, v));
+            if *t > e.0 {
+                *e = (*t, v);
+            }
+        }
+    }
+
+    let escaped = |s: &str| {
+        s.chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect::<String>()
+    };
+    let mut layouts: Vec<(&str, &str, String)> = Vec::new();
+    let mut text = String::new();
+    for (c, d, at, v, _) in &reads {
+        text += &format!(
+            "{{\"consumer\": \"{c}\", \"dataset\": \"{d}\", \"at\": \"{at}\", \"contract\": \"{v}\", \"agent\": \"GDAL/3.8.4\", \"bytes\": {}}}\n",
+            at.len() * 37
+        );
+    }
+    layouts.push(("dumps.jsonl", "", text));
+    let mut text = String::new();
+    for (c, d, at, v, _) in &reads {
+        text += &format!(
+            "{{\"contract\": \"{v}\", \"client\": {{\"id\": \"{c}\", \"ip\": \"10.0.0.1\"}}, \"at\": \"{at}\", \"status\": 200, \"dataset\": \"{d}\"}}\n"
+        );
+    }
+    layouts.push((
+        "nested.jsonl",
+        "fields = { consumer = \"client.id\" }\n",
+        text,
+    ));
+    let mut text = String::new();
+    for (c, d, at, v, _) in &reads {
+        text += &format!(
+            "{{\"at\":\"{at}\",\"consumer\":\"{c}\",\"dataset\":\"{d}\",\"contract\":\"{v}\"}}\n"
+        );
+    }
+    layouts.push(("minified.jsonl", "", text));
+    let mut text = String::new();
+    for (c, d, at, v, _) in &reads {
+        let consumer = if rng.below(20) == 0 {
+            escaped(c)
+        } else {
+            c.clone()
+        };
+        let mut members = vec![
+            format!("\"at\":\"{at}\""),
+            format!("\"consumer\":\"{consumer}\""),
+            format!("\"dataset\":\"{d}\""),
+            format!("\"contract\":\"{v}\""),
+            "\"x\":{\"at\":[1,2.5e3,null],\"consumer\":\"nobody\"}".to_string(),
+        ];
+        for k in (1..members.len()).rev() {
+            members.swap(k, rng.below(k + 1));
+        }
+        let gap = [",", ", ", ",  ", ",\t"][rng.below(4)];
+        let eol = if rng.below(10) == 0 { "\r\n" } else { "\n" };
+        text += &format!("{{{}}}{eol}", members.join(gap));
+    }
+    layouts.push(("mixed.jsonl", "", text));
+    let mut text = "status,bytes,contract,agent,at,dataset,consumer\n".to_string();
+    for (c, d, at, v, _) in &reads {
+        text += &format!("200,{},{v},QGIS/3.34,{at},{d},{c}\n", at.len());
+    }
+    layouts.push(("columns.csv", "", text));
+
+    let mut answers = Vec::new();
+    for (file, mapping, text) in &layouts {
+        let w = world_with(&format!(
+            "[[consumption.source]]\npath = \"consumption/layouts/{file}\"\n{mapping}"
+        ));
+        w.write(&format!("consumption/layouts/{file}"), text);
+        let run = w.consumers_json(today);
+        let json = run.json();
+        assert_eq!(json["scan"]["malformed"], 0, "{file}: {}", run.stderr());
+        assert_eq!(json["scan"]["reads"], counted, "{file}");
+        let mut got: Vec<(String, Option<String>, Option<String>)> = json["consumers"]
+            .rows()
+            .map(|c| {
+                (
+                    c["consumer"].as_str().unwrap().to_string(),
+                    world::text(c, "version"),
+                    world::text(c, "last_read"),
+                )
+            })
+            .collect();
+        got.sort();
+        // The newest version of each consumer with a read, as the written reads say.
+        let versions: Vec<(String, String)> = got
+            .iter()
+            .filter_map(|(c, v, _)| Some((c.clone(), v.clone()?)))
+            .collect();
+        let want: Vec<(String, String)> = newest
+            .iter()
+            .map(|(c, (_, v))| (c.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(versions, want, "{file}");
+        answers.push((file, got));
+    }
+    for (file, got) in &answers[1..] {
+        assert_eq!(got, &answers[0].1, "{file} against {}", answers[0].0);
+    }
+}
