@@ -302,6 +302,9 @@ pub fn is_consumer_name(name: &str) -> bool {
 /// lettre's parser stops at the end of the first mailbox and ignores what follows, so
 /// `a@b.org, c@d.org` or `a@b.org\r\nBcc: x@y` would parse; both are refused here.
 pub fn check_mailbox(contact: &str) -> Result<Mailbox, String> {
+    if let Some(mailbox) = plain_address(contact) {
+        return Ok(mailbox);
+    }
     if contact.chars().any(char::is_control) {
         return Err("it contains a line break or another control character".to_string());
     }
@@ -315,6 +318,31 @@ pub fn check_mailbox(contact: &str) -> Result<Mailbox, String> {
         return Err("it must hold exactly one mailbox".to_string());
     }
     Ok(mailbox)
+}
+
+/// `contact` as a mailbox when it is a bare address of the plainest form, `local@domain`
+/// with each side dot-separated runs of ASCII letters, digits and `_`, `+`, `-` (and the
+/// domain's runs not starting or ending with `-`): what nearly every contact is, and what the
+/// full parser above always takes as that one address. It is built by lettre's `Address::new`
+/// without the general parser, which costs a registry of ten thousand consumers a quarter of
+/// its parse. `None` sends anything else to the general parser.
+fn plain_address(contact: &str) -> Option<Mailbox> {
+    let (user, domain) = contact.split_once('@')?;
+    let runs = |part: &str, ok: fn(u8) -> bool| {
+        !part.is_empty() && part.split('.').all(|r| !r.is_empty() && r.bytes().all(ok))
+    };
+    let user_ok = runs(user, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')
+    });
+    let domain_ok = runs(domain, |c| c.is_ascii_alphanumeric() || c == b'-')
+        && domain
+            .split('.')
+            .all(|r| !r.starts_with('-') && !r.ends_with('-'));
+    if !(user_ok && domain_ok) {
+        return None;
+    }
+    let address = lettre::Address::new(user, domain).ok()?;
+    Some(Mailbox::new(None, address))
 }
 
 /// Why the store's registry could not be read.
@@ -539,6 +567,33 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The shortcut for plain addresses gives what the general parser gives, and takes
+        /// nothing the general parser would refuse or read otherwise.
+        #[test]
+        fn plain_addresses_are_read_as_the_general_parser_reads_them(
+            contact in proptest::prop_oneof![
+                "[a-zA-Z0-9_+.-]{0,8}@[a-zA-Z0-9.-]{0,10}",
+                "[a-z0-9]{1,6}(\\.[a-z0-9]{1,6}){0,2}@[a-z0-9-]{1,6}\\.(org|example|xn--p1ai)",
+                "[ a-zA-Z0-9_+.@<>\"-]{0,16}",
+            ],
+        ) {
+            let general = |c: &str| -> Result<Mailbox, String> {
+                let mailbox: Mailbox = c.parse().map_err(|_| "refused".to_string())?;
+                let t = c.trim();
+                let email = mailbox.email.to_string();
+                let whole = t == email || (t.ends_with('>') && t.contains(&format!("<{email}>")));
+                if !whole || t.matches('@').count() != 1 || c.chars().any(char::is_control) {
+                    return Err("refused".to_string());
+                }
+                Ok(mailbox)
+            };
+            if let Some(fast) = plain_address(&contact) {
+                proptest::prop_assert_eq!(Ok(fast), general(&contact), "{}", contact);
+            }
+        }
+    }
 
     #[test]
     fn parses_a_registry() {
