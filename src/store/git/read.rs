@@ -153,6 +153,20 @@ impl Repo {
         Ok(blob.detach().data)
     }
 
+    /// How many deltas stand between blob `id` and a whole object in its pack (0 for a loose or
+    /// whole object, or when the header cannot be read). Readers of many versions of one file
+    /// start from the shallow end, so each version read is the delta base of the next.
+    pub fn delta_depth(&self, id: ObjectId) -> u32 {
+        use gix::odb::Header;
+        self.repo
+            .objects
+            .try_header(&id)
+            .ok()
+            .flatten()
+            .and_then(|h| h.num_deltas())
+            .unwrap_or(0)
+    }
+
     /// First-parent history from HEAD back to, not including, `since` (or the root commit),
     /// oldest first, each commit with the blobs it changed under `prefixes` (all paths if
     /// `prefixes` is empty).
