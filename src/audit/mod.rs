@@ -205,7 +205,7 @@ fn dataset_findings(
         }
     }
     let history_path = layout::history(dataset);
-    let history_text = match store.read(&history_path) {
+    let history_text = match store.read_listed(&history_path) {
         Err(e @ StoreError::NotText { .. }) => {
             findings.push(Finding::error(history_path, None, e.to_string()));
             return Ok(versions.len());

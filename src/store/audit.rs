@@ -261,7 +261,8 @@ impl Store {
         }
         for dataset in datasets {
             let dir = format!("{}/{dataset}", layout::CONTRACTS);
-            for f in self.repo.list_at(self.head, &dir)? {
+            // The folder as read once for the command, not looked up again from the root.
+            for f in self.dataset_files(&dataset)?.iter().map(|e| &e.name) {
                 let stem = f.strip_suffix(".toml");
                 if stem.is_none_or(|s| semver::Version::parse(s).is_err()) {
                     out.push((

@@ -83,6 +83,8 @@ pub struct TreeEntry {
     pub is_dir: bool,
     /// A symbolic link (git mode 120000): readers treat it as absent, writers refuse it.
     pub is_link: bool,
+    /// A file (git mode 100644 or 100755): what a read by path finds.
+    pub is_blob: bool,
 }
 
 /// A git repository with a work tree: the store.

@@ -125,6 +125,7 @@ pub struct Store {
     config: Config,
     contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
     history_dir: OnceCell<HashMap<String, TreeEntry>>,
+    notifications_dir: OnceCell<HashMap<String, TreeEntry>>,
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
     /// Each dataset's lines once worked out: `status` asks for them per row and again for the
     /// windows it counts. Lines are small; parsed contracts are not kept (`check` reads every
@@ -165,6 +166,7 @@ impl Store {
             config,
             contracts_dir: OnceCell::new(),
             history_dir: OnceCell::new(),
+            notifications_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
             lines: RefCell::new(HashMap::new()),
             remote: None,
@@ -216,6 +218,32 @@ impl Store {
             None => Ok(None),
             Some(bytes) => utf8(bytes, path).map(Some),
         }
+    }
+
+    /// A text file at HEAD, as [`Store::read`] finds it; a file directly in `history/` or
+    /// `notifications/` is found through the folder's entries read once, not by a lookup from
+    /// the root tree that scans the folder's thousands of entries again for every file.
+    pub fn read_listed(&self, path: &str) -> Result<Option<String>, StoreError> {
+        let listed = [
+            (layout::HISTORY, &self.history_dir),
+            (layout::NOTIFICATIONS, &self.notifications_dir),
+        ];
+        for (dir, cell) in listed {
+            let Some(name) = path
+                .strip_prefix(dir)
+                .and_then(|rest| rest.strip_prefix('/'))
+            else {
+                continue;
+            };
+            if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+                break;
+            }
+            return match self.dir(cell, dir)?.get(name) {
+                Some(e) if e.is_blob => Ok(Some(self.text(e.id, path)?)),
+                _ => Ok(None),
+            };
+        }
+        self.read(path)
     }
 
     /// A directory at HEAD, by entry name, read once.

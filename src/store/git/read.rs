@@ -140,6 +140,7 @@ impl Repo {
                 id: e.oid.to_owned(),
                 is_dir: e.mode.is_tree(),
                 is_link: e.mode.is_link(),
+                is_blob: e.mode.is_blob(),
             })
             .collect())
     }
