@@ -17,7 +17,7 @@ use crate::consumers::LogError;
 use crate::model::consistency::audit_dataset;
 use crate::model::history::{parse_history, History};
 use crate::model::{Contract, Strictness, TomlErrors};
-use crate::store::{layout, CommitInfo, GitError, HistoryProof, Store, StoreError};
+use crate::store::{layout, CommitInfo, GitError, HistoryProof, ObjectId, Store, StoreError};
 
 /// Days before a live waiver's last day from which the audit warns that it ends.
 pub const WAIVER_WARNING_DAYS: i64 = 14;
@@ -127,10 +127,7 @@ pub fn check_store(
 
     // Then the state at HEAD, re-derived from the files.
     let datasets = store.datasets()?;
-    let mut contracts_seen = 0;
-    for dataset in &datasets {
-        contracts_seen += dataset_findings(store, &proof, dataset, &mut findings)?;
-    }
+    let contracts_seen = all_dataset_findings(store, &proof, &datasets, &mut findings)?;
     files::tree_findings(store, &datasets, today, &mut findings)?;
 
     let errors = findings
@@ -172,57 +169,143 @@ fn prove_from(store: &Store, since: Option<&str>) -> Result<HistoryProof, AuditE
     }
 }
 
-/// The findings of one dataset's contracts and change history; returns how many contracts
-/// it has.
-fn dataset_findings(
+/// How many datasets are read before their files are handed to the parsers.
+const DATASETS_PER_BATCH: usize = 32;
+
+/// The findings of every dataset's contracts and change history, in the order of `datasets`;
+/// returns how many contracts there are. One thread reads the files (the store is not shared
+/// between threads) while the others parse and judge the batch read before; a dataset's
+/// findings depend on its files alone, so they are the same as one thread's.
+fn all_dataset_findings(
+    store: &Store,
+    proof: &HistoryProof,
+    datasets: &[String],
+    findings: &mut Vec<Finding>,
+) -> Result<usize, AuditError> {
+    let config = store.config();
+    let origins = &proof.origins;
+    let judged = crate::store::read_and_judge(
+        datasets,
+        DATASETS_PER_BATCH,
+        |d| read_dataset(store, proof, d),
+        |files| judge_dataset(config, origins, files),
+    )?;
+    let mut contracts_seen = 0;
+    for (found, contracts) in judged {
+        findings.extend(found);
+        contracts_seen += contracts;
+    }
+    Ok(contracts_seen)
+}
+
+/// One dataset's contract and history files as read at HEAD (or, for a contract edited
+/// after it was published, as published), for [`judge_dataset`].
+struct DatasetFiles {
+    dataset: String,
+    /// Each version, oldest first, with its text or why it is not text.
+    contracts: Vec<(String, Result<String, StoreError>)>,
+    /// The history file: absent, its text, or why it is not text.
+    history: Result<Option<String>, StoreError>,
+}
+
+/// Read what [`judge_dataset`] judges of one dataset. A file that is not UTF-8 is kept as a
+/// finding to make; any other failure to read ends the audit, at the first file in the order
+/// a single pass would read them.
+fn read_dataset(
     store: &Store,
     proof: &HistoryProof,
     dataset: &str,
-    findings: &mut Vec<Finding>,
-) -> Result<usize, AuditError> {
-    let origin = &proof.origins;
-    let mut contracts: Vec<Contract> = Vec::new();
-    let versions = store.versions(dataset)?;
-    for v in &versions {
-        let path = layout::contract(dataset, &v.to_string());
-        let by = origin.get(&path);
-        // A published contract edited later is one finding (a violation); the rest of the
-        // history is judged by the content it was published with, so the edit does not also
-        // surface as wrong verdicts or a missing file blamed on the original commit.
-        let read = match proof.published.get(&path) {
-            Some(blob) => {
-                store.contract_in_blob(dataset, &v.to_string(), *blob, Strictness::Writing)
-            }
-            None => store.contract(dataset, &v.to_string(), Strictness::Writing),
-        };
-        match read {
-            Ok(c) => contracts.push(c),
-            Err(StoreError::Toml(e)) => findings.extend(Finding::located(&path, by, &e)),
-            Err(e @ (StoreError::Misnamed { .. } | StoreError::NotText { .. })) => {
-                findings.push(Finding::error(path.clone(), by, e.to_string()))
-            }
+) -> Result<DatasetFiles, AuditError> {
+    let versions: Vec<String> = store
+        .versions(dataset)?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // A contract edited after it was published is judged by the content it was published
+    // with (the edit is one violation of its own).
+    let blobs: Vec<Result<ObjectId, StoreError>> = versions
+        .iter()
+        .map(
+            |v| match proof.published.get(&layout::contract(dataset, v)) {
+                Some(blob) => Ok(*blob),
+                None => store.contract_blob(dataset, v),
+            },
+        )
+        .collect();
+    let mut texts: Vec<Option<Result<String, StoreError>>> = std::iter::repeat_with(|| None)
+        .take(versions.len())
+        .collect();
+    let order: Vec<usize> = match (blobs.first(), blobs.last()) {
+        (Some(Ok(oldest)), Some(Ok(newest))) if store.newest_first(*oldest, *newest) => {
+            (0..versions.len()).rev().collect()
+        }
+        _ => (0..versions.len()).collect(),
+    };
+    for i in order {
+        if let Ok(blob) = &blobs[i] {
+            texts[i] = Some(store.contract_text(dataset, &versions[i], *blob));
+        }
+    }
+    let mut contracts = Vec::with_capacity(versions.len());
+    for ((version, blob), text) in versions.into_iter().zip(blobs).zip(texts) {
+        blob?;
+        match text.expect("every version with a blob is read") {
+            Ok(text) => contracts.push((version, Ok(text))),
+            Err(e @ StoreError::NotText { .. }) => contracts.push((version, Err(e))),
             Err(e) => return Err(e.into()),
         }
     }
-    let history_path = layout::history(dataset);
-    let history_text = match store.read_listed(&history_path) {
-        Err(e @ StoreError::NotText { .. }) => {
-            findings.push(Finding::error(history_path, None, e.to_string()));
-            return Ok(versions.len());
-        }
-        other => other?,
+    let history = match store.read_listed(&layout::history(dataset)) {
+        Err(e @ StoreError::NotText { .. }) => Err(e),
+        other => Ok(other?),
     };
-    let history: History = match history_text {
-        None => Default::default(),
-        Some(text) => match parse_history(&history_path, &text) {
+    Ok(DatasetFiles {
+        dataset: dataset.to_string(),
+        contracts,
+        history,
+    })
+}
+
+/// The findings of one dataset's contracts and change history, and how many contracts it
+/// has.
+fn judge_dataset(
+    config: &crate::model::Config,
+    origin: &std::collections::HashMap<String, CommitInfo>,
+    files: DatasetFiles,
+) -> (Vec<Finding>, usize) {
+    let dataset = files.dataset.as_str();
+    let count = files.contracts.len();
+    let mut findings = Vec::new();
+    let mut contracts: Vec<Contract> = Vec::new();
+    for (v, text) in &files.contracts {
+        let path = layout::contract(dataset, v);
+        let by = origin.get(&path);
+        let read = text.as_ref().map_err(ToString::to_string).map(|text| {
+            crate::store::parse_contract_text(config, dataset, v, text, Strictness::Writing)
+        });
+        match read {
+            Ok(Ok(c)) => contracts.push(c),
+            Ok(Err(StoreError::Toml(e))) => findings.extend(Finding::located(&path, by, &e)),
+            Ok(Err(e)) => findings.push(Finding::error(path.clone(), by, e.to_string())),
+            Err(not_text) => findings.push(Finding::error(path.clone(), by, not_text)),
+        }
+    }
+    let history_path = layout::history(dataset);
+    let history: History = match files.history {
+        Err(e) => {
+            findings.push(Finding::error(history_path, None, e.to_string()));
+            return (findings, count);
+        }
+        Ok(None) => Default::default(),
+        Ok(Some(text)) => match parse_history(&history_path, &text) {
             Ok(h) => h,
             Err(e) => {
                 findings.extend(Finding::located(&history_path, None, &e));
-                return Ok(versions.len());
+                return (findings, count);
             }
         },
     };
-    for p in audit_dataset(&contracts, &history, &store.config().policy) {
+    for p in audit_dataset(&contracts, &history, &config.policy) {
         findings.push(match &p.version {
             Some(v) => {
                 let path = layout::contract(dataset, v);
@@ -232,7 +315,7 @@ fn dataset_findings(
             None => Finding::error(history_path.clone(), None, p.message),
         });
     }
-    Ok(versions.len())
+    (findings, count)
 }
 
 #[cfg(test)]

@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use chrono::NaiveDate;
-use gix::ObjectId;
+
 use semver::Version;
 
 pub use audit::{log_entries, LogEntry};
 pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
-pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
+pub use git::{CommitChanges, GitError, ObjectId, Remote, Repo, TreeEntry};
 pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::consistency::moves_of;
@@ -112,6 +112,28 @@ pub fn utf8(bytes: Vec<u8>, path: &str) -> Result<String, StoreError> {
         path: path.to_string(),
         offset: e.utf8_error().valid_up_to(),
     })
+}
+
+/// A contract version's text (from [`Store::contract_text`]) parsed with the store's
+/// configuration and checked against its path. Needs no store, so parsing may be spread over
+/// threads while one thread reads.
+pub fn parse_contract_text(
+    config: &Config,
+    dataset: &str,
+    version: &str,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Contract, StoreError> {
+    let path = layout::contract(dataset, version);
+    let c = parse_contract(&path, text, &config.kinds, strictness)?;
+    if c.dataset != dataset || c.version.to_string() != version {
+        return Err(StoreError::Misnamed {
+            path,
+            dataset: c.dataset,
+            version: c.version.to_string(),
+        });
+    }
+    Ok(c)
 }
 
 /// An open store, pinned to the HEAD it was opened at.
@@ -341,17 +363,41 @@ impl Store {
         version: &str,
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
+        let id = self.contract_blob(dataset, version)?;
+        self.contract_in_blob(dataset, version, id, strictness)
+    }
+
+    /// The blob of one contract version at HEAD.
+    pub fn contract_blob(&self, dataset: &str, version: &str) -> Result<ObjectId, StoreError> {
         let file = format!("{version}.toml");
-        let id = self
-            .dataset_files(dataset)?
+        self.dataset_files(dataset)?
             .iter()
             .find(|e| e.name == file && !e.is_dir && !e.is_link)
             .map(|e| e.id)
             .ok_or_else(|| StoreError::UnknownVersion {
                 dataset: dataset.to_string(),
                 version: version.to_string(),
-            })?;
-        self.contract_in_blob(dataset, version, id, strictness)
+            })
+    }
+
+    /// Whether several versions of one file (`oldest` and `newest` the blobs at either end)
+    /// are cheaper to read newest first: git's packing (a clone, `git gc`) stores the newest
+    /// whole and older ones as deltas of newer ones, `git fast-import` the other way round. In
+    /// the cheap order each version read is the delta base of the next, which gix's pack
+    /// cache then holds.
+    pub fn newest_first(&self, oldest: ObjectId, newest: ObjectId) -> bool {
+        self.repo.delta_depth(newest) <= self.repo.delta_depth(oldest)
+    }
+
+    /// The text of a contract version in `blob`, to be judged by [`parse_contract_text`]
+    /// (which may run on another thread). Together they are [`Store::contract_in_blob`].
+    pub fn contract_text(
+        &self,
+        dataset: &str,
+        version: &str,
+        id: ObjectId,
+    ) -> Result<String, StoreError> {
+        self.text(id, &layout::contract(dataset, version))
     }
 
     /// One contract version as held by a blob: HEAD's, or the content it was published with
@@ -363,17 +409,8 @@ impl Store {
         id: ObjectId,
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
-        let path = layout::contract(dataset, version);
-        let text = self.text(id, &path)?;
-        let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
-        if c.dataset != dataset || c.version.to_string() != version {
-            return Err(StoreError::Misnamed {
-                path,
-                dataset: c.dataset,
-                version: c.version.to_string(),
-            });
-        }
-        Ok(c)
+        let text = self.contract_text(dataset, version, id)?;
+        parse_contract_text(&self.config, dataset, version, &text, strictness)
     }
 
     /// Every version of a dataset, oldest first.
@@ -531,4 +568,57 @@ impl Store {
     ) -> Result<ObjectId, StoreError> {
         self.commit_once(files, message)
     }
+}
+
+/// Read `items` on this thread, `per_batch` at a time, while the batches read before are
+/// judged on every core: the store is not shared between threads, and parsing what it read
+/// is most of the work. Returns the judgements in the order of `items`, or the first error
+/// `read` returned (nothing after it is read).
+pub fn read_and_judge<I, R, O, E>(
+    items: &[I],
+    per_batch: usize,
+    mut read: impl FnMut(&I) -> Result<R, E>,
+    judge: impl Fn(R) -> O + std::marker::Sync,
+) -> Result<Vec<O>, E>
+where
+    R: Send,
+    O: Send,
+{
+    use rayon::prelude::*;
+    if items.len() <= per_batch {
+        // One batch: nothing to overlap, and no thread to start.
+        let batch = items.iter().map(&mut read).collect::<Result<Vec<R>, E>>()?;
+        return Ok(batch.into_iter().map(judge).collect());
+    }
+    std::thread::scope(|scope| {
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<R>>(2);
+        let judge = &judge;
+        let judging = scope.spawn(move || {
+            let mut out: Vec<O> = Vec::new();
+            for batch in received {
+                out.par_extend(batch.into_par_iter().map(judge));
+            }
+            out
+        });
+        let mut outcome = Ok(());
+        for chunk in items.chunks(per_batch.max(1)) {
+            match chunk.iter().map(&mut read).collect::<Result<Vec<R>, E>>() {
+                Ok(batch) => {
+                    if batches.send(batch).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(batches);
+        let out = match judging.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        outcome.map(|()| out)
+    })
 }
