@@ -136,6 +136,52 @@ pub fn parse_contract_text(
     Ok(c)
 }
 
+/// The first version of each line, in `versions` (oldest first): a line opens on its first
+/// version's `valid_from`, and its successor's first version declares its sunset.
+fn first_versions(versions: &[Version]) -> impl Iterator<Item = &Version> {
+    versions
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| *i == 0 || versions[i - 1].major != v.major)
+        .map(|(_, v)| v)
+}
+
+/// A dataset's lines from the parsed first version of each line, its history file's text
+/// (sunsets moved by `[[sunset]]` events) and all its versions.
+fn lines_of(
+    dataset: &str,
+    firsts: &[Contract],
+    history: Option<&str>,
+    versions: &[Version],
+) -> Result<Vec<Line>, StoreError> {
+    let refs: Vec<&Contract> = firsts.iter().collect();
+    // Most histories never moved a sunset; skip parsing those.
+    let moves = match history {
+        Some(text) if text.contains("[[sunset]]") => {
+            moves_of(&parse_history(&layout::history(dataset), text)?)
+        }
+        _ => Vec::new(),
+    };
+    let mut out = lines(&refs, &moves);
+    for line in &mut out {
+        line.versions = versions
+            .iter()
+            .filter(|v| v.major == line.major)
+            .cloned()
+            .collect();
+    }
+    Ok(out)
+}
+
+/// What [`Store::prefetch`] reads of a dataset to work out its lines.
+struct FirstVersions {
+    dataset: String,
+    versions: Vec<Version>,
+    /// The first version of each line with its text.
+    firsts: Vec<(String, String)>,
+    history: Option<String>,
+}
+
 /// An open store, pinned to the HEAD it was opened at.
 ///
 /// Directory listings are read once and kept, so a command visiting thousands of datasets
@@ -153,6 +199,9 @@ pub struct Store {
     /// windows it counts. Lines are small; parsed contracts are not kept (`check` reads every
     /// version of every dataset, and holding them would grow with the store).
     lines: RefCell<HashMap<String, Vec<Line>>>,
+    /// The version current on a day of the lines [`Store::prefetch`] looked at, where it is
+    /// the line's newest: (dataset, major, day) → version.
+    current: RefCell<HashMap<(String, u64, NaiveDate), Version>>,
     /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
     remote: Option<Remote>,
     /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
@@ -191,6 +240,7 @@ impl Store {
             notifications_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
             lines: RefCell::new(HashMap::new()),
+            current: RefCell::new(HashMap::new()),
             remote: None,
             writers_lock: None,
             notices: None,
@@ -485,32 +535,135 @@ impl Store {
         if versions.is_empty() {
             return Err(self.unknown_dataset(dataset));
         }
-        let parsed: Vec<Contract> = versions
-            .iter()
-            .enumerate()
-            .filter(|(i, v)| *i == 0 || versions[i - 1].major != v.major)
-            .map(|(_, v)| self.contract(dataset, &v.to_string(), Strictness::Reading))
+        let parsed: Vec<Contract> = first_versions(&versions)
+            .map(|v| self.contract(dataset, &v.to_string(), Strictness::Reading))
             .collect::<Result<_, _>>()?;
-        let refs: Vec<&Contract> = parsed.iter().collect();
-        // Most histories never moved a sunset; skip parsing those.
-        let moves = match self.history_text(dataset)? {
-            Some(text) if text.contains("[[sunset]]") => {
-                moves_of(&parse_history(&layout::history(dataset), &text)?)
-            }
-            _ => Vec::new(),
-        };
-        let mut out = lines(&refs, &moves);
-        for line in &mut out {
-            line.versions = versions
-                .iter()
-                .filter(|v| v.major == line.major)
-                .cloned()
-                .collect();
-        }
+        let history = self.history_text(dataset)?;
+        let out = lines_of(dataset, &parsed, history.as_deref(), &versions)?;
         self.lines
             .borrow_mut()
             .insert(dataset.to_string(), out.clone());
         Ok(out)
+    }
+
+    /// Work out ahead what [`Store::lines`] answers for each of `datasets`, and what
+    /// [`Store::current_version`] answers on `day` for the lines `wanted` picks, reading the
+    /// files on this thread while the contracts read are parsed on every core. Only answers
+    /// are kept: a dataset whose files do not read or parse is left to those methods, which
+    /// then fail as they always have.
+    pub fn prefetch(&self, datasets: &[String], day: NaiveDate, wanted: impl Fn(&Line) -> bool) {
+        const PER_BATCH: usize = 64;
+        let config = &self.config;
+        let todo: Vec<&String> = {
+            let known = self.lines.borrow();
+            datasets
+                .iter()
+                .filter(|d| !known.contains_key(*d))
+                .collect()
+        };
+        let read = |dataset: &&String| Ok::<_, std::convert::Infallible>(self.read_firsts(dataset));
+        let judge = |read: Option<FirstVersions>| {
+            let read = read?;
+            let parsed: Vec<Contract> = read
+                .firsts
+                .iter()
+                .map(|(v, text)| {
+                    parse_contract_text(config, &read.dataset, v, text, Strictness::Reading).ok()
+                })
+                .collect::<Option<_>>()?;
+            let lines = lines_of(
+                &read.dataset,
+                &parsed,
+                read.history.as_deref(),
+                &read.versions,
+            );
+            Some((read.dataset, lines.ok()?))
+        };
+        let Ok(judged) = read_and_judge(&todo, PER_BATCH, read, judge);
+        let mut asks: Vec<(String, u64, String)> = Vec::new();
+        {
+            let mut known = self.lines.borrow_mut();
+            for (dataset, lines) in judged.into_iter().flatten() {
+                for line in lines.iter().filter(|l| wanted(l)) {
+                    asks.push((dataset.clone(), line.major, line.newest().to_string()));
+                }
+                known.insert(dataset, lines);
+            }
+        }
+        // The newest version of a line is the current one once it is valid.
+        let read = |(dataset, major, version): &(String, u64, String)| {
+            let text = self
+                .contract_blob(dataset, version)
+                .and_then(|id| self.contract_text(dataset, version, id))
+                .ok();
+            Ok::<_, std::convert::Infallible>(
+                text.map(|t| (dataset.clone(), *major, version.clone(), t)),
+            )
+        };
+        let judge = |read: Option<(String, u64, String, String)>| {
+            let (dataset, major, version, text) = read?;
+            let c = parse_contract_text(config, &dataset, &version, &text, Strictness::Reading);
+            c.ok()
+                .filter(|c| c.valid_from <= day)
+                .map(|c| ((dataset, major, day), c.version))
+        };
+        let Ok(current) = read_and_judge(&asks, PER_BATCH, read, judge);
+        self.current
+            .borrow_mut()
+            .extend(current.into_iter().flatten());
+    }
+
+    /// The texts [`Store::lines`] reads of a dataset, for [`Store::prefetch`]; `None` when one
+    /// does not read.
+    fn read_firsts(&self, dataset: &str) -> Option<FirstVersions> {
+        let versions = self.versions(dataset).ok()?;
+        let firsts: Vec<String> = first_versions(&versions).map(ToString::to_string).collect();
+        let blobs: Vec<ObjectId> = firsts
+            .iter()
+            .map(|v| self.contract_blob(dataset, v))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        let (oldest, newest) = (*blobs.first()?, *blobs.last()?);
+        let mut texts: Vec<Option<String>> = vec![None; blobs.len()];
+        let mut order: Vec<usize> = (0..blobs.len()).collect();
+        // From the end of the delta chain stored whole, so each read is a short delta away.
+        if self.newest_first(oldest, newest) {
+            order.reverse();
+        }
+        for i in order {
+            texts[i] = Some(self.contract_text(dataset, &firsts[i], blobs[i]).ok()?);
+        }
+        Some(FirstVersions {
+            dataset: dataset.to_string(),
+            firsts: firsts
+                .into_iter()
+                .zip(texts.into_iter().flatten())
+                .collect(),
+            // Only a history that moved a sunset is parsed (see `lines_of`).
+            history: self
+                .history_text(dataset)
+                .ok()?
+                .filter(|t| t.contains("[[sunset]]")),
+            versions,
+        })
+    }
+
+    /// [`Store::current`]'s version, answered from what [`Store::prefetch`] worked out when it
+    /// looked at the line.
+    pub fn current_version(
+        &self,
+        dataset: &str,
+        versions: &[Version],
+        major: u64,
+        day: NaiveDate,
+    ) -> Result<Option<Version>, StoreError> {
+        let key = (dataset.to_string(), major, day);
+        if let Some(v) = self.current.borrow().get(&key) {
+            return Ok(Some(v.clone()));
+        }
+        Ok(self
+            .current(dataset, versions, major, day)?
+            .map(|c| c.version))
     }
 
     /// The live contract of every line live on `day` (at most two), oldest line first.
