@@ -199,6 +199,43 @@ impl Repo {
     }
 }
 
+/// A repository handle that may move to another thread, to be opened there: a second reader
+/// of the same repository, with smaller caches of its own (see
+/// `SECOND_READER_PACK_CACHE_BYTES`).
+pub struct SendRepo {
+    repo: gix::ThreadSafeRepository,
+    work_dir: PathBuf,
+}
+
+/// Memory for delta bases of a second reader ([`SendRepo`]): one that reads each object once,
+/// in the order its pack's deltas run, needs the last few bases only, and keeps no decoded
+/// objects by id, so running beside the store's own reader adds little memory.
+const SECOND_READER_PACK_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+impl SendRepo {
+    /// The repository, on the thread this is called on.
+    pub fn open(self) -> Result<Repo, GitError> {
+        let mut repo = Repo::from_gix(self.repo.to_thread_local(), &self.work_dir)?;
+        repo.repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                SECOND_READER_PACK_CACHE_BYTES,
+            ))
+        });
+        repo.repo.object_cache_size(0);
+        Ok(repo)
+    }
+}
+
+impl Repo {
+    /// A handle on this repository for another thread ([`SendRepo::open`]).
+    pub fn for_another_thread(&self) -> SendRepo {
+        SendRepo {
+            repo: self.repo.clone().into_sync(),
+            work_dir: self.work_dir.clone(),
+        }
+    }
+}
+
 /// A path git can hold and that stays inside the work tree: relative, '/'-separated, no empty,
 /// `.` or `..` component, nothing under `.git`.
 fn check_path(path: &str) -> Result<(), GitError> {

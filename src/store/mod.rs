@@ -21,7 +21,7 @@ use chrono::NaiveDate;
 use semver::Version;
 
 pub use audit::{log_entries, LogEntry};
-pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
+pub use audit::{CommitInfo, HistoryProof, Prover, RecordOrigins, Violation, RECORD_HEADERS};
 pub use git::{CommitChanges, GitError, ObjectId, Remote, Repo, TreeEntry};
 pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
 
@@ -430,13 +430,28 @@ impl Store {
             })
     }
 
-    /// Whether several versions of one file (`oldest` and `newest` the blobs at either end)
-    /// are cheaper to read newest first: git's packing (a clone, `git gc`) stores the newest
-    /// whole and older ones as deltas of newer ones, `git fast-import` the other way round. In
-    /// the cheap order each version read is the delta base of the next, which gix's pack
-    /// cache then holds.
-    pub fn newest_first(&self, oldest: ObjectId, newest: ObjectId) -> bool {
-        self.repo.delta_depth(newest) <= self.repo.delta_depth(oldest)
+    /// The texts of many blobs, each read as the path beside it, in the order given. They are
+    /// read shallowest in their pack's delta chains first: git's packing chains a file with
+    /// files of the same name (`1.0.0.toml` of one dataset with that of another, each version
+    /// a delta of a neighbour), so read in that order each blob is one delta away from one
+    /// just read, which gix's pack cache holds, instead of a chain replayed from its whole
+    /// object for every read.
+    pub fn read_texts(&self, blobs: &[(ObjectId, String)]) -> Vec<Result<String, StoreError>> {
+        let mut order: Vec<(u32, usize)> = blobs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (self.repo.delta_depth(*id), i))
+            .collect();
+        order.sort_unstable();
+        let mut out: Vec<Option<Result<String, StoreError>>> =
+            std::iter::repeat_with(|| None).take(blobs.len()).collect();
+        for (_, i) in order {
+            let (id, path) = &blobs[i];
+            out[i] = Some(self.text(*id, path));
+        }
+        out.into_iter()
+            .map(|text| text.expect("every blob is read"))
+            .collect()
     }
 
     /// The text of a contract version in `blob`, to be judged by [`parse_contract_text`]
@@ -552,7 +567,7 @@ impl Store {
     /// are kept: a dataset whose files do not read or parse is left to those methods, which
     /// then fail as they always have.
     pub fn prefetch(&self, datasets: &[String], day: NaiveDate, wanted: impl Fn(&Line) -> bool) {
-        const PER_BATCH: usize = 64;
+        const PER_BATCH: usize = 256;
         let config = &self.config;
         let todo: Vec<&String> = {
             let known = self.lines.borrow();
@@ -561,7 +576,7 @@ impl Store {
                 .filter(|d| !known.contains_key(*d))
                 .collect()
         };
-        let read = |dataset: &&String| Ok::<_, std::convert::Infallible>(self.read_firsts(dataset));
+        let read = |batch: &[&String]| Ok::<_, std::convert::Infallible>(self.read_firsts(batch));
         let judge = |read: Option<FirstVersions>| {
             let read = read?;
             let parsed: Vec<Contract> = read
@@ -591,14 +606,26 @@ impl Store {
             }
         }
         // The newest version of a line is the current one once it is valid.
-        let read = |(dataset, major, version): &(String, u64, String)| {
-            let text = self
-                .contract_blob(dataset, version)
-                .and_then(|id| self.contract_text(dataset, version, id))
-                .ok();
-            Ok::<_, std::convert::Infallible>(
-                text.map(|t| (dataset.clone(), *major, version.clone(), t)),
-            )
+        let read = |batch: &[(String, u64, String)]| {
+            let blobs: Vec<Option<ObjectId>> = batch
+                .iter()
+                .map(|(dataset, _, version)| self.contract_blob(dataset, version).ok())
+                .collect();
+            let wanted: Vec<(ObjectId, String)> = batch
+                .iter()
+                .zip(&blobs)
+                .filter_map(|((d, _, v), id)| id.map(|id| (id, layout::contract(d, v))))
+                .collect();
+            let mut texts = self.read_texts(&wanted).into_iter();
+            let read = batch
+                .iter()
+                .zip(blobs)
+                .map(|((dataset, major, version), id)| {
+                    id?;
+                    let text = texts.next()?.ok()?;
+                    Some((dataset.clone(), *major, version.clone(), text))
+                });
+            Ok::<_, std::convert::Infallible>(read.collect())
         };
         let judge = |read: Option<(String, u64, String, String)>| {
             let (dataset, major, version, text) = read?;
@@ -613,39 +640,55 @@ impl Store {
             .extend(current.into_iter().flatten());
     }
 
-    /// The texts [`Store::lines`] reads of a dataset, for [`Store::prefetch`]; `None` when one
-    /// does not read.
-    fn read_firsts(&self, dataset: &str) -> Option<FirstVersions> {
-        let versions = self.versions(dataset).ok()?;
-        let firsts: Vec<String> = first_versions(&versions).map(ToString::to_string).collect();
-        let blobs: Vec<ObjectId> = firsts
+    /// The texts [`Store::lines`] reads of each dataset, for [`Store::prefetch`]; `None` for a
+    /// dataset one of whose files does not read.
+    fn read_firsts(&self, datasets: &[&String]) -> Vec<Option<FirstVersions>> {
+        let plans: Vec<Option<(Vec<Version>, Vec<String>, Vec<ObjectId>)>> = datasets
             .iter()
-            .map(|v| self.contract_blob(dataset, v))
-            .collect::<Result<_, _>>()
-            .ok()?;
-        let (oldest, newest) = (*blobs.first()?, *blobs.last()?);
-        let mut texts: Vec<Option<String>> = vec![None; blobs.len()];
-        let mut order: Vec<usize> = (0..blobs.len()).collect();
-        // From the end of the delta chain stored whole, so each read is a short delta away.
-        if self.newest_first(oldest, newest) {
-            order.reverse();
-        }
-        for i in order {
-            texts[i] = Some(self.contract_text(dataset, &firsts[i], blobs[i]).ok()?);
-        }
-        Some(FirstVersions {
-            dataset: dataset.to_string(),
-            firsts: firsts
-                .into_iter()
-                .zip(texts.into_iter().flatten())
-                .collect(),
-            // Only a history that moved a sunset is parsed (see `lines_of`).
-            history: self
-                .history_text(dataset)
-                .ok()?
-                .filter(|t| t.contains("[[sunset]]")),
-            versions,
-        })
+            .map(|dataset| {
+                let versions = self.versions(dataset).ok()?;
+                let firsts: Vec<String> =
+                    first_versions(&versions).map(ToString::to_string).collect();
+                let blobs: Vec<ObjectId> = firsts
+                    .iter()
+                    .map(|v| self.contract_blob(dataset, v))
+                    .collect::<Result<_, _>>()
+                    .ok()?;
+                Some((versions, firsts, blobs))
+            })
+            .collect();
+        let wanted: Vec<(ObjectId, String)> = datasets
+            .iter()
+            .zip(&plans)
+            .filter_map(|(d, plan)| plan.as_ref().map(|p| (d, p)))
+            .flat_map(|(d, (_, firsts, blobs))| {
+                blobs
+                    .iter()
+                    .zip(firsts)
+                    .map(|(id, v)| (*id, layout::contract(d, v)))
+            })
+            .collect();
+        let mut texts = self.read_texts(&wanted).into_iter();
+        datasets
+            .iter()
+            .zip(plans)
+            .map(|(dataset, plan)| {
+                let (versions, firsts, _) = plan?;
+                let texts: Vec<Result<String, StoreError>> =
+                    texts.by_ref().take(firsts.len()).collect();
+                let texts: Vec<String> = texts.into_iter().collect::<Result<_, _>>().ok()?;
+                Some(FirstVersions {
+                    dataset: dataset.to_string(),
+                    firsts: firsts.into_iter().zip(texts).collect(),
+                    // Only a history that moved a sunset is parsed (see `lines_of`).
+                    history: self
+                        .history_text(dataset)
+                        .ok()?
+                        .filter(|t| t.contains("[[sunset]]")),
+                    versions,
+                })
+            })
+            .collect()
     }
 
     /// [`Store::current`]'s version, answered from what [`Store::prefetch`] worked out when it
@@ -723,14 +766,14 @@ impl Store {
     }
 }
 
-/// Read `items` on this thread, `per_batch` at a time, while the batches read before are
-/// judged on every core: the store is not shared between threads, and parsing what it read
+/// Read `items` on this thread, `per_batch` at a time (`read` returns one result per item),
+/// while the batches read before are judged on every core: the store is not shared between threads, and parsing what it read
 /// is most of the work. Returns the judgements in the order of `items`, or the first error
 /// `read` returned (nothing after it is read).
 pub fn read_and_judge<I, R, O, E>(
     items: &[I],
     per_batch: usize,
-    mut read: impl FnMut(&I) -> Result<R, E>,
+    mut read: impl FnMut(&[I]) -> Result<Vec<R>, E>,
     judge: impl Fn(R) -> O + std::marker::Sync,
 ) -> Result<Vec<O>, E>
 where
@@ -740,8 +783,7 @@ where
     use rayon::prelude::*;
     if items.len() <= per_batch {
         // One batch: nothing to overlap, and no thread to start.
-        let batch = items.iter().map(&mut read).collect::<Result<Vec<R>, E>>()?;
-        return Ok(batch.into_iter().map(judge).collect());
+        return Ok(read(items)?.into_iter().map(judge).collect());
     }
     std::thread::scope(|scope| {
         let (batches, received) = std::sync::mpsc::sync_channel::<Vec<R>>(2);
@@ -755,7 +797,7 @@ where
         });
         let mut outcome = Ok(());
         for chunk in items.chunks(per_batch.max(1)) {
-            match chunk.iter().map(&mut read).collect::<Result<Vec<R>, E>>() {
+            match read(chunk) {
                 Ok(batch) => {
                     if batches.send(batch).is_err() {
                         break;
