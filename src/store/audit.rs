@@ -74,6 +74,10 @@ impl Prover {
     }
 }
 
+/// One rewrite of an append-only file: its place in the walk (commit, change), the old blob
+/// and the new.
+type Rewrite = ((usize, usize), ObjectId, ObjectId);
+
 /// [`Store::prove_history`] over `repo`.
 fn prove_history(repo: &Repo, since: Option<&str>) -> Result<HistoryProof, StoreError> {
     let since = match since {
@@ -97,7 +101,7 @@ fn prove_history(repo: &Repo, since: Option<&str>) -> Result<HistoryProof, Store
     let mut violations: Vec<((usize, usize), Violation)> = Vec::new();
     // Each append-only file's rewrites, by path in order of first appearance: (place,
     // old blob, new blob), oldest first.
-    let mut appends: Vec<(&str, Vec<((usize, usize), ObjectId, ObjectId)>)> = Vec::new();
+    let mut appends: Vec<(&str, Vec<Rewrite>)> = Vec::new();
     let mut append_of: HashMap<&str, usize> = HashMap::new();
     let mut first_blob: HashMap<String, ObjectId> = HashMap::new();
     for (ci, commit) in walk.iter().enumerate() {
@@ -168,7 +172,7 @@ fn prove_history(repo: &Repo, since: Option<&str>) -> Result<HistoryProof, Store
             kept.push((id, text.clone()));
             Ok(text)
         };
-        let mut prove = |&(at, old, new): &((usize, usize), ObjectId, ObjectId)| {
+        let mut prove = |&(at, old, new): &Rewrite| {
             // The shallower side first, so the other is one delta away.
             let (new_text, old_text) = if newest_first {
                 let n = read(new);

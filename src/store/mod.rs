@@ -643,7 +643,9 @@ impl Store {
     /// The texts [`Store::lines`] reads of each dataset, for [`Store::prefetch`]; `None` for a
     /// dataset one of whose files does not read.
     fn read_firsts(&self, datasets: &[&String]) -> Vec<Option<FirstVersions>> {
-        let plans: Vec<Option<(Vec<Version>, Vec<String>, Vec<ObjectId>)>> = datasets
+        // Each dataset's versions, and its first versions with their blobs.
+        type Plan = (Vec<Version>, Vec<String>, Vec<ObjectId>);
+        let plans: Vec<Option<Plan>> = datasets
             .iter()
             .map(|dataset| {
                 let versions = self.versions(dataset).ok()?;
