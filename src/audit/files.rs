@@ -52,10 +52,11 @@ pub(super) fn tree_findings(
     // Ledgers and release records are parsed with the same strict parsers as their readers
     // (`notify`, `advisory`), so a file that passes here is one they accept. A dataset's
     // change history was parsed with its contracts.
+    let known: std::collections::HashSet<&str> = datasets.iter().map(String::as_str).collect();
     for dir in [layout::HISTORY, layout::NOTIFICATIONS] {
         for path in store.toml_files(dir)? {
             let f = path[dir.len() + 1..].to_string();
-            let text = match store.read(&path) {
+            let text = match store.read_listed(&path) {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
                 Err(e @ StoreError::NotText { .. }) => {
@@ -75,7 +76,7 @@ pub(super) fn tree_findings(
                     .map(|w| findings.extend(ending_waivers(today, &path, dataset, &text, &w)))
             } else {
                 let dataset = f.trim_end_matches(".toml");
-                if datasets.iter().any(|d| d == dataset) {
+                if known.contains(dataset) {
                     continue;
                 }
                 parse_history(&path, &text).map(|_| ())

@@ -10,6 +10,8 @@
 
 mod files;
 
+use std::collections::HashMap;
+
 use chrono::NaiveDate;
 use serde::Serialize;
 
@@ -17,7 +19,7 @@ use crate::consumers::LogError;
 use crate::model::consistency::audit_dataset;
 use crate::model::history::{parse_history, History};
 use crate::model::{Contract, Strictness, TomlErrors};
-use crate::store::{layout, CommitInfo, GitError, HistoryProof, Store, StoreError};
+use crate::store::{layout, CommitInfo, GitError, HistoryProof, ObjectId, Store, StoreError};
 
 /// Days before a live waiver's last day from which the audit warns that it ends.
 pub const WAIVER_WARNING_DAYS: i64 = 14;
@@ -117,19 +119,53 @@ pub fn check_store(
     since: Option<&str>,
     today: NaiveDate,
 ) -> Result<Report, AuditError> {
-    // The history first: it proves immutability and says who added each file.
-    let proof = prove_from(store, since)?;
+    let config = store.config();
+    let datasets = match store.datasets() {
+        Ok(datasets) => datasets,
+        Err(e) => {
+            // The history is proved first: its failure is the one to tell.
+            prove_from(|rev| store.prove_history(rev), config, since)?;
+            return Err(e.into());
+        }
+    };
+    // The history proves immutability and says who added each file; it is walked on a thread
+    // of its own while this one reads the files at HEAD and the others parse and judge them.
+    let prover = store.prover();
+    let (proof, at_head) = std::thread::scope(|scope| {
+        let proving =
+            scope.spawn(move || prove_from(|rev| prover.prove_history(rev), config, since));
+        let at_head = all_dataset_findings(store, None, &datasets);
+        match proving.join() {
+            Ok(proof) => (proof, at_head),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    });
+    let proof = proof?;
+    let judged = match at_head {
+        Ok(judged) if proof.published.is_empty() => judged,
+        // A contract edited after it was published is judged by what was published, and a
+        // file that did not read fails the audit where a single pass reading the published
+        // contents would: both are read again, now that the history says what was published.
+        _ => all_dataset_findings(store, Some(&proof.published), &datasets)?,
+    };
     let mut findings: Vec<Finding> = proof
         .violations
         .iter()
         .map(|v| Finding::error(v.path.clone(), Some(&v.commit), v.message.clone()))
         .collect();
 
-    // Then the state at HEAD, re-derived from the files.
-    let datasets = store.datasets()?;
+    // Then the state at HEAD, re-derived from the files, each finding about a contract blamed
+    // on the commit that added it.
     let mut contracts_seen = 0;
-    for dataset in &datasets {
-        contracts_seen += dataset_findings(store, &proof, dataset, &mut findings)?;
+    for (found, contracts) in judged {
+        for (mut finding, added) in found {
+            if let Some(by) = added.and_then(|path| proof.origins.get(&path)) {
+                finding.commit = Some(by.id.clone());
+                finding.author = Some(by.author.clone());
+            }
+            findings.push(finding);
+        }
+        contracts_seen += contracts;
     }
     files::tree_findings(store, &datasets, today, &mut findings)?;
 
@@ -149,11 +185,15 @@ pub fn check_store(
 
 /// The immutability proof from `since`, else from `[store] since`, else from the root. An
 /// unusable revision from the file is reported at its place in the file.
-fn prove_from(store: &Store, since: Option<&str>) -> Result<HistoryProof, AuditError> {
-    let configured = store.config().store.since.as_deref();
+fn prove_from(
+    prove: impl FnOnce(Option<&str>) -> Result<HistoryProof, StoreError>,
+    config: &crate::model::Config,
+    since: Option<&str>,
+) -> Result<HistoryProof, AuditError> {
+    let configured = config.store.since.as_deref();
     match (since, configured) {
-        (Some(rev), _) => Ok(store.prove_history(Some(rev))?),
-        (None, Some(rev)) => store.prove_history(Some(rev)).map_err(|e| {
+        (Some(rev), _) => Ok(prove(Some(rev))?),
+        (None, Some(rev)) => prove(Some(rev)).map_err(|e| {
             let about_since = matches!(
                 e,
                 StoreError::Git(GitError::BadRev { .. } | GitError::SinceNotInHistory { .. })
@@ -162,77 +202,167 @@ fn prove_from(store: &Store, since: Option<&str>) -> Result<HistoryProof, AuditE
                 return AuditError::Store(e);
             }
             AuditError::ConfiguredSince {
-                message: store
-                    .config()
-                    .error_at("store.since", &format!("[store] since: {e}")),
+                message: config.error_at("store.since", &format!("[store] since: {e}")),
                 source: e,
             }
         }),
-        (None, None) => Ok(store.prove_history(None)?),
+        (None, None) => Ok(prove(None)?),
     }
 }
 
-/// The findings of one dataset's contracts and change history; returns how many contracts
-/// it has.
-fn dataset_findings(
+/// How many datasets are read before their files are handed to the parsers.
+const DATASETS_PER_BATCH: usize = 128;
+
+/// A dataset's findings, each with the contract file whose adding commit it is blamed on
+/// (filled in from the history's origins), and how many contracts the dataset has.
+type Judged = (Vec<(Finding, Option<String>)>, usize);
+
+/// The findings of every dataset's contracts and change history, in the order of `datasets`,
+/// with the contents at HEAD, or, for the contracts in `published`, the blob each was
+/// published with. One thread reads the files (the store is not shared between threads) while
+/// the others parse and judge the batch read before; a dataset's findings depend on its files
+/// alone, so they are the same as one thread's.
+fn all_dataset_findings(
     store: &Store,
-    proof: &HistoryProof,
-    dataset: &str,
-    findings: &mut Vec<Finding>,
-) -> Result<usize, AuditError> {
-    let origin = &proof.origins;
-    let mut contracts: Vec<Contract> = Vec::new();
-    let versions = store.versions(dataset)?;
-    for v in &versions {
-        let path = layout::contract(dataset, &v.to_string());
-        let by = origin.get(&path);
-        // A published contract edited later is one finding (a violation); the rest of the
-        // history is judged by the content it was published with, so the edit does not also
-        // surface as wrong verdicts or a missing file blamed on the original commit.
-        let read = match proof.published.get(&path) {
-            Some(blob) => {
-                store.contract_in_blob(dataset, &v.to_string(), *blob, Strictness::Writing)
+    published: Option<&HashMap<String, ObjectId>>,
+    datasets: &[String],
+) -> Result<Vec<Judged>, AuditError> {
+    let config = store.config();
+    crate::store::read_and_judge(
+        datasets,
+        DATASETS_PER_BATCH,
+        |batch| read_datasets(store, published, batch),
+        |files| judge_dataset(config, files),
+    )
+}
+
+/// One dataset's contract and history files as read at HEAD (or, for a contract edited
+/// after it was published, as published), for [`judge_dataset`].
+struct DatasetFiles {
+    dataset: String,
+    /// Each version, oldest first, with its text or why it is not text.
+    contracts: Vec<(String, Result<String, StoreError>)>,
+    /// The history file: absent, its text, or why it is not text.
+    history: Result<Option<String>, StoreError>,
+}
+
+/// Read what [`judge_dataset`] judges of each dataset of a batch, the contracts of them all
+/// in one go (see [`Store::read_texts`]). A file that is not UTF-8 is kept as a finding to
+/// make; any other failure to read ends the audit, at the first file in the order a single
+/// pass would read them (each dataset's contracts, oldest first, then its history).
+fn read_datasets(
+    store: &Store,
+    published: Option<&HashMap<String, ObjectId>>,
+    datasets: &[String],
+) -> Result<Vec<DatasetFiles>, AuditError> {
+    type Plan = (Vec<String>, Vec<Result<ObjectId, StoreError>>);
+    let plans: Vec<Result<Plan, StoreError>> = datasets
+        .iter()
+        .map(|dataset| {
+            let versions: Vec<String> = store
+                .versions(dataset)?
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            // A contract edited after it was published is judged by the content it was
+            // published with (the edit is one violation of its own).
+            let blobs = versions
+                .iter()
+                .map(
+                    |v| match published.and_then(|p| p.get(&layout::contract(dataset, v))) {
+                        Some(blob) => Ok(*blob),
+                        None => store.contract_blob(dataset, v),
+                    },
+                )
+                .collect();
+            Ok((versions, blobs))
+        })
+        .collect();
+    let wanted: Vec<(ObjectId, String)> = datasets
+        .iter()
+        .zip(&plans)
+        .filter_map(|(d, plan)| plan.as_ref().ok().map(|p| (d, p)))
+        .flat_map(|(d, (versions, blobs))| {
+            versions
+                .iter()
+                .zip(blobs)
+                .filter_map(move |(v, id)| Some((*id.as_ref().ok()?, layout::contract(d, v))))
+        })
+        .collect();
+    let mut texts = store.read_texts(&wanted).into_iter();
+    let mut out = Vec::with_capacity(datasets.len());
+    for (dataset, plan) in datasets.iter().zip(plans) {
+        let (versions, blobs) = plan?;
+        let mut contracts = Vec::with_capacity(versions.len());
+        for (version, blob) in versions.into_iter().zip(blobs) {
+            blob?;
+            match texts.next().expect("a text for every blob") {
+                Ok(text) => contracts.push((version, Ok(text))),
+                Err(e @ StoreError::NotText { .. }) => contracts.push((version, Err(e))),
+                Err(e) => return Err(e.into()),
             }
-            None => store.contract(dataset, &v.to_string(), Strictness::Writing),
+        }
+        let history = match store.read_listed(&layout::history(dataset)) {
+            Err(e @ StoreError::NotText { .. }) => Err(e),
+            other => Ok(other?),
         };
+        out.push(DatasetFiles {
+            dataset: dataset.to_string(),
+            contracts,
+            history,
+        });
+    }
+    Ok(out)
+}
+
+/// The findings of one dataset's contracts and change history, and how many contracts it
+/// has.
+fn judge_dataset(config: &crate::model::Config, files: DatasetFiles) -> Judged {
+    let dataset = files.dataset.as_str();
+    let count = files.contracts.len();
+    let mut findings: Vec<(Finding, Option<String>)> = Vec::new();
+    let mut contracts: Vec<Contract> = Vec::new();
+    for (v, text) in &files.contracts {
+        let path = layout::contract(dataset, v);
+        let blamed = |f: Finding| (f, Some(path.clone()));
+        let read = text.as_ref().map_err(ToString::to_string).map(|text| {
+            crate::store::parse_contract_text(config, dataset, v, text, Strictness::Writing)
+        });
         match read {
-            Ok(c) => contracts.push(c),
-            Err(StoreError::Toml(e)) => findings.extend(Finding::located(&path, by, &e)),
-            Err(e @ (StoreError::Misnamed { .. } | StoreError::NotText { .. })) => {
-                findings.push(Finding::error(path.clone(), by, e.to_string()))
+            Ok(Ok(c)) => contracts.push(c),
+            Ok(Err(StoreError::Toml(e))) => {
+                findings.extend(Finding::located(&path, None, &e).into_iter().map(blamed))
             }
-            Err(e) => return Err(e.into()),
+            Ok(Err(e)) => findings.push(blamed(Finding::error(path.clone(), None, e.to_string()))),
+            Err(not_text) => findings.push(blamed(Finding::error(path.clone(), None, not_text))),
         }
     }
     let history_path = layout::history(dataset);
-    let history_text = match store.read(&history_path) {
-        Err(e @ StoreError::NotText { .. }) => {
-            findings.push(Finding::error(history_path, None, e.to_string()));
-            return Ok(versions.len());
+    let history: History = match files.history {
+        Err(e) => {
+            findings.push((Finding::error(history_path, None, e.to_string()), None));
+            return (findings, count);
         }
-        other => other?,
-    };
-    let history: History = match history_text {
-        None => Default::default(),
-        Some(text) => match parse_history(&history_path, &text) {
+        Ok(None) => Default::default(),
+        Ok(Some(text)) => match parse_history(&history_path, &text) {
             Ok(h) => h,
             Err(e) => {
-                findings.extend(Finding::located(&history_path, None, &e));
-                return Ok(versions.len());
+                let located = Finding::located(&history_path, None, &e);
+                findings.extend(located.into_iter().map(|f| (f, None)));
+                return (findings, count);
             }
         },
     };
-    for p in audit_dataset(&contracts, &history, &store.config().policy) {
+    for p in audit_dataset(&contracts, &history, &config.policy) {
         findings.push(match &p.version {
             Some(v) => {
                 let path = layout::contract(dataset, v);
-                let by = origin.get(&path);
-                Finding::error(path, by, p.message)
+                (Finding::error(path.clone(), None, p.message), Some(path))
             }
-            None => Finding::error(history_path.clone(), None, p.message),
+            None => (Finding::error(history_path.clone(), None, p.message), None),
         });
     }
-    Ok(versions.len())
+    (findings, count)
 }
 
 #[cfg(test)]

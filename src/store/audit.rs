@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::model::consistency::appended_only;
 use crate::model::history::{ChangeRecord, SunsetRecord};
-use crate::store::{layout, utf8, CommitChanges, Store, StoreError};
+use crate::store::{layout, utf8, CommitChanges, Repo, Store, StoreError};
 
 /// The commit that added a file or a record.
 #[derive(Debug, Serialize, Clone, PartialEq, Eq)]
@@ -63,73 +63,177 @@ fn count(text: &str, header: &str) -> usize {
     text.lines().filter(|l| l.trim_end() == header).count()
 }
 
+/// The repository of a store, to prove its history on another thread while the store's own
+/// thread reads the files at HEAD ([`Store::prover`]).
+pub struct Prover(crate::store::git::SendRepo);
+
+impl Prover {
+    /// [`Store::prove_history`], on the thread this is called on.
+    pub fn prove_history(self, since: Option<&str>) -> Result<HistoryProof, StoreError> {
+        prove_history(&self.0.open()?, since)
+    }
+}
+
+/// One rewrite of an append-only file: its place in the walk (commit, change), the old blob
+/// and the new.
+type Rewrite = ((usize, usize), ObjectId, ObjectId);
+
+/// [`Store::prove_history`] over `repo`.
+fn prove_history(repo: &Repo, since: Option<&str>) -> Result<HistoryProof, StoreError> {
+    let since = match since {
+        Some(rev) => Some(repo.resolve(rev)?),
+        None => None,
+    };
+    let walk = repo.history(
+        since,
+        &[
+            &format!("{}/", layout::CONTRACTS),
+            &format!("{}/", layout::HISTORY),
+            &format!("{}/", layout::NOTIFICATIONS),
+        ],
+    )?;
+    let mut proof = HistoryProof {
+        commits: walk.len(),
+        ..HistoryProof::default()
+    };
+    // Violations with their place in the walk (commit, change): the append-only proofs
+    // are read out of walk order below, and the report keeps the walk's order.
+    let mut violations: Vec<((usize, usize), Violation)> = Vec::new();
+    // Each append-only file's rewrites, by path in order of first appearance: (place,
+    // old blob, new blob), oldest first.
+    let mut appends: Vec<(&str, Vec<Rewrite>)> = Vec::new();
+    let mut append_of: HashMap<&str, usize> = HashMap::new();
+    let mut first_blob: HashMap<String, ObjectId> = HashMap::new();
+    for (ci, commit) in walk.iter().enumerate() {
+        for (chi, change) in commit.changes.iter().enumerate() {
+            let path = &change.path;
+            if path.ends_with("/.gitkeep") {
+                continue;
+            }
+            let mut violation = |message: &str| {
+                violations.push((
+                    (ci, chi),
+                    Violation {
+                        path: path.clone(),
+                        commit: info(commit),
+                        message: message.to_string(),
+                    },
+                ))
+            };
+            let is_contract = path.starts_with(&format!("{}/", layout::CONTRACTS));
+            match (change.old, change.new) {
+                (None, Some(new)) => {
+                    proof.origins.insert(path.clone(), info(commit));
+                    if is_contract {
+                        first_blob.entry(path.clone()).or_insert(new);
+                    }
+                }
+                (Some(_), None) if is_contract => {
+                    violation("a published contract was deleted");
+                }
+                (Some(_), None) => violation("an append-only file was deleted"),
+                (Some(_), Some(_)) if is_contract => {
+                    violation("a published contract was edited");
+                    if let Some(first) = first_blob.get(path) {
+                        proof.published.insert(path.clone(), *first);
+                    }
+                }
+                (Some(old), Some(new)) => {
+                    let i = *append_of.entry(path.as_str()).or_insert_with(|| {
+                        appends.push((path.as_str(), Vec::new()));
+                        appends.len() - 1
+                    });
+                    appends[i].1.push(((ci, chi), old, new));
+                }
+                (None, None) => {}
+            }
+        }
+    }
+    // Every rewrite of an append-only file is a pair of its versions, and the new side of
+    // one is the old side of the next. Reading one file's versions in a row, from the end
+    // of its delta chain that is stored whole (the newest in a clone or after `git gc`),
+    // reads each version once, as one delta of a version just read; in commit order the
+    // oldest versions would replay the whole chain every time.
+    let mut failed: Option<((usize, usize), StoreError)> = None;
+    for (path, pairs) in &appends {
+        let newest_first = match (pairs.first(), pairs.last()) {
+            (Some(first), Some(last)) => repo.delta_depth(last.2) <= repo.delta_depth(first.1),
+            _ => true,
+        };
+        let mut kept: Vec<(ObjectId, std::rc::Rc<str>)> = Vec::with_capacity(2);
+        let mut read = |id: ObjectId| -> Result<std::rc::Rc<str>, StoreError> {
+            if let Some((_, text)) = kept.iter().find(|(k, _)| *k == id) {
+                return Ok(text.clone());
+            }
+            let text: std::rc::Rc<str> = utf8(repo.blob(id)?, path)?.into();
+            if kept.len() == 2 {
+                kept.remove(0);
+            }
+            kept.push((id, text.clone()));
+            Ok(text)
+        };
+        let mut prove = |&(at, old, new): &Rewrite| {
+            // The shallower side first, so the other is one delta away.
+            let (new_text, old_text) = if newest_first {
+                let n = read(new);
+                (n, read(old))
+            } else {
+                let o = read(old);
+                (read(new), o)
+            };
+            // A version that cannot be read fails the walk as it would in commit order:
+            // the first such place, the old side before the new.
+            let texts = old_text.and_then(|o| new_text.map(|n| (o, n)));
+            match texts {
+                Err(e) => {
+                    if failed.as_ref().is_none_or(|(first, _)| at < *first) {
+                        failed = Some((at, e));
+                    }
+                }
+                Ok((old, new)) => {
+                    if let Err(what) = appended_only(&old, &new) {
+                        let commit = &walk[at.0];
+                        violations.push((
+                            at,
+                            Violation {
+                                path: path.to_string(),
+                                commit: info(commit),
+                                message: format!(
+                                    "an append-only file was rewritten, not appended to: \
+                                     {what}"
+                                ),
+                            },
+                        ));
+                    }
+                }
+            }
+        };
+        if newest_first {
+            pairs.iter().rev().for_each(&mut prove);
+        } else {
+            pairs.iter().for_each(&mut prove);
+        }
+    }
+    if let Some((_, e)) = failed {
+        return Err(e);
+    }
+    violations.sort_by_key(|(at, _)| *at);
+    proof.violations = violations.into_iter().map(|(_, v)| v).collect();
+    Ok(proof)
+}
+
 impl Store {
     /// Walk the history of contracts, change histories and ledgers from `since` (a revision;
     /// `None` for the root) and prove that published contracts were only ever added and that
     /// append-only files only grew at their end.
     pub fn prove_history(&self, since: Option<&str>) -> Result<HistoryProof, StoreError> {
-        let since = match since {
-            Some(rev) => Some(self.repo.resolve(rev)?),
-            None => None,
-        };
-        let walk = self.repo.history(
-            since,
-            &[
-                &format!("{}/", layout::CONTRACTS),
-                &format!("{}/", layout::HISTORY),
-                &format!("{}/", layout::NOTIFICATIONS),
-            ],
-        )?;
-        let mut proof = HistoryProof {
-            commits: walk.len(),
-            ..HistoryProof::default()
-        };
-        let mut first_blob: HashMap<String, ObjectId> = HashMap::new();
-        for commit in &walk {
-            for change in &commit.changes {
-                let path = &change.path;
-                if path.ends_with("/.gitkeep") {
-                    continue;
-                }
-                let mut violation = |message: &str| {
-                    proof.violations.push(Violation {
-                        path: path.clone(),
-                        commit: info(commit),
-                        message: message.to_string(),
-                    })
-                };
-                let is_contract = path.starts_with(&format!("{}/", layout::CONTRACTS));
-                match (change.old, change.new) {
-                    (None, Some(new)) => {
-                        proof.origins.insert(path.clone(), info(commit));
-                        if is_contract {
-                            first_blob.entry(path.clone()).or_insert(new);
-                        }
-                    }
-                    (Some(_), None) if is_contract => {
-                        violation("a published contract was deleted");
-                    }
-                    (Some(_), None) => violation("an append-only file was deleted"),
-                    (Some(_), Some(_)) if is_contract => {
-                        violation("a published contract was edited");
-                        if let Some(first) = first_blob.get(path) {
-                            proof.published.insert(path.clone(), *first);
-                        }
-                    }
-                    (Some(old), Some(new)) => {
-                        let old = utf8(self.repo.blob(old)?, path)?;
-                        let new = utf8(self.repo.blob(new)?, path)?;
-                        if let Err(what) = appended_only(&old, &new) {
-                            violation(&format!(
-                                "an append-only file was rewritten, not appended to: {what}"
-                            ));
-                        }
-                    }
-                    (None, None) => {}
-                }
-            }
-        }
-        Ok(proof)
+        prove_history(&self.repo, since)
+    }
+
+    /// A handle on this store's repository with which another thread may prove the history
+    /// ([`Prover::prove_history`]).
+    pub fn prover(&self) -> Prover {
+        Prover(self.repo.for_another_thread())
     }
 
     /// Which commit appended each change and sunset record of the history files (of `only`,
@@ -181,7 +285,8 @@ impl Store {
         }
         for dataset in datasets {
             let dir = format!("{}/{dataset}", layout::CONTRACTS);
-            for f in self.repo.list_at(self.head, &dir)? {
+            // The folder as read once for the command, not looked up again from the root.
+            for f in self.dataset_files(&dataset)?.iter().map(|e| &e.name) {
                 let stem = f.strip_suffix(".toml");
                 if stem.is_none_or(|s| semver::Version::parse(s).is_err()) {
                     out.push((

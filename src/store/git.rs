@@ -83,6 +83,8 @@ pub struct TreeEntry {
     pub is_dir: bool,
     /// A symbolic link (git mode 120000): readers treat it as absent, writers refuse it.
     pub is_link: bool,
+    /// A file (git mode 100644 or 100755): what a read by path finds.
+    pub is_blob: bool,
 }
 
 /// A git repository with a work tree: the store.
@@ -194,6 +196,43 @@ impl Repo {
     /// The underlying gix repository, for readers that need more than this layer offers.
     pub fn gix(&self) -> &gix::Repository {
         &self.repo
+    }
+}
+
+/// A repository handle that may move to another thread, to be opened there: a second reader
+/// of the same repository, with smaller caches of its own (see
+/// `SECOND_READER_PACK_CACHE_BYTES`).
+pub struct SendRepo {
+    repo: gix::ThreadSafeRepository,
+    work_dir: PathBuf,
+}
+
+/// Memory for delta bases of a second reader ([`SendRepo`]): one that reads each object once,
+/// in the order its pack's deltas run, needs the last few bases only, and keeps no decoded
+/// objects by id, so running beside the store's own reader adds little memory.
+const SECOND_READER_PACK_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+impl SendRepo {
+    /// The repository, on the thread this is called on.
+    pub fn open(self) -> Result<Repo, GitError> {
+        let mut repo = Repo::from_gix(self.repo.to_thread_local(), &self.work_dir)?;
+        repo.repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                SECOND_READER_PACK_CACHE_BYTES,
+            ))
+        });
+        repo.repo.object_cache_size(0);
+        Ok(repo)
+    }
+}
+
+impl Repo {
+    /// A handle on this repository for another thread ([`SendRepo::open`]).
+    pub fn for_another_thread(&self) -> SendRepo {
+        SendRepo {
+            repo: self.repo.clone().into_sync(),
+            work_dir: self.work_dir.clone(),
+        }
     }
 }
 

@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use chrono::NaiveDate;
-use gix::ObjectId;
+
 use semver::Version;
 
 pub use audit::{log_entries, LogEntry};
-pub use audit::{CommitInfo, HistoryProof, RecordOrigins, Violation, RECORD_HEADERS};
-pub use git::{CommitChanges, GitError, Remote, Repo, TreeEntry};
+pub use audit::{CommitInfo, HistoryProof, Prover, RecordOrigins, Violation, RECORD_HEADERS};
+pub use git::{CommitChanges, GitError, ObjectId, Remote, Repo, TreeEntry};
 pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::consistency::moves_of;
@@ -114,6 +114,74 @@ pub fn utf8(bytes: Vec<u8>, path: &str) -> Result<String, StoreError> {
     })
 }
 
+/// A contract version's text (from [`Store::contract_text`]) parsed with the store's
+/// configuration and checked against its path. Needs no store, so parsing may be spread over
+/// threads while one thread reads.
+pub fn parse_contract_text(
+    config: &Config,
+    dataset: &str,
+    version: &str,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Contract, StoreError> {
+    let path = layout::contract(dataset, version);
+    let c = parse_contract(&path, text, &config.kinds, strictness)?;
+    if c.dataset != dataset || c.version.to_string() != version {
+        return Err(StoreError::Misnamed {
+            path,
+            dataset: c.dataset,
+            version: c.version.to_string(),
+        });
+    }
+    Ok(c)
+}
+
+/// The first version of each line, in `versions` (oldest first): a line opens on its first
+/// version's `valid_from`, and its successor's first version declares its sunset.
+fn first_versions(versions: &[Version]) -> impl Iterator<Item = &Version> {
+    versions
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| *i == 0 || versions[i - 1].major != v.major)
+        .map(|(_, v)| v)
+}
+
+/// A dataset's lines from the parsed first version of each line, its history file's text
+/// (sunsets moved by `[[sunset]]` events) and all its versions.
+fn lines_of(
+    dataset: &str,
+    firsts: &[Contract],
+    history: Option<&str>,
+    versions: &[Version],
+) -> Result<Vec<Line>, StoreError> {
+    let refs: Vec<&Contract> = firsts.iter().collect();
+    // Most histories never moved a sunset; skip parsing those.
+    let moves = match history {
+        Some(text) if text.contains("[[sunset]]") => {
+            moves_of(&parse_history(&layout::history(dataset), text)?)
+        }
+        _ => Vec::new(),
+    };
+    let mut out = lines(&refs, &moves);
+    for line in &mut out {
+        line.versions = versions
+            .iter()
+            .filter(|v| v.major == line.major)
+            .cloned()
+            .collect();
+    }
+    Ok(out)
+}
+
+/// What [`Store::prefetch`] reads of a dataset to work out its lines.
+struct FirstVersions {
+    dataset: String,
+    versions: Vec<Version>,
+    /// The first version of each line with its text.
+    firsts: Vec<(String, String)>,
+    history: Option<String>,
+}
+
 /// An open store, pinned to the HEAD it was opened at.
 ///
 /// Directory listings are read once and kept, so a command visiting thousands of datasets
@@ -125,11 +193,15 @@ pub struct Store {
     config: Config,
     contracts_dir: OnceCell<HashMap<String, TreeEntry>>,
     history_dir: OnceCell<HashMap<String, TreeEntry>>,
+    notifications_dir: OnceCell<HashMap<String, TreeEntry>>,
     dataset_files: RefCell<HashMap<String, Rc<Vec<TreeEntry>>>>,
     /// Each dataset's lines once worked out: `status` asks for them per row and again for the
     /// windows it counts. Lines are small; parsed contracts are not kept (`check` reads every
     /// version of every dataset, and holding them would grow with the store).
     lines: RefCell<HashMap<String, Vec<Line>>>,
+    /// The version current on a day of the lines [`Store::prefetch`] looked at, where it is
+    /// the line's newest: (dataset, major, day) → version.
+    current: RefCell<HashMap<(String, u64, NaiveDate), Version>>,
     /// The remote every commit is pushed to, for a store opened with [`Store::open_writer`].
     remote: Option<Remote>,
     /// The writers' lock, held from [`Store::open_writer`] until the store is dropped.
@@ -165,8 +237,10 @@ impl Store {
             config,
             contracts_dir: OnceCell::new(),
             history_dir: OnceCell::new(),
+            notifications_dir: OnceCell::new(),
             dataset_files: RefCell::new(HashMap::new()),
             lines: RefCell::new(HashMap::new()),
+            current: RefCell::new(HashMap::new()),
             remote: None,
             writers_lock: None,
             notices: None,
@@ -216,6 +290,32 @@ impl Store {
             None => Ok(None),
             Some(bytes) => utf8(bytes, path).map(Some),
         }
+    }
+
+    /// A text file at HEAD, as [`Store::read`] finds it; a file directly in `history/` or
+    /// `notifications/` is found through the folder's entries read once, not by a lookup from
+    /// the root tree that scans the folder's thousands of entries again for every file.
+    pub fn read_listed(&self, path: &str) -> Result<Option<String>, StoreError> {
+        let listed = [
+            (layout::HISTORY, &self.history_dir),
+            (layout::NOTIFICATIONS, &self.notifications_dir),
+        ];
+        for (dir, cell) in listed {
+            let Some(name) = path
+                .strip_prefix(dir)
+                .and_then(|rest| rest.strip_prefix('/'))
+            else {
+                continue;
+            };
+            if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+                break;
+            }
+            return match self.dir(cell, dir)?.get(name) {
+                Some(e) if e.is_blob => Ok(Some(self.text(e.id, path)?)),
+                _ => Ok(None),
+            };
+        }
+        self.read(path)
     }
 
     /// A directory at HEAD, by entry name, read once.
@@ -348,17 +448,56 @@ impl Store {
         version: &str,
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
+        let id = self.contract_blob(dataset, version)?;
+        self.contract_in_blob(dataset, version, id, strictness)
+    }
+
+    /// The blob of one contract version at HEAD.
+    pub fn contract_blob(&self, dataset: &str, version: &str) -> Result<ObjectId, StoreError> {
         let file = format!("{version}.toml");
-        let id = self
-            .dataset_files(dataset)?
+        self.dataset_files(dataset)?
             .iter()
             .find(|e| e.name == file && !e.is_dir && !e.is_link)
             .map(|e| e.id)
             .ok_or_else(|| StoreError::UnknownVersion {
                 dataset: dataset.to_string(),
                 version: version.to_string(),
-            })?;
-        self.contract_in_blob(dataset, version, id, strictness)
+            })
+    }
+
+    /// The texts of many blobs, each read as the path beside it, in the order given. They are
+    /// read shallowest in their pack's delta chains first: git's packing chains a file with
+    /// files of the same name (`1.0.0.toml` of one dataset with that of another, each version
+    /// a delta of a neighbour), so read in that order each blob is one delta away from one
+    /// just read, which gix's pack cache holds, instead of a chain replayed from its whole
+    /// object for every read.
+    pub fn read_texts(&self, blobs: &[(ObjectId, String)]) -> Vec<Result<String, StoreError>> {
+        let mut order: Vec<(u32, usize)> = blobs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (self.repo.delta_depth(*id), i))
+            .collect();
+        order.sort_unstable();
+        let mut out: Vec<Option<Result<String, StoreError>>> =
+            std::iter::repeat_with(|| None).take(blobs.len()).collect();
+        for (_, i) in order {
+            let (id, path) = &blobs[i];
+            out[i] = Some(self.text(*id, path));
+        }
+        out.into_iter()
+            .map(|text| text.expect("every blob is read"))
+            .collect()
+    }
+
+    /// The text of a contract version in `blob`, to be judged by [`parse_contract_text`]
+    /// (which may run on another thread). Together they are [`Store::contract_in_blob`].
+    pub fn contract_text(
+        &self,
+        dataset: &str,
+        version: &str,
+        id: ObjectId,
+    ) -> Result<String, StoreError> {
+        self.text(id, &layout::contract(dataset, version))
     }
 
     /// One contract version as held by a blob: HEAD's, or the content it was published with
@@ -370,17 +509,8 @@ impl Store {
         id: ObjectId,
         strictness: Strictness,
     ) -> Result<Contract, StoreError> {
-        let path = layout::contract(dataset, version);
-        let text = self.text(id, &path)?;
-        let c = parse_contract(&path, &text, &self.config.kinds, strictness)?;
-        if c.dataset != dataset || c.version.to_string() != version {
-            return Err(StoreError::Misnamed {
-                path,
-                dataset: c.dataset,
-                version: c.version.to_string(),
-            });
-        }
-        Ok(c)
+        let text = self.contract_text(dataset, version, id)?;
+        parse_contract_text(&self.config, dataset, version, &text, strictness)
     }
 
     /// Every version of a dataset, oldest first.
@@ -455,32 +585,165 @@ impl Store {
         if versions.is_empty() {
             return Err(self.unknown_dataset(dataset));
         }
-        let parsed: Vec<Contract> = versions
-            .iter()
-            .enumerate()
-            .filter(|(i, v)| *i == 0 || versions[i - 1].major != v.major)
-            .map(|(_, v)| self.contract(dataset, &v.to_string(), Strictness::Reading))
+        let parsed: Vec<Contract> = first_versions(&versions)
+            .map(|v| self.contract(dataset, &v.to_string(), Strictness::Reading))
             .collect::<Result<_, _>>()?;
-        let refs: Vec<&Contract> = parsed.iter().collect();
-        // Most histories never moved a sunset; skip parsing those.
-        let moves = match self.history_text(dataset)? {
-            Some(text) if text.contains("[[sunset]]") => {
-                moves_of(&parse_history(&layout::history(dataset), &text)?)
-            }
-            _ => Vec::new(),
-        };
-        let mut out = lines(&refs, &moves);
-        for line in &mut out {
-            line.versions = versions
-                .iter()
-                .filter(|v| v.major == line.major)
-                .cloned()
-                .collect();
-        }
+        let history = self.history_text(dataset)?;
+        let out = lines_of(dataset, &parsed, history.as_deref(), &versions)?;
         self.lines
             .borrow_mut()
             .insert(dataset.to_string(), out.clone());
         Ok(out)
+    }
+
+    /// Work out ahead what [`Store::lines`] answers for each of `datasets`, and what
+    /// [`Store::current_version`] answers on `day` for the lines `wanted` picks, reading the
+    /// files on this thread while the contracts read are parsed on every core. Only answers
+    /// are kept: a dataset whose files do not read or parse is left to those methods, which
+    /// then fail as they always have.
+    pub fn prefetch(&self, datasets: &[String], day: NaiveDate, wanted: impl Fn(&Line) -> bool) {
+        const PER_BATCH: usize = 256;
+        let config = &self.config;
+        let todo: Vec<&String> = {
+            let known = self.lines.borrow();
+            datasets
+                .iter()
+                .filter(|d| !known.contains_key(*d))
+                .collect()
+        };
+        let read = |batch: &[&String]| Ok::<_, std::convert::Infallible>(self.read_firsts(batch));
+        let judge = |read: Option<FirstVersions>| {
+            let read = read?;
+            let parsed: Vec<Contract> = read
+                .firsts
+                .iter()
+                .map(|(v, text)| {
+                    parse_contract_text(config, &read.dataset, v, text, Strictness::Reading).ok()
+                })
+                .collect::<Option<_>>()?;
+            let lines = lines_of(
+                &read.dataset,
+                &parsed,
+                read.history.as_deref(),
+                &read.versions,
+            );
+            Some((read.dataset, lines.ok()?))
+        };
+        let Ok(judged) = read_and_judge(&todo, PER_BATCH, read, judge);
+        let mut asks: Vec<(String, u64, String)> = Vec::new();
+        {
+            let mut known = self.lines.borrow_mut();
+            for (dataset, lines) in judged.into_iter().flatten() {
+                for line in lines.iter().filter(|l| wanted(l)) {
+                    asks.push((dataset.clone(), line.major, line.newest().to_string()));
+                }
+                known.insert(dataset, lines);
+            }
+        }
+        // The newest version of a line is the current one once it is valid.
+        let read = |batch: &[(String, u64, String)]| {
+            let blobs: Vec<Option<ObjectId>> = batch
+                .iter()
+                .map(|(dataset, _, version)| self.contract_blob(dataset, version).ok())
+                .collect();
+            let wanted: Vec<(ObjectId, String)> = batch
+                .iter()
+                .zip(&blobs)
+                .filter_map(|((d, _, v), id)| id.map(|id| (id, layout::contract(d, v))))
+                .collect();
+            let mut texts = self.read_texts(&wanted).into_iter();
+            let read = batch
+                .iter()
+                .zip(blobs)
+                .map(|((dataset, major, version), id)| {
+                    id?;
+                    let text = texts.next()?.ok()?;
+                    Some((dataset.clone(), *major, version.clone(), text))
+                });
+            Ok::<_, std::convert::Infallible>(read.collect())
+        };
+        let judge = |read: Option<(String, u64, String, String)>| {
+            let (dataset, major, version, text) = read?;
+            let c = parse_contract_text(config, &dataset, &version, &text, Strictness::Reading);
+            c.ok()
+                .filter(|c| c.valid_from <= day)
+                .map(|c| ((dataset, major, day), c.version))
+        };
+        let Ok(current) = read_and_judge(&asks, PER_BATCH, read, judge);
+        self.current
+            .borrow_mut()
+            .extend(current.into_iter().flatten());
+    }
+
+    /// The texts [`Store::lines`] reads of each dataset, for [`Store::prefetch`]; `None` for a
+    /// dataset one of whose files does not read.
+    fn read_firsts(&self, datasets: &[&String]) -> Vec<Option<FirstVersions>> {
+        // Each dataset's versions, and its first versions with their blobs.
+        type Plan = (Vec<Version>, Vec<String>, Vec<ObjectId>);
+        let plans: Vec<Option<Plan>> = datasets
+            .iter()
+            .map(|dataset| {
+                let versions = self.versions(dataset).ok()?;
+                let firsts: Vec<String> =
+                    first_versions(&versions).map(ToString::to_string).collect();
+                let blobs: Vec<ObjectId> = firsts
+                    .iter()
+                    .map(|v| self.contract_blob(dataset, v))
+                    .collect::<Result<_, _>>()
+                    .ok()?;
+                Some((versions, firsts, blobs))
+            })
+            .collect();
+        let wanted: Vec<(ObjectId, String)> = datasets
+            .iter()
+            .zip(&plans)
+            .filter_map(|(d, plan)| plan.as_ref().map(|p| (d, p)))
+            .flat_map(|(d, (_, firsts, blobs))| {
+                blobs
+                    .iter()
+                    .zip(firsts)
+                    .map(|(id, v)| (*id, layout::contract(d, v)))
+            })
+            .collect();
+        let mut texts = self.read_texts(&wanted).into_iter();
+        datasets
+            .iter()
+            .zip(plans)
+            .map(|(dataset, plan)| {
+                let (versions, firsts, _) = plan?;
+                let texts: Vec<Result<String, StoreError>> =
+                    texts.by_ref().take(firsts.len()).collect();
+                let texts: Vec<String> = texts.into_iter().collect::<Result<_, _>>().ok()?;
+                Some(FirstVersions {
+                    dataset: dataset.to_string(),
+                    firsts: firsts.into_iter().zip(texts).collect(),
+                    // Only a history that moved a sunset is parsed (see `lines_of`).
+                    history: self
+                        .history_text(dataset)
+                        .ok()?
+                        .filter(|t| t.contains("[[sunset]]")),
+                    versions,
+                })
+            })
+            .collect()
+    }
+
+    /// [`Store::current`]'s version, answered from what [`Store::prefetch`] worked out when it
+    /// looked at the line.
+    pub fn current_version(
+        &self,
+        dataset: &str,
+        versions: &[Version],
+        major: u64,
+        day: NaiveDate,
+    ) -> Result<Option<Version>, StoreError> {
+        let key = (dataset.to_string(), major, day);
+        if let Some(v) = self.current.borrow().get(&key) {
+            return Ok(Some(v.clone()));
+        }
+        Ok(self
+            .current(dataset, versions, major, day)?
+            .map(|c| c.version))
     }
 
     /// The live contract of every line live on `day` (at most two), oldest line first.
@@ -538,4 +801,56 @@ impl Store {
     ) -> Result<ObjectId, StoreError> {
         self.commit_once(files, message)
     }
+}
+
+/// Read `items` on this thread, `per_batch` at a time (`read` returns one result per item),
+/// while the batches read before are judged on every core: the store is not shared between threads, and parsing what it read
+/// is most of the work. Returns the judgements in the order of `items`, or the first error
+/// `read` returned (nothing after it is read).
+pub fn read_and_judge<I, R, O, E>(
+    items: &[I],
+    per_batch: usize,
+    mut read: impl FnMut(&[I]) -> Result<Vec<R>, E>,
+    judge: impl Fn(R) -> O + std::marker::Sync,
+) -> Result<Vec<O>, E>
+where
+    R: Send,
+    O: Send,
+{
+    use rayon::prelude::*;
+    if items.len() <= per_batch {
+        // One batch: nothing to overlap, and no thread to start.
+        return Ok(read(items)?.into_iter().map(judge).collect());
+    }
+    std::thread::scope(|scope| {
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<R>>(2);
+        let judge = &judge;
+        let judging = scope.spawn(move || {
+            let mut out: Vec<O> = Vec::new();
+            for batch in received {
+                out.par_extend(batch.into_par_iter().map(judge));
+            }
+            out
+        });
+        let mut outcome = Ok(());
+        for chunk in items.chunks(per_batch.max(1)) {
+            match read(chunk) {
+                Ok(batch) => {
+                    if batches.send(batch).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(batches);
+        let out = match judging.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        outcome.map(|()| out)
+    })
 }

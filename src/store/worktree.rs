@@ -52,18 +52,50 @@ pub fn files_of(dataset: &str) -> Vec<String> {
     ]
 }
 
+/// Every store file and folder: what a command about the whole store reads.
+pub fn store_files() -> Vec<String> {
+    vec![
+        layout::CONFIG.to_string(),
+        layout::CONSUMERS.to_string(),
+        format!("{}/", layout::CONTRACTS),
+        format!("{}/", layout::HISTORY),
+        format!("{}/", layout::NOTIFICATIONS),
+        format!("{}/", layout::TEMPLATES),
+    ]
+}
+
 /// The store files that differ between HEAD and the index or the work tree (modified, added,
 /// deleted, untracked), sorted, each once. `only` limits the comparison to those paths (files,
-/// or folders ending in `/`): a command about one dataset need not stat every other one.
+/// or folders ending in `/`): a command about one dataset need not stat every other one, and
+/// none walks the folders of the work tree that are not the store's ([`store_files`]).
 pub fn uncommitted(
     repo: &gix::Repository,
     only: Option<&[String]>,
 ) -> Result<Vec<String>, StatusError> {
+    let all;
+    let only = match only {
+        Some(only) => only,
+        None => {
+            all = store_files();
+            &all[..]
+        }
+    };
     let patterns: Vec<BString> = only
-        .unwrap_or_default()
         .iter()
         .map(|p| BString::from(format!(":(literal){p}")))
         .collect();
+    // A file whose modification time is in the second the index was written is "racily
+    // clean" and gets its content hashed, unless the nanoseconds tell it was written before
+    // the index, as git compares them: after a checkout of thousands of files, most are in
+    // that second. The setting is for this handle only.
+    let mut repo = repo.clone();
+    {
+        let mut config = repo.config_snapshot_mut();
+        config
+            .set_value(&gix::config::tree::gitoxide::Core::USE_NSEC, "true")
+            .map_err(err)?;
+        config.commit().map_err(err)?;
+    }
     let iter = repo
         .status(gix::progress::Discard)
         .map_err(err)?
@@ -76,10 +108,9 @@ pub fn uncommitted(
     for item in iter {
         let item = item.map_err(err)?;
         let path = item.location().to_string();
-        let wanted = only.is_none_or(|only| {
-            only.iter()
-                .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p.as_str())))
-        });
+        let wanted = only
+            .iter()
+            .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p.as_str())));
         if wanted && is_store_file(&path) && !path.ends_with("/.gitkeep") {
             out.insert(path);
         }

@@ -128,6 +128,7 @@ impl Repo {
                 id: e.oid.to_owned(),
                 is_dir: e.mode.is_tree(),
                 is_link: e.mode.is_link(),
+                is_blob: e.mode.is_blob(),
             })
             .collect())
     }
@@ -139,6 +140,20 @@ impl Repo {
             .find_blob(id)
             .map_err(GitError::git(format!("could not read blob {id}")))?;
         Ok(blob.detach().data)
+    }
+
+    /// How many deltas stand between blob `id` and a whole object in its pack (0 for a loose or
+    /// whole object, or when the header cannot be read). Readers of many versions of one file
+    /// start from the shallow end, so each version read is the delta base of the next.
+    pub fn delta_depth(&self, id: ObjectId) -> u32 {
+        use gix::odb::Header;
+        self.repo
+            .objects
+            .try_header(&id)
+            .ok()
+            .flatten()
+            .and_then(|h| h.num_deltas())
+            .unwrap_or(0)
     }
 
     /// First-parent history from HEAD back to, not including, `since` (or the root commit),
