@@ -730,7 +730,7 @@ fn the_same_reads_in_every_layout_give_one_answer() {
         } else {
             c.clone()
         };
-        let mut members = vec![
+        let mut members = [
             format!("\"at\":\"{at}\""),
             format!("\"consumer\":\"{consumer}\""),
             format!("\"dataset\":\"{d}\""),
