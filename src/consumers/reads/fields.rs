@@ -433,7 +433,7 @@ fn plain_integer(b: &[u8]) -> Option<i64> {
         Some(d) if d.len() > 18 => return None,
         _ => {}
     }
-    let (end, n) = digits(b, first);
+    let (end, n) = digits::<true>(b, first);
     (end == b.len()).then_some(if neg { -n } else { n })
 }
 
@@ -446,7 +446,7 @@ pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
 /// The digits then sit in the word's low bytes, the first in the lowest: shifted to its top
 /// (zeros before them are leading zeros), they are combined in pairs, fours and eights.
 #[inline(always)]
-pub(super) fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
+pub(super) fn digits<const VALUE: bool>(b: &[u8], mut i: usize) -> (usize, i64) {
     let mut n = 0i64;
     loop {
         let x = match b.get(i..i + 8) {
@@ -467,7 +467,7 @@ pub(super) fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
         .wrapping_sub(ONES * u64::from(b'0'));
         let other = (x | x.wrapping_add(ONES * 0x76)) & HIGH;
         let count = (other.trailing_zeros() / 8) as usize;
-        if count > 0 {
+        if VALUE && count > 0 {
             let mut v = x << (8 * (8 - count));
             v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
             v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
@@ -481,7 +481,9 @@ pub(super) fn digits(b: &[u8], mut i: usize) -> (usize, i64) {
     }
     // A text of fewer than eight bytes.
     while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        n = n.wrapping_mul(10).wrapping_add(i64::from(d));
+        if VALUE {
+            n = n.wrapping_mul(10).wrapping_add(i64::from(d));
+        }
         i += 1;
     }
     (i, n)
@@ -502,7 +504,7 @@ const POW10: [i64; 9] = [
 
 /// Whether `b` is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
 fn number_grammar(b: &[u8]) -> bool {
-    number(b, 0).is_some_and(|(end, _)| end == b.len())
+    number_end(b, 0) == Some(b.len())
 }
 
 /// Past the JSON number at `i`, its grammar checked on the way,
@@ -510,7 +512,20 @@ fn number_grammar(b: &[u8]) -> bool {
 /// integer of at most 18 digits (as [`Num::parse`] reads one; `-0` is a double to it). What
 /// follows the number is its caller's to check (no byte of a number may).
 #[inline(always)]
-pub(super) fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
+pub(super) fn number(b: &[u8], i: usize) -> Option<(usize, Option<i64>)> {
+    number_in::<true>(b, i)
+}
+
+/// Past the JSON number at `i` ([`number`]) when its value is not needed: its digits are
+/// checked and passed, not added up.
+#[inline(always)]
+pub(super) fn number_end(b: &[u8], i: usize) -> Option<usize> {
+    number_in::<false>(b, i).map(|(end, _)| end)
+}
+
+/// [`number`], adding the digits up only for `VALUE`.
+#[inline(always)]
+fn number_in<const VALUE: bool>(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
     let neg = byte(b, i) == b'-';
     i += usize::from(neg);
     let first = i;
@@ -520,7 +535,7 @@ pub(super) fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
             (0, !neg)
         }
         b'1'..=b'9' => {
-            let (end, n) = digits(b, i);
+            let (end, n) = digits::<VALUE>(b, i);
             let count = end - i;
             i = end;
             (n, count <= 18)
@@ -528,7 +543,7 @@ pub(super) fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
         _ => return None,
     };
     if byte(b, i) == b'.' {
-        let (j, _) = digits(b, i + 1);
+        let (j, _) = digits::<false>(b, i + 1);
         if j == i + 1 {
             return None;
         }
@@ -539,7 +554,7 @@ pub(super) fn number(b: &[u8], mut i: usize) -> Option<(usize, Option<i64>)> {
         if matches!(byte(b, i), b'+' | b'-') {
             i += 1;
         }
-        let (j, _) = digits(b, i);
+        let (j, _) = digits::<false>(b, i);
         if j == i {
             return None;
         }

@@ -300,7 +300,7 @@ impl<'a> Walk<'a> {
     /// `None` when it is none. Whatever follows a value is checked by its caller.
     #[inline]
     fn number(&mut self) -> Option<()> {
-        self.i = super::fields::number(self.b, self.i)?.0;
+        self.i = super::fields::number_end(self.b, self.i)?;
         Some(())
     }
 

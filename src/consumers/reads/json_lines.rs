@@ -13,7 +13,7 @@ use crate::model::source::Source;
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
 /// count) is small against the ten thousand lines in it, small enough that the kernel copies
 /// into buffers that stay in cache.
-pub(super) const BLOCK: usize = 1 << 20;
+pub(super) const BLOCK: usize = 1 << 18;
 
 /// JSON Lines files are cut into blocks that end at a line break and scanned in parallel
 /// ([`scan_blocks`]).

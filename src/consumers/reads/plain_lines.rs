@@ -21,7 +21,7 @@
 //! [`MAX_DEPTH`] — it leaves to the general scanner ([`super::json_fields`]) and the model
 //! behind it, which decide and give the reason a line is malformed.
 
-use super::fields::{epoch_nanos, number, Mapping, Num, HIGH, ONES};
+use super::fields::{epoch_nanos, number, number_end, Mapping, Num, HIGH, ONES};
 use super::json_fields::{KeyProbe, MAX_DEPTH};
 use super::At;
 use crate::model::source::AtUnit;
@@ -214,20 +214,25 @@ impl Template {
             }
             i += step.len as usize;
             let put = usize::from(step.put & 7);
-            match step.value {
-                Value::Str => {
-                    let end = quote(b, i, &mut found.high)?;
-                    found.spans[put] = (i, end);
-                    i = end;
-                }
-                Value::Num => {
+            // Tests in the order of how often each kind comes, not a jump table: a line's
+            // sequence of kinds repeats, and the branches learn it where an indirect jump did not.
+            if step.value == Value::Str {
+                let end = quote(b, i, &mut found.high)?;
+                found.spans[put] = (i, end);
+                i = end;
+            } else if step.value == Value::Num {
+                if step.put == NO_SLOT {
+                    i = number_end(b, i)?;
+                } else {
                     let (end, integer) = number(b, i)?;
                     found.spans[put] = (i, end);
                     found.integers[put] = integer;
                     i = end;
                 }
-                Value::Any(level) => i = skip(b, i, usize::from(level), &mut found.high)?,
-                Value::End => return Some(i),
+            } else if let Value::Any(level) = step.value {
+                i = skip(b, i, usize::from(level), &mut found.high)?;
+            } else {
+                return Some(i);
             }
         }
         None
@@ -298,13 +303,13 @@ fn quote(b: &[u8], mut k: usize, high: &mut u64) -> Option<usize> {
             | s.wrapping_sub(ONES) & !s
             | w.wrapping_sub(ONES * 0x20) & !w)
             & HIGH;
+        // Bytes past the string's end in the word may set a high bit too: that only costs
+        // the line a UTF-8 check it passes.
+        *high |= w & HIGH;
         if hit != 0 {
-            let first = hit.trailing_zeros();
-            *high |= w & HIGH & ((1u64 << first) - 1);
-            let end = k + (first / 8) as usize;
+            let end = k + (hit.trailing_zeros() / 8) as usize;
             return (b[end] == b'"').then_some(end);
         }
-        *high |= w & HIGH;
         k += 8;
     }
     while let Some(&c) = b.get(k) {
@@ -429,7 +434,7 @@ fn skip(b: &[u8], i: usize, level: usize, high: &mut u64) -> Option<usize> {
     let literal = |word: &[u8]| (b.get(i..i + word.len())? == word).then_some(i + word.len());
     match at(b, i) {
         b'"' => string(b, i, high).map(|(after, _)| after),
-        b'-' | b'0'..=b'9' => number(b, i).map(|(after, _)| after),
+        b'-' | b'0'..=b'9' => number_end(b, i),
         open @ (b'{' | b'[') => {
             // `}` and `]` follow their openers by two in ASCII.
             let close = open + 2;
