@@ -159,17 +159,35 @@ impl Tally {
 /// range is refused as serde_json refuses it. `None` is any refusal: the sequential reader
 /// then reads the file and names the error.
 pub(super) fn raw_coords(text: &str, scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
-    let b = text.as_bytes();
+    let (node, end) = raw_coords_at(text, 0, scan, shape)?;
     let mut r = RawCoords {
         text,
-        b,
-        i: 0,
+        b: text.as_bytes(),
+        i: end,
+        scan,
+        shape,
+    };
+    r.ws();
+    (r.i == text.len()).then_some(node)
+}
+
+/// [`raw_coords`] of the value that starts at byte `at` of `text` (after any whitespace),
+/// and the byte just after it.
+pub(super) fn raw_coords_at(
+    text: &str,
+    at: usize,
+    scan: &mut GeomScan,
+    shape: &mut Shape,
+) -> Option<(Node, usize)> {
+    let mut r = RawCoords {
+        text,
+        b: text.as_bytes(),
+        i: at,
         scan,
         shape,
     };
     let node = r.value(1)?;
-    r.ws();
-    (r.i == b.len()).then_some(node)
+    Some((node, r.i))
 }
 
 struct RawCoords<'a> {
