@@ -321,12 +321,20 @@ pub fn read(
     let layer = layer(path, &conn, opts.layer.as_deref())?;
     let mut layer = layer;
     let bounds: (Option<i64>, Option<i64>) = match &layer.key {
-        Some(key) => match conn.query_row(
-            &format!("SELECT min({key}), max({key}) FROM {}", quote(&layer.table)),
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        ) {
-            Ok(b) => b,
+        // Two statements: SQLite finds a lone `min` or `max` of the key at one end of the
+        // b-tree, but computes `min(key), max(key)` together by reading the whole table.
+        Some(key) => match ["min", "max"]
+            .map(|f| {
+                conn.query_row(
+                    &format!("SELECT {f}({key}) FROM {}", quote(&layer.table)),
+                    [],
+                    |r| r.get::<_, Option<i64>>(0),
+                )
+            })
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(b) => (b[0], b[1]),
             // A view (GDAL registers views as feature tables) has no row id, and a key
             // that is not an integer cannot be ranged over: one sequential pass.
             Err(_) if !key.starts_with('"') => {
