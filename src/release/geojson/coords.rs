@@ -196,6 +196,60 @@ const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
+/// The powers of ten up to 10^21 as integers.
+const POW10_INT: [u128; 22] = {
+    let mut t = [1u128; 22];
+    let mut k = 1;
+    while k < 22 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// The double nearest to `m / 10^k` (`m > 0`, `k` at most 21), when it is proved cheaply:
+/// the quotient in floating point is within a unit in the last place of it, so one of that
+/// double and its two neighbours is it. A double `M·2^e` is the nearest to `x` when
+/// `|x − M·2^e| < 2^(e−1)`, which, times `2·10^k·2^−e`, is the integer comparison
+/// `|2·m·2^−e − 2·M·10^k| < 10^k`. A tie, the bottom of a binade (where the gap below is
+/// half the gap above), a subnormal or an overflow of 128 bits is `None`: the standard
+/// parser decides.
+fn nearest_quotient(m: u64, k: usize) -> Option<f64> {
+    let p = *POW10_INT.get(k)?;
+    let guess = m as f64 / POW10[k];
+    if !guess.is_normal() || guess <= 0.0 {
+        return None;
+    }
+    let g = guess.to_bits();
+    for bits in [g, g + 1, g - 1] {
+        let exp = (bits >> 52) & 0x7FF;
+        let frac = bits & ((1 << 52) - 1);
+        if exp == 0 || exp == 0x7FF || frac == 0 {
+            return None;
+        }
+        let big_m = u128::from(frac | 1 << 52);
+        // The double is big_m · 2^e with e = exp − 1075; only e < 0 comes here (x < 2^53).
+        let s = 1075i64.checked_sub(exp as i64)?;
+        if s <= 0 {
+            return None;
+        }
+        let m_bits = 64 - i64::from(m.leading_zeros());
+        if m_bits + s + 1 > 127 {
+            return None;
+        }
+        let a = u128::from(m) << (s + 1);
+        let b = big_m.checked_mul(p)?.checked_mul(2)?;
+        let d = a.abs_diff(b);
+        if d < p {
+            return Some(f64::from_bits(bits));
+        }
+        if d == p {
+            return None;
+        }
+    }
+    None
+}
+
 struct RawCoords<'a> {
     text: &'a str,
     b: &'a [u8],
@@ -294,6 +348,13 @@ impl RawCoords<'_> {
                 };
                 return Some(if neg { -v } else { v });
             }
+            // Longer digits (most coordinates have 16 or 17) over a power of ten: a
+            // candidate from floating point, proved nearest in integers.
+            if nd <= 19 && (-21..0).contains(&e) {
+                if let Some(v) = nearest_quotient(m, (-e) as usize) {
+                    return Some(if neg { -v } else { v });
+                }
+            }
         }
         // ASCII from `start` to `i`: both are character boundaries.
         let v: f64 = self.text.get(start..i)?.parse().ok()?;
@@ -389,7 +450,7 @@ mod tests {
         .collect::<Vec<_>>();
         // Decimals of every length around the fast path's limits, from a fixed generator.
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..20_000 {
+        for _ in 0..200_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
