@@ -368,8 +368,11 @@ impl RawCoords<'_> {
             return None;
         }
         self.i += 1;
-        let mut tally = Tally::default();
         self.ws();
+        if matches!(self.b.get(self.i), Some(b'-' | b'0'..=b'9')) {
+            return self.position();
+        }
+        let mut tally = Tally::default();
         if self.b.get(self.i) == Some(&b']') {
             self.i += 1;
         } else {
@@ -390,6 +393,43 @@ impl RawCoords<'_> {
             }
         }
         tally.finish(level, self.scan, self.shape).ok()
+    }
+
+    /// An array that starts with a number, at that number: a position, by [`Tally`]'s rules
+    /// for an array of numbers (at least two; a third is a height; anything but a number
+    /// after one is refused), in one loop rather than a [`Tally`] and a call per number.
+    fn position(&mut self) -> Option<Node> {
+        let mut xy = [f64::NAN; 2];
+        let mut n = 0usize;
+        loop {
+            let v = self.number()?;
+            if n < 2 {
+                xy[n] = v;
+            }
+            n += 1;
+            self.ws();
+            match *self.b.get(self.i)? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                    if !matches!(self.b.get(self.i), Some(b'-' | b'0'..=b'9')) {
+                        return None;
+                    }
+                }
+                b']' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        if n < 2 {
+            return None;
+        }
+        if n >= 3 {
+            self.scan.z = true;
+        }
+        Some(Node::Position(xy[0], xy[1]))
     }
 }
 
