@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release --manifest-path bench/gpkg_floor/Cargo.toml -- FILE.gpkg [TABLE] [GEOM] [KEY]`
 //! (defaults `release`, `geom`, `fid`). Environment: `FLOOR_PRAGMAS` (run on each
-//! connection, default none), `FLOOR_COLS` (extra select list after the blob, e.g.
+//! connection; default the reader's `cell_size_check` and 2 MiB page cache), `FLOOR_COLS` (extra select list after the blob, e.g.
 //! `"name IS NULL, value IS NULL"`), `FLOOR_PARTS` (ranges, default 4 per thread).
 
 use std::time::Instant;
@@ -22,7 +22,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let table = args.next().unwrap_or_else(|| "release".into());
     let geom = args.next().unwrap_or_else(|| "geom".into());
     let key = args.next().unwrap_or_else(|| "fid".into());
-    let pragmas = std::env::var("FLOOR_PRAGMAS").unwrap_or_default();
+    // The reader's own settings unless told otherwise.
+    let pragmas = std::env::var("FLOOR_PRAGMAS")
+        .unwrap_or_else(|_| "PRAGMA cell_size_check = ON; PRAGMA cache_size = -2048;".into());
     let extra = std::env::var("FLOOR_COLS").unwrap_or_default();
     let open = || -> rusqlite::Result<Connection> {
         let c = Connection::open_with_flags(
