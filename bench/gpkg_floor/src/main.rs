@@ -3,10 +3,13 @@
 //! geometry blob, touched and not decoded. What `contracts profile` takes beyond this is
 //! the reader's own cost; this itself is SQLite's.
 //!
-//! `cargo run --release --manifest-path bench/gpkg_floor/Cargo.toml -- FILE.gpkg [TABLE] [GEOM] [KEY]`
+//!     cargo run --release --manifest-path bench/gpkg_floor/Cargo.toml -- \
+//!       FILE.gpkg [TABLE] [GEOM] [KEY]
+//!
 //! (defaults `release`, `geom`, `fid`). Environment: `FLOOR_PRAGMAS` (run on each
-//! connection; default the reader's `cell_size_check` and 2 MiB page cache), `FLOOR_COLS` (extra select list after the blob, e.g.
-//! `"name IS NULL, value IS NULL"`), `FLOOR_PARTS` (ranges, default 4 per thread).
+//! connection; default the reader's `cell_size_check` and 2 MiB page cache), `FLOOR_COLS`
+//! (extra select list after the blob, e.g. `"name IS NULL, value IS NULL"`), `FLOOR_PARTS`
+//! (ranges, default 4 per thread). Prints the rows, a checksum and the time.
 
 use std::time::Instant;
 
