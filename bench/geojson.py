@@ -8,6 +8,8 @@ Runs are interleaved (run 1 of every tool, then run 2, ...), so a change in the 
 load falls on every tool alike. Prints the median wall time, MB/s, the peak RSS (max over the
 runs, GNU time), the median CPU time (user + system: what the work costs whatever else
 the machine runs) and each tool's median wall time over the parallel reader's.
+CONTRACTS_BIN (default target/release/contracts) names the build to time;
+CONTRACTS_BIN_BEFORE=PATH adds an earlier build's parallel reader, which must agree too.
 """
 import os
 import statistics
@@ -39,6 +41,11 @@ def main():
         "contracts after (all cores)": (profile, {}),
         "contracts after (1 thread)": (profile, {"RAYON_NUM_THREADS": "1"}),
         "contracts before (sequential)": (profile + ["--geojson-sequential"], {}),
+        **(
+            {"earlier build (all cores)": ([os.environ["CONTRACTS_BIN_BEFORE"]] + profile[1:], {})}
+            if os.environ.get("CONTRACTS_BIN_BEFORE")
+            else {}
+        ),
         "pyogrio read_arrow": ([sys.executable, str(HERE / "peers/pyogrio_profile.py"), path], {}),
         "cat": (["cat", path], {}),
     }
@@ -55,8 +62,8 @@ def main():
             outputs[name] = out
     # The readers must agree, or the timing means nothing.
     after = outputs["contracts after (all cores)"]
-    for name in ["contracts after (1 thread)", "contracts before (sequential)"]:
-        if outputs[name] != after:
+    for name in ["contracts after (1 thread)", "contracts before (sequential)", "earlier build (all cores)"]:
+        if name in outputs and outputs[name] != after:
             sys.exit(f"{name} gives another profile than the parallel reader")
     mb = os.path.getsize(path) / 1e6
     base = statistics.median(times["contracts after (all cores)"])

@@ -9,7 +9,9 @@ count, envelope, null counts per attribute (and geometry types where it can).
 
 Environment: BENCH_FORMATS (default "fgb parquet gpkg"; also "geojson", "shp"),
 BENCH_PEERS=0 to time `contracts` alone, CONTRACTS_BIN_BEFORE=PATH to time an earlier
-build of `contracts` too (row `contracts-before`), in the same run.
+build of `contracts` too (row `contracts-before`), in the same run, BENCH_GPKG_FLOOR=PATH to
+time the GeoPackage floor built from bench/gpkg_floor (row `sqlite-floor`), BENCH_TOOLS to
+keep only the tools named (comma-separated).
 """
 import os
 import statistics
@@ -43,6 +45,11 @@ def tools(path):
     before = os.environ.get("CONTRACTS_BIN_BEFORE")
     if before:
         out["contracts-before"] = [before, "profile", "--format", "json", path]
+    # The bare-SELECT floor under the GeoPackage reader (bench/gpkg_floor): SQLite alone
+    # reading the same rows' geometry blobs in the same ranges on the same cores.
+    floor = os.environ.get("BENCH_GPKG_FLOOR")
+    if floor and path.endswith(".gpkg"):
+        out["sqlite-floor"] = [floor, path]
     if os.environ.get("BENCH_PEERS", "1") == "0":
         return out
     out["geopandas"] = [py, str(HERE / "peers/geopandas_profile.py"), path]

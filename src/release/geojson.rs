@@ -66,6 +66,7 @@ macro_rules! seed {
 mod columns;
 mod coords;
 mod document;
+mod fast;
 mod geometry;
 mod split;
 
@@ -322,14 +323,29 @@ seed! {
 /// Profile one batch on its own; `Err` when any of it does not parse (the sequential reader
 /// then says where and why).
 fn parse_batch(batch: &split::Batch) -> Result<State, serde_json::Error> {
+    match batch {
+        // Plain features by hand; whatever the hand walk leaves, serde's.
+        split::Batch::Features(buf) => fast::batch(buf).map_or_else(|| parse_batch_serde(buf), Ok),
+        split::Batch::Texts(..) => parse_texts(batch),
+    }
+}
+
+/// A batch of features `[[f1,f2,…]]` through serde.
+fn parse_batch_serde(buf: &[u8]) -> Result<State, serde_json::Error> {
+    let mut st = State::part();
+    st.raw = true;
+    let mut de = serde_json::Deserializer::from_slice(buf);
+    Run(&mut st).deserialize(&mut de)?;
+    de.end()?;
+    Ok(st)
+}
+
+/// A batch of whole texts through serde.
+fn parse_texts(batch: &split::Batch) -> Result<State, serde_json::Error> {
     let mut st = State::part();
     st.raw = true;
     match batch {
-        split::Batch::Features(buf) => {
-            let mut de = serde_json::Deserializer::from_slice(buf);
-            Run(&mut st).deserialize(&mut de)?;
-            de.end()?;
-        }
+        split::Batch::Features(buf) => return parse_batch_serde(buf),
         split::Batch::Texts(buf, spans) => {
             for &(s, e) in spans {
                 let mut de = serde_json::Deserializer::from_slice(&buf[s..e]);

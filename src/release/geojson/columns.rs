@@ -23,6 +23,10 @@ pub(super) struct State {
     pub(super) acc: Accumulator,
     pub(super) columns: Vec<Column>,
     index: HashMap<String, usize>,
+    /// The column after the one a property last went to: features usually list their
+    /// properties in one order, so the next key is most often this column's, found
+    /// without hashing.
+    hint: usize,
     pub(super) crs: Option<String>,
     /// A text had a `crs` member (then `crs` is what it named): a later part's overrides
     /// an earlier one's, as a later text's does in the sequential reader.
@@ -55,7 +59,7 @@ pub(super) fn is_datetime(s: &[u8]) -> bool {
             .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'Z' | b'+' | b'-' | b':'))
 }
 
-fn value_type(v: &Value) -> Option<AttrType> {
+pub(super) fn value_type(v: &Value) -> Option<AttrType> {
     Some(match v {
         Value::Null => return None,
         Value::Bool(_) => AttrType::Bool,
@@ -82,6 +86,7 @@ impl State {
             acc: Accumulator::default(),
             columns: Vec::new(),
             index: HashMap::new(),
+            hint: 0,
             crs: None,
             crs_seen: false,
             raw: false,
@@ -136,22 +141,32 @@ impl State {
         (self.crs, acc)
     }
 
-    /// One property of the current feature (number `self.acc.features`).
-    pub(super) fn property(&mut self, key: &str, v: &Value) {
-        let i = match self.index.get(key) {
-            Some(&i) => i,
-            None => {
-                self.columns.push(Column {
-                    name: key.to_string(),
-                    ty: None,
-                    present: 0,
-                    seen_in: 0,
-                });
-                self.index.insert(key.to_string(), self.columns.len() - 1);
-                self.columns.len() - 1
-            }
+    /// One property of the current feature (number `self.acc.features`), of type `t`
+    /// (`None`: null; see [`value_type`]).
+    pub(super) fn property(&mut self, key: &str, t: Option<AttrType>) {
+        let hint = if self.hint < self.columns.len() {
+            self.hint
+        } else {
+            0
         };
-        let Some(t) = value_type(v) else { return };
+        let i = match self.columns.get(hint) {
+            Some(c) if c.name == key => hint,
+            _ => match self.index.get(key) {
+                Some(&i) => i,
+                None => {
+                    self.columns.push(Column {
+                        name: key.to_string(),
+                        ty: None,
+                        present: 0,
+                        seen_in: 0,
+                    });
+                    self.index.insert(key.to_string(), self.columns.len() - 1);
+                    self.columns.len() - 1
+                }
+            },
+        };
+        self.hint = i + 1;
+        let Some(t) = t else { return };
         let c = &mut self.columns[i];
         let feature = self.acc.features;
         if c.seen_in != feature {

@@ -159,17 +159,95 @@ impl Tally {
 /// range is refused as serde_json refuses it. `None` is any refusal: the sequential reader
 /// then reads the file and names the error.
 pub(super) fn raw_coords(text: &str, scan: &mut GeomScan, shape: &mut Shape) -> Option<Node> {
-    let b = text.as_bytes();
+    let (node, end) = raw_coords_at(text, 0, scan, shape)?;
     let mut r = RawCoords {
         text,
-        b,
-        i: 0,
+        b: text.as_bytes(),
+        i: end,
+        scan,
+        shape,
+    };
+    r.ws();
+    (r.i == text.len()).then_some(node)
+}
+
+/// [`raw_coords`] of the value that starts at byte `at` of `text` (after any whitespace),
+/// and the byte just after it.
+pub(super) fn raw_coords_at(
+    text: &str,
+    at: usize,
+    scan: &mut GeomScan,
+    shape: &mut Shape,
+) -> Option<(Node, usize)> {
+    let mut r = RawCoords {
+        text,
+        b: text.as_bytes(),
+        i: at,
         scan,
         shape,
     };
     let node = r.value(1)?;
-    r.ws();
-    (r.i == b.len()).then_some(node)
+    Some((node, r.i))
+}
+
+/// The powers of ten that are exact doubles.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The powers of ten up to 10^21 as integers.
+const POW10_INT: [u128; 22] = {
+    let mut t = [1u128; 22];
+    let mut k = 1;
+    while k < 22 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// The double nearest to `m / 10^k` (`m > 0`, `k` at most 21), when it is proved cheaply:
+/// the quotient in floating point is within a unit in the last place of it, so one of that
+/// double and its two neighbours is it. A double `M·2^e` is the nearest to `x` when
+/// `|x − M·2^e| < 2^(e−1)`, which, times `2·10^k·2^−e`, is the integer comparison
+/// `|2·m·2^−e − 2·M·10^k| < 10^k`. A tie, the bottom of a binade (where the gap below is
+/// half the gap above), a subnormal or an overflow of 128 bits is `None`: the standard
+/// parser decides.
+fn nearest_quotient(m: u64, k: usize) -> Option<f64> {
+    let p = *POW10_INT.get(k)?;
+    let guess = m as f64 / POW10[k];
+    if !guess.is_normal() || guess <= 0.0 {
+        return None;
+    }
+    let g = guess.to_bits();
+    for bits in [g, g + 1, g - 1] {
+        let exp = (bits >> 52) & 0x7FF;
+        let frac = bits & ((1 << 52) - 1);
+        if exp == 0 || exp == 0x7FF || frac == 0 {
+            return None;
+        }
+        let big_m = u128::from(frac | 1 << 52);
+        // The double is big_m · 2^e with e = exp − 1075; only e < 0 comes here (x < 2^53).
+        let s = 1075i64.checked_sub(exp as i64)?;
+        if s <= 0 {
+            return None;
+        }
+        let m_bits = 64 - i64::from(m.leading_zeros());
+        if m_bits + s + 1 > 127 {
+            return None;
+        }
+        let a = u128::from(m) << (s + 1);
+        let b = big_m.checked_mul(p)?.checked_mul(2)?;
+        let d = a.abs_diff(b);
+        if d < p {
+            return Some(f64::from_bits(bits));
+        }
+        if d == p {
+            return None;
+        }
+    }
+    None
 }
 
 struct RawCoords<'a> {
@@ -201,14 +279,21 @@ impl RawCoords<'_> {
         let b = self.b;
         let start = self.i;
         let mut i = start;
-        let digits = |i: &mut usize| {
+        // The digits as one integer `m` (exact while there are at most 19 of them), and the
+        // power of ten that scales it.
+        let mut m: u64 = 0;
+        let mut nd = 0usize;
+        let mut digits = |i: &mut usize| {
             let s = *i;
-            while *i < b.len() && b[*i].is_ascii_digit() {
+            while let Some(&c @ b'0'..=b'9') = b.get(*i) {
+                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                nd += 1;
                 *i += 1;
             }
             *i - s
         };
-        if b.get(i) == Some(&b'-') {
+        let neg = b.get(i) == Some(&b'-');
+        if neg {
             i += 1;
         }
         match b.get(i) {
@@ -218,22 +303,59 @@ impl RawCoords<'_> {
             }
             _ => return None,
         }
+        let mut frac = 0;
         if b.get(i) == Some(&b'.') {
             i += 1;
-            if digits(&mut i) == 0 {
+            frac = digits(&mut i);
+            if frac == 0 {
                 return None;
             }
         }
+        let mut exp: Option<i64> = Some(0);
         if matches!(b.get(i), Some(b'e' | b'E')) {
             i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
+            let sign = match b.get(i) {
+                Some(b'-') => -1,
+                Some(b'+') => 1,
+                _ => 0,
+            };
+            if sign != 0 {
                 i += 1;
             }
-            if digits(&mut i) == 0 {
+            let s = i;
+            let mut e: i64 = 0;
+            while let Some(&c @ b'0'..=b'9') = b.get(i) {
+                e = e.saturating_mul(10).saturating_add(i64::from(c - b'0'));
+                i += 1;
+            }
+            if i == s {
                 return None;
             }
+            exp = (i - s <= 6).then_some(if sign < 0 { -e } else { e });
         }
         self.i = i;
+        // Clinger's fast path: an integer of at most 2^53 and a power of ten of at most
+        // 10^22 are both exact doubles, so one multiplication or division rounds correctly,
+        // to the double the full parser gives.
+        if let Some(exp) = exp {
+            let e = exp - frac as i64;
+            if nd <= 19 && m <= 1 << 53 && (-22..=22).contains(&e) {
+                let f = m as f64;
+                let v = if e < 0 {
+                    f / POW10[(-e) as usize]
+                } else {
+                    f * POW10[e as usize]
+                };
+                return Some(if neg { -v } else { v });
+            }
+            // Longer digits (most coordinates have 16 or 17) over a power of ten: a
+            // candidate from floating point, proved nearest in integers.
+            if nd <= 19 && (-21..0).contains(&e) {
+                if let Some(v) = nearest_quotient(m, (-e) as usize) {
+                    return Some(if neg { -v } else { v });
+                }
+            }
+        }
         // ASCII from `start` to `i`: both are character boundaries.
         let v: f64 = self.text.get(start..i)?.parse().ok()?;
         v.is_finite().then_some(v)
@@ -246,8 +368,11 @@ impl RawCoords<'_> {
             return None;
         }
         self.i += 1;
-        let mut tally = Tally::default();
         self.ws();
+        if matches!(self.b.get(self.i), Some(b'-' | b'0'..=b'9')) {
+            return self.position();
+        }
+        let mut tally = Tally::default();
         if self.b.get(self.i) == Some(&b']') {
             self.i += 1;
         } else {
@@ -268,5 +393,138 @@ impl RawCoords<'_> {
             }
         }
         tally.finish(level, self.scan, self.shape).ok()
+    }
+
+    /// An array that starts with a number, at that number: a position, by [`Tally`]'s rules
+    /// for an array of numbers (at least two; a third is a height; anything but a number
+    /// after one is refused), in one loop rather than a [`Tally`] and a call per number.
+    fn position(&mut self) -> Option<Node> {
+        let mut xy = [f64::NAN; 2];
+        let mut n = 0usize;
+        loop {
+            let v = self.number()?;
+            if n < 2 {
+                xy[n] = v;
+            }
+            n += 1;
+            self.ws();
+            match *self.b.get(self.i)? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                    if !matches!(self.b.get(self.i), Some(b'-' | b'0'..=b'9')) {
+                        return None;
+                    }
+                }
+                b']' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        if n < 2 {
+            return None;
+        }
+        if n >= 3 {
+            self.scan.z = true;
+        }
+        Some(Node::Position(xy[0], xy[1]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A number through [`RawCoords::number`].
+    fn number(text: &str) -> Option<f64> {
+        let mut scan = GeomScan::default();
+        let mut shape = Shape::default();
+        let mut r = RawCoords {
+            text,
+            b: text.as_bytes(),
+            i: 0,
+            scan: &mut scan,
+            shape: &mut shape,
+        };
+        let v = r.number()?;
+        (r.i == text.len()).then_some(v)
+    }
+
+    #[test]
+    fn numbers_parse_to_the_double_the_standard_parser_gives() {
+        let mut fixed = vec![
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1",
+            "-1",
+            "1.5",
+            "1e5",
+            "1E+5",
+            "1e-5",
+            "-2.5e-3",
+            "9007199254740992",
+            "9007199254740993",
+            "9007199254740993.0",
+            "0.1",
+            "0.3",
+            "27.978910325413043",
+            "29.22444343608101",
+            "-1.552426163263748",
+            "1e22",
+            "1e23",
+            "1e-22",
+            "1e-23",
+            "123456789012345678901234567890",
+            "0.000000000000000000001",
+            "4.9e-324",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+            "1e0000001",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        // Decimals of every length around the fast path's limits, from a fixed generator.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = 1 + (x % 20) as usize;
+            let point = (x >> 8) as usize % (digits + 1);
+            let mut s: String = (0..digits)
+                .map(|k| char::from(b'0' + ((x >> (k * 3 % 60)) % 10) as u8))
+                .collect();
+            s = s.trim_start_matches('0').to_string();
+            if s.is_empty() {
+                s = "0".into();
+            }
+            if point > 0 && point < s.len() {
+                s.insert(point, '.');
+            }
+            if x & 1 << 62 != 0 {
+                s.insert(0, '-');
+            }
+            if x & 1 << 61 != 0 {
+                s.push_str(&format!("e{}", (x >> 40) as i64 % 30 - 15));
+            }
+            fixed.push(s);
+        }
+        for s in &fixed {
+            let want = s.parse::<f64>().ok().filter(|v| v.is_finite());
+            let got = number(s);
+            assert_eq!(
+                got.map(f64::to_bits),
+                want.map(f64::to_bits),
+                "{s}: {got:?} against {want:?}"
+            );
+        }
+        for bad in ["01", "1.", ".5", "-", "1e", "1e+", "+1"] {
+            assert_eq!(number(bad), None, "{bad}");
+        }
     }
 }

@@ -6,7 +6,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess};
 use serde_json::Value;
 
 use super::super::geom::GeomScan;
-use super::columns::State;
+use super::columns::{value_type, State};
 use super::geometry::{GeometryParts, GeometrySeed};
 use super::{excerpt, Accumulator, Members, Text};
 
@@ -52,7 +52,7 @@ seed! {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(k) = map.next_key_seed(Text)? {
             let v: Value = map.next_value()?;
-            self.0.property(&k, &v);
+            self.0.property(&k, value_type(&v));
         }
         Ok(())
     }
@@ -89,7 +89,7 @@ impl FeatureParts {
                 // GDAL: an integer id is the feature id; a string id is a column `id`.
                 let v: Value = map.next_value()?;
                 if v.is_string() {
-                    st.property("id", &v);
+                    st.property("id", value_type(&v));
                 }
             }
             _ => return Ok(false),
@@ -256,7 +256,7 @@ seed! {
                 }
                 st.acc.features += 1;
                 for (k, v) in props {
-                    st.property(&k, &v);
+                    st.property(&k, value_type(&v));
                 }
                 feature.finish(st);
             }

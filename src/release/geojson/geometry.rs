@@ -76,59 +76,70 @@ impl GeometryParts {
     /// The geometry's type, once its members are all read; validity goes to `scan`.
     pub(super) fn finish(self, scan: &mut GeomScan) -> Result<GeometryType, String> {
         let kind = self.kind.ok_or("a geometry has no `type`")?;
-        let t = match kind.as_str() {
-            "Point" => GeometryType::Point,
-            "LineString" => GeometryType::LineString,
-            "Polygon" => GeometryType::Polygon,
-            "MultiPoint" => GeometryType::MultiPoint,
-            "MultiLineString" => GeometryType::MultiLineString,
-            "MultiPolygon" => GeometryType::MultiPolygon,
-            "GeometryCollection" => {
-                if self.members.is_none() {
-                    return Err("a GeometryCollection has no `geometries`".to_string());
-                }
-                return Ok(GeometryType::GeometryCollection);
-            }
-            other => return Err(format!("unknown geometry type {}", excerpt(other))),
-        };
-        let Some((top, shape)) = self.coords else {
-            return Err(format!("a {kind} has no `coordinates`"));
-        };
-        // The level of the arrays that list positions, for each type.
-        let lists_at = match t {
-            GeometryType::Point => {
-                return match top {
-                    Node::Position(x, y) => {
-                        scan.point(x, y);
-                        Ok(t)
-                    }
-                    // An empty position is the empty point.
-                    Node::List if shape.list_level.is_none() && shape.empty_levels == 2 => Ok(t),
-                    _ => Err("a Point's coordinates are not one position".to_string()),
-                };
-            }
-            GeometryType::LineString | GeometryType::MultiPoint => 1,
-            GeometryType::Polygon | GeometryType::MultiLineString => 2,
-            _ => 3,
-        };
-        if matches!(top, Node::Position(..))
-            || shape.list_level.is_some_and(|l| l != lists_at)
-            || shape.empty_levels >> (lists_at + 1) != 0
-        {
-            return Err(format!("coordinates nested wrongly for a {kind}"));
-        }
-        match t {
-            GeometryType::LineString | GeometryType::MultiLineString => {
-                scan.invalid |= shape.line_bad;
-            }
-            GeometryType::Polygon | GeometryType::MultiPolygon => {
-                // An empty array where a ring belongs is a ring of no points.
-                scan.invalid |= shape.ring_bad || shape.empty_levels & (1 << lists_at) != 0;
-            }
-            _ => {}
-        }
-        Ok(t)
+        finish(&kind, self.coords, self.members.is_some(), scan)
     }
+}
+
+/// A geometry of type `kind` with these coordinates and, when `members`, a
+/// `geometries` member: its type, once its members are all read; validity goes to `scan`.
+pub(super) fn finish(
+    kind: &str,
+    coords: Option<(Node, Shape)>,
+    members: bool,
+    scan: &mut GeomScan,
+) -> Result<GeometryType, String> {
+    let t = match kind {
+        "Point" => GeometryType::Point,
+        "LineString" => GeometryType::LineString,
+        "Polygon" => GeometryType::Polygon,
+        "MultiPoint" => GeometryType::MultiPoint,
+        "MultiLineString" => GeometryType::MultiLineString,
+        "MultiPolygon" => GeometryType::MultiPolygon,
+        "GeometryCollection" => {
+            if !members {
+                return Err("a GeometryCollection has no `geometries`".to_string());
+            }
+            return Ok(GeometryType::GeometryCollection);
+        }
+        other => return Err(format!("unknown geometry type {}", excerpt(other))),
+    };
+    let Some((top, shape)) = coords else {
+        return Err(format!("a {kind} has no `coordinates`"));
+    };
+    // The level of the arrays that list positions, for each type.
+    let lists_at = match t {
+        GeometryType::Point => {
+            return match top {
+                Node::Position(x, y) => {
+                    scan.point(x, y);
+                    Ok(t)
+                }
+                // An empty position is the empty point.
+                Node::List if shape.list_level.is_none() && shape.empty_levels == 2 => Ok(t),
+                _ => Err("a Point's coordinates are not one position".to_string()),
+            };
+        }
+        GeometryType::LineString | GeometryType::MultiPoint => 1,
+        GeometryType::Polygon | GeometryType::MultiLineString => 2,
+        _ => 3,
+    };
+    if matches!(top, Node::Position(..))
+        || shape.list_level.is_some_and(|l| l != lists_at)
+        || shape.empty_levels >> (lists_at + 1) != 0
+    {
+        return Err(format!("coordinates nested wrongly for a {kind}"));
+    }
+    match t {
+        GeometryType::LineString | GeometryType::MultiLineString => {
+            scan.invalid |= shape.line_bad;
+        }
+        GeometryType::Polygon | GeometryType::MultiPolygon => {
+            // An empty array where a ring belongs is a ring of no points.
+            scan.invalid |= shape.ring_bad || shape.empty_levels & (1 << lists_at) != 0;
+        }
+        _ => {}
+    }
+    Ok(t)
 }
 
 seed! {
