@@ -122,7 +122,13 @@ struct Step {
     head: u64,
     tail: u64,
     mask: u64,
-    value: Value,
+    /// The value's kind, as three flags rather than the [`Value`] itself: the replay tests
+    /// them one after another, and with one enum the compiler makes a jump table of the tests,
+    /// whose indirect jump mispredicted where the branches learn a line's repeating kinds.
+    string: bool,
+    number: bool,
+    /// The nesting level of any other value (0: none, the line's end).
+    any: u8,
     /// The slot the value is kept under (the first it holds), or [`NO_SLOT`].
     put: u8,
 }
@@ -185,7 +191,12 @@ impl Template {
             } else {
                 (1u64 << (8 * len)) - 1
             },
-            value,
+            string: value == Value::Str,
+            number: value == Value::Num,
+            any: match value {
+                Value::Any(level) => level.max(1),
+                _ => 0,
+            },
             put,
         });
         self.bytes.extend_from_slice(part);
@@ -214,13 +225,11 @@ impl Template {
             }
             i += step.len as usize;
             let put = usize::from(step.put & 7);
-            // Tests in the order of how often each kind comes, not a jump table: a line's
-            // sequence of kinds repeats, and the branches learn it where an indirect jump did not.
-            if step.value == Value::Str {
+            if step.string {
                 let end = quote(b, i, &mut found.high)?;
                 found.spans[put] = (i, end);
                 i = end;
-            } else if step.value == Value::Num {
+            } else if step.number {
                 if step.put == NO_SLOT {
                     i = number_end(b, i)?;
                 } else {
@@ -229,8 +238,8 @@ impl Template {
                     found.integers[put] = integer;
                     i = end;
                 }
-            } else if let Value::Any(level) = step.value {
-                i = skip(b, i, usize::from(level), &mut found.high)?;
+            } else if step.any != 0 {
+                i = skip(b, i, usize::from(step.any), &mut found.high)?;
             } else {
                 return Some(i);
             }
