@@ -17,8 +17,8 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::{AccessLog, AccessScan, Read as AccessRead};
 use super::reads::{
-    access_log_of, open_input, Inputs, LogError, LogFile, Malformed, MappedRead, Mapping,
-    ParquetLog, ANONYMOUS,
+    access_log_of, open_input, open_parquet, read_summary, Inputs, LogError, LogFile, Malformed,
+    MappedRead, Mapping, ParquetLog, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::{LogFormat, Source};
@@ -155,22 +155,23 @@ pub fn each_read(
                 })
                 .map_err(io)?;
             }
+            Some(LogFormat::Summary) if summary::is_parquet(path) => {
+                let input = open_parquet(path, fetched.take()).map_err(|reason| LogError::Io {
+                    path: path.clone(),
+                    source: std::io::Error::other(reason),
+                })?;
+                read_summary(path, input, &mut |number, row| {
+                    let result = row.and_then(|row| summary_record(&row, wanted, on_read));
+                    if let Err(reason) = result {
+                        bad(number, reason, &mut malformed);
+                    }
+                })?;
+            }
             Some(LogFormat::Summary) => {
                 let input = open(path, &mut fetched, gzipped)?;
                 each_line(input, |number, line| {
-                    let result = summary::parse_row(line).and_then(|row| {
-                        if !wanted.wants(&row.dataset) {
-                            return Ok(());
-                        }
-                        on_read(Record {
-                            dataset: &row.dataset,
-                            consumer: &row.consumer,
-                            contract: &row.contract,
-                            first: row.first_at,
-                            last: row.last_at,
-                            reads: row.reads,
-                        })
-                    });
+                    let result = summary::parse_row(line)
+                        .and_then(|row| summary_record(&row, wanted, on_read));
                     if let Err(reason) = result {
                         bad(number, reason, &mut malformed);
                     }
@@ -314,6 +315,26 @@ pub fn each_read(
         });
     }
     Ok(malformed + unfit)
+}
+
+/// One checked row of a read summary (JSON Lines or Parquet), handed on when its dataset is
+/// wanted.
+fn summary_record(
+    row: &summary::ParsedRow,
+    wanted: &Wanted<'_>,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    if !wanted.wants(&row.dataset) {
+        return Ok(());
+    }
+    on_read(Record {
+        dataset: &row.dataset,
+        consumer: &row.consumer,
+        contract: &row.contract,
+        first: row.first_at,
+        last: row.last_at,
+        reads: row.reads,
+    })
 }
 
 /// One read of an access log: at its burst's last request (the instant the scan dates it
