@@ -529,6 +529,130 @@ mod tests {
         assert_eq!(a.last_at, "2027-01-02T02:30:00+02:00");
     }
 
+    /// The rows of the Parquet summary at `path`, as [`Summary::lines`] gives them, read
+    /// back through the reader every walk uses.
+    fn read_parquet(path: &Path) -> Vec<Result<(u64, Row), (u64, String)>> {
+        use crate::consumers::reads::{open_parquet, read_summary};
+        let mut rows = Vec::new();
+        let input = open_parquet(path, None).unwrap();
+        read_summary(path, input, &mut |n, row| {
+            rows.push(
+                row.map(|r| {
+                    (
+                        n,
+                        Row {
+                            day: r.day,
+                            consumer: r.consumer,
+                            dataset: r.dataset,
+                            contract: r.contract,
+                            reads: r.reads,
+                            first_at: instant_text(&r.first_at),
+                            last_at: instant_text(&r.last_at),
+                            registered: r.registered,
+                        },
+                    )
+                })
+                .map_err(|e| (n, e)),
+            )
+        })
+        .unwrap();
+        rows
+    }
+
+    #[test]
+    fn a_parquet_summary_reads_back_as_written_offsets_and_all() {
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap();
+        let mut s = Summary::default();
+        for (dataset, consumer, version, first, last, reads) in [
+            (
+                "roads",
+                "a",
+                "1.0.0",
+                "2027-01-01T23:30:00-01:00",
+                "2027-01-02T02:30:00+02:00",
+                3,
+            ),
+            (
+                "roads",
+                "ghost",
+                "1.1.0",
+                "2027-01-01T08:00:00.125Z",
+                "2027-01-01T13:59:59.5+05:30",
+                2,
+            ),
+            (
+                "rivers",
+                "b",
+                "2.0.0-rc.1",
+                "1969-12-31T23:00:00Z",
+                "1969-12-31T23:00:00Z",
+                1,
+            ),
+            (
+                "rivers",
+                "a",
+                "2.0.0",
+                "2027-01-01T00:00:00+14:00",
+                "2027-01-01T00:00:00+14:00",
+                7,
+            ),
+        ] {
+            s.add(dataset, consumer, version, at(first), at(last), reads)
+                .unwrap();
+        }
+        s.claim(&registry());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.parquet");
+        s.write_file(&path).unwrap();
+        assert!(std::fs::read(&path).unwrap().starts_with(b"PAR1"));
+        let back = read_parquet(&path);
+        let written: Vec<Result<(u64, Row), (u64, String)>> =
+            s.lines().zip(1..).map(|(r, n)| Ok((n, r))).collect();
+        assert_eq!(back, written);
+        // The offsets as written, not only the instants.
+        let rows: Vec<Row> = back.into_iter().map(|r| r.unwrap().1).collect();
+        assert!(rows
+            .iter()
+            .any(|r| r.first_at == "2027-01-01T23:30:00-01:00"
+                && r.last_at == "2027-01-02T02:30:00+02:00"
+                && r.reads == 3
+                && r.registered));
+        assert!(rows
+            .iter()
+            .any(|r| r.last_at == "2027-01-01T13:59:59.500+05:30"));
+        // Nothing but the summary is left beside it.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["s.parquet"]);
+        // The same summary as JSON Lines: the same rows.
+        let jsonl = dir.path().join("s.jsonl");
+        s.write_file(&jsonl).unwrap();
+        let mut text = Vec::new();
+        s.write_jsonl(&mut text).unwrap();
+        assert_eq!(std::fs::read(&jsonl).unwrap(), text);
+    }
+
+    #[test]
+    fn a_summary_that_cannot_be_written_leaves_nothing_behind() {
+        let at = DateTime::parse_from_rfc3339("2027-01-01T08:00:00Z").unwrap();
+        let mut s = Summary::default();
+        s.add("roads", "a", "1.0.0", at, at, 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should go: the rename fails.
+        let path = dir.path().join("s.parquet");
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("keep"), "x").unwrap();
+        let e = s.write_file(&path).unwrap_err();
+        assert!(e.to_string().contains("s.parquet"), "{e}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["s.parquet"]);
+    }
+
     #[test]
     fn a_row_whose_instants_are_off_its_day_is_malformed() {
         let ok = r#"{"day":"2027-01-02","consumer":"a","dataset":"roads","contract":"1.0.0","reads":2,"first_at":"2027-01-02T00:00:00Z","last_at":"2027-01-02T01:00:00+01:00","registered":true}"#;
