@@ -635,22 +635,34 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_that_cannot_be_written_leaves_nothing_behind() {
+    fn a_summary_that_cannot_be_written_leaves_the_file_as_it_was() {
         let at = DateTime::parse_from_rfc3339("2027-01-01T08:00:00Z").unwrap();
         let mut s = Summary::default();
         s.add("roads", "a", "1.0.0", at, at, 1).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        // A directory where the file should go: the rename fails.
+        let names = || {
+            let mut n: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
         let path = dir.path().join("s.parquet");
-        std::fs::create_dir(&path).unwrap();
-        std::fs::write(path.join("keep"), "x").unwrap();
+        s.write_file(&path).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // A row more reads than an INT64 holds fails the writer after it has begun.
+        s.add("rivers", "b", "1.0.0", at, at, u64::MAX).unwrap();
         let e = s.write_file(&path).unwrap_err();
         assert!(e.to_string().contains("s.parquet"), "{e}");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["s.parquet"]);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(names(), ["s.parquet"]);
+        // A directory where the file should go: the rename fails, and nothing is left.
+        let blocked = dir.path().join("d.parquet");
+        std::fs::create_dir(&blocked).unwrap();
+        let e = Summary::default().write_file(&blocked).unwrap_err();
+        assert!(e.to_string().contains("d.parquet"), "{e}");
+        assert_eq!(names(), ["d.parquet", "s.parquet"]);
     }
 
     #[test]
