@@ -85,6 +85,15 @@ fn without_scan_stats(mut v: serde_json::Value) -> serde_json::Value {
 
 /// Every answer that reads the record, on `today`.
 fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
+    answers_env(w, today, &[])
+}
+
+/// [`answers`], the binary given `env` besides the world's own.
+fn answers_env(
+    w: &World,
+    today: &str,
+    env: &[(&str, &str)],
+) -> Vec<(String, i32, serde_json::Value)> {
     let asks: [&[&str]; 7] = [
         &["consumers", "roads"],
         &["consumers", "rivers"],
@@ -98,7 +107,7 @@ fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
         .map(|a| {
             let mut args = vec!["--format", "json"];
             args.extend_from_slice(a);
-            let run = w.run(today, &args);
+            let run = w.run_env(today, &args, env);
             assert!(
                 !run.stdout().is_empty(),
                 "{}: {}",
@@ -208,6 +217,42 @@ fn every_answer_from_a_parquet_summary_is_the_answer_from_the_log() {
     again.assert_code(0);
     assert_eq!(again.stdout(), jsonl);
     assert!(jsonl.contains(r#""last_at":"2026-11-28T23:30:00-01:00""#));
+}
+
+#[test]
+fn a_parquet_summary_in_object_storage_gives_the_answers_of_the_local_one() {
+    use crate::common::remote_support::{Moto, BUCKET, KEY_ID, SECRET};
+    let (w, _) = every_answer_from_a_summary_named("all.parquet");
+    let local: Vec<_> = ["2026-11-29", "2027-01-20"]
+        .iter()
+        .map(|d| answers(&w, d))
+        .collect();
+    let moto = Moto::start();
+    let file = w.root().join("consumption/summary/all.parquet");
+    moto.upload(&[("summary/all.parquet".to_string(), file.as_path())]);
+    std::fs::remove_file(&file).unwrap();
+    let config = w.read("contracts.toml").unwrap().replace(
+        "path = \"consumption/summary/*\"\n",
+        &format!("path = \"s3://{BUCKET}/summary/*.parquet\"\n"),
+    );
+    w.write("contracts.toml", &config);
+    let endpoint = moto.endpoint();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let remote: Vec<_> = ["2026-11-29", "2027-01-20"]
+        .iter()
+        .map(|d| answers_env(&w, d, &env))
+        .collect();
+    assert_eq!(remote, local);
+    // Read from the bucket: the scan says so.
+    let run = w.run_env("2026-11-29", &["consumers", "roads"], &env);
+    run.assert_code(0);
+    run.assert_stderr_has("1 object(s) listed, 1 read");
 }
 
 /// A Parquet summary at `rel` written with the arrow writer: `columns` in the order given.
