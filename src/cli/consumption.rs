@@ -115,7 +115,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         &mut |m| {
             if shown < 20 {
                 let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                talkln!(ctx, "warning: {}:{}: {}", file.display(), m.line, m.reason);
+                // Line 0: the whole file, skipped.
+                match m.line {
+                    0 => talkln!(ctx, "warning: {}: {}", file.display(), m.reason),
+                    line => talkln!(ctx, "warning: {}:{line}: {}", file.display(), m.reason),
+                }
             }
             shown += 1;
         },

@@ -68,8 +68,8 @@ fn open(
 /// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
 /// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
 /// out as each burst closes. The objects of a remote source are those that can hold a read of
-/// the days `days` ([`Inputs`]); a listed object that is not read is said to `on_malformed`
-/// with line 0.
+/// the days `days` ([`Inputs`]); a listed object that is not read, and a Parquet summary that
+/// cannot be read, is said to `on_malformed` with line 0 (not counted as a malformed line).
 pub fn each_read(
     sources: &[Source],
     files: &[LogFile],
@@ -155,17 +155,31 @@ pub fn each_read(
                 })
                 .map_err(io)?;
             }
+            // A Parquet summary that cannot be read — no such column, a column of another
+            // type, a damaged file — is skipped and said so (line 0), as the newest-read scan
+            // skips it, so that both walks read the same rows.
             Some(LogFormat::Summary) if summary::is_parquet(path) => {
-                let input = open_parquet(path, fetched.take()).map_err(|reason| LogError::Io {
-                    path: path.clone(),
-                    source: std::io::Error::other(reason),
-                })?;
-                read_summary(path, input, &mut |number, row| {
-                    let result = row.and_then(|row| summary_record(&row, wanted, on_read));
-                    if let Err(reason) = result {
-                        bad(number, reason, &mut malformed);
-                    }
-                })?;
+                let read = open_parquet(path, fetched.take()).and_then(|input| {
+                    read_summary(path, input, &mut |number, row| {
+                        let result = row.and_then(|row| summary_record(&row, wanted, on_read));
+                        if let Err(reason) = result {
+                            bad(number, reason, &mut malformed);
+                        }
+                    })
+                    .map_err(|e| match e {
+                        LogError::Io { source, .. } => {
+                            format!("cannot be read to its end: {source}")
+                        }
+                        other => format!("cannot be read to its end: {other}"),
+                    })
+                });
+                if let Err(reason) = read {
+                    on_malformed(&Malformed {
+                        file: path.clone(),
+                        line: 0,
+                        reason: format!("{reason}; the file is skipped"),
+                    });
+                }
             }
             Some(LogFormat::Summary) => {
                 let input = open(path, &mut fetched, gzipped)?;
