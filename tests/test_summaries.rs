@@ -85,6 +85,15 @@ fn without_scan_stats(mut v: serde_json::Value) -> serde_json::Value {
 
 /// Every answer that reads the record, on `today`.
 fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
+    answers_env(w, today, &[])
+}
+
+/// [`answers`], the binary given `env` besides the world's own.
+fn answers_env(
+    w: &World,
+    today: &str,
+    env: &[(&str, &str)],
+) -> Vec<(String, i32, serde_json::Value)> {
     let asks: [&[&str]; 7] = [
         &["consumers", "roads"],
         &["consumers", "rivers"],
@@ -98,7 +107,7 @@ fn answers(w: &World, today: &str) -> Vec<(String, i32, serde_json::Value)> {
         .map(|a| {
             let mut args = vec!["--format", "json"];
             args.extend_from_slice(a);
-            let run = w.run(today, &args);
+            let run = w.run_env(today, &args, env);
             assert!(
                 !run.stdout().is_empty(),
                 "{}: {}",
@@ -145,21 +154,18 @@ fn read_the_summary_only(w: &World) {
     );
 }
 
-#[test]
-fn every_answer_from_the_summary_is_the_answer_from_the_log() {
+/// `consumption summarize --out consumption/summary/<name>` on the busy world, then every
+/// answer from the summary alone is the answer from the log; returns the world, reading only
+/// the summary, and the log's summary as JSON Lines (`--out -`).
+fn every_answer_from_a_summary_named(name: &str) -> (World, String) {
     let w = busy_world();
     let days = ["2026-11-28", "2026-11-29", "2027-01-20", "2027-03-05"];
     let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
+    let jsonl = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
+    jsonl.assert_code(0);
     std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
-    let run = w.run(
-        "2026-11-29",
-        &[
-            "consumption",
-            "summarize",
-            "--out",
-            "consumption/summary/all",
-        ],
-    );
+    let out = format!("consumption/summary/{name}");
+    let run = w.run("2026-11-29", &["consumption", "summarize", "--out", &out]);
     run.assert_code(0);
     // The empty consumer is reported and left out.
     run.assert_stderr_has("`consumer` is empty");
@@ -170,8 +176,282 @@ fn every_answer_from_the_summary_is_the_answer_from_the_log() {
     }
     assert_eq!(raw.len(), from_summary.len());
     // The answers came from the summary: without it, they are others.
-    std::fs::remove_file(w.root().join("consumption/summary/all")).unwrap();
+    let kept = std::fs::read(w.root().join(&out)).unwrap();
+    std::fs::remove_file(w.root().join(&out)).unwrap();
     assert_ne!(answers(&w, days[1]), from_summary[1]);
+    std::fs::write(w.root().join(&out), kept).unwrap();
+    (w, jsonl.stdout())
+}
+
+#[test]
+fn every_answer_from_the_summary_is_the_answer_from_the_log() {
+    let (w, jsonl) = every_answer_from_a_summary_named("all");
+    assert_eq!(w.read("consumption/summary/all").unwrap(), jsonl);
+}
+
+#[test]
+fn every_answer_from_a_parquet_summary_is_the_answer_from_the_log() {
+    let (w, jsonl) = every_answer_from_a_summary_named("all.parquet");
+    let bytes = std::fs::read(w.root().join("consumption/summary/all.parquet")).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+    // Nothing is left beside it.
+    let names: Vec<_> = std::fs::read_dir(w.root().join("consumption/summary"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["all.parquet"]);
+    // Its rows are the JSON Lines summary's of the log, row for row: summarized again, the
+    // same text.
+    let again = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--input-format",
+            "summary",
+            "consumption/summary/all.parquet",
+            "--out",
+            "-",
+        ],
+    );
+    again.assert_code(0);
+    assert_eq!(again.stdout(), jsonl);
+    assert!(jsonl.contains(r#""last_at":"2026-11-28T23:30:00-01:00""#));
+}
+
+#[test]
+fn a_parquet_summary_in_object_storage_gives_the_answers_of_the_local_one() {
+    use crate::common::remote_support::{Moto, BUCKET, KEY_ID, SECRET};
+    let (w, _) = every_answer_from_a_summary_named("all.parquet");
+    let local: Vec<_> = ["2026-11-29", "2027-01-20"]
+        .iter()
+        .map(|d| answers(&w, d))
+        .collect();
+    let moto = Moto::start();
+    let file = w.root().join("consumption/summary/all.parquet");
+    moto.upload(&[("summary/all.parquet".to_string(), file.as_path())]);
+    std::fs::remove_file(&file).unwrap();
+    let config = w.read("contracts.toml").unwrap().replace(
+        "path = \"consumption/summary/*\"\n",
+        &format!("path = \"s3://{BUCKET}/summary/*.parquet\"\n"),
+    );
+    w.write("contracts.toml", &config);
+    let endpoint = moto.endpoint();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let remote: Vec<_> = ["2026-11-29", "2027-01-20"]
+        .iter()
+        .map(|d| answers_env(&w, d, &env))
+        .collect();
+    assert_eq!(remote, local);
+    // Read from the bucket: the scan says so.
+    let run = w.run_env("2026-11-29", &["consumers", "roads"], &env);
+    run.assert_code(0);
+    run.assert_stderr_has("1 object(s) listed, 1 read");
+}
+
+/// A Parquet summary at `rel` written with the arrow writer: `columns` in the order given.
+fn write_parquet(w: &World, rel: &str, columns: Vec<(&str, arrow_array::ArrayRef)>) {
+    let batch = arrow_array::RecordBatch::try_from_iter(columns).unwrap();
+    let path = w.root().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+fn strings(v: &[Option<&str>]) -> arrow_array::ArrayRef {
+    std::sync::Arc::new(arrow_array::StringArray::from(v.to_vec()))
+}
+
+#[test]
+fn a_malformed_parquet_summary_row_is_reported_with_its_row_number() {
+    use arrow_array::{ArrayRef, BooleanArray, Int32Array};
+    use std::sync::Arc;
+    let w = World::new(world::closed_port());
+    read_the_summary_only(&w);
+    let day = "2026-11-28";
+    let ok = Some("2026-11-28T03:00:00Z");
+    // Columns in another order than the store writes, `day` as text, `reads` an INT32, and a
+    // column the store does not read.
+    write_parquet(
+        &w,
+        "consumption/summary/engine.parquet",
+        vec![
+            (
+                "registered",
+                Arc::new(BooleanArray::from(vec![false; 5])) as ArrayRef,
+            ),
+            (
+                "last_at",
+                strings(&[
+                    ok,
+                    Some("2026-11-29T01:00:00+02:00"),
+                    ok,
+                    ok,
+                    Some("2026-11-28T09:00:00+05:00"),
+                ]),
+            ),
+            ("bytes", strings(&[Some("1"); 5])),
+            ("dataset", strings(&[Some("roads"); 5])),
+            (
+                "consumer",
+                strings(&[
+                    Some("router"),
+                    Some("atlas"),
+                    Some("atlas"),
+                    None,
+                    Some("flood-model"),
+                ]),
+            ),
+            ("contract", strings(&[Some("1.1.0"); 5])),
+            (
+                "reads",
+                Arc::new(Int32Array::from(vec![2, 1, 0, 1, 4])) as ArrayRef,
+            ),
+            ("day", strings(&[Some(day); 5])),
+            (
+                "first_at",
+                strings(&[
+                    ok,
+                    Some("2026-11-28T01:00:00Z"),
+                    ok,
+                    ok,
+                    Some("2026-11-28T10:00:00+05:00"),
+                ]),
+            ),
+        ],
+    );
+    let run = w.consumers_json("2026-11-29");
+    // Row 2 is well formed: its last read, written 2026-11-29T01:00+02:00, is 23:00Z on
+    // its UTC day.
+    run.assert_stderr_has("consumption/summary/engine.parquet:3: `reads` is 0");
+    run.assert_stderr_has("consumption/summary/engine.parquet:4: `consumer` is null");
+    run.assert_stderr_has("consumption/summary/engine.parquet:5: `first_at` is after `last_at`");
+    assert_eq!(run.json()["scan"]["malformed"], 3);
+    // Rows 1 and 2 are read: router's and atlas's newest reads.
+    let last = |name: &str| {
+        run.json()["consumers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["consumer"] == name)
+            .map(|c| c["last_read"].clone())
+    };
+    assert_eq!(
+        last("router"),
+        Some(serde_json::json!("2026-11-28T03:00:00Z"))
+    );
+    assert_eq!(
+        last("atlas"),
+        Some(serde_json::json!("2026-11-29T01:00:00+02:00"))
+    );
+    // The day-by-day walk reports them alike.
+    let summarize = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--input-format",
+            "summary",
+            "consumption/summary/engine.parquet",
+            "--out",
+            "-",
+        ],
+    );
+    summarize.assert_code(0);
+    summarize.assert_stderr_has("engine.parquet:3: `reads` is 0");
+    summarize.assert_stderr_has("engine.parquet:5: `first_at` is after `last_at`");
+    assert_eq!(
+        summarize.stdout().lines().count(),
+        2,
+        "{}",
+        summarize.stdout()
+    );
+}
+
+#[test]
+fn a_parquet_summary_without_a_column_or_with_one_of_another_type_is_skipped_naming_it() {
+    use arrow_array::{ArrayRef, BooleanArray, Int64Array};
+    use std::sync::Arc;
+    let w = World::new(world::closed_port());
+    read_the_summary_only(&w);
+    let one = |v: &str| strings(&[Some(v)]);
+    let mut columns: Vec<(&str, ArrayRef)> = vec![
+        ("day", one("2026-11-28")),
+        ("consumer", one("router")),
+        ("dataset", one("roads")),
+        ("contract", one("1.1.0")),
+        ("reads", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
+        ("first_at", one("2026-11-28T03:00:00Z")),
+        ("last_at", one("2026-11-28T03:00:00Z")),
+        (
+            "registered",
+            Arc::new(BooleanArray::from(vec![true])) as ArrayRef,
+        ),
+    ];
+    write_parquet(&w, "consumption/summary/good.parquet", columns.clone());
+    columns.pop();
+    write_parquet(
+        &w,
+        "consumption/summary/no-registered.parquet",
+        columns.clone(),
+    );
+    columns.push((
+        "registered",
+        Arc::new(BooleanArray::from(vec![true])) as ArrayRef,
+    ));
+    columns[4] = ("reads", one("1"));
+    write_parquet(&w, "consumption/summary/text-reads.parquet", columns);
+    let run = w.consumers_json("2026-11-29");
+    run.assert_stderr_has(
+        "no-registered.parquet: cannot be read to its end: no column `registered`",
+    );
+    run.assert_stderr_has("text-reads.parquet: cannot be read to its end: column `reads` is Utf8, expected an integer");
+    // The good file is read.
+    assert!(
+        run.stdout().contains("2026-11-28T03:00:00Z"),
+        "{}",
+        run.stdout()
+    );
+    // The day-by-day walk skips it too, and says so: the commands that count day by day
+    // answer from the good file.
+    let timeline = w.run("2026-11-29", &["--format", "json", "timeline", "roads"]);
+    timeline.assert_code(0);
+    timeline.assert_stderr_has(
+        "warning: consumption/summary/no-registered.parquet: cannot be read to its end: no column `registered`",
+    );
+    w.run("2026-11-29", &["can-retire", "roads", "1"])
+        .assert_code(1);
+    let summarize = w.run(
+        "2026-11-29",
+        &[
+            "consumption",
+            "summarize",
+            "--input-format",
+            "summary",
+            "consumption/summary/good.parquet",
+            "consumption/summary/text-reads.parquet",
+            "--out",
+            "-",
+        ],
+    );
+    summarize.assert_code(0);
+    summarize.assert_stderr_has(
+        "warning: consumption/summary/text-reads.parquet: cannot be read to its end: column `reads` is Utf8, expected an integer; the file is skipped",
+    );
+    assert_eq!(
+        summarize.stdout().lines().count(),
+        1,
+        "{}",
+        summarize.stdout()
+    );
 }
 
 #[test]
@@ -273,11 +553,20 @@ fn partitioned_world() -> World {
 /// `consumption/log/*/*.jsonl.gz`); its summary, read back by the store, is the store's own
 /// summary of the log, and every answer from it is the answer from the log.
 fn an_engine_summarizes_to_the_same_answers(engine: &dyn Fn(&World)) {
+    an_engine_summarizes_to_the_same_answers_in(&|w| {
+        engine(w);
+        "consumption/summary/all".to_string()
+    });
+}
+
+/// [`an_engine_summarizes_to_the_same_answers`], the engine writing the file whose path it
+/// returns (the only file in `consumption/summary`).
+fn an_engine_summarizes_to_the_same_answers_in(engine: &dyn Fn(&World) -> String) {
     let w = partitioned_world();
     let days = ["2026-11-29", "2027-03-05"];
     let raw: Vec<_> = days.iter().map(|d| answers(&w, d)).collect();
     std::fs::create_dir_all(w.root().join("consumption/summary")).unwrap();
-    engine(&w);
+    let written = engine(&w);
     // (`registered` and the spelling of UTC are the store's to set.)
     let ours = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
     ours.assert_code(0);
@@ -288,7 +577,7 @@ fn an_engine_summarizes_to_the_same_answers(engine: &dyn Fn(&World)) {
             "summarize",
             "--input-format",
             "summary",
-            "consumption/summary/all",
+            &written,
             "--out",
             "-",
         ],
@@ -321,28 +610,47 @@ fn python_has(module: &str) {
     );
 }
 
+/// Run examples/duckdb/summarize.sql with DuckDB, as its header says, writing `out`.
+fn duckdb_summarizes_to(w: &World, out: &str) {
+    let run = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import duckdb, sys\n\
+             con = duckdb.connect()\n\
+             con.execute(\"SET VARIABLE log = 'consumption/log/*/*.jsonl.gz'\")\n\
+             con.execute(\"SET VARIABLE out = '\" + sys.argv[2] + \"'\")\n\
+             con.execute(open(sys.argv[1]).read())\n",
+        ])
+        .arg(example("examples/duckdb/summarize.sql"))
+        .arg(out)
+        .current_dir(w.root())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
 #[test]
 fn the_duckdb_example_summarizes_a_partitioned_log_to_the_same_answers() {
     python_has("duckdb");
     an_engine_summarizes_to_the_same_answers(&|w| {
-        let run = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import duckdb, sys\n\
-                 con = duckdb.connect()\n\
-                 con.execute(\"SET VARIABLE log = 'consumption/log/*/*.jsonl.gz'\")\n\
-                 con.execute(\"SET VARIABLE out = 'consumption/summary/all'\")\n\
-                 con.execute(open(sys.argv[1]).read())\n",
-            ])
-            .arg(example("examples/duckdb/summarize.sql"))
-            .current_dir(w.root())
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        duckdb_summarizes_to(w, "consumption/summary/all");
+    });
+}
+
+#[test]
+fn the_duckdb_example_writes_a_parquet_summary_to_the_same_answers() {
+    python_has("duckdb");
+    an_engine_summarizes_to_the_same_answers_in(&|w| {
+        let out = "consumption/summary/all.parquet";
+        duckdb_summarizes_to(w, out);
+        // DuckDB's own Parquet: `day` as text, `reads` an INT64, not the store's writer.
+        let bytes = std::fs::read(w.root().join(out)).unwrap();
+        assert!(bytes.starts_with(b"PAR1"), "DuckDB wrote no Parquet file");
+        out.to_string()
     });
 }
 

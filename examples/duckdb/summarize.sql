@@ -7,6 +7,10 @@
 --   duckdb -c "SET VARIABLE log = 'log/*/*.jsonl.gz'; SET VARIABLE out = 'summary.jsonl';" \
 --          -c ".read examples/duckdb/summarize.sql"
 --
+-- An `out` whose name ends in `.parquet` (`SET VARIABLE out = 'summary.parquet'`) is written
+-- as Parquet, which `contracts` reads as it reads JSON Lines: `day` is then a string column,
+-- `reads` an INT64, `registered` a BOOLEAN, `first_at` and `last_at` strings.
+--
 -- `at` is kept as text: the summary keeps each instant with the offset it was written with,
 -- and DuckDB's TIMESTAMPTZ would forget it. The UTC instant orders the reads; on one
 -- instant written with two offsets the larger offset is the later, as the store orders them.
@@ -55,4 +59,6 @@ COPY (
     FROM reads
     GROUP BY ALL
     ORDER BY day, dataset, consumer, contract
-) TO (getvariable('out')) (FORMAT json);
+) TO (getvariable('out')) (
+    FORMAT CASE WHEN getvariable('out') LIKE '%.parquet' THEN 'parquet' ELSE 'json' END
+);

@@ -44,6 +44,8 @@ pub enum InputFormat {
 /// Without SOURCE, the configured consumption sources are summarized; with SOURCE, those
 /// files, each read in the format its name says (`.jsonl`, `.ndjson`, `.csv`, each
 /// optionally `.gz`, `.parquet`) or as --input-format says, with the default field names.
+/// The summary is written to --out as Parquet when its name ends in `.parquet`, as JSON
+/// Lines otherwise (`-`: JSON Lines on stdout), through a file beside it renamed into place.
 /// Malformed lines are reported on stderr and left out. Exit 0, 2 for a bad source or
 /// config, 3 when a file cannot be read or the summary cannot be written.
 #[derive(Debug, clap::Args)]
@@ -51,7 +53,8 @@ pub struct Args {
     /// Log files to summarize instead of the configured sources
     #[arg(value_name = "SOURCE")]
     sources: Vec<PathBuf>,
-    /// Where to write the summary (JSON Lines); `-` for stdout
+    /// Where to write the summary: Parquet when the name ends in `.parquet`, JSON Lines
+    /// otherwise; `-` for JSON Lines on stdout
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
     /// Read every SOURCE as this format, whatever its name
@@ -112,7 +115,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         &mut |m| {
             if shown < 20 {
                 let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                talkln!(ctx, "warning: {}:{}: {}", file.display(), m.line, m.reason);
+                // Line 0: the whole file, skipped.
+                match m.line {
+                    0 => talkln!(ctx, "warning: {}: {}", file.display(), m.reason),
+                    line => talkln!(ctx, "warning: {}:{line}: {}", file.display(), m.reason),
+                }
             }
             shown += 1;
         },
@@ -124,16 +131,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         );
     }
     summary.claim(&super::context::registry(ctx, &store)?);
-    let mut text = Vec::new();
-    summary
-        .write_jsonl(&mut text)
-        .map_err(|e| CommandError::environment(format!("cannot render the summary: {e}")))?;
     if args.out.as_os_str() == "-" {
+        let mut text = Vec::new();
+        summary
+            .write_jsonl(&mut text)
+            .map_err(|e| CommandError::environment(format!("cannot render the summary: {e}")))?;
         out!(ctx, "{}", String::from_utf8_lossy(&text));
     } else {
-        std::fs::write(&args.out, &text).map_err(|e| {
-            CommandError::environment(format!("cannot write {}: {e}", args.out.display()))
-        })?;
+        summary.write_file(&args.out)?;
     }
     talkln!(
         ctx,

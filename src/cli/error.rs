@@ -243,6 +243,13 @@ impl From<LogError> for CommandError {
     }
 }
 
+impl From<crate::consumers::summary::WriteError> for CommandError {
+    /// A summary that cannot be written (a full disk, no permission) is the environment's.
+    fn from(e: crate::consumers::summary::WriteError) -> Self {
+        CommandError::from_error(ErrorClass::Environment, e)
+    }
+}
+
 impl From<crate::audit::AuditError> for CommandError {
     /// A `[store] since` the walk cannot start from is said at its place in contracts.toml,
     /// classified as the store error behind it.

@@ -17,8 +17,8 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::{AccessLog, AccessScan, Read as AccessRead};
 use super::reads::{
-    access_log_of, open_input, Inputs, LogError, LogFile, Malformed, MappedRead, Mapping,
-    ParquetLog, ANONYMOUS,
+    access_log_of, open_input, open_parquet, read_summary, Inputs, LogError, LogFile, Malformed,
+    MappedRead, Mapping, ParquetLog, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::{LogFormat, Source};
@@ -68,8 +68,8 @@ fn open(
 /// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
 /// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
 /// out as each burst closes. The objects of a remote source are those that can hold a read of
-/// the days `days` ([`Inputs`]); a listed object that is not read is said to `on_malformed`
-/// with line 0.
+/// the days `days` ([`Inputs`]); a listed object that is not read, and a Parquet summary that
+/// cannot be read, is said to `on_malformed` with line 0 (not counted as a malformed line).
 pub fn each_read(
     sources: &[Source],
     files: &[LogFile],
@@ -155,22 +155,37 @@ pub fn each_read(
                 })
                 .map_err(io)?;
             }
+            // A Parquet summary that cannot be read — no such column, a column of another
+            // type, a damaged file — is skipped and said so (line 0), as the newest-read scan
+            // skips it, so that both walks read the same rows.
+            Some(LogFormat::Summary) if summary::is_parquet(path) => {
+                let read = open_parquet(path, fetched.take()).and_then(|input| {
+                    read_summary(path, input, &mut |number, row| {
+                        let result = row.and_then(|row| summary_record(&row, wanted, on_read));
+                        if let Err(reason) = result {
+                            bad(number, reason, &mut malformed);
+                        }
+                    })
+                    .map_err(|e| match e {
+                        LogError::Io { source, .. } => {
+                            format!("cannot be read to its end: {source}")
+                        }
+                        other => format!("cannot be read to its end: {other}"),
+                    })
+                });
+                if let Err(reason) = read {
+                    on_malformed(&Malformed {
+                        file: path.clone(),
+                        line: 0,
+                        reason: format!("{reason}; the file is skipped"),
+                    });
+                }
+            }
             Some(LogFormat::Summary) => {
                 let input = open(path, &mut fetched, gzipped)?;
                 each_line(input, |number, line| {
-                    let result = summary::parse_row(line).and_then(|row| {
-                        if !wanted.wants(&row.dataset) {
-                            return Ok(());
-                        }
-                        on_read(Record {
-                            dataset: &row.dataset,
-                            consumer: &row.consumer,
-                            contract: &row.contract,
-                            first: row.first_at,
-                            last: row.last_at,
-                            reads: row.reads,
-                        })
-                    });
+                    let result = summary::parse_row(line)
+                        .and_then(|row| summary_record(&row, wanted, on_read));
                     if let Err(reason) = result {
                         bad(number, reason, &mut malformed);
                     }
@@ -314,6 +329,26 @@ pub fn each_read(
         });
     }
     Ok(malformed + unfit)
+}
+
+/// One checked row of a read summary (JSON Lines or Parquet), handed on when its dataset is
+/// wanted.
+fn summary_record(
+    row: &summary::ParsedRow,
+    wanted: &Wanted<'_>,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    if !wanted.wants(&row.dataset) {
+        return Ok(());
+    }
+    on_read(Record {
+        dataset: &row.dataset,
+        consumer: &row.consumer,
+        contract: &row.contract,
+        first: row.first_at,
+        last: row.last_at,
+        reads: row.reads,
+    })
 }
 
 /// One read of an access log: at its burst's last request (the instant the scan dates it

@@ -142,8 +142,12 @@ pub fn scan_daily(
     Ok(all)
 }
 
-/// The warning for one malformed line, its file named from the store's root.
+/// The warning for one malformed line, its file named from the store's root; line 0 is the
+/// whole file (one that is skipped).
 fn malformed_warning(store: &Store, m: &super::Malformed, reason: &str) -> String {
     let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-    format!("warning: {}:{}: {reason}", file.display(), m.line)
+    match m.line {
+        0 => format!("warning: {}: {reason}", file.display()),
+        line => format!("warning: {}:{line}: {reason}", file.display()),
+    }
 }

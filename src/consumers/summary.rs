@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat, Utc};
 use semver::Version;
@@ -81,6 +82,12 @@ pub fn instant_text(t: &DateTime<FixedOffset>) -> String {
 /// Parse one line of a summary; `Err` says why it is none.
 pub fn parse_row(line: &[u8]) -> Result<ParsedRow, String> {
     let row: Row = serde_json::from_slice(line).map_err(|e| format!("not a summary row: {e}"))?;
+    check_row(row)
+}
+
+/// Check a row read from either format (a JSON line, a Parquet row): both instants RFC 3339
+/// and on `day` in UTC, `first_at` not after `last_at`, at least one read, a consumer.
+pub fn check_row(row: Row) -> Result<ParsedRow, String> {
     let at = |name: &str, text: &str| {
         DateTime::parse_from_rfc3339(text)
             .map_err(|e| format!("`{name}` {text:?} is not an RFC 3339 datetime: {e}"))
@@ -115,6 +122,44 @@ pub fn parse_row(line: &[u8]) -> Result<ParsedRow, String> {
         last_at,
         registered: row.registered,
     })
+}
+
+/// Whether a summary file is Parquet: its name ends in `.parquet` (JSON Lines otherwise).
+pub fn is_parquet(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".parquet"))
+}
+
+/// The columns of a Parquet summary, in the order written (a reader finds them by name).
+pub const PARQUET_COLUMNS: [&str; 8] = [
+    "day",
+    "consumer",
+    "dataset",
+    "contract",
+    "reads",
+    "first_at",
+    "last_at",
+    "registered",
+];
+
+/// Rows per record batch handed to the Parquet writer.
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// A summary that could not be written; the file is named, and nothing is left at it.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write the summary {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the summary {} as Parquet", path.display())]
+    Parquet {
+        path: PathBuf,
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
 }
 
 /// A summary being built: rows by key, merged as they come.
@@ -218,6 +263,124 @@ impl Summary {
             out.write_all(b"\n")?;
         }
         Ok(())
+    }
+
+    /// Write the summary as Parquet, rows in key order as [`Summary::write_jsonl`] writes
+    /// them: `day` a DATE, `reads` an INT64, `registered` a BOOLEAN, the others UTF8 strings
+    /// (`first_at` and `last_at` RFC 3339 text, which keeps the offset a timestamp would lose).
+    pub fn write_parquet(&self, out: impl Write + Send) -> parquet::errors::Result<()> {
+        use std::sync::Arc;
+
+        use arrow_array::builder::{BooleanBuilder, Date32Builder, Int64Builder, StringBuilder};
+        use arrow_array::{ArrayRef, RecordBatch};
+        use arrow_schema::{DataType, Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::basic::{Compression, ZstdLevel};
+        use parquet::errors::ParquetError;
+        use parquet::file::properties::WriterProperties;
+
+        let types = [
+            DataType::Date32,
+            DataType::Utf8,
+            DataType::Utf8,
+            DataType::Utf8,
+            DataType::Int64,
+            DataType::Utf8,
+            DataType::Utf8,
+            DataType::Boolean,
+        ];
+        let schema = Arc::new(Schema::new(
+            PARQUET_COLUMNS
+                .iter()
+                .zip(types)
+                .map(|(name, t)| Field::new(*name, t, false))
+                .collect::<Vec<_>>(),
+        ));
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
+        let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
+        let rows: Vec<Row> = self.lines().collect();
+        for chunk in rows.chunks(BATCH_ROWS) {
+            let mut day = Date32Builder::with_capacity(chunk.len());
+            let mut text: [StringBuilder; 5] = Default::default();
+            let mut reads = Int64Builder::with_capacity(chunk.len());
+            let mut registered = BooleanBuilder::with_capacity(chunk.len());
+            for row in chunk {
+                let days = (row.day - epoch).num_days();
+                day.append_value(i32::try_from(days).map_err(|_| {
+                    ParquetError::General(format!("the day {} is out of DATE's range", row.day))
+                })?);
+                for (b, v) in text.iter_mut().zip([
+                    &row.consumer,
+                    &row.dataset,
+                    &row.contract,
+                    &row.first_at,
+                    &row.last_at,
+                ]) {
+                    b.append_value(v);
+                }
+                reads.append_value(i64::try_from(row.reads).map_err(|_| {
+                    ParquetError::General(format!("{} reads do not fit an INT64", row.reads))
+                })?);
+                registered.append_value(row.registered);
+            }
+            let [consumer, dataset, contract, first_at, last_at] = text.map(|mut b| b.finish());
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(day.finish()),
+                Arc::new(consumer),
+                Arc::new(dataset),
+                Arc::new(contract),
+                Arc::new(reads.finish()),
+                Arc::new(first_at),
+                Arc::new(last_at),
+                Arc::new(registered.finish()),
+            ];
+            let batch = RecordBatch::try_new(schema.clone(), columns)?;
+            writer.write(&batch)?;
+        }
+        writer.close()?;
+        Ok(())
+    }
+
+    /// Write the summary to the file `path`, as Parquet when its name ends in `.parquet`
+    /// ([`is_parquet`]), as JSON Lines otherwise: into a new file beside it, renamed over
+    /// `path` once complete, so a failed write leaves `path` as it was and no part behind.
+    pub fn write_file(&self, path: &Path) -> Result<(), WriteError> {
+        let io = |source| WriteError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "summary".to_string());
+        let temp = path.with_file_name(format!(".{name}.{}.part", std::process::id()));
+        let written = (|| {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+                .map_err(io)?;
+            let mut out = std::io::BufWriter::new(file);
+            if is_parquet(path) {
+                self.write_parquet(&mut out)
+                    .map_err(|source| WriteError::Parquet {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+            } else {
+                self.write_jsonl(&mut out).map_err(io)?;
+            }
+            let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+            file.sync_all().map_err(io)?;
+            std::fs::rename(&temp, path).map_err(io)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written
     }
 }
 
@@ -364,6 +527,142 @@ mod tests {
         // largest.
         assert_eq!(a.first_at, "2027-01-01T23:30:00-01:00");
         assert_eq!(a.last_at, "2027-01-02T02:30:00+02:00");
+    }
+
+    /// The rows of the Parquet summary at `path`, as [`Summary::lines`] gives them, read
+    /// back through the reader every walk uses.
+    fn read_parquet(path: &Path) -> Vec<Result<(u64, Row), (u64, String)>> {
+        use crate::consumers::reads::{open_parquet, read_summary};
+        let mut rows = Vec::new();
+        let input = open_parquet(path, None).unwrap();
+        read_summary(path, input, &mut |n, row| {
+            rows.push(
+                row.map(|r| {
+                    (
+                        n,
+                        Row {
+                            day: r.day,
+                            consumer: r.consumer,
+                            dataset: r.dataset,
+                            contract: r.contract,
+                            reads: r.reads,
+                            first_at: instant_text(&r.first_at),
+                            last_at: instant_text(&r.last_at),
+                            registered: r.registered,
+                        },
+                    )
+                })
+                .map_err(|e| (n, e)),
+            )
+        })
+        .unwrap();
+        rows
+    }
+
+    #[test]
+    fn a_parquet_summary_reads_back_as_written_offsets_and_all() {
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap();
+        let mut s = Summary::default();
+        for (dataset, consumer, version, first, last, reads) in [
+            (
+                "roads",
+                "a",
+                "1.0.0",
+                "2027-01-01T23:30:00-01:00",
+                "2027-01-02T02:30:00+02:00",
+                3,
+            ),
+            (
+                "roads",
+                "ghost",
+                "1.1.0",
+                "2027-01-01T08:00:00.125Z",
+                "2027-01-01T13:59:59.5+05:30",
+                2,
+            ),
+            (
+                "rivers",
+                "b",
+                "2.0.0-rc.1",
+                "1969-12-31T23:00:00Z",
+                "1969-12-31T23:00:00Z",
+                1,
+            ),
+            (
+                "rivers",
+                "a",
+                "2.0.0",
+                "2027-01-01T00:00:00+14:00",
+                "2027-01-01T00:00:00+14:00",
+                7,
+            ),
+        ] {
+            s.add(dataset, consumer, version, at(first), at(last), reads)
+                .unwrap();
+        }
+        s.claim(&registry());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.parquet");
+        s.write_file(&path).unwrap();
+        assert!(std::fs::read(&path).unwrap().starts_with(b"PAR1"));
+        let back = read_parquet(&path);
+        let written: Vec<Result<(u64, Row), (u64, String)>> =
+            s.lines().zip(1..).map(|(r, n)| Ok((n, r))).collect();
+        assert_eq!(back, written);
+        // The offsets as written, not only the instants.
+        let rows: Vec<Row> = back.into_iter().map(|r| r.unwrap().1).collect();
+        assert!(rows
+            .iter()
+            .any(|r| r.first_at == "2027-01-01T23:30:00-01:00"
+                && r.last_at == "2027-01-02T02:30:00+02:00"
+                && r.reads == 3
+                && r.registered));
+        assert!(rows
+            .iter()
+            .any(|r| r.last_at == "2027-01-01T13:59:59.500+05:30"));
+        // Nothing but the summary is left beside it.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["s.parquet"]);
+        // The same summary as JSON Lines: the same rows.
+        let jsonl = dir.path().join("s.jsonl");
+        s.write_file(&jsonl).unwrap();
+        let mut text = Vec::new();
+        s.write_jsonl(&mut text).unwrap();
+        assert_eq!(std::fs::read(&jsonl).unwrap(), text);
+    }
+
+    #[test]
+    fn a_summary_that_cannot_be_written_leaves_the_file_as_it_was() {
+        let at = DateTime::parse_from_rfc3339("2027-01-01T08:00:00Z").unwrap();
+        let mut s = Summary::default();
+        s.add("roads", "a", "1.0.0", at, at, 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let names = || {
+            let mut n: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        let path = dir.path().join("s.parquet");
+        s.write_file(&path).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // A row more reads than an INT64 holds fails the writer after it has begun.
+        s.add("rivers", "b", "1.0.0", at, at, u64::MAX).unwrap();
+        let e = s.write_file(&path).unwrap_err();
+        assert!(e.to_string().contains("s.parquet"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(names(), ["s.parquet"]);
+        // A directory where the file should go: the rename fails, and nothing is left.
+        let blocked = dir.path().join("d.parquet");
+        std::fs::create_dir(&blocked).unwrap();
+        let e = Summary::default().write_file(&blocked).unwrap_err();
+        assert!(e.to_string().contains("d.parquet"), "{e}");
+        assert_eq!(names(), ["d.parquet", "s.parquet"]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::csv_rows::scan_csv;
 use super::fields::Mapping;
 use super::hash::{ConsumerMap, Key};
 use super::json_lines::{scan_json_lines, BLOCK};
+use super::parquet_rows::ParquetInput;
 use super::timestamps::{At, Day};
 use super::{
     fold, object_logs, parquet_rows, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
@@ -20,6 +21,7 @@ use super::{
 use crate::consumers::access::{
     AccessFormat, AccessLog, AccessScan, AccessSpec, Read as AccessRead,
 };
+use crate::consumers::summary::ParsedRow;
 use crate::model::source::{LogFormat, Source};
 
 /// Scan every file of `sources` ([`log_files`]), and the objects of the remote sources that can
@@ -114,6 +116,32 @@ pub fn scan(
                     scan.skipped.push(Skipped {
                         file: path.clone(),
                         reason: format!("cannot be read to its end: {e}"),
+                    });
+                }
+                continue;
+            }
+            LogFormat::Summary if crate::consumers::summary::is_parquet(path) => {
+                let result = match open_parquet(path, fetched.take()) {
+                    Ok(input) => {
+                        scan.stats.files += 1;
+                        scan_parquet_summary(path, input, req, &mut scan, on_malformed)
+                    }
+                    Err(reason) => {
+                        scan.skipped.push(Skipped {
+                            file: path.clone(),
+                            reason,
+                        });
+                        continue;
+                    }
+                };
+                if let Err(e) = result {
+                    let reason = match e {
+                        LogError::Io { source, .. } => source.to_string(),
+                        other => other.to_string(),
+                    };
+                    scan.skipped.push(Skipped {
+                        file: path.clone(),
+                        reason: format!("cannot be read to its end: {reason}"),
                     });
                 }
                 continue;
@@ -299,9 +327,7 @@ pub(crate) fn open_input(
     })
 }
 
-/// Fold the rows of one read summary in: a row of a requested dataset is its consumer's
-/// `reads` reads of one version on one UTC day, the newest at `last_at` — what the scan keeps
-/// of the raw reads it stands for.
+/// Fold the rows of one read summary in JSON Lines in ([`fold_summary_row`]).
 fn scan_summary(
     path: &Path,
     input: impl std::io::Read,
@@ -324,37 +350,8 @@ fn scan_summary(
         if line.is_empty() {
             continue;
         }
-        let result = crate::consumers::summary::parse_row(line).and_then(|row| {
-            if !req.datasets.contains(&row.dataset) {
-                return Ok(());
-            }
-            let version = Version::parse(&row.contract)
-                .map_err(|_| format!("`contract` {:?} is not a semantic version", row.contract))?;
-            match Day::of(row.day, req.from, req.to) {
-                Day::After => scan.stats.after_today += row.reads,
-                Day::Before => scan.stats.before_lookback += row.reads,
-                Day::Inside => {
-                    scan.stats.reads += row.reads;
-                    let known = req.is_known(&row.dataset, &version);
-                    let read = NewestRead {
-                        at: row.last_at,
-                        oldest_line: if known { version.major } else { u64::MAX },
-                        reads: row.reads,
-                        known: known.then(|| KnownRead {
-                            at: row.last_at,
-                            version: version.clone(),
-                        }),
-                        version,
-                    };
-                    scan.record(
-                        &row.dataset,
-                        &Key::from_bytes(row.consumer.as_bytes()),
-                        read,
-                    );
-                }
-            }
-            Ok(())
-        });
+        let result = crate::consumers::summary::parse_row(line)
+            .and_then(|row| fold_summary_row(row, req, scan));
         if let Err(reason) = result {
             scan.stats.malformed += 1;
             on_malformed(&Malformed {
@@ -362,6 +359,86 @@ fn scan_summary(
                 line: number,
                 reason,
             });
+        }
+    }
+    Ok(())
+}
+
+/// Fold the rows of one read summary in Parquet in, as [`scan_summary`] folds a JSON Lines
+/// one; a row's "line" is its 1-based row number.
+fn scan_parquet_summary(
+    path: &Path,
+    input: ParquetInput,
+    req: &ScanRequest,
+    scan: &mut Scan,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<(), LogError> {
+    let mut each = |number: u64, row: Result<ParsedRow, String>| {
+        scan.stats.lines += 1;
+        if let Err(reason) = row.and_then(|row| fold_summary_row(row, req, scan)) {
+            scan.stats.malformed += 1;
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line: number,
+                reason,
+            });
+        }
+    };
+    parquet_rows::read_summary(path, input, &mut each)
+}
+
+/// Open a Parquet input, a local file or a fetched object (`fetched`); `Err` says why it
+/// cannot be read.
+pub(crate) fn open_parquet(
+    path: &Path,
+    fetched: Option<object_logs::Opened>,
+) -> Result<ParquetInput, String> {
+    match fetched {
+        None => std::fs::File::open(path)
+            .map(ParquetInput::File)
+            .map_err(|e| format!("cannot be opened: {e}")),
+        Some(Err(e)) => Err(format!("cannot be fetched: {}", e.message)),
+        Some(Ok(mut reader)) => {
+            use std::io::Read as _;
+            let mut all = Vec::new();
+            reader
+                .read_to_end(&mut all)
+                .map_err(|e| format!("cannot be fetched: {e}"))?;
+            Ok(ParquetInput::Bytes(bytes::Bytes::from(all)))
+        }
+    }
+}
+
+/// Fold one checked summary row in: a row of a requested dataset is its consumer's `reads`
+/// reads of one version on one UTC day, the newest at `last_at` — what the scan keeps of the
+/// raw reads it stands for.
+fn fold_summary_row(row: ParsedRow, req: &ScanRequest, scan: &mut Scan) -> Result<(), String> {
+    if !req.datasets.contains(&row.dataset) {
+        return Ok(());
+    }
+    let version = Version::parse(&row.contract)
+        .map_err(|_| format!("`contract` {:?} is not a semantic version", row.contract))?;
+    match Day::of(row.day, req.from, req.to) {
+        Day::After => scan.stats.after_today += row.reads,
+        Day::Before => scan.stats.before_lookback += row.reads,
+        Day::Inside => {
+            scan.stats.reads += row.reads;
+            let known = req.is_known(&row.dataset, &version);
+            let read = NewestRead {
+                at: row.last_at,
+                oldest_line: if known { version.major } else { u64::MAX },
+                reads: row.reads,
+                known: known.then(|| KnownRead {
+                    at: row.last_at,
+                    version: version.clone(),
+                }),
+                version,
+            };
+            scan.record(
+                &row.dataset,
+                &Key::from_bytes(row.consumer.as_bytes()),
+                read,
+            );
         }
     }
     Ok(())

@@ -45,7 +45,7 @@ mod timestamps;
 
 use blocks::{scan_blocks, Partial};
 pub use driver::scan;
-pub(crate) use driver::{access_log_of, open_input, Inputs};
+pub(crate) use driver::{access_log_of, open_input, open_parquet, Inputs};
 pub(crate) use fields::{Mapping, Read as MappedRead};
 use fold::{fold, fold_into, Pending};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
@@ -53,7 +53,7 @@ use hot::{HotTable, Slot, NO_VERSION};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
 use memo::{short_eq, Memo};
-pub(crate) use parquet_rows::ParquetLog;
+pub(crate) use parquet_rows::{read_summary, ParquetLog};
 pub(crate) use timestamps::At;
 
 #[derive(Debug, thiserror::Error)]
