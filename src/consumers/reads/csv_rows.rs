@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::fields::Mapping;
-use super::{fold, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::{fold, fold_into, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
 
 /// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
 /// a quoted field) and scanned in parallel like JSON Lines ([`scan_blocks`]). The header is
@@ -356,11 +356,19 @@ fn scan_plain(
             continue;
         }
         let result = if need < MAX_FIELDS && n > need && ascii {
-            // Every field is there, and ASCII, so UTF-8; `fold` skips the other datasets'
-            // reads first.
-            mapping
-                .flat(cols.slots.map(|c| c.map(|i| fields[i])))
-                .and_then(|r| fold(acc, req, r.at, &r.consumer, &r.dataset, &r.contract))
+            // Every field is there, and ASCII, so UTF-8: the dataset first (another one's read
+            // is skipped before anything else is looked at), then the read.
+            let field = |s: usize| cols.slots[s].map(|c| fields[c]);
+            let dataset = match (field(2), mapping.constant_dataset()) {
+                (Some(d), _) => d,
+                (None, d) => d.unwrap_or_default().as_bytes(),
+            };
+            match acc.dataset_index(dataset) {
+                None => Ok(()),
+                Some(d) => mapping
+                    .flat([field(0), field(1), field(2), field(3)])
+                    .and_then(|r| fold_into(acc, req, d, r.at, &r.consumer, &r.contract)),
+            }
         } else if need < MAX_FIELDS {
             judge(acc, req, cols, mapping, n, |i| (i < n).then(|| fields[i]))
         } else {

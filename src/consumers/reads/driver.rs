@@ -309,11 +309,35 @@ pub(crate) fn open_input(
     fetched: Option<object_logs::Opened>,
     gzipped: bool,
 ) -> Result<Box<dyn std::io::Read + Send>, String> {
-    use std::io::BufRead;
+    use std::io::{BufRead, Read, Seek};
     let raw: Box<dyn std::io::Read + Send> = match fetched {
         Some(Ok(reader)) => reader,
         Some(Err(e)) => return Err(format!("cannot be fetched: {}", e.message)),
-        None => Box::new(std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?),
+        None => {
+            // A local file is handed over as it is, not through a buffer: the scan reads it
+            // in blocks far larger than any buffer, and a buffer in between copied part of
+            // every block once more. Its first two bytes tell whether it is gzipped.
+            let mut file =
+                std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?;
+            let mut magic = [0u8; 2];
+            let mut seen = 0;
+            while seen < 2 {
+                match file.read(&mut magic[seen..]) {
+                    Ok(0) => break,
+                    Ok(n) => seen += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("cannot be read: {e}")),
+                }
+            }
+            file.rewind().map_err(|e| format!("cannot be read: {e}"))?;
+            return Ok(if gzipped || magic == [0x1f, 0x8b] {
+                Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+                    file,
+                )))
+            } else {
+                Box::new(file)
+            });
+        }
     };
     let mut buffered = std::io::BufReader::with_capacity(1 << 16, raw);
     let magic = buffered

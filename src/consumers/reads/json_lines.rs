@@ -63,8 +63,10 @@ fn scan_block(
     mapping: &Mapping,
     acc: &mut Scan,
 ) -> Partial {
-    let lines = memchr::memchr_iter(b'\n', block).count() as u64
-        + u64::from(!block.is_empty() && !block.ends_with(b"\n"));
+    // Lines are counted as they are read, and those a search for the name passes over by
+    // their breaks: no pass over the block only to count them.
+    let mut lines = 0u64;
+    let count = |part: &[u8]| memchr::memchr_iter(b'\n', part).count() as u64;
     // Byte offsets of malformed lines; their line numbers are counted afterwards, only for
     // them.
     let mut bad: Vec<(usize, String)> = Vec::new();
@@ -72,26 +74,34 @@ fn scan_block(
     let mut others = 0u32;
     // A line that spells the name with JSON escapes (`"r\u006fads"`) does not contain it, so
     // a search for the name also stops at every backslash. The next one is found once and
-    // kept until the scan passes it: a block without one costs one memchr.
-    let mut backslash = memchr::memchr(b'\\', block);
+    // kept until the scan passes it: a block without one costs one memchr, and only once a
+    // search is made.
+    let mut backslash: Option<Option<usize>> = None;
     let mut plain = plain_lines::Lines::default();
     while pos < block.len() {
         if let Some(finder) = only.filter(|_| others >= SKIP_AFTER) {
-            if backslash.is_some_and(|b| b < pos) {
-                backslash = memchr::memchr(b'\\', &block[pos..]).map(|b| pos + b);
+            if backslash.is_none_or(|b| b.is_some_and(|b| b < pos)) {
+                backslash = Some(memchr::memchr(b'\\', &block[pos..]).map(|b| pos + b));
             }
             let name = finder.find(&block[pos..]).map(|h| pos + h);
-            let hit = match (name, backslash) {
+            let hit = match (name, backslash.flatten()) {
                 (Some(n), Some(b)) => n.min(b),
                 (Some(n), None) => n,
                 (None, Some(b)) => b,
-                (None, None) => break,
+                (None, None) => {
+                    let rest = &block[pos..];
+                    lines += count(rest) + u64::from(!rest.ends_with(b"\n"));
+                    break;
+                }
             };
-            pos = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let to = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
+            lines += count(&block[pos..to]);
+            pos = to;
             others = 0;
         }
         // The common line read in one quick walk, whatever its layout, with no search for its
         // end first; the rest, to its end, judged when it can be a read of the dataset.
+        lines += 1;
         let walked = plain.read(block, pos, mapping);
         if let Some((r, next)) = walked {
             match acc.dataset_index(r.dataset) {

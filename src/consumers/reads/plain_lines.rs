@@ -60,19 +60,7 @@ impl Lines {
             Some(end) => end,
             None => {
                 found = Found::default();
-                self.recording.clear(start);
-                let i = spaces(b, start);
-                if b.get(i) != Some(&b'{') {
-                    return None;
-                }
-                let rec = &mut self.recording;
-                let i = spaces(
-                    b,
-                    object(b, i, 0, mapping.wanted(), mapping, &mut found, rec)?,
-                );
-                rec.finish(b, i);
-                std::mem::swap(&mut self.template, &mut self.recording);
-                i
+                self.learn(b, start, mapping, &mut found)?
             }
         };
         let next = match b.get(end) {
@@ -88,6 +76,32 @@ impl Lines {
             return None;
         }
         Some((self.template.resolve(&found, b, mapping)?, next))
+    }
+}
+
+impl Lines {
+    /// Walk the line at `start` in full into `found`, and keep its layout for the next line:
+    /// where its object (and the spaces after it) ends. Out of the way of the replay, which
+    /// nearly every line takes.
+    #[cold]
+    #[inline(never)]
+    fn learn(
+        &mut self,
+        b: &[u8],
+        start: usize,
+        mapping: &Mapping,
+        found: &mut Found,
+    ) -> Option<usize> {
+        self.recording.clear(start);
+        let i = spaces(b, start);
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        let rec = &mut self.recording;
+        let i = spaces(b, object(b, i, 0, mapping.wanted(), mapping, found, rec)?);
+        rec.finish(b, i);
+        std::mem::swap(&mut self.template, &mut self.recording);
+        Some(i)
     }
 }
 
