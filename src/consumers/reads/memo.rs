@@ -20,7 +20,8 @@ pub(super) struct Memo {
     /// nanoseconds since the epoch, one slot per day of the month: a log's lines are not in
     /// time order, and a date seen once is not parsed again.
     days: [Option<([u8; 10], Day, i64)>; 32],
-    /// The requested days as days since the epoch, once asked for.
+    /// The first nanosecond (since the epoch, UTC) of the first requested day and of the day
+    /// after the last, once asked for.
     day_numbers: Option<(i64, i64)>,
     /// Every version read: the parsed version and whether the store has it; a version's
     /// number is its place here.
@@ -65,6 +66,9 @@ impl Probe {
         (4..=8).contains(&self.len)
     }
 }
+
+/// Nanoseconds in a day.
+const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
 /// The first contract texts of a dataset, found by a linear search (a log names a few).
 const MEMO_SCAN: usize = 16;
@@ -164,17 +168,27 @@ impl Memo {
         Some((place, ns, i16::try_from(offset).ok()?))
     }
 
-    /// Where an instant in UTC nanoseconds falls.
+    /// Where an instant in UTC nanoseconds falls: compared with the first nanosecond of the
+    /// first day and of the day after the last, with no division per read (a division by the
+    /// nanoseconds of a day was a sixth of the fold of a read).
     #[inline]
     pub(super) fn place_of_nanos(&mut self, ns: i64, req: &ScanRequest) -> Day {
-        let (from, to) = *self.day_numbers.get_or_insert_with(|| {
+        let (from, after) = *self.day_numbers.get_or_insert_with(|| {
             let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
-            (
-                req.from.signed_duration_since(epoch).num_days(),
-                req.to.signed_duration_since(epoch).num_days(),
-            )
+            let start = |day: NaiveDate| {
+                day.signed_duration_since(epoch)
+                    .num_days()
+                    .saturating_mul(NANOS_PER_DAY)
+            };
+            (start(req.from), start(req.to).saturating_add(NANOS_PER_DAY))
         });
-        Day::of(ns.div_euclid(86_400_000_000_000), from, to)
+        if ns >= after {
+            Day::After
+        } else if ns < from {
+            Day::Before
+        } else {
+            Day::Inside
+        }
     }
 
     /// The number of the version `contract` names, and whether the store has it for
