@@ -135,14 +135,7 @@ pub fn scan(
                     }
                 };
                 if let Err(e) = result {
-                    let reason = match e {
-                        LogError::Io { source, .. } => source.to_string(),
-                        other => other.to_string(),
-                    };
-                    scan.skipped.push(Skipped {
-                        file: path.clone(),
-                        reason: format!("cannot be read to its end: {reason}"),
-                    });
+                    cut_short(&mut scan, path, e);
                 }
                 continue;
             }
@@ -176,14 +169,7 @@ pub fn scan(
             }
         };
         if let Err(e) = result {
-            let reason = match e {
-                LogError::Io { source, .. } => source.to_string(),
-                other => other.to_string(),
-            };
-            scan.skipped.push(Skipped {
-                file: path.clone(),
-                reason: format!("cannot be read to its end: {reason}"),
-            });
+            cut_short(&mut scan, path, e);
         }
     }
     for (_, access) in std::mem::take(&mut access_scans) {
@@ -301,6 +287,18 @@ pub(crate) fn open_text(
             None
         }
     }
+}
+
+/// Note a file whose reading failed part way: its reads before the failure count.
+fn cut_short(scan: &mut Scan, path: &Path, e: LogError) {
+    let reason = match e {
+        LogError::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    };
+    scan.skipped.push(Skipped {
+        file: path.to_path_buf(),
+        reason: format!("cannot be read to its end: {reason}"),
+    });
 }
 
 /// [`open_text`] without the counting: the bytes of a text log, or why it cannot be read.
