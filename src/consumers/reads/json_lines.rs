@@ -13,7 +13,7 @@ use crate::model::source::Source;
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line
 /// count) is small against the ten thousand lines in it, small enough that the kernel copies
 /// into buffers that stay in cache.
-pub(super) const BLOCK: usize = 1 << 18;
+pub(super) const BLOCK: usize = 1 << 20;
 
 /// JSON Lines files are cut into blocks that end at a line break and scanned in parallel
 /// ([`scan_blocks`]).
@@ -49,8 +49,9 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
 }
 
 /// Lines of other datasets in a row after which a scan for one dataset stops reading line
-/// by line and searches for the dataset's name instead.
-const SKIP_AFTER: u32 = 2;
+/// by line and searches for the dataset's name instead: one, since the search costs less than
+/// walking a line.
+const SKIP_AFTER: u32 = 1;
 
 /// Scan one block of whole lines. Lines are read one after the other, where they start in the
 /// block, by the quick walk, which keeps the layout of the last line for the next; with one
