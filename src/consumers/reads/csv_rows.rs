@@ -365,9 +365,17 @@ fn scan_plain(
             };
             match acc.dataset_index(dataset) {
                 None => Ok(()),
-                Some(d) => mapping
-                    .flat([field(0), field(1), field(2), field(3)])
-                    .and_then(|r| fold_into(acc, req, d, r.at, &r.consumer, &r.contract)),
+                Some(d) => {
+                    let all = [field(0), field(1), field(2), field(3)];
+                    match mapping.flat_quick(all) {
+                        Some((at, consumer, contract)) => {
+                            fold_into(acc, req, d, at, consumer, contract)
+                        }
+                        None => mapping
+                            .flat(all)
+                            .and_then(|r| fold_into(acc, req, d, r.at, &r.consumer, &r.contract)),
+                    }
+                }
             }
         } else if need < MAX_FIELDS {
             judge(acc, req, cols, mapping, n, |i| (i < n).then(|| fields[i]))
