@@ -273,7 +273,31 @@ fields = { at = "event_time", consumer = "principal", contract = "schema_version
     let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
+    // A second file of the lake without the version column: both walks skip it, say so,
+    // and answer from the first. The day-by-day walk (`timeline`) used to stop on it with
+    // exit 3 while `consumers` answered.
+    let broken = RecordBatch::try_from_iter([
+        ("principal", strings(&["atlas"])),
+        (
+            "event_time",
+            Arc::new(
+                PrimitiveArray::<TimestampMillisecondType>::from(vec![ms("2026-11-28T05:00:00Z")])
+                    .with_timezone("UTC"),
+            ) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let file = std::fs::File::create(w.root().join("consumption/lake/part-1.parquet")).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, broken.schema(), None).unwrap();
+    writer.write(&broken).unwrap();
+    writer.close().unwrap();
+    let skipped =
+        "consumption/lake/part-1.parquet: cannot be read to its end: no column `schema_version`";
+    let timeline = w.run("2026-11-29", &["--format", "json", "timeline", "roads"]);
+    timeline.assert_code(0);
+    timeline.assert_stderr_has(&format!("warning: {skipped}"));
     let run = w.consumers_json("2026-11-29");
+    run.assert_stderr_has(skipped);
     assert_eq!(
         standings(&run),
         vec![

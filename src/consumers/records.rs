@@ -166,12 +166,7 @@ pub fn each_read(
                             bad(number, reason, &mut malformed);
                         }
                     })
-                    .map_err(|e| match e {
-                        LogError::Io { source, .. } => {
-                            format!("cannot be read to its end: {source}")
-                        }
-                        other => format!("cannot be read to its end: {other}"),
-                    })
+                    .map_err(|e| format!("cannot be read to its end: {}", e.reason()))
                 });
                 if let Err(reason) = read {
                     on_malformed(&Malformed {
@@ -270,11 +265,27 @@ pub fn each_read(
                     }
                 }
             }
+            // A Parquet log that cannot be read — no such column, a column of another type, a
+            // damaged file — is skipped and said so (line 0), as the newest-read scan skips it:
+            // both walks then read the same rows, and neither stops the command.
             Some(LogFormat::Parquet) => {
-                let log = ParquetLog::open(path, mapping)?;
+                let log = match ParquetLog::open(path, mapping) {
+                    Ok(log) => log,
+                    Err(e) => {
+                        on_malformed(&Malformed {
+                            file: path.clone(),
+                            line: 0,
+                            reason: format!(
+                                "cannot be read to its end: {}; the file is skipped",
+                                e.reason()
+                            ),
+                        });
+                        continue;
+                    }
+                };
                 for g in 0..log.row_groups() {
                     let mut failed = Vec::new();
-                    log.read_group(path, g, &mut |number, row| {
+                    let read = log.read_group(path, g, &mut |number, row| {
                         let result = row.and_then(|r| {
                             take(
                                 MappedRead {
@@ -290,9 +301,20 @@ pub fn each_read(
                         if let Err(reason) = result {
                             failed.push((number, reason));
                         }
-                    })?;
+                    });
                     for (number, reason) in failed {
                         bad(number, reason, &mut malformed);
+                    }
+                    if let Err(e) = read {
+                        on_malformed(&Malformed {
+                            file: path.clone(),
+                            line: 0,
+                            reason: format!(
+                                "cannot be read to its end: {}; the file is skipped",
+                                e.reason()
+                            ),
+                        });
+                        break;
                     }
                 }
             }

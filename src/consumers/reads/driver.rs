@@ -291,13 +291,9 @@ pub(crate) fn open_text(
 
 /// Note a file whose reading failed part way: its reads before the failure count.
 fn cut_short(scan: &mut Scan, path: &Path, e: LogError) {
-    let reason = match e {
-        LogError::Io { source, .. } => source.to_string(),
-        other => other.to_string(),
-    };
     scan.skipped.push(Skipped {
         file: path.to_path_buf(),
-        reason: format!("cannot be read to its end: {reason}"),
+        reason: format!("cannot be read to its end: {}", e.reason()),
     });
 }
 
