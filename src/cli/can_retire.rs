@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{registry, scan_daily, scan_logs};
+use super::context::{registry_and_scan, scan_daily};
 use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
@@ -73,8 +73,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             have.join(", ")
         )));
     };
-    let registry = registry(ctx, &store)?;
-    let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
+    let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     // The day-by-day reads give each reader's counts on the line and the day since which
     // nobody holds it.

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::context::{registry, scan_daily, scan_logs};
+use super::context::{registry_and_scan, scan_daily};
 use super::output::{key, last_read, print_json, print_table, text, Cell, Tone};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
@@ -73,8 +73,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             )));
         }
     }
-    let registry = registry(ctx, &store)?;
-    let (scan, req) = scan_logs(ctx, &store, [args.dataset.clone()].into(), &registry)?;
+    let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);

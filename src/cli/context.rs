@@ -189,14 +189,17 @@ impl Context {
 pub fn registry(ctx: &Context, store: &Store) -> Result<Registry, CommandError> {
     match registry::load(store)? {
         Some(r) => Ok(r),
-        None => {
-            talkln!(
-                ctx,
-                "warning: the store has no consumers.toml: no consumer is registered"
-            );
-            Ok(Registry::default())
-        }
+        None => Ok(no_registry(ctx)),
     }
+}
+
+/// The registry of a store without `consumers.toml`, said on stderr.
+fn no_registry(ctx: &Context) -> Registry {
+    talkln!(
+        ctx,
+        "warning: the store has no consumers.toml: no consumer is registered"
+    );
+    Registry::default()
 }
 
 /// The registry of the store the command runs in, if it runs in one (`diff` of two loose
@@ -226,6 +229,22 @@ pub fn scan_logs(
     let result = store_scan::scan_logs(store, datasets, registry, ctx.today, &mut notes);
     talk_notes(ctx, &notes);
     Ok(result?)
+}
+
+/// [`registry`] and [`scan_logs`] with it, the registry parsed while the logs are scanned
+/// ([`store_scan::registry_and_scan`]); the same notes, in the same order.
+pub fn registry_and_scan(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+) -> Result<(Registry, Scan, ScanRequest), CommandError> {
+    let mut notes = Vec::new();
+    let (registry, scanned) =
+        store_scan::registry_and_scan(store, datasets, ctx.today, &mut notes)?;
+    let registry = registry.unwrap_or_else(|| no_registry(ctx));
+    talk_notes(ctx, &notes);
+    let (scan, req) = scanned?;
+    Ok((registry, scan, req))
 }
 
 /// [`store_scan::scan_daily`] up to `--today`, its notes on stderr.

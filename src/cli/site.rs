@@ -1,6 +1,6 @@
 use std::path::{Path, PathBuf};
 
-use super::context::{registry, scan_logs};
+use super::context::registry_and_scan;
 use super::output::last_read;
 use super::{CommandError, Context, Outcome};
 use crate::consumers::daily::DailyReads;
@@ -34,8 +34,7 @@ pub struct Args {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let datasets = store.datasets()?;
-    let registry = registry(ctx, &store)?;
-    let (scan, _) = scan_logs(ctx, &store, datasets.iter().cloned().collect(), &registry)?;
+    let (registry, scan, _) = registry_and_scan(ctx, &store, datasets.iter().cloned().collect())?;
     let log = log_entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
     let daily = super::context::scan_daily(

@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{registry, scan_daily, scan_logs};
+use super::context::{registry_and_scan, scan_daily};
 use super::output::{key, line_state, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};
@@ -168,8 +168,7 @@ fn count_still_on(
     if windowed.is_empty() {
         return Ok(());
     }
-    let registry = registry(ctx, store)?;
-    let (scan, req) = scan_logs(ctx, store, windowed.clone(), &registry)?;
+    let (registry, scan, req) = registry_and_scan(ctx, store, windowed.clone())?;
     let thresholds = Thresholds::of(&store.config().consumption);
     // Counting each reader's days is a second pass over the log: only when a threshold can
     // call someone incidental.

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::NaiveDate;
 
 use super::daily::{daily_reads_of, DailyReads};
+use super::registry::LoadError;
 use super::{log_files, scan, LogError, Registry, Scan, ScanRequest};
 use crate::store::{Store, StoreError};
 
@@ -37,6 +38,55 @@ pub fn scan_logs(
     today: NaiveDate,
     notes: &mut Vec<String>,
 ) -> Result<(Scan, ScanRequest), ScanError> {
+    let scanned = scan_unclaimed(store, datasets, today, notes)?;
+    Ok(claimed(store, scanned, registry, notes))
+}
+
+/// What [`scan_logs`] gives.
+pub type Scanned = Result<(Scan, ScanRequest), ScanError>;
+
+/// The registry committed in the store (`None` without `consumers.toml`) and [`scan_logs`]
+/// with it, the registry parsed on a thread of its own while the logs are scanned: with ten
+/// thousand consumers its parse is half of what a scan costs besides its reads, and nothing
+/// the scan does needs it before the principals are claimed. A registry that does not load
+/// is the error, as when it was read first: the scan's notes are then dropped.
+pub fn registry_and_scan(
+    store: &Store,
+    datasets: BTreeSet<String>,
+    today: NaiveDate,
+    notes: &mut Vec<String>,
+) -> Result<(Option<Registry>, Scanned), LoadError> {
+    use crate::store::layout::CONSUMERS;
+    let text = store.read(CONSUMERS)?;
+    let mut scan_notes = Vec::new();
+    let (registry, scanned) = std::thread::scope(|s| {
+        let parse = s.spawn(|| {
+            text.as_deref()
+                .map(|t| super::registry::parse_registry(CONSUMERS, t))
+                .transpose()
+        });
+        let scanned = scan_unclaimed(store, datasets, today, &mut scan_notes);
+        let registry = parse
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (registry, scanned)
+    });
+    let registry = registry?;
+    notes.append(&mut scan_notes);
+    let scanned = scanned.map(|s| {
+        let none = Registry::default();
+        claimed(store, s, registry.as_ref().unwrap_or(&none), notes)
+    });
+    Ok((registry, scanned))
+}
+
+/// [`scan_logs`] before its principals are claimed: the scan, its skipped files noted.
+fn scan_unclaimed(
+    store: &Store,
+    datasets: BTreeSet<String>,
+    today: NaiveDate,
+    notes: &mut Vec<String>,
+) -> Result<(Scan, ScanRequest), ScanError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
     let files = log_files(store.root(), &sources)?;
@@ -52,7 +102,7 @@ pub fn scan_logs(
         req.known.insert(d.clone(), store.versions(d)?);
     }
     let mut shown = 0u64;
-    let mut result = scan(&sources, &files, &req, &mut |m| {
+    let result = scan(&sources, &files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
             notes.push(malformed_warning(
                 store,
@@ -73,6 +123,22 @@ pub fn scan_logs(
             skipped.reason
         ));
     }
+    Ok((result, req))
+}
+
+/// Principals made consumers through `registry`'s identities, and the scan's counts noted.
+fn claimed(
+    store: &Store,
+    (mut result, req): (Scan, ScanRequest),
+    registry: &Registry,
+    notes: &mut Vec<String>,
+) -> (Scan, ScanRequest) {
+    let remote = store
+        .config()
+        .consumption
+        .all_sources()
+        .iter()
+        .any(|s| s.is_remote());
     // Principals become consumers through the registry's identities.
     for (principal, claimants) in result.claim(registry) {
         notes.push(format!(
@@ -92,13 +158,13 @@ pub fn scan_logs(
         "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     ));
-    if sources.iter().any(|s| s.is_remote()) {
+    if remote {
         notes.push(format!(
             "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
             s.objects_listed, s.objects_read, req.from, req.to
         ));
     }
-    Ok((result, req))
+    (result, req)
 }
 
 /// Scan the store's configured logs once for the daily reads of `datasets` up to `today`,

@@ -174,10 +174,10 @@ fn scan_records(
     req: &ScanRequest,
     acc: &mut Scan,
 ) -> Partial {
-    let breaks = memchr::memchr_iter(b'\n', block).count() as u64;
     if plain(block) {
-        return scan_plain(block, header, breaks, cols, mapping, req, acc);
+        return scan_plain(block, header, cols, mapping, req, acc);
     }
+    let breaks = memchr::memchr_iter(b'\n', block).count() as u64;
     let mut reader = builder(header).from_reader(block);
     let mut lines = 0u64;
     if header {
@@ -251,13 +251,12 @@ fn judge<'a>(
 }
 
 /// Whether a block can be split without the `csv` reader: no quote (so no quoted field and
-/// no record across lines), no `\r` (so `\n` alone ends a record) and no empty line (the
-/// reader skips those). The `csv` reader then gives exactly the comma-separated pieces of
-/// each line (tested against it in `plain_blocks_split_as_the_csv_reader_does`).
+/// no record across lines) and no `\r` (so `\n` alone ends a record). The `csv` reader then
+/// gives exactly the comma-separated pieces of each line that is not empty (it skips empty
+/// lines, and so does [`scan_plain`]; tested against it in
+/// `plain_blocks_split_as_the_csv_reader_does`).
 pub(super) fn plain(block: &[u8]) -> bool {
     memchr::memchr2(b'"', b'\r', block).is_none()
-        && !block.starts_with(b"\n")
-        && memchr::memmem::find(block, b"\n\n").is_none()
 }
 
 /// The most fields a record of a plain block is split into before the line is left to the
@@ -335,13 +334,13 @@ pub(super) fn split_line<'a>(
 fn scan_plain(
     block: &[u8],
     header: bool,
-    breaks: u64,
     cols: &Columns,
     mapping: &Mapping,
     req: &ScanRequest,
     acc: &mut Scan,
 ) -> Partial {
-    let mut lines = 0u64;
+    // Breaks are counted as the lines are split, not in a pass of their own.
+    let (mut lines, mut breaks) = (0u64, 0u64);
     let mut malformed = Vec::new();
     let mut fields: [&[u8]; MAX_FIELDS] = [&[]; MAX_FIELDS];
     let need = cols.need;
@@ -351,6 +350,11 @@ fn scan_plain(
         let (n, end, ascii) = split_line(block, pos, &mut fields);
         let line = &block[pos..end];
         pos = end + 1;
+        breaks += u64::from(end < block.len());
+        if line.is_empty() {
+            // The `csv` reader skips an empty line: no record, and not counted.
+            continue;
+        }
         lines += 1;
         if header && lines == 1 {
             continue;
