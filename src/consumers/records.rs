@@ -269,17 +269,18 @@ pub fn each_read(
             // damaged file — is skipped and said so (line 0), as the newest-read scan skips it:
             // both walks then read the same rows, and neither stops the command.
             Some(LogFormat::Parquet) => {
+                let skipped = |e: LogError| Malformed {
+                    file: path.clone(),
+                    line: 0,
+                    reason: format!(
+                        "cannot be read to its end: {}; the file is skipped",
+                        e.reason()
+                    ),
+                };
                 let log = match ParquetLog::open(path, mapping) {
                     Ok(log) => log,
                     Err(e) => {
-                        on_malformed(&Malformed {
-                            file: path.clone(),
-                            line: 0,
-                            reason: format!(
-                                "cannot be read to its end: {}; the file is skipped",
-                                e.reason()
-                            ),
-                        });
+                        on_malformed(&skipped(e));
                         continue;
                     }
                 };
@@ -306,14 +307,7 @@ pub fn each_read(
                         bad(number, reason, &mut malformed);
                     }
                     if let Err(e) = read {
-                        on_malformed(&Malformed {
-                            file: path.clone(),
-                            line: 0,
-                            reason: format!(
-                                "cannot be read to its end: {}; the file is skipped",
-                                e.reason()
-                            ),
-                        });
+                        on_malformed(&skipped(e));
                         break;
                     }
                 }
