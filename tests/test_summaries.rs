@@ -763,3 +763,47 @@ fn an_access_log_summarizes_to_the_same_answers() {
         .unwrap()
         .contains("format = \"summary\""));
 }
+
+#[test]
+fn read_counts_past_the_largest_integer_stop_there_instead_of_wrapping() {
+    // Two summaries of the same consumer and day, each with the largest count a row can hold:
+    // the sum is held at that count (a debug build panicked on the overflow, a release build
+    // wrapped it to a small number), by the newest-read scan, the day-by-day counts and a
+    // summary of the summaries.
+    let w = World::new(world::closed_port());
+    read_the_summary_only(&w);
+    let max = u64::MAX;
+    let row = |at: &str| {
+        format!(
+            r#"{{"day":"2026-11-28","consumer":"router","dataset":"roads","contract":"1.1.0","reads":{max},"first_at":"{at}","last_at":"{at}","registered":true}}"#
+        )
+    };
+    w.write(
+        "consumption/summary/a",
+        &format!("{}\n", row("2026-11-28T03:00:00Z")),
+    );
+    w.write(
+        "consumption/summary/b",
+        &format!("{}\n", row("2026-11-28T04:00:00Z")),
+    );
+    let run = w.consumers_json("2026-11-29");
+    run.assert_code(0);
+    let router = run.json()["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["consumer"] == "router")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", run.stdout()));
+    assert_eq!(router["reads"], max, "{router:#}");
+    assert_eq!(run.json()["scan"]["reads"], max);
+    w.run("2026-11-29", &["--format", "json", "timeline", "roads"])
+        .assert_code(0);
+    let summarize = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
+    summarize.assert_code(0);
+    assert!(
+        summarize.stdout().contains(&format!(r#""reads":{max}"#)),
+        "{}",
+        summarize.stdout()
+    );
+}

@@ -109,7 +109,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         &Wanted::All,
         &mut |r| {
             summary.add(r.dataset, r.consumer, r.contract, r.first, r.last, r.reads)?;
-            reads += r.reads;
+            reads = reads.saturating_add(r.reads);
             Ok(())
         },
         &mut |m| {

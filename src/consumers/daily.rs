@@ -52,7 +52,8 @@ impl DailyReads {
                 if let Some(counts) = self.line_reads.remove(&principal) {
                     let into = self.line_reads.entry(name.clone()).or_default();
                     for (k, n) in counts {
-                        *into.entry(k).or_insert(0) += n;
+                        let count = into.entry(k).or_insert(0);
+                        *count = count.saturating_add(n);
                     }
                 }
             }
@@ -85,12 +86,15 @@ impl DailyReads {
         if day > until {
             return Ok(());
         }
-        *self
+        // Saturating: a summary row may hold any count, and two of them could pass the
+        // largest.
+        let count = self
             .line_reads
             .entry(r.consumer.to_string())
             .or_default()
             .entry((day, version.major))
-            .or_insert(0) += r.reads;
+            .or_insert(0);
+        *count = count.saturating_add(r.reads);
         let days = self.by_consumer.entry(r.consumer.to_string()).or_default();
         match days.get_mut(&day) {
             // Same rule as the scan: the newest instant wins, the higher version on a tie.
@@ -114,7 +118,7 @@ impl DailyReads {
         };
         for ((_, line), n) in counts.range((from, 0)..=(to, u64::MAX)) {
             if *line == major {
-                u.reads += n;
+                u.reads = u.reads.saturating_add(*n);
                 u.days += 1;
             }
         }

@@ -206,7 +206,7 @@ impl Summary {
     fn merge_row(&mut self, key: RowKey, row: RowReads) {
         match self.rows.get_mut(&key) {
             Some(have) => {
-                have.reads += row.reads;
+                have.reads = have.reads.saturating_add(row.reads);
                 have.registered |= row.registered;
                 if order(&row.first_at) < order(&have.first_at) {
                     have.first_at = row.first_at;

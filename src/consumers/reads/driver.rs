@@ -440,7 +440,7 @@ fn fold_summary_row(row: ParsedRow, req: &ScanRequest, scan: &mut Scan) -> Resul
         Day::After => scan.stats.after_today += row.reads,
         Day::Before => scan.stats.before_lookback += row.reads,
         Day::Inside => {
-            scan.stats.reads += row.reads;
+            scan.stats.reads = scan.stats.reads.saturating_add(row.reads);
             let known = req.is_known(&row.dataset, &version);
             let read = NewestRead {
                 at: row.last_at,

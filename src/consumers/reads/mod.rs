@@ -282,7 +282,7 @@ impl Scan {
     fn absorb(&mut self, mut part: Scan) {
         part.flush();
         let s = part.stats;
-        self.stats.reads += s.reads;
+        self.stats.reads = self.stats.reads.saturating_add(s.reads);
         self.stats.malformed += s.malformed;
         self.stats.after_today += s.after_today;
         self.stats.before_lookback += s.before_lookback;
@@ -338,7 +338,7 @@ impl NewestRead {
     /// Combine two summaries of one consumer's reads. Order-independent: for two reads at the
     /// same instant the higher version wins, so the answer does not depend on file order.
     fn absorb(&mut self, other: NewestRead) {
-        self.reads += other.reads;
+        self.reads = self.reads.saturating_add(other.reads);
         self.oldest_line = self.oldest_line.min(other.oldest_line);
         let newer_known = match (&other.known, &self.known) {
             (Some(o), Some(s)) => later(&o.at, &o.version) > later(&s.at, &s.version),
