@@ -202,18 +202,7 @@ fn every_answer_from_a_parquet_summary_is_the_answer_from_the_log() {
     assert_eq!(names, ["all.parquet"]);
     // Its rows are the JSON Lines summary's of the log, row for row: summarized again, the
     // same text.
-    let again = w.run(
-        "2026-11-29",
-        &[
-            "consumption",
-            "summarize",
-            "--input-format",
-            "summary",
-            "consumption/summary/all.parquet",
-            "--out",
-            "-",
-        ],
-    );
+    let again = summarize_summaries(&w, &["consumption/summary/all.parquet"]);
     again.assert_code(0);
     assert_eq!(again.stdout(), jsonl);
     assert!(jsonl.contains(r#""last_at":"2026-11-28T23:30:00-01:00""#));
@@ -253,6 +242,15 @@ fn a_parquet_summary_in_object_storage_gives_the_answers_of_the_local_one() {
     let run = w.run_env("2026-11-29", &["consumers", "roads"], &env);
     run.assert_code(0);
     run.assert_stderr_has("1 object(s) listed, 1 read");
+}
+
+/// `consumption summarize --input-format summary FILES --out -` on 2026-11-29: summaries
+/// summarized again, to stdout.
+fn summarize_summaries(w: &World, files: &[&str]) -> world::Run {
+    let mut args = vec!["consumption", "summarize", "--input-format", "summary"];
+    args.extend_from_slice(files);
+    args.extend(["--out", "-"]);
+    w.run("2026-11-29", &args)
 }
 
 /// A Parquet summary at `rel` written with the arrow writer: `columns` in the order given.
@@ -353,18 +351,7 @@ fn a_malformed_parquet_summary_row_is_reported_with_its_row_number() {
         Some(serde_json::json!("2026-11-29T01:00:00+02:00"))
     );
     // The day-by-day walk reports them alike.
-    let summarize = w.run(
-        "2026-11-29",
-        &[
-            "consumption",
-            "summarize",
-            "--input-format",
-            "summary",
-            "consumption/summary/engine.parquet",
-            "--out",
-            "-",
-        ],
-    );
+    let summarize = summarize_summaries(&w, &["consumption/summary/engine.parquet"]);
     summarize.assert_code(0);
     summarize.assert_stderr_has("engine.parquet:3: `reads` is 0");
     summarize.assert_stderr_has("engine.parquet:5: `first_at` is after `last_at`");
@@ -429,17 +416,11 @@ fn a_parquet_summary_without_a_column_or_with_one_of_another_type_is_skipped_nam
     );
     w.run("2026-11-29", &["can-retire", "roads", "1"])
         .assert_code(1);
-    let summarize = w.run(
-        "2026-11-29",
+    let summarize = summarize_summaries(
+        &w,
         &[
-            "consumption",
-            "summarize",
-            "--input-format",
-            "summary",
             "consumption/summary/good.parquet",
             "consumption/summary/text-reads.parquet",
-            "--out",
-            "-",
         ],
     );
     summarize.assert_code(0);
@@ -500,18 +481,7 @@ fn summarize_writes_rows_of_day_consumer_dataset_and_contract() {
     assert!(rows.iter().all(|r| r["consumer"] != "key:atlas-7"));
     // Given files instead of the sources, and a summary summarized again: the same text.
     std::fs::write(w.root().join("s1"), run.stdout()).unwrap();
-    let again = w.run(
-        "2026-11-29",
-        &[
-            "consumption",
-            "summarize",
-            "--input-format",
-            "summary",
-            "s1",
-            "--out",
-            "-",
-        ],
-    );
+    let again = summarize_summaries(&w, &["s1"]);
     again.assert_code(0);
     assert_eq!(again.stdout(), run.stdout());
 }
@@ -570,18 +540,7 @@ fn an_engine_summarizes_to_the_same_answers_in(engine: &dyn Fn(&World) -> String
     // (`registered` and the spelling of UTC are the store's to set.)
     let ours = w.run("2026-11-29", &["consumption", "summarize", "--out", "-"]);
     ours.assert_code(0);
-    let theirs = w.run(
-        "2026-11-29",
-        &[
-            "consumption",
-            "summarize",
-            "--input-format",
-            "summary",
-            &written,
-            "--out",
-            "-",
-        ],
-    );
+    let theirs = summarize_summaries(&w, &[&written]);
     theirs.assert_code(0);
     assert_eq!(theirs.stdout(), ours.stdout());
     let config = w.read("contracts.toml").unwrap().replace(
