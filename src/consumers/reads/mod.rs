@@ -42,6 +42,7 @@ pub(crate) mod object_logs;
 mod parquet_rows;
 mod plain_lines;
 mod timestamps;
+mod wide;
 
 use blocks::{scan_blocks, Partial};
 pub use driver::scan;
