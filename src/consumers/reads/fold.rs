@@ -85,7 +85,9 @@ pub(super) fn fold_into(
                 return Ok(());
             };
             let hash = key.hash();
-            // Updated a few reads later, with others (`Scan::settle`).
+            scan.hot[d].1.prefetch(hash);
+            // Updated a few reads later, with others (`Scan::settle`), when its entry has
+            // reached the cache.
             scan.pending.push(Pending {
                 d,
                 key,
@@ -104,8 +106,11 @@ pub(super) fn fold_into(
 }
 
 /// Reads waiting for their table entry, at most this many: a lookup in a table of thousands
-/// of consumers misses the cache (it was a fifth of the worst case), and entries touched
-/// together are fetched together, where one lookup after another waited for each in turn.
+/// of consumers misses the cache (it was a fifth of the worst case). Each read's entry is
+/// asked for when the read is parked ([`super::hot::HotTable::prefetch`]) and updated when
+/// the batch is full, so the line was on its way while the next lines were parsed. (Asking
+/// for a whole batch's entries at once at the update, with loads, still waited for the
+/// first of them.)
 const PENDING: usize = 16;
 
 /// A read of the hot table's kind, waiting for [`Scan::settle`].
@@ -123,10 +128,6 @@ pub(super) struct Pending {
 impl Scan {
     /// Fold the pending reads into the hot tables.
     pub(super) fn settle(&mut self) {
-        // Every entry is asked for first, so that their cache lines are fetched together.
-        for p in &self.pending {
-            self.hot[p.d].1.touch(p.hash);
-        }
         let versions = &self.memo.versions;
         for p in self.pending.drain(..) {
             let Pending {

@@ -164,12 +164,13 @@ impl HotTable {
             .map(|s| &mut s.read)
     }
 
-    /// Look up the entry of `hash` and forget the answer: its cache line is on its way
-    /// when [`HotTable::get_mut`] comes for it.
+    /// Ask for the cache line of the entry of `hash` ([`super::wide::prefetch`]), so that it
+    /// is on its way when [`HotTable::get_mut`] comes for it a few reads later.
     #[inline]
-    pub(super) fn touch(&self, hash: u64) {
-        let first = self.table.find(hash, |_| true).map_or(0, |s| s.key.0[0]);
-        std::hint::black_box(first);
+    pub(super) fn prefetch(&self, hash: u64) {
+        if let Some(slot) = self.table.find(hash, |_| true) {
+            super::wide::prefetch(slot);
+        }
     }
 
     /// A consumer's first read; `key` must have no entry yet.

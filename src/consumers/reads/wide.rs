@@ -1,5 +1,6 @@
 //! Sixteen bytes of a JSON string at once ([`specials`]): where its closing quote, a
-//! backslash or a control byte is, and which bytes are above ASCII.
+//! backslash or a control byte is, and which bytes are above ASCII; and a cache line asked
+//! for ahead of its use ([`prefetch`]).
 //!
 //! On x86-64 this is SSE2 (part of the architecture, so no check at run time), through
 //! `safe_arch`, whose functions are the intrinsics made safe: this crate forbids `unsafe`.
@@ -14,8 +15,20 @@ pub(super) fn specials(b: &[u8], k: usize) -> Option<(u32, u32)> {
     Some(imp::specials(w))
 }
 
+/// Ask for the cache line of `value` without waiting for it: a prefetch retires at once,
+/// where a load the program then ignores still held up the core until it arrived.
+#[inline(always)]
+pub(super) fn prefetch<T>(value: &T) {
+    imp::prefetch(value);
+}
+
 #[cfg(target_arch = "x86_64")]
 mod imp {
+    #[inline(always)]
+    pub(super) fn prefetch<T>(value: &T) {
+        safe_arch::prefetch_t0(value);
+    }
+
     use safe_arch::{
         bitor_m128i, cmp_eq_mask_i8_m128i, m128i, min_u8_m128i, move_mask_i8_m128i,
         set_splat_i8_m128i,
@@ -39,6 +52,10 @@ mod imp {
 
 #[cfg(not(target_arch = "x86_64"))]
 mod imp {
+    /// No portable prefetch: the entry is fetched when it is updated.
+    #[inline(always)]
+    pub(super) fn prefetch<T>(_: &T) {}
+
     #[inline(always)]
     pub(super) fn specials(w: [u8; 16]) -> (u32, u32) {
         let mut hits = 0u32;
