@@ -67,10 +67,14 @@ pub(super) fn scan_csv<R: Read + Send>(
         });
         return Ok(());
     }
-    let cols = Columns {
-        slots,
-        count: headers.len(),
-        need: slots.iter().flatten().copied().max().unwrap_or(0),
+    let rows = Rows {
+        cols: Columns {
+            slots,
+            count: headers.len(),
+            need: slots.iter().flatten().copied().max().unwrap_or(0),
+        },
+        mapping,
+        req,
     };
     let whole = std::io::Cursor::new(head).chain(file);
     scan_blocks(
@@ -81,7 +85,7 @@ pub(super) fn scan_csv<R: Read + Send>(
         on_malformed,
         block_size,
         &record_end,
-        &|k, block, acc| scan_records(block, k == 0, &cols, mapping, req, acc),
+        &|k, block, acc| rows.scan_records(block, k == 0, acc),
     )
 }
 
@@ -165,95 +169,98 @@ fn numbered(block: &[u8], at: Vec<(u64, String)>) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// Scan one block of whole records; the first block starts with the header.
-fn scan_records(
-    block: &[u8],
-    header: bool,
-    cols: &Columns,
-    mapping: &Mapping,
-    req: &ScanRequest,
-    acc: &mut Scan,
-) -> Partial {
-    if plain(block) {
-        return scan_plain(block, header, cols, mapping, req, acc);
-    }
-    let breaks = memchr::memchr_iter(b'\n', block).count() as u64;
-    let mut reader = builder(header).from_reader(block);
-    let mut lines = 0u64;
-    if header {
-        // Already read and checked by `scan_csv`.
-        let _ = reader.byte_headers();
-        lines += 1;
-    }
-    let mut malformed = Vec::new();
-    let mut record = csv::ByteRecord::new();
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                // Reading a slice fails with no I/O error: this is a record the reader
-                // refuses.
-                lines += 1;
-                acc.stats.malformed += 1;
-                let at = e.position().map_or(0, |p| p.byte());
-                malformed.push((at, e.to_string()));
-                continue;
-            }
-        }
-        lines += 1;
-        let offset = record.position().map_or(0, |p| p.byte());
-        if let Err(reason) = judge(acc, req, cols, mapping, record.len(), |i| record.get(i)) {
-            acc.stats.malformed += 1;
-            malformed.push((offset, reason));
-        }
-    }
-    Partial {
-        lines,
-        breaks,
-        malformed: numbered(block, malformed),
-    }
+/// What every block of one CSV file is read with: where the read's columns are, the
+/// source's mapping and the request.
+struct Rows<'a> {
+    cols: Columns,
+    mapping: &'a Mapping,
+    req: &'a ScanRequest,
 }
 
-/// One record whose fields `get` gives (`len` of them); `Err` is why it is malformed.
-fn judge<'a>(
-    acc: &mut Scan,
-    req: &ScanRequest,
-    cols: &Columns,
-    mapping: &'a Mapping,
-    len: usize,
-    get: impl Fn(usize) -> Option<&'a [u8]>,
-) -> Result<(), String> {
-    let field = |i: usize| -> Result<&'a [u8], String> {
-        let raw = get(i).ok_or_else(|| format!("expected {} fields, found {len}", cols.count))?;
-        std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())?;
-        Ok(raw)
-    };
-    // Another dataset's record is skipped before its other fields are looked at.
-    let dataset = match (cols.slots[2], mapping.constant_dataset()) {
-        (Some(i), _) => field(i)?,
-        (None, d) => d.unwrap_or_default().as_bytes(),
-    };
-    if !req
-        .datasets
-        .contains(std::str::from_utf8(dataset).unwrap_or_default())
-    {
-        return Ok(());
-    }
-    let mut fields = [None; 4];
-    for (f, col) in fields.iter_mut().zip(cols.slots) {
-        if let Some(i) = col {
-            *f = Some(field(i)?);
+impl Rows<'_> {
+    /// Scan one block of whole records; the first block starts with the header.
+    fn scan_records(&self, block: &[u8], header: bool, acc: &mut Scan) -> Partial {
+        if plain(block) {
+            return self.scan_plain(block, header, acc);
+        }
+        let breaks = memchr::memchr_iter(b'\n', block).count() as u64;
+        let mut reader = builder(header).from_reader(block);
+        let mut lines = 0u64;
+        if header {
+            // Already read and checked by `scan_csv`.
+            let _ = reader.byte_headers();
+            lines += 1;
+        }
+        let mut malformed = Vec::new();
+        let mut record = csv::ByteRecord::new();
+        loop {
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => {
+                    // Reading a slice fails with no I/O error: this is a record the reader
+                    // refuses.
+                    lines += 1;
+                    acc.stats.malformed += 1;
+                    let at = e.position().map_or(0, |p| p.byte());
+                    malformed.push((at, e.to_string()));
+                    continue;
+                }
+            }
+            lines += 1;
+            let offset = record.position().map_or(0, |p| p.byte());
+            if let Err(reason) = self.judge(acc, record.len(), |i| record.get(i)) {
+                acc.stats.malformed += 1;
+                malformed.push((offset, reason));
+            }
+        }
+        Partial {
+            lines,
+            breaks,
+            malformed: numbered(block, malformed),
         }
     }
-    let r = mapping.flat(fields)?;
-    fold(acc, req, r.at, &r.consumer, &r.dataset, &r.contract)
+
+    /// One record whose fields `get` gives (`len` of them); `Err` is why it is malformed.
+    fn judge<'f>(
+        &self,
+        acc: &mut Scan,
+        len: usize,
+        get: impl Fn(usize) -> Option<&'f [u8]>,
+    ) -> Result<(), String> {
+        let Rows { cols, mapping, req } = self;
+        let field = |i: usize| -> Result<&'f [u8], String> {
+            let raw =
+                get(i).ok_or_else(|| format!("expected {} fields, found {len}", cols.count))?;
+            std::str::from_utf8(raw).map_err(|_| "a field is not UTF-8".to_string())?;
+            Ok(raw)
+        };
+        // Another dataset's record is skipped before its other fields are looked at.
+        let dataset = match (cols.slots[2], mapping.constant_dataset()) {
+            (Some(i), _) => field(i)?,
+            (None, d) => d.unwrap_or_default().as_bytes(),
+        };
+        if !req
+            .datasets
+            .contains(std::str::from_utf8(dataset).unwrap_or_default())
+        {
+            return Ok(());
+        }
+        let mut fields = [None; 4];
+        for (f, col) in fields.iter_mut().zip(cols.slots) {
+            if let Some(i) = col {
+                *f = Some(field(i)?);
+            }
+        }
+        let r = mapping.flat(fields)?;
+        fold(acc, req, r.at, &r.consumer, &r.dataset, &r.contract)
+    }
 }
 
 /// Whether a block can be split without the `csv` reader: no quote (so no quoted field and
 /// no record across lines) and no `\r` (so `\n` alone ends a record). The `csv` reader then
 /// gives exactly the comma-separated pieces of each line that is not empty (it skips empty
-/// lines, and so does [`scan_plain`]; tested against it in
+/// lines, and so does [`Rows::scan_plain`]; tested against it in
 /// `plain_blocks_split_as_the_csv_reader_does`).
 pub(super) fn plain(block: &[u8]) -> bool {
     memchr::memchr2(b'"', b'\r', block).is_none()
@@ -330,72 +337,68 @@ pub(super) fn split_line<'a>(
     (n, block.len(), high == 0)
 }
 
-/// [`scan_records`] for a [`plain`] block: each line is a record, split at its commas.
-fn scan_plain(
-    block: &[u8],
-    header: bool,
-    cols: &Columns,
-    mapping: &Mapping,
-    req: &ScanRequest,
-    acc: &mut Scan,
-) -> Partial {
-    // Breaks are counted as the lines are split, not in a pass of their own.
-    let (mut lines, mut breaks) = (0u64, 0u64);
-    let mut malformed = Vec::new();
-    let mut fields: [&[u8]; MAX_FIELDS] = [&[]; MAX_FIELDS];
-    let need = cols.need;
-    let mut pos = 0;
-    while pos < block.len() {
-        let offset = pos;
-        let (n, end, ascii) = split_line(block, pos, &mut fields);
-        let line = &block[pos..end];
-        pos = end + 1;
-        breaks += u64::from(end < block.len());
-        if line.is_empty() {
-            // The `csv` reader skips an empty line: no record, and not counted.
-            continue;
-        }
-        lines += 1;
-        if header && lines == 1 {
-            continue;
-        }
-        let result = if need < MAX_FIELDS && n > need && ascii {
-            // Every field is there, and ASCII, so UTF-8: the dataset first (another one's read
-            // is skipped before anything else is looked at), then the read.
-            let field = |s: usize| cols.slots[s].map(|c| fields[c]);
-            let dataset = match (field(2), mapping.constant_dataset()) {
-                (Some(d), _) => d,
-                (None, d) => d.unwrap_or_default().as_bytes(),
-            };
-            match acc.dataset_index(dataset) {
-                None => Ok(()),
-                Some(d) => {
-                    let all = [field(0), field(1), field(2), field(3)];
-                    match mapping.flat_quick(all) {
-                        Some((at, consumer, contract)) => {
-                            fold_into(acc, req, d, at, consumer, contract)
+impl Rows<'_> {
+    /// [`Rows::scan_records`] for a [`plain`] block: each line is a record, split at its commas.
+    fn scan_plain(&self, block: &[u8], header: bool, acc: &mut Scan) -> Partial {
+        let Rows { cols, mapping, req } = self;
+        // Breaks are counted as the lines are split, not in a pass of their own.
+        let (mut lines, mut breaks) = (0u64, 0u64);
+        let mut malformed = Vec::new();
+        let mut fields: [&[u8]; MAX_FIELDS] = [&[]; MAX_FIELDS];
+        let need = cols.need;
+        let mut pos = 0;
+        while pos < block.len() {
+            let offset = pos;
+            let (n, end, ascii) = split_line(block, pos, &mut fields);
+            let line = &block[pos..end];
+            pos = end + 1;
+            breaks += u64::from(end < block.len());
+            if line.is_empty() {
+                // The `csv` reader skips an empty line: no record, and not counted.
+                continue;
+            }
+            lines += 1;
+            if header && lines == 1 {
+                continue;
+            }
+            let result = if need < MAX_FIELDS && n > need && ascii {
+                // Every field is there, and ASCII, so UTF-8: the dataset first (another one's read
+                // is skipped before anything else is looked at), then the read.
+                let field = |s: usize| cols.slots[s].map(|c| fields[c]);
+                let dataset = match (field(2), mapping.constant_dataset()) {
+                    (Some(d), _) => d,
+                    (None, d) => d.unwrap_or_default().as_bytes(),
+                };
+                match acc.dataset_index(dataset) {
+                    None => Ok(()),
+                    Some(d) => {
+                        let all = [field(0), field(1), field(2), field(3)];
+                        match mapping.flat_quick(all) {
+                            Some((at, consumer, contract)) => {
+                                fold_into(acc, req, d, at, consumer, contract)
+                            }
+                            None => mapping.flat(all).and_then(|r| {
+                                fold_into(acc, req, d, r.at, &r.consumer, &r.contract)
+                            }),
                         }
-                        None => mapping
-                            .flat(all)
-                            .and_then(|r| fold_into(acc, req, d, r.at, &r.consumer, &r.contract)),
                     }
                 }
+            } else if need < MAX_FIELDS {
+                self.judge(acc, n, |i| (i < n).then(|| fields[i]))
+            } else {
+                let all: Vec<&[u8]> = line.split(|&c| c == b',').collect();
+                self.judge(acc, n, |i| all.get(i).copied())
+            };
+            if let Err(reason) = result {
+                acc.stats.malformed += 1;
+                malformed.push((offset as u64, reason));
             }
-        } else if need < MAX_FIELDS {
-            judge(acc, req, cols, mapping, n, |i| (i < n).then(|| fields[i]))
-        } else {
-            let all: Vec<&[u8]> = line.split(|&c| c == b',').collect();
-            judge(acc, req, cols, mapping, n, |i| all.get(i).copied())
-        };
-        if let Err(reason) = result {
-            acc.stats.malformed += 1;
-            malformed.push((offset as u64, reason));
         }
-    }
-    Partial {
-        lines,
-        breaks,
-        malformed: numbered(block, malformed),
+        Partial {
+            lines,
+            breaks,
+            malformed: numbered(block, malformed),
+        }
     }
 }
 

@@ -274,7 +274,12 @@ pub(crate) fn open_text(
     gzipped: bool,
     scan: &mut Scan,
 ) -> Option<Box<dyn std::io::Read + Send>> {
-    match open_input(path, fetched, gzipped) {
+    counted(scan, path, open_input(path, fetched, gzipped))
+}
+
+/// A log input as it was opened: counted, or skipped with the reason it could not be.
+fn counted<T>(scan: &mut Scan, path: &Path, opened: Result<T, String>) -> Option<T> {
+    match opened {
         Ok(input) => {
             scan.stats.files += 1;
             Some(input)
@@ -464,19 +469,8 @@ fn fold_summary_row(row: ParsedRow, req: &ScanRequest, scan: &mut Scan) -> Resul
 
 /// Open one log file and count it; a file that cannot be opened is skipped, and said so.
 fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
-    match std::fs::File::open(path) {
-        Ok(f) => {
-            scan.stats.files += 1;
-            Some(f)
-        }
-        Err(e) => {
-            scan.skipped.push(Skipped {
-                file: path.to_path_buf(),
-                reason: format!("cannot be opened: {e}"),
-            });
-            None
-        }
-    }
+    let opened = std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"));
+    counted(scan, path, opened)
 }
 
 /// The compiled access log of a source whose format is an access-log one; `None` for the
