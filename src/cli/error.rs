@@ -256,8 +256,7 @@ impl From<crate::audit::AuditError> for CommandError {
     fn from(e: crate::audit::AuditError) -> Self {
         use crate::audit::AuditError;
         match e {
-            AuditError::Store(e) => e.into(),
-            AuditError::Log(e) => e.into(),
+            AuditError::Read(e) => e.into(),
             AuditError::ConfiguredSince { message, source } if source.is_input() => {
                 CommandError::input(message)
             }
@@ -294,16 +293,6 @@ impl From<crate::release::assemble::AssembleError> for CommandError {
         match e {
             AssembleError::Read(e) => e.into(),
             e => CommandError::input(e.to_string()),
-        }
-    }
-}
-
-impl From<crate::gather::GatherError> for CommandError {
-    fn from(e: crate::gather::GatherError) -> Self {
-        use crate::gather::GatherError;
-        match e {
-            GatherError::Store(e) => e.into(),
-            GatherError::Toml(e) => e.into(),
         }
     }
 }
