@@ -151,6 +151,7 @@ pub fn told(store: &Store, dataset: &str) -> Result<Vec<Told>, StoreError> {
     Ok(ledger
         .notices
         .iter()
+        .map(|e| &e.notice)
         .map(|e| Told {
             line: e.line,
             consumer: e.consumer.clone(),
