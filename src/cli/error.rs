@@ -317,7 +317,6 @@ impl From<RunError> for CommandError {
         };
         match e {
             RunError::Store(e) => e.into(),
-            RunError::Ledger(e) => e.into(),
             RunError::Message(e) => e.into(),
             RunError::Templates(_) | RunError::Render { .. } => CommandError::input(e.to_string()),
             RunError::Identity(e) => CommandError::from(e)
