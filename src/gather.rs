@@ -158,7 +158,7 @@ pub fn told(store: &Store, dataset: &str) -> Result<Vec<Told>, StoreError> {
             milestone: e.milestone.clone(),
             channel: e.channel.clone(),
             day: e.for_date,
-            at: e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            at: crate::model::history::instant_text(&e.at),
         })
         .collect())
 }

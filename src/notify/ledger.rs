@@ -25,7 +25,7 @@ use toml::Spanned;
 
 use super::plan::SentKey;
 use crate::model::contract::toml_date;
-use crate::model::history::toml_instant;
+use crate::model::history::{instant_text, toml_instant};
 use crate::model::{Located, TomlErrors};
 use crate::store::{Edit, Step, Store, StoreError};
 
@@ -501,10 +501,6 @@ fn channel_line(channel: &str) -> String {
 /// A TOML basic string, escaped.
 fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
-}
-
-fn instant_text(t: &DateTime<FixedOffset>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The first lines of every table the ledger holds: which notice of which consumer.
