@@ -25,7 +25,7 @@ use toml::Spanned;
 
 use super::plan::SentKey;
 use crate::model::contract::toml_date;
-use crate::model::history::{instant_text, toml_instant};
+use crate::model::history::{instant_text, toml_instant, toml_string};
 use crate::model::{Located, TomlErrors};
 use crate::store::{Edit, Step, Store, StoreError};
 
@@ -494,27 +494,22 @@ pub fn sent_keys(
 fn channel_line(channel: &str) -> String {
     match channel {
         MAIL => String::new(),
-        c => format!("channel    = {}\n", quoted(c)),
+        c => format!("channel    = {}\n", toml_string(c)),
     }
-}
-
-/// A TOML basic string, escaped.
-fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
 
 /// The first lines of every table the ledger holds: which notice of which consumer.
 fn table_head(table: &str, consumer: &str, line: u64, milestone: &str) -> String {
     format!(
         "\n[[{table}]]\nconsumer   = {}\nline       = {line}\nmilestone  = {}\n",
-        quoted(consumer),
-        quoted(milestone),
+        toml_string(consumer),
+        toml_string(milestone),
     )
 }
 
 /// The `run = …` line.
 fn run_line(run: &str) -> String {
-    format!("run        = {}\n", quoted(run))
+    format!("run        = {}\n", toml_string(run))
 }
 
 /// The `at = …` line.
@@ -524,12 +519,12 @@ fn at_line(at: &DateTime<FixedOffset>) -> String {
 
 /// The lines of a `[[notice]]` or a `[[claim]]` (`table`) of `n`, with its `run` if any.
 fn notice_text(table: &str, n: &NoticeRecord, run: Option<&str>) -> String {
-    let recipients: Vec<String> = n.recipients.iter().map(|r| quoted(r)).collect();
+    let recipients: Vec<String> = n.recipients.iter().map(|r| toml_string(r)).collect();
     format!(
         "{}recipients = [{}]\nmessage_id = {}\n{}{}{}for_date   = {}\nsunset     = {}\n",
         table_head(table, &n.consumer, n.line, &n.milestone),
         recipients.join(", "),
-        quoted(&n.message_id),
+        toml_string(&n.message_id),
         channel_line(&n.channel),
         run.map(run_line).unwrap_or_default(),
         at_line(&n.at),
@@ -556,7 +551,7 @@ pub fn release_text(r: &Release) -> String {
         channel_line(&r.channel),
         run_line(&r.run),
         at_line(&r.at),
-        quoted(&r.reason),
+        toml_string(&r.reason),
     )
 }
 
@@ -569,7 +564,7 @@ pub fn failure_text(f: &Failure) -> String {
         run_line(&f.run),
         at_line(&f.at),
         f.status,
-        quoted(&f.reason),
+        toml_string(&f.reason),
     )
 }
 
