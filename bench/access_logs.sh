@@ -32,11 +32,7 @@ MOTO=${MOTO:-1}
 MOTO_REQUESTS=${MOTO_REQUESTS:-$((REQUESTS / 10))}
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/bench/lib.sh"
-if [[ -n "${BENCH_DIR:-}" ]]; then
-    work=$BENCH_DIR; mkdir -p "$work"
-else
-    work=$(mktemp -d); trap 'rm -rf "$work"; [[ -n "${moto_pid:-}" ]] && kill "$moto_pid" 2>/dev/null || true' EXIT
-fi
+work_dir '[[ -n "${moto_pid:-}" ]] && kill "$moto_pid" 2>/dev/null || true'
 release_bin
 
 # A month of objects (reused when BENCH_DIR holds one of the same size).

@@ -43,11 +43,7 @@ ROADS_SHARE=${ROADS_SHARE:-0.1}
 RUNS=${RUNS:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/bench/lib.sh"
-if [[ -n "${BENCH_DIR:-}" ]]; then
-    work=$BENCH_DIR; mkdir -p "$work"
-else
-    work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fi
+work_dir
 
 release_bin --example smtp_sink
 sink=$here/target/release/examples/smtp_sink

@@ -44,3 +44,13 @@ release_bin() { # [ARGS...]
         bin=$here/target/release/contracts
     fi
 }
+
+# Sets `work`: BENCH_DIR (made if missing, and kept), else a new temporary directory that is
+# removed on exit, after CLEANUP (more commands for the EXIT trap, if given).
+work_dir() { # [CLEANUP]
+    if [[ -n "${BENCH_DIR:-}" ]]; then
+        work=$BENCH_DIR; mkdir -p "$work"
+    else
+        work=$(mktemp -d); trap "rm -rf \"\$work\"${1:+; $1}" EXIT
+    fi
+}
