@@ -31,18 +31,9 @@ RUNS=${RUNS:-3}
 MOTO=${MOTO:-1}
 MOTO_REQUESTS=${MOTO_REQUESTS:-$((REQUESTS / 10))}
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [[ -n "${BENCH_DIR:-}" ]]; then
-    work=$BENCH_DIR; mkdir -p "$work"
-else
-    work=$(mktemp -d); trap 'rm -rf "$work"; [[ -n "${moto_pid:-}" ]] && kill "$moto_pid" 2>/dev/null || true' EXIT
-fi
-if [[ -n "${CONTRACTS_BIN:-}" ]]; then
-    bin=$CONTRACTS_BIN
-else
-    echo "building (release)..." >&2
-    (cd "$here" && cargo build --release --quiet --bin contracts)
-    bin=$here/target/release/contracts
-fi
+source "$here/bench/lib.sh"
+work_dir '[[ -n "${moto_pid:-}" ]] && kill "$moto_pid" 2>/dev/null || true'
+release_bin
 
 # A month of objects (reused when BENCH_DIR holds one of the same size).
 month() { # DIR REQUESTS
@@ -58,33 +49,9 @@ month() { # DIR REQUESTS
 # A store with roads 1.0.0, 1.1.0 and 2.0.0 (the versions the generator's requests name).
 make_store() { # DIR SOURCE_PATH LOOKBACK REGISTRY
     local s=$1
-    rm -rf "$s"; mkdir -p "$s/contracts/roads" "$s/history"
-    printf 'dataset = "roads"\nversion = "1.0.0"\nvalid_from = 2026-01-01\n[clauses]\ncrs = "EPSG:4326"\n' \
-        > "$s/contracts/roads/1.0.0.toml"
-    printf 'dataset = "roads"\nversion = "1.1.0"\nsupersedes = "1.0.0"\nvalid_from = 2026-03-01\n[clauses]\ncrs = "EPSG:4326"\n' \
-        > "$s/contracts/roads/1.1.0.toml"
-    printf 'dataset = "roads"\nversion = "2.0.0"\nsupersedes = "1.1.0"\nvalid_from = 2026-11-01\nsunset = 2027-03-01\n[clauses]\ncrs = "EPSG:27700"\n' \
-        > "$s/contracts/roads/2.0.0.toml"
-    cat > "$s/history/roads.toml" <<'TOML'
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "crs"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = { opens = 2026-11-01, sunset = 2027-03-01 }
-rationale = "British National Grid."
-TOML
-    cat > "$s/contracts.toml" <<TOML
-[notify]
-from = "Data Platform <data-platform@example.org>"
-
-[smtp]
-host = "127.0.0.1"
-port = 25
-tls = "none"
+    rm -rf "$s"
+    roads_contracts "$s" 2027-03-01 "British National Grid."
+    { mail_config 25; cat <<TOML; } > "$s/contracts.toml"
 
 [consumption]
 lookback_days = $3

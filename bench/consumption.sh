@@ -42,19 +42,10 @@ CONSUMERS=${CONSUMERS:-10000}
 ROADS_SHARE=${ROADS_SHARE:-0.1}
 RUNS=${RUNS:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [[ -n "${BENCH_DIR:-}" ]]; then
-    work=$BENCH_DIR; mkdir -p "$work"
-else
-    work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fi
+source "$here/bench/lib.sh"
+work_dir
 
-if [[ -n "${CONTRACTS_BIN:-}" ]]; then
-    bin=$CONTRACTS_BIN
-else
-    echo "building (release)..." >&2
-    (cd "$here" && cargo build --release --quiet --bin contracts --example smtp_sink)
-    bin=$here/target/release/contracts
-fi
+release_bin --example smtp_sink
 sink=$here/target/release/examples/smtp_sink
 
 store=$work/store
@@ -62,16 +53,7 @@ mkdir -p "$store/contracts/roads" "$store/consumption" "$store/history"
 write_config() {
     local list=""
     [[ -n $2 ]] && list="\"$2\""
-    cat > "$store/contracts.toml" <<TOML
-[notify]
-days_before = [60, 30, 14, 7, 1]
-overdue_every_days = 7
-from = "Data Platform <data-platform@example.org>"
-
-[smtp]
-host = "127.0.0.1"
-port = $1
-tls = "none"
+    { mail_config "$1" $'days_before = [60, 30, 14, 7, 1]\noverdue_every_days = 7\n'; cat <<TOML; } > "$store/contracts.toml"
 
 [consumption]
 sources = [$list]
@@ -79,42 +61,7 @@ lookback_days = 30
 ${3:-}
 TOML
 }
-cat > "$store/contracts/roads/1.0.0.toml" <<'TOML'
-dataset = "roads"
-version = "1.0.0"
-valid_from = 2026-01-01
-[clauses]
-crs = "EPSG:4326"
-TOML
-cat > "$store/contracts/roads/1.1.0.toml" <<'TOML'
-dataset = "roads"
-version = "1.1.0"
-supersedes = "1.0.0"
-valid_from = 2026-03-01
-[clauses]
-crs = "EPSG:4326"
-TOML
-cat > "$store/contracts/roads/2.0.0.toml" <<'TOML'
-dataset = "roads"
-version = "2.0.0"
-supersedes = "1.1.0"
-valid_from = 2026-11-01
-sunset = 2027-01-15
-[clauses]
-crs = "EPSG:27700"
-TOML
-cat > "$store/history/roads.toml" <<'TOML'
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "crs"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = { opens = 2026-11-01, sunset = 2027-01-15 }
-rationale = "Move to British National Grid to match the other layers."
-TOML
+roads_contracts "$store" 2027-01-15 "Move to British National Grid to match the other layers."
 python3 - "$store/consumers.toml" "$CONSUMERS" <<'PY'
 import sys
 with open(sys.argv[1], "w") as f:

@@ -12,6 +12,7 @@ set -euo pipefail
 CONTACTS=${CONTACTS:-"2500 10000"}
 RUNS=${RUNS:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/bench/lib.sh"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 if [[ -z "${BIN:-}" ]]; then
     echo "building (release)..." >&2
@@ -22,14 +23,7 @@ fi
 for n in $CONTACTS; do
     store=$work/store-$n
     mkdir -p "$store/contracts/roads" "$store/consumption"
-    cat > "$store/contracts.toml" <<'TOML'
-[notify]
-from = "Data Platform <data-platform@example.org>"
-
-[smtp]
-host = "127.0.0.1"
-port = 25
-tls = "none"
+    { mail_config 25; cat <<'TOML'; } > "$store/contracts.toml"
 
 [consumption]
 sources = ["consumption/log.jsonl"]

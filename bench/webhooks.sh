@@ -16,17 +16,12 @@ set -euo pipefail
 CONSUMERS=${CONSUMERS:-10000}
 RUNS=${RUNS:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/bench/lib.sh"
 work=$(mktemp -d)
 sinks_pid=
 trap '[[ -n $sinks_pid ]] && kill "$sinks_pid" 2>/dev/null; rm -rf "$work"' EXIT
 
-if [[ -n "${CONTRACTS_BIN:-}" ]]; then
-    bin=$CONTRACTS_BIN
-else
-    echo "building (release)..." >&2
-    (cd "$here" && cargo build --release --quiet --bin contracts)
-    bin=$here/target/release/contracts
-fi
+release_bin
 
 python3 "$here/bench/webhook_sinks.py" > "$work/sinks.out" &
 sinks_pid=$!
@@ -59,24 +54,7 @@ tls = "none"
 sources = ["consumption/notify.jsonl"]
 lookback_days = 30
 TOML
-    printf 'dataset = "roads"\nversion = "1.0.0"\nvalid_from = 2026-01-01\n[clauses]\ncrs = "EPSG:4326"\n' \
-        > "$store/contracts/roads/1.0.0.toml"
-    printf 'dataset = "roads"\nversion = "1.1.0"\nsupersedes = "1.0.0"\nvalid_from = 2026-03-01\n[clauses]\ncrs = "EPSG:4326"\n' \
-        > "$store/contracts/roads/1.1.0.toml"
-    printf 'dataset = "roads"\nversion = "2.0.0"\nsupersedes = "1.1.0"\nvalid_from = 2026-11-01\nsunset = 2027-01-15\n[clauses]\ncrs = "EPSG:27700"\n' \
-        > "$store/contracts/roads/2.0.0.toml"
-    cat > "$store/history/roads.toml" <<'TOML'
-[[change]]
-at        = 2026-10-01T17:00:00Z
-from      = "1.1.0"
-to        = "2.0.0"
-clause    = "crs"
-kind      = "fixed"
-direction = "changed"
-verdict   = "breaking"
-window    = { opens = 2026-11-01, sunset = 2027-01-15 }
-rationale = "Move to British National Grid to match the other layers."
-TOML
+    roads_contracts "$store" 2027-01-15 "Move to British National Grid to match the other layers."
     python3 - "$store" "$CONSUMERS" "$hooks" <<'PY'
 import sys
 store, n, hooks = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"

@@ -10,7 +10,7 @@ use semver::Version;
 use crate::consumers::daily::{still_on_by_day, DailyReads};
 use crate::consumers::Registry;
 use crate::model::window::windows;
-use crate::model::{Strictness, TomlErrors};
+use crate::model::Strictness;
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
 use crate::render::timeline::{
@@ -19,26 +19,17 @@ use crate::render::timeline::{
 };
 use crate::store::{layout, Store, StoreError};
 
-/// Why the facts of a picture could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum GatherError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The releases record or the notification ledger does not parse.
-    #[error(transparent)]
-    Toml(#[from] TomlErrors),
-}
-
 /// Everything the picture of `dataset` shows on `today`, read from the store. `reads`: the
 /// registry and the dataset's daily reads, for the consumers still on each window's old line
 /// (only the registry's subscribers to the dataset count); `None` when the dataset has no
-/// window (then no count is drawn).
+/// window (then no count is drawn). A releases record or notification ledger that does not
+/// parse is a [`StoreError::Toml`], as a change history that does not parse is.
 pub fn gather(
     store: &Store,
     dataset: &str,
     today: NaiveDate,
     reads: Option<(&Registry, &DailyReads)>,
-) -> Result<Timeline, GatherError> {
+) -> Result<Timeline, StoreError> {
     let lines = store.lines(dataset)?;
     let contracts = store.contracts(dataset, Strictness::Reading)?;
     let history = store.history(dataset)?;
@@ -151,7 +142,7 @@ pub fn gather(
 }
 
 /// Every notice delivered about `dataset`, from its ledger (notifications/<dataset>.toml).
-pub fn told(store: &Store, dataset: &str) -> Result<Vec<Told>, GatherError> {
+pub fn told(store: &Store, dataset: &str) -> Result<Vec<Told>, StoreError> {
     let path = layout::notifications(dataset);
     let Some(text) = store.read(&path)? else {
         return Ok(Vec::new());
@@ -160,13 +151,14 @@ pub fn told(store: &Store, dataset: &str) -> Result<Vec<Told>, GatherError> {
     Ok(ledger
         .notices
         .iter()
+        .map(|e| &e.notice)
         .map(|e| Told {
             line: e.line,
             consumer: e.consumer.clone(),
             milestone: e.milestone.clone(),
             channel: e.channel.clone(),
             day: e.for_date,
-            at: e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            at: crate::model::history::instant_text(&e.at),
         })
         .collect())
 }

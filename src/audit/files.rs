@@ -4,7 +4,8 @@
 
 use chrono::NaiveDate;
 
-use super::{AuditError, Finding, Severity, WAIVER_WARNING_DAYS};
+use super::{Finding, Severity, WAIVER_WARNING_DAYS};
+use crate::consumers::store_scan::ScanError;
 use crate::consumers::Registry;
 use crate::model::history::parse_history;
 use crate::model::waiver::Waivers;
@@ -19,7 +20,7 @@ pub(super) fn tree_findings(
     datasets: &[String],
     today: NaiveDate,
     findings: &mut Vec<Finding>,
-) -> Result<(), AuditError> {
+) -> Result<(), ScanError> {
     // Contract files outside a dataset folder, or not named after a version, are not ours.
     for (path, why) in store.stray_contract_files()? {
         findings.push(Finding::error(path, None, why.into()));
@@ -138,7 +139,7 @@ fn ending_waivers(
 
 /// A log file two consumption sources match would be read by the first only, with its
 /// mapping: the configuration is ambiguous.
-fn source_findings(store: &Store) -> Result<Vec<Finding>, AuditError> {
+fn source_findings(store: &Store) -> Result<Vec<Finding>, ScanError> {
     let sources = store.config().consumption.all_sources();
     let overlaps = crate::consumers::overlapping_files(store.root(), &sources)?;
     Ok(overlaps

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use crate::consumers::LogError;
+use crate::consumers::store_scan::ScanError;
 use crate::model::consistency::audit_dataset;
 use crate::model::history::{parse_history, History};
 use crate::model::{Contract, Strictness, TomlErrors};
@@ -24,13 +24,13 @@ use crate::store::{layout, CommitInfo, GitError, HistoryProof, ObjectId, Store, 
 /// Days before a live waiver's last day from which the audit warns that it ends.
 pub const WAIVER_WARNING_DAYS: i64 = 14;
 
-/// Why the audit could not run to the end (a finding is not an error: it is in the report).
+/// Why the audit could not run to the end (a finding is not an error: it is in the report):
+/// the store or its consumption logs could not be read, as for any scan of them, or the
+/// configured start of the history walk is unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
     #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Log(#[from] LogError),
+    Read(#[from] ScanError),
     /// `[store] since` in contracts.toml names a revision the walk cannot start from;
     /// `message` points at the value in the file.
     #[error("{message}")]
@@ -39,6 +39,12 @@ pub enum AuditError {
         #[source]
         source: StoreError,
     },
+}
+
+impl From<StoreError> for AuditError {
+    fn from(e: StoreError) -> Self {
+        AuditError::Read(e.into())
+    }
 }
 
 /// How much a finding matters: an error fails the gate, a warning only says something.
@@ -199,7 +205,7 @@ fn prove_from(
                 StoreError::Git(GitError::BadRev { .. } | GitError::SinceNotInHistory { .. })
             );
             if !about_since {
-                return AuditError::Store(e);
+                return e.into();
             }
             AuditError::ConfiguredSince {
                 message: config.error_at("store.since", &format!("[store] since: {e}")),
@@ -226,7 +232,7 @@ fn all_dataset_findings(
     store: &Store,
     published: Option<&HashMap<String, ObjectId>>,
     datasets: &[String],
-) -> Result<Vec<Judged>, AuditError> {
+) -> Result<Vec<Judged>, StoreError> {
     let config = store.config();
     crate::store::read_and_judge(
         datasets,
@@ -254,7 +260,7 @@ fn read_datasets(
     store: &Store,
     published: Option<&HashMap<String, ObjectId>>,
     datasets: &[String],
-) -> Result<Vec<DatasetFiles>, AuditError> {
+) -> Result<Vec<DatasetFiles>, StoreError> {
     type Plan = (Vec<String>, Vec<Result<ObjectId, StoreError>>);
     let plans: Vec<Result<Plan, StoreError>> = datasets
         .iter()
@@ -299,7 +305,7 @@ fn read_datasets(
             match texts.next().expect("a text for every blob") {
                 Ok(text) => contracts.push((version, Ok(text))),
                 Err(e @ StoreError::NotText { .. }) => contracts.push((version, Err(e))),
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
         let history = match store.read_listed(&layout::history(dataset)) {

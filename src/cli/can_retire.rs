@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{registry_and_scan, scan_daily};
+use super::context::{line_of, registry_and_scan, scan_daily};
 use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day};
@@ -64,15 +64,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
     store.require_dataset(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
-    let Some(line) = lines.iter().find(|l| l.major == args.line) else {
-        let have: Vec<String> = lines.iter().map(|l| l.major.to_string()).collect();
-        return Err(CommandError::input(format!(
-            "dataset `{}` has no line {} (its lines: {})",
-            args.dataset,
-            args.line,
-            have.join(", ")
-        )));
-    };
+    let line = line_of(&args.dataset, &lines, args.line)?;
     let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     // The day-by-day reads give each reader's counts on the line and the day since which

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::context::{registry_and_scan, scan_daily};
+use super::context::{line_of, registry_and_scan, scan_daily};
 use super::output::{key, last_read, print_json, print_table, text, Cell, Tone};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
@@ -64,14 +64,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     if let Some(n) = args.line {
-        if !lines.iter().any(|l| l.major == n) {
-            let have: Vec<String> = lines.iter().map(|l| l.major.to_string()).collect();
-            return Err(CommandError::input(format!(
-                "dataset `{}` has no line {n} (its lines: {})",
-                args.dataset,
-                have.join(", ")
-            )));
-        }
+        line_of(&args.dataset, &lines, n)?;
     }
     let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));

@@ -261,6 +261,22 @@ pub fn scan_daily(
     Ok(result?)
 }
 
+/// Line `major` of `dataset`, one of its `lines`; else the input error that lists the lines
+/// it has.
+pub fn line_of<'a>(
+    dataset: &str,
+    lines: &'a [crate::model::Line],
+    major: u64,
+) -> Result<&'a crate::model::Line, CommandError> {
+    lines.iter().find(|l| l.major == major).ok_or_else(|| {
+        let have: Vec<String> = lines.iter().map(|l| l.major.to_string()).collect();
+        CommandError::input(format!(
+            "dataset `{dataset}` has no line {major} (its lines: {})",
+            have.join(", ")
+        ))
+    })
+}
+
 /// The warnings of [`crate::consumers::standing::unknown_version_notes`], on stderr.
 pub fn warn_unknown_versions(
     ctx: &Context,

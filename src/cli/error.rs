@@ -256,8 +256,7 @@ impl From<crate::audit::AuditError> for CommandError {
     fn from(e: crate::audit::AuditError) -> Self {
         use crate::audit::AuditError;
         match e {
-            AuditError::Store(e) => e.into(),
-            AuditError::Log(e) => e.into(),
+            AuditError::Read(e) => e.into(),
             AuditError::ConfiguredSince { message, source } if source.is_input() => {
                 CommandError::input(message)
             }
@@ -298,16 +297,6 @@ impl From<crate::release::assemble::AssembleError> for CommandError {
     }
 }
 
-impl From<crate::gather::GatherError> for CommandError {
-    fn from(e: crate::gather::GatherError) -> Self {
-        use crate::gather::GatherError;
-        match e {
-            GatherError::Store(e) => e.into(),
-            GatherError::Toml(e) => e.into(),
-        }
-    }
-}
-
 impl From<MailError> for CommandError {
     fn from(e: MailError) -> Self {
         let kind = if e.is_input() {
@@ -328,7 +317,6 @@ impl From<RunError> for CommandError {
         };
         match e {
             RunError::Store(e) => e.into(),
-            RunError::Ledger(e) => e.into(),
             RunError::Message(e) => e.into(),
             RunError::Templates(_) | RunError::Render { .. } => CommandError::input(e.to_string()),
             RunError::Identity(e) => CommandError::from(e)

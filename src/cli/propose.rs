@@ -367,31 +367,7 @@ fn print_text(ctx: &Context, r: &Report) {
 /// A refusal in words; an insufficient bump names what breaks in each clause (the keys of a
 /// map, the members of a set) instead of printing both whole values.
 fn refusal_text(r: &Refusal) -> String {
-    match r {
-        Refusal::InsufficientBump {
-            from,
-            to,
-            actual,
-            required,
-            demanding,
-        } => {
-            let mut s = format!(
-                "{from} -> {to} is a {actual} bump, but the changes require a {required} bump:"
-            );
-            for c in demanding {
-                s += &format!(
-                    "\n    {} ({} {}, {}): {}",
-                    c.clause,
-                    c.kind,
-                    c.direction,
-                    c.verdict,
-                    crate::render::delta::delta(c.old.as_ref(), c.new.as_ref())
-                );
-            }
-            s
-        }
-        other => other.to_string(),
-    }
+    r.text_with(|c| crate::render::delta::delta(c.old.as_ref(), c.new.as_ref()))
 }
 
 /// Refuse a CI format for a command that writes (`propose` without `--dry-run`).

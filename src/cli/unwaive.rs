@@ -38,8 +38,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.writer_store()?;
     super::context::warn_uncommitted(ctx, &store, Some(&args.dataset));
     store.require_dataset(&args.dataset)?;
-    let identity = store.identity()?;
-    let by = format!("{} <{}>", identity.author.name, identity.author.email);
+    let by = store.identity()?.author_mailbox();
     let now = ctx.now().with_timezone(&chrono::Utc);
     let done = store.transact(|store| -> Result<_, CommandError> {
         let waivers = store.waivers(&args.dataset)?;

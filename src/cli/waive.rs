@@ -89,8 +89,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     super::context::warn_uncommitted(ctx, &store, Some(&args.dataset));
     let max = store.config().policy.max_waiver_days;
     check_until(ctx.today, args.until, max).map_err(CommandError::input)?;
-    let identity = store.identity()?;
-    let by = format!("{} <{}>", identity.author.name, identity.author.email);
+    let by = store.identity()?.author_mailbox();
     let now = ctx.now().with_timezone(&chrono::Utc);
     let done = store.transact(|store| -> Result<_, CommandError> {
         check_key(ctx, args, store)?;

@@ -355,12 +355,19 @@ mod tests {
         s.parse().unwrap()
     }
 
+    /// `text` written as the log `name`, in a directory of its own that lasts as long as the
+    /// returned guard.
+    fn log_of(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
     #[test]
     fn a_parquet_log_gives_the_daily_reads_of_its_json_lines_twin() {
         // tests/data/consumption/reads.parquet (pyarrow) and the same nine rows as JSON Lines,
         // written from the rows listed in its make_reads_parquet.py.
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("r.jsonl");
         let rows = [
             ("2026-11-28T03:00:00Z", "flood-model", "roads", "1.1.0"),
             ("2026-11-20T03:00:00Z", "router", "roads", "1.1.0"),
@@ -378,7 +385,7 @@ mod tests {
                 format!("{{\"at\":\"{a}\",\"consumer\":\"{c}\",\"dataset\":\"{d}\",\"contract\":\"{v}\"}}\n")
             })
             .collect();
-        std::fs::write(&json, text).unwrap();
+        let (_dir, json) = log_of("r.jsonl", &text);
         let parquet = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/consumption/reads.parquet");
         let datasets = ["roads".to_string()].into_iter().collect();
@@ -404,25 +411,21 @@ mod tests {
 
     #[test]
     fn replays_the_lookback_day_by_day() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("r.jsonl");
         // a: line 1 on the 1st, moves to line 2 on the 3rd. b: line 1 on the 2nd only, so with
         // a 2-day lookback it counts on the 2nd and 3rd and is silent from the 4th.
         // ghost is not registered; the other dataset is ignored; the 9th is after `until`.
-        std::fs::write(
-            &log,
-            concat!(
-                r#"{"at":"2027-01-01T08:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}"#, "\n",
-                r#"{"at":"2027-01-02T08:00:00Z","consumer":"b","dataset":"roads","contract":"1.1.0"}"#, "\n",
-                r#"{"at":"2027-01-03T08:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}"#, "\n",
-                r#"{"at":"2027-01-03T09:00:00Z","consumer":"a","dataset":"roads","contract":"2.0.0"}"#, "\n",
-                r#"{"at":"2027-01-02T08:00:00Z","consumer":"ghost","dataset":"roads","contract":"1.0.0"}"#, "\n",
-                r#"{"at":"2027-01-02T08:00:00Z","consumer":"a","dataset":"roadsides","contract":"1.0.0"}"#, "\n",
-                r#"{"at":"2027-01-09T08:00:00Z","consumer":"b","dataset":"roads","contract":"1.0.0"}"#, "\n",
-                "not json roads\n",
-            ),
-        )
-        .unwrap();
+        let (_dir, log) = log_of(
+            "r.jsonl",
+            r#"{"at":"2027-01-01T08:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}
+{"at":"2027-01-02T08:00:00Z","consumer":"b","dataset":"roads","contract":"1.1.0"}
+{"at":"2027-01-03T08:00:00Z","consumer":"a","dataset":"roads","contract":"1.0.0"}
+{"at":"2027-01-03T09:00:00Z","consumer":"a","dataset":"roads","contract":"2.0.0"}
+{"at":"2027-01-02T08:00:00Z","consumer":"ghost","dataset":"roads","contract":"1.0.0"}
+{"at":"2027-01-02T08:00:00Z","consumer":"a","dataset":"roadsides","contract":"1.0.0"}
+{"at":"2027-01-09T08:00:00Z","consumer":"b","dataset":"roads","contract":"1.0.0"}
+not json roads
+"#,
+        );
         let mut bad = Vec::new();
         let reads =
             daily_reads(&[log], "roads", d("2027-01-05"), &mut |m| bad.push(m.line)).unwrap();
@@ -444,18 +447,15 @@ mod tests {
 
     #[test]
     fn one_pass_serves_several_datasets() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("r.csv");
-        std::fs::write(
-            &log,
+        let (_dir, log) = log_of(
+            "r.csv",
             "at,consumer,dataset,contract\n\
              2027-01-01T08:00:00Z,a,roads,1.0.0\n\
              2027-01-01T08:00:00Z,a,roadsides,2.0.0\n\
              2027-01-02T08:00:00Z,b,roadsides,1.0.0\n\
              2027-01-02T08:00:00Z,b,rivers,1.0.0\n\
              2027-01-02T08:00:00Z,b,roads,not-a-version\n",
-        )
-        .unwrap();
+        );
         let sets = ["roads".to_string(), "roadsides".to_string()]
             .into_iter()
             .collect();

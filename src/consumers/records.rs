@@ -49,6 +49,18 @@ impl Wanted<'_> {
             Wanted::These(set) => set.contains(dataset),
         }
     }
+
+    /// Hand `record` to `on_read` when its dataset is wanted (others are skipped).
+    fn hand_on(
+        &self,
+        record: Record<'_>,
+        on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        if !self.wants(record.dataset) {
+            return Ok(());
+        }
+        on_read(record)
+    }
 }
 
 /// An input's bytes, through the newest-read scan's one opener (a local file or a fetched
@@ -354,17 +366,15 @@ fn summary_record(
     wanted: &Wanted<'_>,
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
-    if !wanted.wants(&row.dataset) {
-        return Ok(());
-    }
-    on_read(Record {
+    let record = Record {
         dataset: &row.dataset,
         consumer: &row.consumer,
         contract: &row.contract,
         first: row.first_at,
         last: row.last_at,
         reads: row.reads,
-    })
+    };
+    wanted.hand_on(record, on_read)
 }
 
 /// One read of an access log: at its burst's last request (the instant the scan dates it
@@ -374,17 +384,15 @@ fn access_read(
     wanted: &Wanted<'_>,
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
-    if !wanted.wants(&read.dataset) {
-        return Ok(());
-    }
-    on_read(Record {
+    let record = Record {
         dataset: &read.dataset,
         consumer: read.principal.as_deref().unwrap_or(ANONYMOUS),
         contract: &read.contract,
         first: read.at,
         last: read.at,
         reads: 1,
-    })
+    };
+    wanted.hand_on(record, on_read)
 }
 
 /// Hand each non-blank line of a text log, trimmed, to `f` with its 1-based number.

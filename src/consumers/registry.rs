@@ -631,6 +631,12 @@ mod tests {
         assert_eq!((e.0[0].line, e.0[0].column), (2, 8), "{e}");
     }
 
+    /// Why a registry of one consumer `a`, with `extra` after its contacts, is refused.
+    fn refused_with(extra: &str) -> TomlErrors {
+        let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\n{extra}\n");
+        parse_registry("consumers.toml", &text).unwrap_err()
+    }
+
     #[test]
     fn refuses_bad_mailboxes_naming_the_consumer() {
         for bad in [
@@ -698,8 +704,7 @@ mod tests {
             ("datasets.Roads = {}", 3, 10, "not a dataset name"),
             ("datasets.roads = { uses = \"crs\" }", 3, 27, "sequence"),
         ] {
-            let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\n{bad}\n");
-            let e = parse_registry("consumers.toml", &text).unwrap_err();
+            let e = refused_with(bad);
             let msg = e.to_string();
             assert!(msg.contains(says), "{bad}: {msg}");
             assert_eq!((e.0[0].line, e.0[0].column), (line, column), "{bad}: {msg}");
@@ -747,8 +752,7 @@ mod tests {
             "identities = [\"x\", \"x\"]",
             "identities = [\"[\"]",
         ] {
-            let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\n{bad}\n");
-            let e = parse_registry("consumers.toml", &text).unwrap_err();
+            let e = refused_with(bad);
             assert_eq!(e.0[0].line, 3, "{bad}: {e}");
         }
     }
@@ -802,9 +806,7 @@ mod tests {
                 "webhook name",
             ),
         ] {
-            let text = format!("[consumers.a]\ncontacts = [\"a@b.org\"]\nwebhooks = [{bad}]\n");
-            let e = parse_registry("consumers.toml", &text).unwrap_err();
-            let msg = e.to_string();
+            let msg = refused_with(&format!("webhooks = [{bad}]")).to_string();
             assert!(msg.contains(says), "{bad}: {msg}");
             assert!(msg.contains("consumers.toml:3:"), "{bad}: {msg}");
         }

@@ -2,7 +2,6 @@
 //! Pure: the lines, the registry and the newest reads come in; a sorted list of standings goes out.
 
 use std::collections::HashMap;
-use std::fmt;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use semver::Version;
@@ -71,11 +70,7 @@ impl Status {
     }
 }
 
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::model::display_as!(as_str: Status);
 
 /// One consumer of one dataset.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -17,7 +17,8 @@ use crate::store::{Store, StoreError};
 /// wrong does not bury the report.
 const SHOWN_MALFORMED: u64 = 20;
 
-/// Why a store's logs could not be scanned.
+/// Why a store's logs could not be scanned: the store or a log could not be read. The audit
+/// of the store fails for the same two reasons (and one of its own).
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
     #[error(transparent)]

@@ -2,8 +2,6 @@
 //! direction, and kind plus direction gives a verdict. Nothing here is a judgement call; that is
 //! the point.
 
-use std::fmt;
-
 use semver::Version;
 use serde::{Deserialize, Serialize};
 
@@ -45,11 +43,7 @@ impl Direction {
     }
 }
 
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: Direction);
 
 /// Whether a consumer written against the old version survives the new one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -68,11 +62,7 @@ impl Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: Verdict);
 
 /// The verdict table of docs/src/reference/contract.md, as one function of kind and direction.
 pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
@@ -135,11 +125,7 @@ impl Bump {
     }
 }
 
-impl fmt::Display for Bump {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: Bump);
 
 /// Every change between two versions, and what it demands of the version number.
 #[derive(Debug, Clone, PartialEq, Serialize)]

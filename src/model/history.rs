@@ -133,6 +133,15 @@ pub fn toml_instant(d: &Datetime) -> Result<DateTime<Utc>, String> {
         .map_err(|_| format!("expected a UTC time like 2026-11-29T17:00:00Z, found {d}"))
 }
 
+/// An instant as the tool writes it in every file and message: RFC 3339 to the second, `Z`
+/// for UTC.
+pub fn instant_text<Tz: chrono::TimeZone>(t: &DateTime<Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
 /// Parse a history file.
 pub fn parse_history(file: &str, text: &str) -> Result<History, TomlErrors> {
     let raw: RawHistory = from_toml(file, text)?;
@@ -198,15 +207,11 @@ pub fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-fn instant(t: &DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 impl ChangeRecord {
     /// The record as a `[[change]]` table, ready to append.
     pub fn to_toml(&self) -> String {
         let mut s = String::from("\n[[change]]\n");
-        s += &format!("at        = {}\n", instant(&self.at));
+        s += &format!("at        = {}\n", instant_text(&self.at));
         if let Some(from) = &self.from {
             s += &format!("from      = {}\n", toml_string(from));
         }
@@ -232,7 +237,7 @@ impl SunsetRecord {
     /// The record as a `[[sunset]]` table, ready to append.
     pub fn to_toml(&self) -> String {
         let mut s = String::from("\n[[sunset]]\n");
-        s += &format!("at        = {}\n", instant(&self.at));
+        s += &format!("at        = {}\n", instant_text(&self.at));
         s += &format!("line      = {}\n", self.line);
         if let Some(from) = self.from {
             s += &format!("from      = {from}\n");

@@ -81,11 +81,7 @@ impl ConsumerVerdict {
     }
 }
 
-impl fmt::Display for ConsumerVerdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: ConsumerVerdict);
 
 /// One consumer's verdict, with the breaking changes that touch what it uses.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,7 +6,6 @@
 //! `tests/fixtures/rules` and its validation fixture in `tests/fixtures/validate`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,11 +31,7 @@ impl Kind {
     }
 }
 
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: Kind);
 
 /// What a clause's value looks like, and so how "contains" is decided for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,11 +86,7 @@ impl Shape {
     }
 }
 
-impl fmt::Display for Shape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: Shape);
 
 /// What the values inside a clause must be, beyond its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,6 +2,19 @@
 //! and windows. Pure by design: no files, no git, no clock, no terminal. Texts come in as
 //! strings and dates as arguments, so every rule can be tested and replayed exactly.
 
+/// `impl Display` for enums that have one word for each variant, as their `$word` method
+/// (`as_str` or `name`) gives it: the word their files, tables and reports use.
+macro_rules! display_as {
+    ($word:ident: $t:ty) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.$word())
+            }
+        }
+    };
+}
+pub(crate) use display_as;
+
 pub mod change;
 pub mod config;
 pub mod consistency;

@@ -108,6 +108,38 @@ fn value(v: &Option<serde_json::Value>) -> String {
     }
 }
 
+impl Refusal {
+    /// The refusal in words, where an insufficient bump says each change that demands more on
+    /// a line of its own, with its old and new values as `values` puts them (`Display` prints
+    /// both whole; `propose` names what breaks). Any other refusal is its `Display`.
+    pub fn text_with(&self, values: impl Fn(&Change) -> String) -> String {
+        let Refusal::InsufficientBump {
+            from,
+            to,
+            actual,
+            required,
+            demanding,
+        } = self
+        else {
+            return self.to_string();
+        };
+        let mut s = format!(
+            "{from} -> {to} is a {actual} bump, but the changes require a {required} bump:"
+        );
+        for c in demanding {
+            s += &format!(
+                "\n    {} ({} {}, {}): {}",
+                c.clause,
+                c.kind,
+                c.direction,
+                c.verdict,
+                values(c)
+            );
+        }
+        s
+    }
+}
+
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -159,31 +191,9 @@ impl fmt::Display for Refusal {
                     "{version} has no `supersedes`; it must name the newest version, {newest}"
                 ),
             },
-            Refusal::InsufficientBump {
-                from,
-                to,
-                actual,
-                required,
-                demanding,
-            } => {
-                write!(
-                    f,
-                    "{from} -> {to} is a {actual} bump, but the changes require a {required} bump:"
-                )?;
-                for c in demanding {
-                    write!(
-                        f,
-                        "\n    {} ({} {}, {}): {} -> {}",
-                        c.clause,
-                        c.kind,
-                        c.direction,
-                        c.verdict,
-                        value(&c.old),
-                        value(&c.new)
-                    )?;
-                }
-                Ok(())
-            }
+            Refusal::InsufficientBump { .. } => f.write_str(
+                &self.text_with(|c| format!("{} -> {}", value(&c.old), value(&c.new))),
+            ),
             Refusal::MissingSunset { version } => write!(
                 f,
                 "{version} is a major bump and must carry `sunset`, the day the previous line stops"

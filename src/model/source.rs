@@ -96,11 +96,7 @@ impl LogFormat {
     }
 }
 
-impl fmt::Display for LogFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: LogFormat);
 
 /// A field of a record: the keys from the top-level object down (`client.id` is
 /// `["client", "id"]`; `["client.id"]` is one key with a dot in it). For CSV and Parquet,

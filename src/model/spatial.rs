@@ -4,7 +4,6 @@
 //! the same thing everywhere. (CRS identifiers and their equivalence live apart.)
 
 use std::cmp::Ordering;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -120,11 +119,7 @@ impl Ord for GeometryType {
     }
 }
 
-impl fmt::Display for GeometryType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+super::display_as!(name: GeometryType);
 
 /// The coordinate dimensions of a geometry, as GDAL names them: `XY`, `XYZ` (with heights),
 /// `XYM` (with measures), `XYZM`.
@@ -177,11 +172,7 @@ impl Dimension {
     }
 }
 
-impl fmt::Display for Dimension {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: Dimension);
 
 /// An attribute's type, in the contract's names (docs/src/reference/contract.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -242,11 +233,7 @@ impl AttrType {
     }
 }
 
-impl fmt::Display for AttrType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+super::display_as!(as_str: AttrType);
 
 /// An envelope `[minx, miny, maxx, maxy]`. In a clause, `minx > maxx` means the box crosses
 /// the antimeridian (RFC 7946 §5.2): it covers `minx..=180` and `-180..=maxx`. A measured

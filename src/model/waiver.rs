@@ -7,12 +7,12 @@
 //! history: a grant is a `[[waiver]]`, a revocation an `[[unwaive]]`, and records are
 //! rendered as text and appended, never re-serialised.
 
-use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use toml::value::Datetime;
 
 use super::contract::toml_date;
-use super::history::{toml_instant, toml_string};
+use super::history::{instant_text, toml_instant, toml_string};
 use super::impact::Use;
 use super::location::{from_toml, Located, TomlErrors};
 
@@ -314,10 +314,6 @@ pub fn parse_waivers(
     }
 }
 
-fn instant(t: &DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 impl Waiver {
     /// The waiver as a `[[waiver]]` table, ready to append.
     pub fn to_toml(&self) -> String {
@@ -329,7 +325,7 @@ impl Waiver {
         s += &format!("clause  = {}\n", toml_string(&self.clause));
         s += &format!("granted = {}\n", self.granted);
         s += &format!("until   = {}\n", self.until);
-        s += &format!("at      = {}\n", instant(&self.at));
+        s += &format!("at      = {}\n", instant_text(&self.at));
         s += &format!("by      = {}\n", toml_string(&self.by));
         s += &format!("reason  = {}\n", toml_string(&self.reason));
         if let Some(r) = &self.release {
@@ -345,7 +341,7 @@ impl Revocation {
         let mut s = String::from("\n[[unwaive]]\n");
         s += &format!("id     = {}\n", toml_string(&self.id));
         s += &format!("on     = {}\n", self.on);
-        s += &format!("at     = {}\n", instant(&self.at));
+        s += &format!("at     = {}\n", instant_text(&self.at));
         s += &format!("by     = {}\n", toml_string(&self.by));
         s += &format!("reason = {}\n", toml_string(&self.reason));
         s

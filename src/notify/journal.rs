@@ -68,7 +68,7 @@ impl Journal {
             key.0,
             key.1,
             key.2,
-            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            crate::model::history::instant_text(&at)
         );
         self.file.write_all(line.as_bytes())
     }

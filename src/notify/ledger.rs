@@ -25,44 +25,55 @@ use toml::Spanned;
 
 use super::plan::SentKey;
 use crate::model::contract::toml_date;
-use crate::model::history::toml_instant;
+use crate::model::history::{instant_text, toml_instant, toml_string};
 use crate::model::{Located, TomlErrors};
 use crate::store::{Edit, Step, Store, StoreError};
 
-/// One delivered notice (`[[notice]]`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LedgerEntry {
+/// A notice as its `[[claim]]` and its `[[notice]]` both record it: the claim is the notice
+/// about to be sent, the notice entry the same notice delivered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoticeRecord {
     pub consumer: String,
     pub line: u64,
     pub milestone: String,
     pub recipients: Vec<String>,
     pub message_id: String,
-    /// When the SMTP server accepted it.
+    /// For a `[[notice]]`, when the SMTP server accepted it; for a `[[claim]]`, when the claim
+    /// was made (the clock of the claiming host).
     pub at: DateTime<FixedOffset>,
     /// The day the run was for (`--today`), which may differ from `at` in a replay.
     pub for_date: NaiveDate,
     /// The sunset the notice announced.
     pub sunset: NaiveDate,
-    /// The run that claimed and sent it; absent in ledgers older than claims.
-    pub run: Option<String>,
     /// `mail` or `webhook:<name>`.
     pub channel: String,
 }
 
+impl NoticeRecord {
+    /// The notice within its dataset's ledger.
+    pub fn key(&self) -> Key {
+        (
+            self.consumer.clone(),
+            self.line,
+            self.milestone.clone(),
+            self.channel.clone(),
+        )
+    }
+}
+
+/// One delivered notice (`[[notice]]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerEntry {
+    pub notice: NoticeRecord,
+    /// The run that claimed and sent it; absent in ledgers older than claims.
+    pub run: Option<String>,
+}
+
 /// A notice a run is about to send (`[[claim]]`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
-    pub consumer: String,
-    pub line: u64,
-    pub milestone: String,
-    pub recipients: Vec<String>,
-    pub message_id: String,
+    pub notice: NoticeRecord,
     pub run: String,
-    /// When the claim was made (the clock of the claiming host).
-    pub at: DateTime<FixedOffset>,
-    pub for_date: NaiveDate,
-    pub sunset: NaiveDate,
-    pub channel: String,
 }
 
 /// A claim given up without sending (`[[release]]`): the send failed, the batch stopped before
@@ -243,38 +254,30 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
         let for_date = toml_date(e.for_date.get_ref());
         let sunset = toml_date(e.sunset.get_ref());
         match (at, for_date, sunset) {
-            (Some(at), Ok(for_date), Ok(sunset)) if is_claim => match e.run {
-                Some(run) => ledger.claims.push(Claim {
+            (Some(_), Ok(_), Ok(_)) if is_claim && e.run.is_none() => errors.push(Located::at(
+                file,
+                text,
+                Some(e.at.span()),
+                "a [[claim]] needs the `run` that made it".to_string(),
+            )),
+            (Some(at), Ok(for_date), Ok(sunset)) => {
+                let notice = NoticeRecord {
                     consumer: e.consumer,
                     line: e.line,
                     milestone: milestone(e.milestone),
                     recipients: e.recipients,
                     message_id: e.message_id,
-                    run,
                     at,
                     for_date,
                     sunset,
                     channel,
-                }),
-                None => errors.push(Located::at(
-                    file,
-                    text,
-                    Some(e.at.span()),
-                    "a [[claim]] needs the `run` that made it".to_string(),
-                )),
-            },
-            (Some(at), Ok(for_date), Ok(sunset)) => ledger.notices.push(LedgerEntry {
-                consumer: e.consumer,
-                line: e.line,
-                milestone: milestone(e.milestone),
-                recipients: e.recipients,
-                message_id: e.message_id,
-                at,
-                for_date,
-                sunset,
-                run: e.run,
-                channel,
-            }),
+                };
+                // A claim without a run was refused above.
+                match e.run {
+                    Some(run) if is_claim => ledger.claims.push(Claim { notice, run }),
+                    run => ledger.notices.push(LedgerEntry { notice, run }),
+                }
+            }
             (_, for_date, sunset) => {
                 for (span, m) in [
                     (e.for_date.span(), for_date.err()),
@@ -343,7 +346,7 @@ pub enum ClaimState {
 impl Ledger {
     fn index(&mut self) {
         // A delivery recorded as failed is settled as a sent one is: no run sends it again.
-        self.sent = self.notices.iter().map(key).collect();
+        self.sent = self.notices.iter().map(|e| e.notice.key()).collect();
         self.sent.extend(self.failed.iter().map(|f| {
             (
                 f.consumer.clone(),
@@ -369,7 +372,7 @@ impl Ledger {
             .collect();
         let mut open: HashMap<Key, Vec<usize>> = HashMap::new();
         for (i, c) in self.claims.iter().enumerate() {
-            let k = claim_key(c);
+            let k = c.notice.key();
             if !self.sent.contains(&k) && !released.contains(&(k.clone(), c.run.as_str())) {
                 open.entry(k).or_default().push(i);
             }
@@ -402,13 +405,13 @@ impl Ledger {
         if let Some(live) = open.iter().find(|c| is_live(c, now, stale_minutes)) {
             return ClaimState::InFlight {
                 run: live.run.clone(),
-                minutes: (now - live.at).num_minutes(),
+                minutes: (now - live.notice.at).num_minutes(),
             };
         }
         match open.last() {
             Some(c) => ClaimState::Stale {
                 run: c.run.clone(),
-                at: c.at,
+                at: c.notice.at,
                 runs: open.iter().map(|c| c.run.clone()).collect(),
             },
             None => ClaimState::Free,
@@ -435,12 +438,12 @@ impl Ledger {
     pub fn duplicates(&self) -> Vec<(Key, usize)> {
         let mut count: HashMap<Key, usize> = HashMap::new();
         for e in &self.notices {
-            *count.entry(key(e)).or_default() += 1;
+            *count.entry(e.notice.key()).or_default() += 1;
         }
         let mut seen = HashSet::new();
         self.notices
             .iter()
-            .map(key)
+            .map(|e| e.notice.key())
             .filter(|k| count[k] > 1 && seen.insert(k.clone()))
             .map(|k| {
                 let n = count[&k];
@@ -454,25 +457,7 @@ impl Ledger {
 /// A stale age of 0 takes every other claim for a dead run's (for setups where runs never
 /// overlap).
 fn is_live(c: &Claim, now: DateTime<FixedOffset>, stale_minutes: i64) -> bool {
-    now - c.at < chrono::Duration::minutes(stale_minutes)
-}
-
-fn key(e: &LedgerEntry) -> Key {
-    (
-        e.consumer.clone(),
-        e.line,
-        e.milestone.clone(),
-        e.channel.clone(),
-    )
-}
-
-fn claim_key(c: &Claim) -> Key {
-    (
-        c.consumer.clone(),
-        c.line,
-        c.milestone.clone(),
-        c.channel.clone(),
-    )
+    now - c.notice.at < chrono::Duration::minutes(stale_minutes)
 }
 
 /// The keys of a dataset's notices delivered on every channel `channels` gives the consumer
@@ -486,6 +471,7 @@ pub fn sent_keys(
     ledger
         .notices
         .iter()
+        .map(|e| &e.notice)
         .filter(|e| {
             channels(&e.consumer).iter().all(|c| {
                 ledger
@@ -508,31 +494,22 @@ pub fn sent_keys(
 fn channel_line(channel: &str) -> String {
     match channel {
         MAIL => String::new(),
-        c => format!("channel    = {}\n", quoted(c)),
+        c => format!("channel    = {}\n", toml_string(c)),
     }
-}
-
-/// A TOML basic string, escaped.
-fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-fn instant_text(t: &DateTime<FixedOffset>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The first lines of every table the ledger holds: which notice of which consumer.
 fn table_head(table: &str, consumer: &str, line: u64, milestone: &str) -> String {
     format!(
         "\n[[{table}]]\nconsumer   = {}\nline       = {line}\nmilestone  = {}\n",
-        quoted(consumer),
-        quoted(milestone),
+        toml_string(consumer),
+        toml_string(milestone),
     )
 }
 
 /// The `run = …` line.
 fn run_line(run: &str) -> String {
-    format!("run        = {}\n", quoted(run))
+    format!("run        = {}\n", toml_string(run))
 }
 
 /// The `at = …` line.
@@ -540,55 +517,30 @@ fn at_line(at: &DateTime<FixedOffset>) -> String {
     format!("at         = {}\n", instant_text(at))
 }
 
-/// The lines a notice and a claim of it share: `head` is (consumer, line, milestone),
-/// `when` is (at, for_date, sunset).
-fn notice_text(
-    table: &str,
-    head: (&str, u64, &str),
-    recipients: &[String],
-    message_id: &str,
-    channel: &str,
-    run: Option<&str>,
-    when: (&DateTime<FixedOffset>, NaiveDate, NaiveDate),
-) -> String {
-    let (consumer, line, milestone) = head;
-    let (at, for_date, sunset) = when;
-    let recipients: Vec<String> = recipients.iter().map(|r| quoted(r)).collect();
+/// The lines of a `[[notice]]` or a `[[claim]]` (`table`) of `n`, with its `run` if any.
+fn notice_text(table: &str, n: &NoticeRecord, run: Option<&str>) -> String {
+    let recipients: Vec<String> = n.recipients.iter().map(|r| toml_string(r)).collect();
     format!(
-        "{}recipients = [{}]\nmessage_id = {}\n{}{}{}for_date   = {for_date}\nsunset     = {sunset}\n",
-        table_head(table, consumer, line, milestone),
+        "{}recipients = [{}]\nmessage_id = {}\n{}{}{}for_date   = {}\nsunset     = {}\n",
+        table_head(table, &n.consumer, n.line, &n.milestone),
         recipients.join(", "),
-        quoted(message_id),
-        channel_line(channel),
+        toml_string(&n.message_id),
+        channel_line(&n.channel),
         run.map(run_line).unwrap_or_default(),
-        at_line(at),
+        at_line(&n.at),
+        n.for_date,
+        n.sunset,
     )
 }
 
 /// The text appended to the ledger for one delivered notice.
 pub fn entry_text(e: &LedgerEntry) -> String {
-    notice_text(
-        "notice",
-        (&e.consumer, e.line, &e.milestone),
-        &e.recipients,
-        &e.message_id,
-        &e.channel,
-        e.run.as_deref(),
-        (&e.at, e.for_date, e.sunset),
-    )
+    notice_text("notice", &e.notice, e.run.as_deref())
 }
 
 /// The text appended to the ledger for one claim.
 pub fn claim_text(c: &Claim) -> String {
-    notice_text(
-        "claim",
-        (&c.consumer, c.line, &c.milestone),
-        &c.recipients,
-        &c.message_id,
-        &c.channel,
-        Some(&c.run),
-        (&c.at, c.for_date, c.sunset),
-    )
+    notice_text("claim", &c.notice, Some(&c.run))
 }
 
 /// The text appended to the ledger for one release.
@@ -599,7 +551,7 @@ pub fn release_text(r: &Release) -> String {
         channel_line(&r.channel),
         run_line(&r.run),
         at_line(&r.at),
-        quoted(&r.reason),
+        toml_string(&r.reason),
     )
 }
 
@@ -612,7 +564,7 @@ pub fn failure_text(f: &Failure) -> String {
         run_line(&f.run),
         at_line(&f.at),
         f.status,
-        quoted(&f.reason),
+        toml_string(&f.reason),
     )
 }
 
@@ -664,19 +616,21 @@ mod tests {
     #[test]
     fn an_appended_entry_parses_back() {
         let e = LedgerEntry {
-            consumer: "flood-model".into(),
-            line: 1,
-            milestone: "before-14".into(),
-            recipients: vec![
-                "Hydro \"Lead\" <lead@example.org>".into(),
-                "a@example.org".into(),
-            ],
-            message_id: "<contracts.roads.1.flood-model.before-14@example.org>".into(),
-            at: "2026-11-29T06:15:00Z".parse().unwrap(),
-            for_date: "2026-11-29".parse().unwrap(),
-            sunset: "2026-12-10".parse().unwrap(),
+            notice: NoticeRecord {
+                consumer: "flood-model".into(),
+                line: 1,
+                milestone: "before-14".into(),
+                recipients: vec![
+                    "Hydro \"Lead\" <lead@example.org>".into(),
+                    "a@example.org".into(),
+                ],
+                message_id: "<contracts.roads.1.flood-model.before-14@example.org>".into(),
+                at: "2026-11-29T06:15:00Z".parse().unwrap(),
+                for_date: "2026-11-29".parse().unwrap(),
+                sunset: "2026-12-10".parse().unwrap(),
+                channel: MAIL.into(),
+            },
             run: None,
-            channel: MAIL.into(),
         };
         let text = format!("{}{}", entry_text(&e), entry_text(&e));
         let back = parse_ledger("notifications/roads.toml", &text).unwrap();
@@ -712,18 +666,37 @@ mod tests {
         assert!(e.to_string().contains("before-sixty"), "{e}");
     }
 
-    fn claim(run: &str, at: &str) -> Claim {
-        Claim {
+    /// Atlas's before-60 notice of line 1 by mail, made or sent at `at`.
+    fn atlas(at: DateTime<FixedOffset>) -> NoticeRecord {
+        NoticeRecord {
             consumer: "atlas".into(),
             line: 1,
             milestone: "before-60".into(),
             recipients: vec!["atlas@example.org".into()],
             message_id: "<contracts.roads.1.atlas.before-60@example.org>".into(),
-            run: run.into(),
-            at: at.parse().unwrap(),
+            at,
             for_date: "2026-11-29".parse().unwrap(),
             sunset: "2027-01-15".parse().unwrap(),
             channel: MAIL.into(),
+        }
+    }
+
+    fn claim(run: &str, at: &str) -> Claim {
+        Claim {
+            notice: atlas(at.parse().unwrap()),
+            run: run.into(),
+        }
+    }
+
+    /// Atlas's notice as delivered at `at` by `run`.
+    fn delivered(run: &str, at: DateTime<FixedOffset>) -> LedgerEntry {
+        LedgerEntry {
+            notice: NoticeRecord {
+                recipients: vec![],
+                message_id: "<m@example.org>".into(),
+                ..atlas(at)
+            },
+            run: Some(run.into()),
         }
     }
 
@@ -766,21 +739,7 @@ mod tests {
         let l = parse_ledger("notifications/roads.toml", &released).unwrap();
         assert!(l.holds(&k, "b", now, 60));
         // Once a notice is recorded, no claim is open and the key is sent.
-        let sent = format!(
-            "{released}{}",
-            entry_text(&LedgerEntry {
-                consumer: "atlas".into(),
-                line: 1,
-                milestone: "before-60".into(),
-                recipients: vec![],
-                message_id: "<m@example.org>".into(),
-                at: now,
-                for_date: "2026-11-29".parse().unwrap(),
-                sunset: "2027-01-15".parse().unwrap(),
-                run: Some("b".into()),
-                channel: MAIL.into(),
-            })
-        );
+        let sent = format!("{released}{}", entry_text(&delivered("b", now)));
         let l = parse_ledger("notifications/roads.toml", &sent).unwrap();
         assert!(l.open_claims().is_empty());
         assert_eq!(l.state(&k, now, 60), ClaimState::Free);
@@ -801,7 +760,7 @@ mod tests {
         assert_eq!(l.notices.len(), 1);
         assert_eq!(l.notices[0].run, None);
         assert_eq!(
-            l.notices[0].channel, MAIL,
+            l.notices[0].notice.channel, MAIL,
             "an entry without a channel is mail"
         );
         assert!(l.claims.is_empty());
@@ -810,19 +769,8 @@ mod tests {
     #[test]
     fn each_channel_is_delivered_once_and_planned_until_every_channel_has_it() {
         let mut c = claim("a", "2026-11-29T10:00:00Z");
-        c.channel = "webhook:ops".into();
-        let mail = LedgerEntry {
-            consumer: "atlas".into(),
-            line: 1,
-            milestone: "before-60".into(),
-            recipients: vec![],
-            message_id: "<m@example.org>".into(),
-            at: "2026-11-29T10:01:00Z".parse().unwrap(),
-            for_date: "2026-11-29".parse().unwrap(),
-            sunset: "2027-01-15".parse().unwrap(),
-            run: Some("a".into()),
-            channel: MAIL.into(),
-        };
+        c.notice.channel = "webhook:ops".into();
+        let mail = delivered("a", "2026-11-29T10:01:00Z".parse().unwrap());
         let text = format!("{}{}", claim_text(&c), entry_text(&mail));
         assert!(text.contains("channel    = \"webhook:ops\""), "{text}");
         assert_eq!(
@@ -831,7 +779,7 @@ mod tests {
             "mail is written as before"
         );
         let l = parse_ledger("notifications/roads.toml", &text).unwrap();
-        assert_eq!(l.claims[0].channel, "webhook:ops");
+        assert_eq!(l.claims[0].notice.channel, "webhook:ops");
         let hook: Key = ("atlas".into(), 1, "before-60".into(), "webhook:ops".into());
         let now: DateTime<FixedOffset> = "2026-11-29T10:30:00Z".parse().unwrap();
         assert!(
@@ -847,7 +795,7 @@ mod tests {
 
         // The same notice on two channels is no duplicate; twice on one channel is.
         let mut hook_entry = mail.clone();
-        hook_entry.channel = "webhook:ops".into();
+        hook_entry.notice.channel = "webhook:ops".into();
         let twice = format!("{}{}", entry_text(&mail), entry_text(&hook_entry));
         let l2 = parse_ledger("notifications/roads.toml", &twice).unwrap();
         assert!(l2.duplicates().is_empty());

@@ -4,12 +4,9 @@
 
 use std::fmt::Write as _;
 
+use crate::model::history::toml_string;
 use crate::model::value::is_geographic_crs;
 use crate::release::Profile;
-
-fn s(v: &str) -> String {
-    toml::Value::String(v.to_string()).to_string()
-}
 
 /// A TOML key: bare when it can be, quoted otherwise.
 fn key(k: &str) -> String {
@@ -19,7 +16,7 @@ fn key(k: &str) -> String {
     if bare {
         k.to_string()
     } else {
-        s(k)
+        toml_string(k)
     }
 }
 
@@ -33,7 +30,7 @@ fn num(x: f64) -> String {
 }
 
 fn list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
-    let v: Vec<String> = items.into_iter().map(|i| s(i)).collect();
+    let v: Vec<String> = items.into_iter().map(|i| toml_string(i)).collect();
     format!("[{}]", v.join(", "))
 }
 
@@ -48,7 +45,7 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
             "# A profile says what this release contains, not what you promise: review every clause."
         );
     }
-    let _ = writeln!(t, "dataset     = {}", s(dataset));
+    let _ = writeln!(t, "dataset     = {}", toml_string(dataset));
     let _ = writeln!(t, "version     = \"1.0.0\"");
     let _ = writeln!(t, "valid_from  = {today}");
     let _ = writeln!(t, "description = \"TODO: what this dataset is\"");
@@ -72,7 +69,7 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
     let _ = writeln!(t, "\n[clauses]");
     match &p.crs {
         Some(crs) => {
-            let _ = writeln!(t, "crs                      = {}", s(crs));
+            let _ = writeln!(t, "crs                      = {}", toml_string(crs));
         }
         None => {
             let _ = writeln!(
@@ -118,7 +115,7 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
             .attributes
             .iter()
             .filter(|(_, a)| (a.nulls == 0) == required)
-            .map(|(n, a)| format!("{} = {}", key(n), s(a.ty.as_str())))
+            .map(|(n, a)| format!("{} = {}", key(n), toml_string(a.ty.as_str())))
             .collect();
         (!v.is_empty()).then(|| format!("{{ {} }}", v.join(", ")))
     };
@@ -150,6 +147,6 @@ pub fn draft(dataset: &str, today: chrono::NaiveDate, p: Option<&Profile>) -> St
         num(m("invalid_geometry_fraction")),
         num(m("null_geometry_fraction"))
     );
-    let _ = writeln!(t, "supported_output_formats = [{}]", s(&p.format));
+    let _ = writeln!(t, "supported_output_formats = [{}]", toml_string(&p.format));
     t
 }

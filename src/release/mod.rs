@@ -79,11 +79,7 @@ impl Format {
     }
 }
 
-impl std::fmt::Display for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::model::display_as!(name: Format);
 
 /// Why a release could not be profiled.
 #[derive(Debug, thiserror::Error)]

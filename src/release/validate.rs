@@ -121,11 +121,7 @@ impl Status {
     }
 }
 
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::model::display_as!(as_str: Status);
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClauseResult {

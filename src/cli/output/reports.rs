@@ -7,9 +7,7 @@ use crate::render::delta::delta;
 
 /// The instant of a consumer's last read, to the second (`Z` in UTC), or `-` for none.
 pub fn last_read(at: Option<chrono::DateTime<chrono::FixedOffset>>) -> String {
-    at.map_or("-".to_string(), |t| {
-        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    })
+    at.map_or("-".to_string(), |t| crate::model::history::instant_text(&t))
 }
 
 /// A clause value (or its absence) for a table cell.

@@ -273,13 +273,8 @@ mod tests {
                 }
                 Ok(Ok(Parsed::Skip)) => {}
                 Ok(Ok(Parsed::Request(r))) => out.push(Ok(format!(
-                    "{} {} {:?} q={:?} {} principal={:?} ua={:?}",
-                    r.at.to_rfc3339(),
-                    r.method,
-                    r.path,
-                    r.query.map(text::lossy),
-                    r.status,
-                    r.principal,
+                    "{} ua={:?}",
+                    r.described(),
                     r.field("cs(User-Agent)"),
                 ))),
                 Ok(Err(e)) => out.push(Err(e)),

@@ -470,13 +470,8 @@ mod tests {
         match c.parse(line.as_bytes())? {
             Parsed::Skip => Ok("skip".into()),
             Parsed::Request(r) => Ok(format!(
-                "{} {} {:?} q={:?} {} principal={:?} client={:?} ua={:?}",
-                r.at.to_rfc3339(),
-                r.method,
-                r.path,
-                r.query.map(text::lossy),
-                r.status,
-                r.principal,
+                "{} client={:?} ua={:?}",
+                r.described(),
                 r.client.map(text::lossy),
                 r.field("http_user_agent"),
             )),

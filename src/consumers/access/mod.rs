@@ -320,6 +320,21 @@ impl Request<'_> {
         self.fields.get(name)
     }
 
+    /// What the combined and CloudFront parsers' tests compare of a request: its instant,
+    /// method, path, query, status and principal, in one line.
+    #[cfg(test)]
+    fn described(&self) -> String {
+        format!(
+            "{} {} {:?} q={:?} {} principal={:?}",
+            self.at.to_rfc3339(),
+            self.method,
+            self.path,
+            self.query.map(text::lossy),
+            self.status,
+            self.principal,
+        )
+    }
+
     /// A query parameter, decoded.
     pub fn query_param(&self, name: &str) -> Option<Cow<'_, str>> {
         text::query_param(self.query?, name)

@@ -237,6 +237,11 @@ mod tests {
         )
     }
 
+    /// An anonymous GET of the object `k`, answered 200, with `tail` after the user agent.
+    fn get_k(tail: &str) -> String {
+        line("-", "REST.GET.OBJECT", "k", "GET /k HTTP/1.1", "200", tail)
+    }
+
     #[test]
     fn a_ranged_get_by_an_assumed_role() {
         let role = "arn:aws:sts::123456789012:assumed-role/flood-model/i-0abc";
@@ -282,12 +287,7 @@ mod tests {
 
     #[test]
     fn fields_appended_after_the_known_ones_are_ignored() {
-        let l = line(
-            "-",
-            "REST.GET.OBJECT",
-            "k",
-            "GET /k HTTP/1.1",
-            "200",
+        let l = get_k(
             " - hostid SigV4 cipher AuthHeader host TLSv1.3 - Yes us-east-1 a-field-of-2031 \"and one more\"",
         );
         assert!(parse(&l).unwrap().contains("status=200"));
@@ -322,14 +322,7 @@ mod tests {
 
     #[test]
     fn a_line_cut_short_is_malformed() {
-        let l = line(
-            "-",
-            "REST.GET.OBJECT",
-            "k",
-            "GET /k HTTP/1.1",
-            "200",
-            " - hostid",
-        );
+        let l = get_k(" - hostid");
         // Cut inside the quoted User-Agent, then before it.
         let inside = &l[..l.find("GDAL/3.8.4").unwrap() + 4];
         let err = parse(inside).unwrap_err();
@@ -346,8 +339,7 @@ mod tests {
     fn a_bad_time_or_status_is_malformed() {
         let l = line("-", "REST.GET.OBJECT", "k", "GET /k HTTP/1.1", "2x0", "");
         assert!(parse(&l).unwrap_err().contains("status"));
-        let l = line("-", "REST.GET.OBJECT", "k", "GET /k HTTP/1.1", "200", "")
-            .replace("06/Feb", "36/Feb");
+        let l = get_k("").replace("06/Feb", "36/Feb");
         assert!(parse(&l).unwrap_err().contains("time"));
     }
 

@@ -287,22 +287,24 @@ mod tests {
             .map(|c| (c.dataset, c.contract))
     }
 
+    /// What `caps` gives for dataset `roads` at `version`.
+    fn roads(version: &str) -> Option<(Option<&str>, Option<&str>)> {
+        Some((Some("roads"), Some(version)))
+    }
+
     #[test]
     fn a_path_template_takes_dataset_and_version() {
         let t = "/datasets/{dataset}/v{contract}/**";
         assert_eq!(
             caps(t, "/datasets/roads/v2.0.0/part-0.parquet"),
-            Some((Some("roads"), Some("2.0.0")))
+            roads("2.0.0")
         );
         assert_eq!(
             caps(t, "/datasets/roads/v2.0.0/2024/01/part-0.parquet"),
-            Some((Some("roads"), Some("2.0.0")))
+            roads("2.0.0")
         );
         // `**` may be no segment at all, and the leading slash is optional on both sides.
-        assert_eq!(
-            caps(t, "datasets/roads/v2.0.0"),
-            Some((Some("roads"), Some("2.0.0")))
-        );
+        assert_eq!(caps(t, "datasets/roads/v2.0.0"), roads("2.0.0"));
         assert_eq!(caps(t, "/datasets/roads/2.0.0/x.parquet"), None);
         assert_eq!(caps(t, "/datasets/roads"), None);
         assert_eq!(caps(t, "/other/roads/v2.0.0/x"), None);
@@ -311,20 +313,11 @@ mod tests {
     #[test]
     fn a_key_template_with_a_wildcard_stays_in_its_segment() {
         let t = "{dataset}/{contract}/*.parquet";
-        assert_eq!(
-            caps(t, "roads/2.0.0/part-0.parquet"),
-            Some((Some("roads"), Some("2.0.0")))
-        );
-        assert_eq!(
-            caps(t, "roads/2.0.0/.parquet"),
-            Some((Some("roads"), Some("2.0.0")))
-        );
+        assert_eq!(caps(t, "roads/2.0.0/part-0.parquet"), roads("2.0.0"));
+        assert_eq!(caps(t, "roads/2.0.0/.parquet"), roads("2.0.0"));
         assert_eq!(caps(t, "roads/2.0.0/a/b.parquet"), None);
         assert_eq!(caps(t, "roads/2.0.0/part-0.csv"), None);
-        assert_eq!(
-            caps(t, "/roads/2.0.0/x.parquet"),
-            Some((Some("roads"), Some("2.0.0")))
-        );
+        assert_eq!(caps(t, "/roads/2.0.0/x.parquet"), roads("2.0.0"));
     }
 
     #[test]
@@ -343,19 +336,10 @@ mod tests {
     #[test]
     fn any_depth_in_the_middle_backtracks() {
         let t = "**/{dataset}/v{contract}/*.fgb";
-        assert_eq!(
-            caps(t, "a/b/c/roads/v1.0.0/x.fgb"),
-            Some((Some("roads"), Some("1.0.0")))
-        );
-        assert_eq!(
-            caps(t, "roads/v1.0.0/x.fgb"),
-            Some((Some("roads"), Some("1.0.0")))
-        );
+        assert_eq!(caps(t, "a/b/c/roads/v1.0.0/x.fgb"), roads("1.0.0"));
+        assert_eq!(caps(t, "roads/v1.0.0/x.fgb"), roads("1.0.0"));
         // The nearest fit for the first `v`-segment that leaves the rest matching.
-        assert_eq!(
-            caps(t, "vx/v1/roads/v1.0.0/x.fgb"),
-            Some((Some("roads"), Some("1.0.0")))
-        );
+        assert_eq!(caps(t, "vx/v1/roads/v1.0.0/x.fgb"), roads("1.0.0"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::pending::{read_ledgers, sift};
 use super::report::{RunError, Todo};
 use super::{Settings, Sink};
 use crate::notify::ledger::{
-    claim_text, entry_text, ledger_header, release_text, Claim, LedgerEntry, Release,
+    claim_text, entry_text, ledger_header, release_text, Claim, LedgerEntry, NoticeRecord, Release,
 };
 use crate::notify::plan::Notice;
 use crate::store::{layout, Edit, Step, Store, StoreError};
@@ -26,18 +26,25 @@ pub(super) fn by_ledger(
     m.into_iter().collect()
 }
 
-pub(super) fn claim_of(n: &Notice, s: &Settings) -> Claim {
-    Claim {
+/// What the ledger records of `n`, claimed or sent at `at` by a run for `today`.
+fn record_of(n: &Notice, at: DateTime<FixedOffset>, today: NaiveDate) -> NoticeRecord {
+    NoticeRecord {
         consumer: n.consumer.clone(),
         line: n.line,
         milestone: n.milestone.to_string(),
         recipients: n.recipients.clone(),
         message_id: n.message_id.clone(),
-        run: s.run.to_string(),
-        at: s.now,
-        for_date: s.today,
+        at,
+        for_date: today,
         sunset: n.sunset,
         channel: n.channel.clone(),
+    }
+}
+
+pub(super) fn claim_of(n: &Notice, s: &Settings) -> Claim {
+    Claim {
+        notice: record_of(n, s.now, s.today),
+        run: s.run.to_string(),
     }
 }
 
@@ -68,16 +75,8 @@ pub(super) fn entry_of(
     run: &str,
 ) -> String {
     entry_text(&LedgerEntry {
-        consumer: n.consumer.clone(),
-        line: n.line,
-        milestone: n.milestone.to_string(),
-        recipients: n.recipients.clone(),
-        message_id: n.message_id.clone(),
-        at,
-        for_date: today,
-        sunset: n.sunset,
+        notice: record_of(n, at, today),
         run: Some(run.to_string()),
-        channel: n.channel.clone(),
     })
 }
 

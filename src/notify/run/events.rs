@@ -4,6 +4,7 @@ use chrono::{DateTime, FixedOffset};
 
 use super::transport::DeliveryError;
 use crate::consumers::Standing;
+use crate::model::history::instant_text;
 use crate::notify::ledger::MAIL;
 use crate::notify::plan::Notice;
 
@@ -70,10 +71,6 @@ pub(super) fn about(n: &Notice) -> String {
     )
 }
 
-fn instant(t: &DateTime<FixedOffset>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 /// What the CLI says of an event, one line on stderr. (`Standings` says nothing here: the CLI
 /// warns about unknown versions as `consumers` does.)
 impl std::fmt::Display for Event<'_> {
@@ -110,7 +107,7 @@ impl std::fmt::Display for Event<'_> {
                 "recorded {}: run {run} delivered it at {} and died before recording it (its \
                  journal says so); not sent again",
                 about(notice),
-                instant(at)
+                instant_text(at)
             ),
             Event::Resending {
                 notice,
@@ -122,7 +119,7 @@ impl std::fmt::Display for Event<'_> {
                 "resending {} with the same Message-ID: run {run} claimed it at {} and never \
                  confirmed it (stale after {stale_minutes} min)",
                 about(notice),
-                instant(at)
+                instant_text(at)
             ),
             // A webhook is named, never its URL: the URL is a credential.
             Event::Sent { notice } if notice.channel != MAIL => {

@@ -14,7 +14,7 @@ use crate::model::config::Config;
 use crate::model::Line;
 use crate::notify::ledger::{parse_ledger, sent_keys, ClaimState, Key, Ledger, MAIL};
 use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
-use crate::store::{layout, Store};
+use crate::store::{layout, Store, StoreError};
 
 pub(super) fn key_of(n: &Notice) -> Key {
     (
@@ -50,11 +50,12 @@ pub(super) fn per_channel(registry: &Registry, notices: Vec<Notice>) -> Vec<Noti
     out
 }
 
-/// The ledgers of `datasets` at the store's HEAD.
+/// The ledgers of `datasets` at the store's HEAD. A ledger that does not parse is a
+/// [`StoreError::Toml`], as any store file that does not parse is.
 pub(super) fn read_ledgers<'a>(
     store: &Store,
     datasets: impl IntoIterator<Item = &'a str>,
-) -> Result<BTreeMap<String, Ledger>, RunError> {
+) -> Result<BTreeMap<String, Ledger>, StoreError> {
     let mut out = BTreeMap::new();
     for d in datasets {
         if out.contains_key(d) {

@@ -6,7 +6,6 @@ use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use super::transport::{DeliveryError, Usage};
-use crate::model::TomlErrors;
 use crate::notify::plan::Notice;
 use crate::notify::render::RenderError;
 use crate::notify::send::MailError;
@@ -16,8 +15,6 @@ use crate::store::StoreError;
 pub enum RunError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(transparent)]
-    Ledger(#[from] TomlErrors),
     #[error(transparent)]
     Templates(RenderError),
     #[error("notice {notice}: {source}")]
@@ -68,7 +65,7 @@ impl RunError {
             RunError::Store(e) | RunError::Identity(e) | RunError::Confirm { source: e, .. } => {
                 e.is_input()
             }
-            RunError::Ledger(_) | RunError::Templates(_) | RunError::Render { .. } => true,
+            RunError::Templates(_) | RunError::Render { .. } => true,
             RunError::Message(e) => e.is_input(),
             RunError::Open { source, .. } => match source {
                 DeliveryError::Mail(e) => e.is_input(),

@@ -11,6 +11,13 @@ pub struct Identity {
     pub committer: gix::actor::Signature,
 }
 
+impl Identity {
+    /// The author as `Name <email>`: who granted or revoked a waiver.
+    pub fn author_mailbox(&self) -> String {
+        format!("{} <{}>", self.author.name, self.author.email)
+    }
+}
+
 impl Repo {
     /// Author and committer for a new commit: `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL`/
     /// `GIT_AUTHOR_DATE` (and the `GIT_COMMITTER_*` trio) from the environment, else
