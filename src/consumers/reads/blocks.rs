@@ -90,6 +90,7 @@ pub(super) fn scan_blocks<R: std::io::Read + Send>(
                             break;
                         }
                     }
+                    acc.flush();
                     acc
                 })
             })

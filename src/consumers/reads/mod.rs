@@ -288,14 +288,22 @@ impl Scan {
         self.stats.after_today += s.after_today;
         self.stats.before_lookback += s.before_lookback;
         for (dataset, per) in part.newest {
-            for (consumer, read) in per {
-                self.record(&dataset, &consumer, read);
+            match self.newest.get_mut(&dataset) {
+                // Nothing of this dataset yet (the first worker's part, nearly always): the
+                // part's map is taken whole instead of being inserted again entry by entry.
+                Some(mine) if mine.is_empty() => *mine = per,
+                _ => {
+                    for (consumer, read) in per {
+                        self.record(&dataset, &consumer, read);
+                    }
+                }
             }
         }
     }
 
-    /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`].
-    fn flush(&mut self) {
+    /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`]. A worker
+    /// does it before handing its scan back, so the workers do it side by side.
+    pub(super) fn flush(&mut self) {
         self.settle();
         let mut hot = std::mem::take(&mut self.hot);
         for (dataset, table) in &mut hot {
