@@ -179,6 +179,11 @@ impl HotTable {
             .insert_unique(hash, Slot { key, read }, |s| s.key.hash());
     }
 
+    /// How many consumers have an entry.
+    pub(super) fn len(&self) -> usize {
+        self.table.len()
+    }
+
     pub(super) fn drain(&mut self) -> impl Iterator<Item = Slot> + '_ {
         self.table.drain()
     }

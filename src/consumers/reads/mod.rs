@@ -292,7 +292,11 @@ impl Scan {
                 // Nothing of this dataset yet (the first worker's part, nearly always): the
                 // part's map is taken whole instead of being inserted again entry by entry.
                 Some(mine) if mine.is_empty() => *mine = per,
-                _ => {
+                mine => {
+                    // Room for the part at once, rather than rehashing as it grows.
+                    if let Some(mine) = mine {
+                        mine.reserve(per.len());
+                    }
                     for (consumer, read) in per {
                         self.record(&dataset, &consumer, read);
                     }
@@ -307,6 +311,9 @@ impl Scan {
         self.settle();
         let mut hot = std::mem::take(&mut self.hot);
         for (dataset, table) in &mut hot {
+            if let Some(per) = self.newest.get_mut(dataset.as_str()) {
+                per.reserve(table.len());
+            }
             for Slot { key, read: h } in table.drain() {
                 let version = |v: u32| self.memo.versions[v as usize].0.clone();
                 let read = NewestRead {
