@@ -292,11 +292,8 @@ impl Scan {
                 // Nothing of this dataset yet (the first worker's part, nearly always): the
                 // part's map is taken whole instead of being inserted again entry by entry.
                 Some(mine) if mine.is_empty() => *mine = per,
-                mine => {
-                    // Room for the part at once, rather than rehashing as it grows.
-                    if let Some(mine) = mine {
-                        mine.reserve(per.len());
-                    }
+                _ => {
+                    // No room reserved: the workers' parts name mostly the same consumers.
                     for (consumer, read) in per {
                         self.record(&dataset, &consumer, read);
                     }
