@@ -145,11 +145,10 @@ struct Step {
     /// Where the literal part is in [`Template::bytes`], and its length.
     at: u32,
     len: u32,
-    /// Its first eight bytes (fewer: zero-padded, with `mask` keeping only them) and its
-    /// last eight, compared in place of the bytes when it is at most sixteen long.
-    head: u64,
-    tail: u64,
-    mask: u64,
+    /// Its first sixteen bytes (fewer: zero-padded, with `mask` keeping only them), compared
+    /// as one number in place of the bytes when it is at most sixteen long.
+    head: u128,
+    mask: u128,
     /// The value's kind, as three flags rather than the [`Value`] itself: the replay tests
     /// them one after another, and with one enum the compiler makes a jump table of the tests,
     /// whose indirect jump mispredicted where the branches learn a line's repeating kinds.
@@ -188,13 +187,10 @@ impl Template {
     /// literal part starts at `next`.
     fn push(&mut self, b: &[u8], upto: usize, value: Value, slots: u8, next: usize) {
         let part = &b[self.from..upto];
-        let word = |k: usize| {
-            let mut w = [0u8; 8];
-            let n = part.len().saturating_sub(k).min(8);
-            w[..n].copy_from_slice(&part[k..k + n]);
-            u64::from_le_bytes(w)
-        };
         let len = part.len();
+        let mut first = [0u8; 16];
+        let n = len.min(16);
+        first[..n].copy_from_slice(&part[..n]);
         let put = if slots == 0 {
             NO_SLOT
         } else {
@@ -212,12 +208,11 @@ impl Template {
         self.steps.push(Step {
             at: self.bytes.len() as u32,
             len: len as u32,
-            head: word(0),
-            tail: if len >= 8 { word(len - 8) } else { 0 },
-            mask: if len >= 8 {
-                u64::MAX
+            head: u128::from_le_bytes(first),
+            mask: if len >= 16 {
+                u128::MAX
             } else {
-                (1u64 << (8 * len)) - 1
+                (1u128 << (8 * len)) - 1
             },
             string: value == Value::Str,
             number: value == Value::Num,
@@ -276,19 +271,17 @@ impl Template {
     }
 }
 
-/// Whether the bytes at `b[i..]` are the literal part of `step`: at most sixteen bytes as two
-/// words (the last overlapping the first), longer ones in full.
+/// Whether the bytes at `b[i..]` are the literal part of `step`: at most sixteen bytes as one
+/// 128-bit number under the step's mask (one load, no index into the line past the first),
+/// longer ones in full.
 #[inline(always)]
 fn same(b: &[u8], i: usize, step: &Step, bytes: &[u8]) -> bool {
     let n = step.len as usize;
     if n <= 16 {
         if let Some(w) = b.get(i..i + 16) {
-            let word = |k: usize| {
-                let mut x = [0u8; 8];
-                x.copy_from_slice(&w[k..k + 8]);
-                u64::from_le_bytes(x)
-            };
-            return (word(0) & step.mask) == step.head && (n <= 8 || word(n - 8) == step.tail);
+            let mut x = [0u8; 16];
+            x.copy_from_slice(w);
+            return u128::from_le_bytes(x) & step.mask == step.head;
         }
     }
     let at = step.at as usize;
