@@ -4,7 +4,7 @@
 //!
 //! On x86-64 this is SSE2 (part of the architecture, so no check at run time), through
 //! `safe_arch`, whose functions are the intrinsics made safe: this crate forbids `unsafe`.
-//! Elsewhere it is the same answer from two eight-byte words.
+//! Elsewhere it is the same answer byte by byte ([`portable`]).
 
 /// For the sixteen bytes at `b[k..]`: a bit per byte (the lowest for `b[k]`) that is a quote,
 /// a backslash or below 0x20, and a bit per byte above ASCII; `None` when fewer than sixteen
@@ -58,14 +58,22 @@ mod imp {
 
     #[inline(always)]
     pub(super) fn specials(w: [u8; 16]) -> (u32, u32) {
-        let mut hits = 0u32;
-        let mut high = 0u32;
-        for (i, &c) in w.iter().enumerate() {
-            hits |= u32::from(c == b'"' || c == b'\\' || c < 0x20) << i;
-            high |= u32::from(c >= 0x80) << i;
-        }
-        (hits, high)
+        super::portable(w)
     }
+}
+
+/// [`specials`] byte by byte: what other architectures use, compiled everywhere so that the
+/// tests hold it to the same answers as SSE2.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn portable(w: [u8; 16]) -> (u32, u32) {
+    let mut hits = 0u32;
+    let mut high = 0u32;
+    for (i, &c) in w.iter().enumerate() {
+        hits |= u32::from(c == b'"' || c == b'\\' || c < 0x20) << i;
+        high |= u32::from(c >= 0x80) << i;
+    }
+    (hits, high)
 }
 
 #[cfg(test)]
@@ -83,6 +91,10 @@ mod tests {
                 let (hits, high) = specials(&w, 0).unwrap();
                 assert_eq!(hits, u32::from(special) << pos, "byte {c:#x} at {pos}");
                 assert_eq!(high, u32::from(c >= 0x80) << pos, "byte {c:#x} at {pos}");
+                // The byte-by-byte fallback gives the same answer.
+                let mut arr = [0u8; 16];
+                arr.copy_from_slice(&w[..16]);
+                assert_eq!(super::portable(arr), (hits, high), "byte {c:#x} at {pos}");
                 // From an offset: only the sixteen bytes there count.
                 assert_eq!(specials(&w, 1).unwrap().0 >> 15, 0);
             }
