@@ -83,9 +83,12 @@ pub struct Standing {
     pub line: Option<u64>,
     /// The contract version of the newest read (for `unknown-version`, of the newest read of
     /// a version the store has).
+    #[serde(serialize_with = "crate::model::wire::version")]
     pub version: Option<Version>,
     /// For `unknown-version`: the version read that the store does not have.
+    #[serde(serialize_with = "crate::model::wire::version")]
     pub unknown_version: Option<Version>,
+    #[serde(serialize_with = "crate::model::wire::instant")]
     pub last_read: Option<DateTime<FixedOffset>>,
     /// Reads counted in the lookback.
     pub reads: u64,
@@ -263,7 +266,7 @@ pub fn classify(
 ) -> Vec<Standing> {
     let newest_line = lines.iter().map(|l| l.major).max();
     let known = |v: &Version| lines.iter().any(|l| l.versions.contains(v));
-    let mut out: Vec<Standing> = Vec::new();
+    let mut out: Vec<Standing> = Vec::with_capacity(registry.consumers.len());
     for c in registry.consumers.values() {
         if !c.subscribes(dataset) {
             if let Some(r) = newest.get(&c.name) {
@@ -318,8 +321,25 @@ pub fn classify(
             out.push(standing(name, Status::Unknown, None, r));
         }
     }
-    out.sort_by(|a, b| (a.status, a.line, &a.consumer).cmp(&(b.status, b.line, &b.consumer)));
-    out
+    in_report_order(out)
+}
+
+/// By status, line and name. A consumer is listed once, so no two keys are equal and any
+/// sort gives this one order. The standings are large: sorting their places and moving each
+/// once was a quarter of the time of `classify` on ten thousand consumers, where sorting
+/// them moved each many times.
+fn in_report_order(standings: Vec<Standing>) -> Vec<Standing> {
+    let mut order: Vec<u32> = (0..standings.len() as u32).collect();
+    let key = |i: u32| {
+        let s = &standings[i as usize];
+        (s.status, s.line, s.consumer.as_str())
+    };
+    order.sort_unstable_by(|&a, &b| key(a).cmp(&key(b)));
+    let mut taken: Vec<Option<Standing>> = standings.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| taken[i as usize].take())
+        .collect()
 }
 
 fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) -> Standing {

@@ -43,4 +43,5 @@ pub use location::{Located, TomlErrors};
 pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
+pub mod wire;
 pub use window::{lines, Line, SunsetMove, SunsetSource, Window};
