@@ -16,8 +16,11 @@ use serde::Serializer;
 pub fn instant<S: Serializer>(t: &Option<DateTime<FixedOffset>>, s: S) -> Result<S::Ok, S::Error> {
     match t {
         None => s.serialize_none(),
-        Some(t) => match rfc3339(t) {
-            Some((buf, len)) => s.serialize_str(ascii(&buf[..len])),
+        Some(t) => match rfc3339(t)
+            .as_ref()
+            .and_then(|(buf, len)| ascii(&buf[..*len]))
+        {
+            Some(text) => s.serialize_str(text),
             None => serde::Serialize::serialize(t, s),
         },
     }
@@ -37,15 +40,19 @@ pub fn version<S: Serializer>(v: &Option<Version>, s: S) -> Result<S::Ok, S::Err
                 }
                 n += decimal(part, &mut buf[n..]);
             }
-            s.serialize_str(ascii(&buf[..n]))
+            match ascii(&buf[..n]) {
+                Some(text) => s.serialize_str(text),
+                None => serde::Serialize::serialize(v, s),
+            }
         }
         Some(v) => serde::Serialize::serialize(v, s),
     }
 }
 
-/// The bytes written here are ASCII digits and punctuation only.
-fn ascii(b: &[u8]) -> &str {
-    std::str::from_utf8(b).unwrap_or_default()
+/// The text of bytes written here, which are ASCII digits and punctuation only (were they
+/// ever not, the caller falls back to chrono's or semver's own text rather than write less).
+fn ascii(b: &[u8]) -> Option<&str> {
+    std::str::from_utf8(b).ok()
 }
 
 /// `n` in decimal at the start of `out` (which has room for twenty digits); its length.
