@@ -329,17 +329,14 @@ pub fn classify(
 /// once was a quarter of the time of `classify` on ten thousand consumers, where sorting
 /// them moved each many times.
 fn in_report_order(standings: Vec<Standing>) -> Vec<Standing> {
-    let mut order: Vec<u32> = (0..standings.len() as u32).collect();
-    let key = |i: u32| {
-        let s = &standings[i as usize];
+    let mut order: Vec<usize> = (0..standings.len()).collect();
+    let key = |i: usize| {
+        let s = &standings[i];
         (s.status, s.line, s.consumer.as_str())
     };
     order.sort_unstable_by(|&a, &b| key(a).cmp(&key(b)));
     let mut taken: Vec<Option<Standing>> = standings.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|i| taken[i as usize].take())
-        .collect()
+    order.into_iter().filter_map(|i| taken[i].take()).collect()
 }
 
 fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) -> Standing {

@@ -33,12 +33,15 @@ pub fn version<S: Serializer>(v: &Option<Version>, s: S) -> Result<S::Ok, S::Err
         Some(v) if v.pre.is_empty() && v.build.is_empty() => {
             let mut buf = [0u8; 62];
             let mut n = 0;
+            let mut digits = itoa::Buffer::new();
             for (k, part) in [v.major, v.minor, v.patch].into_iter().enumerate() {
                 if k > 0 {
                     buf[n] = b'.';
                     n += 1;
                 }
-                n += decimal(part, &mut buf[n..]);
+                let text = digits.format(part).as_bytes();
+                buf[n..n + text.len()].copy_from_slice(text);
+                n += text.len();
             }
             match ascii(&buf[..n]) {
                 Some(text) => s.serialize_str(text),
@@ -53,23 +56,6 @@ pub fn version<S: Serializer>(v: &Option<Version>, s: S) -> Result<S::Ok, S::Err
 /// ever not, the caller falls back to chrono's or semver's own text rather than write less).
 fn ascii(b: &[u8]) -> Option<&str> {
     std::str::from_utf8(b).ok()
-}
-
-/// `n` in decimal at the start of `out` (which has room for twenty digits); its length.
-fn decimal(mut n: u64, out: &mut [u8]) -> usize {
-    let mut digits = [0u8; 20];
-    let mut k = digits.len();
-    loop {
-        k -= 1;
-        digits[k] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let len = digits.len() - k;
-    out[..len].copy_from_slice(&digits[k..]);
-    len
 }
 
 /// `value` as `width` digits, zero-padded, at `out[at..]`; past them.
