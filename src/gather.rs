@@ -7,7 +7,7 @@
 use chrono::NaiveDate;
 use semver::Version;
 
-use crate::consumers::daily::{still_on_by_day, DailyReads};
+use crate::consumers::daily::{still_on_by_day, DailyReads, DaySpan};
 use crate::consumers::Registry;
 use crate::model::window::windows;
 use crate::model::Strictness;
@@ -110,14 +110,12 @@ pub fn gather(
         };
         for w in &windows {
             let counts = if w.opens <= today {
-                still_on_by_day(
-                    reads,
-                    &registry,
-                    w.old_line,
-                    w.opens,
-                    today,
-                    consumption.lookback_days,
-                )
+                let days = DaySpan {
+                    from: w.opens,
+                    to: today,
+                    lookback_days: consumption.lookback_days,
+                };
+                still_on_by_day(reads, &registry, w.old_line, days)
             } else {
                 Vec::new()
             };

@@ -4,7 +4,7 @@ use serde::Serialize;
 use super::context::{line_of, registry_and_scan, scan_daily};
 use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::daily::{clear_since, held_by_day};
+use crate::consumers::daily::{clear_since, held_by_day, DaySpan};
 use crate::consumers::{
     classify, exempt, retire_gate, Registry, Standing, Status, Successor, Thresholds,
 };
@@ -119,15 +119,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 .collect(),
         };
         let from = line.opens.min(ctx.today);
-        let counts = held_by_day(
-            &reads,
-            &subscribed,
-            args.line,
+        let days = DaySpan {
             from,
-            ctx.today,
-            consumption.lookback_days,
-            thresholds,
-        );
+            to: ctx.today,
+            lookback_days: consumption.lookback_days,
+        };
+        let counts = held_by_day(&reads, &subscribed, args.line, days, thresholds);
         clear_since(&counts)
     } else {
         None

@@ -236,20 +236,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         );
         Ok(Step::Commit(Edit { files, message }, decided))
     })?;
-    let Decided {
-        draft,
-        prev,
-        step,
-        refusals,
-        recs,
-        registry,
-        backtest,
-    } = done.value;
+    let d = done.value;
+    let (draft, step, refusals, recs, backtest) =
+        (&d.draft, &d.step, &d.refusals, &d.recs, &d.backtest);
     let dataset = draft.dataset.clone();
-    let prev = prev.as_ref();
+    let prev = d.prev.as_ref();
     let accepted = refusals.is_empty();
     let commit = done.commit.map(|id| id.to_string());
-    let consumers = registry.impacts(&dataset, &step.changes.changes);
+    let consumers = d.registry.impacts(&dataset, &step.changes.changes);
 
     let report = Report {
         dataset: &dataset,
@@ -259,7 +253,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         refusals: refusals.iter().map(refusal_text).collect(),
         bump: prev.map(|_| step.bump),
         changes: &step.changes.changes,
-        records: &recs,
+        records: recs,
         commit: commit.clone(),
         dry_run: args.dry_run,
         consumers,
@@ -273,14 +267,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             let findings = if accepted {
                 change_findings(&step.changes.changes, true, &file, Some(&draft_text))
             } else {
-                refusal_findings(&refusals, &file, &draft_text)
+                refusal_findings(refusals, &file, &draft_text)
             };
             print_ci(ctx, &findings);
         }
         _ => {
             print_text(ctx, &report);
             outln!(ctx);
-            print_backtest(ctx, &backtest, &dataset);
+            print_backtest(ctx, backtest, &dataset);
         }
     }
     if !accepted {
@@ -290,7 +284,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             draft.version,
             refusals.len()
         );
-        for r in &refusals {
+        for r in refusals {
             errln!(ctx, "  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);

@@ -200,17 +200,24 @@ pub struct DayCount {
     pub consumers: u32,
 }
 
-/// For each day of `from..=to`, how many registered consumers' newest read within the
-/// `lookback_days` ending that day was of line `major` — the rule of `consumers` and `notify`,
+/// The days a count is made for, `from..=to`, each with the lookback of `lookback_days`
+/// ending on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DaySpan {
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    pub lookback_days: i64,
+}
+
+/// For each day of `days`, how many registered consumers' newest read within the
+/// lookback ending that day was of line `major` — the rule of `consumers` and `notify`,
 /// replayed day by day. Readers missing from the registry are not counted: nobody can be told
 /// (callers pass the consumers subscribed to the dataset).
 pub fn still_on_by_day(
     reads: &DailyReads,
     registry: &Registry,
     major: u64,
-    from: NaiveDate,
-    to: NaiveDate,
-    lookback_days: i64,
+    days: DaySpan,
 ) -> Vec<DayCount> {
     let consumers: Vec<&Days> = reads
         .by_consumer
@@ -218,7 +225,7 @@ pub fn still_on_by_day(
         .filter(|(name, _)| registry.get(name).is_some())
         .map(|(_, days)| days)
         .collect();
-    count_by_day(from, to, lookback_days, |first, day| {
+    count_by_day(days, |first, day| {
         consumers
             .iter()
             .filter(|days| newest_is_of(days, first, day, major))
@@ -233,18 +240,16 @@ fn newest_is_of(days: &Days, first: NaiveDate, day: NaiveDate, major: u64) -> bo
         .is_some_and(|(_, (_, v))| v.major == major)
 }
 
-/// For each day of `from..=to`, what `count` says of the `lookback_days` ending that day
-/// (it is given the first day of that lookback and the day).
+/// For each day of `days`, what `count` says of the lookback ending that day (it is given
+/// the first day of that lookback and the day).
 fn count_by_day(
-    from: NaiveDate,
-    to: NaiveDate,
-    lookback_days: i64,
+    days: DaySpan,
     mut count: impl FnMut(NaiveDate, NaiveDate) -> usize,
 ) -> Vec<DayCount> {
-    let lookback = lookback_days.max(1) - 1;
+    let lookback = days.lookback_days.max(1) - 1;
     let mut out = Vec::new();
-    let mut day = from;
-    while day <= to {
+    let mut day = days.from;
+    while day <= days.to {
         let first = day - chrono::Duration::days(lookback);
         out.push(DayCount {
             day,
@@ -258,18 +263,16 @@ fn count_by_day(
     out
 }
 
-/// For each day of `from..=to`, how many registered consumers held line `major` back from
+/// For each day of `days`, how many registered consumers held line `major` back from
 /// retiring, by the rule of `can-retire` replayed day by day: the newest read within the
-/// `lookback_days` ending that day is of the line, the consumer is no automation, and its
+/// lookback ending that day is of the line, the consumer is no automation, and its
 /// reads of the line in that lookback meet the thresholds. Callers pass the consumers
 /// subscribed to the dataset.
 pub fn held_by_day(
     reads: &DailyReads,
     registry: &Registry,
     major: u64,
-    from: NaiveDate,
-    to: NaiveDate,
-    lookback_days: i64,
+    days: DaySpan,
     thresholds: Thresholds,
 ) -> Vec<DayCount> {
     let consumers: Vec<(&String, &Days)> = reads
@@ -281,7 +284,7 @@ pub fn held_by_day(
                 .is_some_and(|c| c.kind != ConsumerKind::Automation)
         })
         .collect();
-    count_by_day(from, to, lookback_days, |first, day| {
+    count_by_day(days, |first, day| {
         consumers
             .iter()
             .filter(|(name, days)| {
@@ -353,6 +356,14 @@ mod tests {
 
     fn d(s: &str) -> NaiveDate {
         s.parse().unwrap()
+    }
+
+    fn span(from: &str, to: &str, lookback_days: i64) -> DaySpan {
+        DaySpan {
+            from: d(from),
+            to: d(to),
+            lookback_days,
+        }
     }
 
     /// `text` written as the log `name`, in a directory of its own that lasts as long as the
@@ -436,7 +447,7 @@ not json roads
         )
         .unwrap();
         let counts: Vec<u32> =
-            still_on_by_day(&reads, &registry, 1, d("2027-01-01"), d("2027-01-05"), 2)
+            still_on_by_day(&reads, &registry, 1, span("2027-01-01", "2027-01-05", 2))
                 .iter()
                 .map(|c| c.consumers)
                 .collect();

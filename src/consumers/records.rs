@@ -9,16 +9,15 @@
 //! come out as a [`Record`], so whoever folds them need not know which file held them.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use chrono::{DateTime, FixedOffset};
 
-use super::access::{AccessLog, AccessScan, Read as AccessRead};
+use super::access::{AccessScans, Read as AccessRead};
 use super::reads::{
-    access_log_of, open_input, open_parquet, read_summary, Inputs, LogError, LogFile, Malformed,
-    MappedRead, Mapping, ParquetLog, ANONYMOUS,
+    open_input, open_parquet, read_summary, readers_of, Inputs, LogError, LogFile, Malformed,
+    MappedRead, ParquetLog, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::{LogFormat, Source};
@@ -99,14 +98,10 @@ pub fn each_read(
             .map(|one| memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
         _ => None,
     };
-    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
     // An access log's requests become reads in bursts ([`super::access`]), one burst scan
     // per source across all of its files, as the newest-read scan does.
-    let access_logs: Vec<Option<AccessLog>> = sources
-        .iter()
-        .map(access_log_of)
-        .collect::<Result<_, _>>()?;
-    let mut access_scans: BTreeMap<usize, AccessScan<'_>> = BTreeMap::new();
+    let (mappings, access_logs) = readers_of(sources)?;
+    let mut access_scans = AccessScans::new(&access_logs);
     // Reads of access logs whose version is none: counted, as the scan counts them.
     let mut unfit = 0u64;
     let mut inputs = Inputs::of(sources, files, days.0, days.1, &|i| {
@@ -325,22 +320,17 @@ pub fn each_read(
                 }
             }
             Some(format) if format.is_access_log() => {
-                let Some(log) = access_logs[source].as_ref() else {
+                if !access_scans.reads(source) {
                     continue;
-                };
-                let access = access_scans
-                    .entry(source)
-                    .or_insert_with(|| AccessScan::new(log));
+                }
+                let input = BufReader::with_capacity(1 << 16, open(path, &mut fetched, gzipped)?);
                 let mut errors = Vec::new();
-                let outcome = access.feed(
-                    BufReader::with_capacity(1 << 16, open(path, &mut fetched, gzipped)?),
-                    |read| {
-                        if access_read(&read, wanted, on_read).is_err() {
-                            unfit += 1;
-                        }
-                    },
-                    |e| errors.push(e),
-                );
+                let on_read = |read: AccessRead| {
+                    if access_read(&read, wanted, on_read).is_err() {
+                        unfit += 1;
+                    }
+                };
+                let outcome = access_scans.feed(source, input, on_read, |e| errors.push(e));
                 for e in errors {
                     bad(e.line, e.reason, &mut malformed);
                 }
@@ -349,13 +339,11 @@ pub fn each_read(
             _ => return Err(LogError::UnknownFormat { path: path.clone() }),
         }
     }
-    for (_, access) in std::mem::take(&mut access_scans) {
-        access.finish(|read| {
-            if access_read(&read, wanted, on_read).is_err() {
-                unfit += 1;
-            }
-        });
-    }
+    access_scans.finish(|read| {
+        if access_read(&read, wanted, on_read).is_err() {
+            unfit += 1;
+        }
+    });
     Ok(malformed + unfit)
 }
 

@@ -367,6 +367,7 @@ pub fn load(store: &crate::store::Store) -> Result<Option<Registry>, LoadError> 
 /// Parse `consumers.toml`. `file` names it in errors.
 pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
     let raw: RawRegistry = crate::model::location::from_toml(file, text)?;
+    let located = |span, message: String| Located::at(file, text, Some(span), message);
     let mut errors = Vec::new();
     let mut registry = Registry::default();
     let mut consumers = Vec::with_capacity(raw.consumers.len());
@@ -374,21 +375,13 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
         let name_span = name.span();
         let name = name.into_inner();
         if !is_consumer_name(&name) {
-            errors.push(Located::at(
-                file,
-                text,
-                Some(name_span),
-                format!("consumer name `{name}` must match [A-Za-z0-9][A-Za-z0-9_-]{{0,63}}"),
-            ));
+            let why = format!("consumer name `{name}` must match [A-Za-z0-9][A-Za-z0-9_-]{{0,63}}");
+            errors.push(located(name_span, why));
             continue;
         }
         if c.contacts.get_ref().is_empty() {
-            errors.push(Located::at(
-                file,
-                text,
-                Some(c.contacts.span()),
-                format!("consumer `{name}` has no contact: a notice could reach nobody"),
-            ));
+            let why = format!("consumer `{name}` has no contact: a notice could reach nobody");
+            errors.push(located(c.contacts.span(), why));
             continue;
         }
         let mut contacts = Vec::new();
@@ -409,10 +402,8 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                         contacts.push(contact.get_ref().trim().to_string());
                     }
                 }
-                Err(why) => errors.push(Located::at(
-                    file,
-                    text,
-                    Some(contact.span()),
+                Err(why) => errors.push(located(
+                    contact.span(),
                     format!(
                         "consumer `{name}`: contact {:?} is not a valid mailbox: {why}",
                         contact.get_ref()
@@ -426,15 +417,11 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 let span = dataset.span();
                 let dataset = dataset.into_inner();
                 if !is_dataset_name(&dataset) {
-                    errors.push(Located::at(
-                        file,
-                        text,
-                        Some(span),
-                        format!(
-                            "consumer `{name}`: `{dataset}` is not a dataset name \
-                             ([a-z0-9][a-z0-9_-]{{0,63}})"
-                        ),
-                    ));
+                    let why = format!(
+                        "consumer `{name}`: `{dataset}` is not a dataset name \
+                         ([a-z0-9][a-z0-9_-]{{0,63}})"
+                    );
+                    errors.push(located(span, why));
                     continue;
                 }
                 let mut subscription = Subscription {
@@ -444,9 +431,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
                 if let Some(list) = sub.uses {
                     let mut uses: Vec<Use> = Vec::new();
                     for entry in list {
-                        let at = |message: String| {
-                            Located::at(file, text, Some(entry.span()), message)
-                        };
+                        let at = |message: String| located(entry.span(), message);
                         match Use::parse(entry.get_ref()) {
                             Ok(u) if uses.contains(&u) => errors.push(at(format!(
                                 "consumer `{name}`, dataset `{dataset}`: `{u}` is listed twice in `uses`"
@@ -468,7 +453,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
         });
         let mut identities: Vec<Identity> = Vec::new();
         for entry in c.identities {
-            let at = |message: String| Located::at(file, text, Some(entry.span()), message);
+            let at = |message: String| located(entry.span(), message);
             let id = entry.get_ref().trim();
             if id.is_empty() {
                 errors.push(at(format!("consumer `{name}`: an identity is empty")));
@@ -501,7 +486,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
         }
         let mut webhooks: Vec<Webhook> = Vec::new();
         for w in c.webhooks {
-            let at = |message: String| Located::at(file, text, Some(w.span()), message);
+            let at = |message: String| located(w.span(), message);
             let raw = w.get_ref();
             let hook = raw.name.clone().unwrap_or_else(|| raw.kind.to_string());
             let mut bad = |why: String| {

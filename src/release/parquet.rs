@@ -374,7 +374,9 @@ pub fn read(
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    read_from(path, &LocalFile(path), opts, progress, notes)
+    guarded(path, || {
+        read_checked(path, &LocalFile(path), opts, progress, notes)
+    })
 }
 
 /// [`read`] of an object in object storage: the footer, then per row group only the column
@@ -386,22 +388,18 @@ pub fn read_remote(
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
     let src = RemoteFile::new(object);
-    read_from(Path::new(object.url()), &src, opts, progress, notes)
+    let path = Path::new(object.url());
+    guarded(path, || read_checked(path, &src, opts, progress, notes))
 }
 
-fn read_from(
+/// The last line of defence around a read: the checks of [`check_footer`] and the reader keep
+/// every known panic of the parquet and arrow crates away, and one they did not foresee still
+/// becomes a "damaged" error.
+fn guarded<T>(
     path: &Path,
-    src: &impl Source,
-    opts: &ReadOptions,
-    progress: &dyn Progress,
-    notes: &mut ReadNotes,
-) -> Result<(Option<String>, Accumulator), ReleaseError> {
-    check_footer(path, src)?;
-    // The last line of defence: the checks above keep every known panic of the parquet and
-    // arrow crates away, and one they did not foresee still becomes a "damaged" error.
-    match catch_unwind(AssertUnwindSafe(|| {
-        read_checked(path, src, opts, progress, notes)
-    })) {
+    read: impl FnOnce() -> Result<T, ReleaseError>,
+) -> Result<T, ReleaseError> {
+    match catch_unwind(AssertUnwindSafe(read)) {
         Ok(r) => r,
         Err(panic) => {
             let what = panic
@@ -425,6 +423,7 @@ fn read_checked(
     progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<(Option<String>, Accumulator), ReleaseError> {
+    check_footer(path, src)?;
     let file = src.footer()?;
     let bad = |m: String| corrupt(path, F, m);
     let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())

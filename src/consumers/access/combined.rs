@@ -395,14 +395,8 @@ impl Combined {
             query,
         };
         let client = self.client.and_then(|i| fields.raw(i));
-        Ok(Parsed::Request(Request::of(
-            at,
-            status,
-            asked,
-            &self.principal,
-            client,
-            fields,
-        )))
+        let request = Request::of(at, status, asked, &self.principal, client, fields);
+        Ok(Parsed::Request(request))
     }
 
     /// The query of a request target that had escapes, from the raw text: escapes are

@@ -688,6 +688,57 @@ impl<'l> AccessScan<'l> {
     }
 }
 
+/// The access logs of a walk over a list of sources: the compiled log of each source that is
+/// one (`None` for the others), and one [`AccessScan`] per such source across all of its
+/// files, made when its first file is fed (a burst of ranged GETs may span two delivered
+/// objects).
+pub struct AccessScans<'l> {
+    logs: &'l [Option<AccessLog>],
+    scans: std::collections::BTreeMap<usize, AccessScan<'l>>,
+}
+
+impl<'l> AccessScans<'l> {
+    pub fn new(logs: &'l [Option<AccessLog>]) -> AccessScans<'l> {
+        AccessScans {
+            logs,
+            scans: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Whether source number `source` is an access log with a compiled log to read it.
+    pub fn reads(&self, source: usize) -> bool {
+        self.logs.get(source).is_some_and(Option::is_some)
+    }
+
+    /// Read one file of source number `source` into that source's scan
+    /// ([`AccessScan::feed`]). A source that is no access log ([`AccessScans::reads`]) has
+    /// nothing to read: `Ok`, and nothing is handed out.
+    pub fn feed<R: BufRead>(
+        &mut self,
+        source: usize,
+        input: R,
+        on_read: impl FnMut(Read),
+        on_malformed: impl FnMut(LineError),
+    ) -> Result<(), AccessError> {
+        let Some(Some(log)) = self.logs.get(source) else {
+            return Ok(());
+        };
+        let scan = self
+            .scans
+            .entry(source)
+            .or_insert_with(|| AccessScan::new(log));
+        scan.feed(input, on_read, on_malformed)
+    }
+
+    /// Close every source's bursts, in source order, and return the counts of each.
+    pub fn finish(self, mut on_read: impl FnMut(Read)) -> Vec<AccessStats> {
+        self.scans
+            .into_values()
+            .map(|scan| scan.finish(&mut on_read))
+            .collect()
+    }
+}
+
 /// Read one access log to its end: its reads to `on_read`, its unreadable lines to
 /// `on_malformed`, and its counts returned (on an error, with the counts up to it).
 pub fn read_access_log<R: BufRead>(

@@ -185,14 +185,8 @@ impl S3 {
             query,
         };
         let client = fields.raw(REMOTE_IP);
-        Ok(Parsed::Request(Request::of(
-            at,
-            status,
-            asked,
-            &self.principal,
-            client,
-            fields,
-        )))
+        let request = Request::of(at, status, asked, &self.principal, client, fields);
+        Ok(Parsed::Request(request))
     }
 }
 

@@ -16,6 +16,29 @@ pub(super) struct Partial {
     pub(super) malformed: Vec<(u64, String)>,
 }
 
+/// One file's scan, besides its bytes: the file's name for messages, the request, where
+/// what it finds goes (reads into `scan`, each malformed line to `on_malformed`), and the
+/// bytes per block.
+pub(super) struct FileScan<'a> {
+    pub(super) path: &'a Path,
+    pub(super) req: &'a ScanRequest,
+    pub(super) scan: &'a mut Scan,
+    pub(super) on_malformed: &'a mut dyn FnMut(&Malformed),
+    pub(super) block_size: usize,
+}
+
+impl FileScan<'_> {
+    /// Count a malformed line and report it.
+    pub(super) fn malformed(&mut self, line: u64, reason: String) {
+        self.scan.stats.malformed += 1;
+        (self.on_malformed)(&Malformed {
+            file: self.path.to_path_buf(),
+            line,
+            reason,
+        });
+    }
+}
+
 /// The parallel scan of a file cut into blocks that end where a line does (`cut` gives the
 /// last such break in a buffer). One worker per core takes turns at the file (the lock is
 /// held only while a block is read) and scans the block it read while another reads the
@@ -25,17 +48,19 @@ pub(super) struct Partial {
 /// order). Line counts and malformed lines are taken in file order, so line numbers and the
 /// order of malformed-line reports are those of a sequential scan and the result does not
 /// depend on the thread count. `per_block` gets the block's number (0 for the first).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn scan_blocks<R: std::io::Read + Send>(
-    path: &Path,
     file: R,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-    block_size: usize,
+    into: FileScan<'_>,
     cut: &(dyn Fn(&[u8]) -> Option<usize> + Sync),
     per_block: &(dyn Fn(usize, &[u8], &mut Scan) -> Partial + Sync),
 ) -> Result<(), LogError> {
+    let FileScan {
+        path,
+        req,
+        scan,
+        on_malformed,
+        block_size,
+    } = into;
     /// The file and where its reading stands, shared by the workers.
     struct Source<R> {
         file: R,

@@ -1,10 +1,9 @@
 //! CSV logs: a header naming the columns, then one read per record.
 
 use std::io::Read;
-use std::path::Path;
 
 use super::fields::Mapping;
-use super::{fold, fold_into, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest};
+use super::{fold, fold_into, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest};
 
 /// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
 /// a quoted field) and scanned in parallel like JSON Lines ([`scan_blocks`]). The header is
@@ -12,14 +11,11 @@ use super::{fold, fold_into, scan_blocks, LogError, Malformed, Partial, Scan, Sc
 /// again as its header, so every block is read by the same `csv` reader a whole-file scan
 /// uses, and line numbers are the file's.
 pub(super) fn scan_csv<R: Read + Send>(
-    path: &Path,
     mut file: R,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-    block_size: usize,
+    mut into: FileScan<'_>,
     mapping: &Mapping,
 ) -> Result<(), LogError> {
+    let path = into.path;
     let io = |source| LogError::Io {
         path: path.to_path_buf(),
         source,
@@ -38,7 +34,7 @@ pub(super) fn scan_csv<R: Read + Send>(
     let mut reader = builder(true).from_reader(&head[..]);
     let headers = match reader.byte_headers() {
         Ok(h) => h.clone(),
-        Err(e) => return csv_failure(path, e, scan, on_malformed, io),
+        Err(e) => return csv_failure(&mut into, e, io),
     };
     let col = |name: &str| {
         headers
@@ -56,15 +52,11 @@ pub(super) fn scan_csv<R: Read + Send>(
         }
     }
     if !missing.is_empty() {
-        scan.stats.malformed += 1;
-        on_malformed(&Malformed {
-            file: path.to_path_buf(),
-            line: 1,
-            reason: format!(
-                "the header has no column {}; the file is skipped",
-                missing.join(", ")
-            ),
-        });
+        let reason = format!(
+            "the header has no column {}; the file is skipped",
+            missing.join(", ")
+        );
+        into.malformed(1, reason);
         return Ok(());
     }
     let rows = Rows {
@@ -74,19 +66,12 @@ pub(super) fn scan_csv<R: Read + Send>(
             need: slots.iter().flatten().copied().max().unwrap_or(0),
         },
         mapping,
-        req,
+        req: into.req,
     };
     let whole = std::io::Cursor::new(head).chain(file);
-    scan_blocks(
-        path,
-        whole,
-        req,
-        scan,
-        on_malformed,
-        block_size,
-        &record_end,
-        &|k, block, acc| rows.scan_records(block, k == 0, acc),
-    )
+    scan_blocks(whole, into, &record_end, &|k, block, acc| {
+        rows.scan_records(block, k == 0, acc)
+    })
 }
 
 /// The reader every block is read with.
@@ -405,22 +390,15 @@ impl Rows<'_> {
 /// A CSV error before or between records: I/O is the environment's, anything else makes the
 /// file unusable and is reported as malformed at its position.
 fn csv_failure(
-    path: &Path,
+    into: &mut FileScan<'_>,
     e: csv::Error,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
     io: impl Fn(std::io::Error) -> LogError,
 ) -> Result<(), LogError> {
     let line = e.position().map_or(1, |p| p.line());
     match e.into_kind() {
         csv::ErrorKind::Io(source) => Err(io(source)),
         other => {
-            scan.stats.malformed += 1;
-            on_malformed(&Malformed {
-                file: path.to_path_buf(),
-                line,
-                reason: format!("{other:?}"),
-            });
+            into.malformed(line, format!("{other:?}"));
             Ok(())
         }
     }

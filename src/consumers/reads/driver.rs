@@ -15,11 +15,11 @@ use super::json_lines::{scan_json_lines, BLOCK};
 use super::parquet_rows::ParquetInput;
 use super::timestamps::{At, Day};
 use super::{
-    fold, object_logs, parquet_rows, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
-    ScanRequest, Skipped, ANONYMOUS,
+    fold, object_logs, parquet_rows, FileScan, KnownRead, LogError, LogFile, Malformed, NewestRead,
+    Scan, ScanRequest, Skipped, ANONYMOUS,
 };
 use crate::consumers::access::{
-    AccessFormat, AccessLog, AccessScan, AccessSpec, Read as AccessRead,
+    AccessFormat, AccessLog, AccessScans, AccessSpec, Read as AccessRead,
 };
 use crate::consumers::summary::ParsedRow;
 use crate::model::source::{LogFormat, Source};
@@ -34,15 +34,10 @@ pub fn scan(
     req: &ScanRequest,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<Scan, LogError> {
-    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
     // Access-log sources: one compiled log each, and one burst scan each across all of
     // its files (a burst of ranged GETs may span two delivered objects).
-    let access_logs: Vec<Option<AccessLog>> = sources
-        .iter()
-        .map(access_log_of)
-        .collect::<Result<_, _>>()?;
-    let mut access_scans: std::collections::BTreeMap<usize, AccessScan<'_>> =
-        std::collections::BTreeMap::new();
+    let (mappings, access_logs) = readers_of(sources)?;
+    let mut access_scans = AccessScans::new(&access_logs);
     let mut scan = Scan::default();
     for d in &req.datasets {
         scan.newest.insert(d.clone(), ConsumerMap::default());
@@ -89,21 +84,16 @@ pub fn scan(
             // requests, mapped by the source's `match` templates and de-duplicated over
             // `same_read_seconds`, are folded in with `fold`.
             LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
-                let Some(log) = access_logs[source].as_ref() else {
+                if !access_scans.reads(source) {
                     continue;
-                };
+                }
                 let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
                     continue;
                 };
-                let access = access_scans
-                    .entry(source)
-                    .or_insert_with(|| AccessScan::new(log));
+                let input = std::io::BufReader::with_capacity(1 << 16, input);
                 let mut bad = Vec::new();
-                let outcome = access.feed(
-                    std::io::BufReader::with_capacity(1 << 16, input),
-                    |read| fold_access(&mut access_part, req, read),
-                    |e| bad.push(e),
-                );
+                let on_read = |read| fold_access(&mut access_part, req, read);
+                let outcome = access_scans.feed(source, input, on_read, |e| bad.push(e));
                 for e in bad {
                     access_part.stats.malformed += 1;
                     on_malformed(&Malformed {
@@ -161,19 +151,23 @@ pub fn scan(
             let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
                 continue;
             };
+            let into = FileScan {
+                path,
+                req,
+                scan: &mut scan,
+                on_malformed: &mut *on_malformed,
+                block_size: BLOCK,
+            };
             match format {
-                LogFormat::Jsonl => {
-                    scan_json_lines(path, input, req, &mut scan, on_malformed, BLOCK, mapping)
-                }
-                _ => scan_csv(path, input, req, &mut scan, on_malformed, BLOCK, mapping),
+                LogFormat::Jsonl => scan_json_lines(input, into, mapping),
+                _ => scan_csv(input, into, mapping),
             }
         };
         if let Err(e) = result {
             cut_short(&mut scan, path, e);
         }
     }
-    for (_, access) in std::mem::take(&mut access_scans) {
-        let stats = access.finish(|read| fold_access(&mut access_part, req, read));
+    for stats in access_scans.finish(|read| fold_access(&mut access_part, req, read)) {
         scan.stats.lines += stats.lines;
         scan.access.add(&stats);
     }
@@ -471,6 +465,20 @@ fn fold_summary_row(row: ParsedRow, req: &ScanRequest, scan: &mut Scan) -> Resul
 fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
     let opened = std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"));
     counted(scan, path, opened)
+}
+
+/// How each of `sources` is read: its field mapping, and for an access log its compiled log
+/// (`None` for the other sources).
+pub(crate) type Readers = (Vec<Mapping>, Vec<Option<AccessLog>>);
+
+/// The [`Readers`] of `sources`; a source table that `check` would refuse is an error.
+pub(crate) fn readers_of(sources: &[Source]) -> Result<Readers, LogError> {
+    let mappings = sources.iter().map(Mapping::of).collect();
+    let access_logs = sources
+        .iter()
+        .map(access_log_of)
+        .collect::<Result<_, _>>()?;
+    Ok((mappings, access_logs))
 }
 
 /// The compiled access log of a source whose format is an access-log one; `None` for the

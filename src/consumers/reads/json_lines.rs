@@ -2,11 +2,9 @@
 //! quick walk ([`plain_lines`]) when it takes it, every other line by the mapped-field scanner
 //! ([`Mapping::json`]).
 
-use std::path::Path;
-
 use super::fields::Mapping;
 use super::{
-    fold, fold_into, plain_lines, scan_blocks, LogError, Malformed, Partial, Scan, ScanRequest,
+    fold, fold_into, plain_lines, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest,
 };
 use crate::model::source::Source;
 
@@ -18,14 +16,11 @@ pub(super) const BLOCK: usize = 1 << 20;
 /// JSON Lines files are cut into blocks that end at a line break and scanned in parallel
 /// ([`scan_blocks`]).
 pub(super) fn scan_json_lines<R: std::io::Read + Send>(
-    path: &Path,
     file: R,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-    block_size: usize,
+    into: FileScan<'_>,
     mapping: &Mapping,
 ) -> Result<(), LogError> {
+    let req = into.req;
     // With one dataset requested, only the lines that contain its name can be reads of it:
     // past a run of other lines, the block is searched for the name ([`scan_block`]). A
     // source of one dataset (a constant) has no name in its lines.
@@ -36,16 +31,9 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
         _ => None,
     };
     let cut = |b: &[u8]| memchr::memrchr(b'\n', b);
-    scan_blocks(
-        path,
-        file,
-        req,
-        scan,
-        on_malformed,
-        block_size,
-        &cut,
-        &|_, block, acc| scan_block(block, req, only.as_ref(), mapping, acc),
-    )
+    scan_blocks(file, into, &cut, &|_, block, acc| {
+        scan_block(block, req, only.as_ref(), mapping, acc)
+    })
 }
 
 /// Lines of other datasets in a row after which a scan for one dataset stops reading line

@@ -44,10 +44,10 @@ mod plain_lines;
 mod timestamps;
 mod wide;
 
-use blocks::{scan_blocks, Partial};
+use blocks::{scan_blocks, FileScan, Partial};
 pub use driver::scan;
-pub(crate) use driver::{access_log_of, open_input, open_parquet, Inputs};
-pub(crate) use fields::{Mapping, Read as MappedRead};
+pub(crate) use driver::{open_input, open_parquet, readers_of, Inputs};
+pub(crate) use fields::Read as MappedRead;
 use fold::{fold, fold_into, Pending};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 use hot::{HotTable, Slot, NO_VERSION};
@@ -444,6 +444,7 @@ pub const ANONYMOUS: &str = "anonymous";
 
 #[cfg(test)]
 mod tests {
+    use super::fields::Mapping;
     use super::json_lines::scan_json_lines;
     use super::*;
     use chrono::Utc;
@@ -665,16 +666,14 @@ mod tests {
         }
         let mut bad = Vec::new();
         let file = std::fs::File::open(path).unwrap();
-        scan_json_lines(
+        let into = FileScan {
             path,
-            file,
             req,
-            &mut scan,
-            &mut |m| bad.push(m.line),
-            block,
-            &Mapping::default(),
-        )
-        .unwrap();
+            scan: &mut scan,
+            on_malformed: &mut |m| bad.push(m.line),
+            block_size: block,
+        };
+        scan_json_lines(file, into, &Mapping::default()).unwrap();
         let mut newest: Vec<_> = scan
             .newest
             .into_iter()
@@ -898,16 +897,14 @@ mod tests {
             let mut scan = Scan::for_request(&req);
             let mut bad = Vec::new();
             let file = std::fs::File::open(&path).unwrap();
-            csv_rows::scan_csv(
-                &path,
-                file,
-                &req,
-                &mut scan,
-                &mut |m| bad.push(m.line),
-                block,
-                &Mapping::default(),
-            )
-            .unwrap();
+            let into = FileScan {
+                path: &path,
+                req: &req,
+                scan: &mut scan,
+                on_malformed: &mut |m| bad.push(m.line),
+                block_size: block,
+            };
+            csv_rows::scan_csv(file, into, &Mapping::default()).unwrap();
             let mut newest: Vec<_> = scan.of("roads").into_iter().collect();
             newest.sort_by(|a, b| a.0.cmp(&b.0));
             (newest, scan.stats, bad)

@@ -85,49 +85,23 @@ fn one_of(names: impl IntoIterator<Item = &'static str>, description: &str) -> S
     json_schema!({ "type": "string", "enum": names, "description": description })
 }
 
-/// A JSON Schema for the names in a model enum's own list.
+/// JSON Schemas for the names in model enums' own lists, one a line: the marker type, the
+/// schema's title, the names and the description.
 macro_rules! names_of {
-    ($marker:ident, $title:literal, $names:expr, $description:literal) => {
-        named_schema!($marker, $title, one_of($names, $description));
+    ($($marker:ident, $title:literal, $names:expr, $description:literal;)*) => {
+        $(named_schema!($marker, $title, one_of($names, $description));)*
     };
 }
 
-names_of!(
-    GeometryType,
-    "GeometryType",
-    spatial::GeometryType::ALL.map(spatial::GeometryType::name),
-    "An OGC simple-feature geometry type"
-);
-names_of!(
-    AttrType,
-    "AttrType",
-    spatial::AttrType::ALL.map(spatial::AttrType::as_str),
-    "An attribute type"
-);
-names_of!(
-    Dimension,
-    "Dimension",
-    spatial::Dimension::ALL.map(spatial::Dimension::as_str),
-    "The coordinate dimensions"
-);
-names_of!(
-    ShapeName,
-    "Shape",
-    kind::Shape::CUSTOM.map(kind::Shape::as_str),
-    "A shape a custom clause may have"
-);
-names_of!(
-    LogFormat,
-    "LogFormat",
-    source::LogFormat::ALL.map(source::LogFormat::as_str),
-    "What a log is written as"
-);
-names_of!(
-    AtUnit,
-    "AtUnit",
-    source::AtUnit::ALL.map(source::AtUnit::name),
-    "How `at` is written: RFC 3339 text, or epoch seconds (s) or milliseconds (ms) as a number"
-);
+#[rustfmt::skip]
+names_of! {
+    GeometryType, "GeometryType", spatial::GeometryType::ALL.map(spatial::GeometryType::name), "An OGC simple-feature geometry type";
+    AttrType, "AttrType", spatial::AttrType::ALL.map(spatial::AttrType::as_str), "An attribute type";
+    Dimension, "Dimension", spatial::Dimension::ALL.map(spatial::Dimension::as_str), "The coordinate dimensions";
+    ShapeName, "Shape", kind::Shape::CUSTOM.map(kind::Shape::as_str), "A shape a custom clause may have";
+    LogFormat, "LogFormat", source::LogFormat::ALL.map(source::LogFormat::as_str), "What a log is written as";
+    AtUnit, "AtUnit", source::AtUnit::ALL.map(source::AtUnit::name), "How `at` is written: RFC 3339 text, or epoch seconds (s) or milliseconds (ms) as a number";
+}
 
 /// A dataset name, as `is_dataset_name` checks it.
 const DATASET_NAME: &str = r"^[a-z0-9][a-z0-9_-]{0,63}$";
@@ -144,27 +118,23 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         );
         (name, s.to_value())
     };
-    vec![
-        with_id(
-            "contract.schema.json",
-            schemars::schema_for!(contract::ContractFile),
-        ),
-        with_id(
+    use schemars::schema_for;
+    let files = [
+        ("contract.schema.json", schema_for!(contract::ContractFile)),
+        (
             "contracts-toml.schema.json",
-            schemars::schema_for!(config::ConfigFile),
+            schema_for!(config::ConfigFile),
         ),
-        with_id(
+        (
             "consumers.schema.json",
-            schemars::schema_for!(consumers::ConsumersFile),
+            schema_for!(consumers::ConsumersFile),
         ),
-        with_id(
+        (
             "release-manifest.schema.json",
-            schemars::schema_for!(contract::ManifestFile),
+            schema_for!(contract::ManifestFile),
         ),
-        with_id(
-            "waivers.schema.json",
-            schemars::schema_for!(ledgers::WaiversFile),
-        ),
-        with_id("webhook-generic.schema.json", webhook::body()),
-    ]
+        ("waivers.schema.json", schema_for!(ledgers::WaiversFile)),
+        ("webhook-generic.schema.json", webhook::body()),
+    ];
+    files.into_iter().map(|(n, s)| with_id(n, s)).collect()
 }
