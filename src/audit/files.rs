@@ -245,7 +245,8 @@ mod tests {
         s.parse().unwrap()
     }
 
-    /// Two waivers granted the same day: one ends in 9 days, one in 29.
+    /// Two waivers granted the same day: one ends in 9 days, one in 29. The second has its
+    /// keys in another order, as a hand-edited file may.
     const WAIVERS: &str = "[[waiver]]
 id = \"places:1:max_null_fraction.pop_est:2026-12-01\"
 line = 1
@@ -259,11 +260,11 @@ reason = \"outage\"
 [[waiver]]
 id = \"places:all:max_null_fraction.pop_est:2026-12-01\"
 clause = \"max_null_fraction.pop_est\"
+reason = \"the same outage\"
 granted = 2026-12-01
 until = 2026-12-30
-at = 2026-12-01T09:00:00Z
 by = \"Notifier <notifier@example.org>\"
-reason = \"outage\"
+at = 2026-12-01T09:00:00Z
 ";
 
     #[test]

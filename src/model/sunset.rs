@@ -50,14 +50,14 @@ pub enum SunsetRefusal {
 }
 
 impl SunsetRefusal {
-    /// Whether `--force` may override this rule.
+    /// Whether `--force` may override this rule. Every rule is named, so that a new one is
+    /// decided here, not overridable by default.
     pub fn overridable(&self) -> bool {
-        matches!(
-            self,
-            SunsetRefusal::Earlier { .. }
-                | SunsetRefusal::NotAfterToday { .. }
-                | SunsetRefusal::WindowOutsidePolicy { .. }
-        )
+        use SunsetRefusal as R;
+        match self {
+            R::Earlier { .. } | R::NotAfterToday { .. } | R::WindowOutsidePolicy { .. } => true,
+            R::NoSuchLine { .. } | R::NotAfterOpening { .. } | R::ThreeLive { .. } => false,
+        }
     }
 }
 

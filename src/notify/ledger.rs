@@ -92,17 +92,25 @@ pub struct Release {
 /// A delivery refused for good (`[[failed]]`): a webhook receiver answered a 4xx other than
 /// 429, which no retry will change. Recorded so that later runs do not send it again; the
 /// run that recorded it said so and exited non-zero.
+/// It is a release that no later run takes up again, with the receiver's answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Failure {
-    pub consumer: String,
-    pub line: u64,
-    pub milestone: String,
-    pub run: String,
-    pub at: DateTime<FixedOffset>,
+    #[serde(flatten)]
+    pub entry: Release,
     /// The HTTP status the receiver answered.
     pub status: u16,
-    pub reason: String,
-    pub channel: String,
+}
+
+impl Release {
+    /// The notice this entry is about.
+    fn key(&self) -> Key {
+        (
+            self.consumer.clone(),
+            self.line,
+            self.milestone.clone(),
+            self.channel.clone(),
+        )
+    }
 }
 
 /// A dataset's ledger, each kind of entry in file order.
@@ -157,6 +165,22 @@ struct RawRelease {
     at: Spanned<toml::value::Datetime>,
     reason: String,
     channel: Option<Spanned<String>>,
+}
+
+impl RawFailure {
+    /// The entry as a release, and the status.
+    fn split(self) -> (RawRelease, u16) {
+        let release = RawRelease {
+            consumer: self.consumer,
+            line: self.line,
+            milestone: self.milestone,
+            run: self.run,
+            at: self.at,
+            reason: self.reason,
+            channel: self.channel,
+        };
+        (release, self.status)
+    }
 }
 
 #[derive(Deserialize)]
@@ -290,31 +314,25 @@ pub fn parse_ledger(file: &str, text: &str) -> Result<Ledger, TomlErrors> {
             }
         }
     }
+    let mut release = |r: RawRelease, at, channel| Release {
+        consumer: r.consumer,
+        line: r.line,
+        milestone: milestone(r.milestone),
+        run: r.run,
+        at,
+        reason: r.reason,
+        channel,
+    };
     for (r, at, channel) in releases {
         if let Some(at) = at {
-            ledger.releases.push(Release {
-                consumer: r.consumer,
-                line: r.line,
-                milestone: milestone(r.milestone),
-                run: r.run,
-                at,
-                reason: r.reason,
-                channel,
-            });
+            ledger.releases.push(release(r, at, channel));
         }
     }
     for (r, at, channel) in failures {
         if let Some(at) = at {
-            ledger.failed.push(Failure {
-                consumer: r.consumer,
-                line: r.line,
-                milestone: milestone(r.milestone),
-                run: r.run,
-                at,
-                status: r.status,
-                reason: r.reason,
-                channel,
-            });
+            let (r, status) = r.split();
+            let entry = release(r, at, channel);
+            ledger.failed.push(Failure { entry, status });
         }
     }
     errors.extend(bad_milestones);
@@ -347,28 +365,11 @@ impl Ledger {
     fn index(&mut self) {
         // A delivery recorded as failed is settled as a sent one is: no run sends it again.
         self.sent = self.notices.iter().map(|e| e.notice.key()).collect();
-        self.sent.extend(self.failed.iter().map(|f| {
-            (
-                f.consumer.clone(),
-                f.line,
-                f.milestone.clone(),
-                f.channel.clone(),
-            )
-        }));
+        self.sent.extend(self.failed.iter().map(|f| f.entry.key()));
         let released: HashSet<(Key, &str)> = self
             .releases
             .iter()
-            .map(|r| {
-                (
-                    (
-                        r.consumer.clone(),
-                        r.line,
-                        r.milestone.clone(),
-                        r.channel.clone(),
-                    ),
-                    r.run.as_str(),
-                )
-            })
+            .map(|r| (r.key(), r.run.as_str()))
             .collect();
         let mut open: HashMap<Key, Vec<usize>> = HashMap::new();
         for (i, c) in self.claims.iter().enumerate() {
@@ -545,26 +546,25 @@ pub fn claim_text(c: &Claim) -> String {
 
 /// The text appended to the ledger for one release.
 pub fn release_text(r: &Release) -> String {
-    format!(
-        "{}{}{}{}reason     = {}\n",
-        table_head("release", &r.consumer, r.line, &r.milestone),
-        channel_line(&r.channel),
-        run_line(&r.run),
-        at_line(&r.at),
-        toml_string(&r.reason),
-    )
+    release_lines("release", r, None)
 }
 
 /// The text appended to the ledger for one delivery that failed for good.
 pub fn failure_text(f: &Failure) -> String {
+    release_lines("failed", &f.entry, Some(f.status))
+}
+
+/// The lines of a `[[release]]` or a `[[failed]]` (`table`), with the receiver's `status` of
+/// a failure.
+fn release_lines(table: &str, r: &Release, status: Option<u16>) -> String {
     format!(
-        "{}{}{}{}status     = {}\nreason     = {}\n",
-        table_head("failed", &f.consumer, f.line, &f.milestone),
-        channel_line(&f.channel),
-        run_line(&f.run),
-        at_line(&f.at),
-        f.status,
-        toml_string(&f.reason),
+        "{}{}{}{}{}reason     = {}\n",
+        table_head(table, &r.consumer, r.line, &r.milestone),
+        channel_line(&r.channel),
+        run_line(&r.run),
+        at_line(&r.at),
+        status.map_or(String::new(), |s| format!("status     = {s}\n")),
+        toml_string(&r.reason),
     )
 }
 

@@ -98,15 +98,16 @@ pub enum WebhookError {
 
 impl WebhookError {
     /// Whether the registry or the environment's settings are at fault rather than the
-    /// receiver.
+    /// receiver. A variable that is not set at all is the environment's (the run's secrets
+    /// were not given to it), not the input's. Every variant is named, so that a new one is
+    /// decided here.
     pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            WebhookError::Unknown { .. }
-                | WebhookError::BadUrl { .. }
-                | WebhookError::BadSecret { .. }
-                | WebhookError::CaFile { .. }
-        )
+        use WebhookError as E;
+        match self {
+            E::Unknown { .. } | E::BadUrl { .. } | E::BadSecret { .. } | E::CaFile { .. } => true,
+            E::MissingUrl { .. } | E::MissingSecret { .. } => false,
+            E::Refused { .. } | E::Unavailable { .. } | E::HostDown { .. } | E::Client(_) => false,
+        }
     }
 }
 

@@ -56,16 +56,26 @@ pub(super) fn release_of(
 ) -> (String, String) {
     (
         n.dataset.clone(),
-        release_text(&Release {
-            consumer: n.consumer.clone(),
-            line: n.line,
-            milestone: n.milestone.to_string(),
-            run: run.to_string(),
-            at,
-            reason,
-            channel: n.channel.clone(),
-        }),
+        release_text(&release_record(n, run, at, reason)),
     )
+}
+
+/// The `[[release]]` of notice `n` by run `run` at `at`; a `[[failed]]` adds the status.
+pub(super) fn release_record(
+    n: &Notice,
+    run: &str,
+    at: DateTime<FixedOffset>,
+    reason: String,
+) -> Release {
+    Release {
+        consumer: n.consumer.clone(),
+        line: n.line,
+        milestone: n.milestone.to_string(),
+        run: run.to_string(),
+        at,
+        reason,
+        channel: n.channel.clone(),
+    }
 }
 
 pub(super) fn entry_of(

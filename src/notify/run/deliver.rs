@@ -4,14 +4,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset};
 
-use super::claim::{by_ledger, claim, entry_of, release_of};
+use super::claim::{by_ledger, claim, entry_of, release_of, release_record};
 use super::events::Event;
 use super::pending::{key_of, read_ledgers};
 use super::report::{Report, Row, RunError, Todo};
 use super::transport::Transport;
 use super::{Clock, Settings, Sink};
 use crate::notify::journal::{self, Delivered, Journal};
-use crate::notify::ledger::commit_ledger;
+use crate::notify::ledger::{commit_ledger, failure_text, Failure};
 use crate::store::Store;
 
 /// Send `todo` through `transport`: open it, claim the batch in the ledgers (one commit),
@@ -156,19 +156,11 @@ pub fn deliver(
                 }
                 match e.refused_status() {
                     // Refused for good: recorded, so later runs do not send it again.
-                    Some(status) => releases.push((
-                        n.dataset.clone(),
-                        crate::notify::ledger::failure_text(&crate::notify::ledger::Failure {
-                            consumer: n.consumer.clone(),
-                            line: n.line,
-                            milestone: n.milestone.to_string(),
-                            run: s.run.to_string(),
-                            at: clock(),
-                            status,
-                            reason: e.to_string(),
-                            channel: n.channel.clone(),
-                        }),
-                    )),
+                    Some(status) => {
+                        let entry = release_record(n, s.run, clock(), e.to_string());
+                        let failure = Failure { entry, status };
+                        releases.push((n.dataset.clone(), failure_text(&failure)));
+                    }
                     None => releases.push(release_of(n, s.run, clock(), format!("not sent: {e}"))),
                 }
                 report.rows.push(t.row("failed", Some(e.to_string())));

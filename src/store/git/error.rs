@@ -186,18 +186,17 @@ impl GitError {
 
     /// True for errors caused by what the user typed or configured (exit 2 in the CLI); every
     /// other variant is an environment failure (exit 3), including [`GitError::Moved`] and
-    /// [`GitError::InjectedFault`].
+    /// [`GitError::InjectedFault`]. Every variant is named, so that a new one is decided here.
     pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            GitError::BadRev { .. }
-                | GitError::BadPath { .. }
-                | GitError::NoIdentity { .. }
-                | GitError::BadDate { .. }
-                | GitError::AlreadyExists { .. }
-                | GitError::NoRepository { .. }
-                | GitError::Symlink { .. }
-        )
+        use GitError as E;
+        match self {
+            E::BadRev { .. } | E::BadPath { .. } | E::NoIdentity { .. } | E::BadDate { .. } => true,
+            E::AlreadyExists { .. } | E::NoRepository { .. } | E::Symlink { .. } => true,
+            E::Init { .. } | E::Open { .. } | E::Bare { .. } | E::NoGit { .. } => false,
+            E::Moved { .. } | E::StaleLock { .. } | E::Busy { .. } | E::Locked { .. } => false,
+            E::Sync { .. } | E::Diverged { .. } | E::SinceNotInHistory { .. } => false,
+            E::InjectedFault | E::Checkout { .. } | E::Git { .. } | E::Io { .. } => false,
+        }
     }
 
     pub(super) fn git(context: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {

@@ -73,27 +73,8 @@ impl Repo {
 
     /// Like [`Repo::list_at`], with whether each entry is a directory.
     pub fn entries_at(&self, commit: ObjectId, dir: &str) -> Result<Vec<(String, bool)>, GitError> {
-        let dir = dir.trim_end_matches('/');
-        let tree = self.tree_of(commit)?;
-        let tree = if dir.is_empty() {
-            tree
-        } else {
-            match subdir(&tree, dir, commit)? {
-                Some(entry) => entry
-                    .object()
-                    .map_err(GitError::git(format!("could not read {dir} at {commit}")))?
-                    .into_tree(),
-                None => return Ok(Vec::new()),
-            }
-        };
-        let decoded = tree
-            .decode()
-            .map_err(GitError::git(format!("could not decode {dir} at {commit}")))?;
-        Ok(decoded
-            .entries
-            .iter()
-            .map(|e| (e.filename.to_str_lossy().into_owned(), e.mode.is_tree()))
-            .collect())
+        let entries = self.tree_entries_at(commit, dir)?;
+        Ok(entries.into_iter().map(|e| (e.name, e.is_dir)).collect())
     }
 
     /// The entries of directory `dir` at `commit` with their object ids; empty if there is no
