@@ -129,6 +129,41 @@ mod rooms {
         assert!(wrong.is_empty(), "arrows that run back up: {wrong:#?}");
     }
 
+    /// How many code lines a file may hold before its tests: past that, a file holds more
+    /// than one idea, and the next reader has to find the seams.
+    const MAX_CODE_LINES: usize = 600;
+
+    /// Code lines: neither blank nor only a comment, before the file's tests.
+    fn code_lines(text: &str) -> usize {
+        code(text).lines().filter(|l| !l.trim().is_empty()).count()
+    }
+
+    #[test]
+    fn no_file_holds_more_than_its_share_of_code() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut over: Vec<String> = super::source_files()
+            .iter()
+            .filter_map(|path| {
+                let n = code_lines(&std::fs::read_to_string(path).expect("readable"));
+                let rel = path.strip_prefix(&src).expect("under src").display();
+                (n > MAX_CODE_LINES).then(|| format!("{rel}: {n} code lines"))
+            })
+            .collect();
+        over.sort();
+        assert!(
+            over.is_empty(),
+            "files over {MAX_CODE_LINES} code lines before their tests (split them by idea): \
+             {over:#?}"
+        );
+    }
+
+    #[test]
+    fn code_lines_leave_out_blanks_comments_and_tests() {
+        let text = "//! A room.\n\nfn a() {}\n    // why\n/// doc\nfn b() {}\n\
+                    #[cfg(test)]\nmod tests {}\n";
+        assert_eq!(code_lines(text), 2);
+    }
+
     #[test]
     fn the_guard_sees_a_path_and_not_a_longer_name() {
         assert!(names("use crate::store::Store;", "store"));
