@@ -157,6 +157,47 @@ mod rooms {
         );
     }
 
+    /// The module names of the library's files, each with where it stands: a file's stem
+    /// (`mod.rs` names its folder, which is counted once as a folder) and every folder. The
+    /// files of `cli/` keep their commands' names and are left out.
+    fn module_names(src: &std::path::Path) -> Vec<(String, String)> {
+        let mut out = std::collections::BTreeSet::new();
+        for path in super::source_files() {
+            let rel = path.strip_prefix(src).expect("under src");
+            if rel.starts_with("cli") {
+                continue;
+            }
+            let parts: Vec<String> = rel
+                .iter()
+                .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+                .collect();
+            // Every folder on the way, and the file (a `foo.rs` beside its `foo/` is the same
+            // module as the folder: one entry).
+            for i in 0..parts.len() {
+                let name = &parts[i];
+                if matches!(name.as_str(), "mod" | "lib" | "main") {
+                    continue;
+                }
+                out.insert((name.clone(), parts[..=i].join("/")));
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    #[test]
+    fn no_two_library_modules_share_a_name() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut by_name: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for (name, place) in module_names(&src) {
+            by_name.entry(name).or_default().push(place);
+        }
+        let shared: Vec<_> = by_name.into_iter().filter(|(_, p)| p.len() > 1).collect();
+        assert!(
+            shared.is_empty(),
+            "library modules that share a name (rename one so the name says which): {shared:#?}"
+        );
+    }
+
     #[test]
     fn code_lines_leave_out_blanks_comments_and_tests() {
         let text = "//! A room.\n\nfn a() {}\n    // why\n/// doc\nfn b() {}\n\

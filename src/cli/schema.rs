@@ -1,5 +1,5 @@
 //! `contracts schema`: write the JSON Schemas of the store's files (the schemas themselves are
-//! in `src/render/schema.rs`).
+//! in `src/render/schema/`).
 
 use std::path::PathBuf;
 

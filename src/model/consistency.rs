@@ -1,6 +1,6 @@
 //! The consistency proofs behind `contracts check` that need no git: recorded verdicts
 //! against the ones re-derived from the contract files, and "this file only grew at its end".
-//! (The proofs that walk the commits are `store::audit`.)
+//! (The proofs that walk the commits are `store::proofs`.)
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! The sunset notifier: plan -> render -> send (docs/src/commands/notify.md).
 //!
-//! `plan` decides, purely, who is told what today; `render` turns a notice into subject and
+//! `plan` decides, purely, who is told what today; `message` renders a notice as subject and
 //! body from templates, on a fuel and size budget; `send` delivers over one SMTP connection,
 //! one attempt per batch; `ledger` claims each notice before it is sent and confirms it after,
 //! so that no notice is sent twice by two runs, and `journal` lists what a run delivered so that
@@ -12,9 +12,9 @@
 
 pub mod journal;
 pub mod ledger;
+pub mod message;
 pub mod plan;
 pub mod preview;
-pub mod render;
 pub mod run;
 pub mod send;
 pub mod waiver_notices;

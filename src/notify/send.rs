@@ -34,8 +34,8 @@ use lettre::transport::smtp::extension::ClientId;
 use lettre::Message;
 
 use super::error_chain;
+use super::message::Rendered;
 use super::plan::Notice;
-use super::render::Rendered;
 use crate::model::config::{Config, Smtp, Tls};
 
 #[derive(Debug, thiserror::Error)]
@@ -631,7 +631,7 @@ mod tests {
             milestone: crate::notify::plan::Milestone::Before(60),
             recipients: recipients.clone(),
             old_version: semver::Version::new(1, 0, 0),
-            ..crate::notify::render::tests::notice(47)
+            ..crate::notify::message::tests::notice(47)
         };
         let rendered = Rendered {
             subject: "s".into(),

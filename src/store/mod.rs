@@ -6,9 +6,9 @@
 //! commit on top of that same HEAD, with a compare-and-swap on the branch, so two writers
 //! cannot both build on the same state. This module is the only place that knows the layout.
 
-pub mod audit;
 pub mod git;
 mod lines;
+pub mod proofs;
 mod transact;
 pub mod worktree;
 
@@ -21,9 +21,9 @@ use chrono::NaiveDate;
 
 use semver::Version;
 
-pub use audit::{log_entries, LogEntry};
-pub use audit::{CommitInfo, HistoryProof, Prover, RecordOrigins, Violation, RECORD_HEADERS};
 pub use git::{CommitChanges, GitError, ObjectId, Remote, Repo, TreeEntry};
+pub use proofs::{log_entries, LogEntry};
+pub use proofs::{CommitInfo, HistoryProof, Prover, RecordOrigins, Violation, RECORD_HEADERS};
 pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::history::{parse_history, History};

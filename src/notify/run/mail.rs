@@ -10,7 +10,7 @@ use super::report::{RunError, Todo};
 use crate::model::config::Config;
 use crate::model::history::{ChangeRecord, History};
 use crate::model::ConsumerVerdict;
-use crate::notify::render::{ChangeValues, Templates, BODY, SUBJECT};
+use crate::notify::message::{ChangeValues, Templates, BODY, SUBJECT};
 use crate::notify::send::message;
 use crate::store::{layout, Store};
 
@@ -59,7 +59,7 @@ pub fn render_mail(
         );
         t.rendered = Some(rendered);
         // What the notice told, for the report: the same selection the template received.
-        let selected = crate::notify::render::told(n, &changes);
+        let selected = crate::notify::message::told(n, &changes);
         let told: Vec<String> = selected.iter().map(|(c, _)| c.clause.clone()).collect();
         let facts = selected
             .iter()

@@ -14,7 +14,7 @@ mod mail;
 mod pending;
 mod report;
 mod transport;
-mod waiver;
+mod waiver_facts;
 
 pub use deliver::deliver;
 pub use events::Event;

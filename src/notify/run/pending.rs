@@ -7,7 +7,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 
 use super::events::Event;
 use super::report::{RunError, Todo};
-use super::waiver::waiver_notice;
+use super::waiver_facts::waiver_notice;
 use super::{Settings, Sink};
 use crate::consumers::{classify, Registry, Scan, Status};
 use crate::model::config::Config;

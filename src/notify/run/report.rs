@@ -6,8 +6,8 @@ use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use super::transport::{DeliveryError, Usage};
+use crate::notify::message::RenderError;
 use crate::notify::plan::Notice;
-use crate::notify::render::RenderError;
 use crate::notify::send::MailError;
 use crate::store::StoreError;
 
@@ -161,7 +161,7 @@ pub struct Todo {
     /// Every run with an open (stale) claim on the notice.
     pub(super) earlier: Vec<String>,
     /// The notice's mail as rendered (subject and body), for a preview.
-    pub rendered: Option<crate::notify::render::Rendered>,
+    pub rendered: Option<crate::notify::message::Rendered>,
 }
 
 impl Todo {

@@ -14,11 +14,11 @@
 //! the keys its parser takes (read from the parser's own refusal of an unknown key); every
 //! real file validates; and every file a parser refuses on a static bound, the schema refuses.
 
-mod config;
-mod consumers;
-mod contract;
+mod config_file;
+mod consumers_file;
+mod contract_file;
 mod ledgers;
-mod webhook;
+mod webhook_body;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
@@ -120,21 +120,24 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
     };
     use schemars::schema_for;
     let files = [
-        ("contract.schema.json", schema_for!(contract::ContractFile)),
+        (
+            "contract.schema.json",
+            schema_for!(contract_file::ContractFile),
+        ),
         (
             "contracts-toml.schema.json",
-            schema_for!(config::ConfigFile),
+            schema_for!(config_file::ConfigFile),
         ),
         (
             "consumers.schema.json",
-            schema_for!(consumers::ConsumersFile),
+            schema_for!(consumers_file::ConsumersFile),
         ),
         (
             "release-manifest.schema.json",
-            schema_for!(contract::ManifestFile),
+            schema_for!(contract_file::ManifestFile),
         ),
         ("waivers.schema.json", schema_for!(ledgers::WaiversFile)),
-        ("webhook-generic.schema.json", webhook::body()),
+        ("webhook-generic.schema.json", webhook_body::body()),
     ];
     files.into_iter().map(|(n, s)| with_id(n, s)).collect()
 }
