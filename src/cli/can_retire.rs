@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         .remove(&args.dataset)
         .unwrap_or_default();
     let consumption = &store.config().consumption;
-    let thresholds = Thresholds::of(consumption);
+    let thresholds = consumption.thresholds;
     let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
     exempt(&mut standings, &registry, thresholds, Some(&usage));
     let g = retire_gate(

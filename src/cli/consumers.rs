@@ -90,7 +90,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ignored: 0,
         })
         .collect();
-    let thresholds = Thresholds::of(&store.config().consumption);
+    let thresholds = store.config().consumption.thresholds;
     if thresholds.bite() {
         let names = [args.dataset.clone()].into_iter().collect();
         let reads = scan_daily(ctx, &store, &names, Some(req.from), &registry)?

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::context::{registry_and_scan, scan_daily};
 use super::output::{key, line_state, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::{classify, exempt, retire_gate, Status, Thresholds};
+use crate::consumers::{classify, exempt, retire_gate, Status};
 use crate::store::Store;
 
 /// Live lines per dataset, with their windows
@@ -169,7 +169,7 @@ fn count_still_on(
         return Ok(());
     }
     let (registry, scan, req) = registry_and_scan(ctx, store, windowed.clone())?;
-    let thresholds = Thresholds::of(&store.config().consumption);
+    let thresholds = store.config().consumption.thresholds;
     // Counting each reader's days is a second pass over the log: only when a threshold can
     // call someone incidental.
     let daily = if thresholds.bite() {

@@ -111,22 +111,10 @@ pub struct LineUse {
     pub days: u64,
 }
 
-/// The usage thresholds of `[consumption]`: below them a reader is incidental on a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Thresholds {
-    pub min_reads: u64,
-    pub min_days: u64,
-}
+pub use crate::model::config::Thresholds;
 
+/// What the thresholds say of a reader (the type is the config's, `[consumption]`).
 impl Thresholds {
-    /// The thresholds `contracts.toml` sets.
-    pub fn of(c: &crate::model::config::Consumption) -> Thresholds {
-        Thresholds {
-            min_reads: c.min_reads,
-            min_days: c.min_days,
-        }
-    }
-
     /// Whether they can call anyone incidental: a consumer whose newest read is on a line
     /// has at least one read on one day there.
     pub fn bite(&self) -> bool {

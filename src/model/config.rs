@@ -142,14 +142,30 @@ pub struct Consumption {
     /// Unset: 30, or `lookback_days` when that is shorter (reads are only seen in the
     /// lookback).
     pub stale_after_days: Option<i64>,
-    /// A consumer with fewer reads of a line in the lookback is incidental on it: its reads
-    /// do not hold the line back from retiring (it is still told).
+    /// Below these a reader is incidental on a line.
+    pub thresholds: Thresholds,
+    /// The default of each access-log source's `same_read_seconds`.
+    pub same_read_seconds: u64,
+}
+
+/// The usage thresholds of `[consumption]`: below them a reader is incidental on a line, and
+/// its reads do not hold the line back from retiring (it is still told).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Thresholds {
+    /// A consumer with fewer reads of a line in the lookback is incidental on it.
     pub min_reads: u64,
     /// A consumer whose reads of a line fall on fewer distinct days of the lookback is
     /// incidental on it.
     pub min_days: u64,
-    /// The default of each access-log source's `same_read_seconds`.
-    pub same_read_seconds: u64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            min_reads: 1,
+            min_days: 1,
+        }
+    }
 }
 
 /// The default of `[consumption] stale_after_days`.
@@ -184,8 +200,7 @@ impl Default for Consumption {
             tables: Vec::new(),
             lookback_days: 30,
             stale_after_days: None,
-            min_reads: 1,
-            min_days: 1,
+            thresholds: Thresholds::default(),
             same_read_seconds: SAME_READ_SECONDS,
         }
     }
@@ -464,8 +479,10 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         lookback_days: c.lookback_days,
         stale_after_days: c.stale_after_days,
         same_read_seconds,
-        min_reads: c.min_reads,
-        min_days: c.min_days,
+        thresholds: Thresholds {
+            min_reads: c.min_reads,
+            min_days: c.min_days,
+        },
     };
     if !errors.is_empty() {
         return Err(TomlErrors::in_line_order(errors));
