@@ -50,7 +50,7 @@ fn a_day_of_generated_s3_logs_gives_the_generators_reads() {
     let mut by_version = std::collections::BTreeMap::<String, u64>::new();
     let mut count = |r: contracts::consumers::access::Read| {
         *by_version
-            .entry(format!("{} {}", r.dataset, r.contract))
+            .entry(format!("{} {}", r.reader.dataset, r.reader.contract))
             .or_default() += 1;
     };
     for f in &files {

@@ -373,11 +373,11 @@ fn access_read(
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
     let record = Record {
-        dataset: &read.dataset,
-        consumer: read.principal.as_deref().unwrap_or(ANONYMOUS),
-        contract: &read.contract,
-        first: read.at,
-        last: read.at,
+        dataset: &read.reader.dataset,
+        consumer: read.reader.principal.as_deref().unwrap_or(ANONYMOUS),
+        contract: &read.reader.contract,
+        first: read.at(),
+        last: read.at(),
         reads: 1,
     };
     wanted.hand_on(record, on_read)

@@ -39,12 +39,27 @@ pub const DEFAULT_REORDER_SECONDS: u64 = 12 * 3600;
 /// One read of a dataset: a burst of requests by one principal for one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Read {
-    /// The burst's last request, with the offset as written.
-    pub at: DateTime<FixedOffset>,
-    /// The burst's first request.
-    pub first: DateTime<FixedOffset>,
-    /// The requests the burst took.
-    pub requests: u64,
+    pub burst: Span,
+    pub reader: Reader,
+}
+
+impl Read {
+    /// When the read is dated: the burst's last request, with the offset as written.
+    pub fn at(&self) -> DateTime<FixedOffset> {
+        self.burst.last
+    }
+
+    /// [`Read::at`] as RFC 3339 text, with the offset as written (`+00:00` for S3's
+    /// `+0000`).
+    pub fn at_text(&self) -> String {
+        self.burst.last.to_rfc3339()
+    }
+}
+
+/// Who read what: a principal (or anonymous client) and the object, with the dataset and
+/// contract version it maps to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reader {
     /// `None`: anonymous.
     pub principal: Option<String>,
     pub dataset: String,
@@ -53,28 +68,18 @@ pub struct Read {
     pub object: String,
 }
 
-impl Read {
-    /// `at` as RFC 3339 text, with the offset as written (`+00:00` for S3's `+0000`).
-    pub fn at_text(&self) -> String {
-        self.at.to_rfc3339()
-    }
-}
-
-/// One burst: its first and last request.
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    first: DateTime<FixedOffset>,
-    last: DateTime<FixedOffset>,
-    requests: u64,
+/// One burst: its first and last request, and how many it took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub first: DateTime<FixedOffset>,
+    pub last: DateTime<FixedOffset>,
+    pub requests: u64,
 }
 
 /// The open bursts of one principal (or anonymous client) on one object.
 #[derive(Debug)]
 struct Open {
-    principal: Option<String>,
-    dataset: String,
-    contract: String,
-    object: String,
+    reader: Reader,
     /// Disjoint, sorted by time, each gap wider than the window: usually one.
     spans: Vec<Span>,
 }
@@ -153,10 +158,12 @@ impl Bursts {
                 self.open.insert(
                     self.key.clone(),
                     Open {
-                        principal: hit.principal.as_ref().map(|p| p.to_string()),
-                        dataset: hit.dataset.to_string(),
-                        contract: hit.contract.to_string(),
-                        object: hit.object.to_string(),
+                        reader: Reader {
+                            principal: hit.principal.as_ref().map(|p| p.to_string()),
+                            dataset: hit.dataset.to_string(),
+                            contract: hit.contract.to_string(),
+                            object: hit.object.to_string(),
+                        },
                         spans: vec![Span {
                             first: t,
                             last: t,
@@ -217,13 +224,8 @@ impl Bursts {
 
 fn read_of(open: &Open, span: Span) -> Read {
     Read {
-        at: span.last,
-        first: span.first,
-        requests: span.requests,
-        principal: open.principal.clone(),
-        dataset: open.dataset.clone(),
-        contract: open.contract.clone(),
-        object: open.object.clone(),
+        burst: span,
+        reader: open.reader.clone(),
     }
 }
 
@@ -304,7 +306,14 @@ mod tests {
         }
         b.finish(|r| out.push(r));
         out.sort_by(|a, b| {
-            (a.first, &a.principal, &a.object).cmp(&(b.first, &b.principal, &b.object))
+            let key = |r: &Read| {
+                (
+                    r.burst.first,
+                    r.reader.principal.clone(),
+                    r.reader.object.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
         });
         out
     }
@@ -324,9 +333,9 @@ mod tests {
         let mut b = Bursts::new(60);
         let reads = run(&mut b, &hits);
         assert_eq!(reads.len(), 1);
-        assert_eq!(reads[0].requests, 25);
-        assert_eq!(reads[0].first, at("2024-05-01T10:00:00Z"));
-        assert_eq!(reads[0].at, at("2024-05-01T10:20:00Z"));
+        assert_eq!(reads[0].burst.requests, 25);
+        assert_eq!(reads[0].burst.first, at("2024-05-01T10:00:00Z"));
+        assert_eq!(reads[0].at(), at("2024-05-01T10:20:00Z"));
         assert_eq!((b.reads(), b.continued()), (1, 24));
     }
 
@@ -339,7 +348,7 @@ mod tests {
         ];
         let reads = run(&mut Bursts::new(60), &hits);
         assert_eq!(reads.len(), 2, "60 s is within, 61 s is not: {reads:?}");
-        assert_eq!(reads[0].requests, 2);
+        assert_eq!(reads[0].burst.requests, 2);
     }
 
     #[test]

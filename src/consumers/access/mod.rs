@@ -32,7 +32,7 @@ pub mod s3;
 pub mod template;
 mod text;
 
-pub use burst::{Bursts, Read, DEFAULT_REORDER_SECONDS};
+pub use burst::{Bursts, Read, Reader, Span, DEFAULT_REORDER_SECONDS};
 pub use combined::{Pattern, PatternError};
 pub use template::{Captures, Template, TemplateError, Templates};
 
@@ -882,16 +882,16 @@ mod tests {
         let (stats, outcome) =
             read_access_log(&access, log.as_bytes(), |r| reads.push(r), |e| bad.push(e));
         outcome.unwrap();
-        reads.sort_by_key(|r| r.first);
+        reads.sort_by_key(|r| r.burst.first);
         let got = reads
             .iter()
             .map(|r| {
                 (
                     r.at_text(),
-                    r.requests,
-                    r.principal.clone(),
-                    r.dataset.as_str(),
-                    r.contract.as_str(),
+                    r.burst.requests,
+                    r.reader.principal.clone(),
+                    r.reader.dataset.as_str(),
+                    r.reader.contract.as_str(),
                 )
             })
             .collect::<Vec<_>>();
@@ -975,7 +975,10 @@ mod tests {
         }
         let stats = scan.finish(|r| reads.push(r));
         assert_eq!(reads.len(), 1, "{reads:?}");
-        assert_eq!(reads[0].first.to_rfc3339(), "2019-02-06T23:59:40+00:00");
+        assert_eq!(
+            reads[0].burst.first.to_rfc3339(),
+            "2019-02-06T23:59:40+00:00"
+        );
         assert_eq!((stats.requests, stats.reads, stats.same_read), (3, 1, 2));
     }
 

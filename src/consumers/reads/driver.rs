@@ -511,16 +511,16 @@ pub(crate) fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError>
 /// Fold one read of an access log in: its principal is the consumer value (`anonymous`
 /// when the request carried none), looked up in the registry's identities afterwards.
 fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
-    let principal = read.principal.as_deref().unwrap_or(ANONYMOUS);
+    let principal = read.reader.principal.as_deref().unwrap_or(ANONYMOUS);
     // A read the templates or constants made is well formed; a version that is not one is
     // counted as malformed by `fold` like any other line's.
     if fold(
         scan,
         req,
-        At::Instant(read.at),
+        At::Instant(read.at()),
         principal.as_bytes(),
-        read.dataset.as_bytes(),
-        read.contract.as_bytes(),
+        read.reader.dataset.as_bytes(),
+        read.reader.contract.as_bytes(),
     )
     .is_err()
     {
