@@ -297,7 +297,7 @@ impl Store {
             warn_lag(self.notices.as_ref(), id, lag);
             return Ok(id);
         };
-        let id = self.repo.write_commit(Some(self.head), files, message)?;
+        let (id, _) = self.repo.write_commit(Some(self.head), files, message)?;
         match self.repo.push(remote, id, Some(self.head))? {
             Pushed::Done => {
                 let summary = message.lines().next().unwrap_or_default();

@@ -48,7 +48,7 @@ impl Repo {
         message: &str,
     ) -> Result<(ObjectId, Option<GitError>), GitError> {
         let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-        let (commit, identity) = self.write_commit_with(parent, files, message)?;
+        let (commit, identity) = self.write_commit(parent, files, message)?;
 
         self.move_head_waiting(parent, commit, message, &identity)?;
 
@@ -57,19 +57,11 @@ impl Repo {
     }
 
     /// Write the objects of ONE commit that sets `files` on top of `parent`, and return its
-    /// id; no ref moves, nothing in the work tree changes. For a store shared through a remote,
-    /// where the push is the compare-and-swap and the local branch follows it. Checks paths and
-    /// symbolic links first, like [`Repo::commit_files`].
+    /// id with the identity it was written as; no ref moves, nothing in the work tree changes.
+    /// For a store shared through a remote, where the push is the compare-and-swap and the
+    /// local branch follows it. Checks paths and symbolic links first, like
+    /// [`Repo::commit_files`].
     pub fn write_commit(
-        &self,
-        parent: Option<ObjectId>,
-        files: &[(String, Vec<u8>)],
-        message: &str,
-    ) -> Result<ObjectId, GitError> {
-        Ok(self.write_commit_with(parent, files, message)?.0)
-    }
-
-    pub(super) fn write_commit_with(
         &self,
         parent: Option<ObjectId>,
         files: &[(String, Vec<u8>)],
