@@ -68,6 +68,7 @@ mod coords;
 mod document;
 mod fast;
 mod geometry;
+mod number;
 mod split;
 
 const F: Format = Format::GeoJson;

@@ -274,70 +274,17 @@ impl RawCoords<'_> {
         }
     }
 
-    /// A JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    /// A JSON number ([`number`](super::number::number)'s grammar), as the double the
+    /// standard parser gives.
     fn number(&mut self) -> Option<f64> {
-        let b = self.b;
         let start = self.i;
-        let mut i = start;
-        // The digits as one integer `m` (exact while there are at most 19 of them), and the
-        // power of ten that scales it.
-        let mut m: u64 = 0;
-        let mut nd = 0usize;
-        let mut digits = |i: &mut usize| {
-            let s = *i;
-            while let Some(&c @ b'0'..=b'9') = b.get(*i) {
-                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                nd += 1;
-                *i += 1;
-            }
-            *i - s
-        };
-        let neg = b.get(i) == Some(&b'-');
-        if neg {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut i);
-            }
-            _ => return None,
-        }
-        let mut frac = 0;
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            frac = digits(&mut i);
-            if frac == 0 {
-                return None;
-            }
-        }
-        let mut exp: Option<i64> = Some(0);
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            let sign = match b.get(i) {
-                Some(b'-') => -1,
-                Some(b'+') => 1,
-                _ => 0,
-            };
-            if sign != 0 {
-                i += 1;
-            }
-            let s = i;
-            let mut e: i64 = 0;
-            while let Some(&c @ b'0'..=b'9') = b.get(i) {
-                e = e.saturating_mul(10).saturating_add(i64::from(c - b'0'));
-                i += 1;
-            }
-            if i == s {
-                return None;
-            }
-            exp = (i - s <= 6).then_some(if sign < 0 { -e } else { e });
-        }
+        let n = super::number::number(self.b, start)?;
+        let (i, m, nd, frac, neg) = (n.end, n.mantissa, n.digits, n.fraction, n.negative);
         self.i = i;
         // Clinger's fast path: an integer of at most 2^53 and a power of ten of at most
         // 10^22 are both exact doubles, so one multiplication or division rounds correctly,
         // to the double the full parser gives.
-        if let Some(exp) = exp {
+        if let Some(exp) = n.exponent {
             let e = exp - frac as i64;
             if nd <= 19 && m <= 1 << 53 && (-22..=22).contains(&e) {
                 let f = m as f64;

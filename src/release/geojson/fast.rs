@@ -115,48 +115,13 @@ impl<'a> Walk<'a> {
         Some(s)
     }
 
-    /// A JSON number (strict grammar): whether it is integral, and its text.
+    /// A JSON number ([`number`](super::number::number)'s grammar): whether it is integral,
+    /// and its text.
     fn number(&mut self) -> Option<(bool, &'a str)> {
-        let b = self.b;
         let start = self.i;
-        let mut i = start;
-        let digits = |i: &mut usize| {
-            let s = *i;
-            while *i < b.len() && b[*i].is_ascii_digit() {
-                *i += 1;
-            }
-            *i - s
-        };
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut i);
-            }
-            _ => return None,
-        }
-        let mut integral = true;
-        if b.get(i) == Some(&b'.') {
-            integral = false;
-            i += 1;
-            if digits(&mut i) == 0 {
-                return None;
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            integral = false;
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            if digits(&mut i) == 0 {
-                return None;
-            }
-        }
-        self.i = i;
-        Some((integral, self.text.get(start..i)?))
+        let n = super::number::number(self.b, start)?;
+        self.i = n.end;
+        Some((n.integral(), self.text.get(start..n.end)?))
     }
 
     /// A number's type as serde_json's `Value` has it: an integer that fits `i64` is
