@@ -483,7 +483,7 @@ pub(crate) fn readers_of(sources: &[Source]) -> Result<Readers, LogError> {
 
 /// The compiled access log of a source whose format is an access-log one; `None` for the
 /// others. A source table that `check` would refuse is an error here too.
-pub(crate) fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
+fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
     let Some(format) = src
         .format
         .filter(|f| f.is_access_log())
