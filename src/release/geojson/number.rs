@@ -31,9 +31,8 @@ impl Number {
 /// The JSON number that starts at `b[start]`, or `None` when the text there is not one.
 ///
 /// Always inlined: it is the inner loop of the coordinate scan, and as a call that returns
-/// the parts, profiling 600,000 LineStrings took 5 % longer (0.460 → 0.486 s, medians of 7);
-/// inlined, it takes what the scanner with its own copy of the grammar took (0.465 against
-/// 0.463 s, medians of 11).
+/// the parts, profiling took 5 % longer; inlined, it takes what the scanner with its own copy
+/// of the grammar took (bench/RESULTS.md, "One JSON number grammar").
 #[inline(always)]
 pub(super) fn number(b: &[u8], start: usize) -> Option<Number> {
     let mut i = start;
