@@ -279,32 +279,32 @@ impl RawCoords<'_> {
     fn number(&mut self) -> Option<f64> {
         let start = self.i;
         let n = super::number::number(self.b, start)?;
-        let (i, m, nd, frac, neg) = (n.end, n.mantissa, n.digits, n.fraction, n.negative);
-        self.i = i;
+        self.i = n.end;
+        let sign = |v: f64| if n.negative { -v } else { v };
         // Clinger's fast path: an integer of at most 2^53 and a power of ten of at most
         // 10^22 are both exact doubles, so one multiplication or division rounds correctly,
         // to the double the full parser gives.
         if let Some(exp) = n.exponent {
-            let e = exp - frac as i64;
-            if nd <= 19 && m <= 1 << 53 && (-22..=22).contains(&e) {
-                let f = m as f64;
+            let e = exp - n.fraction as i64;
+            if n.digits <= 19 && n.mantissa <= 1 << 53 && (-22..=22).contains(&e) {
+                let f = n.mantissa as f64;
                 let v = if e < 0 {
                     f / POW10[(-e) as usize]
                 } else {
                     f * POW10[e as usize]
                 };
-                return Some(if neg { -v } else { v });
+                return Some(sign(v));
             }
             // Longer digits (most coordinates have 16 or 17) over a power of ten: a
             // candidate from floating point, proved nearest in integers.
-            if nd <= 19 && (-21..0).contains(&e) {
-                if let Some(v) = nearest_quotient(m, (-e) as usize) {
-                    return Some(if neg { -v } else { v });
+            if n.digits <= 19 && (-21..0).contains(&e) {
+                if let Some(v) = nearest_quotient(n.mantissa, (-e) as usize) {
+                    return Some(sign(v));
                 }
             }
         }
-        // ASCII from `start` to `i`: both are character boundaries.
-        let v: f64 = self.text.get(start..i)?.parse().ok()?;
+        // ASCII from `start` to the number's end: both are character boundaries.
+        let v: f64 = self.text.get(start..n.end)?.parse().ok()?;
         v.is_finite().then_some(v)
     }
 
