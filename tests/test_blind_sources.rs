@@ -44,8 +44,9 @@ fn s3_world(template: &str) -> World {
             log += &world::s3_line(&at("50"), ROLE, "REST.GET.OBJECT", "README.md", 200, "10");
         }
         std::fs::write(
-            w.root()
-                .join(format!("consumption/s3/2026-11-{day}-10-15-00-5A1B2C3D4E5F6A7B")),
+            w.root().join(format!(
+                "consumption/s3/2026-11-{day}-10-15-00-5A1B2C3D4E5F6A7B"
+            )),
             log,
         )
         .unwrap();
@@ -70,7 +71,7 @@ fn a_mistyped_match_template_makes_can_retire_say_cannot_tell() {
     let run = w.run("2026-11-29", &["can-retire", "roads", "1"]);
     run.assert_code(4);
     assert!(
-        !run.stdout().contains("can retire:"),
+        !run.stdout().contains("roads line 1 can retire"),
         "a blind source never gives a yes: {}",
         run.stdout()
     );
@@ -165,7 +166,8 @@ fn notify_sends_what_the_other_sources_decide_names_the_blind_one_and_exits_4() 
     run.assert_stderr_has("consumption/s3/*");
     let plan = run.json();
     assert!(
-        plan.rows().any(|r| r["consumer"] == "flood-model" && r["line"] == 1),
+        plan.rows()
+            .any(|r| r["consumer"] == "flood-model" && r["line"] == 1),
         "the working source still decides: {plan:#}"
     );
 }
@@ -210,4 +212,52 @@ fn a_source_with_no_read_of_any_dataset_is_blind_unless_it_is_expected_to_be_qui
     w.append("contracts.toml", "expect_reads = false\n");
     w.run("2027-03-05", &["can-retire", "roads", "1"])
         .assert_code(0);
+}
+
+#[test]
+fn check_tries_each_template_on_the_newest_requests_and_reports_one_that_matches_none() {
+    // The control: the right template matches, and check has nothing to say of it.
+    let right = s3_world(RIGHT);
+    let run = right.run("2026-11-29", &["check"]);
+    assert!(
+        !run.stdout().contains("`match` template"),
+        "{}",
+        run.stdout()
+    );
+
+    let w = s3_world(MISTYPED);
+    let run = w.run("2026-11-29", &["--format", "json", "check"]);
+    run.assert_code(1);
+    let findings = run.json()["findings"].clone();
+    let about: Vec<&serde_json::Value> = findings
+        .rows()
+        .filter(|f| f["message"].as_str().unwrap().contains("`match` template"))
+        .collect();
+    assert_eq!(about.len(), 1, "{findings:#}");
+    let f = about[0];
+    assert_eq!(f["file"], "contracts.toml");
+    // The place of the source's `path` in contracts.toml.
+    let config = w.read("contracts.toml").unwrap();
+    assert_eq!(
+        f["line"],
+        world::line_of(&config, "path = \"consumption/s3/*\"") as u64,
+        "{f:#}"
+    );
+    let message = f["message"].as_str().unwrap();
+    // The newest file holds 4 successful GETs and HEADs of objects (the 27th: 3 of the
+    // dataset and README.md).
+    assert!(message.contains(MISTYPED), "{message}");
+    assert!(message.contains("none of the 4 newest"), "{message}");
+    assert!(message.contains(V1), "{message}");
+
+    // Of two templates, the one that matches nothing is named, and only it.
+    let two = s3_world(&format!("{RIGHT}\", \"legacy/{{dataset}}/{{contract}}/*"));
+    let run = two.run("2026-11-29", &["check"]);
+    run.assert_code(1);
+    run.assert_stdout_has("legacy/{dataset}/{contract}/*");
+    assert!(
+        !run.stdout().contains(&format!("template \"{RIGHT}\"")),
+        "{}",
+        run.stdout()
+    );
 }

@@ -43,12 +43,15 @@ fn a_line_whose_successor_has_not_opened_cannot_retire() {
         .json();
     let line1 = rows.rows().find(|r| r["line"] == 1).unwrap().clone();
     assert_eq!(line1["can_retire"], false, "{rows:#}");
-    // --no-successor waives the successor rule, not the readers.
+    // --no-successor waives the successor rule, not the readers. Here every read of the log
+    // is after --today: the sources show no read at all, and a source that shows none cannot
+    // be told from one that is blind (issue 44), so the gate cannot tell.
     w.run(
         "2026-10-15",
         &["can-retire", "roads", "1", "--no-successor"],
     )
-    .assert_code(0);
+    .assert_code(4)
+    .assert_stdout_has("cannot tell");
     // Once line 2 is live and nobody holds line 1, it can.
     w.write(
         "consumption/moved.jsonl",
@@ -83,6 +86,21 @@ fn the_only_line_cannot_retire_without_no_successor() {
         .json();
     assert_eq!(j["successor"], serde_json::Value::Null);
     assert_eq!(j["no_successor"], false);
+    // No read of anything in the lookback on 2028-01-01: the sources show nothing, so the
+    // gate cannot tell (issue 44); a read of roads in the lookback shows that they work.
+    w.run(
+        "2028-01-01",
+        &["can-retire", "rivers", "1", "--no-successor"],
+    )
+    .assert_code(4);
+    for (file, contract) in [("recent.jsonl", "2.0.0"), ("recent.csv", "2.0.0")] {
+        let line = if file.ends_with(".csv") {
+            format!("at,consumer,dataset,contract\n2027-12-30T03:00:00Z,router,roads,{contract}\n")
+        } else {
+            format!("{{\"at\":\"2027-12-30T03:00:00Z\",\"consumer\":\"router\",\"dataset\":\"roads\",\"contract\":\"{contract}\"}}\n")
+        };
+        w.write(&format!("consumption/{file}"), &line);
+    }
     let run = w.run(
         "2028-01-01",
         &["can-retire", "rivers", "1", "--no-successor"],

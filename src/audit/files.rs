@@ -50,6 +50,7 @@ pub(super) fn tree_findings(
         }
     }
     findings.extend(source_findings(store)?);
+    findings.extend(template_findings(store)?);
     // Ledgers and release records are parsed with the same strict parsers as their readers
     // (`notify`, `advisory`), so a file that passes here is one they accept. A dataset's
     // change history was parsed with its contracts.
@@ -159,6 +160,81 @@ fn source_findings(store: &Store) -> Result<Vec<Finding>, ScanError> {
             }
         })
         .collect())
+}
+
+/// How many of a source's newest requests `check` tries its templates on.
+const SAMPLED_REQUESTS: usize = 1000;
+
+/// Each `match` template of a local access-log source that matches none of the newest
+/// requests of its newest file (by modification time) that would be reads but for their
+/// path ([`crate::consumers::access::sample`]). A source whose templates all match nothing
+/// is blind: every read it holds is counted as an unmatched request. Sources in object
+/// storage are left to the scan's own warning, which every command prints.
+fn template_findings(store: &Store) -> Result<Vec<Finding>, ScanError> {
+    let sources = store.config().consumption.all_sources();
+    let (_, logs) = crate::consumers::reads::readers_of(&sources)?;
+    let files = crate::consumers::log_files(store.root(), &sources)?;
+    let mut findings = Vec::new();
+    for (i, log) in logs.iter().enumerate() {
+        let Some(log) = log else { continue };
+        let newest = files.iter().filter(|f| f.source == i).max_by_key(|f| {
+            (
+                std::fs::metadata(&f.path).and_then(|m| m.modified()).ok(),
+                &f.path,
+            )
+        });
+        let Some(newest) = newest else { continue };
+        let gz = newest.path.extension().is_some_and(|e| e == "gz");
+        let sample =
+            crate::consumers::reads::open_input(&newest.path, None, gz).and_then(|input| {
+                let input = std::io::BufReader::with_capacity(1 << 16, input);
+                log.sample_templates(input, SAMPLED_REQUESTS)
+                    .map_err(|e| e.to_string())
+            });
+        let file = newest
+            .path
+            .strip_prefix(store.root())
+            .unwrap_or(&newest.path);
+        let source = &sources[i];
+        let place = |f: Finding| match &source.place {
+            Some(p) => f.at(p.line, p.column),
+            None => f,
+        };
+        let sample = match sample {
+            Ok(s) => s,
+            Err(why) => {
+                let message = format!(
+                    "{}: its newest log {} cannot be sampled: {why}",
+                    source.describe(),
+                    file.display()
+                );
+                findings.push(place(Finding::error(layout::CONFIG, None, message)));
+                continue;
+            }
+        };
+        if sample.requests == 0 {
+            continue;
+        }
+        let none = sample.matched.iter().all(|(_, n)| *n == 0);
+        for (template, _) in sample.matched.iter().filter(|(_, n)| *n == 0) {
+            let tail = match (&sample.unmatched_example, none) {
+                (Some(path), true) => format!(
+                    "; no template matches either, so every read of this source is counted \
+                     as an unmatched request (for example `{path}`)"
+                ),
+                _ => String::new(),
+            };
+            let message = format!(
+                "{}: `match` template {template:?} matches none of the {} newest successful \
+                 GET or HEAD request(s) of {}{tail}",
+                source.describe(),
+                sample.requests,
+                file.display()
+            );
+            findings.push(place(Finding::error(layout::CONFIG, None, message)));
+        }
+    }
+    Ok(findings)
 }
 
 /// A ledger records each notice (consumer, line, milestone, channel) once: a second record

@@ -5,6 +5,7 @@ use super::context::{line_of, registry_and_scan, scan_daily};
 use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day, DaySpan};
+use crate::consumers::source_health::{blind_sources, BlindSource};
 use crate::consumers::{
     classify, exempt, retire_gate, Registry, Standing, Status, Successor, Thresholds,
 };
@@ -16,7 +17,9 @@ use crate::model::Line;
 /// live line succeeds it and no subscribed consumer's newest read within `[consumption]
 /// lookback_days` is on the line (and say since when); 1 when the successor has not opened or
 /// there is none, or when some consumers still hold the line (listing who, with their last
-/// read); 2 for an unknown dataset or line.
+/// read); 2 for an unknown dataset or line; 4 when nobody holds the line but a consumption
+/// source is blind (it gave no read of any dataset in the lookback, or more than half of its
+/// requests matched no `match` template), so "nobody" cannot be told from "cannot see".
 ///
 /// Automations (`kind = "automation"` in consumers.toml) and incidental readers (fewer reads
 /// of the line in the lookback than `[consumption] min_reads`, or on fewer days than
@@ -43,6 +46,11 @@ struct Report<'a> {
     today: NaiveDate,
     lookback_from: NaiveDate,
     can_retire: bool,
+    /// Nobody that counts holds the line, but a consumption source is blind
+    /// (`blind_sources`), so that is no proof: `can_retire` is false and the exit code 4.
+    cannot_tell: bool,
+    /// The sources that cannot be believed, and why.
+    blind_sources: Vec<BlindSource>,
     /// The first day since which no subscribed consumer's newest read has been on the line
     /// (replayed day by day); `null` when it cannot retire.
     since: Option<NaiveDate>,
@@ -85,6 +93,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         thresholds,
         args.no_successor,
     );
+    // A yes needs every source to be believed: a blind one may hide the readers.
+    let blind_sources = blind_sources(&scan.stats.sources);
+    let cannot_tell = g.can_retire && !blind_sources.is_empty();
+    let can_retire = g.can_retire && !cannot_tell;
     let not_holding: Vec<&Standing> = standings
         .iter()
         .filter(|s| matches!(s.status, Status::Unsubscribed | Status::Unknown))
@@ -111,7 +123,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             args.dataset
         );
     }
-    let since = if g.can_retire {
+    let since = if can_retire {
         let subscribed = Registry {
             consumers: registry
                 .subscribers(&args.dataset)
@@ -134,7 +146,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         line: args.line,
         today: ctx.today,
         lookback_from: req.from,
-        can_retire: g.can_retire,
+        can_retire,
+        cannot_tell,
+        blind_sources,
         since,
         successor: g.successor,
         no_successor: g.no_successor,
@@ -148,11 +162,31 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         Format::Json => print_json(ctx, &report),
         _ => print_text(ctx, &report),
     }
-    Ok(Outcome::findings_if(!g.can_retire))
+    Ok(if cannot_tell {
+        Outcome::CannotTell
+    } else {
+        Outcome::findings_if(!can_retire)
+    })
 }
 
 fn print_text(ctx: &Context, r: &Report) {
-    if r.can_retire {
+    if r.cannot_tell {
+        let names: Vec<String> = r
+            .blind_sources
+            .iter()
+            .map(|b| format!("`{}`", b.source))
+            .collect();
+        outln!(
+            ctx,
+            "{} line {}: cannot tell whether it can retire: no subscribed consumer's newest read \
+             since {} is on it, but the consumption source(s) {} cannot be believed (see the \
+             warnings on stderr)",
+            r.dataset,
+            r.line,
+            r.lookback_from,
+            names.join(", ")
+        );
+    } else if r.can_retire {
         outln!(
             ctx,
             "{} line {} can retire: no subscribed consumer's newest read since {} is on it{}",

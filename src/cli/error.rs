@@ -17,6 +17,11 @@ pub enum Outcome {
     Clean,
     /// Exit 1: the command ran and found violations.
     Findings,
+    /// Exit 4: a gate would have said "nobody reads it", but a consumption source is blind
+    /// (it gave no read, or mostly requests no template maps), so it cannot tell. Apart from
+    /// 1, so that a job waiting for consumers to move can tell "not yet" from "a source
+    /// needs a person".
+    CannotTell,
 }
 
 impl Outcome {
@@ -24,6 +29,7 @@ impl Outcome {
         match self {
             Outcome::Clean => ExitCode::SUCCESS,
             Outcome::Findings => ExitCode::from(1),
+            Outcome::CannotTell => ExitCode::from(4),
         }
     }
 

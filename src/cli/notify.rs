@@ -22,7 +22,8 @@ use crate::store::Store;
 ///
 /// Prints one line per sent notice and a summary on stderr, the notices on stdout.
 /// Exit 0, 2 for bad config, registry or templates, 3 if any notice could not be sent or
-/// recorded. The first connection failure, timeout or refused login ends the batch.
+/// recorded, 4 if a consumption source is blind (the notices the other sources decide are
+/// sent; the blind source is named). The first connection failure, timeout or refused login ends the batch.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Plan and render every notice (who, which milestone, to whom) and send nothing
@@ -66,7 +67,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         },
         dry_run: args.dry_run,
     };
-    let scan = |store: &Store, datasets| scan_logs(ctx, store, datasets, &registry).map(|(s, _)| s);
+    // The blind sources of every scan: the run goes on with what the others say, and ends
+    // with exit 4 naming them, since a consumer they hide was not told.
+    let blind = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let scan = |store: &Store, datasets| {
+        scan_logs(ctx, store, datasets, &registry).map(|(s, _)| {
+            let found = crate::consumers::source_health::blind_sources(&s.stats.sources);
+            blind
+                .borrow_mut()
+                .extend(found.into_iter().map(|b| b.source));
+            s
+        })
+    };
     let clock = || ctx.now();
     // The transports, once something is due (see `Channels::open`).
     let open = |store: &Store, todo: &[Todo], messages| {
@@ -92,6 +104,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 return Err(e.into());
             }
         }
+    }
+    let blind = blind.into_inner();
+    if !blind.is_empty() {
+        let names: Vec<String> = blind.iter().map(|b| format!("`{b}`")).collect();
+        talkln!(
+            ctx,
+            "error: the consumption source(s) {} cannot be believed (see the warnings above): \
+             the notices above are what the other sources decide, and a consumer only a blind \
+             source sees was not told",
+            names.join(", ")
+        );
+        return Ok(Outcome::CannotTell);
     }
     Ok(Outcome::Clean)
 }

@@ -42,6 +42,9 @@ pub struct LineStatus {
     /// consumer that counts (no automation, no incidental reader) holds it. Given where
     /// `consumers_still_on` is.
     pub can_retire: Option<bool>,
+    /// Nobody that counts holds the line, but a consumption source is blind, so that is no
+    /// proof: `can_retire` is false (as `can-retire` exits 4).
+    pub cannot_tell: bool,
     /// Live waivers covering this line on the day (`contracts waivers` lists them).
     pub waivers: usize,
 }
@@ -92,6 +95,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 days_to_sunset: line.sunset.map(|s| (s - ctx.today).num_days()),
                 consumers_still_on: None,
                 can_retire: None,
+                cannot_tell: false,
                 waivers: waivers
                     .live(ctx.today)
                     .filter(|w| w.line.is_none_or(|l| l == line.major))
@@ -122,6 +126,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                         .map_or("-".to_string(), |n| n.to_string())
                         .into(),
                     match r.can_retire {
+                        _ if r.cannot_tell => "cannot tell",
                         Some(true) => "yes",
                         Some(false) => "no",
                         None => "-",
@@ -170,6 +175,7 @@ fn count_still_on(
     }
     let (registry, scan, req) = registry_and_scan(ctx, store, windowed.clone())?;
     let thresholds = store.config().consumption.thresholds;
+    let blind = scan.stats.sources.iter().any(|s| s.blind.is_some());
     // Counting each reader's days is a second pass over the log: only when a threshold can
     // call someone incidental.
     let daily = if thresholds.bite() {
@@ -207,9 +213,11 @@ fn count_still_on(
         {
             // Who is still on the line is everyone `notify` writes to, incidental or not.
             row.consumers_still_on = counts.iter().find(|(l, _)| *l == row.line).map(|(_, n)| *n);
-            row.can_retire = Some(
-                retire_gate(&lines, row.line, ctx.today, &standings, thresholds, false).can_retire,
-            );
+            let yes =
+                retire_gate(&lines, row.line, ctx.today, &standings, thresholds, false).can_retire;
+            // A yes needs every source to be believed.
+            row.cannot_tell = yes && blind;
+            row.can_retire = Some(yes && !blind);
         }
     }
     Ok(())

@@ -8,6 +8,7 @@ pub mod daily;
 pub mod reads;
 pub mod records;
 pub mod registry;
+pub mod source_health;
 pub mod standing;
 pub mod store_scan;
 pub mod summary;

@@ -339,7 +339,7 @@ pub fn each_read(
             _ => return Err(LogError::UnknownFormat { path: path.clone() }),
         }
     }
-    access_scans.finish(|read| {
+    access_scans.finish(|_, read| {
         if access_read(&read, wanted, on_read).is_err() {
             unfit += 1;
         }

@@ -10,7 +10,8 @@ use chrono::NaiveDate;
 
 use super::daily::{daily_reads_of, DailyReads};
 use super::registry::LoadError;
-use super::{log_files, scan, LogError, Registry, Scan, ScanRequest};
+use super::source_health::{Blindness, SourceCounts};
+use super::{log_files, scan, LogError, LogFile, Registry, Scan, ScanRequest};
 use crate::store::{Store, StoreError};
 
 /// How many malformed lines are noted one by one; the rest are only counted, so a log gone
@@ -113,6 +114,8 @@ fn scan_unclaimed(
         }
         shown += 1;
     })?;
+    let mut result = result;
+    judge_sources(store, &sources, &files, &mut result, &req)?;
     for skipped in &result.skipped {
         let file = skipped
             .file
@@ -159,6 +162,15 @@ fn claimed(
         "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
         s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
     ));
+    let sources = store.config().consumption.all_sources();
+    for (counts, source) in s.sources.iter().zip(&sources) {
+        if let Some(line) = access_summary(counts) {
+            notes.push(line);
+        }
+        if let Some(warning) = blind_warning(counts, source, &req) {
+            notes.push(warning);
+        }
+    }
     if remote {
         notes.push(format!(
             "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
@@ -217,4 +229,113 @@ fn malformed_warning(store: &Store, m: &super::Malformed, reason: &str) -> Strin
         0 => format!("warning: {}: {reason}", file.display()),
         line => format!("warning: {}:{line}: {reason}", file.display()),
     }
+}
+
+/// Judge each source of a finished scan ([`SourceCounts::judge`]). A source with no read of
+/// the datasets asked for may still read others: only then is it scanned again, alone, for
+/// reads of every dataset of the store, so a healthy source of other datasets is not called
+/// blind and the common case costs nothing.
+fn judge_sources(
+    store: &Store,
+    sources: &[crate::model::source::Source],
+    files: &[LogFile],
+    result: &mut Scan,
+    req: &ScanRequest,
+) -> Result<(), ScanError> {
+    let mut all: Option<BTreeSet<String>> = None;
+    for (i, counts) in result.stats.sources.iter_mut().enumerate() {
+        if counts.reads > 0 || !counts.expect_reads {
+            counts.judge(counts.reads > 0);
+            continue;
+        }
+        let datasets = match &all {
+            Some(d) => d.clone(),
+            None => all.insert(store.datasets()?.into_iter().collect()).clone(),
+        };
+        let others: BTreeSet<String> = datasets.difference(&req.datasets).cloned().collect();
+        let read_any = !others.is_empty() && {
+            let mine: Vec<LogFile> = files
+                .iter()
+                .filter(|f| f.source == i)
+                .map(|f| LogFile {
+                    path: f.path.clone(),
+                    source: 0,
+                })
+                .collect();
+            let probe = ScanRequest {
+                datasets: others,
+                ..req.clone()
+            };
+            scan(&sources[i..=i], &mine, &probe, &mut |_| {})?
+                .stats
+                .reads
+                > 0
+        };
+        counts.judge(read_any);
+    }
+    Ok(())
+}
+
+/// The line of the scan summary for an access-log source: its requests, the reads they made,
+/// and those that were no read, by reason (`None` for the other formats).
+fn access_summary(c: &SourceCounts) -> Option<String> {
+    let n = c.not_read?;
+    Some(format!(
+        "source `{}`: {} file(s), {} request line(s): {} read(s), {} request(s) continued a \
+         read; not reads: {} method, {} status, {} unmatched",
+        c.source,
+        c.files,
+        c.request_lines()?,
+        c.reads,
+        c.same_read.unwrap_or(0),
+        n.method,
+        n.status,
+        n.unmatched
+    ))
+}
+
+/// The warning for a blind source: what it read, why it cannot be believed, one line it
+/// could not use, and what the gates do about it.
+fn blind_warning(
+    c: &SourceCounts,
+    source: &crate::model::source::Source,
+    req: &ScanRequest,
+) -> Option<String> {
+    let blind = c.blind?;
+    let what = source.describe();
+    let reasons = c
+        .top_reasons()
+        .iter()
+        .map(|(reason, n)| format!("{n} {reason}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let example = c
+        .example()
+        .map_or(String::new(), |line| format!("; for example: {line}"));
+    let head = match (blind, c.request_lines()) {
+        (
+            Blindness::MostlyUnmatched {
+                unmatched,
+                requests,
+            },
+            _,
+        ) if c.requests != Some(0) => {
+            format!(
+                "warning: {what}: {unmatched} of {requests} request(s) matched no `match` \
+                 template ({reasons}){example}"
+            )
+        }
+        (_, Some(requests)) if requests > 0 => format!(
+            "warning: {what} read {requests} request(s), none of them a read ({reasons}){example}"
+        ),
+        _ => format!(
+            "warning: {what} gave no read of any dataset from {} to {} ({} file(s), {} \
+             line(s), {} malformed)",
+            req.from, req.to, c.files, c.lines, c.malformed
+        ),
+    };
+    Some(format!(
+        "{head}; while it is blind, `can-retire`, `status` and `notify` cannot tell who still \
+         reads (fix the source, or set `expect_reads = false` on it if it is meant to be quiet)"
+    ))
 }

@@ -197,6 +197,10 @@ pub struct Source {
     pub same_read_seconds: u64,
     /// `combined`: the names of the fields of a custom log format.
     pub pattern: Option<String>,
+    /// Whether the source is expected to hold reads. A source that holds none in the lookback
+    /// is blind, and the gates say "cannot tell" rather than "nobody reads it"; `false` (a
+    /// source the user knows to be quiet) exempts it.
+    pub expect_reads: bool,
     /// Where the table is in `contracts.toml` (`None` for a `sources` glob).
     pub place: Option<Located>,
 }
@@ -214,6 +218,7 @@ impl Source {
             templates: Vec::new(),
             same_read_seconds,
             pattern: None,
+            expect_reads: true,
             place: None,
         }
     }
@@ -259,6 +264,7 @@ pub(crate) struct RawSource {
     templates: Option<Spanned<toml::Value>>,
     same_read_seconds: Option<Spanned<i64>>,
     pattern: Option<Spanned<String>>,
+    expect_reads: Option<bool>,
 }
 
 /// Validate one table; `same_read_seconds` is the `[consumption]` default. Every mistake in
@@ -520,6 +526,7 @@ pub(crate) fn validate_source(
             u64::try_from(*s.get_ref()).unwrap_or(0)
         }),
         pattern: raw.pattern.map(Spanned::into_inner),
+        expect_reads: raw.expect_reads.unwrap_or(true),
         place: Some(Located::at(
             file,
             text,

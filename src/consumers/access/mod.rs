@@ -29,6 +29,7 @@ pub mod burst;
 pub mod cloudfront;
 pub mod combined;
 pub mod s3;
+pub mod sample;
 pub mod template;
 mod text;
 
@@ -202,8 +203,63 @@ impl NotRead {
     }
 }
 
+/// The first request line that was not a read, for each reason: the example a warning
+/// shows when a source turned none of its requests into reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotReadExamples {
+    pub method: Option<String>,
+    pub status: Option<String>,
+    pub unmatched: Option<String>,
+}
+
+/// How much of a line an example keeps: a whole log line, but not a page of one.
+const EXAMPLE_CHARS: usize = 1000;
+
+impl NotReadExamples {
+    /// Keep `line`, whose request for `path` was no read for `reason`, unless that reason
+    /// has its example. An unmatched request leads with its path: the templates saw that.
+    fn keep(&mut self, reason: NotReadReason, path: &str, line: &[u8]) {
+        let slot = match reason {
+            NotReadReason::Method => &mut self.method,
+            NotReadReason::Status => &mut self.status,
+            NotReadReason::Unmatched => &mut self.unmatched,
+        };
+        if slot.is_none() {
+            let line: String = String::from_utf8_lossy(line)
+                .chars()
+                .take(EXAMPLE_CHARS)
+                .collect();
+            *slot = Some(match reason {
+                NotReadReason::Unmatched => format!("the path `{path}` of the line {line}"),
+                _ => line,
+            });
+        }
+    }
+
+    pub fn add(&mut self, o: &NotReadExamples) {
+        for (mine, theirs) in [
+            (&mut self.method, &o.method),
+            (&mut self.status, &o.status),
+            (&mut self.unmatched, &o.unmatched),
+        ] {
+            if mine.is_none() {
+                mine.clone_from(theirs);
+            }
+        }
+    }
+
+    /// The example of `reason`.
+    pub fn of(&self, reason: NotReadReason) -> Option<&str> {
+        match reason {
+            NotReadReason::Method => self.method.as_deref(),
+            NotReadReason::Status => self.status.as_deref(),
+            NotReadReason::Unmatched => self.unmatched.as_deref(),
+        }
+    }
+}
+
 /// The counts of one scan of access logs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct AccessStats {
     /// Lines read, header and blank lines aside.
     pub lines: u64,
@@ -215,6 +271,9 @@ pub struct AccessStats {
     /// Requests that continued a read already counted (`requests - reads` once finished).
     pub same_read: u64,
     pub not_read: NotRead,
+    /// One line of each reason a request was not a read.
+    #[serde(skip)]
+    pub examples: NotReadExamples,
 }
 
 impl AccessStats {
@@ -226,6 +285,7 @@ impl AccessStats {
         self.reads += o.reads;
         self.same_read += o.same_read;
         self.not_read.add(&o.not_read);
+        self.examples.add(&o.examples);
     }
 }
 
@@ -575,16 +635,13 @@ impl AccessLog {
         })
     }
 
-    /// Read one log: each request that counts goes to `on_hit`, each line that is no
-    /// request of the format to `on_malformed`, and the counts into `stats` (all but
-    /// `reads` and `same_read`, which are the bursts'). Stops at the first read error, or at
-    /// a CloudFront header the source cannot read under; the counts so far stay in `stats`.
-    pub fn hits<R: BufRead>(
+    /// Each line of `input`, its line end trimmed, with its 1-based number and what the
+    /// format makes of it. Stops at the first read error, or at a CloudFront header the
+    /// source cannot read under.
+    pub(crate) fn each_line<R: BufRead>(
         &self,
         mut input: R,
-        stats: &mut AccessStats,
-        mut on_hit: impl FnMut(&Hit<'_>),
-        mut on_malformed: impl FnMut(LineError),
+        mut on_line: impl for<'l> FnMut(u64, &'l [u8], Result<Parsed<'l>, String>),
     ) -> Result<(), AccessError> {
         let mut dialect = self.dialect.clone();
         let mut buf = Vec::with_capacity(1024);
@@ -610,29 +667,46 @@ impl AccessLog {
                 Dialect::CloudFront(d) => d.parse(line, number)?,
                 Dialect::Combined(d) => d.parse(line),
             };
-            match parsed {
-                Ok(Parsed::Skip) => {}
-                Ok(Parsed::Request(req)) => {
-                    stats.lines += 1;
-                    match self.judge(&req) {
-                        Ok(hit) => {
-                            stats.requests += 1;
-                            on_hit(&hit);
-                        }
-                        Err(reason) => stats.not_read.count(reason),
-                    }
-                }
-                Err(reason) => {
-                    stats.lines += 1;
-                    stats.malformed += 1;
-                    on_malformed(LineError {
-                        line: number,
-                        reason,
-                    });
-                }
-            }
+            on_line(number, line, parsed);
         }
         Ok(())
+    }
+
+    /// Read one log: each request that counts goes to `on_hit`, each line that is no
+    /// request of the format to `on_malformed`, and the counts into `stats` (all but
+    /// `reads` and `same_read`, which are the bursts'). Stops at the first read error, or at
+    /// a CloudFront header the source cannot read under; the counts so far stay in `stats`.
+    pub fn hits<R: BufRead>(
+        &self,
+        input: R,
+        stats: &mut AccessStats,
+        mut on_hit: impl FnMut(&Hit<'_>),
+        mut on_malformed: impl FnMut(LineError),
+    ) -> Result<(), AccessError> {
+        self.each_line(input, |number, line, parsed| match parsed {
+            Ok(Parsed::Skip) => {}
+            Ok(Parsed::Request(req)) => {
+                stats.lines += 1;
+                match self.judge(&req) {
+                    Ok(hit) => {
+                        stats.requests += 1;
+                        on_hit(&hit);
+                    }
+                    Err(reason) => {
+                        stats.not_read.count(reason);
+                        stats.examples.keep(reason, &req.path, line);
+                    }
+                }
+            }
+            Err(reason) => {
+                stats.lines += 1;
+                stats.malformed += 1;
+                on_malformed(LineError {
+                    line: number,
+                    reason,
+                });
+            }
+        })
     }
 }
 
@@ -730,11 +804,12 @@ impl<'l> AccessScans<'l> {
         scan.feed(input, on_read, on_malformed)
     }
 
-    /// Close every source's bursts, in source order, and return the counts of each.
-    pub fn finish(self, mut on_read: impl FnMut(Read)) -> Vec<AccessStats> {
+    /// Close every source's bursts, in source order, and return the counts of each with its
+    /// source number; `on_read` hears each read with the number of its source.
+    pub fn finish(self, mut on_read: impl FnMut(usize, Read)) -> Vec<(usize, AccessStats)> {
         self.scans
-            .into_values()
-            .map(|scan| scan.finish(&mut on_read))
+            .into_iter()
+            .map(|(source, scan)| (source, scan.finish(|read| on_read(source, read))))
             .collect()
     }
 }
@@ -923,9 +998,19 @@ mod tests {
         );
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].line, 13, "{bad:?}");
+        // One example line of each reason a request was no read, kept for the warnings.
+        let e = &stats.examples;
+        assert!(
+            e.method.is_some() && e.status.is_some() && e.unmatched.is_some(),
+            "{e:?}"
+        );
         assert_eq!(
-            stats,
             AccessStats {
+                examples: NotReadExamples::default(),
+                ..stats
+            },
+            AccessStats {
+                examples: NotReadExamples::default(),
                 lines: 13,
                 malformed: 1,
                 requests: 8,

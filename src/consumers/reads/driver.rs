@@ -21,6 +21,7 @@ use super::{
 use crate::consumers::access::{
     AccessFormat, AccessLog, AccessScans, AccessSpec, Read as AccessRead,
 };
+use crate::consumers::source_health::SourceCounts;
 use crate::consumers::summary::ParsedRow;
 use crate::model::source::{LogFormat, Source};
 
@@ -42,6 +43,7 @@ pub fn scan(
     for d in &req.datasets {
         scan.newest.insert(d.clone(), ConsumerMap::default());
     }
+    scan.stats.sources = sources.iter().map(SourceCounts::of).collect();
     // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
     let mut access_part = Scan::for_request(req);
     let mut inputs = Inputs::of(sources, files, req.from, req.to, &|i| {
@@ -53,126 +55,164 @@ pub fn scan(
     scan.stats.objects_read = inputs.fetching;
     scan.skipped.append(&mut inputs.skipped);
     for (LogFile { path, source }, mut fetched) in inputs.by_one() {
-        let path = &path;
-        let Some(src) = sources.get(source) else {
-            continue;
-        };
-        let mapping = &mappings[source];
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let gzipped = name.ends_with(".gz");
-        let Some(format) = src.format_of(&name) else {
-            let e = LogError::UnknownFormat { path: path.clone() };
-            scan.skipped.push(Skipped {
-                file: path.clone(),
-                reason: e.to_string(),
-            });
-            continue;
-        };
-        // A source of one dataset that is not asked for has no read to give.
-        if mapping
-            .constant_dataset()
-            .is_some_and(|d| !req.datasets.contains(d))
-        {
-            continue;
-        }
-        match format {
-            LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet => {}
-            // Wired by the access module: each access-log format is parsed there and its
-            // requests, mapped by the source's `match` templates and de-duplicated over
-            // `same_read_seconds`, are folded in with `fold`.
-            LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
-                if !access_scans.reads(source) {
-                    continue;
-                }
-                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                    continue;
-                };
-                let input = std::io::BufReader::with_capacity(1 << 16, input);
-                let mut bad = Vec::new();
-                let on_read = |read| fold_access(&mut access_part, req, read);
-                let outcome = access_scans.feed(source, input, on_read, |e| bad.push(e));
-                for e in bad {
-                    access_part.stats.malformed += 1;
-                    on_malformed(&Malformed {
-                        file: path.clone(),
-                        line: e.line,
-                        reason: e.reason,
-                    });
-                }
-                if let Err(e) = outcome {
-                    scan.skipped.push(Skipped {
-                        file: path.clone(),
-                        reason: format!("cannot be read to its end: {e}"),
-                    });
-                }
-                continue;
+        let before = tally(&scan, &access_part);
+        'file: {
+            let path = &path;
+            let Some(src) = sources.get(source) else {
+                break 'file;
+            };
+            let mapping = &mappings[source];
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let gzipped = name.ends_with(".gz");
+            let Some(format) = src.format_of(&name) else {
+                let e = LogError::UnknownFormat { path: path.clone() };
+                scan.skipped.push(Skipped {
+                    file: path.clone(),
+                    reason: e.to_string(),
+                });
+                break 'file;
+            };
+            // A source of one dataset that is not asked for has no read to give.
+            if mapping
+                .constant_dataset()
+                .is_some_and(|d| !req.datasets.contains(d))
+            {
+                break 'file;
             }
-            LogFormat::Summary if crate::consumers::summary::is_parquet(path) => {
-                let result = match open_parquet(path, fetched.take()) {
-                    Ok(input) => {
-                        scan.stats.files += 1;
-                        scan_parquet_summary(path, input, req, &mut scan, on_malformed)
+            match format {
+                LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet => {}
+                // Wired by the access module: each access-log format is parsed there and its
+                // requests, mapped by the source's `match` templates and de-duplicated over
+                // `same_read_seconds`, are folded in with `fold`.
+                LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
+                    if !access_scans.reads(source) {
+                        break 'file;
                     }
-                    Err(reason) => {
+                    let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                        break 'file;
+                    };
+                    let input = std::io::BufReader::with_capacity(1 << 16, input);
+                    let mut bad = Vec::new();
+                    let on_read = |read| fold_access(&mut access_part, req, read);
+                    let outcome = access_scans.feed(source, input, on_read, |e| bad.push(e));
+                    for e in bad {
+                        access_part.stats.malformed += 1;
+                        on_malformed(&Malformed {
+                            file: path.clone(),
+                            line: e.line,
+                            reason: e.reason,
+                        });
+                    }
+                    if let Err(e) = outcome {
                         scan.skipped.push(Skipped {
                             file: path.clone(),
-                            reason,
+                            reason: format!("cannot be read to its end: {e}"),
                         });
-                        continue;
                     }
-                };
-                if let Err(e) = result {
-                    cut_short(&mut scan, path, e);
+                    break 'file;
                 }
-                continue;
+                LogFormat::Summary if crate::consumers::summary::is_parquet(path) => {
+                    let result = match open_parquet(path, fetched.take()) {
+                        Ok(input) => {
+                            scan.stats.files += 1;
+                            scan_parquet_summary(path, input, req, &mut scan, on_malformed)
+                        }
+                        Err(reason) => {
+                            scan.skipped.push(Skipped {
+                                file: path.clone(),
+                                reason,
+                            });
+                            break 'file;
+                        }
+                    };
+                    if let Err(e) = result {
+                        cut_short(&mut scan, path, e);
+                    }
+                    break 'file;
+                }
+                LogFormat::Summary => {
+                    let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                        break 'file;
+                    };
+                    if let Err(e) = scan_summary(path, input, req, &mut scan, on_malformed) {
+                        scan.skipped.push(Skipped {
+                            file: path.clone(),
+                            reason: format!("cannot be read to its end: {e}"),
+                        });
+                    }
+                    break 'file;
+                }
             }
-            LogFormat::Summary => {
-                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                    continue;
-                };
-                if let Err(e) = scan_summary(path, input, req, &mut scan, on_malformed) {
-                    scan.skipped.push(Skipped {
-                        file: path.clone(),
-                        reason: format!("cannot be read to its end: {e}"),
-                    });
+            let result = if format == LogFormat::Parquet {
+                if open_log(path, &mut scan).is_none() {
+                    break 'file;
                 }
-                continue;
+                parquet_rows::scan_parquet(path, req, &mut scan, on_malformed, mapping)
+            } else {
+                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                    break 'file;
+                };
+                let into = FileScan {
+                    path,
+                    req,
+                    scan: &mut scan,
+                    on_malformed: &mut *on_malformed,
+                    block_size: BLOCK,
+                };
+                match format {
+                    LogFormat::Jsonl => scan_json_lines(input, into, mapping),
+                    _ => scan_csv(input, into, mapping),
+                }
+            };
+            if let Err(e) = result {
+                cut_short(&mut scan, path, e);
             }
         }
-        let result = if format == LogFormat::Parquet {
-            if open_log(path, &mut scan).is_none() {
-                continue;
-            }
-            parquet_rows::scan_parquet(path, req, &mut scan, on_malformed, mapping)
-        } else {
-            let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                continue;
-            };
-            let into = FileScan {
-                path,
-                req,
-                scan: &mut scan,
-                on_malformed: &mut *on_malformed,
-                block_size: BLOCK,
-            };
-            match format {
-                LogFormat::Jsonl => scan_json_lines(input, into, mapping),
-                _ => scan_csv(input, into, mapping),
-            }
-        };
-        if let Err(e) = result {
-            cut_short(&mut scan, path, e);
+        let (files, lines, reads, malformed) = tally(&scan, &access_part);
+        if let Some(counts) = scan.stats.sources.get_mut(source) {
+            counts.files += files - before.0;
+            counts.lines += lines - before.1;
+            counts.reads += reads - before.2;
+            counts.malformed += malformed - before.3;
         }
     }
-    for stats in access_scans.finish(|read| fold_access(&mut access_part, req, read)) {
+    // The bursts still open are reads of their source too.
+    let mut closing = vec![(0u64, 0u64); sources.len()];
+    let finished = access_scans.finish(|source, read| {
+        let before = (access_part.stats.reads, access_part.stats.malformed);
+        fold_access(&mut access_part, req, read);
+        if let Some(c) = closing.get_mut(source) {
+            c.0 += access_part.stats.reads - before.0;
+            c.1 += access_part.stats.malformed - before.1;
+        }
+    });
+    for (source, stats) in finished {
         scan.stats.lines += stats.lines;
         scan.access.add(&stats);
+        if let Some(counts) = scan.stats.sources.get_mut(source) {
+            counts.add_access(&stats);
+        }
+    }
+    for (counts, (reads, malformed)) in scan.stats.sources.iter_mut().zip(closing) {
+        counts.reads += reads;
+        counts.malformed += malformed;
     }
     scan.absorb(access_part);
     Ok(scan)
+}
+
+/// The counts a file adds to its source: files, lines, reads and malformed lines, of the scan
+/// and of the access logs' part of it (whose lines are counted when their scan finishes).
+fn tally(scan: &Scan, access: &Scan) -> (u64, u64, u64, u64) {
+    (
+        scan.stats.files,
+        scan.stats.lines,
+        scan.stats.reads + access.stats.reads,
+        scan.stats.malformed + access.stats.malformed,
+    )
 }
 
 /// What a walk over the consumption record reads, in order: the local files, then the objects

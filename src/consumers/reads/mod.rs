@@ -194,6 +194,9 @@ pub struct ScanStats {
     /// others cannot hold a read of the lookback). Both 0 without a remote source.
     pub objects_listed: u64,
     pub objects_read: u64,
+    /// The same counts for each source, in the order of `[consumption]`'s tables and then
+    /// its globs, with the judgement of whether the source can be believed.
+    pub sources: Vec<crate::consumers::source_health::SourceCounts>,
 }
 
 /// The result of a scan: the newest read per dataset and consumer.

@@ -271,6 +271,9 @@ struct SourceTable {
     /// `combined`: the fields of a custom log format.
     #[schemars(regex(pattern = r"\S"))]
     pattern: Option<String>,
+    /// `false`: the source is known to be quiet, so a source with no read in the lookback
+    /// does not make the gates say "cannot tell". Default `true`.
+    expect_reads: Option<bool>,
 }
 
 /// `contracts.toml`: the store's configuration.
