@@ -98,6 +98,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             .collect();
         (vec![source], files)
     };
+    // A source that names lines (a view per line) reads as the version valid on each day.
+    let datasets = store.datasets()?.into_iter().collect();
+    let valid_from = crate::consumers::store_scan::valid_from_of(&store, &sources, &datasets)?;
     let mut summary = Summary::default();
     let mut reads = 0u64;
     let mut shown = 0u64;
@@ -107,6 +110,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         &files,
         (chrono::NaiveDate::MIN, chrono::NaiveDate::MAX),
         &Wanted::All,
+        &valid_from,
         &mut |r| {
             summary.add(r.dataset, r.consumer, r.contract, r.first, r.last, r.reads)?;
             reads = reads.saturating_add(r.reads);

@@ -150,8 +150,8 @@ pub fn daily_reads(
         &sources,
         &files_of_first_source(files),
         &datasets,
-        NaiveDate::MIN,
-        until,
+        (NaiveDate::MIN, until),
+        &Default::default(),
         on_malformed,
     )?;
     Ok(all.remove(dataset).unwrap_or_default())
@@ -168,8 +168,8 @@ pub fn daily_reads_of(
     sources: &[Source],
     files: &[LogFile],
     datasets: &std::collections::BTreeSet<String>,
-    from: NaiveDate,
-    until: NaiveDate,
+    (from, until): (NaiveDate, NaiveDate),
+    valid_from: &super::reads::ValidFrom,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<HashMap<String, DailyReads>, LogError> {
     let mut all: HashMap<String, DailyReads> = datasets
@@ -181,6 +181,7 @@ pub fn daily_reads_of(
         files,
         (from, until),
         &Wanted::These(datasets),
+        valid_from,
         &mut |r| match all.get_mut(r.dataset) {
             Some(out) => out.fold(&r, until),
             None => Ok(()),
@@ -326,8 +327,8 @@ mod tests {
             &sources,
             &files,
             datasets,
-            NaiveDate::MIN,
-            until,
+            (NaiveDate::MIN, until),
+            &Default::default(),
             on_malformed,
         )
     }

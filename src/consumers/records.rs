@@ -86,6 +86,7 @@ pub fn each_read(
     files: &[LogFile],
     days: (chrono::NaiveDate, chrono::NaiveDate),
     wanted: &Wanted<'_>,
+    valid_from: &super::reads::ValidFrom,
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<u64, LogError> {
@@ -326,7 +327,7 @@ pub fn each_read(
                 let input = BufReader::with_capacity(1 << 16, open(path, &mut fetched, gzipped)?);
                 let mut errors = Vec::new();
                 let on_read = |read: AccessRead| {
-                    if access_read(&read, wanted, on_read).is_err() {
+                    if access_read(&read, wanted, valid_from, on_read).is_err() {
                         unfit += 1;
                     }
                 };
@@ -340,7 +341,7 @@ pub fn each_read(
         }
     }
     access_scans.finish(|_, read| {
-        if access_read(&read, wanted, on_read).is_err() {
+        if access_read(&read, wanted, valid_from, on_read).is_err() {
             unfit += 1;
         }
     });
@@ -370,12 +371,27 @@ fn summary_record(
 fn access_read(
     read: &AccessRead,
     wanted: &Wanted<'_>,
+    valid_from: &super::reads::ValidFrom,
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
+    // A `{line}` template named the line: the read is of its version valid that day, as
+    // the newest-read scan resolves it.
+    let resolved;
+    let contract = match super::access::line_mark(read.reader.contract.as_bytes()) {
+        Some(line) => {
+            let day = read.at().with_timezone(&chrono::Utc).date_naive();
+            let dataset = &read.reader.dataset;
+            resolved = super::reads::version_of_line(valid_from, dataset, line, day)
+                .ok_or_else(|| format!("{dataset} has no version of line {line} on {day}"))?
+                .to_string();
+            resolved.as_str()
+        }
+        None => read.reader.contract.as_str(),
+    };
     let record = Record {
         dataset: &read.reader.dataset,
         consumer: read.reader.principal.as_deref().unwrap_or(ANONYMOUS),
-        contract: &read.reader.contract,
+        contract,
         first: read.at(),
         last: read.at(),
         reads: 1,

@@ -74,6 +74,7 @@ impl SourceCounts {
         n.method += stats.not_read.method;
         n.status += stats.not_read.status;
         n.unmatched += stats.not_read.unmatched;
+        n.ignored += stats.not_read.ignored;
         let mut examples = self.examples.take().unwrap_or_default();
         examples.add(&stats.examples);
         self.examples = Some(examples);
@@ -94,6 +95,7 @@ impl SourceCounts {
             (NotReadReason::Method, n.method),
             (NotReadReason::Status, n.status),
             (NotReadReason::Unmatched, n.unmatched),
+            (NotReadReason::Ignored, n.ignored),
         ];
         all.retain(|(_, count)| *count > 0);
         all.sort_by_key(|r| std::cmp::Reverse(r.1));
@@ -168,6 +170,7 @@ impl std::fmt::Display for NotReadReason {
             NotReadReason::Method => "method",
             NotReadReason::Status => "status",
             NotReadReason::Unmatched => "unmatched",
+            NotReadReason::Ignored => "ignored",
         })
     }
 }
@@ -199,6 +202,7 @@ mod tests {
             method: 1,
             status: 0,
             unmatched,
+            ignored: 0,
         };
         // 4 counted + 1 method + 5 unmatched = 10 request lines: half is not more than half.
         assert_eq!(blindness(&counts(3, Some((4, n(5)))), true), None);
@@ -228,6 +232,7 @@ mod tests {
                     method: 2,
                     status: 0,
                     unmatched: 7,
+                    ignored: 0,
                 },
             )),
         );
@@ -235,6 +240,7 @@ mod tests {
             method: Some("a listing".into()),
             status: None,
             unmatched: Some("a key".into()),
+            ignored: None,
         });
         assert_eq!(
             c.top_reasons(),

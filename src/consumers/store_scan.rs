@@ -103,6 +103,7 @@ fn scan_unclaimed(
     for d in &req.datasets.clone() {
         req.known.insert(d.clone(), store.versions(d)?);
     }
+    req.valid_from = valid_from_of(store, &sources, &req.datasets)?;
     let mut shown = 0u64;
     let result = scan(&sources, &files, &req, &mut |m| {
         if shown < SHOWN_MALFORMED {
@@ -196,12 +197,13 @@ pub fn scan_daily(
     let sources = consumption.all_sources();
     let files = log_files(store.root(), &sources)?;
     let mut shown = 0u64;
+    let valid_from = valid_from_of(store, &sources, datasets)?;
     let mut all = daily_reads_of(
         &sources,
         &files,
         datasets,
-        from.unwrap_or(NaiveDate::MIN),
-        today,
+        (from.unwrap_or(NaiveDate::MIN), today),
+        &valid_from,
         &mut |m| {
             if shown < SHOWN_MALFORMED {
                 notes.push(malformed_warning(store, m, &m.reason));
@@ -338,4 +340,29 @@ fn blind_warning(
         "{head}; while it is blind, `can-retire`, `status` and `notify` cannot tell who still \
          reads (fix the source, or set `expect_reads = false` on it if it is meant to be quiet)"
     ))
+}
+
+/// Each version of `datasets` with its first day, where a source reads lines (a `{line}`
+/// template, a view per line); empty otherwise, so no contract is read for nothing.
+pub fn valid_from_of(
+    store: &Store,
+    sources: &[crate::model::source::Source],
+    datasets: &BTreeSet<String>,
+) -> Result<super::reads::ValidFrom, StoreError> {
+    let mut out = super::reads::ValidFrom::new();
+    if !sources
+        .iter()
+        .any(|s| s.templates.iter().any(|t| t.contains("{line}")))
+    {
+        return Ok(out);
+    }
+    for d in datasets {
+        let mut dated = Vec::new();
+        for v in store.versions(d)? {
+            let contract = store.contract(d, &v.to_string(), crate::model::Strictness::Reading)?;
+            dated.push((v, contract.valid_from));
+        }
+        out.insert(d.clone(), dated);
+    }
+    Ok(out)
 }

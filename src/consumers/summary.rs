@@ -406,6 +406,7 @@ mod tests {
             &files,
             (chrono::NaiveDate::MIN, chrono::NaiveDate::MAX),
             &Wanted::All,
+            &Default::default(),
             &mut |r| s.add(r.dataset, r.consumer, r.contract, r.first, r.last, r.reads),
             &mut |m| panic!("malformed: {m:?}"),
         )

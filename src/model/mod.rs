@@ -25,6 +25,8 @@ pub mod history;
 pub mod impact;
 pub mod kind;
 pub mod location;
+pub mod pg_log_keys;
+pub mod pg_prefix;
 pub mod proposal;
 pub mod source;
 pub mod spatial;

@@ -39,10 +39,12 @@ pub enum LogFormat {
     Cloudfront,
     /// The Apache/nginx combined log format, optionally with fields appended.
     Combined,
+    /// PostgreSQL server logs with pgaudit's `AUDIT:` entries.
+    Pgaudit,
 }
 
 impl LogFormat {
-    pub const ALL: [LogFormat; 7] = [
+    pub const ALL: [LogFormat; 8] = [
         LogFormat::Jsonl,
         LogFormat::Csv,
         LogFormat::Parquet,
@@ -50,6 +52,7 @@ impl LogFormat {
         LogFormat::S3Access,
         LogFormat::Cloudfront,
         LogFormat::Combined,
+        LogFormat::Pgaudit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +64,7 @@ impl LogFormat {
             LogFormat::S3Access => "s3-access",
             LogFormat::Cloudfront => "cloudfront",
             LogFormat::Combined => "combined",
+            LogFormat::Pgaudit => "pgaudit",
         }
     }
 
@@ -73,7 +77,7 @@ impl LogFormat {
     pub fn is_access_log(self) -> bool {
         matches!(
             self,
-            LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined
+            LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined | LogFormat::Pgaudit
         )
     }
 
@@ -201,6 +205,10 @@ pub struct Source {
     /// is blind, and the gates say "cannot tell" rather than "nobody reads it"; `false` (a
     /// source the user knows to be quiet) exempts it.
     pub expect_reads: bool,
+    /// `pgaudit`: `log_destination`, `prefix` and who reads.
+    pub pg: super::pg_log_keys::PgKeys,
+    /// Access logs: principals (globs) whose requests are no reads.
+    pub ignore_principals: Vec<String>,
     /// Where the table is in `contracts.toml` (`None` for a `sources` glob).
     pub place: Option<Located>,
 }
@@ -219,6 +227,8 @@ impl Source {
             same_read_seconds,
             pattern: None,
             expect_reads: true,
+            pg: Default::default(),
+            ignore_principals: Vec::new(),
             place: None,
         }
     }
@@ -265,6 +275,9 @@ pub(crate) struct RawSource {
     same_read_seconds: Option<Spanned<i64>>,
     pattern: Option<Spanned<String>>,
     expect_reads: Option<bool>,
+    log_destination: Option<Spanned<String>>,
+    prefix: Option<Spanned<String>>,
+    ignore_principals: Option<Spanned<Vec<String>>>,
 }
 
 /// Validate one table; `same_read_seconds` is the `[consumption]` default. Every mistake in
@@ -441,11 +454,33 @@ pub(crate) fn validate_source(
     let only_access = |key: &str| {
         format!(
             "[[consumption.source]] {key} applies to access logs (s3-access, cloudfront, \
-             combined), not to {format_name}"
+             combined, pgaudit), not to {format_name}"
         )
     };
-    if let Some(p) = &raw.principal {
+    let pg = super::pg_log_keys::check(
+        format == Some(LogFormat::Pgaudit),
+        format_name,
+        super::pg_log_keys::Raw {
+            log_destination: raw.log_destination.as_ref(),
+            prefix: raw.prefix.as_ref(),
+            principal: raw.principal.as_ref(),
+        },
+        &mut err,
+    );
+    if let Some(g) = &raw.ignore_principals {
         if !access {
+            err(g.span(), only_access("ignore_principals"));
+        } else if let Some(bad) = g.get_ref().iter().find(|p| glob::Pattern::new(p).is_err()) {
+            err(
+                g.span(),
+                format!("[[consumption.source]] ignore_principals: {bad:?} is not a valid glob"),
+            );
+        }
+    }
+    if let Some(p) = &raw.principal {
+        if format == Some(LogFormat::Pgaudit) {
+            // Checked with the other pgaudit keys.
+        } else if !access {
             err(p.span(), only_access("principal"));
         } else if p.get_ref().trim().is_empty() {
             err(p.span(), "[[consumption.source]] principal is empty".into());
@@ -527,6 +562,11 @@ pub(crate) fn validate_source(
         }),
         pattern: raw.pattern.map(Spanned::into_inner),
         expect_reads: raw.expect_reads.unwrap_or(true),
+        pg,
+        ignore_principals: raw
+            .ignore_principals
+            .map(Spanned::into_inner)
+            .unwrap_or_default(),
         place: Some(Located::at(
             file,
             text,
@@ -595,9 +635,9 @@ fn check_template(
     while let Some(open) = rest.find('{') {
         let close = rest[open..].find('}').ok_or("a `{` is not closed")? + open;
         let name = &rest[open + 1..close];
-        if !matches!(name, "dataset" | "contract") {
+        if !matches!(name, "dataset" | "contract" | "line") {
             return Err(format!(
-                "`{{{name}}}` is not a placeholder (they are {{dataset}} and {{contract}})"
+                "`{{{name}}}` is not a placeholder (they are {{dataset}}, {{contract}} and {{line}})"
             ));
         }
         if seen.contains(&name) {
@@ -612,8 +652,13 @@ fn check_template(
     if dataset.is_none() && !seen.contains(&"dataset") {
         return Err("no {dataset} and no `dataset` constant: which dataset is read?".into());
     }
-    if contract.is_none() && !seen.contains(&"contract") {
-        return Err("no {contract} and no `contract` constant: which version is read?".into());
+    if seen.contains(&"contract") && seen.contains(&"line") {
+        return Err("{contract} and {line} both say which version: use one".into());
+    }
+    if contract.is_none() && !seen.contains(&"contract") && !seen.contains(&"line") {
+        return Err(
+            "no {contract}, no {line} and no `contract` constant: which version is read?".into(),
+        );
     }
     Ok(())
 }

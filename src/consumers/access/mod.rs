@@ -28,6 +28,7 @@ use serde::Serialize;
 pub mod burst;
 pub mod cloudfront;
 pub mod combined;
+pub mod pgaudit;
 pub mod s3;
 pub mod sample;
 pub mod template;
@@ -46,14 +47,17 @@ pub enum AccessFormat {
     CloudFront,
     /// `combined`: the Apache/nginx combined format, or the `pattern` of a custom one.
     Combined,
+    /// `pgaudit`: PostgreSQL server logs with pgaudit's `AUDIT:` entries.
+    Pgaudit,
 }
 
 impl AccessFormat {
     /// Every format, by the name a source gives it.
-    pub const ALL: [(&'static str, AccessFormat); 3] = [
+    pub const ALL: [(&'static str, AccessFormat); 4] = [
         ("s3-access", AccessFormat::S3Access),
         ("cloudfront", AccessFormat::CloudFront),
         ("combined", AccessFormat::Combined),
+        ("pgaudit", AccessFormat::Pgaudit),
     ];
 
     /// The format a source's `format` value names; `None` for another value.
@@ -67,6 +71,7 @@ impl AccessFormat {
             AccessFormat::S3Access => "s3-access",
             AccessFormat::CloudFront => "cloudfront",
             AccessFormat::Combined => "combined",
+            AccessFormat::Pgaudit => "pgaudit",
         }
     }
 
@@ -76,6 +81,7 @@ impl AccessFormat {
             AccessFormat::S3Access => "requester",
             AccessFormat::CloudFront => "c-ip",
             AccessFormat::Combined => "remote_user",
+            AccessFormat::Pgaudit => "user_name",
         }
     }
 }
@@ -101,6 +107,12 @@ pub struct AccessSpec {
     /// `same_read_seconds`: a request within this many seconds of the same principal's
     /// previous request for the same object continues the same read.
     pub same_read_seconds: u64,
+    /// `pgaudit`: how the server writes its log (`None`: each file's first line says).
+    pub log_destination: Option<crate::model::pg_log_keys::PgDestination>,
+    /// `pgaudit`, `stderr`: the server's `log_line_prefix`.
+    pub prefix: Option<crate::model::pg_prefix::Prefix>,
+    /// `ignore_principals`: principals (globs) whose requests are no reads.
+    pub ignore_principals: Vec<String>,
 }
 
 impl AccessSpec {
@@ -114,6 +126,9 @@ impl AccessSpec {
             dataset: None,
             contract: None,
             same_read_seconds: 60,
+            log_destination: None,
+            prefix: None,
+            ignore_principals: Vec::new(),
         }
     }
 }
@@ -138,6 +153,10 @@ pub enum AccessConfigError {
     },
     #[error("a source without `match` must name both `dataset` and `contract`")]
     NoMatch,
+    #[error("{0}")]
+    Pgaudit(String),
+    #[error("`ignore_principals`: {0:?} is not a valid glob")]
+    Ignore(String),
 }
 
 /// A log (or part of one) that cannot be read on.
@@ -166,12 +185,15 @@ pub struct LineError {
 /// method, status, unmatched that applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum NotReadReason {
-    /// Not a `GET` or `HEAD` of an object (S3: not `REST.GET.OBJECT` / `REST.HEAD.OBJECT`).
+    /// Not a `GET` or `HEAD` of an object (S3: not `REST.GET.OBJECT` / `REST.HEAD.OBJECT`;
+    /// pgaudit: an entry of another class than READ, or of no relation).
     Method,
     /// Neither 2xx nor 304.
     Status,
     /// No `match` template maps the path.
     Unmatched,
+    /// The principal is one of the source's `ignore_principals`.
+    Ignored,
 }
 
 /// Counts of requests that are not reads, by reason.
@@ -180,6 +202,7 @@ pub struct NotRead {
     pub method: u64,
     pub status: u64,
     pub unmatched: u64,
+    pub ignored: u64,
 }
 
 impl NotRead {
@@ -188,6 +211,7 @@ impl NotRead {
             NotReadReason::Method => self.method += 1,
             NotReadReason::Status => self.status += 1,
             NotReadReason::Unmatched => self.unmatched += 1,
+            NotReadReason::Ignored => self.ignored += 1,
         }
     }
 
@@ -195,11 +219,12 @@ impl NotRead {
         self.method += o.method;
         self.status += o.status;
         self.unmatched += o.unmatched;
+        self.ignored += o.ignored;
     }
 
     /// All requests that are not reads.
     pub fn total(&self) -> u64 {
-        self.method + self.status + self.unmatched
+        self.method + self.status + self.unmatched + self.ignored
     }
 }
 
@@ -210,6 +235,7 @@ pub struct NotReadExamples {
     pub method: Option<String>,
     pub status: Option<String>,
     pub unmatched: Option<String>,
+    pub ignored: Option<String>,
 }
 
 /// How much of a line an example keeps: a whole log line, but not a page of one.
@@ -223,6 +249,7 @@ impl NotReadExamples {
             NotReadReason::Method => &mut self.method,
             NotReadReason::Status => &mut self.status,
             NotReadReason::Unmatched => &mut self.unmatched,
+            NotReadReason::Ignored => &mut self.ignored,
         };
         if slot.is_none() {
             let line: String = String::from_utf8_lossy(line)
@@ -241,6 +268,7 @@ impl NotReadExamples {
             (&mut self.method, &o.method),
             (&mut self.status, &o.status),
             (&mut self.unmatched, &o.unmatched),
+            (&mut self.ignored, &o.ignored),
         ] {
             if mine.is_none() {
                 mine.clone_from(theirs);
@@ -254,6 +282,7 @@ impl NotReadExamples {
             NotReadReason::Method => self.method.as_deref(),
             NotReadReason::Status => self.status.as_deref(),
             NotReadReason::Unmatched => self.unmatched.as_deref(),
+            NotReadReason::Ignored => self.ignored.as_deref(),
         }
     }
 }
@@ -500,6 +529,19 @@ pub(crate) enum Dialect {
     S3(s3::S3),
     CloudFront(cloudfront::CloudFront),
     Combined(combined::Combined),
+    Pgaudit(pgaudit::PgAudit),
+}
+
+/// The contract text of a read whose template captured only its line (`{line}`): the scan
+/// resolves it to the newest version of that line valid on the read's day.
+pub const LINE_MARK: &str = "line:";
+
+/// The line a contract text made by a `{line}` template names.
+pub fn line_mark(contract: &[u8]) -> Option<u64> {
+    std::str::from_utf8(contract.strip_prefix(LINE_MARK.as_bytes())?)
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// A request that counts as (part of) a read: what the bursts need of it.
@@ -539,6 +581,8 @@ pub struct AccessLog {
     dataset: Option<String>,
     contract: Option<String>,
     same_read_seconds: u64,
+    /// `ignore_principals`: whose requests are no reads.
+    ignore: Vec<glob::Pattern>,
     /// The per-file reader, copied for each file.
     dialect: Dialect,
 }
@@ -546,7 +590,17 @@ pub struct AccessLog {
 impl AccessLog {
     /// Check a source's keys and compile its templates and pattern.
     pub fn new(spec: &AccessSpec) -> Result<AccessLog, AccessConfigError> {
-        let templates = Templates::parse(&spec.templates)?;
+        let templates = if spec.format == AccessFormat::Pgaudit {
+            // A relation `schema.name` is matched as the path `schema/name`.
+            let dotted: Vec<String> = spec
+                .templates
+                .iter()
+                .map(|t| t.replacen('.', "/", 1))
+                .collect();
+            Templates::parse(&dotted)?
+        } else {
+            Templates::parse(&spec.templates)?
+        };
         if templates.is_empty() && (spec.dataset.is_none() || spec.contract.is_none()) {
             return Err(AccessConfigError::NoMatch);
         }
@@ -570,11 +624,19 @@ impl AccessLog {
             (Some(_), f) => return Err(AccessConfigError::PatternNotCombined { format: f.name() }),
             (None, _) => None,
         };
-        let principal = spec
-            .principal
-            .as_deref()
-            .map(PrincipalSpec::parse)
-            .transpose()?;
+        let ignore = spec
+            .ignore_principals
+            .iter()
+            .map(|g| glob::Pattern::new(g).map_err(|_| AccessConfigError::Ignore(g.clone())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let principal = match spec.format {
+            AccessFormat::Pgaudit => None,
+            _ => spec
+                .principal
+                .as_deref()
+                .map(PrincipalSpec::parse)
+                .transpose()?,
+        };
         // A principal field the format cannot have is an error now, not an empty column
         // later (CloudFront names its fields per file, so its are checked per file).
         let dialect = match (spec.format, pattern) {
@@ -586,6 +648,24 @@ impl AccessLog {
                 p.unwrap_or_else(Pattern::combined),
                 principal.as_ref(),
             )?),
+            (AccessFormat::Pgaudit, _) => {
+                let who = match spec.principal.as_deref() {
+                    None | Some("user_name") => pgaudit::PgPrincipal::UserName,
+                    Some("application_name") => pgaudit::PgPrincipal::ApplicationName,
+                    Some(other) => {
+                        return Err(AccessConfigError::Principal {
+                            principal: other.to_string(),
+                            reason: "a pgaudit source names its reader by `user_name` or \
+                                     `application_name`"
+                                .into(),
+                        })
+                    }
+                };
+                Dialect::Pgaudit(
+                    pgaudit::PgAudit::new(spec.log_destination, spec.prefix.clone(), who)
+                        .map_err(AccessConfigError::Pgaudit)?,
+                )
+            }
         };
         Ok(AccessLog {
             format: spec.format,
@@ -593,6 +673,7 @@ impl AccessLog {
             dataset: spec.dataset.clone(),
             contract: spec.contract.clone(),
             same_read_seconds: spec.same_read_seconds,
+            ignore,
             dialect,
         })
     }
@@ -614,6 +695,11 @@ impl AccessLog {
         if !((200..300).contains(&req.status) || req.status == 304) {
             return Err(NotReadReason::Status);
         }
+        if let Some(p) = &req.principal {
+            if self.ignore.iter().any(|g| g.matches(p)) {
+                return Err(NotReadReason::Ignored);
+            }
+        }
         let (dataset, contract) = if self.templates.is_empty() {
             (None, None)
         } else {
@@ -621,7 +707,11 @@ impl AccessLog {
                 .templates
                 .first_match(&req.path)
                 .ok_or(NotReadReason::Unmatched)?;
-            (caps.dataset, caps.contract)
+            let contract = match caps.line {
+                Some(line) => Some(Cow::Owned(format!("{LINE_MARK}{line}"))),
+                None => caps.contract.map(Cow::Borrowed),
+            };
+            (caps.dataset, contract)
         };
         // `new` made sure each template's missing capture has a constant.
         let constant = |c: &Option<String>| Cow::Owned(c.clone().unwrap_or_default());
@@ -631,7 +721,7 @@ impl AccessLog {
             client: req.client.map(text::lossy).unwrap_or_default(),
             object: Cow::Borrowed(req.path.as_ref()),
             dataset: dataset.map_or_else(|| constant(&self.dataset), Cow::Borrowed),
-            contract: contract.map_or_else(|| constant(&self.contract), Cow::Borrowed),
+            contract: contract.unwrap_or_else(|| constant(&self.contract)),
         })
     }
 
@@ -666,6 +756,7 @@ impl AccessLog {
                 Dialect::S3(d) => d.parse(line),
                 Dialect::CloudFront(d) => d.parse(line, number)?,
                 Dialect::Combined(d) => d.parse(line),
+                Dialect::Pgaudit(d) => d.parse(line),
             };
             on_line(number, line, parsed);
         }
@@ -1019,7 +1110,8 @@ mod tests {
                 not_read: NotRead {
                     method: 2,
                     status: 1,
-                    unmatched: 1
+                    unmatched: 1,
+                    ignored: 0
                 },
             }
         );

@@ -24,6 +24,9 @@ pub struct TemplateError {
 enum Capture {
     Dataset,
     Contract,
+    /// A line (major version) number: the read is of the newest version of that line valid
+    /// on its day (a view per line, `roads_v1`).
+    Line,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +49,7 @@ pub struct Template {
     segments: Vec<Segment>,
     dataset: bool,
     contract: bool,
+    line: bool,
 }
 
 /// What a template took from a path: the dataset and version, where it names them.
@@ -53,6 +57,8 @@ pub struct Template {
 pub struct Captures<'p> {
     pub dataset: Option<&'p str>,
     pub contract: Option<&'p str>,
+    /// The digits of a `{line}` capture.
+    pub line: Option<&'p str>,
 }
 
 impl Template {
@@ -68,7 +74,7 @@ impl Template {
         }
         let body_start = usize::from(text.starts_with('/'));
         let mut segments = Vec::new();
-        let (mut dataset, mut contract) = (false, false);
+        let (mut dataset, mut contract, mut line) = (false, false, false);
         let mut offset = body_start;
         for seg in text[body_start..].split('/') {
             if seg == "**" {
@@ -100,11 +106,12 @@ impl Template {
                         let capture = match name {
                             "dataset" => Capture::Dataset,
                             "contract" => Capture::Contract,
+                            "line" => Capture::Line,
                             _ => {
                                 return Err(err(
                                     at,
                                     &format!(
-                                        "`{{{name}}}` is no capture: use `{{dataset}}` or `{{contract}}`"
+                                        "`{{{name}}}` is no capture: use `{{dataset}}`, `{{contract}}` or `{{line}}`"
                                     ),
                                 ))
                             }
@@ -112,6 +119,7 @@ impl Template {
                         let seen = match capture {
                             Capture::Dataset => &mut dataset,
                             Capture::Contract => &mut contract,
+                            Capture::Line => &mut line,
                         };
                         if *seen {
                             return Err(err(at, &format!("`{{{name}}}` appears twice")));
@@ -136,11 +144,18 @@ impl Template {
             segments.push(Segment::Parts(parts));
             offset += seg.len() + 1;
         }
+        if contract && line {
+            return Err(err(
+                0,
+                "`{contract}` and `{line}` both say which version: use one",
+            ));
+        }
         Ok(Template {
             text: text.to_string(),
             segments,
             dataset,
             contract,
+            line,
         })
     }
 
@@ -154,9 +169,10 @@ impl Template {
         self.dataset
     }
 
-    /// Whether the template captures the version (else the source must name it).
+    /// Whether the template captures the version, or the line it is the newest of (else
+    /// the source must name it).
     pub fn captures_contract(&self) -> bool {
-        self.contract
+        self.contract || self.line
     }
 
     /// What the template takes from `path` (decoded), or `None` when it does not match.
@@ -236,6 +252,11 @@ fn match_parts<'p>(parts: &[Part], s: &'p str, caps: &mut Captures<'p>) -> bool 
                     match c {
                         Capture::Dataset => caps.dataset = Some(&s[..end]),
                         Capture::Contract => caps.contract = Some(&s[..end]),
+                        // A line is a number: `roads_v1_old` is no line.
+                        Capture::Line if s[..end].bytes().all(|b| b.is_ascii_digit()) => {
+                            caps.line = Some(&s[..end])
+                        }
+                        Capture::Line => continue,
                     }
                 }
                 if match_parts(more, &s[end..], caps) {

@@ -87,7 +87,10 @@ pub fn scan(
                 // Wired by the access module: each access-log format is parsed there and its
                 // requests, mapped by the source's `match` templates and de-duplicated over
                 // `same_read_seconds`, are folded in with `fold`.
-                LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined => {
+                LogFormat::S3Access
+                | LogFormat::Cloudfront
+                | LogFormat::Combined
+                | LogFormat::Pgaudit => {
                     if !access_scans.reads(source) {
                         break 'file;
                     }
@@ -539,6 +542,9 @@ fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
         dataset: src.dataset.clone(),
         contract: src.contract.as_ref().map(|v| v.to_string()),
         same_read_seconds: src.same_read_seconds,
+        log_destination: src.pg.destination,
+        prefix: src.pg.prefix.clone(),
+        ignore_principals: src.ignore_principals.clone(),
     };
     AccessLog::new(&spec)
         .map(Some)
@@ -552,6 +558,26 @@ fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
 /// when the request carried none), looked up in the registry's identities afterwards.
 fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
     let principal = read.reader.principal.as_deref().unwrap_or(ANONYMOUS);
+    // A `{line}` template named the line: the read is of its version valid that day.
+    let resolved;
+    let contract = match crate::consumers::access::line_mark(read.reader.contract.as_bytes()) {
+        Some(line) => {
+            let day = read.at().with_timezone(&chrono::Utc).date_naive();
+            match req.version_of_line(&read.reader.dataset, line, day) {
+                Some(v) => {
+                    resolved = v.to_string();
+                    resolved.as_bytes()
+                }
+                // No version of that line yet that day, or no such line: not a read of a
+                // version the store has; counted as malformed, as an unknown version is.
+                None => {
+                    scan.stats.malformed += 1;
+                    return;
+                }
+            }
+        }
+        None => read.reader.contract.as_bytes(),
+    };
     // A read the templates or constants made is well formed; a version that is not one is
     // counted as malformed by `fold` like any other line's.
     if fold(
@@ -560,7 +586,7 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
         At::Instant(read.at()),
         principal.as_bytes(),
         read.reader.dataset.as_bytes(),
-        read.reader.contract.as_bytes(),
+        contract,
     )
     .is_err()
     {

@@ -149,6 +149,28 @@ pub struct ScanRequest {
     pub to: NaiveDate,
     /// The versions the store has, per dataset; a dataset not listed has every version.
     pub known: HashMap<String, Vec<Version>>,
+    /// What a read of a line (a `{line}` template) is a read of on its day. Filled only
+    /// where a source reads lines.
+    pub valid_from: ValidFrom,
+}
+
+/// Per dataset, each version with its `valid_from`: the newest of a line valid on a day is
+/// what a read of that line (a view per line, a `{line}` template) reads.
+pub type ValidFrom = HashMap<String, Vec<(Version, NaiveDate)>>;
+
+/// The newest version of line `line` of `dataset` valid on `day`, by `valid_from`.
+pub fn version_of_line<'v>(
+    valid_from: &'v ValidFrom,
+    dataset: &str,
+    line: u64,
+    day: NaiveDate,
+) -> Option<&'v Version> {
+    valid_from
+        .get(dataset)?
+        .iter()
+        .filter(|(v, from)| v.major == line && *from <= day)
+        .map(|(v, _)| v)
+        .max()
 }
 
 impl ScanRequest {
@@ -164,7 +186,13 @@ impl ScanRequest {
             from,
             to: today,
             known: HashMap::new(),
+            valid_from: HashMap::new(),
         }
+    }
+
+    /// The newest version of line `line` of `dataset` valid on `day` ([`Self::valid_from`]).
+    pub fn version_of_line(&self, dataset: &str, line: u64, day: NaiveDate) -> Option<&Version> {
+        version_of_line(&self.valid_from, dataset, line, day)
     }
 
     /// Whether `dataset` has `version` (every version of an unlisted dataset counts).

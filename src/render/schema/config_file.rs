@@ -217,9 +217,14 @@ fn source_rules() -> serde_json::Value {
                 "not": { "anyOf": [
                     { "required": ["principal"] },
                     { "required": ["same_read_seconds"] },
-                    { "required": ["match"] }
+                    { "required": ["match"] },
+                    { "required": ["ignore_principals"] }
                 ] }
             }
+        },
+        {
+            "if": { "anyOf": [{ "required": ["log_destination"] }, { "required": ["prefix"] }] },
+            "then": { "required": ["format"], "properties": { "format": { "const": Format::Pgaudit.as_str() } } }
         },
         {
             "if": { "required": ["pattern"] },
@@ -239,6 +244,16 @@ fn source_rules() -> serde_json::Value {
             "then": { "required": ["format"] }
         }
     ])
+}
+
+/// `log_destination` of a `pgaudit` source.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum PgDestination {
+    Stderr,
+    Csvlog,
+    Jsonlog,
 }
 
 /// `[[consumption.source]]`: one consumption source.
@@ -271,6 +286,14 @@ struct SourceTable {
     /// `combined`: the fields of a custom log format.
     #[schemars(regex(pattern = r"\S"))]
     pattern: Option<String>,
+    /// `pgaudit`: how the server writes its log (default: each file's first line says).
+    log_destination: Option<PgDestination>,
+    /// `pgaudit` written to `stderr`: the server's `log_line_prefix`.
+    #[schemars(regex(pattern = r"\S"))]
+    prefix: Option<String>,
+    /// Access logs: principals (globs) whose requests are not reads (the publisher's own
+    /// roles, maintenance).
+    ignore_principals: Option<Vec<String>>,
     /// `false`: the source is known to be quiet, so a source with no read in the lookback
     /// does not make the gates say "cannot tell". Default `true`.
     expect_reads: Option<bool>,
