@@ -15,6 +15,7 @@
 //! was apart from unreachable objects, which `git gc` removes and nothing ever reads.
 
 mod checkout;
+mod dead_locks;
 mod error;
 mod guard;
 mod identity;
@@ -92,6 +93,9 @@ pub struct Repo {
     repo: gix::Repository,
     work_dir: PathBuf,
     fault: Option<Fault>,
+    /// Git lock files a writer that died left, removed while waiting for them
+    /// ([`dead_locks`]): the writer says so once its commit is done.
+    removed_locks: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -178,6 +182,7 @@ impl Repo {
             repo,
             work_dir,
             fault: Fault::from_env(),
+            removed_locks: Default::default(),
         })
     }
 
@@ -186,6 +191,12 @@ impl Repo {
     #[doc(hidden)]
     pub fn inject_fault(&mut self, fault: Option<Fault>) {
         self.fault = fault;
+    }
+
+    /// The git lock files removed while waiting for them since the last call
+    /// ([`dead_locks`]).
+    pub fn take_removed_locks(&self) -> Vec<PathBuf> {
+        std::mem::take(&mut self.removed_locks.borrow_mut())
     }
 
     /// The root of the work tree.

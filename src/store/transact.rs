@@ -291,9 +291,11 @@ impl Store {
         message: &str,
     ) -> Result<ObjectId, StoreError> {
         let Some(remote) = &self.remote else {
-            let (id, lag) = self
+            let committed = self
                 .repo
-                .commit_files_lagging(Some(self.head), files, message)?;
+                .commit_files_lagging(Some(self.head), files, message);
+            say_removed_locks(self.notices.as_ref(), &self.repo);
+            let (id, lag) = committed?;
             warn_lag(self.notices.as_ref(), id, lag);
             return Ok(id);
         };
@@ -301,7 +303,9 @@ impl Store {
         match self.repo.push(remote, id, Some(self.head))? {
             Pushed::Done => {
                 let summary = message.lines().next().unwrap_or_default();
-                let lag = self.repo.advance_branch(id, summary)?;
+                let lag = self.repo.advance_branch(id, summary);
+                say_removed_locks(self.notices.as_ref(), &self.repo);
+                let lag = lag?;
                 warn_lag(self.notices.as_ref(), id, lag);
                 Ok(id)
             }
@@ -337,6 +341,12 @@ fn tidy(repo: &Repo, notices: &Notices) {
                 &format!("warning: could not {failed}: {}", chain(&e)),
             ),
         };
+    // First the git locks a dead writer left, which would stop the repair and the commit.
+    tidied(
+        repo.remove_dead_locks(),
+        &|n| format!("removed {n} git lock file(s) left by a writer that died"),
+        "remove the git lock files a writer that died left",
+    );
     tidied(
         repo.repair_checkout(),
         &|n| format!("repaired the checkout: {n} file(s) were behind HEAD"),
@@ -347,6 +357,22 @@ fn tidy(repo: &Repo, notices: &Notices) {
         &|n| format!("removed {n} temporary file(s) left by a writer that died"),
         "remove temporary files",
     );
+}
+
+/// Say which git lock files a dead writer left were removed on the way to a commit.
+fn say_removed_locks(notices: Option<&Notices>, repo: &Repo) {
+    let removed = repo.take_removed_locks();
+    if !removed.is_empty() {
+        let paths: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        say(
+            notices,
+            &format!(
+                "removed {} git lock file(s) left by a writer that died ({})",
+                removed.len(),
+                paths.join(", ")
+            ),
+        );
+    }
 }
 
 fn warn_lag(notices: Option<&Notices>, commit: ObjectId, lag: Option<GitError>) {

@@ -40,11 +40,14 @@ pub enum GitError {
         #[source]
         source: gix::Error,
     },
-    /// A lock file another writer should have removed long ago: it died holding it. Nothing
-    /// was written.
+    /// A lock file older than the wait that something of this host may still hold (a `git`
+    /// or `contracts` process works in the store), or that this host cannot tell about (no
+    /// `/proc`). A lock nothing holds is removed instead ([`super::dead_locks`]). Nothing was
+    /// written.
     #[error(
-        "{} is {age_secs} s old: a lock left by a git or contracts process that died (waited \
-         {waited_ms} ms for it to go); nothing was written",
+        "{} is {age_secs} s old and may still be held: a git or contracts process of this host \
+         works in this store, or this host cannot tell (waited {waited_ms} ms for it to go); \
+         nothing was written",
         path.display()
     )]
     StaleLock {
@@ -153,8 +156,10 @@ impl GitError {
     pub fn hint(&self) -> Option<String> {
         match self {
             GitError::StaleLock { path, .. } => Some(format!(
-                "make sure no git or contracts command is still running on this store (a live \
-                 one holds a lock for milliseconds), then remove the lock: rm '{}'",
+                "find the git or contracts command still running on this store (ps -ef | grep \
+                 -e git -e contracts); if it is stuck, end it and run again: the next writer \
+                 removes a lock nothing holds. Only if no such process exists (a lock of \
+                 another host on a shared file system): rm '{}'",
                 path.display()
             )),
             GitError::Symlink {

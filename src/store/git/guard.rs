@@ -151,6 +151,12 @@ impl Repo {
             let Some(&(path, age)) = held.iter().max_by_key(|(_, age)| *age) else {
                 return Ok(());
             };
+            // A lock nothing on this host can hold any more is a dead writer's: gone, and the
+            // wait goes on for the others.
+            if let Some(dead) = self.dead_lock(&held) {
+                self.removed_locks.borrow_mut().push(dead);
+                continue;
+            }
             if age >= wait {
                 return Err(GitError::StaleLock {
                     path: path.clone(),
