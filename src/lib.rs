@@ -203,6 +203,11 @@ mod rooms {
         let text = "//! A room.\n\nfn a() {}\n    // why\n/// doc\nfn b() {}\n\
                     #[cfg(test)]\nmod tests {}\n";
         assert_eq!(code_lines(text), 2);
+        // An item of the file kept for its tests alone is still the file's code: the count
+        // runs to the test module, not to the first `#[cfg(test)]` (issue 40).
+        let text = "fn a() {}\n    #[cfg(test)]\n    fn described() {}\nfn b() {}\n\
+                    #[cfg(test)]\npub(super) mod tests {\n    fn t() {}\n}\n";
+        assert_eq!(code_lines(text), 4);
     }
 
     #[test]
