@@ -87,8 +87,23 @@ mod rooms {
 
     /// The code of a file before its tests, without comment lines.
     fn code(text: &str) -> String {
-        let text = text.split("#[cfg(test)]").next().unwrap_or("");
-        text.lines()
+        // The file's test module: `#[cfg(test)]` at the margin, then a `mod` line. An inner
+        // `#[cfg(test)]` on an item is the file's code, and counts.
+        let lines: Vec<&str> = text.lines().collect();
+        let end = lines
+            .windows(2)
+            .position(|w| {
+                w[0].trim_end() == "#[cfg(test)]"
+                    && w[1]
+                        .trim_start_matches("pub(super) ")
+                        .trim_start_matches("pub(crate) ")
+                        .trim_start_matches("pub ")
+                        .starts_with("mod ")
+            })
+            .unwrap_or(lines.len());
+        lines[..end]
+            .iter()
+            .copied()
             .filter(|l| !l.trim_start().starts_with("//"))
             .collect::<Vec<_>>()
             .join("\n")
