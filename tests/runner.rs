@@ -42,6 +42,7 @@ mod test_parse;
 mod test_partitions;
 mod test_pgaudit;
 mod test_properties;
+mod test_regressions;
 mod test_release_gpkg_parquet;
 mod test_release_merge;
 mod test_release_profile;
