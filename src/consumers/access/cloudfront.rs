@@ -356,7 +356,16 @@ mod tests {
     #[test]
     fn without_a_header_the_documented_order_holds() {
         let file = data("192.0.2.1", "GET", "/x", "200", "-", "-");
-        assert!(requests(None, &file)[0].is_ok());
+        // Every field where AWS's documented order puts it: the instant, the method, the
+        // path, the status and the client address as the principal.
+        assert_eq!(
+            requests(None, &file),
+            vec![Ok(
+                "2019-12-04T21:02:31+00:00 GET \"/x\" q=None 200 principal=Some(\"192.0.2.1\") \
+                 ua=None"
+                    .to_string()
+            )]
+        );
     }
 
     #[test]
