@@ -1129,8 +1129,23 @@ fn a_writer_queues_behind_another_and_gives_up_after_a_bounded_wait() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // It queues: wait for the event (its open file on .git, where the writers' lock is
+    // taken), bounded, then it must still be running and nothing may have landed.
+    let git_dir = s.dir.join(".git").canonicalize().unwrap();
+    let queued = (0..3000).any(|_| {
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", child.id()));
+        let found = fds.is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == git_dir))
+        });
+        if !found {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        found
+    });
+    assert!(queued, "the writer never reached the writers' lock");
     assert!(child.try_wait().unwrap().is_none(), "did not queue");
+    assert_eq!(s.head(), head, "nothing lands while the lock is held");
     drop(holder);
     let out = child.wait_with_output().unwrap();
     common::assert_exit(&out, 0, "");
