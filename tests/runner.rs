@@ -24,6 +24,7 @@ mod test_dates_consumers;
 mod test_dates_properties;
 mod test_diff;
 mod test_export_odcs;
+mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
 mod test_impact;
 mod test_mutation;
