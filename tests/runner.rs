@@ -11,6 +11,7 @@
 mod common;
 
 mod test_access_logs;
+mod test_announcement;
 mod test_blind_sources;
 mod test_can_retire;
 mod test_ci_output;
