@@ -94,3 +94,50 @@ fn every_count_of_days_in_a_notice_is_the_distance_to_the_day_beside_it() {
     assert!(text.contains("its last day is 2027-04-30"), "{text}");
     assert!(from_now.iter().any(|(d, _)| d == "2027-05-01"), "{text}");
 }
+
+#[test]
+fn a_window_that_has_closed_is_not_announced_only_the_overdue_notices_apply() {
+    let w = example();
+    w.append(
+        "consumption/reads.jsonl",
+        "{\"at\":\"2027-05-03T03:00:00Z\",\"consumer\":\"flood-model\",\"dataset\":\"countries\",\"contract\":\"1.2.0\"}\n",
+    );
+    w.git(&["add", "-A"]);
+    w.git(&["commit", "-q", "-m", "a read of line 1 after its sunset"]);
+    let today = "2027-05-08";
+    let sunset = "2027-05-01";
+
+    let run = w.run(today, &["--format", "json", "notify", "--dry-run"]);
+    run.assert_code(0);
+    let planned: Vec<(String, String, i64)> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["consumer"].as_str().unwrap().to_string(),
+                n["milestone"].as_str().unwrap().to_string(),
+                n["days_left"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let days_left = (day(sunset) - day(today)).num_days();
+    // `overdue-1` on the sunset, then one more every `overdue_every_days` (7 in the example).
+    let overdue = format!("overdue-{}", -days_left / 7 + 1);
+    assert_eq!(
+        planned,
+        vec![("flood-model".to_string(), overdue, days_left)],
+        "{}",
+        run.stdout()
+    );
+
+    let shown = w.run(today, &["notify", "--dry-run", "--show"]);
+    shown.assert_code(0);
+    let text = shown.stdout();
+    assert!(!text.contains("stays"), "{text}");
+    assert!(
+        text.contains("was retired on 2027-05-01, 7 days ago"),
+        "{text}"
+    );
+}
