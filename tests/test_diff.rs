@@ -268,3 +268,29 @@ fn a_format_a_command_does_not_speak_is_refused_before_it_runs() {
     );
     assert!(!r.stderr.contains("speaks --format"), "{}", r.stderr);
 }
+
+#[test]
+fn a_bare_dataset_name_is_told_to_name_a_version() {
+    let w = common::world::World::new(common::world::closed_port());
+    let run = w.run("2026-11-29", &["diff", "roads", "cycle_hire"]);
+    run.assert_code(2);
+    let err = run.stderr();
+    let hints: Vec<&str> = err.lines().filter(|l| l.starts_with("hint: ")).collect();
+    assert_eq!(hints.len(), 1, "{err}");
+    // The dataset exists: the hint names the form and the versions it can take.
+    for want in ["DATASET@VERSION", "roads@2.0.0", "1.0.0, 1.1.0, 2.0.0"] {
+        assert!(hints[0].contains(want), "{want}: {err}");
+    }
+
+    // Outside a store, or a name that is no dataset: the form alone.
+    let run = diff(&["diff", "world", "cycle_hire"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let hints: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hint: "))
+        .collect();
+    assert_eq!(hints.len(), 1, "{}", run.stderr);
+    assert!(hints[0].contains("DATASET@VERSION"), "{}", run.stderr);
+    assert!(hints[0].contains("`world`"), "{}", run.stderr);
+}
