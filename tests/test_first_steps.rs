@@ -162,3 +162,73 @@ fn test_sh_as_root_does_not_call_sudo() {
     assert!(!err.contains("sudo was called"), "{err}");
     assert_ne!(out.status.code(), Some(42), "{err}");
 }
+
+/// Every (section, key) the config schema knows, but the former names it still reads.
+fn schema_keys() -> Vec<(String, String)> {
+    let schema: serde_json::Value =
+        serde_json::from_str(&read("schema/contracts-toml.schema.json")).unwrap();
+    let defs = &schema["$defs"];
+    let mut out = Vec::new();
+    for (section, v) in schema["properties"].as_object().unwrap() {
+        let resolved = match v.get("$ref").and_then(|r| r.as_str()) {
+            Some(r) => &defs[r.rsplit('/').next().unwrap()],
+            None => v,
+        };
+        let Some(props) = resolved.get("properties").and_then(|p| p.as_object()) else {
+            out.push((section.clone(), String::new()));
+            continue;
+        };
+        for (key, p) in props {
+            let description = p["description"].as_str().unwrap_or("");
+            if !description.starts_with("The former name") {
+                out.push((section.clone(), key.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Every (section, key) the init template writes, set or commented out; a section alone (a
+/// table of free keys such as `[kinds]`) as (section, "").
+fn template_keys() -> std::collections::BTreeSet<(String, String)> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut section = String::new();
+    for line in read("templates/contracts.toml").lines() {
+        let text = line.trim_start_matches('#').trim();
+        if let Some(name) = text.strip_prefix("[[").and_then(|t| t.split("]]").next()) {
+            // An array of tables, `[[consumption.source]]`: a key of its parent section.
+            let (parent, key) = name.rsplit_once('.').unwrap_or((name, ""));
+            out.insert((parent.to_string(), key.to_string()));
+            section = name.to_string();
+        } else if let Some(name) = text.strip_prefix('[').and_then(|t| t.split(']').next()) {
+            section = name.to_string();
+            out.insert((section.clone(), String::new()));
+        } else if let Some((key, _)) = text.split_once('=') {
+            let key = key.trim();
+            if !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                out.insert((section.clone(), key.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_init_template_shows_every_key_of_the_config() {
+    let keys = schema_keys();
+    assert!(
+        keys.len() > 20,
+        "the schema lists the config's keys: {keys:?}"
+    );
+    let shown = template_keys();
+    let missing: Vec<String> = keys
+        .iter()
+        .filter(|k| !shown.contains(k))
+        .map(|(s, k)| format!("[{s}] {k}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "templates/contracts.toml says every key is shown, but lacks: {}",
+        missing.join(", ")
+    );
+}
