@@ -8,8 +8,22 @@
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
 # --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
 # the example store.
-# Run it as root (or with sudo) on a machine with Rust 1.89+; CI's .ci/run calls it.
+# Run it as `./test.sh` on a machine with Rust 1.89+; CI's .ci/run calls it. As root it runs
+# as it is; otherwise it runs itself again under sudo, keeping the caller's PATH (where cargo
+# is) and rustup's homes.
 set -euo pipefail
+
+# Root, for apt-get, pip and the recipes' `cargo install --root /usr/local`. A fresh Debian
+# machine where one is root has no sudo, so sudo is asked for only when one is not root.
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then
+    exec sudo env "PATH=$PATH" "RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup}" \
+      "CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}" "$0" "$@"
+  fi
+  echo "test.sh needs root (it installs packages with apt-get and pip), and sudo is not installed." >&2
+  echo "Run it as root (for example: su -c ./test.sh), or install sudo and run ./test.sh again." >&2
+  exit 1
+fi
 cd "$(dirname "$0")"
 
 

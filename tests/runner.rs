@@ -11,9 +11,11 @@
 mod common;
 
 mod test_access_logs;
+mod test_announcement;
 mod test_blind_sources;
 mod test_can_retire;
 mod test_ci_output;
+mod test_closed_pipe;
 mod test_completions;
 mod test_consumers;
 mod test_consumption_sources;
@@ -24,6 +26,7 @@ mod test_dates_consumers;
 mod test_dates_properties;
 mod test_diff;
 mod test_export_odcs;
+mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
 mod test_impact;
 mod test_mutation;

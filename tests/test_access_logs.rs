@@ -72,3 +72,45 @@ fn a_day_of_generated_s3_logs_gives_the_generators_reads() {
     // The noise is there, and counted apart.
     assert!(stats.not_read.method > 0 && stats.not_read.status > 0 && stats.not_read.unmatched > 0);
 }
+
+/// A combined (nginx/Apache) access-log line of `GET path` at 27/Nov/2026 `time` with `status`.
+fn combined(time: &str, path: &str, status: &str) -> String {
+    format!(
+        "10.0.0.7 - flood [27/Nov/2026:{time} +0000] \"GET {path} HTTP/1.1\" {status} 1024 \"-\" \
+         \"GDAL/3.9\"\n"
+    )
+}
+
+#[test]
+fn a_combined_line_whose_status_is_absent_is_a_non_read_not_a_malformed_line() {
+    use crate::common::world::{self, World};
+    use crate::common::Rows;
+
+    let w = World::new(world::closed_port());
+    w.read_only_sources(
+        "[[consumption.source]]\npath = \"consumption/web/*.log\"\nformat = \"combined\"\n\
+         match = [\"/datasets/{dataset}/v{contract}/*.parquet\"]\n",
+    );
+    let v1 = "/datasets/roads/v1.1.0/part-0.parquet";
+    let mut log = String::new();
+    log += &combined("09:00:00", v1, "200");
+    // nginx and Apache write `-` where no status was sent (a client that went away first).
+    log += &combined("10:00:00", v1, "-");
+    log += &combined("11:00:00", v1, "404");
+    // A line no format reads: the one malformed line of the file.
+    log += "this is not an access-log line\n";
+    std::fs::create_dir_all(w.root().join("consumption/web")).unwrap();
+    std::fs::write(w.root().join("consumption/web/access.log"), log).unwrap();
+
+    let run = w.consumers_json("2026-11-29");
+    let j = run.json();
+    assert_eq!(j["scan"]["malformed"], 1, "{j:#}");
+    let sources = j["scan"]["sources"].rows().collect::<Vec<_>>();
+    assert_eq!(sources.len(), 1, "{j:#}");
+    let web = sources[0];
+    // Four lines: one malformed, three requests, of which one is a read.
+    assert_eq!(web["lines"], 4, "{web:#}");
+    assert_eq!(web["malformed"], 1, "{web:#}");
+    assert_eq!(web["reads"], 1, "{web:#}");
+    assert_eq!(web["not_read"]["status"], 2, "{web:#}");
+}

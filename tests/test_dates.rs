@@ -516,3 +516,70 @@ fn diff_in_a_store_reads_the_committed_config_and_names_an_uncommitted_one() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("uncommitted"), "{}", run.stderr);
 }
+
+/// What the error says about a bad day, after clap's `invalid value '…' for '--x <…>': `.
+fn day_complaint(run: &Run, arg: &str) -> String {
+    assert_eq!(run.code, 2, "{arg}: {}", run.stderr);
+    let head = format!("for '{arg} <YYYY-MM-DD>': ");
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains(&head))
+        .unwrap_or_else(|| panic!("{arg}: no `{head}` in {}", run.stderr));
+    line.split_once(&head).unwrap().1.to_string()
+}
+
+#[test]
+fn every_date_argument_reads_a_day_the_same_way_and_says_so_in_the_same_words() {
+    let s = Store::new();
+    s.with_two_lines();
+    let draft = s.write(
+        "draft.toml",
+        &draft("2.1.0", Some("2.0.0"), "2027-02-01", None),
+    );
+    let uses: [(&str, Vec<&str>); 5] = [
+        ("--today", vec!["status"]),
+        ("--on", vec!["sunset", "roads", "1", "--rationale", "r."]),
+        ("--since", vec!["backtest", &draft]),
+        ("--since", vec!["propose", &draft, "--rationale", "r."]),
+        ("--until", vec!["waive", "roads", "crs", "--reason", "r."]),
+    ];
+    // Not zero-padded, not a calendar day, not a date at all.
+    for bad in ["2027-4-1", "2027-04-31", "tomorrow"] {
+        let mut said = Vec::new();
+        for (arg, command) in &uses {
+            let mut args: Vec<&str> = if *arg == "--today" {
+                vec![]
+            } else {
+                vec!["--today", "2027-01-15"]
+            };
+            args.extend(command.iter().copied());
+            args.extend([*arg, bad]);
+            let run = s.run(&args);
+            said.push((format!("{command:?}"), day_complaint(&run, arg)));
+        }
+        let first = said[0].1.clone();
+        assert!(first.starts_with(&format!("`{bad}`")), "{first}");
+        assert!(first.contains("YYYY-MM-DD such as"), "{first}");
+        for (command, words) in &said {
+            assert_eq!(words, &first, "{command} words `{bad}` differently");
+        }
+        // And the variable that stands for --today.
+        let run = s.run_env(&[("CONTRACTS_TODAY", bad)], &["status"]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        run.assert_stderr_has(&format!("CONTRACTS_TODAY={first}"));
+    }
+    // A day in range is accepted by `waive --until` as by `--today`: no date error.
+    let run = s.run(&[
+        "--today",
+        "2027-01-15",
+        "waive",
+        "roads",
+        "crs",
+        "--until",
+        "2027-01-20",
+        "--reason",
+        "r.",
+    ]);
+    assert!(!run.stderr.contains("YYYY-MM-DD"), "{}", run.stderr);
+}

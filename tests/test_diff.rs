@@ -179,7 +179,7 @@ fn a_custom_clause_needs_its_kind_from_the_store() {
 }
 
 #[test]
-fn a_closed_stdout_ends_quietly_without_a_panic() {
+fn a_closed_stdout_ends_quietly_with_the_diffs_own_exit_code() {
     let env = TestEnv::new();
     let mut child = env
         .command(env.home())
@@ -197,7 +197,10 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    // The diff's own exit code (a major bump covering its breaking changes), whether the
+    // reader left before the table was written or after (see test_closed_pipe.rs).
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
 #[test]
@@ -264,4 +267,30 @@ fn a_format_a_command_does_not_speak_is_refused_before_it_runs() {
         &["--format", "junit", "validate", "x", "y.geojson"],
     );
     assert!(!r.stderr.contains("speaks --format"), "{}", r.stderr);
+}
+
+#[test]
+fn a_bare_dataset_name_is_told_to_name_a_version() {
+    let w = common::world::World::new(common::world::closed_port());
+    let run = w.run("2026-11-29", &["diff", "roads", "cycle_hire"]);
+    run.assert_code(2);
+    let err = run.stderr();
+    let hints: Vec<&str> = err.lines().filter(|l| l.starts_with("hint: ")).collect();
+    assert_eq!(hints.len(), 1, "{err}");
+    // The dataset exists: the hint names the form and the versions it can take.
+    for want in ["DATASET@VERSION", "roads@2.0.0", "1.0.0, 1.1.0, 2.0.0"] {
+        assert!(hints[0].contains(want), "{want}: {err}");
+    }
+
+    // Outside a store, or a name that is no dataset: the form alone.
+    let run = diff(&["diff", "world", "cycle_hire"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let hints: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hint: "))
+        .collect();
+    assert_eq!(hints.len(), 1, "{}", run.stderr);
+    assert!(hints[0].contains("DATASET@VERSION"), "{}", run.stderr);
+    assert!(hints[0].contains("`world`"), "{}", run.stderr);
 }

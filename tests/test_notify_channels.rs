@@ -154,3 +154,64 @@ fn a_run_with_only_webhook_deliveries_due_never_connects_to_the_relay() {
     let run = w.run("2026-12-16", &["notify"]);
     run.assert_code(3);
 }
+
+/// The rows of a text table as maps from header to cell, cut at the headers' offsets (every
+/// column is left-aligned, and a pipe is never fitted).
+fn table_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = text.lines();
+    let head = lines.next().expect("a header line");
+    let mut starts: Vec<(usize, String)> = Vec::new();
+    let mut at = 0;
+    for name in head.split("   ").map(str::trim).filter(|n| !n.is_empty()) {
+        let i = head[at..].find(name).unwrap() + at;
+        starts.push((i, name.to_string()));
+        at = i + name.len();
+    }
+    lines
+        .map(|l| {
+            let mut row = std::collections::BTreeMap::new();
+            for (k, (i, name)) in starts.iter().enumerate() {
+                let end = starts.get(k + 1).map_or(l.len(), |s| s.0.min(l.len()));
+                row.insert(
+                    name.clone(),
+                    l.get(*i..end).unwrap_or("").trim().to_string(),
+                );
+            }
+            row
+        })
+        .collect()
+}
+
+#[test]
+fn the_notify_table_names_each_rows_channel_and_its_own_recipients() {
+    let w = World::new(world::closed_port());
+    with_hook(&w);
+    let secret_url = format!("https://hooks.example.org/{TOKEN}");
+    let env = [("ATLAS_HOOK_URL", secret_url.as_str())];
+    let run = w.run_env(TODAY, &["notify", "--dry-run"], &env);
+    run.assert_code(0);
+    no_url_in(&run);
+    let rows = table_rows(&run.stdout());
+    let atlas: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r["consumer"] == "atlas")
+        .map(|r| {
+            let channel = r.get("channel").cloned().unwrap_or_default();
+            (channel, r["recipients"].clone())
+        })
+        .collect();
+    assert_eq!(
+        world::sorted(atlas),
+        world::pairs(&[
+            ("mail", "atlas@example.org"),
+            ("webhook:atlas-slack", "atlas-slack (slack)"),
+        ]),
+        "{}",
+        run.stdout()
+    );
+    // Every other consumer has mail only, to its own contacts.
+    for r in rows.iter().filter(|r| r["consumer"] != "atlas") {
+        assert_eq!(r.get("channel").map(String::as_str), Some("mail"), "{r:?}");
+        assert!(r["recipients"].contains('@'), "{r:?}");
+    }
+}

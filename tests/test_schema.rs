@@ -608,3 +608,56 @@ fn the_schemas_have_exactly_the_keys_the_parsers_take() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Every `description` of a property named `sunset` in `value`, with its JSON path.
+fn sunset_descriptions(value: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let here = format!("{path}/{k}");
+                if k == "sunset" {
+                    if let Some(d) = v.get("description").and_then(|d| d.as_str()) {
+                        out.push((here.clone(), d.to_string()));
+                    }
+                }
+                sunset_descriptions(v, &here, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                sunset_descriptions(v, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_schema_says_the_sunset_is_the_first_day_the_old_line_is_gone() {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root().join("schema")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        sunset_descriptions(&v, &name, &mut found);
+    }
+    assert!(
+        found
+            .iter()
+            .any(|(p, _)| p.starts_with("webhook-generic.schema.json")),
+        "the webhook body's sunset has a description: {found:?}"
+    );
+    // A receiver that takes the sunset for the line's last day retires it a day late.
+    for (path, description) in &found {
+        assert!(
+            description.contains("first day") && description.contains("day before"),
+            "{path}: {description:?} must say the sunset is the first day the line is no longer \
+             live and its last day the day before"
+        );
+        assert!(
+            !description.contains("last day of"),
+            "{path}: {description:?}"
+        );
+    }
+}

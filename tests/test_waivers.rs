@@ -573,3 +573,30 @@ fn show_site_and_timeline_name_the_waivers_of_a_line() {
     assert_eq!(j["waivers"][0]["granted"], "2026-11-29");
     assert_eq!(j["waivers"][0]["until"], "2026-12-31");
 }
+
+#[test]
+fn a_waiver_of_every_line_reads_as_english_in_check_and_the_timeline() {
+    let (w, _) = world();
+    waive(&w, "2026-11-29", &["--until", "2026-12-31"]).assert_code(0);
+    let j = w
+        .run("2026-12-20", &["--format", "json", "show", "places"])
+        .assert_code(0)
+        .json();
+    let id = j["waivers"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(j["waivers"][0]["line"], serde_json::Value::Null, "{j:#}");
+
+    let run = w.run("2026-12-20", &["check"]);
+    run.assert_stderr_has(&format!(
+        "waiver {id} on every line of places, max_null_fraction.pop_est, ends on 2026-12-31 \
+         (in 11 days)"
+    ));
+    let svg = w
+        .run("2026-12-20", &["timeline", "places"])
+        .assert_code(0)
+        .stdout();
+    let title = format!(
+        "<title>waiver {id}: max_null_fraction.pop_est waived on every line from 2026-11-29 to \
+         2026-12-31</title>"
+    );
+    assert!(svg.contains(&title), "{svg}");
+}

@@ -115,16 +115,16 @@ fn ending_waivers(
                         .is_some_and(|r| r.trim() == id_line)
                 })
                 .map(|i| i + 1);
-            let lines = w
-                .line
-                .map_or("every line".to_string(), |l| format!("line {l}"));
+            let lines = w.line.map_or(format!("every line of {dataset}"), |l| {
+                format!("{dataset} line {l}")
+            });
             let when = match w.days_left(today) {
                 0 => "today".to_string(),
                 1 => "in 1 day".to_string(),
                 d => format!("in {d} days"),
             };
             let message = format!(
-                "waiver {} on {dataset} {lines}, {}, ends on {} ({when}): after it the clause \
+                "waiver {} on {lines}, {}, ends on {} ({when}): after it the clause \
                  fails again",
                 w.id, w.clause, w.until
             );

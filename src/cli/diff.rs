@@ -56,8 +56,37 @@ fn load(ctx: &Context, arg: &str, kinds: &KindTable) -> Result<Contract, Command
             .store()?
             .contract(dataset, version, Strictness::Writing)?);
     }
-    let text = read_input(Path::new(arg))?;
+    let text = read_input(Path::new(arg)).map_err(|e| match not_a_file(ctx, arg) {
+        Some(hint) => e.with_hint(hint),
+        None => e,
+    })?;
     Ok(parse_contract(arg, &text, kinds, Strictness::Writing)?)
+}
+
+/// The hint for an argument that is neither a file nor `DATASET@VERSION`: most often a
+/// dataset named without its version, so the store's versions of it are named when it has any.
+fn not_a_file(ctx: &Context, arg: &str) -> Option<String> {
+    if arg.contains('@') || Path::new(arg).exists() {
+        return None;
+    }
+    let form = "OLD and NEW are contract files or DATASET@VERSION from the store at HEAD";
+    let Ok(store) = ctx.store() else {
+        return Some(format!(
+            "{form}; `{arg}` is not a file, and there is no store here to find it in"
+        ));
+    };
+    let versions = store.versions(arg).unwrap_or_default();
+    Some(match versions.last() {
+        Some(newest) => {
+            let all: Vec<String> = versions.iter().map(ToString::to_string).collect();
+            format!(
+                "{form}: `{arg}` is a dataset of this store, so write `{arg}@{newest}` (its \
+                 versions: {})",
+                all.join(", ")
+            )
+        }
+        None => format!("{form}, and `{arg}` is neither a file nor a dataset of this store"),
+    })
 }
 
 /// Where a contract named on the command line lives, for annotations, and its text.

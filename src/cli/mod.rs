@@ -19,8 +19,8 @@ macro_rules! to_printer {
 }
 
 /// A line of data on stdout through the run's printer (`outln!(ctx, ...)`, where `ctx` is the
-/// command's `Context` or its `Printer`): a closed pipe (`contracts log | head`) ends the
-/// program quietly with exit 3 instead of a panic. Defined before the modules that use it.
+/// command's `Context` or its `Printer`): after a closed pipe (`contracts log | head`) the
+/// rest of the data is dropped quietly and the command exits with its own code. Defined before the modules that use it.
 macro_rules! outln {
     ($p:expr) => {
         to_printer!(out, $p, "")

@@ -1,6 +1,8 @@
 use super::context::{registry, scan_logs};
 use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
+use crate::consumers::Registry;
+use crate::notify::plan::Notice;
 use crate::notify::preview::{self, preview};
 use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
 use crate::notify::send::check_config;
@@ -94,11 +96,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             print_previews(ctx, &todo, &inputs, config.notify.registry_url.as_deref());
         }
         Ran::Planned(todo) => {
-            print_rows(ctx, &todo.iter().map(Todo::planned).collect::<Vec<_>>());
+            print_rows(
+                ctx,
+                &registry,
+                &todo.iter().map(Todo::planned).collect::<Vec<_>>(),
+            );
             talkln!(ctx, "{}", run::planned_summary(todo.len(), args.dry_run));
         }
         Ran::Delivered(report) => {
-            print_rows(ctx, &report.rows);
+            print_rows(ctx, &registry, &report.rows);
             talkln!(ctx, "{}", report.summary());
             if let Some(e) = report.failure() {
                 return Err(e.into());
@@ -130,7 +136,7 @@ fn talk(ctx: &Context, e: Event) {
     }
 }
 
-fn print_rows(ctx: &Context, rows: &[Row]) {
+fn print_rows(ctx: &Context, registry: &Registry, rows: &[Row]) {
     if ctx.format == Format::Json {
         return print_json(ctx, &rows);
     }
@@ -144,9 +150,10 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
             n.consumer.clone().into(),
             n.line.to_string().into(),
             n.milestone.to_string().into(),
+            n.channel.clone().into(),
             n.sunset.to_string().into(),
             n.days_left.to_string().into(),
-            n.recipients.join(", ").into(),
+            reached(registry, n).into(),
             notice_status(r.status),
         ]
     });
@@ -155,12 +162,29 @@ fn print_rows(ctx: &Context, rows: &[Row]) {
         key("consumer"),
         key("line"),
         key("milestone"),
+        key("channel"),
         key("sunset"),
         key("days left"),
         text("recipients"),
         key("status"),
     ];
     print_table(ctx, &head, cells);
+}
+
+/// Whom a row's notice reaches: a mail notice its consumer's contacts; a webhook notice the
+/// webhook, by its name and kind (its URL is a credential and never printed).
+fn reached(registry: &Registry, n: &Notice) -> String {
+    let Some(name) = n.channel.strip_prefix("webhook:") else {
+        return n.recipients.join(", ");
+    };
+    let kind = registry
+        .get(&n.consumer)
+        .and_then(|c| c.webhooks.iter().find(|h| h.name == name))
+        .map(|h| h.kind.to_string());
+    match kind {
+        Some(kind) => format!("{name} ({kind})"),
+        None => name.to_string(),
+    }
 }
 
 /// `--dry-run --show`: every notice in full. In JSON, each row of the plan gains `preview`.

@@ -23,7 +23,7 @@ pub struct Args {
     /// (`max_null_fraction.pop_est`, `metric_tolerances.positional_rmse_m`)
     clause: String,
     /// The last day the waiver covers
-    #[arg(long, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_day)]
     until: NaiveDate,
     /// Why: recorded with the waiver and told to the consumers it touches
     #[arg(long)]

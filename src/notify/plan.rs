@@ -259,8 +259,9 @@ pub fn message_id(
 /// Decide today's notices. `domain` is the domain of the `from` address (for Message-IDs).
 ///
 /// With `[notify] announce`, a line whose successor has opened (`today` on or after its
-/// `valid_from`) gets a `published` notice for each consumer still on it, once: so the first
-/// run after an upgrade announces every window already open. The countdown milestones are
+/// `valid_from`) and whose sunset is still ahead gets a `published` notice for each consumer
+/// still on it, once: so the first run after an upgrade announces every window still open.
+/// A window that has closed is not announced: its consumers get the overdue notices. The countdown milestones are
 /// planned beside it as always; they are other notices in the ledger.
 pub fn plan(
     today: NaiveDate,
@@ -272,7 +273,10 @@ pub fn plan(
     let mut out = Vec::new();
     for d in datasets {
         for (line, holders) in &d.lines {
-            let announce = (notify.announce && today >= line.opens).then_some(Milestone::Published);
+            // Only while the window is open: after the sunset the old line is no longer
+            // published, and the overdue notices say so.
+            let open = line.opens <= today && today < line.sunset;
+            let announce = (notify.announce && open).then_some(Milestone::Published);
             let countdown = milestone_due(
                 today,
                 line.sunset,

@@ -67,10 +67,15 @@ impl Printer {
         self.width
     }
 
-    /// Write one line of data to stdout. If the reader went away (a closed pipe) or stdout
-    /// fails, stop at once: nothing more can be delivered, and a panic would only add noise.
+    /// Write one line of data to stdout. If the reader went away (a closed pipe), the rest of
+    /// the data is dropped without a word and the command goes on to its own end and exit
+    /// code, so `contracts log | head` exits the same way whenever `head` leaves. If stdout
+    /// fails otherwise (a full disk), stop at once with exit 3.
     pub fn out(&self, args: std::fmt::Arguments) {
         use std::io::Write;
+        if stdout_gone() {
+            return;
+        }
         let mut out = std::io::stdout().lock();
         if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
             self.stdout_failed(e);
@@ -80,6 +85,9 @@ impl Printer {
     /// Write data to stdout with no newline added (a rendered JUnit report, a draft file).
     pub fn out_raw(&self, args: std::fmt::Arguments) {
         use std::io::Write;
+        if stdout_gone() {
+            return;
+        }
         let mut out = std::io::stdout().lock();
         if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
             self.stdout_failed(e);
@@ -121,12 +129,23 @@ impl Printer {
         fit_table(cols, rows, self.width, self.colour)
     }
 
-    fn stdout_failed(&self, e: std::io::Error) -> ! {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            self.error(format_args!("error: cannot write to stdout: {e}"));
+    fn stdout_failed(&self, e: std::io::Error) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            STDOUT_GONE.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
         }
+        self.error(format_args!("error: cannot write to stdout: {e}"));
         std::process::exit(3);
     }
+}
+
+/// Set when a write to stdout found its reader gone. A reader that left early is not a
+/// failure (ripgrep's rule): exiting then with an error, or at once with 0, would make the
+/// exit code depend on when `head` closed the pipe, and `set -o pipefail` would fail at random.
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn stdout_gone() -> bool {
+    STDOUT_GONE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// What holds this run's [`Printer`]: the printer itself and a command's context, so that

@@ -205,7 +205,7 @@ fn request<'a>(layout: &'a Layout, fields: Fields<'a>) -> Result<Request<'a>, St
     let client = layout.client.map(raw);
     Ok(Request::of(
         at,
-        status,
+        Some(status),
         asked,
         &layout.principal,
         client,

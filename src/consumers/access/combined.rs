@@ -350,7 +350,7 @@ impl Combined {
                 text::lossy(raw(i))
             )
         })?;
-        let status = text::status_field("`$status`", raw(self.status))?;
+        let status = text::status_or_dash("`$status`", raw(self.status))?;
         let (method, target): (&[u8], Cow<'a, [u8]>) = match self.target {
             Target::Request(i) => {
                 let r = unescaped(raw(i));

@@ -259,7 +259,8 @@ pub struct Request<'a> {
     pub path: Cow<'a, str>,
     /// The query string as written, without `?`.
     pub query: Option<&'a [u8]>,
-    pub status: u16,
+    /// The HTTP status; `None` where the log wrote `-` (no status was sent).
+    pub status: Option<u16>,
     /// Who asked, from the source's principal field; `None` for anonymous (`-`).
     pub principal: Option<Cow<'a, str>>,
     /// The client's address, when the format logs it: a burst of anonymous requests is
@@ -285,7 +286,8 @@ impl Request<'_> {
             self.method,
             self.path,
             self.query.map(text::lossy),
-            self.status,
+            self.status
+                .map_or_else(|| "-".to_string(), |s| s.to_string()),
             self.principal,
         )
     }
@@ -310,7 +312,7 @@ impl<'a> Request<'a> {
     /// `client` field unless that is `-`.
     pub(crate) fn of(
         at: DateTime<FixedOffset>,
-        status: u16,
+        status: Option<u16>,
         asked: Asked<'a>,
         principal: &PrincipalAt,
         client: Option<&'a [u8]>,
@@ -558,7 +560,10 @@ impl AccessLog {
         if !(req.object && matches!(req.method, "GET" | "HEAD")) {
             return Err(NotReadReason::Method);
         }
-        if !((200..300).contains(&req.status) || req.status == 304) {
+        if !req
+            .status
+            .is_some_and(|s| (200..300).contains(&s) || s == 304)
+        {
             return Err(NotReadReason::Status);
         }
         if let Some(p) = &req.principal {

@@ -185,7 +185,7 @@ impl S3 {
             query,
         };
         let client = fields.raw(REMOTE_IP);
-        let request = Request::of(at, status, asked, &self.principal, client, fields);
+        let request = Request::of(at, Some(status), asked, &self.principal, client, fields);
         Ok(Parsed::Request(request))
     }
 }
@@ -205,7 +205,7 @@ mod tests {
                 r.object,
                 r.path,
                 r.query.map(text::lossy),
-                r.status,
+                r.status.map_or_else(|| "-".to_string(), |s| s.to_string()),
                 r.principal,
                 r.client.map(text::lossy),
             )),

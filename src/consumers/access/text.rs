@@ -203,6 +203,16 @@ pub(crate) fn status_field(field: &str, b: &[u8]) -> Result<u16, String> {
     status(b).ok_or_else(|| format!("{field} {:?} is not a number", lossy(b)))
 }
 
+/// A status code field that may be absent: `-` (nginx and Apache write it when no status
+/// was sent, and logstash's patterns accept it) is `None`, a request that is no read by its
+/// status; anything else is read as [`status_field`] reads it.
+pub(crate) fn status_or_dash(field: &str, b: &[u8]) -> Result<Option<u16>, String> {
+    if b == b"-" {
+        return Ok(None);
+    }
+    status_field(field, b).map(Some)
+}
+
 /// A request line `METHOD TARGET PROTOCOL` split into method and target (`None` for what
 /// is no request: `-`, a TLS handshake sent to a plain port, an empty line). The protocol
 /// is optional, as in HTTP/0.9.

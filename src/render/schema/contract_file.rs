@@ -93,7 +93,8 @@ pub(super) struct ContractFile {
     supersedes: Option<SemVer>,
     /// The day this version becomes live.
     valid_from: Date,
-    /// Major bumps only: the day the previous line stops being published.
+    /// Major bumps only: the first day the previous line is no longer live (exclusive: its
+    /// last day is the day before).
     sunset: Option<Date>,
     description: Option<String>,
     /// Clauses published but not yet enforced.

@@ -80,7 +80,10 @@ pub(super) fn body() -> Schema {
                 "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+)$",
                 "description": "before-<days> (countdown), overdue-<n>, published (the new line's window opened) or waiver:<id>"
             },
-            "sunset": { "$ref": "#/$defs/Date", "description": "The last day of the old line" },
+            "sunset": {
+                "$ref": "#/$defs/Date",
+                "description": "The first day the old line is no longer live (exclusive): its last day is the day before"
+            },
             "days_left": { "type": "integer", "description": "Days until the sunset; 0 or negative once overdue" },
             "consumer": { "type": "string", "pattern": "^[A-Za-z0-9_-]+$" },
             "team": { "type": ["string", "null"] },

@@ -187,10 +187,11 @@ fn waivers(body: &mut String, t: &Timeline, line: u64, scale: &Scale, bar_y: f64
         let (xa, xb) = (scale.x(w.granted), scale.x(w.until + Duration::days(1)));
         let y = bar_y + 24.0;
         let what = format!(
-            "waiver {}: {} waived on line {} from {} to {}{}",
+            "waiver {}: {} waived on {} from {} to {}{}",
             w.id,
             w.clause,
-            w.line.map_or("every line".to_string(), |n| n.to_string()),
+            w.line
+                .map_or("every line".to_string(), |n| format!("line {n}")),
             w.granted,
             w.until,
             w.revoked_on
