@@ -56,6 +56,7 @@ mod test_store_faults;
 mod test_summaries;
 mod test_terminal;
 mod test_timeline;
+mod test_trailing_spaces;
 mod test_waivers;
 mod test_webhook_payloads;
 
