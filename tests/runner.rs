@@ -23,6 +23,7 @@ mod test_dates;
 mod test_dates_consumers;
 mod test_dates_properties;
 mod test_diff;
+mod test_doc_examples;
 mod test_doc_help;
 mod test_export_odcs;
 mod test_fuzz_gpkg_parquet;

@@ -1,0 +1,554 @@
+//! Every console example of the README and the manual runs against the real binary (issue 44,
+//! section 2), so the docs cannot drift from it.
+//!
+//! A ```` ```console ```` block is a list of `$ contracts …` commands, each followed by the
+//! exact output a terminal shows: stdout and stderr merged into one pipe, in the order the tool
+//! wrote them. Into a pipe the tool never shortens a table, so what the docs show is all of
+//! it. The blocks run in a clone of this repository at HEAD (the example store: the tool
+//! reads it at HEAD anyway), never in the checkout, with a cleared environment; a page that
+//! runs on the test fixtures names them by their path from the root.
+//!
+//! A block that cannot run this way (it needs a fresh store, a server, a shell pipe, or it
+//! writes) is listed in [`NOT_RUN`] with the reason. A block that is neither run nor listed
+//! fails the suite, and so does a listed block that is gone or changed its first command.
+//! `UPDATE_DOCS=1 cargo test --test runner -- test_doc_examples` rewrites the outputs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::common::docs;
+
+/// The console blocks that are not run: page, number of the block among the page's console
+/// blocks (from 1), its first command without `$ `, and why it is not run.
+const NOT_RUN: &[(&str, usize, &str, &str)] = &[
+    (
+        "docs/src/commands/advisory.md",
+        1,
+        "contracts advisory world",
+        "a store with a `world` dataset and its recorded releases",
+    ),
+    (
+        "docs/src/commands/check.md",
+        1,
+        "contracts check --today 2026-12-17",
+        "a store with a `places` waiver that ends in 14 days",
+    ),
+    (
+        "docs/src/commands/check.md",
+        2,
+        "contracts check",
+        "a store where a published contract was edited",
+    ),
+    (
+        "docs/src/commands/check.md",
+        3,
+        "contracts check",
+        "the count of commits checked grows with every commit of this repository",
+    ),
+    (
+        "docs/src/commands/completions.md",
+        1,
+        "contracts completions bash > /etc/bash_completion.d/contracts     # or zsh, fish, elvish, powershell",
+        "installs into the shell's completion folders (redirections)",
+    ),
+    (
+        "docs/src/commands/consumption-summarize.md",
+        1,
+        "contracts consumption summarize --out consumption/summary/2026-11.jsonl",
+        "writes a summary into the store's folder",
+    ),
+    (
+        "docs/src/commands/consumption-summarize.md",
+        2,
+        "contracts consumption summarize --out consumption/summary/2026-11.parquet",
+        "writes a summary into the store's folder",
+    ),
+    (
+        "docs/src/commands/export.md",
+        1,
+        "contracts --today 2027-02-10 export odcs countries@2.0.0 --out /tmp/countries.odcs.yaml",
+        "writes to /tmp and pipes into `head`",
+    ),
+    (
+        "docs/src/commands/init.md",
+        1,
+        "contracts init first",
+        "creates a new store, then lists it with `ls` and `git`",
+    ),
+    (
+        "docs/src/commands/man.md",
+        1,
+        "contracts man > /usr/local/share/man/man1/contracts.1 && man contracts",
+        "installs a man page and opens `man`",
+    ),
+    (
+        "docs/src/commands/man.md",
+        2,
+        "contracts man --out /tmp/man1",
+        "writes 23 files to /tmp",
+    ),
+    (
+        "docs/src/commands/propose.md",
+        1,
+        "contracts propose drafts/roads-1.4.0.toml --rationale \"Tolerance was unrealistic.\"",
+        "a store with a `roads` contract at 1.3.0",
+    ),
+    (
+        "docs/src/commands/schema.md",
+        1,
+        "contracts schema --out /tmp/schema",
+        "writes to /tmp and pipes into python3",
+    ),
+    (
+        "docs/src/commands/site.md",
+        1,
+        "contracts --today 2027-02-10 site /tmp/public",
+        "writes a site to /tmp and lists it with `ls`",
+    ),
+    (
+        "docs/src/commands/sunset.md",
+        1,
+        "contracts sunset countries 1 --on 2027-05-01 --rationale \"Flood model needs a month more.\"",
+        "a store where the sunset of countries line 1 is still 2027-04-01",
+    ),
+    (
+        "docs/src/commands/sunset.md",
+        2,
+        "contracts --repo copy --today 2026-11-29 sunset countries 1 --on 2027-06-01 --rationale \"The census team needs a month more.\"",
+        "writes two sunset moves, in a copy of the example store",
+    ),
+    (
+        "docs/src/commands/timeline.md",
+        1,
+        "contracts timeline countries --out countries.svg",
+        "writes an SVG into the current folder, once by a redirection",
+    ),
+    (
+        "docs/src/commands/timeline.md",
+        2,
+        "contracts --today 2027-02-10 timeline countries --out /tmp/countries.svg",
+        "writes an SVG to /tmp",
+    ),
+    (
+        "docs/src/commands/waive.md",
+        1,
+        "contracts waive places max_null_fraction.pop_est --until 2026-12-31 --reason \"Upstream outage; the fix ships in January\" --line 1",
+        "writes a waiver, in a store with a `places` dataset",
+    ),
+    (
+        "docs/src/commands/waive.md",
+        2,
+        "contracts waivers places",
+        "a store with a waiver on `places`",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        1,
+        "contracts init my-store",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        2,
+        "contracts --today 2026-12-01 new places --from releases/places.gpkg > drafts/places-1.0.0.toml",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        3,
+        "sed -i 's/TODO: what this dataset is/Natural Earth populated places/' drafts/places-1.0.0.toml",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        4,
+        "contracts --today 2026-12-01 propose drafts/places-1.0.0.toml --rationale \"First contract for the populated places.\"",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        5,
+        "contracts --today 2026-12-02 validate places releases/places.gpkg --record",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        6,
+        "printf '[consumers.web-map]\\nteam = \"Cartography\"\\ncontacts = [\"maps@example.org\"]\\ndatasets.places = { uses = [\"crs\", \"required_attributes.name\"] }\\n' > consumers.toml",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/first-store.md",
+        7,
+        "sed -e 's/^version .*/version     = \"2.0.0\"/' -e 's/^valid_from .*/valid_from  = 2027-01-01\\nsupersedes  = \"1.0.0\"\\nsunset      = 2027-04-01/' -e 's/^crs .*/crs                      = \"EPSG:3857\"/' -e 's/^envelope .*/envelope                 = [-20037508.34, -20048966.1, 20037508.34, 20048966.1]/' contracts/places/1.0.0.toml > drafts/places-2.0.0.toml",
+        "the guide's own store, built step by step from `contracts init`, with shell steps",
+    ),
+    (
+        "docs/src/guides/object-storage-and-dask.md",
+        1,
+        "contracts profile data/world/                                  # every data file below it",
+        "a local `data/world/` folder and an S3 bucket the page supposes",
+    ),
+    (
+        "docs/src/guides/object-storage-and-dask.md",
+        2,
+        "contracts profile --verbose s3://releases/countries.parquet > profile.json",
+        "an S3 bucket, and a redirection into a file",
+    ),
+    (
+        "docs/src/guides/object-storage-and-dask.md",
+        3,
+        "python3 examples/dask/profile_release.py --local-workers 4 data/world/ > world.json",
+        "Dask and a `data/world/` folder the page supposes",
+    ),
+    (
+        "docs/src/guides/object-storage-and-dask.md",
+        4,
+        "python3 examples/dask/profile_release.py --scheduler tcp://scheduler:8786 --contracts /usr/local/bin/contracts s3://releases/world/2026-11/year=2026/ ...",
+        "a Dask scheduler and an S3 bucket",
+    ),
+    (
+        "docs/src/guides/object-storage-and-dask.md",
+        5,
+        "python3 examples/dask/summarize_reads.py --local-workers 4 --out summary/2026-11.jsonl 'log/day=2026-11-*/*.jsonl.gz'",
+        "Dask and access logs the page supposes",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        1,
+        "contracts --today 2026-11-29 validate places release.geojson",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        2,
+        "contracts --today 2026-11-29 waive places max_null_fraction.pop_est --line 1 --until 2026-12-31 --reason \"Census feed outage; fixed feed due 2026-12-20\"",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        3,
+        "contracts --today 2026-11-29 validate places release.geojson",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        4,
+        "contracts --today 2026-11-29 waivers places",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        5,
+        "contracts --today 2026-12-18 check",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        6,
+        "contracts --today 2026-12-18 unwaive places max_null_fraction.pop_est --reason \"Fixed feed arrived early\"",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/guides/when-a-release-must-ship.md",
+        7,
+        "contracts waive places min_window_days --until 2026-12-31 --reason \"in a hurry\"",
+        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
+    ),
+    (
+        "docs/src/reference/access-logs.md",
+        1,
+        "contracts --today 2026-12-02 consumers countries",
+        "a store whose consumption source is an S3 access log",
+    ),
+    (
+        "docs/src/reference/access-logs.md",
+        2,
+        "contracts --today 2026-12-02 consumers countries",
+        "a store whose consumption source is a CloudFront log",
+    ),
+    (
+        "docs/src/reference/access-logs.md",
+        3,
+        "contracts --today 2026-12-02 consumers countries",
+        "a store whose consumption source is an nginx log",
+    ),
+    (
+        "docs/src/reference/store-files.md",
+        1,
+        "contracts propose drafts/rivers-1.0.0.toml --rationale \"First rivers contract.\"",
+        "a store with a lock left by a process that died",
+    ),
+    (
+        "docs/src/reference/store-files.md",
+        2,
+        "contracts propose evil.toml --rationale \"…\"",
+        "a store where a contract folder is a committed symbolic link",
+    ),
+    (
+        "docs/src/reference/waivers.md",
+        1,
+        "contracts waive places max_null_fraction.pop_est --until 2026-12-31 --reason \"Upstream outage; the fix ships in January\" --line 1 --release 2026.11",
+        "writes a waiver, in a store with a `places` dataset",
+    ),
+    (
+        "docs/src/reference/waivers.md",
+        2,
+        "contracts unwaive places max_null_fraction.pop_est --reason \"Fixed upstream early\"",
+        "writes: revokes a waiver on `places`",
+    ),
+
+];
+
+/// One command of a block and the output shown under it (lines `out_from..out_to`).
+struct Step {
+    command: String,
+    out_from: usize,
+    out_to: usize,
+    shown: String,
+}
+
+struct Block {
+    page: String,
+    number: usize,
+    line: usize,
+    steps: Vec<Step>,
+}
+
+impl Block {
+    fn first(&self) -> &str {
+        self.steps.first().map_or("", |s| s.command.as_str())
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "{} block {} (line {})",
+            self.page,
+            self.number,
+            self.line + 1
+        )
+    }
+}
+
+/// The console blocks of `page`: each `$ ` line starts a command (a line ending in `\`
+/// continues it), the lines up to the next command are its output.
+fn blocks(page: &str) -> Vec<Block> {
+    let text = std::fs::read_to_string(docs::root().join(page)).expect("the page");
+    let mut out = Vec::new();
+    for (n, f) in docs::fences(&text, "console").into_iter().enumerate() {
+        let mut steps: Vec<Step> = Vec::new();
+        let mut continued = false;
+        for (i, line) in f.lines.iter().enumerate() {
+            let at = f.open + 1 + i;
+            if continued {
+                let s = steps.last_mut().expect("a command");
+                s.command.push(' ');
+                s.command
+                    .push_str(line.trim().trim_end_matches('\\').trim_end());
+                continued = line.ends_with('\\');
+                s.out_from = at + 1;
+                s.out_to = at + 1;
+            } else if let Some(cmd) = line.strip_prefix("$ ") {
+                continued = cmd.ends_with('\\');
+                steps.push(Step {
+                    command: cmd.trim_end_matches('\\').trim_end().to_string(),
+                    out_from: at + 1,
+                    out_to: at + 1,
+                    shown: String::new(),
+                });
+            } else {
+                let s = steps
+                    .last_mut()
+                    .unwrap_or_else(|| panic!("{page}:{}: output before a `$ ` command", at + 1));
+                s.shown.push_str(line);
+                s.shown.push('\n');
+                s.out_to = at + 1;
+            }
+        }
+        out.push(Block {
+            page: page.to_string(),
+            number: n + 1,
+            line: f.open,
+            steps,
+        });
+    }
+    out
+}
+
+/// `command` as the words a POSIX shell would pass (quotes, backslashes, a `#` comment), or
+/// `None` when it is more than one plain `contracts` command: a pipe, a redirection, `&&`.
+fn words(command: &str) -> Option<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => out.extend(word.take()),
+            '#' if word.is_none() => break,
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                w.extend(chars.by_ref().take_while(|&c| c != '\''));
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                for c in chars.by_ref() {
+                    match c {
+                        '"' => break,
+                        '$' | '`' | '\\' => return None,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '|' | '>' | '<' | '&' | ';' | '$' | '`' | '(' | ')' | '*' | '?' | '\\' | '~' => {
+                return None
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    (out.first().map(String::as_str) == Some("contracts")).then(|| out.split_off(1))
+}
+
+/// A clone of this repository at HEAD, made once for the test binary: the examples may read
+/// and write in it, never in the checkout.
+fn store() -> &'static Path {
+    static STORE: OnceLock<PathBuf> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("doc-examples-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = std::process::Command::new("git")
+            .args(["clone", "-q"])
+            .arg(docs::root())
+            .arg(&dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git clone: {out:?}");
+        dir
+    })
+}
+
+fn head_and_status(dir: &Path) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["log", "-1", "--format=%H"])
+        .output()
+        .expect("git runs");
+    let status = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["status", "--porcelain"])
+        .output()
+        .expect("git runs");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&status.stdout)
+    )
+}
+
+#[test]
+fn every_console_example_is_run_or_listed_with_a_reason() {
+    let all: Vec<Block> = docs::pages().iter().flat_map(|p| blocks(p)).collect();
+    assert!(
+        all.len() > 40,
+        "only {} console blocks: is the parser broken?",
+        all.len()
+    );
+    let listed = |b: &Block| {
+        NOT_RUN
+            .iter()
+            .find(|(page, n, _, _)| *page == b.page && *n == b.number)
+    };
+    // The list names blocks that exist, by their first command, each with a reason.
+    let mut problems = Vec::new();
+    for (page, n, first, why) in NOT_RUN {
+        match all.iter().find(|b| b.page == *page && b.number == *n) {
+            None => problems.push(format!("NOT_RUN names {page} block {n}, which is gone")),
+            Some(b) if b.first() != *first => problems.push(format!(
+                "NOT_RUN names {} as `{first}`, but its first command is `{}`",
+                b.name(),
+                b.first()
+            )),
+            Some(_) if why.trim().is_empty() => {
+                problems.push(format!("NOT_RUN gives {page} block {n} no reason"))
+            }
+            Some(_) => {}
+        }
+    }
+    let before = head_and_status(store());
+    let mut wrong = Vec::new();
+    let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
+    let mut ran = 0;
+    for b in all.iter().filter(|b| listed(b).is_none()) {
+        let parsed: Option<Vec<Vec<String>>> = b.steps.iter().map(|s| words(&s.command)).collect();
+        let Some(argv) = parsed.filter(|a| !a.is_empty()) else {
+            problems.push(format!(
+                "{} (`{}`) is not plain `contracts` commands: make it one, or list it in NOT_RUN \
+                 with the reason",
+                b.name(),
+                b.first()
+            ));
+            continue;
+        };
+        ran += 1;
+        for (s, args) in b.steps.iter().zip(argv) {
+            let out = docs::example_command(&args)
+                .current_dir(store())
+                .stderr_to_stdout()
+                .output()
+                .expect("binary runs");
+            let actual = String::from_utf8_lossy(&out.stdout).into_owned();
+            let name = format!("{}: $ {}", b.name(), s.command);
+            if let Some(diff) = docs::difference(&name, &s.shown, &actual) {
+                wrong.push(diff);
+                edits
+                    .entry(b.page.clone())
+                    .or_default()
+                    .push((s.out_from, s.out_to, actual));
+            }
+        }
+    }
+    assert_eq!(
+        head_and_status(store()),
+        before,
+        "a run example wrote to the store: list it in NOT_RUN"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(ran > 0, "no console example ran");
+    if docs::updating() {
+        for (page, e) in edits {
+            docs::rewrite(&page, e);
+        }
+        return;
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} console example(s) differ from the binary (UPDATE_DOCS=1 rewrites them):\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_example_parser_reads_commands_as_a_shell_would() {
+    let w = |s: &str| words(s).map(|v| v.join("|"));
+    assert_eq!(w("contracts status"), Some("status".into()));
+    assert_eq!(
+        w("contracts diff a b   # two files"),
+        Some("diff|a|b".into())
+    );
+    assert_eq!(
+        w("contracts propose x --rationale \"Tolerance was unrealistic.\""),
+        Some("propose|x|--rationale|Tolerance was unrealistic.".into())
+    );
+    assert_eq!(
+        w("contracts profile 'a/*.parquet'"),
+        Some("profile|a/*.parquet".into())
+    );
+    assert_eq!(w("contracts man > x"), None);
+    assert_eq!(w("contracts schema | python3"), None);
+    assert_eq!(w("ls first"), None);
+    assert_eq!(w("git commit -qam x && contracts check"), None);
+}
