@@ -6,7 +6,8 @@
 //! wrote them. Into a pipe the tool never shortens a table, so what the docs show is all of
 //! it. The blocks run in a clone of this repository at HEAD (the example store: the tool
 //! reads it at HEAD anyway), never in the checkout, with a cleared environment; a page that
-//! runs on the test fixtures names them by their path from the root.
+//! runs on the test fixtures names them by their path from the root. The pages of [`SCRATCH`]
+//! build a store of their own instead, with shell steps, in a scratch folder.
 //!
 //! A block that cannot run this way (it needs a fresh store, a server, a shell pipe, or it
 //! writes) is listed in [`NOT_RUN`] with the reason. A block that is neither run nor listed
@@ -69,12 +70,6 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         1,
         "contracts --today 2027-02-10 export odcs countries@2.0.0 --out /tmp/countries.odcs.yaml",
         "writes to /tmp and pipes into `head`",
-    ),
-    (
-        "docs/src/commands/init.md",
-        1,
-        "contracts init first",
-        "creates a new store, then lists it with `ls` and `git`",
     ),
     (
         "docs/src/commands/man.md",
@@ -141,48 +136,6 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         2,
         "contracts waivers places",
         "a store with a waiver on `places`",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        1,
-        "contracts init my-store",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        2,
-        "mkdir drafts releases && cp ~/contracts/tests/data/naturalearth/cities.gpkg releases/places.gpkg",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        3,
-        "sed -i 's/TODO: what this dataset is/Natural Earth populated places/' drafts/places-1.0.0.toml",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        4,
-        "contracts --today 2026-12-01 propose drafts/places-1.0.0.toml --rationale \"First contract for the populated places.\"",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        5,
-        "contracts --today 2026-12-02 validate places releases/places.gpkg --record",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        6,
-        "printf '[consumers.web-map]\\nteam = \"Cartography\"\\ncontacts = [\"maps@example.org\"]\\ndatasets.places = { uses = [\"crs\", \"required_attributes.name\"] }\\n' > consumers.toml",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
-    ),
-    (
-        "docs/src/guides/first-store.md",
-        7,
-        "sed -e 's/^version .*/version     = \"2.0.0\"/' -e 's/^valid_from .*/valid_from  = 2027-01-01\\nsupersedes  = \"1.0.0\"\\nsunset      = 2027-04-01/' -e 's/^crs .*/crs                      = \"EPSG:3857\"/' -e 's/^envelope .*/envelope                 = [-20037508.34, -20048966.1, 20037508.34, 20048966.1]/' contracts/places/1.0.0.toml > drafts/places-2.0.0.toml",
-        "the guide's own store, built step by step from `contracts init`, with shell steps",
     ),
     (
         "docs/src/guides/object-storage-and-dask.md",
@@ -299,6 +252,14 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "writes: revokes a waiver on `places`",
     ),
 
+];
+
+/// The pages whose console blocks build a store of their own, step by step with shell commands
+/// between them: their blocks run in order, in one scratch folder per page
+/// ([`docs::Scratch`]), each command through `sh`.
+const SCRATCH: &[&str] = &[
+    "docs/src/commands/init.md",
+    "docs/src/guides/first-store.md",
 ];
 
 /// One command of a block and the output shown under it (lines `out_from..out_to`).
@@ -481,7 +442,27 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
     let mut wrong = Vec::new();
     let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
     let mut ran = 0;
+    let mut scratch: Option<(String, docs::Scratch)> = None;
     for b in all.iter().filter(|b| listed(b).is_none()) {
+        if SCRATCH.contains(&b.page.as_str()) {
+            if scratch.as_ref().is_none_or(|(page, _)| *page != b.page) {
+                scratch = Some((b.page.clone(), docs::Scratch::new()));
+            }
+            let (_, folder) = scratch.as_mut().expect("made above");
+            ran += 1;
+            for s in &b.steps {
+                let actual = folder.run(&s.command);
+                let name = format!("{}: $ {}", b.name(), s.command);
+                if let Some(diff) = docs::difference(&name, &s.shown, &actual) {
+                    wrong.push(diff);
+                    edits
+                        .entry(b.page.clone())
+                        .or_default()
+                        .push((s.out_from, s.out_to, actual));
+                }
+            }
+            continue;
+        }
         let parsed: Option<Vec<Vec<String>>> = b.steps.iter().map(|s| words(&s.command)).collect();
         let Some(argv) = parsed.filter(|a| !a.is_empty()) else {
             problems.push(format!(

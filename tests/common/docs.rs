@@ -125,3 +125,72 @@ pub fn example_command(args: &[String]) -> snapbox::cmd::Command {
         .current_dir(root())
         .args(args)
 }
+
+/// Where a page whose examples build a store of their own runs them: a fresh folder, shown as
+/// `/tmp` in the output, each command run by `sh` where the one before left off (so `cd`
+/// carries over), with `contracts` on `PATH`, `~/contracts` a link to this repository, a fixed
+/// git identity and a fixed instant for every commit and record, so commit ids repeat.
+pub struct Scratch {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    cwd: PathBuf,
+}
+
+/// 2026-12-01T09:00:00Z, as git's raw date: the instant of every commit of a scratch run.
+const SCRATCH_DATE: &str = "1796115600 +0000";
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let home = tempfile::tempdir().expect("a scratch HOME");
+        std::os::unix::fs::symlink(root(), home.path().join("contracts")).expect("~/contracts");
+        let bin = home.path().join("bin");
+        std::fs::create_dir(&bin).expect("~/bin");
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_contracts"), bin.join("contracts"))
+            .expect("~/bin/contracts");
+        let cwd = dir.path().to_path_buf();
+        Scratch { dir, home, cwd }
+    }
+
+    /// The output of `command` (stdout and stderr in one pipe), the folder's path as `/tmp`.
+    pub fn run(&mut self, command: &str) -> String {
+        let state = self.home.path().join("cwd");
+        let script = format!(
+            "{command}\nstatus=$?\npwd > '{}'\nexit $status",
+            state.display()
+        );
+        let path = format!(
+            "{}:{}",
+            self.home.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let (name, email) = super::AUTHOR;
+        let out = snapbox::cmd::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", name)
+            .env("GIT_AUTHOR_EMAIL", email)
+            .env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email)
+            .env("GIT_AUTHOR_DATE", SCRATCH_DATE)
+            .env("GIT_COMMITTER_DATE", SCRATCH_DATE)
+            .env("CONTRACTS_NOW", "2026-12-01T09:00:00Z")
+            .current_dir(&self.cwd)
+            .stderr_to_stdout()
+            .output()
+            .expect("sh runs");
+        if let Ok(dir) = std::fs::read_to_string(&state) {
+            self.cwd = PathBuf::from(dir.trim_end());
+        }
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let real = self.dir.path().canonicalize().expect("the scratch folder");
+        for p in [real.as_path(), self.dir.path()] {
+            text = text.replace(&p.display().to_string(), "/tmp");
+        }
+        text
+    }
+}
