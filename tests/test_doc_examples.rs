@@ -108,48 +108,6 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "Dask and access logs the page supposes",
     ),
     (
-        "docs/src/guides/when-a-release-must-ship.md",
-        1,
-        "contracts --today 2026-11-29 validate places release.geojson",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
-        "docs/src/guides/when-a-release-must-ship.md",
-        2,
-        "contracts --today 2026-11-29 waive places max_null_fraction.pop_est --line 1 --until 2026-12-31 --reason \"Census feed outage; fixed feed due 2026-12-20\"",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
-        "docs/src/guides/when-a-release-must-ship.md",
-        3,
-        "contracts --today 2026-11-29 validate places release.geojson",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
-        "docs/src/guides/when-a-release-must-ship.md",
-        4,
-        "contracts --today 2026-11-29 waivers places",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
-        "docs/src/guides/when-a-release-must-ship.md",
-        5,
-        "contracts --today 2026-12-18 check",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
-        "docs/src/guides/when-a-release-must-ship.md",
-        6,
-        "contracts --today 2026-12-18 unwaive places max_null_fraction.pop_est --reason \"Fixed feed arrived early\"",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
-        "docs/src/guides/when-a-release-must-ship.md",
-        7,
-        "contracts waive places min_window_days --until 2026-12-31 --reason \"in a hurry\"",
-        "the guide's store with a `places` dataset and a `release.geojson`, not this repository",
-    ),
-    (
         "docs/src/reference/access-logs.md",
         1,
         "contracts --today 2026-12-02 consumers countries",
@@ -202,6 +160,7 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
 const SCRATCH: &[(&str, &str)] = &[
     ("docs/src/commands/init.md", ""),
     ("docs/src/guides/first-store.md", ""),
+    ("docs/src/guides/when-a-release-must-ship.md", ""),
     ("docs/src/commands/consumption-summarize.md", CLONE),
     ("docs/src/commands/export.md", CLONE),
     ("docs/src/commands/man.md", CLONE),

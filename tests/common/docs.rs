@@ -136,6 +136,9 @@ pub struct Scratch {
     cwd: PathBuf,
 }
 
+/// Who commits in a scratch run: the steward the guides name.
+const SCRATCH_AUTHOR: (&str, &str) = ("Ana Steward", "ana@example.org");
+
 /// 2026-12-01T09:00:00Z, as git's raw date: the instant of every commit of a scratch run.
 const SCRATCH_DATE: &str = "1796115600 +0000";
 
@@ -164,7 +167,7 @@ impl Scratch {
             self.home.path().join("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let (name, email) = super::AUTHOR;
+        let (name, email) = SCRATCH_AUTHOR;
         let out = snapbox::cmd::Command::new("sh")
             .arg("-c")
             .arg(script)
