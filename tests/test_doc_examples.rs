@@ -9,8 +9,9 @@
 //! runs on the test fixtures names them by their path from the root. The pages of [`SCRATCH`]
 //! build a store of their own instead, with shell steps, in a scratch folder.
 //!
-//! A block that cannot run this way (it needs a fresh store, a server, a shell pipe, or it
-//! writes) is listed in [`NOT_RUN`] with the reason. A block that is neither run nor listed
+//! A block that cannot run either way (it needs a store laid out by hand, a server, object
+//! storage, or a commit id that changes with this repository's HEAD) is listed in [`NOT_RUN`]
+//! with the reason. A block that is neither run nor listed
 //! fails the suite, and so does a listed block that is gone or changed its first command.
 //! `UPDATE_DOCS=1 cargo test --test runner -- test_doc_examples` rewrites the outputs.
 
@@ -57,7 +58,7 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "docs/src/commands/sunset.md",
         2,
         "contracts --repo copy --today 2026-11-29 sunset countries 1 --on 2027-06-01 --rationale \"The census team needs a month more.\"",
-        "writes two sunset moves, in a copy of the example store",
+        "a copy of the example store: the commit id it shows changes with every commit of this repository",
     ),
     (
         "docs/src/guides/object-storage-and-dask.md",
@@ -119,12 +120,12 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "contracts propose evil.toml --rationale \"…\"",
         "a store where a contract folder is a committed symbolic link",
     ),
-
 ];
 
 /// The pages whose console blocks build a store of their own, step by step with shell commands
 /// between them: their blocks run in order, in one scratch folder per page
 /// ([`docs::Scratch`]), each command through `sh`.
+///
 /// Each page comes with the shell command that prepares its folder, run first and not shown:
 /// the pages whose examples write files run in a clone of the example store.
 const SCRATCH: &[(&str, &str)] = &[
