@@ -32,12 +32,6 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
     ),
     (
         "docs/src/commands/check.md",
-        2,
-        "contracts check",
-        "a store where a published contract was edited",
-    ),
-    (
-        "docs/src/commands/check.md",
         3,
         "contracts check",
         "the count of commits checked grows with every commit of this repository",
