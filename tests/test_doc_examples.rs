@@ -329,6 +329,19 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
             Some(_) => {}
         }
     }
+    // The tool ends no line in whitespace (issue 44, item 10), so no example may either, run
+    // or not.
+    for b in &all {
+        for s in &b.steps {
+            if s.shown.lines().any(|l| l.ends_with([' ', '\t'])) {
+                problems.push(format!(
+                    "{}: the output of `{}` has a line ending in whitespace",
+                    b.name(),
+                    s.command
+                ));
+            }
+        }
+    }
     let before = head_and_status(store());
     let mut wrong = Vec::new();
     let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
