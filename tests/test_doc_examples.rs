@@ -96,12 +96,6 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "contracts propose drafts/rivers-1.0.0.toml --rationale \"First rivers contract.\"",
         "a store with a lock left by a process that died",
     ),
-    (
-        "docs/src/reference/store-files.md",
-        2,
-        "contracts propose evil.toml --rationale \"…\"",
-        "a store where a contract folder is a committed symbolic link",
-    ),
 ];
 
 /// The pages whose console blocks build a store of their own, step by step with shell commands
@@ -120,6 +114,7 @@ const SCRATCH: &[(&str, &str)] = &[
     ("docs/src/commands/consumption-summarize.md", CLONE),
     ("docs/src/commands/propose.md", ROADS),
     ("docs/src/commands/sunset.md", COPY),
+    ("docs/src/reference/store-files.md", EVIL),
     ("docs/src/commands/export.md", CLONE),
     ("docs/src/commands/man.md", CLONE),
     ("docs/src/commands/schema.md", CLONE),
@@ -157,6 +152,11 @@ const COPY: &str = "{ mkdir copy && cd copy && git init -q \
         ~/contracts/history ~/contracts/notifications . \
      && git add -A && git commit -qm 'the example store' && cd ..; \
      } >/dev/null 2>&1 || echo the setup failed";
+
+/// [`CLONE`] with `evil.toml`, a draft first contract of a dataset `evil`.
+const EVIL: &str =
+    "git clone -q ~/contracts . && printf 'dataset = \"evil\"\\nversion = \"1.0.0\"\\n\
+     valid_from = 2027-01-01\\n[clauses]\\ncrs = \"EPSG:4326\"\\n' > evil.toml";
 
 /// The example store at HEAD, cloned into the scratch folder.
 const CLONE: &str = "git clone -q ~/contracts .";
