@@ -28,7 +28,7 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "docs/src/commands/advisory.md",
         1,
         "contracts advisory world",
-        "a store with a `world` dataset and its recorded releases",
+        "a store with a `world` dataset and its recorded releases, not this repository",
     ),
     (
         "docs/src/commands/check.md",
@@ -76,25 +76,25 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "docs/src/reference/access-logs.md",
         1,
         "contracts --today 2026-12-02 consumers countries",
-        "a store whose consumption source is an S3 access log",
+        "a store whose consumption source is an S3 access log this repository does not ship",
     ),
     (
         "docs/src/reference/access-logs.md",
         2,
         "contracts --today 2026-12-02 consumers countries",
-        "a store whose consumption source is a CloudFront log",
+        "a store whose consumption source is a CloudFront log this repository does not ship",
     ),
     (
         "docs/src/reference/access-logs.md",
         3,
         "contracts --today 2026-12-02 consumers countries",
-        "a store whose consumption source is an nginx log",
+        "a store whose consumption source is an nginx log this repository does not ship",
     ),
     (
         "docs/src/reference/store-files.md",
         1,
         "contracts propose drafts/rivers-1.0.0.toml --rationale \"First rivers contract.\"",
-        "a store with a lock left by a process that died",
+        "a lock left by a process that died, whose age the output gives to the second",
     ),
 ];
 
