@@ -16,8 +16,7 @@
 //! `UPDATE_DOCS=1 cargo test --test runner -- test_doc_examples` rewrites the outputs.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 use crate::common::docs;
 
@@ -270,24 +269,22 @@ fn words(command: &str) -> Option<Vec<String>> {
     (out.first().map(String::as_str) == Some("contracts")).then(|| out.split_off(1))
 }
 
-/// A clone of this repository at HEAD, made once for the test binary: the examples may read
-/// and write in it, never in the checkout.
-fn store() -> &'static Path {
-    static STORE: OnceLock<PathBuf> = OnceLock::new();
-    STORE.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("doc-examples-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = std::process::Command::new("git")
-            .args(["clone", "-q"])
-            .arg(docs::root())
-            .arg(&dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git clone: {out:?}");
-        dir
-    })
+/// A clone of this repository at HEAD, removed when the test ends: the examples may read and
+/// write in it, never in the checkout.
+fn clone_of_the_store() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("doc-examples-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a folder for the clone");
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q"])
+        .arg(docs::root())
+        .arg(dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git clone: {out:?}");
+    dir
 }
 
 fn head_and_status(dir: &Path) -> String {
@@ -350,7 +347,9 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
             }
         }
     }
-    let before = head_and_status(store());
+    let clone = clone_of_the_store();
+    let store = clone.path();
+    let before = head_and_status(store);
     let mut wrong = Vec::new();
     let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
     let mut ran = 0;
@@ -391,7 +390,7 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
         ran += 1;
         for (s, args) in b.steps.iter().zip(argv) {
             let out = docs::example_command(&args)
-                .current_dir(store())
+                .current_dir(store)
                 .stderr_to_stdout()
                 .output()
                 .expect("binary runs");
@@ -407,7 +406,7 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
         }
     }
     assert_eq!(
-        head_and_status(store()),
+        head_and_status(store),
         before,
         "a run example wrote to the store: list it in NOT_RUN"
     );
