@@ -25,6 +25,8 @@ mod test_dates;
 mod test_dates_consumers;
 mod test_dates_properties;
 mod test_diff;
+mod test_doc_examples;
+mod test_doc_help;
 mod test_export_odcs;
 mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
@@ -61,6 +63,7 @@ mod test_store_faults;
 mod test_summaries;
 mod test_terminal;
 mod test_timeline;
+mod test_trailing_spaces;
 mod test_waivers;
 mod test_webhook_payloads;
 

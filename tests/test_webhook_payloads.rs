@@ -434,8 +434,20 @@ fn the_example_payloads_of_the_guide_are_what_the_binary_posts() {
         stale.is_empty(),
         "stale or missing: {stale:#?}; rerun with CONTRACTS_UPDATE_EXAMPLES=1 and commit them"
     );
-    // The guide shows them: every file is named in it.
+    // The guide shows them: every file is named in it, and the countdowns are copied into it
+    // whole (not included: an mdBook include reads as raw text where Markdown is shown as is).
     let guide = std::fs::read_to_string(root().join("docs/src/guides/webhooks.md")).unwrap();
+    assert!(
+        !guide.contains("{{#include"),
+        "the guide includes a file instead of showing it"
+    );
+    for kind in all.keys() {
+        let body = serde_json::to_string_pretty(&all[kind]["before-60"]).unwrap();
+        assert!(
+            guide.contains(&format!("```json\n{body}\n```\n")),
+            "the guide's copy of examples/{kind}-before-60.json differs from what the binary posts"
+        );
+    }
     for (kind, bodies) in &all {
         for m in bodies.keys() {
             let name = format!("examples/{kind}-{m}.json");

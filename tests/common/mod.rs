@@ -20,6 +20,7 @@ pub use json::{schema_validator, string_pairs, string_triples, Rows};
 mod process;
 pub use process::{assert_exit, assert_stderr_names, python3_with_stdin, require_python, run_ok};
 
+pub mod docs;
 pub mod look;
 pub mod notify_support;
 #[allow(dead_code)] // the PostGIS release tests use the rest

@@ -205,10 +205,22 @@ where
                     }
                 }
             }
-            t.to_string()
+            without_trailing_spaces(&t.to_string())
         }
-        Layout::Blocks => blocks(cols, &grid, max, paint),
+        Layout::Blocks => without_trailing_spaces(&blocks(cols, &grid, max, paint)),
     }
+}
+
+/// `table` with the padding at the end of each line taken off: the last cell of a row is
+/// padded to its column's width like any other, which leaves spaces nobody sees but every
+/// editor, diff and copied example does. The padding is outside any colour, so this never
+/// eats into a coloured cell.
+fn without_trailing_spaces(table: &str) -> String {
+    table
+        .lines()
+        .map(|l| l.trim_end_matches(' '))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Each row as a block of `header value` lines, a blank line between blocks: the layout of
@@ -320,7 +332,8 @@ mod tests {
         ];
         let t = fit_table(&cols, [row.clone(), row], 40, false);
         assert!(widest(&t) <= 40, "{t}");
-        assert_eq!(t.matches(" us-states-boundaries-2020 ").count(), 2, "{t}");
+        // The value ends its line: no padding after it.
+        assert_eq!(t.matches(" us-states-boundaries-2020\n").count(), 2, "{t}");
         assert!(t.contains(" version   12.0.0"), "{t}");
         assert!(t.contains("\n\n"), "a blank line between blocks: {t}");
     }
@@ -331,8 +344,12 @@ mod tests {
         let row = || vec![Cell::plain("crs"), Cell::of(Verdict::Breaking)];
         let t = fit_table(&cols, [row()], 80, true);
         assert!(t.contains("\u{1b}[31mbreaking\u{1b}[0m"), "{t:?}");
-        // The header is never coloured, and the padding is outside the colour.
-        assert!(t.starts_with(" clause   verdict  "), "{t:?}");
+        // The header is never coloured, and the padding (none at the end of a line) is
+        // outside the colour.
+        assert!(
+            t.starts_with(" clause   verdict\n crs      \u{1b}[31m"),
+            "{t:?}"
+        );
         let plain = fit_table(&cols, [row()], 80, false);
         assert_eq!(console::strip_ansi_codes(&t), plain);
     }
