@@ -89,12 +89,6 @@ const NOT_RUN: &[(&str, usize, &str, &str)] = &[
         "contracts --today 2026-12-02 consumers countries",
         "a store whose consumption source is an nginx log this repository does not ship",
     ),
-    (
-        "docs/src/reference/store-files.md",
-        1,
-        "contracts propose drafts/rivers-1.0.0.toml --rationale \"First rivers contract.\"",
-        "a lock left by a process that died, whose age the output gives to the second",
-    ),
 ];
 
 /// The pages whose console blocks build a store of their own, step by step with shell commands

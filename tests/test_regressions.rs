@@ -27,7 +27,9 @@ fn source_of(regressions: &Path) -> PathBuf {
     if let Ok(under) = rel.strip_prefix("proptest-regressions") {
         root.join("src").join(under.with_extension("rs"))
     } else {
-        let name = rel.to_string_lossy().replace(".proptest-regressions", ".rs");
+        let name = rel
+            .to_string_lossy()
+            .replace(".proptest-regressions", ".rs");
         root.join(name)
     }
 }
@@ -37,7 +39,10 @@ fn every_saved_regression_file_belongs_to_a_file_with_property_tests() {
     let mut saved = Vec::new();
     files_under(&root().join("proptest-regressions"), &mut saved);
     for e in std::fs::read_dir(root().join("tests")).unwrap().flatten() {
-        if e.path().to_string_lossy().ends_with(".proptest-regressions") {
+        if e.path()
+            .to_string_lossy()
+            .ends_with(".proptest-regressions")
+        {
             saved.push(e.path());
         }
     }

@@ -247,7 +247,7 @@ impl PgAudit {
             object: relation,
             path: Cow::Borrowed(self.path.as_str()),
             query: None,
-            status: if read { 200 } else { 0 },
+            status: Some(if read { 200 } else { 0 }),
             principal: principal.map(|p| Cow::Owned(p.into_owned())),
             client: None,
             fields: Fields {
