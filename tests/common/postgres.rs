@@ -1,0 +1,252 @@
+//! A throw-away PostgreSQL cluster for one test: `initdb` in a temporary directory, a free
+//! loopback port and a socket directory of its own, `shared_preload_libraries = 'pgaudit'`,
+//! started with `pg_ctl` and stopped (immediately) when the value is dropped. The `postgres`
+//! database has the `postgis` extension.
+//!
+//! initdb and postgres refuse to run as root: under root (CI's `test.sh`) they run as the
+//! `postgres` OS user through `runuser`, on a directory that user owns. A machine without
+//! PostgreSQL, PostGIS or pgaudit fails the test loudly (`test.sh` installs them); it never
+//! skips.
+//!
+//! Local connections (the socket) are trusted; TCP connections need a password
+//! (scram-sha-256), so tests can exercise both. Extra `postgresql.conf` lines (logging settings
+//! for the pgaudit tests, say) go in through [`Cluster::start_with`]; the server's log is in
+//! [`Cluster::log_dir`] (`pg_ctl.log` holds its stderr; with `logging_collector = on` the
+//! collector writes its files there too, as `log_directory` points there).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The superuser every helper connects as (over the trusted socket).
+pub const SUPERUSER: &str = "postgres";
+
+pub struct Cluster {
+    /// Owned by the `postgres` user under root; removed on drop.
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+/// `/usr/lib/postgresql/<newest>/bin`, or `PG_BIN`: where initdb and pg_ctl are.
+fn bin_dir() -> PathBuf {
+    if let Some(b) = std::env::var_os("PG_BIN") {
+        return PathBuf::from(b);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, b)| b).unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): the PostGIS tests \
+             need the Debian packages postgresql, postgresql-15-postgis-3, postgresql-15-pgaudit and \
+             gdal-bin; run test.sh as root to install them"
+        )
+    })
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+#[track_caller]
+fn check(out: std::io::Result<Output>, what: &str) -> Output {
+    let out = out.unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+impl Cluster {
+    /// A started cluster with pgaudit preloaded and postgis in the `postgres` database.
+    pub fn start() -> Cluster {
+        Cluster::start_with(&[])
+    }
+
+    /// [`Cluster::start`] with `extra` lines appended to postgresql.conf (they win over the
+    /// defaults written before them).
+    pub fn start_with(extra: &[&str]) -> Cluster {
+        let bin = bin_dir();
+        let dir = tempfile::Builder::new()
+            .prefix("pg-")
+            .tempdir()
+            .expect("temp dir");
+        let c = Cluster {
+            dir,
+            bin,
+            port: free_port(),
+        };
+        std::fs::create_dir_all(c.socket_dir()).expect("socket dir");
+        std::fs::create_dir_all(c.log_dir()).expect("log dir");
+        if is_root() {
+            check(
+                Command::new("chown")
+                    .args(["-R", "postgres:postgres"])
+                    .arg(c.dir.path())
+                    .output(),
+                "chown the cluster directory to postgres",
+            );
+        }
+        check(
+            c.as_owner(&c.bin.join("initdb"))
+                .args(["-D", &c.data().display().to_string()])
+                .args([
+                    "-U",
+                    SUPERUSER,
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
+                ])
+                .args(["-E", "UTF8", "--no-locale"])
+                .output(),
+            "initdb",
+        );
+        let mut conf = format!(
+            "\n# written by tests/common/postgres.rs\nport = {}\nlisten_addresses = '127.0.0.1'\n\
+             unix_socket_directories = '{}'\nshared_preload_libraries = 'pgaudit'\n\
+             log_directory = '{}'\nfsync = off\n",
+            c.port,
+            c.socket_dir().display(),
+            c.log_dir().display()
+        );
+        for line in extra {
+            conf.push_str(line);
+            conf.push('\n');
+        }
+        let conf_path = c.data().join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
+        text.push_str(&conf);
+        std::fs::write(&conf_path, text).expect("write postgresql.conf");
+        check(
+            c.as_owner(&c.bin.join("pg_ctl"))
+                .args(["-D", &c.data().display().to_string()])
+                .args(["-l", &c.log_dir().join("pg_ctl.log").display().to_string()])
+                .args(["-w", "-t", "60", "start"])
+                .output(),
+            "pg_ctl start",
+        );
+        c.sql("postgres", "CREATE EXTENSION postgis");
+        c
+    }
+
+    /// A command run as the cluster's owner: `postgres` under root, else this user.
+    fn as_owner(&self, program: &Path) -> Command {
+        if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(program);
+            c.current_dir(self.dir.path());
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// The directory of the server's socket (a `host=` of libpq).
+    pub fn socket_dir(&self) -> PathBuf {
+        self.dir.path().join("sock")
+    }
+
+    /// Where the server's log goes: `pg_ctl.log` (its stderr) and the collector's files.
+    pub fn log_dir(&self) -> PathBuf {
+        self.dir.path().join("log")
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Run `sql` in `db` as the superuser over the socket; panics on an error, returns the
+    /// rows as psql's unaligned text (`|`-separated, one row a line).
+    #[track_caller]
+    pub fn sql(&self, db: &str, sql: &str) -> String {
+        let out = check(self.psql(db, sql).output(), &format!("psql {sql}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `psql` on `db` as the superuser, ready to run `sql` (for a test that expects failure).
+    pub fn psql(&self, db: &str, sql: &str) -> Command {
+        let mut c = Command::new(self.bin.join("psql"));
+        c.args(["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"])
+            .args(["-h", &self.socket_dir().display().to_string()])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                SUPERUSER,
+                "-d",
+                db,
+                "-c",
+                sql,
+            ]);
+        c
+    }
+
+    /// A new database with the postgis extension.
+    pub fn create_db(&self, name: &str) {
+        self.sql("postgres", &format!("CREATE DATABASE \"{name}\""));
+        self.sql(name, "CREATE EXTENSION postgis");
+    }
+
+    /// Load a file into `db` as `table` with GDAL's `ogr2ogr` (its PostgreSQL driver), with
+    /// `extra` arguments (e.g. `-nlt GEOMETRY`).
+    #[track_caller]
+    pub fn load(&self, db: &str, file: &Path, table: &str, extra: &[&str]) {
+        let pg = format!(
+            "PG:host={} port={} user={SUPERUSER} dbname={db}",
+            self.socket_dir().display(),
+            self.port
+        );
+        let mut c = Command::new("ogr2ogr");
+        c.args(["-f", "PostgreSQL", &pg])
+            .arg(file)
+            .args(["-nln", table])
+            .args(extra);
+        check(c.output(), &format!("ogr2ogr {}", file.display()));
+    }
+
+    /// A URL reaching `db` over the socket, as the superuser, naming `table`.
+    pub fn socket_url(&self, db: &str, table: &str) -> String {
+        let host: String = self.socket_dir().display().to_string().replace('/', "%2F");
+        format!(
+            "postgresql://{SUPERUSER}@{host}:{}/{db}?table={table}",
+            self.port
+        )
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = self
+            .as_owner(&self.bin.join("pg_ctl"))
+            .args(["-D", &self.data().display().to_string()])
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+    }
+}
