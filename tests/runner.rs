@@ -41,6 +41,7 @@ mod test_notify_webhooks;
 mod test_parse;
 mod test_partitions;
 mod test_postgis;
+mod test_postgis_tls;
 mod test_properties;
 mod test_release_gpkg_parquet;
 mod test_release_merge;

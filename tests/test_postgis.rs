@@ -298,11 +298,11 @@ fn the_connection_is_made_as_libpq_makes_it() {
         "postgresql:///postgres?host={sock}&port={port}&user=postgres&sslmode=disable&table=countries"
     );
     assert_eq!(profile(&[], &url)["feature_count"], 177);
-    // TLS is not spoken yet: said, not silently downgraded.
+    // A server without TLS: require is refused, never silently downgraded.
     let url = format!("postgresql://ada@127.0.0.1:{port}/postgres?sslmode=require&table=countries");
-    let r = run(&[], &["profile", &url]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    r.assert_stderr_has("sslmode=require");
+    let r = run(&[("PGPASSWORD", PASSWORD)], &["profile", &url]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    r.assert_stderr_has(&format!("127.0.0.1 port {port}"));
 }
 
 #[test]

@@ -18,6 +18,7 @@
 //! the feature id, not an attribute, as GDAL reads it (and as `ogr2ogr` writes `fid`).
 
 mod connect;
+mod tls;
 
 use std::collections::BTreeSet;
 

@@ -90,6 +90,13 @@ impl Cluster {
     /// [`Cluster::start`] with `extra` lines appended to postgresql.conf (they win over the
     /// defaults written before them).
     pub fn start_with(extra: &[&str]) -> Cluster {
+        Cluster::start_with_files(extra, &[])
+    }
+
+    /// [`Cluster::start_with`], with `files` (name, content) written into the data directory
+    /// before the server starts, owned by the server's user and readable by it alone (a TLS
+    /// key and certificate, named in `extra` relative to the data directory).
+    pub fn start_with_files(extra: &[&str], files: &[(&str, &[u8])]) -> Cluster {
         let bin = bin_dir();
         let dir = tempfile::Builder::new()
             .prefix("pg-")
@@ -135,6 +142,22 @@ impl Cluster {
         for line in extra {
             conf.push_str(line);
             conf.push('\n');
+        }
+        for (name, content) in files {
+            let path = c.data().join(name);
+            std::fs::write(&path, content).expect("write a file of the data directory");
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .expect("chmod 600");
+            if is_root() {
+                check(
+                    Command::new("chown")
+                        .arg("postgres:postgres")
+                        .arg(&path)
+                        .output(),
+                    "chown a file of the data directory",
+                );
+            }
         }
         let conf_path = c.data().join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
@@ -206,6 +229,14 @@ impl Cluster {
                 sql,
             ]);
         c
+    }
+
+    /// Replace pg_hba.conf by `lines` and reload. Keep a `local all all trust` line: the
+    /// helpers connect over the socket.
+    pub fn set_hba(&self, lines: &str) {
+        let path = self.data().join("pg_hba.conf");
+        std::fs::write(&path, lines).expect("write pg_hba.conf");
+        self.sql("postgres", "SELECT pg_reload_conf()");
     }
 
     /// A new database with the postgis extension.

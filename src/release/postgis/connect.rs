@@ -14,6 +14,7 @@ use std::time::Duration;
 use postgres::config::{Host, SslMode};
 use postgres::{Client, Config, NoTls};
 
+use super::tls::{self, Verify};
 use super::PostgisError;
 
 /// libpq's compiled-in socket directory on Debian, used when neither the URL nor `PGHOST`
@@ -38,6 +39,13 @@ pub struct Target {
     /// `&geometry_column=NAME`.
     pub geometry_column: Option<String>,
     sslmode: Option<String>,
+    sslrootcert: Option<String>,
+}
+
+/// Whether and how the connection is encrypted.
+enum Tls {
+    Off,
+    On(Verify),
 }
 
 /// Whether a release argument is a PostgreSQL URL.
@@ -117,6 +125,7 @@ impl Target {
         let mut relation = None;
         let mut geometry_column = None;
         let mut sslmode = None;
+        let mut sslrootcert = None;
         let mut secret = None;
         let mut kept = Vec::new();
         for kv in query.split('&').filter(|kv| !kv.is_empty()) {
@@ -125,6 +134,7 @@ impl Target {
                 "table" => relation = Some(percent_decode(v)),
                 "geometry_column" => geometry_column = Some(percent_decode(v)),
                 "sslmode" => sslmode = Some(percent_decode(v)),
+                "sslrootcert" => sslrootcert = Some(percent_decode(v)),
                 _ => {
                     if k == "password" {
                         secret = Some(percent_decode(v));
@@ -158,6 +168,7 @@ impl Target {
             relation,
             geometry_column,
             sslmode,
+            sslrootcert,
         })
     }
 
@@ -179,7 +190,7 @@ impl Target {
     }
 
     /// The connection settings: the URL's, then the environment's, then libpq's defaults.
-    fn config(&self) -> Result<(Config, Endpoint), PostgisError> {
+    fn config(&self) -> Result<(Config, Endpoint, Tls), PostgisError> {
         let bad = |reason: String| PostgisError::BadUrl {
             url: self.display.clone(),
             reason,
@@ -231,26 +242,48 @@ impl Target {
             }
         }
         let mode = self.sslmode.clone().or_else(|| env("PGSSLMODE"));
-        match mode.as_deref() {
-            None | Some("prefer") | Some("allow") => c.ssl_mode(SslMode::Prefer),
-            Some("disable") => c.ssl_mode(SslMode::Disable),
-            Some(m @ ("require" | "verify-ca" | "verify-full")) => {
-                return Err(bad(format!(
-                    "sslmode={m}: this build does not speak TLS to PostgreSQL yet; use sslmode=disable or prefer, or a Unix socket"
-                )))
-            }
+        let root = tls::root_file(self.sslrootcert.as_deref());
+        let root_exists = root.as_deref().is_some_and(Path::exists);
+        let tls = match mode.as_deref() {
+            Some("disable") => Tls::Off,
+            // libpq: `require` with a root certificate file verifies the chain.
+            Some("require") if root_exists => Tls::On(Verify::Chain),
+            None | Some("prefer" | "allow" | "require") => Tls::On(Verify::Nothing),
+            Some("verify-ca") => Tls::On(Verify::Chain),
+            Some("verify-full") => Tls::On(Verify::Full),
             Some(m) => return Err(bad(format!("unknown sslmode `{m}`"))),
         };
+        // libpq never encrypts a Unix socket, whatever sslmode says.
+        let tls = if endpoint.socket { Tls::Off } else { tls };
+        c.ssl_mode(match mode.as_deref() {
+            _ if endpoint.socket => SslMode::Disable,
+            Some("disable") => SslMode::Disable,
+            None | Some("prefer" | "allow") => SslMode::Prefer,
+            _ => SslMode::Require,
+        });
         c.application_name("contracts");
-        Ok((c, endpoint))
+        Ok((c, endpoint, tls))
     }
 
     /// Connect, classifying a failure: unreachable, refused credentials (the environment),
     /// or no such database (the input).
     pub fn connect(&self) -> Result<Client, PostgisError> {
-        let (config, at) = self.config()?;
+        let (config, at, tls) = self.config()?;
         let user = config.get_user().unwrap_or("(the OS user)").to_string();
-        config.connect(NoTls).map_err(|e| {
+        let connected = match tls {
+            Tls::Off => config.connect(NoTls),
+            Tls::On(verify) => {
+                let root = tls::root_file(self.sslrootcert.as_deref());
+                let connector = tls::connector(verify, root.as_deref()).map_err(|reason| {
+                    PostgisError::BadUrl {
+                        url: self.display.clone(),
+                        reason,
+                    }
+                })?;
+                config.connect(connector)
+            }
+        };
+        connected.map_err(|e| {
             let reason = self.scrub(&chain(&e));
             let code = e.as_db_error().map(|d| d.code().code().to_string());
             match code.as_deref() {
