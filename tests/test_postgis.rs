@@ -387,7 +387,7 @@ fn what_is_not_a_spatial_relation_the_user_may_read_is_exit_2_with_its_own_messa
     );
 }
 
-/// `validate` reads the table as it reads a file.
+/// `validate` (and `--record`) and `new --from` read the table as they read a file.
 #[test]
 fn validate_checks_a_postgis_table_against_the_live_contracts() {
     let pg = with_countries();
@@ -428,6 +428,45 @@ fn validate_checks_a_postgis_table_against_the_live_contracts() {
     let report = r.json();
     assert_eq!(report["profile"]["feature_count"], 177, "{report}");
     assert_eq!(report["profile"]["format"], "PostGIS", "{report}");
+
+    // Recorded with a password in the URL: the history names the table, never the password.
+    with_ada(&pg);
+    let port = pg.port();
+    let with_password =
+        format!("postgresql://ada:{PASSWORD}@127.0.0.1:{port}/postgres?table=public.countries");
+    let r = env.run_in(
+        &store,
+        &[
+            "--today",
+            "2026-03-01",
+            "validate",
+            "world",
+            &with_password,
+            "--record",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains(PASSWORD) && !r.stderr.contains(PASSWORD));
+    let record = std::fs::read_to_string(store.join("history/world.releases.toml")).unwrap();
+    assert!(
+        record.contains(&format!(
+            "files = [\"postgresql://ada:***@127.0.0.1:{port}/postgres?table=public.countries\"]"
+        )),
+        "{record}"
+    );
+    let log = git(&["log", "-p", "--all"]);
+    assert!(
+        !log.contains(PASSWORD) && !record.contains(PASSWORD),
+        "{log}"
+    );
+
+    // A first contract drafted from the table.
+    let r = env.run_in(&store, &["new", "world2", "--from", &with_password]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.assert_stdout_has("Drafted from a profile of: postgresql://ada:***@127.0.0.1");
+    r.assert_stdout_has("= \"EPSG:4326\"");
+    r.assert_stdout_has("{ continent = \"string\", gdp_md_est = \"int64\"");
+    assert!(!r.stdout.contains(PASSWORD) && !r.stderr.contains(PASSWORD));
 
     std::fs::write(d.join("1.0.0.toml"), contract("EPSG:3857")).unwrap();
     git(&["commit", "-q", "-am", "a crs the table does not have"]);
