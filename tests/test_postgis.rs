@@ -187,6 +187,25 @@ fn postgresql_types_map_to_the_profiles_types_and_nulls_are_counted_per_column()
     assert!(p["attributes"].as_object().unwrap().is_empty());
 }
 
+/// PostGIS in a schema of its own, off the search_path: its functions are still found, and
+/// the relation is still named through the search_path.
+#[test]
+fn postgis_in_a_schema_off_the_search_path_is_found() {
+    let pg = Cluster::start();
+    pg.sql("postgres", "CREATE DATABASE other");
+    pg.sql(
+        "other",
+        "CREATE SCHEMA gis; CREATE EXTENSION postgis SCHEMA gis;
+         CREATE TABLE pts (id int8, g gis.geometry(Point, 4326));
+         INSERT INTO pts VALUES (1, 'SRID=4326;POINT (5 6)'), (NULL, 'SRID=4326;POINT (7 8)');",
+    );
+    let p = profile(&[], &pg.socket_url("other", "pts"));
+    assert_eq!(p["crs"], "EPSG:4326");
+    assert_eq!(p["envelope"], serde_json::json!([5.0, 6.0, 7.0, 8.0]));
+    assert_eq!(p["attributes"]["id"]["nulls"], 1);
+    assert_eq!(p["attributes"]["id"]["type"], "int64");
+}
+
 #[test]
 fn the_crs_comes_from_the_srid_through_spatial_ref_sys() {
     let pg = Cluster::start();

@@ -166,14 +166,25 @@ pub fn profile(
         .read_only(true)
         .start()
         .map_err(query_err)?;
-    let has_postgis = tx
-        .query_opt("SELECT 1 FROM pg_extension WHERE extname = 'postgis'", &[])
+    let postgis_schema: String = match tx
+        .query_opt(
+            "SELECT n.nspname::text FROM pg_extension e \
+             JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'postgis'",
+            &[],
+        )
         .map_err(query_err)?
-        .is_some();
-    if !has_postgis {
-        return Err(PostgisError::NoPostgis { url });
-    }
+    {
+        Some(row) => row.get(0),
+        None => return Err(PostgisError::NoPostgis { url }),
+    };
     let (oid, qualified) = resolve(&mut tx, target, &url).map_err(|e| e.or_query(query_err))?;
+    // The relation is named through the user's search_path; the PostGIS functions are found
+    // in the extension's schema even when that path does not hold it.
+    tx.execute(
+        "SELECT set_config('search_path', current_setting('search_path') || ', ' || quote_ident($1), true)",
+        &[&postgis_schema],
+    )
+    .map_err(query_err)?;
     let row = tx
         .query_one(
             "SELECT has_table_privilege($1::oid, 'SELECT'), current_user::text",
