@@ -398,6 +398,10 @@ fn what_is_not_a_spatial_relation_the_user_may_read_is_exit_2_with_its_own_messa
         &pg.socket_url("nogis", "countries"),
         "the database has no postgis extension",
     );
+    refused(
+        &pg.socket_url("nosuchdb", "countries"),
+        "database \"nosuchdb\" does not exist",
+    );
     let as_bob = url("countries").replace("postgres@", "bob@");
     refused(&as_bob, "user `bob` may not SELECT from `countries`");
     refused(

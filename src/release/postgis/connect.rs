@@ -283,8 +283,15 @@ impl Target {
                 config.connect(connector)
             }
         };
+        // A password from the password file is blanked too.
+        let file_password = config
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned());
         connected.map_err(|e| {
-            let reason = self.scrub(&chain(&e));
+            let mut reason = self.scrub(&chain(&e));
+            if let Some(pw) = file_password.as_deref().filter(|p| !p.is_empty()) {
+                reason = reason.replace(pw, "***");
+            }
             let code = e.as_db_error().map(|d| d.code().code().to_string());
             match code.as_deref() {
                 Some("28P01" | "28000") => PostgisError::Auth {
