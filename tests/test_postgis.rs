@@ -516,3 +516,48 @@ fn the_cluster_takes_extra_configuration_and_tells_where_its_log_is() {
     );
     assert!(Path::new(&pg.log_dir()).join("pg_ctl.log").exists());
 }
+
+/// The profile is computed in the database, in one read-only REPEATABLE READ transaction, by
+/// one aggregate statement over the relation: the server's own statement log says so.
+#[test]
+fn the_profile_is_one_aggregate_statement_in_one_read_only_snapshot() {
+    let pg = Cluster::start_with(&["log_statement = 'all'", "log_line_prefix = '[%a] '"]);
+    pg.load(
+        "postgres",
+        &data("naturalearth/countries.gpkg"),
+        "public.countries",
+        &[],
+    );
+    let p = profile(&[], &pg.socket_url("postgres", "public.countries"));
+    assert_eq!(p["feature_count"], 177);
+    let log = std::fs::read_to_string(pg.log_dir().join("pg_ctl.log")).unwrap();
+    let ours: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.starts_with("[contracts] ") && (l.contains("statement: ") || l.contains("execute "))
+        })
+        .collect();
+    assert!(
+        ours.iter()
+            .any(|l| l.contains("REPEATABLE READ") && l.contains("READ ONLY")),
+        "{ours:#?}"
+    );
+    // Simple-protocol statements log as `statement:`, prepared ones as `execute`. One
+    // statement reads the table, and it is the aggregate: the counts, the envelope and every
+    // attribute's count(col) together.
+    let reads: Vec<&str> = ours
+        .iter()
+        .copied()
+        .filter(|l| l.ends_with(" FROM countries"))
+        .collect();
+    assert_eq!(reads.len(), 1, "{ours:#?}");
+    for part in [
+        ": SELECT count(*)::int8, count(\"geom\")::int8",
+        "min(ST_XMin(\"geom\"))",
+        "array_agg(DISTINCT ST_GeometryType(\"geom\"))",
+        "count(\"pop_est\")::int8, count(\"continent\")::int8, count(\"name\")::int8",
+    ] {
+        assert!(reads[0].contains(part), "{part} in {}", reads[0]);
+    }
+    assert!(ours.iter().any(|l| l.contains("COMMIT")), "{ours:#?}");
+}
