@@ -163,14 +163,29 @@ impl Cluster {
         let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
         text.push_str(&conf);
         std::fs::write(&conf_path, text).expect("write postgresql.conf");
-        check(
-            c.as_owner(&c.bin.join("pg_ctl"))
+        // The free port was free when asked for; another test may take it before the server
+        // binds it. Then a later `port =` line (the last one wins) and another try.
+        let mut c = c;
+        for attempt in 0.. {
+            let out = c
+                .as_owner(&c.bin.join("pg_ctl"))
                 .args(["-D", &c.data().display().to_string()])
                 .args(["-l", &c.log_dir().join("pg_ctl.log").display().to_string()])
                 .args(["-w", "-t", "60", "start"])
-                .output(),
-            "pg_ctl start",
-        );
+                .output();
+            let log = std::fs::read_to_string(c.log_dir().join("pg_ctl.log")).unwrap_or_default();
+            let taken = log.contains("Address already in use");
+            if attempt < 3 && taken && out.as_ref().is_ok_and(|o| !o.status.success()) {
+                c.port = free_port();
+                let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
+                text.push_str(&format!("port = {}\n", c.port));
+                std::fs::write(&conf_path, text).expect("write postgresql.conf");
+                std::fs::write(c.log_dir().join("pg_ctl.log"), "").expect("clear pg_ctl.log");
+                continue;
+            }
+            check(out, "pg_ctl start");
+            break;
+        }
         c.sql("postgres", "CREATE EXTENSION postgis");
         c
     }
