@@ -162,7 +162,8 @@ pub struct ReadNotes {
 pub struct ReadOptions {
     /// The GeoPackage feature table (`--layer`); needed when there are several.
     pub layer: Option<String>,
-    /// The GeoParquet geometry column (`--geometry-column`); the primary one by default.
+    /// The GeoParquet or PostGIS geometry column (`--geometry-column`); the primary (or only)
+    /// one by default.
     pub geometry_column: Option<String>,
     /// Read GeoJSON with the sequential reader only, never the parallel one (the hidden
     /// `--geojson-sequential`): the reader every file falls back on, kept reachable for the
