@@ -219,7 +219,9 @@ fn the_crs_comes_from_the_srid_through_spatial_ref_sys() {
          INSERT INTO mixed_srids VALUES ('SRID=4326;POINT (1 2)'), ('SRID=3857;POINT (3 4)');
          CREATE TABLE no_srid (g geometry);
          INSERT INTO no_srid VALUES ('POINT (1 2)');
-         CREATE TABLE empty_typed (g geometry(Point, 3857));",
+         CREATE TABLE empty_typed (g geometry(Point, 3857));
+         CREATE TABLE \"Geo Graphy\" (\"Where\" geography(Point, 4326));
+         INSERT INTO \"Geo Graphy\" VALUES ('SRID=4326;POINT (-70 40)'), ('SRID=4326;POINT (10 -5)');",
     );
     assert_eq!(
         profile(&[], &pg.socket_url("postgres", "custom"))["crs"],
@@ -234,6 +236,11 @@ fn the_crs_comes_from_the_srid_through_spatial_ref_sys() {
         profile(&[], &pg.socket_url("postgres", "empty_typed"))["crs"],
         "EPSG:3857"
     );
+    // A geography column, in a relation whose name must be quoted (percent-encoded in the URL).
+    let p = profile(&[], &pg.socket_url("postgres", "public.Geo%20Graphy"));
+    assert_eq!(p["crs"], "EPSG:4326");
+    assert_eq!(p["envelope"], serde_json::json!([-70.0, -5.0, 10.0, 40.0]));
+    assert_eq!(p["geometry_types"], serde_json::json!(["Point"]));
     let r = run(
         &[],
         &[
