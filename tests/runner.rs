@@ -46,6 +46,8 @@ mod test_notify_webhooks;
 mod test_parse;
 mod test_partitions;
 mod test_pgaudit;
+mod test_postgis;
+mod test_postgis_tls;
 mod test_properties;
 mod test_regressions;
 mod test_release_gpkg_parquet;

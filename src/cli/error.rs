@@ -200,6 +200,17 @@ impl From<ReleaseError> for CommandError {
             let (class, hint) = remote_class(r);
             return CommandError::from_error(class, e).with_hint_if(hint);
         }
+        if let ReleaseError::Postgis(p) = &e {
+            let (class, hint) = if p.is_environment() {
+                (
+                    ErrorClass::Environment,
+                    Some("check the server, PGHOST, PGPORT, PGUSER and the password (PGPASSWORD or the password file)"),
+                )
+            } else {
+                (ErrorClass::Input, None)
+            };
+            return CommandError::from_error(class, e).with_hint_if(hint);
+        }
         let hint = match &e {
             ReleaseError::Corrupt { .. } => Some("the file is damaged or truncated; re-export it"),
             ReleaseError::Unsupported { .. } => {

@@ -155,7 +155,7 @@ pub struct PartArgs {
     /// The GeoPackage feature table to read (required when the file has several)
     #[arg(long, value_name = "NAME")]
     pub layer: Option<String>,
-    /// The GeoParquet geometry column to read [default: the primary column]
+    /// The GeoParquet or PostGIS geometry column to read [default: the primary column, or the only one]
     #[arg(long, value_name = "NAME")]
     pub geometry_column: Option<String>,
     /// Print on stderr what was read of each object in object storage, against its size

@@ -19,8 +19,14 @@ use crate::release::Profile;
 /// `az://`, `https://`); the partitions are profiled in parallel and merged. Credentials come
 /// from each cloud's environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`) and are never printed.
 ///
-/// Reads GeoJSON, FlatGeobuf, GeoPackage, GeoParquet and Shapefile. Exit 0, 2 for an
-/// unreadable or corrupt file, 3 when object storage cannot be reached or refuses access.
+/// A FILE may also be a PostGIS table or view, `postgresql://host/db?table=schema.name`
+/// (`&geometry_column=NAME` when it has several), profiled in the database; the connection is
+/// made as libpq makes it (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `~/.pgpass`), and only
+/// the password is blanked where the URL is echoed.
+///
+/// Reads GeoJSON, FlatGeobuf, GeoPackage, GeoParquet, Shapefile and PostGIS. Exit 0, 2 for an
+/// unreadable or corrupt file or a missing table, 3 when object storage or the database cannot
+/// be reached or refuses access.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Data files, directories, globs or URLs of one release (.geojson, .fgb, .gpkg, .parquet, .shp)

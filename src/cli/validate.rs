@@ -23,8 +23,8 @@ use crate::store::{layout, Edit, Step};
 /// does not fail the release; a recorded release names the waivers it was recorded under.
 ///
 /// FILEs are read as `contracts profile` reads them: directories and globs of partitions,
-/// and objects, prefixes and globs in object storage (`s3://`, `gs://`, `az://`, `https://`).
-/// `--merge` adds saved profiles (one per partition, or one merged on a cluster); they may be
+/// objects, prefixes and globs in object storage (`s3://`, `gs://`, `az://`, `https://`), and
+/// PostGIS tables and views (`postgresql://host/db?table=schema.name`). `--merge` adds saved profiles (one per partition, or one merged on a cluster); they may be
 /// the whole release.
 ///
 /// Exit 0 when every enforced clause of every live contract passes, 1 otherwise, 2 for an

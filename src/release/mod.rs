@@ -12,6 +12,8 @@
 //! A release is named by [`Source`]s: files, directories and globs of partition files
 //! (Hive-style `key=value/` folders included), and objects, prefixes and globs in object
 //! storage ([`remote`]). The partitions are profiled in parallel and merged in the order named.
+//! A `postgresql://` URL names a table or view in PostGIS ([`postgis`]), profiled in the
+//! database by aggregate SQL instead of read.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,7 @@ pub mod geom;
 mod gpkg;
 mod parquet;
 mod parquet_footer;
+pub mod postgis;
 pub mod profile;
 pub mod record;
 pub mod remote_read;
@@ -127,6 +130,9 @@ pub enum ReleaseError {
     /// An object in object storage could not be listed or read (message scrubbed of secrets).
     #[error(transparent)]
     Remote(remote_read::RemoteError),
+    /// A PostGIS relation could not be read (the password blanked).
+    #[error(transparent)]
+    Postgis(#[from] postgis::PostgisError),
 }
 
 /// Told how far a reader has got, so a terminal can show a progress bar. The release module
@@ -156,7 +162,8 @@ pub struct ReadNotes {
 pub struct ReadOptions {
     /// The GeoPackage feature table (`--layer`); needed when there are several.
     pub layer: Option<String>,
-    /// The GeoParquet geometry column (`--geometry-column`); the primary one by default.
+    /// The GeoParquet or PostGIS geometry column (`--geometry-column`); the primary (or only)
+    /// one by default.
     pub geometry_column: Option<String>,
     /// Read GeoJSON with the sequential reader only, never the parallel one (the hidden
     /// `--geojson-sequential`): the reader every file falls back on, kept reachable for the
@@ -205,6 +212,8 @@ fn finish(file: String, format: Format, crs: Option<String>, acc: Accumulator) -
 pub enum Source {
     Local(PathBuf),
     Remote(remote_read::Object),
+    /// A table or view in PostGIS, profiled in the database.
+    Postgis(postgis::Target),
 }
 
 impl Source {
@@ -213,6 +222,7 @@ impl Source {
         match self {
             Source::Local(p) => p.display().to_string(),
             Source::Remote(o) => o.url().to_string(),
+            Source::Postgis(t) => t.display().to_string(),
         }
     }
 }
@@ -221,6 +231,9 @@ impl Source {
 /// see [`remote_read::expand`]), a directory (every data file below it, sorted), a glob of files
 /// or directories (when no file has that very name), or a file.
 pub fn expand_source(arg: &Path) -> Result<Vec<Source>, ReleaseError> {
+    if let Some(text) = arg.to_str().filter(|t| postgis::is_postgres_url(t)) {
+        return Ok(vec![Source::Postgis(postgis::Target::parse(text)?)]);
+    }
     if let Some(text) = arg.to_str().filter(|t| remote_read::is_url(t)) {
         return Ok(remote_read::expand(text)?
             .into_iter()
@@ -305,6 +318,7 @@ pub fn profile_source(
     let object = match source {
         Source::Local(p) => return profile_file_with(p, opts, progress, notes),
         Source::Remote(o) => o,
+        Source::Postgis(t) => return Ok(postgis::profile(t, opts, notes)?),
     };
     let url = object.url();
     let label = Path::new(url);

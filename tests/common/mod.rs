@@ -23,7 +23,6 @@ pub use process::{assert_exit, assert_stderr_names, python3_with_stdin, require_
 pub mod docs;
 pub mod look;
 pub mod notify_support;
-#[allow(dead_code)] // the PostGIS release tests use the rest
 pub mod postgres;
 pub mod remote_support;
 pub mod webhook;

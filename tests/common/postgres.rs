@@ -90,6 +90,13 @@ impl Cluster {
     /// [`Cluster::start`] with `extra` lines appended to postgresql.conf (they win over the
     /// defaults written before them).
     pub fn start_with(extra: &[&str]) -> Cluster {
+        Cluster::start_with_files(extra, &[])
+    }
+
+    /// [`Cluster::start_with`], with `files` (name, content) written into the data directory
+    /// before the server starts, owned by the server's user and readable by it alone (a TLS
+    /// key and certificate, named in `extra` relative to the data directory).
+    pub fn start_with_files(extra: &[&str], files: &[(&str, &[u8])]) -> Cluster {
         let bin = bin_dir();
         let dir = tempfile::Builder::new()
             .prefix("pg-")
@@ -136,18 +143,49 @@ impl Cluster {
             conf.push_str(line);
             conf.push('\n');
         }
+        for (name, content) in files {
+            let path = c.data().join(name);
+            std::fs::write(&path, content).expect("write a file of the data directory");
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .expect("chmod 600");
+            if is_root() {
+                check(
+                    Command::new("chown")
+                        .arg("postgres:postgres")
+                        .arg(&path)
+                        .output(),
+                    "chown a file of the data directory",
+                );
+            }
+        }
         let conf_path = c.data().join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
         text.push_str(&conf);
         std::fs::write(&conf_path, text).expect("write postgresql.conf");
-        check(
-            c.as_owner(&c.bin.join("pg_ctl"))
+        // The free port was free when asked for; another test may take it before the server
+        // binds it. Then a later `port =` line (the last one wins) and another try.
+        let mut c = c;
+        for attempt in 0.. {
+            let out = c
+                .as_owner(&c.bin.join("pg_ctl"))
                 .args(["-D", &c.data().display().to_string()])
                 .args(["-l", &c.log_dir().join("pg_ctl.log").display().to_string()])
                 .args(["-w", "-t", "60", "start"])
-                .output(),
-            "pg_ctl start",
-        );
+                .output();
+            let log = std::fs::read_to_string(c.log_dir().join("pg_ctl.log")).unwrap_or_default();
+            let taken = log.contains("Address already in use");
+            if attempt < 3 && taken && out.as_ref().is_ok_and(|o| !o.status.success()) {
+                c.port = free_port();
+                let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
+                text.push_str(&format!("port = {}\n", c.port));
+                std::fs::write(&conf_path, text).expect("write postgresql.conf");
+                std::fs::write(c.log_dir().join("pg_ctl.log"), "").expect("clear pg_ctl.log");
+                continue;
+            }
+            check(out, "pg_ctl start");
+            break;
+        }
         c.sql("postgres", "CREATE EXTENSION postgis");
         c
     }
@@ -206,6 +244,14 @@ impl Cluster {
                 sql,
             ]);
         c
+    }
+
+    /// Replace pg_hba.conf by `lines` and reload. Keep a `local all all trust` line: the
+    /// helpers connect over the socket.
+    pub fn set_hba(&self, lines: &str) {
+        let path = self.data().join("pg_hba.conf");
+        std::fs::write(&path, lines).expect("write pg_hba.conf");
+        self.sql("postgres", "SELECT pg_reload_conf()");
     }
 
     /// A new database with the postgis extension.

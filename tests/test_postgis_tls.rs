@@ -1,0 +1,176 @@
+//! TLS to a PostGIS release, against a real PostgreSQL with `ssl = on` and a certificate from a
+//! private CA made here with rcgen. The server accepts TCP connections over TLS only
+//! (`hostnossl ... reject`), so a profile that succeeds proves the session was encrypted.
+
+use crate::common::postgres::Cluster;
+use crate::common::{self, data, Run};
+
+const PASSWORD: &str = "Tls-Sesame-2026";
+
+fn run(env: &[(&str, &str)], args: &[&str]) -> Run {
+    let mut c = common::contracts(&common::scratch_home());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.args(args).output().expect("the binary runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A CA, and a server certificate for `localhost` and 127.0.0.1 signed by it: (CA PEM,
+/// certificate PEM, key PEM).
+fn pki(names: Vec<String>) -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "contracts test PostgreSQL CA");
+    ca_params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+    ];
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(names).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "db.test");
+    let cert = params.signed_by(&key, &ca).unwrap();
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+#[test]
+fn sslmode_is_honoured_as_libpq_honours_it() {
+    // The certificate names localhost only: verify-full to 127.0.0.1 must fail on the name.
+    let (ca, cert, key) = pki(vec!["localhost".to_string()]);
+    let pg = Cluster::start_with_files(
+        &[
+            "ssl = on",
+            "ssl_cert_file = 'server.crt'",
+            "ssl_key_file = 'server.key'",
+        ],
+        &[
+            ("server.crt", cert.as_bytes()),
+            ("server.key", key.as_bytes()),
+        ],
+    );
+    pg.set_hba(
+        "local all all trust\n\
+         hostnossl all all 127.0.0.1/32 reject\n\
+         hostssl all all 127.0.0.1/32 scram-sha-256\n",
+    );
+    pg.load(
+        "postgres",
+        &data("naturalearth/countries.gpkg"),
+        "public.countries",
+        &[],
+    );
+    pg.sql(
+        "postgres",
+        &format!("CREATE ROLE ada LOGIN PASSWORD '{PASSWORD}'; GRANT SELECT ON countries TO ada;"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("root.crt");
+    std::fs::write(&ca_file, &ca).unwrap();
+    let ca_path = ca_file.display().to_string();
+    let (other_ca, _, _) = pki(vec!["localhost".to_string()]);
+    let other_file = dir.path().join("other.crt");
+    std::fs::write(&other_file, &other_ca).unwrap();
+    let other_path = other_file.display().to_string();
+
+    let port = pg.port();
+    let url = |host: &str, params: &str| {
+        format!("postgresql://ada:{PASSWORD}@{host}:{port}/postgres?table=countries{params}")
+    };
+    let ok = |env: &[(&str, &str)], u: String| {
+        let r = run(env, &["profile", "--format", "json", &u]);
+        assert_eq!(r.code, 0, "{u}: {}", r.stderr);
+        assert_eq!(r.json()["feature_count"], 177);
+    };
+    let fails = |env: &[(&str, &str)], u: String, code: i32, needle: &str| {
+        let r = run(env, &["profile", &u]);
+        assert_eq!(r.code, code, "{u}: {}", r.stderr);
+        r.assert_stderr_has(needle);
+        assert!(!r.stderr.contains(PASSWORD), "{}", r.stderr);
+    };
+
+    // Encrypted without checking the certificate: the default (prefer) and require.
+    ok(&[], url("127.0.0.1", ""));
+    ok(&[], url("127.0.0.1", "&sslmode=require"));
+    ok(&[("PGSSLMODE", "require")], url("127.0.0.1", ""));
+    // The server refuses a session without TLS: disable is honoured, never upgraded.
+    fails(
+        &[],
+        url("127.0.0.1", "&sslmode=disable"),
+        3,
+        "no encryption",
+    );
+    // verify-full: the chain and the name.
+    ok(
+        &[],
+        url(
+            "localhost",
+            &format!("&sslmode=verify-full&sslrootcert={ca_path}"),
+        ),
+    );
+    ok(
+        &[("PGSSLROOTCERT", &ca_path), ("PGSSLMODE", "verify-full")],
+        url("localhost", ""),
+    );
+    fails(
+        &[],
+        url(
+            "127.0.0.1",
+            &format!("&sslmode=verify-full&sslrootcert={ca_path}"),
+        ),
+        3,
+        &format!("127.0.0.1 port {port}"),
+    );
+    // verify-ca: the chain, any name.
+    ok(
+        &[],
+        url(
+            "127.0.0.1",
+            &format!("&sslmode=verify-ca&sslrootcert={ca_path}"),
+        ),
+    );
+    fails(
+        &[],
+        url(
+            "localhost",
+            &format!("&sslmode=verify-ca&sslrootcert={other_path}"),
+        ),
+        3,
+        "certificate",
+    );
+    // require with a root file checks the chain, as libpq does.
+    fails(
+        &[],
+        url(
+            "localhost",
+            &format!("&sslmode=require&sslrootcert={other_path}"),
+        ),
+        3,
+        "certificate",
+    );
+    // A Unix socket is never encrypted, as in libpq, whatever sslmode says.
+    let sock = pg.socket_dir().display().to_string();
+    ok(
+        &[("PGSSLMODE", "verify-full")],
+        format!("postgresql:///postgres?host={sock}&port={port}&user=postgres&table=countries"),
+    );
+    // No root file where one is needed.
+    fails(
+        &[],
+        url(
+            "localhost",
+            "&sslmode=verify-full&sslrootcert=/nonexistent/root.crt",
+        ),
+        2,
+        "/nonexistent/root.crt",
+    );
+}
