@@ -336,9 +336,15 @@ fn blind_warning(
             req.from, req.to, c.files, c.lines, c.malformed
         ),
     };
+    // A `sources` glob has no table to set the key on: it must become one.
+    let quiet = if source.place.is_some() {
+        "set `expect_reads = false` on it"
+    } else {
+        "declare it as a [[consumption.source]] table with `expect_reads = false`"
+    };
     Some(format!(
         "{head}; while it is blind, `can-retire`, `status` and `notify` cannot tell who still \
-         reads (fix the source, or set `expect_reads = false` on it if it is meant to be quiet)"
+         reads (fix the source, or {quiet} if it is meant to be quiet)"
     ))
 }
 
