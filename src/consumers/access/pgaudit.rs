@@ -65,7 +65,9 @@ pub struct PgAudit {
 
 /// The parts of a server log line a read needs.
 struct Line<'a> {
+    /// The instant as written (csvlog, jsonlog), or as the prefix already read it (stderr).
     at: Option<Cow<'a, str>>,
+    parsed_at: Option<chrono::DateTime<chrono::FixedOffset>>,
     user: Option<Cow<'a, str>>,
     application: Option<Cow<'a, str>>,
     session: Option<Cow<'a, str>>,
@@ -129,7 +131,8 @@ impl PgAudit {
                     return Err("no `SEVERITY:  ` after the prefix".into());
                 };
                 Line {
-                    at: head.at.map(|t| Cow::Owned(t.to_rfc3339())),
+                    at: None,
+                    parsed_at: head.at,
                     user: head.user.map(Cow::Borrowed),
                     application: head.application.map(Cow::Borrowed),
                     session: head.session.map(Cow::Borrowed),
@@ -143,31 +146,34 @@ impl PgAudit {
                     self.pending.push(b'\n');
                     return Ok(Parsed::Skip);
                 }
-                let record = std::mem::take(&mut self.pending);
-                if record.iter().all(u8::is_ascii_whitespace) {
+                if self.pending.iter().all(u8::is_ascii_whitespace) {
+                    self.pending.clear();
                     return Ok(Parsed::Skip);
                 }
-                let mut columns = csv_record(&record)?;
-                if columns.len() < 14 {
-                    return Err(format!(
-                        "{} columns where a csvlog line has at least 23",
-                        columns.len()
-                    ));
+                let record = &self.pending;
+                let spans = csv_spans(record, 23);
+                if spans.len() < 14 {
+                    let n = spans.len();
+                    self.pending.clear();
+                    return Err(format!("{n} columns where a csvlog line has at least 23"));
                 }
-                let mut f = |i: usize| {
-                    columns
-                        .get_mut(i)
-                        .filter(|v| !v.is_empty())
-                        .map(|v| Cow::Owned(std::mem::take(v)))
+                // Only the columns a read needs are unquoted, each once.
+                let f = |i: usize| {
+                    spans
+                        .get(i)
+                        .filter(|(s, e, _)| e > s)
+                        .map(|&(s, e, quoted)| Cow::Owned(unquote(&record[s..e], quoted)))
                 };
-                let (at, user, pid, session) = (f(0), f(1), f(3), f(5));
-                Line {
-                    at,
-                    user,
-                    session: session.or(pid),
+                let parts = Line {
+                    at: f(0),
+                    parsed_at: None,
+                    user: f(1),
+                    session: f(5).or_else(|| f(3)),
                     application: f(22),
                     message: f(13).unwrap_or_default(),
-                }
+                };
+                self.pending.clear();
+                parts
             }
             Destination::Jsonlog => {
                 if line.iter().all(u8::is_ascii_whitespace) {
@@ -177,6 +183,7 @@ impl PgAudit {
                     serde_json::from_slice(line).map_err(|e| format!("not a jsonlog line: {e}"))?;
                 Line {
                     at: j.timestamp,
+                    parsed_at: None,
                     user: j.user,
                     application: j.application_name,
                     session: j
@@ -209,13 +216,8 @@ impl PgAudit {
         let statement = (number(1)?, number(2)?);
         let (class, kind, object) = (&fields[3], &fields[5], &fields[6]);
         let at = line
-            .at
-            .as_deref()
-            .and_then(|t| {
-                chrono::DateTime::parse_from_rfc3339(t)
-                    .ok()
-                    .or_else(|| pg_time(t.as_bytes()))
-            })
+            .parsed_at
+            .or_else(|| line.at.as_deref().and_then(|t| pg_time(t.as_bytes())))
             .ok_or_else(|| {
                 format!(
                     "time {:?} is not `YYYY-MM-DD HH:MM:SS[.fff] ZONE` with a zone of one \
@@ -300,17 +302,50 @@ fn bytecount_quotes(b: &[u8]) -> usize {
     memchr::memchr_iter(b'"', b).count()
 }
 
-/// One CSV record (quotes doubled inside quoted fields, newlines kept).
-fn csv_record(record: &[u8]) -> Result<Vec<String>, String> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(record);
-    let mut out = csv::StringRecord::new();
-    match reader.read_record(&mut out) {
-        Ok(true) => Ok(out.iter().map(str::to_string).collect()),
-        Ok(false) => Ok(Vec::new()),
-        Err(e) => Err(format!("not a csvlog record: {e}")),
+/// The spans of the first `max` fields of one CSV record (start, end, quoted), a quoted
+/// field's without its quotes; a field may hold commas, doubled quotes and newlines.
+fn csv_spans(b: &[u8], max: usize) -> Vec<(usize, usize, bool)> {
+    let mut out = Vec::with_capacity(max);
+    let mut i = 0;
+    while out.len() < max {
+        if b.get(i) == Some(&b'"') {
+            let start = i + 1;
+            let mut j = start;
+            let end = loop {
+                match memchr::memchr(b'"', &b[j..]) {
+                    Some(k) if b.get(j + k + 1) == Some(&b'"') => j += k + 2,
+                    Some(k) => break j + k,
+                    None => break b.len(),
+                }
+            };
+            out.push((start, end, true));
+            match memchr::memchr(b',', &b[end.min(b.len())..]) {
+                Some(k) => i = end + k + 1,
+                None => break,
+            }
+        } else {
+            match memchr::memchr(b',', &b[i..]) {
+                Some(k) => {
+                    out.push((i, i + k, false));
+                    i += k + 1;
+                }
+                None => {
+                    out.push((i, b.len(), false));
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A field's text: a quoted one with its doubled quotes made single.
+fn unquote(field: &[u8], quoted: bool) -> String {
+    let text = String::from_utf8_lossy(field);
+    if quoted && text.contains("\"\"") {
+        text.replace("\"\"", "\"")
+    } else {
+        text.into_owned()
     }
 }
 
