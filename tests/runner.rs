@@ -28,6 +28,7 @@ mod test_dates_properties;
 mod test_diff;
 mod test_doc_examples;
 mod test_doc_help;
+mod test_envelopes;
 mod test_export_odcs;
 mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
