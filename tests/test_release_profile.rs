@@ -5,11 +5,14 @@
 //!   field types and layer geometry types;
 //! - geopandas 1.x with pyogrio: `df = gpd.read_file(F)` (or `gpd.read_parquet`), then
 //!   `len(df)`, `list(df.total_bounds)`, `df.isna().sum()`, `df.geom_type.value_counts()`.
-//!   Envelopes below are `total_bounds` as printed by Python (shortest round-trip repr).
+//!   Envelopes are `total_bounds` as printed by Python (shortest round-trip repr); they are
+//!   the constants of `test_envelopes.rs`, which runs `tests/data/envelopes.py` to check
+//!   each against the extent GDAL's `ogrinfo` computes.
 
 use crate::common;
 use crate::common::data;
 use crate::common::Rows;
+use crate::test_envelopes as envelopes;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -83,11 +86,7 @@ fn countries_in_five_formats_give_one_profile() {
         };
         assert_eq!(types(&p), want, "{ext}");
         // geopandas total_bounds; the GeoJSON writer rounded 180.00000000000006 to 180.
-        let want = if ext == "geojson" {
-            [-180.0, -90.0, 180.0, 83.64513]
-        } else {
-            [-180.0, -90.0, 180.00000000000006, 83.64513000000001]
-        };
+        let want = envelopes::expected(&format!("naturalearth/countries.{ext}"));
         assert_eq!(envelope(&p), want, "{ext}");
         // ogrinfo on the .shp: pop_est Real (24.15), continent/name/iso_a3 String (80.0),
         // gdp_md_est Integer64 (18.0); geopandas isna().sum() is 0 everywhere.
@@ -116,16 +115,7 @@ fn cities_in_five_formats_give_one_profile() {
         assert_eq!(p["feature_count"], 243, "{ext}"); // ogrinfo: Feature Count: 243
         assert_eq!(types(&p), ["Point"], "{ext}"); // ogrinfo: Geometry: Point
                                                    // geopandas total_bounds (identical for .shp and .fgb; ogrinfo's Extent rounds them).
-        assert_eq!(
-            envelope(&p),
-            [
-                -175.2205645,
-                -41.2920679923151,
-                179.2166471,
-                64.14345946317033
-            ],
-            "{ext}"
-        );
+        assert_eq!(envelope(&p), envelopes::CITIES, "{ext}");
         assert_eq!(attr(&p, "name"), ("string", 0), "{ext}");
         assert_eq!(p["crs"], "EPSG:4326");
     }
@@ -161,15 +151,7 @@ fn geopackage_fid_is_not_an_attribute_and_nad27_is_read() {
     assert_eq!(attr(&p, "BIR74"), ("float64", 0)); // ogrinfo: Real
     assert_eq!(attr(&p, "NAME"), ("string", 0));
     // ogrinfo -sql "select ST_MinX(extent(geom)), ..." -dialect sqlite
-    assert_eq!(
-        envelope(&p),
-        [
-            -84.3238525390625,
-            33.88199234008789,
-            -75.45697784423828,
-            36.58964920043945
-        ]
-    );
+    assert_eq!(envelope(&p), envelopes::NC);
 }
 
 #[test]
@@ -180,15 +162,7 @@ fn shapefile_in_ny_state_plane_feet() {
     assert_eq!(p["feature_count"], 5);
     // geopandas: geom_type {'MultiPolygon': 5}
     assert_eq!(types(&p), ["MultiPolygon"]);
-    assert_eq!(
-        envelope(&p),
-        [
-            913175.1090087891,
-            120121.8812543372,
-            1067382.5084228516,
-            272844.2936401367
-        ]
-    );
+    assert_eq!(envelope(&p), envelopes::NYBB);
     // ogrinfo: BoroCode Integer (4.0), BoroName String (32.0), Shape_Leng Real (19.11)
     assert_eq!(attr(&p, "BoroCode"), ("int32", 0));
     assert_eq!(attr(&p, "BoroName"), ("string", 0));
@@ -247,16 +221,7 @@ fn null_geometries_in_every_format() {
         assert_eq!(p["null_geometries"], 1, "{f}");
         assert_eq!(p["metrics"]["null_geometry_fraction"], 0.5, "{f}");
         assert_eq!(types(&p), ["LineString"], "{f}");
-        assert_eq!(
-            envelope(&p),
-            [
-                -122.4051293283311,
-                37.786780113640894,
-                -73.85983235784927,
-                40.487594916296196
-            ],
-            "{f}"
-        );
+        assert_eq!(envelope(&p), envelopes::NULL_GEOM, "{f}");
     }
 }
 

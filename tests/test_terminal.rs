@@ -156,6 +156,40 @@ fn on_an_80_column_terminal_status_and_log_fit_with_identifiers_whole() {
     assert!(out.contains('…'), "{out}");
 }
 
+#[test]
+fn long_help_wraps_to_a_60_column_terminal_and_is_whole_into_a_pipe() {
+    let w = World::new(25);
+    let cases: [&[&str]; 6] = [
+        &["--help"],
+        &["consumers", "--help"],
+        &["can-retire", "--help"],
+        &["notify", "--help"],
+        &["validate", "--help"],
+        &["profile", "--help"],
+    ];
+    for args in cases {
+        let piped = w.run("2026-11-29", args);
+        piped.assert_code(0);
+        let piped = piped.stdout();
+        // The pipe's help has lines a 60-column terminal must wrap, or the case proves nothing.
+        assert!(widest(&piped) > 60, "{args:?} is narrow anyway:\n{piped}");
+        let tty = w.run_pty("2026-11-29", args, 60);
+        assert!(tty.contains("Usage:"), "{args:?} printed no help:\n{tty}");
+        assert!(
+            widest(&tty) <= 60,
+            "{args:?} is {} wide on a 60-column terminal:\n{tty}",
+            widest(&tty)
+        );
+        // Wrapped, not shortened: the same words in the same order.
+        let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            words(&tty),
+            words(&piped),
+            "{args:?}: the terminal's help is not the pipe's, rewrapped"
+        );
+    }
+}
+
 fn contract(dir: &Path, version: &str, attrs: &str) -> String {
     let p = dir.join(format!("counties-{version}.toml"));
     std::fs::write(

@@ -7,10 +7,13 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// When the receiver had read the request whole, by its own clock: the gap between two
+    /// deliveries as the receiving end sees it.
+    pub at: Instant,
     pub path: String,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
@@ -36,6 +39,8 @@ struct Setup {
     /// How long to wait before answering, each connection on its own thread (so that a kill
     /// can land while a delivery is on the way).
     delay: Option<Duration>,
+    /// The `Retry-After` seconds sent with a scripted 429 or 503.
+    retry_after: u64,
 }
 
 pub struct Receiver {
@@ -54,8 +59,14 @@ impl Receiver {
     /// Answers each request with the next status of `script` (200 once it is used up), with
     /// `Retry-After: 1` on 429 and 503; a scripted 0 never answers.
     pub fn scripted(script: &[u16]) -> Receiver {
+        Receiver::scripted_retry_after(script, 1)
+    }
+
+    /// As [`Receiver::scripted`], with `Retry-After: {seconds}` on 429 and 503.
+    pub fn scripted_retry_after(script: &[u16], seconds: u64) -> Receiver {
         Receiver::serve(Setup {
             script: script.to_vec(),
+            retry_after: seconds,
             ..Setup::default()
         })
     }
@@ -117,6 +128,7 @@ impl Receiver {
             seen: requests.clone(),
             script: Mutex::new(setup.script.into_iter().collect()),
             delay: setup.delay,
+            retry_after: setup.retry_after,
             tls: setup.tls,
         });
         std::thread::spawn(move || {
@@ -143,6 +155,7 @@ struct State {
     seen: Arc<Mutex<Vec<Request>>>,
     script: Mutex<VecDeque<u16>>,
     delay: Option<Duration>,
+    retry_after: u64,
     tls: Option<Arc<rustls::ServerConfig>>,
 }
 
@@ -180,9 +193,9 @@ impl State {
             return false;
         }
         let (reason, retry) = match status {
-            200 => ("OK", ""),
-            429 | 503 => ("Scripted", "Retry-After: 1\r\n"),
-            _ => ("Scripted", ""),
+            200 => ("OK", String::new()),
+            429 | 503 => ("Scripted", format!("Retry-After: {}\r\n", self.retry_after)),
+            _ => ("Scripted", String::new()),
         };
         let reply = format!(
             "HTTP/1.1 {status} {reason}\r\n{retry}Content-Length: 0\r\nConnection: close\r\n\r\n"
@@ -220,6 +233,7 @@ fn read_request(stream: impl Read) -> Option<Request> {
     let mut body = vec![0; len];
     reader.read_exact(&mut body).ok()?;
     Some(Request {
+        at: Instant::now(),
         path: first.split(' ').nth(1).unwrap_or("").to_string(),
         headers,
         body: String::from_utf8(body).ok()?,
