@@ -261,3 +261,33 @@ fn unknown_keys_in_a_table_are_all_reported_too() {
         );
     }
 }
+
+#[test]
+fn a_draft_read_leniently_names_its_misspelt_clause_with_its_other_mistakes() {
+    // `propose` and `backtest` read a draft leniently, so a clause with no kind is a refusal
+    // of its own; but when the draft is refused as input anyway, the misspelt clause must be
+    // in the same list, not found one run later.
+    let text =
+        with("valid_from", "valid_form").replacen("permitted_geometry", "permited_geometry", 1);
+    let msg = parse_contract("d.toml", &text, &KindTable::builtin(), Strictness::Reading)
+        .expect_err("the draft must be refused")
+        .to_string();
+    for (key, says) in [
+        ("valid_form", "unknown field `valid_form`".to_string()),
+        (
+            "permited_geometry",
+            "clause `permited_geometry` has no kind (did you mean `permitted_geometry`?)".into(),
+        ),
+    ] {
+        let at = format!("d.toml:{}:", line_of_key(&text, key));
+        assert!(
+            msg.lines().any(|l| l.starts_with(&at) && l.contains(&says)),
+            "no {at} … {says} in:\n{msg}"
+        );
+    }
+    // Without another mistake the lenient reading keeps the clause aside, as before.
+    let only = GOOD.replacen("permitted_geometry", "permited_geometry", 1);
+    let c = parse_contract("d.toml", &only, &KindTable::builtin(), Strictness::Reading)
+        .expect("a clause with no kind alone is no parse error when read leniently");
+    assert!(c.unknown.contains_key("permited_geometry"));
+}
