@@ -294,3 +294,58 @@ fn a_bare_dataset_name_is_told_to_name_a_version() {
     assert!(hints[0].contains("DATASET@VERSION"), "{}", run.stderr);
     assert!(hints[0].contains("`world`"), "{}", run.stderr);
 }
+
+#[test]
+fn an_enforcement_rows_change_cell_says_which_way_the_status_moved() {
+    // Issue 44, item 5: a clause that moved from advisory to enforced had an empty change cell
+    // when its value stayed, and repeated its value's change (a row of its own) when it moved.
+    let env = TestEnv::new();
+    let contract = |version: &str, advisory: &str, max_null: f64| {
+        format!(
+            "dataset = \"roads\"\nversion = \"{version}\"\nvalid_from = 2026-01-01\n\
+             advisory = [{advisory}]\n\n[clauses]\ncrs = \"EPSG:4326\"\nunits = \"degree\"\n\
+             max_null_fraction = {{ name = {max_null:?} }}\n"
+        )
+    };
+    let old = env.home().join("roads-1.0.0.toml");
+    let new = env.home().join("roads-2.0.0.toml");
+    // crs: enforced, same value; max_null_fraction: enforced and tightened; units: relaxed.
+    std::fs::write(
+        &old,
+        contract("1.0.0", "\"crs\", \"max_null_fraction\"", 0.1),
+    )
+    .unwrap();
+    std::fs::write(&new, contract("2.0.0", "\"units\"", 0.05)).unwrap();
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    let run = env.run_in(env.home(), &["diff", old, new]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // (clause, change, direction) of each row: cells are two or more spaces apart.
+    let rows: Vec<(String, String, String)> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let cells: Vec<&str> = l
+                .trim()
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            assert_eq!(cells.len(), 5, "{l:?}");
+            (cells[0].into(), cells[2].into(), cells[3].into())
+        })
+        .collect();
+    let row = |clause: &str, direction: &str| {
+        rows.iter()
+            .find(|(c, _, d)| c == clause && d == direction)
+            .map(|(_, change, _)| change.clone())
+            .unwrap_or_else(|| panic!("no {clause} {direction} row in {rows:?}"))
+    };
+    assert_eq!(row("crs", "enforced"), "advisory → enforced");
+    assert_eq!(row("max_null_fraction", "enforced"), "advisory → enforced");
+    assert_eq!(row("units", "relaxed"), "enforced → advisory");
+    // The value's own change keeps its row and its words.
+    assert_eq!(row("max_null_fraction", "tightened"), "`name` 0.1 → 0.05");
+    assert_eq!(rows.len(), 4, "{rows:?}");
+}

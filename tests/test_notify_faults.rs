@@ -478,6 +478,29 @@ fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
     let journals = w.root().join(".git/contracts-notify");
     let left = std::fs::read_dir(&journals).map_or(0, |d| d.count());
     assert_eq!(left, 0, "a journal was left in {}", journals.display());
-    // A dry run, which writes nothing, still reads the store and plans.
+    // Issue 44, item 2: a dry run exited 0 here. It writes nothing, but it must refuse what
+    // the real run refuses, with the same words and the same exit code.
+    let refusal = run
+        .stderr()
+        .lines()
+        .find(|l| l.contains("is a symbolic link"))
+        .expect("the real run names the link")
+        .to_string();
+    for args in [
+        &["notify", "--dry-run"][..],
+        &["notify", "--dry-run", "--show"],
+    ] {
+        let dry = w.run(TODAY, args);
+        dry.assert_code(2);
+        assert!(
+            dry.stderr().lines().any(|l| l == refusal),
+            "{args:?} does not refuse as the real run does ({refusal:?}):\n{}",
+            dry.stderr()
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert_eq!(w.git(&["rev-parse", "HEAD"]), head);
+    }
+    // With the link gone the dry run plans again: the refusal was the link's.
+    std::fs::remove_file(w.root().join("notifications")).unwrap();
     w.run(TODAY, &["notify", "--dry-run"]).assert_code(0);
 }

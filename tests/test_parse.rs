@@ -198,3 +198,96 @@ fn every_mistake_in_a_file_is_reported_not_just_the_first() {
     assert!(msg.contains("`two` is not a semantic version"), "{msg}");
     assert!(msg.contains("7 is not a fraction"), "{msg}");
 }
+
+/// The 1-based line of `text` that starts with `key` (test helper: the expectations below are
+/// positions in the input, found there rather than in the output).
+fn line_of_key(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("test bug: no line starts with {key}"))
+        + 1
+}
+
+#[test]
+fn every_misspelt_key_of_a_file_is_reported_at_once_with_its_place() {
+    // Issue 44, item 4: two misspelt keys were reported one per run, the first only.
+    let text = with("valid_from", "valid_form")
+        .replacen("description", "descripton", 1)
+        .replacen("permitted_geometry", "permited_geometry", 1);
+    let msg = error_of(&text);
+    let lines: Vec<&str> = msg.lines().filter(|l| l.starts_with("c.toml")).collect();
+    let expect = |key: &str, says: &str| {
+        let at = format!("c.toml:{}:", line_of_key(&text, key));
+        assert!(
+            lines.iter().any(|l| l.starts_with(&at) && l.contains(says)),
+            "no {at} … {says} in:\n{msg}"
+        );
+    };
+    expect("valid_form", "unknown field `valid_form`");
+    expect("descripton", "unknown field `descripton`");
+    expect(
+        "permited_geometry",
+        "clause `permited_geometry` has no kind",
+    );
+    // valid_from is missing too, which has no place in the file: named once, file alone.
+    assert!(
+        lines.contains(&"c.toml: the file has no `valid_from`"),
+        "{msg}"
+    );
+    assert_eq!(lines.len(), 4, "{msg}");
+    // Listed as a reader meets them: the file-wide one first, then by line.
+    let places: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| l.split(':').nth(1)?.parse().ok())
+        .collect();
+    let mut sorted = places.clone();
+    sorted.sort();
+    assert_eq!(places, sorted, "{msg}");
+}
+
+#[test]
+fn unknown_keys_in_a_table_are_all_reported_too() {
+    // Two misspelt keys in one table of the config, each at its own line.
+    let text = "[consumption]\nlookback_dayz = 30\n\n[notify]\nfrom = \"a@b.org\"\ndays_befor = [30]\nannounse = true\n";
+    let err = contracts::model::parse_config("contracts.toml", text)
+        .expect_err("misspelt keys are refused")
+        .to_string();
+    for key in ["lookback_dayz", "days_befor", "announse"] {
+        let at = format!("contracts.toml:{}:1:", line_of_key(text, key));
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(&at) && l.contains(&format!("`{key}`"))),
+            "no {at} for {key} in:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn a_draft_read_leniently_names_its_misspelt_clause_with_its_other_mistakes() {
+    // `propose` and `backtest` read a draft leniently, so a clause with no kind is a refusal
+    // of its own; but when the draft is refused as input anyway, the misspelt clause must be
+    // in the same list, not found one run later.
+    let text =
+        with("valid_from", "valid_form").replacen("permitted_geometry", "permited_geometry", 1);
+    let msg = parse_contract("d.toml", &text, &KindTable::builtin(), Strictness::Reading)
+        .expect_err("the draft must be refused")
+        .to_string();
+    for (key, says) in [
+        ("valid_form", "unknown field `valid_form`".to_string()),
+        (
+            "permited_geometry",
+            "clause `permited_geometry` has no kind (did you mean `permitted_geometry`?)".into(),
+        ),
+    ] {
+        let at = format!("d.toml:{}:", line_of_key(&text, key));
+        assert!(
+            msg.lines().any(|l| l.starts_with(&at) && l.contains(&says)),
+            "no {at} … {says} in:\n{msg}"
+        );
+    }
+    // Without another mistake the lenient reading keeps the clause aside, as before.
+    let only = GOOD.replacen("permitted_geometry", "permited_geometry", 1);
+    let c = parse_contract("d.toml", &only, &KindTable::builtin(), Strictness::Reading)
+        .expect("a clause with no kind alone is no parse error when read leniently");
+    assert!(c.unknown.contains_key("permited_geometry"));
+}

@@ -538,3 +538,56 @@ fn a_recorded_release_names_its_files_without_the_producers_machine() {
     assert!(!text.contains(env!("CARGO_MANIFEST_DIR")), "{text}");
     assert!(!text.contains(s.dir.path().to_str().unwrap()), "{text}");
 }
+
+#[test]
+fn a_recorded_releases_commit_message_names_its_files_as_the_record_does() {
+    // Issue 44, item 3: the record was clean, but the commit message carried the path as typed
+    // (`record release /home/alice/countries.gpkg`), publishing the producer's machine layout
+    // in the shared history for good.
+    let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
+    std::fs::create_dir_all(s.path("drops")).unwrap();
+    std::fs::copy(
+        data_str("naturalearth/cities.gpkg"),
+        s.path("drops/cities.gpkg"),
+    )
+    .unwrap();
+    let inside = s.path("drops/cities.gpkg");
+    let outside = data_str("naturalearth/countries.gpkg");
+    for f in [inside.to_str().unwrap(), outside.as_str()] {
+        assert!(f.starts_with('/'), "typed as an absolute path: {f}");
+        let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
+        common::assert_exit(&out, 1, "");
+    }
+    // What the records store, oldest first, and the two commits that wrote them.
+    let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
+    let records: toml::Value = toml::from_str(&text).unwrap();
+    let stored: Vec<String> = records["release"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let files = r["files"].as_array().unwrap();
+            let files: Vec<&str> = files.iter().map(|f| f.as_str().unwrap()).collect();
+            files.join(", ")
+        })
+        .collect();
+    assert_eq!(stored.len(), 2, "{text}");
+    let subjects = s.git(&["log", "--reverse", "--format=%s", "-n", "2"]);
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    for (subject, files) in subjects.iter().zip(&stored) {
+        assert_eq!(
+            *subject,
+            format!("validate world: record release {files} (failed)")
+        );
+    }
+    let messages = s.git(&["log", "--format=%B"]);
+    for machine in [
+        env!("CARGO_MANIFEST_DIR"),
+        s.dir.path().to_str().unwrap(),
+        inside.to_str().unwrap(),
+        outside.as_str(),
+    ] {
+        assert!(!messages.contains(machine), "{machine} in:\n{messages}");
+    }
+}

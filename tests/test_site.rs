@@ -194,3 +194,60 @@ fn control_characters_of_a_release_never_reach_the_pages() {
         &roads[start..end]
     );
 }
+
+/// The cells of the row of the Lines table whose first cell is `line {n}`, tags removed.
+fn line_row(page: &str, n: u64) -> Vec<String> {
+    let lines = &page[page.find("<h2 id=\"lines\">").expect("a Lines section")..];
+    let lines = &lines[..lines.find("</table>").expect("the Lines table")];
+    let start = lines
+        .find(&format!("<td>line {n}</td>"))
+        .unwrap_or_else(|| panic!("no row of line {n}"));
+    let row = &lines[start
+        ..lines[start..]
+            .find("</tr>")
+            .map_or(lines.len(), |e| start + e)];
+    row.split("</td>")
+        .filter_map(|cell| cell.rfind('>').map(|i| cell[i + 1..].to_string()))
+        .collect()
+}
+
+#[test]
+fn a_lines_consumers_still_on_it_are_what_status_shows() {
+    // Issue 44, item 6: the page said "consumers still on it: 0" for the newest line, which has
+    // no sunset and so is not counted (`status` shows `-`), and a reader read it as a count.
+    let w = with_releases_and_a_move();
+    let today = "2026-11-29";
+    let status = w.run(today, &["--format", "json", "status"]);
+    status.assert_code(0);
+    let out = site(&w);
+    let roads = read(&out, "roads.html");
+    let rows = status.json();
+    let roads_rows: Vec<&serde_json::Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["dataset"] == "roads")
+        .collect();
+    // Both lines of the fixture: line 1 in its window, line 2 (the newest) without a sunset.
+    let lines: Vec<u64> = roads_rows
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [1, 2]);
+    for r in roads_rows {
+        let line = r["line"].as_u64().unwrap();
+        let want = match r["consumers_still_on"].as_u64() {
+            Some(n) => n.to_string(),
+            None => "-".to_string(),
+        };
+        let cells = line_row(&roads, line);
+        assert_eq!(
+            cells.last().map(String::as_str),
+            Some(want.as_str()),
+            "line {line}: {cells:?}"
+        );
+    }
+    // The windowed line's count is the fixture's: flood-model and atlas still read 1.1.0.
+    assert_eq!(line_row(&roads, 1).last().unwrap(), "2");
+    assert_eq!(line_row(&roads, 2).last().unwrap(), "-");
+}

@@ -11,7 +11,7 @@ use crate::model::{
     derive_changes, parse_contract, Bump, Change, Contract, Impact, KindTable, Strictness,
 };
 use crate::render::ci_findings::change_findings;
-use crate::render::delta::delta;
+use crate::render::delta::change_words;
 
 /// Compare two contract versions clause by clause
 ///
@@ -176,7 +176,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 c.clause,
                 c.kind,
                 c.direction,
-                delta(c.old.as_ref(), c.new.as_ref())
+                change_words(c)
             );
         }
     }

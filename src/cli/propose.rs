@@ -361,7 +361,7 @@ fn print_text(ctx: &Context, r: &Report) {
 /// A refusal in words; an insufficient bump names what breaks in each clause (the keys of a
 /// map, the members of a set) instead of printing both whole values.
 fn refusal_text(r: &Refusal) -> String {
-    r.text_with(|c| crate::render::delta::delta(c.old.as_ref(), c.new.as_ref()))
+    r.text_with(crate::render::delta::change_words)
 }
 
 /// Refuse a CI format for a command that writes (`propose` without `--dry-run`).

@@ -75,10 +75,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         ));
         let live: Vec<&Line> = lines.iter().filter(|l| l.is_live(ctx.today)).collect();
         let next_sunset = live.iter().filter_map(|l| l.sunset).min();
-        let still_on = standings
+        // Summed over the lines `status` counts; `-` for a dataset with none in a window.
+        let counted: Vec<usize> = lines
             .iter()
-            .filter(|s| s.status == StandingStatus::StillOn)
-            .count();
+            .filter_map(|l| still_on(&standings, l, ctx.today))
+            .collect();
+        let still_on = match counted.is_empty() {
+            true => "-".to_string(),
+            false => counted.iter().sum::<usize>().to_string(),
+        };
         index_rows.push(vec![
             Cell::link(d.clone(), dataset_page(d)),
             Cell::text(description),
@@ -93,7 +98,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 Some(s) => Cell::class((s - ctx.today).num_days().to_string(), "num"),
                 None => Cell::class("-", "num"),
             },
-            Cell::class(still_on.to_string(), "num"),
+            Cell::class(still_on, "num"),
         ]);
     }
     let index = format!(
@@ -128,6 +133,24 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         args.out_dir.display()
     );
     Ok(Outcome::Clean)
+}
+
+/// Registered consumers still on line `l`, as `status` counts them: only for a live line with a
+/// sunset (the old side of a window), a consumer whose newest read names an unknown version
+/// counted on the line of its last known read. `None` where `status` shows `-`: a count of 0
+/// for a line nobody is asked to leave would read as "everyone moved".
+fn still_on(standings: &[Standing], l: &Line, today: chrono::NaiveDate) -> Option<usize> {
+    (l.is_live(today) && l.sunset.is_some()).then(|| {
+        standings
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.status,
+                    StandingStatus::StillOn | StandingStatus::UnknownVersion
+                ) && s.line == Some(l.major)
+            })
+            .count()
+    })
 }
 
 fn footer(ctx: &Context) -> String {
@@ -195,10 +218,7 @@ fn dataset_body(
         let current = store
             .current(dataset, &versions, l.major, ctx.today)?
             .map_or_else(|| l.versions[0].to_string(), |c| c.version.to_string());
-        let still_on = standings
-            .iter()
-            .filter(|s| s.status == StandingStatus::StillOn && s.line == Some(l.major))
-            .count();
+        let still_on = still_on(standings, l, ctx.today).map_or("-".to_string(), |n| n.to_string());
         rows.push(vec![
             Cell::text(format!("line {}", l.major)),
             Cell::class(state, state),
@@ -210,7 +230,7 @@ fn dataset_body(
                     .map_or("-".to_string(), |d| (d - ctx.today).num_days().to_string()),
                 "num",
             ),
-            Cell::class(still_on.to_string(), "num"),
+            Cell::class(still_on, "num"),
         ]);
     }
     s += "<h2 id=\"lines\">Lines</h2>\n";

@@ -125,11 +125,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let path = layout::releases(&args.dataset);
         let content =
             store.appended(&path, &releases_header(&args.dataset), &format!("\n{text}"))?;
-        let what = report
-            .release
+        // Named as the record names it: the files as typed may be absolute paths, and the
+        // commit message is as shared and as permanent as the history.
+        let what = record
             .version
             .clone()
-            .unwrap_or_else(|| report.profile.files.join(", "));
+            .unwrap_or_else(|| record.files.join(", "));
         let message = format!(
             "validate {}: record release {what} ({})",
             args.dataset,

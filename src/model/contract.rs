@@ -9,7 +9,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::kind::{ClauseSpec, KindTable};
-use super::location::{from_toml, Located, TomlErrors};
+use super::location::{from_toml_all, Located, TomlErrors};
 use super::value::{is_geographic_crs, parse_value, ClauseValue};
 
 /// How to treat a clause the kind table does not know.
@@ -62,10 +62,12 @@ impl Contract {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawContract {
-    dataset: Spanned<String>,
-    version: Spanned<String>,
+    // The required keys are checked with the others, so a missing one is one error among
+    // all the file's, not the only one reported.
+    dataset: Option<Spanned<String>>,
+    version: Option<Spanned<String>>,
     supersedes: Option<Spanned<String>>,
-    valid_from: Spanned<toml::Value>,
+    valid_from: Option<Spanned<toml::Value>>,
     sunset: Option<Spanned<toml::Value>>,
     description: Option<String>,
     advisory: Option<Vec<Spanned<String>>>,
@@ -97,18 +99,37 @@ pub fn parse_contract(
     kinds: &KindTable,
     strictness: Strictness,
 ) -> Result<Contract, TomlErrors> {
-    let raw: RawContract = from_toml(file, text)?;
-    let mut errors = Vec::new();
+    // Every unknown key is reported, and the rest of the file is still checked without them.
+    let (raw, mut errors) = from_toml_all::<RawContract>(file, text);
+    let Some(raw) = raw else {
+        return Err(TomlErrors::in_line_order(errors));
+    };
+    for (key, present) in [
+        ("dataset", raw.dataset.is_some()),
+        ("version", raw.version.is_some()),
+        ("valid_from", raw.valid_from.is_some()),
+    ] {
+        if !present {
+            errors.push(Located::at(
+                file,
+                text,
+                None,
+                format!("the file has no `{key}`"),
+            ));
+        }
+    }
     let mut fail = |span: std::ops::Range<usize>, msg: String| {
         errors.push(Located::at(file, text, Some(span), msg));
     };
 
-    let dataset = raw.dataset.get_ref().clone();
-    if !is_dataset_name(&dataset) {
-        fail(
-            raw.dataset.span(),
-            format!("dataset name `{dataset}` must match [a-z0-9][a-z0-9_-]{{0,63}}"),
-        );
+    let dataset = raw.dataset.as_ref().map(|d| d.get_ref().clone());
+    if let (Some(name), Some(d)) = (&dataset, &raw.dataset) {
+        if !is_dataset_name(name) {
+            fail(
+                d.span(),
+                format!("dataset name `{name}` must match [a-z0-9][a-z0-9_-]{{0,63}}"),
+            );
+        }
     }
     let mut version_of = |s: &Spanned<String>, what: &str| match Version::parse(s.get_ref()) {
         Ok(v) => Some(v),
@@ -120,7 +141,7 @@ pub fn parse_contract(
             None
         }
     };
-    let version = version_of(&raw.version, "version");
+    let version = raw.version.as_ref().and_then(|v| version_of(v, "version"));
     let supersedes = raw
         .supersedes
         .as_ref()
@@ -141,7 +162,10 @@ pub fn parse_contract(
             None
         }
     };
-    let valid_from = date_of(&raw.valid_from, "valid_from");
+    let valid_from = raw
+        .valid_from
+        .as_ref()
+        .and_then(|d| date_of(d, "valid_from"));
     let sunset = raw.sunset.as_ref().and_then(|d| date_of(d, "sunset"));
     if let (Some(from), Some(sun), Some(span)) = (valid_from, sunset, raw.sunset.as_ref()) {
         if sun <= from {
@@ -164,6 +188,7 @@ pub fn parse_contract(
             .is_some_and(|u| u.starts_with("degree"));
     let mut clauses = BTreeMap::new();
     let mut unknown = BTreeMap::new();
+    let mut unkinded = Vec::new();
     for (name, value) in &raw.clauses {
         let Some(spec) = kinds.get(name) else {
             match strictness {
@@ -176,6 +201,7 @@ pub fn parse_contract(
                 ),
                 Strictness::Reading => {
                     unknown.insert(name.clone(), value.get_ref().clone());
+                    unkinded.push((name, value.span()));
                 }
             }
             continue;
@@ -235,10 +261,22 @@ pub fn parse_contract(
         }
     }
     if !errors.is_empty() {
+        // A file refused anyway names its clauses with no kind too, read leniently or not:
+        // a draft's misspelt clause is then fixed in the same round as its other mistakes.
+        for (name, span) in unkinded {
+            let near = super::suggest::nearest(name, kinds.iter().map(|k| k.name.as_str()))
+                .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
+            errors.push(Located::at(
+                file,
+                text,
+                Some(span),
+                format!("clause `{name}` has no kind{near}"),
+            ));
+        }
         return Err(TomlErrors::in_line_order(errors));
     }
-    match (version, valid_from) {
-        (Some(version), Some(valid_from)) => Ok(Contract {
+    match (dataset, version, valid_from) {
+        (Some(dataset), Some(version), Some(valid_from)) => Ok(Contract {
             dataset,
             version,
             supersedes,
@@ -250,8 +288,8 @@ pub fn parse_contract(
             clauses,
             unknown,
         }),
-        // Both failures were pushed to `errors` above.
-        _ => unreachable!("a missing version or date always records an error"),
+        // Each failure was pushed to `errors` above.
+        _ => unreachable!("a missing or bad name, version or date always records an error"),
     }
 }
 

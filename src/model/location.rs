@@ -170,19 +170,81 @@ impl TomlErrors {
     }
 }
 
-/// Parse `text` as TOML into `T`, turning a syntax or shape error into a located one.
+/// Parse `text` as TOML into `T`, turning a syntax or shape error into a located one. Every
+/// unknown key of the file is reported, not only the first ([`from_toml_all`]).
 pub fn from_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, TomlErrors> {
-    toml::from_str(text).map_err(|e| {
+    match from_toml_all(file, text) {
+        (Some(value), errors) if errors.is_empty() => Ok(value),
+        (_, errors) => Err(TomlErrors::in_line_order(errors)),
+    }
+}
+
+/// How many unknown keys one file may report before the rest are left for the next run: each
+/// costs one more parse of the file.
+const MAX_UNKNOWN_KEYS: usize = 64;
+
+/// Parse `text` into `T`, collecting every unknown key on the way: the deserializer stops at
+/// the first one, so each is reported with its place and then commented out of a working copy
+/// (its first byte becomes `#`, so every later place in the file stays where it was) and the
+/// copy is parsed again. Returns the value the file has without its unknown keys, if it has
+/// one, and the errors. A key that cannot be commented out alone (one inside an inline
+/// table, or after another on its line) ends the search: what that would leave is not the
+/// user's text, so only the errors found so far, all real, are reported.
+pub fn from_toml_all<T: serde::de::DeserializeOwned>(
+    file: &str,
+    text: &str,
+) -> (Option<T>, Vec<Located>) {
+    let mut work = text.to_string();
+    let mut errors = Vec::new();
+    loop {
+        let e = match toml::from_str::<T>(&work) {
+            Ok(value) => return (Some(value), errors),
+            Err(e) => e,
+        };
         let message = e.message().trim_end();
-        let located = match message
+        let first_error = errors.is_empty();
+        if let Some(field) = message
             .strip_prefix("missing field `")
             .and_then(|m| m.strip_suffix('`'))
         {
-            Some(field) => missing(file, text, e.span(), field),
-            None => Located::at(file, text, e.span(), message.to_string()),
-        };
-        TomlErrors(vec![located])
-    })
+            // Only unknown keys were taken out, so a key missing from the copy is missing
+            // from the file.
+            errors.push(missing(file, text, e.span(), field));
+            return (None, errors);
+        }
+        let unknown = message.starts_with("unknown field `");
+        let start = e.span().map(|s| s.start).filter(|&i| i < work.len());
+        match start.filter(|&i| unknown && line_starts_at(&work, i)) {
+            Some(i) if errors.len() < MAX_UNKNOWN_KEYS => {
+                errors.push(Located::at(file, text, e.span(), message.to_string()));
+                work.replace_range(i..i + 1, "#");
+            }
+            _ => {
+                // The first error is the file's own; a later one other than an unknown key
+                // may come of the copy, and is left for the run after the fixes.
+                if first_error || unknown {
+                    errors.push(Located::at(file, text, e.span(), message.to_string()));
+                }
+                return (None, errors);
+            }
+        }
+    }
+}
+
+/// Whether only blanks stand between the start of its line and byte `i`, and that byte is a
+/// one-byte character: a key there can be commented out without touching another (nor
+/// turning the lines of a multi-line string into keys).
+fn line_starts_at(text: &str, i: usize) -> bool {
+    if !text.is_char_boundary(i) || !text.as_bytes()[i].is_ascii() {
+        return false;
+    }
+    let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+    let line_end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+    // A multi-line string's lines would be read as keys once its first line is a comment.
+    let line = &text[i..line_end];
+    text[line_start..i].bytes().all(|b| b == b' ' || b == b'\t')
+        && !line.contains("\"\"\"")
+        && !line.contains("\'\'\'")
 }
 
 /// A required key that is absent. The parser's span is the table that lacks it: at the top

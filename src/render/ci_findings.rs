@@ -5,7 +5,7 @@
 use crate::model::proposal::Refusal;
 use crate::model::{Change, Verdict};
 use crate::render::ci::{toml_line, Finding, Level};
-use crate::render::delta::delta;
+use crate::render::delta::change_words;
 
 /// The findings of a change table: breaking changes are errors when the bump does not cover
 /// them (`insufficient-bump`) and warnings otherwise; compatible changes are notes.
@@ -31,9 +31,9 @@ pub fn change_findings(
                 message: match (c.verdict, sufficient) {
                     (Verdict::Breaking, false) => format!(
                         "{}; a breaking change needs a major version",
-                        delta(c.old.as_ref(), c.new.as_ref())
+                        change_words(c)
                     ),
-                    _ => delta(c.old.as_ref(), c.new.as_ref()),
+                    _ => change_words(c),
                 },
                 file: Some(file.to_string()),
                 line: text.and_then(|t| toml_line(t, &c.clause)),

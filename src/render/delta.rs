@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::model::{Change, Direction};
+
 /// A value for a reader: a string without quotes, a list comma-separated, a map as
 /// `key value` pairs; `-` for an absent value.
 pub fn words(v: Option<&Value>) -> String {
@@ -84,6 +86,17 @@ pub fn parts(old: Option<&Value>, new: Option<&Value>) -> Vec<String> {
 /// The whole change as one phrase, parts separated by `; `.
 pub fn delta(old: Option<&Value>, new: Option<&Value>) -> String {
     parts(old, new).join("; ")
+}
+
+/// What changed in one row of a change table. An enforcement row (`enforced`, `relaxed`) is
+/// about the status of the promise, not its value: the value may be the same on both sides,
+/// and when it moved too that is a row of its own, so the row says which way the status went.
+pub fn change_words(c: &Change) -> String {
+    match c.direction {
+        Direction::Enforced => "advisory → enforced".to_string(),
+        Direction::Relaxed => "enforced → advisory".to_string(),
+        _ => delta(c.old.as_ref(), c.new.as_ref()),
+    }
 }
 
 #[cfg(test)]

@@ -531,6 +531,12 @@ impl Store {
         Ok(content.into_bytes())
     }
 
+    /// Refuse `paths` as a commit of them on this HEAD would ([`GitError::Symlink`]), without
+    /// writing anything: a dry run says what its real run would refuse.
+    pub fn refuse_writing(&self, paths: &[&str]) -> Result<(), StoreError> {
+        Ok(self.repo.refuse_symlinks(Some(self.head), paths)?)
+    }
+
     /// Write `files` as one commit on top of the HEAD this store was opened at: one attempt of
     /// [`Store::transact`] (the retries are the caller's). A commit that landed is a success even
     /// when the checkout lags behind it (a warning on stderr; the next writer repairs it). For a

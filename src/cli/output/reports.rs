@@ -3,7 +3,7 @@
 
 use super::{key, print_table, table, whole, Cell, Print, Toned as _};
 use crate::model::Change;
-use crate::render::delta::delta;
+use crate::render::delta::change_words;
 
 /// The instant of a consumer's last read, to the second (`Z` in UTC), or `-` for none.
 pub fn last_read(at: Option<chrono::DateTime<chrono::FixedOffset>>) -> String {
@@ -26,7 +26,7 @@ pub fn changes_table(p: &(impl Print + ?Sized), changes: &[Change]) -> String {
         vec![
             c.clause.clone().into(),
             c.kind.to_string().into(),
-            delta(c.old.as_ref(), c.new.as_ref()).into(),
+            change_words(c).into(),
             c.direction.to_string().into(),
             Cell::of(c.verdict),
         ]

@@ -114,7 +114,20 @@ pub fn run<E: From<RunError>, T: Transport>(
     let (registry, from, s) = (inputs.registry, inputs.from, &inputs.settings);
     let scan = |datasets| scan(&store, datasets);
     let (todo, messages) = prepare(&store, registry, from, s, scan, &mut *sink)?;
-    if inputs.dry_run || todo.is_empty() {
+    if todo.is_empty() {
+        return Ok(Ran::Planned(todo));
+    }
+    if inputs.dry_run {
+        // A dry run writes nothing, but it refuses what the claim of its real run would refuse
+        // (a link on the way to a ledger), with the same error: it is how a user checks a run.
+        let ledgers: BTreeSet<String> = todo
+            .iter()
+            .map(|t| crate::store::layout::notifications(&t.notice.dataset))
+            .collect();
+        let paths: Vec<&str> = ledgers.iter().map(String::as_str).collect();
+        store.refuse_writing(&paths).map_err(|e| RunError::Claim {
+            source: Box::new(RunError::Store(e)),
+        })?;
         return Ok(Ran::Planned(todo));
     }
     // The identity before the credentials, as `deliver` checks it first: nothing is sent
