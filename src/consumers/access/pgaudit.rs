@@ -47,6 +47,23 @@ const RELATIONS: [&str; 5] = [
     "PARTITIONED TABLE",
 ];
 
+/// A session's statement last seen (statement and sub-statement ids), the relations it read
+/// and when (epoch seconds).
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    statement: (u64, u64),
+    relations: BTreeSet<String>,
+    at: i64,
+}
+
+/// pgaudit writes a statement's SESSION and OBJECT entries within the same millisecond, so a
+/// session quiet for this long has no entry left to pair: it is forgotten, and a month of
+/// short sessions (one per connection) does not grow the map without end.
+const SEEN_SECONDS: i64 = 60;
+
+/// `seen` is not pruned below this many sessions.
+const PRUNE_FLOOR: usize = 4096;
+
 /// The reader of one source's pgaudit logs.
 #[derive(Debug, Clone)]
 pub struct PgAudit {
@@ -58,7 +75,9 @@ pub struct PgAudit {
     pending: Vec<u8>,
     /// Per session, the statement last seen and the relations it read: its second entry
     /// for a relation (SESSION and OBJECT auditing both on) is no second read.
-    seen: HashMap<String, ((u64, u64), BTreeSet<String>)>,
+    seen: HashMap<String, Seen>,
+    /// The size of `seen` at which it is next pruned of sessions quiet for [`SEEN_SECONDS`].
+    prune_at: usize,
     /// The relation of the entry being handed out, as a path.
     path: String,
 }
@@ -96,6 +115,7 @@ impl PgAudit {
             principal,
             pending: Vec::new(),
             seen: HashMap::new(),
+            prune_at: PRUNE_FLOOR,
             path: String::new(),
         })
     }
@@ -228,13 +248,22 @@ impl PgAudit {
         let relation = RELATIONS.contains(&kind.as_str()) && !object.is_empty();
         let read = class == "READ" && relation;
         if read {
-            let session = line.session.as_deref().unwrap_or_default().to_string();
-            let (last, relations) = self.seen.entry(session).or_default();
-            if *last != statement {
-                *last = statement;
-                relations.clear();
+            let now = at.timestamp();
+            if self.seen.len() >= self.prune_at {
+                self.seen.retain(|_, s| now - s.at <= SEEN_SECONDS);
+                self.prune_at = (2 * self.seen.len()).max(PRUNE_FLOOR);
             }
-            if !relations.insert(object.clone()) {
+            let session = line.session.as_deref().unwrap_or_default();
+            let seen = match self.seen.get_mut(session) {
+                Some(seen) => seen,
+                None => self.seen.entry(session.to_string()).or_default(),
+            };
+            seen.at = now;
+            if seen.statement != statement {
+                seen.statement = statement;
+                seen.relations.clear();
+            }
+            if !seen.relations.insert(object.clone()) {
                 return Ok(Parsed::Skip);
             }
         }
@@ -497,6 +526,33 @@ mod tests {
             )]
         );
         assert!(a.parse(b"{\"timestamp\": 12").is_err());
+    }
+
+    #[test]
+    fn a_month_of_one_statement_sessions_does_not_grow_the_pairing_without_end() {
+        let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName).unwrap();
+        let entry = |pid: u64, secs: u64, kind: &str| {
+            let t = chrono::DateTime::from_timestamp(1_795_000_000 + secs as i64, 0).unwrap();
+            format!(
+                r#"{{"timestamp":"{}","user":"atlas","pid":{pid},"message":"AUDIT: {kind},1,1,READ,SELECT,VIEW,public.roads_v1,SELECT 1,<not logged>"}}"#,
+                t.format("%Y-%m-%d %H:%M:%S%.3f UTC")
+            )
+        };
+        // 20,000 connections a second apart, each one statement logged twice.
+        let mut reads = 0;
+        for pid in 0..20_000u64 {
+            for kind in ["OBJECT", "SESSION"] {
+                if let Ok(Parsed::Request(r)) = a.parse(entry(pid, pid, kind).as_bytes()) {
+                    reads += usize::from(r.method == "GET");
+                }
+            }
+        }
+        assert_eq!(reads, 20_000, "each statement once");
+        assert!(
+            a.seen.len() <= 2 * PRUNE_FLOOR,
+            "{} sessions kept",
+            a.seen.len()
+        );
     }
 
     #[test]
