@@ -208,13 +208,7 @@ fn dataset_body(
     let versions = store.versions(dataset)?;
     let mut rows = Vec::new();
     for l in lines {
-        let state = if l.is_live(ctx.today) {
-            "live"
-        } else if l.opens > ctx.today {
-            "upcoming"
-        } else {
-            "retired"
-        };
+        let state = l.state(ctx.today).as_str();
         let current = store
             .current(dataset, &versions, l.major, ctx.today)?
             .map_or_else(|| l.versions[0].to_string(), |c| c.version.to_string());

@@ -7,6 +7,7 @@ use super::context::{registry_and_scan, scan_daily};
 use super::output::{key, line_state, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status};
+use crate::model::window::LineState;
 use crate::store::Store;
 
 /// Live lines per dataset, with their windows
@@ -27,7 +28,7 @@ pub struct Args {
 pub struct LineStatus {
     pub dataset: String,
     pub line: u64,
-    pub state: &'static str,
+    pub state: LineState,
     /// The version current on the day (the newest already valid); for an upcoming line, its
     /// first version.
     pub version: String,
@@ -71,15 +72,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         }
         let waivers = store.waivers(dataset)?;
         for line in store.lines(dataset)? {
-            let state = if line.is_live(ctx.today) {
-                "live"
-            } else if line.opens > ctx.today {
-                "upcoming"
-            } else if args.all {
-                "retired"
-            } else {
+            let state = line.state(ctx.today);
+            if state == LineState::Retired && !args.all {
                 continue;
-            };
+            }
             let version = match store.current_version(dataset, &versions, line.major, ctx.today)? {
                 Some(v) => v.to_string(),
                 None => line.versions[0].to_string(),
@@ -99,7 +95,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 waivers: waivers
                     .live(ctx.today)
                     .filter(|w| w.line.is_none_or(|l| l == line.major))
-                    .filter(|_| state == "live")
+                    .filter(|_| state == LineState::Live)
                     .count(),
             });
         }
@@ -167,7 +163,7 @@ fn count_still_on(
 ) -> Result<(), CommandError> {
     let windowed: BTreeSet<String> = rows
         .iter()
-        .filter(|r| r.state == "live" && r.sunset.is_some())
+        .filter(|r| r.state == LineState::Live && r.sunset.is_some())
         .map(|r| r.dataset.clone())
         .collect();
     if windowed.is_empty() {
@@ -209,7 +205,7 @@ fn count_still_on(
         }
         for row in rows
             .iter_mut()
-            .filter(|r| &r.dataset == dataset && r.state == "live" && r.sunset.is_some())
+            .filter(|r| &r.dataset == dataset && r.state == LineState::Live && r.sunset.is_some())
         {
             // Who is still on the line is everyone `notify` writes to, incidental or not.
             row.consumers_still_on = counts.iter().find(|(l, _)| *l == row.line).map(|(_, n)| *n);

@@ -46,4 +46,4 @@ pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
 pub mod wire;
-pub use window::{lines, Line, SunsetMove, SunsetSource, Window};
+pub use window::{lines, Line, LineState, SunsetMove, SunsetSource, Window};

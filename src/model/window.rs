@@ -28,7 +28,38 @@ pub struct Line {
     pub versions: Vec<Version>,
 }
 
+/// Where a line stands on a day: not opened yet, live, or past its sunset. Computed here,
+/// once, for every command that shows it (`status`, `site`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineState {
+    Upcoming,
+    Live,
+    Retired,
+}
+
+impl LineState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineState::Upcoming => "upcoming",
+            LineState::Live => "live",
+            LineState::Retired => "retired",
+        }
+    }
+}
+
 impl Line {
+    /// The line's state on `day`.
+    pub fn state(&self, day: NaiveDate) -> LineState {
+        if self.is_live(day) {
+            LineState::Live
+        } else if self.opens > day {
+            LineState::Upcoming
+        } else {
+            LineState::Retired
+        }
+    }
+
     pub fn is_live(&self, day: NaiveDate) -> bool {
         self.opens <= day && self.sunset.is_none_or(|s| day < s)
     }
@@ -160,4 +191,34 @@ pub fn first_day_over_two_live(lines: &[Line]) -> Option<(NaiveDate, Vec<u64>)> 
             .collect();
         (live.len() > 2).then_some((day, live))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_line_is_upcoming_before_it_opens_live_until_its_sunset_and_retired_from_it() {
+        let line = Line {
+            major: 1,
+            opens: day("2026-03-01"),
+            sunset: Some(day("2027-05-01")),
+            source: None,
+            versions: vec![semver::Version::new(1, 0, 0)],
+        };
+        assert_eq!(line.state(day("2026-02-28")), LineState::Upcoming);
+        assert_eq!(line.state(day("2026-03-01")), LineState::Live);
+        // The sunset is exclusive: its day is the first the line is no longer live.
+        assert_eq!(line.state(day("2027-04-30")), LineState::Live);
+        assert_eq!(line.state(day("2027-05-01")), LineState::Retired);
+        let open_ended = Line {
+            sunset: None,
+            ..line
+        };
+        assert_eq!(open_ended.state(day("2099-01-01")), LineState::Live);
+    }
 }

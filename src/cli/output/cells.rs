@@ -178,16 +178,15 @@ toned!(WaiverState {
     WaiverState::Expired | WaiverState::Revoked => Muted,
 });
 
-/// The state of a line in `status` (`live`, `upcoming`, `retired`), a word the command
-/// chooses from the line and the day; the library names no type for it.
-pub fn line_state(state: &'static str) -> Cell {
+/// The state of a line ([`crate::model::LineState`]), toned.
+pub fn line_state(state: crate::model::window::LineState) -> Cell {
+    use crate::model::window::LineState;
     let tone = match state {
-        "live" => Some(Tone::Good),
-        "upcoming" => Some(Tone::Warn),
-        "retired" => Some(Tone::Muted),
-        _ => None,
+        LineState::Live => Tone::Good,
+        LineState::Upcoming => Tone::Warn,
+        LineState::Retired => Tone::Muted,
     };
-    Cell::toned(state, tone)
+    Cell::toned(state.as_str(), Some(tone))
 }
 
 /// How `show` says a contract holds a clause (`enforced`, `advisory`, `not evaluated`, and
@@ -230,7 +229,10 @@ mod tests {
         assert_eq!(Cell::of(Standing::Silent).tone(), Some(Tone::Warn));
         assert_eq!(Cell::of(ConsumerVerdict::Breaks).tone(), Some(Tone::Bad));
         assert_eq!(WaiverState::Expired.tone(), Some(Tone::Muted));
-        assert_eq!(line_state("retired").tone(), Some(Tone::Muted));
+        assert_eq!(
+            line_state(crate::model::window::LineState::Retired).tone(),
+            Some(Tone::Muted)
+        );
         assert_eq!(notice_status("failed").tone(), Some(Tone::Bad));
         assert_eq!(clause_status("advisory").tone(), Some(Tone::Warn));
         assert_eq!(clause_status("enforced").tone(), None);
