@@ -28,6 +28,19 @@ use crate::consumers::{Registry, Webhook, WebhookKind};
 const BREAKER: u32 = 3;
 /// Attempts per delivery, the first included.
 const ATTEMPTS: u32 = 3;
+/// The seconds a `Retry-After` header asks for (its delay-seconds form).
+fn retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// How long to wait before attempt `attempt + 1`: what the receiver asked for, else a backoff
+/// that doubles; `None` when the receiver asked for longer than [`MAX_RETRY_AFTER`] (the
+/// delivery is given up for this run).
+fn wait_before_retry(asked: Option<Duration>, attempt: u32) -> Option<Duration> {
+    let wait = asked.unwrap_or(Duration::from_millis(250 << attempt));
+    (wait <= MAX_RETRY_AFTER).then_some(wait)
+}
+
 /// The longest wait a `Retry-After` may ask for; a longer one gives the delivery up for the
 /// run instead, so a receiver cannot hold a nightly batch for hours.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -512,8 +525,7 @@ impl<'a> WebhookTransport<'a> {
                     resp.headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs)
+                        .and_then(retry_after)
                 }
                 Err(e) => {
                     let e = e.without_url();
@@ -527,16 +539,16 @@ impl<'a> WebhookTransport<'a> {
             if attempt == ATTEMPTS {
                 break;
             }
-            let wait = wait.unwrap_or(Duration::from_millis(250 << attempt));
-            if wait > MAX_RETRY_AFTER {
-                why.push_str(&format!(" (Retry-After {} s is too long)", wait.as_secs()));
+            let Some(wait) = wait_before_retry(wait, attempt) else {
+                let asked = wait.map_or(0, |w| w.as_secs());
+                why.push_str(&format!(" (Retry-After {asked} s is too long)"));
                 return Err(WebhookError::Unavailable {
                     consumer: err_ctx.0,
                     channel: err_ctx.1,
                     why,
                     attempts: attempt,
                 });
-            }
+            };
             std::thread::sleep(wait);
         }
         Err(WebhookError::Unavailable {
@@ -666,5 +678,34 @@ pub fn payload(kind: WebhookKind, n: &Notice, page: Option<&str>) -> Value {
         WebhookKind::Generic => facts(n, page),
         WebhookKind::Slack => slack_payload(n, page),
         WebhookKind::Teams => teams_payload(n, page),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_waits_what_the_receiver_asked_else_a_doubling_backoff_and_never_too_long() {
+        assert_eq!(retry_after(" 2 "), Some(Duration::from_secs(2)));
+        // The HTTP-date form is not read: the backoff applies.
+        assert_eq!(retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(
+            wait_before_retry(Some(Duration::from_secs(2)), 1),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(wait_before_retry(None, 1), Some(Duration::from_millis(500)));
+        assert_eq!(
+            wait_before_retry(None, 2),
+            Some(Duration::from_millis(1000))
+        );
+        assert_eq!(
+            wait_before_retry(Some(MAX_RETRY_AFTER), 1),
+            Some(MAX_RETRY_AFTER)
+        );
+        assert_eq!(
+            wait_before_retry(Some(MAX_RETRY_AFTER + Duration::from_secs(1)), 1),
+            None
+        );
     }
 }

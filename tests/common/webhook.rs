@@ -7,13 +7,10 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// When the receiver had read the request whole, by its own clock: the gap between two
-    /// deliveries as the receiving end sees it.
-    pub at: Instant,
     pub path: String,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
@@ -233,7 +230,6 @@ fn read_request(stream: impl Read) -> Option<Request> {
     let mut body = vec![0; len];
     reader.read_exact(&mut body).ok()?;
     Some(Request {
-        at: Instant::now(),
         path: first.split(' ').nth(1).unwrap_or("").to_string(),
         headers,
         body: String::from_utf8(body).ok()?,
