@@ -9,25 +9,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::postgres::Cluster;
-use crate::common::{self, data, Run};
-
-/// The binary with a clean environment plus `env`.
-fn run(env: &[(&str, &str)], args: &[&str]) -> Run {
-    let mut c = common::contracts(&common::scratch_home());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.args(args).output().expect("the binary runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use crate::common::{self, data};
 
 #[track_caller]
 fn profile(env: &[(&str, &str)], release: &str) -> Value {
-    let r = run(env, &["profile", "--format", "json", release]);
+    let r = common::run_with_env(env, &["profile", "--format", "json", release]);
     assert_eq!(r.code, 0, "profile {release}: {}", r.stderr);
     r.json()
 }
@@ -241,7 +227,7 @@ fn the_crs_comes_from_the_srid_through_spatial_ref_sys() {
     assert_eq!(p["crs"], "EPSG:4326");
     assert_eq!(p["envelope"], serde_json::json!([-70.0, -5.0, 10.0, 40.0]));
     assert_eq!(p["geometry_types"], serde_json::json!(["Point"]));
-    let r = run(
+    let r = common::run_with_env(
         &[],
         &[
             "profile",
@@ -277,14 +263,14 @@ fn the_connection_is_made_as_libpq_makes_it() {
     // The password in the URL: read, and blanked wherever the URL is echoed.
     let url =
         format!("postgresql://ada:{PASSWORD}@127.0.0.1:{port}/postgres?table=public.countries");
-    let r = run(&[], &["profile", "--format", "json", &url]);
+    let r = common::run_with_env(&[], &["profile", "--format", "json", &url]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.json()["files"][0],
         format!("postgresql://ada:***@127.0.0.1:{port}/postgres?table=public.countries")
     );
     assert!(!r.stdout.contains(PASSWORD) && !r.stderr.contains(PASSWORD));
-    let text = run(&[], &["profile", &url]);
+    let text = common::run_with_env(&[], &["profile", &url]);
     assert_eq!(text.code, 0, "{}", text.stderr);
     assert!(!text.stdout.contains(PASSWORD));
 
@@ -316,7 +302,7 @@ fn the_connection_is_made_as_libpq_makes_it() {
     let url = format!("postgresql://ada@127.0.0.1:{port}/postgres?table=public.countries");
     assert_eq!(profile(&[("PGPASSFILE", &pf)], &url)["feature_count"], 177);
     chmod(0o644);
-    let r = run(&[("PGPASSFILE", &pf)], &["profile", &url]);
+    let r = common::run_with_env(&[("PGPASSFILE", &pf)], &["profile", &url]);
     assert_eq!(r.code, 3, "{}", r.stderr);
 
     // A socket directory as `?host=`, and sslmode=disable.
@@ -326,7 +312,7 @@ fn the_connection_is_made_as_libpq_makes_it() {
     assert_eq!(profile(&[], &url)["feature_count"], 177);
     // A server without TLS: require is refused, never silently downgraded.
     let url = format!("postgresql://ada@127.0.0.1:{port}/postgres?sslmode=require&table=countries");
-    let r = run(&[("PGPASSWORD", PASSWORD)], &["profile", &url]);
+    let r = common::run_with_env(&[("PGPASSWORD", PASSWORD)], &["profile", &url]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     r.assert_stderr_has(&format!("127.0.0.1 port {port}"));
 }
@@ -338,7 +324,7 @@ fn an_unreachable_server_or_refused_credentials_is_exit_3_without_the_password()
     let port = pg.port();
     let wrong = "Wrong-Password-0815";
     let url = format!("postgresql://ada:{wrong}@127.0.0.1:{port}/postgres?table=countries");
-    let r = run(&[], &["profile", &url]);
+    let r = common::run_with_env(&[], &["profile", &url]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     r.assert_stderr_has(&format!("127.0.0.1 port {port}"));
     r.assert_stderr_has("refused user `ada`");
@@ -348,7 +334,7 @@ fn an_unreachable_server_or_refused_credentials_is_exit_3_without_the_password()
         r.stderr
     );
 
-    let r = run(
+    let r = common::run_with_env(
         &[("PGPASSWORD", wrong)],
         &["profile", &url.replace(&format!(":{wrong}"), "")],
     );
@@ -356,7 +342,7 @@ fn an_unreachable_server_or_refused_credentials_is_exit_3_without_the_password()
     assert!(!r.stderr.contains(wrong), "{}", r.stderr);
 
     drop(pg);
-    let r = run(&[], &["profile", &url]);
+    let r = common::run_with_env(&[], &["profile", &url]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     r.assert_stderr_has(&format!(
         "cannot reach the PostgreSQL server at 127.0.0.1 port {port}"
@@ -377,7 +363,7 @@ fn what_is_not_a_spatial_relation_the_user_may_read_is_exit_2_with_its_own_messa
     pg.sql("postgres", "CREATE DATABASE nogis");
     let url = |table: &str| pg.socket_url("postgres", table);
     let refused = |url: &str, needle: &str| {
-        let r = run(&[], &["profile", url]);
+        let r = common::run_with_env(&[], &["profile", url]);
         assert_eq!(r.code, 2, "{url}: {}", r.stderr);
         r.assert_stderr_has(needle);
     };

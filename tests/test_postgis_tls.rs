@@ -3,22 +3,9 @@
 //! (`hostnossl ... reject`), so a profile that succeeds proves the session was encrypted.
 
 use crate::common::postgres::Cluster;
-use crate::common::{self, data, Run};
+use crate::common::{self, data};
 
 const PASSWORD: &str = "Tls-Sesame-2026";
-
-fn run(env: &[(&str, &str)], args: &[&str]) -> Run {
-    let mut c = common::contracts(&common::scratch_home());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.args(args).output().expect("the binary runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// A CA, and a server certificate for `localhost` and 127.0.0.1 signed by it: (CA PEM,
 /// certificate PEM, key PEM).
@@ -87,12 +74,12 @@ fn sslmode_is_honoured_as_libpq_honours_it() {
         format!("postgresql://ada:{PASSWORD}@{host}:{port}/postgres?table=countries{params}")
     };
     let ok = |env: &[(&str, &str)], u: String| {
-        let r = run(env, &["profile", "--format", "json", &u]);
+        let r = common::run_with_env(env, &["profile", "--format", "json", &u]);
         assert_eq!(r.code, 0, "{u}: {}", r.stderr);
         assert_eq!(r.json()["feature_count"], 177);
     };
     let fails = |env: &[(&str, &str)], u: String, code: i32, needle: &str| {
-        let r = run(env, &["profile", &u]);
+        let r = common::run_with_env(env, &["profile", &u]);
         assert_eq!(r.code, code, "{u}: {}", r.stderr);
         r.assert_stderr_has(needle);
         assert!(!r.stderr.contains(PASSWORD), "{}", r.stderr);

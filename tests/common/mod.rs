@@ -93,13 +93,26 @@ impl TestEnv {
     }
 
     pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
-        let out = self.command(dir).args(args).output().expect("binary runs");
+        Run::of(self.command(dir).args(args).output().expect("binary runs"))
+    }
+}
+
+impl Run {
+    /// What a finished child process left.
+    pub fn of(out: std::process::Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
     }
+}
+
+/// The binary in a scratch home with a clean environment plus `env`, outside any store.
+pub fn run_with_env(env: &[(&str, &str)], args: &[&str]) -> Run {
+    let mut c = contracts(&scratch_home());
+    c.envs(env.iter().copied());
+    Run::of(c.args(args).output().expect("the binary runs"))
 }
 
 /// `rel` in the folder `tests/<dir>` of this repository.
