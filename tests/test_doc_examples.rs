@@ -346,6 +346,18 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
     let before = head_and_status(store);
     let mut wrong = Vec::new();
     let mut edits: BTreeMap<String, Vec<(usize, usize, String)>> = BTreeMap::new();
+    // A step's output against the page: a difference is reported, and kept as the edit
+    // UPDATE_DOCS makes.
+    let mut judge = |b: &Block, s: &Step, actual: String| {
+        let name = format!("{}: $ {}", b.name(), s.command);
+        if let Some(diff) = docs::difference(&name, &s.shown, &actual) {
+            wrong.push(diff);
+            edits
+                .entry(b.page.clone())
+                .or_default()
+                .push((s.out_from, s.out_to, actual));
+        }
+    };
     let mut ran = 0;
     let mut scratch: Option<(String, docs::Scratch)> = None;
     for b in all.iter().filter(|b| listed(b).is_none()) {
@@ -360,14 +372,7 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
             ran += 1;
             for s in &b.steps {
                 let actual = folder.run(&s.command);
-                let name = format!("{}: $ {}", b.name(), s.command);
-                if let Some(diff) = docs::difference(&name, &s.shown, &actual) {
-                    wrong.push(diff);
-                    edits
-                        .entry(b.page.clone())
-                        .or_default()
-                        .push((s.out_from, s.out_to, actual));
-                }
+                judge(b, s, actual);
             }
             continue;
         }
@@ -388,15 +393,7 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
                 .stderr_to_stdout()
                 .output()
                 .expect("binary runs");
-            let actual = String::from_utf8_lossy(&out.stdout).into_owned();
-            let name = format!("{}: $ {}", b.name(), s.command);
-            if let Some(diff) = docs::difference(&name, &s.shown, &actual) {
-                wrong.push(diff);
-                edits
-                    .entry(b.page.clone())
-                    .or_default()
-                    .push((s.out_from, s.out_to, actual));
-            }
+            judge(b, s, String::from_utf8_lossy(&out.stdout).into_owned());
         }
     }
     assert_eq!(
