@@ -132,56 +132,52 @@ impl Prefix {
 
     /// Match `line` against the prefix; `None` when it does not match.
     pub fn matches<'a>(&self, line: &'a [u8]) -> Option<Matched<'a>> {
-        let mut head = Head::default();
-        let mut pid = None;
-        let mut rest = line;
-        for (i, part) in self.parts.iter().enumerate() {
-            match part {
-                Part::Text(t) => rest = rest.strip_prefix(t.as_slice())?,
-                Part::Value(Escape::SessionOnly) => {
-                    // The rest of the prefix is only written for a session: a line without
-                    // it goes straight on to its severity.
-                    if self.rest_matches(&self.parts[i + 1..], rest) {
-                        continue;
-                    }
-                    return severity(rest).map(|_| Matched::NotSession);
+        match_parts(&self.parts, line)
+    }
+}
+
+/// [`Prefix::matches`] for `parts`, a whole prefix or the part of one after `%q`.
+fn match_parts<'a>(parts: &[Part], line: &'a [u8]) -> Option<Matched<'a>> {
+    let mut head = Head::default();
+    let mut pid = None;
+    let mut rest = line;
+    for (i, part) in parts.iter().enumerate() {
+        match part {
+            Part::Text(t) => rest = rest.strip_prefix(t.as_slice())?,
+            Part::Value(Escape::SessionOnly) => {
+                // The rest of the prefix is only written for a session: a line without
+                // it goes straight on to its severity.
+                let tail = match_parts(&parts[i + 1..], rest);
+                if matches!(tail, Some(Matched::Session(_, r)) if severity(r).is_some()) {
+                    continue;
                 }
-                Part::Value(e) => {
-                    let next = self.parts[i + 1..].iter().find_map(|p| match p {
-                        Part::Text(t) => Some(t.as_slice()),
-                        Part::Value(_) => None,
-                    });
-                    let (value, after) = match e {
-                        Escape::Time => time_value(rest)?,
-                        _ => split_value(rest, next)?,
-                    };
-                    let text = std::str::from_utf8(value).ok();
-                    match e {
-                        Escape::User => head.user = text.filter(|t| !t.is_empty()),
-                        Escape::Application => head.application = text.filter(|t| !t.is_empty()),
-                        Escape::Pid => pid = text,
-                        Escape::Session => head.session = text,
-                        Escape::Time => head.at = Some(pg_time(value)?),
-                        Escape::Epoch => head.at = Some(epoch(value)?),
-                        _ => {}
-                    }
-                    rest = after;
+                return severity(rest).map(|_| Matched::NotSession);
+            }
+            Part::Value(e) => {
+                let next = parts[i + 1..].iter().find_map(|p| match p {
+                    Part::Text(t) => Some(t.as_slice()),
+                    Part::Value(_) => None,
+                });
+                let (value, after) = match e {
+                    Escape::Time => time_value(rest)?,
+                    _ => split_value(rest, next)?,
+                };
+                let text = std::str::from_utf8(value).ok();
+                match e {
+                    Escape::User => head.user = text.filter(|t| !t.is_empty()),
+                    Escape::Application => head.application = text.filter(|t| !t.is_empty()),
+                    Escape::Pid => pid = text,
+                    Escape::Session => head.session = text,
+                    Escape::Time => head.at = Some(pg_time(value)?),
+                    Escape::Epoch => head.at = Some(epoch(value)?),
+                    _ => {}
                 }
+                rest = after;
             }
         }
-        head.session = head.session.or(pid);
-        Some(Matched::Session(head, rest))
     }
-
-    /// Whether `line` holds the `parts` (the part of a prefix after `%q`) before its
-    /// severity.
-    fn rest_matches(&self, parts: &[Part], line: &[u8]) -> bool {
-        let tail = Prefix {
-            text: String::new(),
-            parts: parts.to_vec(),
-        };
-        matches!(tail.matches(line), Some(Matched::Session(_, rest)) if severity(rest).is_some())
-    }
+    head.session = head.session.or(pid);
+    Some(Matched::Session(head, rest))
 }
 
 /// The escape as written, for messages.

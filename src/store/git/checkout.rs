@@ -45,9 +45,7 @@ impl Repo {
         paths: impl Iterator<Item = &'a str>,
     ) -> Result<(), GitError> {
         let index_path = self.repo.index_path();
-        let mut index_lock = index_path.as_os_str().to_owned();
-        index_lock.push(".lock");
-        let index_lock = PathBuf::from(index_lock);
+        let index_lock = self.index_lock();
         // A lock already older than the wait will not go away: say so at once.
         self.wait_for_locks(std::slice::from_ref(&index_lock))?;
         let lock = gix::lock::File::acquire_to_update_resource(

@@ -36,31 +36,18 @@ impl Repo {
     /// lock. Call it holding the writers' lock.
     pub fn remove_dead_locks(&self) -> Result<Vec<String>, GitError> {
         let mut locks = self.ref_locks();
-        let index = self.repo.index_path();
-        let mut index_lock = index.as_os_str().to_owned();
-        index_lock.push(".lock");
-        locks.push(PathBuf::from(index_lock));
-        let present: Vec<PathBuf> = locks.into_iter().filter(|p| p.exists()).collect();
-        if present.is_empty() {
-            return Ok(Vec::new());
-        }
+        locks.push(self.index_lock());
         let mut removed = Vec::new();
-        for lock in present {
-            let old = std::fs::metadata(&lock)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age >= GRACE);
-            if !old || held_on_this_host(&lock, self.work_dir(), self.repo.git_dir()) {
-                continue;
-            }
-            match std::fs::remove_file(&lock) {
-                Ok(()) => removed.push(lock.display().to_string()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(super::io_err(&lock)(e)),
+        loop {
+            let held: Vec<(&PathBuf, Duration)> = locks
+                .iter()
+                .filter_map(|p| super::guard::age_of(p).map(|age| (p, age)))
+                .collect();
+            match self.dead_lock(&held) {
+                Some(lock) => removed.push(lock.display().to_string()),
+                None => return Ok(removed),
             }
         }
-        Ok(removed)
     }
 }
 

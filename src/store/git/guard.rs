@@ -46,7 +46,7 @@ pub(crate) fn jitter(bound: u64) -> u64 {
 }
 
 /// How old a file is, by its modification time; `None` if it is gone.
-fn age_of(path: &Path) -> Option<Duration> {
+pub(super) fn age_of(path: &Path) -> Option<Duration> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     let modified = meta.modified().ok()?;
     Some(
@@ -90,6 +90,13 @@ impl Repo {
                 Err(std::fs::TryLockError::Error(e)) => return Err(super::io_err(&path)(e)),
             }
         }
+    }
+
+    /// The lock file a write of the index takes: `index.lock`.
+    pub(crate) fn index_lock(&self) -> PathBuf {
+        let mut lock = self.repo.index_path().into_os_string();
+        lock.push(".lock");
+        PathBuf::from(lock)
     }
 
     /// The lock files a commit takes: `HEAD.lock` and the branch's `refs/heads/<name>.lock`.
