@@ -471,6 +471,23 @@ impl Progress for Bar {
         }
     }
 
+    fn working(&self, what: &str) {
+        if self.1 || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        if let Ok(mut slot) = self.0.lock() {
+            if let Some(old) = slot.replace(bar) {
+                old.finish_and_clear();
+            }
+        }
+    }
+
     fn advance(&self, done: u64) {
         if let Ok(slot) = self.0.lock() {
             if let Some(bar) = slot.as_ref() {

@@ -49,6 +49,9 @@ pub enum ErrorClass {
     Input,
     /// Exit 3: the environment failed (git, SMTP, I/O); the input may be fine.
     Environment,
+    /// Exit 130, the shell's number for a process ended by Ctrl-C: the user stopped the
+    /// command (a PostGIS scan, cancelled on the server) and nothing was written.
+    Interrupted,
 }
 
 impl ErrorClass {
@@ -56,6 +59,7 @@ impl ErrorClass {
         match self {
             ErrorClass::Input => ExitCode::from(2),
             ErrorClass::Environment => ExitCode::from(3),
+            ErrorClass::Interrupted => ExitCode::from(130),
         }
     }
 }
@@ -201,7 +205,17 @@ impl From<ReleaseError> for CommandError {
             return CommandError::from_error(class, e).with_hint_if(hint);
         }
         if let ReleaseError::Postgis(p) = &e {
-            let (class, hint) = if p.is_environment() {
+            let (class, hint) = if matches!(
+                p,
+                crate::release::postgis::PostgisError::Interrupted { .. }
+            ) {
+                (ErrorClass::Interrupted, None)
+            } else if matches!(p, crate::release::postgis::PostgisError::Timeout { .. }) {
+                (
+                    ErrorClass::Environment,
+                    Some("allow the scan longer: &statement_timeout=30min in the URL (or in options, PGOPTIONS or the role's settings)"),
+                )
+            } else if p.is_environment() {
                 (
                     ErrorClass::Environment,
                     Some("check the server, PGHOST, PGPORT, PGUSER and the password (PGPASSWORD or the password file)"),

@@ -141,6 +141,9 @@ pub trait Progress: Sync {
     /// The total amount of work, in the unit the reader reports in (bytes or features).
     fn start(&self, _file: &Path, _total: u64) {}
     fn advance(&self, _done: u64) {}
+    /// Work whose amount the reader cannot know (a scan on a database server): `what` is
+    /// under way until [`Progress::finish`].
+    fn working(&self, _what: &str) {}
     fn finish(&self) {}
 }
 
@@ -318,7 +321,7 @@ pub fn profile_source(
     let object = match source {
         Source::Local(p) => return profile_file_with(p, opts, progress, notes),
         Source::Remote(o) => o,
-        Source::Postgis(t) => return Ok(postgis::profile(t, opts, notes)?),
+        Source::Postgis(t) => return Ok(postgis::profile(t, opts, progress, notes)?),
     };
     let url = object.url();
     let label = Path::new(url);

@@ -17,7 +17,9 @@
 //! as a warning, since no file reader looks for them. A single-column integer primary key is
 //! the feature id, not an attribute, as GDAL reads it (and as `ogr2ogr` writes `fid`).
 
+mod cancel;
 mod connect;
+mod service;
 mod tls;
 
 use std::collections::BTreeSet;
@@ -26,7 +28,7 @@ use postgres::types::ToSql;
 use postgres::{IsolationLevel, Transaction};
 
 use super::profile::{Accumulator, AttrAcc};
-use super::{crs_identify, ReadNotes, ReadOptions};
+use super::{crs_identify, Progress, ReadNotes, ReadOptions};
 use crate::model::spatial::{AttrType, Dimension, GeometryType};
 pub use connect::{is_postgres_url, Target};
 
@@ -78,6 +80,10 @@ pub enum PostgisError {
     },
     #[error("{url}: the query failed: {reason}")]
     Query { url: String, reason: String },
+    #[error("{url}: the scan ran longer than statement_timeout ({limit}) allows, and the server cancelled it")]
+    Timeout { url: String, limit: String },
+    #[error("interrupted: the scan of {url} was cancelled on the server; nothing was written")]
+    Interrupted { url: String },
 }
 
 fn did_you_mean(s: &Option<String>) -> String {
@@ -95,6 +101,7 @@ impl PostgisError {
             PostgisError::Unreachable { .. }
                 | PostgisError::Auth { .. }
                 | PostgisError::Query { .. }
+                | PostgisError::Timeout { .. }
         )
     }
 }
@@ -141,18 +148,26 @@ impl Column {
 pub fn profile(
     target: &Target,
     opts: &ReadOptions,
+    progress: &dyn Progress,
     notes: &mut ReadNotes,
 ) -> Result<super::Profile, PostgisError> {
     let url = target.display().to_string();
-    let mut client = target.connect()?;
+    let (mut client, canceller) = target.connect()?;
+    let _armed = cancel::arm(canceller);
     let query_err = |e: postgres::Error| {
         let code = e.as_db_error().map(|d| d.code().code().to_string());
         let reason = target.scrub(&connect::chain(&e));
         match code.as_deref() {
+            _ if cancel::interrupted() => PostgisError::Interrupted { url: url.clone() },
             Some("42501") => PostgisError::NoPrivilege {
                 url: url.clone(),
                 user: "(this user)".into(),
                 relation: target.relation.clone(),
+            },
+            // Cancelled by the server's own limit (a user's cancel is caught above).
+            Some("57014") => PostgisError::Timeout {
+                url: url.clone(),
+                limit: "the setting in force".into(),
             },
             _ => PostgisError::Query {
                 url: url.clone(),
@@ -166,6 +181,29 @@ pub fn profile(
         .read_only(true)
         .start()
         .map_err(query_err)?;
+    // The scan's limit: the URL's own parameter, for this transaction only; otherwise what
+    // `options`, PGOPTIONS, the role or the server set.
+    if let Some(limit) = &target.statement_timeout {
+        tx.execute("SELECT set_config('statement_timeout', $1, true)", &[limit])
+            .map_err(|e| match e.as_db_error() {
+                Some(d) if d.code().code() == "22023" => PostgisError::BadUrl {
+                    url: url.clone(),
+                    reason: format!("statement_timeout `{limit}`: {}", d.message()),
+                },
+                _ => query_err(e),
+            })?;
+    }
+    let limit = tx
+        .query_one("SELECT current_setting('statement_timeout')", &[])
+        .map_err(query_err)?
+        .get::<_, String>(0);
+    let query_err = |e: postgres::Error| match query_err(e) {
+        PostgisError::Timeout { url, .. } => PostgisError::Timeout {
+            url,
+            limit: limit.clone(),
+        },
+        other => other,
+    };
     let postgis_schema: String = match tx
         .query_opt(
             "SELECT n.nspname::text FROM pg_extension e \
@@ -233,7 +271,10 @@ pub fn profile(
         sql.push_str(&format!(", count({})::int8", ident(&a.name)));
     }
     sql.push_str(&format!(" FROM {qualified}"));
-    let row = tx.query_one(&sql, &[]).map_err(query_err)?;
+    progress.working(&format!("profiling {} on the server", target.relation));
+    let row = tx.query_one(&sql, &[]);
+    progress.finish();
+    let row = row.map_err(query_err)?;
 
     let features = row.get::<_, i64>(0) as u64;
     let mut acc = Accumulator::new(
@@ -298,6 +339,11 @@ pub fn profile(
         }
     };
     tx.commit().map_err(query_err)?;
+    // A signal that came while no statement ran cancelled nothing on the server; the
+    // profile is still not wanted.
+    if cancel::interrupted() {
+        return Err(PostgisError::Interrupted { url });
+    }
     let crs = crs.as_deref().map(crate::model::crs::canonical_text);
     Ok(acc.into_profile(vec![url], FORMAT_NAME, crs))
 }

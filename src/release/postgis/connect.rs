@@ -1,7 +1,8 @@
 //! The connection to a PostGIS release, made as libpq makes it, so a URL that works with
 //! `psql` works here: what the URL leaves out comes from `PGHOST`, `PGPORT`, `PGUSER`,
-//! `PGDATABASE`, `PGPASSWORD`, `PGSSLMODE` and `PGCONNECT_TIMEOUT`, a password last from the
-//! password file (`PGPASSFILE`, else `~/.pgpass`). A host that starts with `/` (in the URL
+//! `PGDATABASE`, `PGPASSWORD`, `PGSSLMODE`, `PGCONNECT_TIMEOUT` and `PGOPTIONS`, a password
+//! last from the password file (`PGPASSFILE`, else `~/.pgpass`). A service (`?service=NAME` or
+//! `PGSERVICE`) fills in what the URL leaves out before the environment does, as in libpq. A host that starts with `/` (in the URL
 //! percent-encoded, or as `?host=/path`) is a Unix-socket directory.
 //!
 //! The password is never part of a message: the URL a user sees has it blanked
@@ -12,8 +13,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use postgres::config::{Host, SslMode};
-use postgres::{Client, Config, NoTls};
+use postgres::{CancelToken, Client, Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::service::{self, Service};
 use super::tls::{self, Verify};
 use super::PostgisError;
 
@@ -40,12 +43,34 @@ pub struct Target {
     pub geometry_column: Option<String>,
     sslmode: Option<String>,
     sslrootcert: Option<String>,
+    /// `&service=NAME`: a section of libpq's service file.
+    service: Option<String>,
+    /// `&statement_timeout=VALUE`, in PostgreSQL's units (`300ms`, `5min`).
+    pub statement_timeout: Option<String>,
 }
 
-/// Whether and how the connection is encrypted.
+/// Whether and how the connection is encrypted, and against which root certificates.
 enum Tls {
     Off,
-    On(Verify),
+    On(Verify, Option<PathBuf>),
+}
+
+/// What cancels the connection's running statement from another thread: the server's
+/// cancel key, sent over a connection made as the first was (TLS or not).
+pub struct Canceller {
+    token: CancelToken,
+    tls: Option<MakeRustlsConnect>,
+}
+
+impl Canceller {
+    /// Ask the server to cancel what the connection is running. Best effort, as libpq's
+    /// `PQcancel`: a failure leaves the query to the server's own limits.
+    pub fn cancel(&self) {
+        let _ = match &self.tls {
+            None => self.token.cancel_query(NoTls),
+            Some(tls) => self.token.cancel_query(tls.clone()),
+        };
+    }
 }
 
 /// Whether a release argument is a PostgreSQL URL.
@@ -126,6 +151,8 @@ impl Target {
         let mut geometry_column = None;
         let mut sslmode = None;
         let mut sslrootcert = None;
+        let mut service = None;
+        let mut statement_timeout = None;
         let mut secret = None;
         let mut kept = Vec::new();
         for kv in query.split('&').filter(|kv| !kv.is_empty()) {
@@ -135,6 +162,8 @@ impl Target {
                 "geometry_column" => geometry_column = Some(percent_decode(v)),
                 "sslmode" => sslmode = Some(percent_decode(v)),
                 "sslrootcert" => sslrootcert = Some(percent_decode(v)),
+                "service" => service = Some(percent_decode(v)),
+                "statement_timeout" => statement_timeout = Some(percent_decode(v)),
                 _ => {
                     if k == "password" {
                         secret = Some(percent_decode(v));
@@ -169,6 +198,8 @@ impl Target {
             geometry_column,
             sslmode,
             sslrootcert,
+            service,
+            statement_timeout,
         })
     }
 
@@ -189,7 +220,8 @@ impl Target {
         out
     }
 
-    /// The connection settings: the URL's, then the environment's, then libpq's defaults.
+    /// The connection settings: the URL's, then the service's, then the environment's, then
+    /// libpq's defaults.
     fn config(&self) -> Result<(Config, Endpoint, Tls), PostgisError> {
         let bad = |reason: String| PostgisError::BadUrl {
             url: self.display.clone(),
@@ -197,8 +229,16 @@ impl Target {
         };
         let mut c = Config::from_str(&self.conn_url).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let service = match self.service.clone().or_else(|| env("PGSERVICE")) {
+            Some(name) => service::lookup(&name).map_err(bad)?,
+            None => Service { settings: vec![] },
+        };
+        // A setting the URL leaves out: the service's, else the environment variable's.
+        let fallback = |key: &str, var: &str| service.get(key).map(str::to_string).or(env(var));
         if c.get_hosts().is_empty() {
-            let host = env("PGHOST").unwrap_or_else(|| DEFAULT_SOCKET_DIR.to_string());
+            let host = fallback("host", "PGHOST")
+                .or(service.get("hostaddr").map(str::to_string))
+                .unwrap_or_else(|| DEFAULT_SOCKET_DIR.to_string());
             for h in host.split(',') {
                 if h.starts_with('/') {
                     c.host_path(h);
@@ -208,26 +248,31 @@ impl Target {
             }
         }
         if c.get_ports().is_empty() {
-            let port = match env("PGPORT") {
+            let port = match fallback("port", "PGPORT") {
                 Some(p) => p
                     .parse::<u16>()
-                    .map_err(|_| bad(format!("PGPORT `{p}` is not a port number")))?,
+                    .map_err(|_| bad(format!("port `{p}` is not a port number")))?,
                 None => 5432,
             };
             c.port(port);
         }
         if c.get_user().is_none() {
-            if let Some(u) = env("PGUSER") {
+            if let Some(u) = fallback("user", "PGUSER") {
                 c.user(&u);
             }
         }
         if c.get_dbname().is_none() {
-            if let Some(d) = env("PGDATABASE") {
+            if let Some(d) = fallback("dbname", "PGDATABASE") {
                 c.dbname(&d);
             }
         }
+        if c.get_options().is_none() {
+            if let Some(o) = fallback("options", "PGOPTIONS") {
+                c.options(&o);
+            }
+        }
         if c.get_connect_timeout().is_none() {
-            let t = env("PGCONNECT_TIMEOUT")
+            let t = fallback("connect_timeout", "PGCONNECT_TIMEOUT")
                 .and_then(|t| t.parse::<u64>().ok())
                 .filter(|t| *t > 0)
                 .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
@@ -235,26 +280,32 @@ impl Target {
         }
         let endpoint = Endpoint::of(&c);
         if c.get_password().is_none() {
-            if let Some(pw) = env("PGPASSWORD") {
+            if let Some(pw) = fallback("password", "PGPASSWORD") {
                 c.password(pw);
             } else if let Some(pw) = passfile_password(&endpoint, &c) {
                 c.password(pw);
             }
         }
-        let mode = self.sslmode.clone().or_else(|| env("PGSSLMODE"));
-        let root = tls::root_file(self.sslrootcert.as_deref());
+        let mode = self
+            .sslmode
+            .clone()
+            .or_else(|| fallback("sslmode", "PGSSLMODE"));
+        let root = tls::root_file(self.sslrootcert.as_deref().or(service.get("sslrootcert")));
         let root_exists = root.as_deref().is_some_and(Path::exists);
-        let tls = match mode.as_deref() {
-            Some("disable") => Tls::Off,
+        let verify = match mode.as_deref() {
+            Some("disable") => None,
             // libpq: `require` with a root certificate file verifies the chain.
-            Some("require") if root_exists => Tls::On(Verify::Chain),
-            None | Some("prefer" | "allow" | "require") => Tls::On(Verify::Nothing),
-            Some("verify-ca") => Tls::On(Verify::Chain),
-            Some("verify-full") => Tls::On(Verify::Full),
+            Some("require") if root_exists => Some(Verify::Chain),
+            None | Some("prefer" | "allow" | "require") => Some(Verify::Nothing),
+            Some("verify-ca") => Some(Verify::Chain),
+            Some("verify-full") => Some(Verify::Full),
             Some(m) => return Err(bad(format!("unknown sslmode `{m}`"))),
         };
         // libpq never encrypts a Unix socket, whatever sslmode says.
-        let tls = if endpoint.socket { Tls::Off } else { tls };
+        let tls = match verify {
+            Some(v) if !endpoint.socket => Tls::On(v, root),
+            _ => Tls::Off,
+        };
         c.ssl_mode(match mode.as_deref() {
             _ if endpoint.socket => SslMode::Disable,
             Some("disable") => SslMode::Disable,
@@ -266,28 +317,27 @@ impl Target {
     }
 
     /// Connect, classifying a failure: unreachable, refused credentials (the environment),
-    /// or no such database (the input).
-    pub fn connect(&self) -> Result<Client, PostgisError> {
+    /// or no such database (the input). With the client comes what cancels its statements.
+    pub fn connect(&self) -> Result<(Client, Canceller), PostgisError> {
         let (config, at, tls) = self.config()?;
         let user = config.get_user().unwrap_or("(the OS user)").to_string();
-        let connected = match tls {
-            Tls::Off => config.connect(NoTls),
-            Tls::On(verify) => {
-                let root = tls::root_file(self.sslrootcert.as_deref());
+        let (connected, cancel_tls) = match tls {
+            Tls::Off => (config.connect(NoTls), None),
+            Tls::On(verify, root) => {
                 let connector = tls::connector(verify, root.as_deref()).map_err(|reason| {
                     PostgisError::BadUrl {
                         url: self.display.clone(),
                         reason,
                     }
                 })?;
-                config.connect(connector)
+                (config.connect(connector.clone()), Some(connector))
             }
         };
-        // A password from the password file is blanked too.
+        // A password from the service or password file is blanked too.
         let file_password = config
             .get_password()
             .map(|p| String::from_utf8_lossy(p).into_owned());
-        connected.map_err(|e| {
+        let client = connected.map_err(|e| {
             let mut reason = self.scrub(&chain(&e));
             if let Some(pw) = file_password.as_deref().filter(|p| !p.is_empty()) {
                 reason = reason.replace(pw, "***");
@@ -308,7 +358,7 @@ impl Target {
                     host: at.host.clone(),
                     port: at.port,
                     user,
-                    reason: "the server asks for a password and none was given (in the URL, PGPASSWORD or the password file)".into(),
+                    reason: "the server asks for a password and none was given (in the URL, the service, PGPASSWORD or the password file)".into(),
                 },
                 _ => PostgisError::Unreachable {
                     host: at.host.clone(),
@@ -316,7 +366,12 @@ impl Target {
                     reason,
                 },
             }
-        })
+        })?;
+        let canceller = Canceller {
+            token: client.cancel_token(),
+            tls: cancel_tls,
+        };
+        Ok((client, canceller))
     }
 }
 

@@ -1,0 +1,75 @@
+//! Ctrl-C (SIGINT) and a supervisor's SIGTERM during a PostGIS profile cancel the scan on the
+//! server. A client that just dies leaves the server scanning: PostgreSQL notices a vanished
+//! client only when it next writes to it, which for one aggregate over a large table is at
+//! the end. So while a profile's connection is armed, the signal sends the server the
+//! connection's cancel request instead of ending the process; the scan then fails with
+//! "canceling statement due to user request", and the command ends with its own exit code.
+//!
+//! Outside an armed profile the signal does what it always does: the process ends as the
+//! default action would end it. A second signal while the first cancel is under way does the
+//! same, so a user is never stuck with a process that will not stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use super::connect::Canceller;
+
+/// The connection a signal cancels, while a profile runs.
+static ARMED: Mutex<Option<Canceller>> = Mutex::new(None);
+/// Whether a signal cancelled a scan: set before the cancel request is sent, so the failed
+/// statement is read as an interruption, not as a server error.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The thread that waits for signals, started once per process.
+static LISTENING: OnceLock<bool> = OnceLock::new();
+
+/// While this lives, SIGINT and SIGTERM cancel the armed connection's statement.
+pub struct Armed(());
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = ARMED.lock() {
+            *slot = None;
+        }
+    }
+}
+
+/// Arm `canceller` for the signals. When the signal handler cannot be installed, the signals
+/// keep their default action: the process ends and the server's own limits apply.
+pub fn arm(canceller: Canceller) -> Armed {
+    LISTENING.get_or_init(|| match Signals::new([SIGINT, SIGTERM]) {
+        Ok(mut signals) => std::thread::Builder::new()
+            .name("postgis-cancel".into())
+            .spawn(move || {
+                for signal in signals.forever() {
+                    on_signal(signal);
+                }
+            })
+            .is_ok(),
+        Err(_) => false,
+    });
+    if let Ok(mut slot) = ARMED.lock() {
+        *slot = Some(canceller);
+    }
+    Armed(())
+}
+
+fn on_signal(signal: i32) {
+    let armed = ARMED.lock().ok().and_then(|mut slot| slot.take());
+    match armed {
+        Some(canceller) => {
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            canceller.cancel();
+        }
+        None => {
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+        }
+    }
+}
+
+/// Whether a signal has cancelled (or is cancelling) a scan of this process.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
