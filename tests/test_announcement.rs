@@ -73,26 +73,38 @@ fn counts(text: &str, tail: &str) -> Vec<(String, i64)> {
 #[test]
 fn every_count_of_days_in_a_notice_is_the_distance_to_the_day_beside_it() {
     let w = example();
-    let today = "2027-03-05";
-    let run = w.run(today, &["notify", "--dry-run", "--show"]);
-    run.assert_code(0);
-    let text = run.stdout();
-    let from_now = counts(&text, "from now");
-    let left = counts(&text, "left");
+    // 2027-01-10: the window of countries line 2 (opened 2026-12-01) is announced alone;
+    // 2027-03-05: the 60-day countdown is due with it, and one notice serves both.
+    let (mut from_now, mut left) = (Vec::new(), Vec::new());
+    let mut shown = String::new();
+    for today in ["2027-01-10", "2027-03-05"] {
+        let run = w.run(today, &["notify", "--dry-run", "--show"]);
+        run.assert_code(0);
+        let text = run.stdout();
+        for (counted, tail) in [(&mut from_now, "from now"), (&mut left, "left")] {
+            counted.extend(counts(&text, tail).into_iter().map(|c| (today, c)));
+        }
+        shown.push_str(&text);
+    }
     assert!(
-        !from_now.is_empty() && !left.is_empty(),
-        "the announcement and the countdown both count days: {text}"
+        from_now.iter().any(|(t, _)| *t == "2027-01-10")
+            && left.iter().any(|(t, _)| *t == "2027-03-05"),
+        "the announcement and the countdown both count days: {shown}"
     );
-    for (d, n) in from_now.iter().chain(&left) {
+    for (today, (d, n)) in from_now.iter().chain(&left) {
         assert_eq!(
             (day(d) - day(today)).num_days(),
             *n,
-            "{d} is not {n} day(s) from {today}:\n{text}"
+            "{d} is not {n} day(s) from {today}:\n{shown}"
         );
     }
     // The line's sunset is 2027-05-01, its last day the day before.
-    assert!(text.contains("its last day is 2027-04-30"), "{text}");
-    assert!(from_now.iter().any(|(d, _)| d == "2027-05-01"), "{text}");
+    assert!(shown.contains("its last day is 2027-04-30"), "{shown}");
+    assert!(shown.contains("Its last day is 2027-04-30"), "{shown}");
+    assert!(
+        from_now.iter().any(|(_, (d, _))| d == "2027-05-01"),
+        "{shown}"
+    );
 }
 
 #[test]

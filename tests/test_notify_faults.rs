@@ -504,3 +504,90 @@ fn a_linked_notifications_folder_is_the_stores_content_exit_2() {
     std::fs::remove_file(w.root().join("notifications")).unwrap();
     w.run(TODAY, &["notify", "--dry-run"]).assert_code(0);
 }
+
+/// Issue 44 (3.4): a notice that serves the announcement and the 60-day countdown, killed
+/// after its delivery and before its confirmation, is taken over whole by the next run:
+/// recorded from the dead run's journal when it has one (nothing sent), else resent once with
+/// the same Message-ID; either way both milestones end recorded, and nothing more is sent.
+#[test]
+fn a_notice_serving_two_milestones_is_taken_over_whole_after_a_kill() {
+    for journalled in [true, false] {
+        let (smtp, w) = world::with_relay();
+        w.write(
+            "contracts.toml",
+            &world::config(smtp.port).replace(
+                "announce = false\n",
+                "announce = true\nclaim_stale_minutes = 0\n",
+            ),
+        );
+        w.run(TODAY, &["notify"]).assert_code(0);
+        let first: Vec<String> = smtp
+            .mails()
+            .iter()
+            .filter_map(|m| m.header("Message-ID"))
+            .collect();
+        assert_eq!(first.len(), 2, "one message per consumer");
+        // The confirmation undone: the claims are left open, as a kill after the send leaves
+        // them, and the run's journal (removed once confirmed) is written back if it has one.
+        w.git(&["reset", "-q", "--hard", "HEAD~1"]);
+        let ledger: toml::Value =
+            toml::from_str(&w.read("notifications/roads.toml").unwrap()).unwrap();
+        let claims = ledger["claim"].as_array().unwrap();
+        assert_eq!(claims.len(), 4, "a claim per milestone: {claims:#?}");
+        if journalled {
+            let dir = w.root().join(".git/contracts-notify");
+            std::fs::create_dir_all(&dir).unwrap();
+            let field = |c: &toml::Value, k: &str| c[k].as_str().unwrap().to_string();
+            let lines: String = claims
+                .iter()
+                .map(|c| {
+                    format!(
+                        "roads {} 1 {} {}\n",
+                        field(c, "consumer"),
+                        field(c, "milestone"),
+                        c["at"]
+                    )
+                })
+                .collect();
+            std::fs::write(dir.join(format!("{}.log", field(&claims[0], "run"))), lines).unwrap();
+        }
+        let run = w.run(TODAY, &["--format", "json", "notify"]);
+        run.assert_code(0);
+        let status = if journalled { "recovered" } else { "sent" };
+        let mut statuses = common::string_pairs(&run.json(), "consumer", "status");
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [
+                ("atlas".to_string(), status.to_string()),
+                ("flood-model".to_string(), status.to_string())
+            ],
+            "journalled: {journalled}"
+        );
+        let again: Vec<String> = smtp
+            .mails()
+            .iter()
+            .filter_map(|m| m.header("Message-ID"))
+            .skip(2)
+            .collect();
+        match journalled {
+            true => assert!(again.is_empty(), "{again:?}"),
+            false => assert_eq!(again, first),
+        }
+        let all: Vec<(&str, &str)> = ["atlas", "flood-model"]
+            .into_iter()
+            .flat_map(|c| [(c, "before-60"), (c, "published")])
+            .collect();
+        assert_eq!(
+            world::sorted(w.ledger()),
+            world::pairs(&all),
+            "journalled: {journalled}"
+        );
+        let sent = smtp.mails().len();
+        w.run(TODAY, &["notify"])
+            .assert_code(0)
+            .assert_stderr_has("nothing to send");
+        assert_eq!(smtp.mails().len(), sent);
+        assert!(ledger_findings(&w, TODAY).is_empty());
+    }
+}

@@ -3,9 +3,10 @@
 //! told once to the consumers that rely on the waived clause), and `check` refusing a ledger
 //! whose milestone is none of these.
 
+use crate::common::webhook::Receiver;
 use crate::common::world;
 
-use world::World;
+use world::{SmtpServer, World};
 
 const FLOOD: &str = "hydro-oncall@example.org";
 const ATLAS: &str = "atlas@example.org";
@@ -68,6 +69,81 @@ fn a_window_is_announced_once_per_consumer_still_on_the_old_line() {
     w.run("2026-11-30", &["notify"]).assert_code(0);
     assert_eq!(smtp.mails().len(), sent);
     assert_eq!(count("published"), 2);
+}
+
+/// Issue 44 (3.4): on the first run in an open window the announcement and the 60-day
+/// countdown fall due together. Each recipient gets one message that serves both, and each
+/// channel one post; the ledger records both milestones, so no later run sends either.
+#[test]
+fn an_announcement_due_with_a_countdown_is_one_message_by_every_channel() {
+    let smtp = SmtpServer::start();
+    let hook = Receiver::start();
+    let w = World::new(smtp.port);
+    announcing(&w);
+    w.write(
+        "consumers.toml",
+        &world::registry(
+            world::FLOOD_ONCALL,
+            [
+                Some(""),
+                Some(r#"webhooks = [{ kind = "generic", url_env = "ATLAS_HOOK_URL", secret_env = "ATLAS_HOOK_SECRET", name = "atlas-hook" }]"#),
+                None,
+                None,
+            ],
+        ),
+    );
+    let url = format!("http://127.0.0.1:{}/generic", hook.port);
+    let env = [
+        ("ATLAS_HOOK_URL", url.as_str()),
+        (
+            "ATLAS_HOOK_SECRET",
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        ),
+    ];
+    // 2026-11-29: line 2 opened on 2026-11-01 and the sunset is 47 days away, inside the
+    // 60-day milestone: both are due on this first run.
+    w.run_env("2026-11-29", &["notify"], &env).assert_code(0);
+    for to in [FLOOD, ATLAS] {
+        let mails = smtp.mail_to(to);
+        assert_eq!(mails.len(), 1, "{to}: {mails:#?}");
+        let subject = mails[0].header("Subject").unwrap();
+        assert!(subject.contains("line 2 is published"), "{subject}");
+        let left = world::days_left("2026-11-29");
+        assert!(subject.contains(&format!("{left} days left")), "{subject}");
+        let body = mails[0].body();
+        assert!(body.contains("opened on 2026-11-01"), "{body}");
+        assert!(body.contains(&format!("{left} days left")), "{body}");
+    }
+    let posts = hook.requests();
+    assert_eq!(posts.len(), 1, "{posts:#?}");
+    let body: serde_json::Value = serde_json::from_str(&posts[0].body).unwrap();
+    assert_eq!(body["milestone"], "before-60", "{body}");
+    assert_eq!(
+        body["milestones"],
+        serde_json::json!(["published", "before-60"]),
+        "{body}"
+    );
+    assert_eq!(body["window_opens"], "2026-11-01", "{body}");
+
+    let both = |consumer: &str| world::pairs(&[(consumer, "before-60"), (consumer, "published")]);
+    let mut by_mail = both("atlas");
+    by_mail.extend(both("flood-model"));
+    let recorded = || {
+        (
+            world::sorted(w.ledger_entries("notice", "mail")),
+            world::sorted(w.ledger_entries("notice", "webhook:atlas-hook")),
+        )
+    };
+    assert_eq!(recorded(), (world::sorted(by_mail), both("atlas")));
+
+    // Neither milestone is sent again: not the same day, not the next.
+    let before = recorded();
+    for today in ["2026-11-29", "2026-11-30"] {
+        w.run_env(today, &["notify"], &env).assert_code(0);
+    }
+    assert_eq!(smtp.mails().len(), 2);
+    assert_eq!(hook.requests().len(), 1);
+    assert_eq!(recorded(), before);
 }
 
 #[test]

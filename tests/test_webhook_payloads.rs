@@ -35,11 +35,68 @@ const TODAY: &str = "2026-11-29";
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const REGISTRY: &str = "https://data.example.org/contracts";
 
-/// The bodies of one run, by kind and then by milestone (`waiver:<id>` shortened to
-/// `waiver`).
+/// The bodies of the runs, by kind and then by milestone as a person reads it (`waiver:<id>`
+/// shortened to `waiver`; a message serving two, `before-60 + published`).
 type Payloads = BTreeMap<String, BTreeMap<String, Value>>;
 
-/// Run the world once and collect what each of atlas's three webhooks received.
+/// The webhooks of a consumer (`generic`, `slack` and `teams`), their URLs and secret read
+/// from variables named after `who`.
+fn hooks(who: &str) -> String {
+    format!(
+        r#"webhooks = [
+  {{ kind = "generic", url_env = "{who}_HOOK_URL", secret_env = "{who}_HOOK_SECRET" }},
+  {{ kind = "slack", url_env = "{who}_SLACK_URL" }},
+  {{ kind = "teams", url_env = "{who}_TEAMS_URL" }},
+]"#
+    )
+}
+
+/// The milestones a body is about, as a person reads them: the generic body names them,
+/// Slack's shows them as the `*Milestone*` field and Teams' as the `Milestone` fact.
+fn shown(kind: &str, body: &Value) -> Option<String> {
+    match kind {
+        "generic" => {
+            let main = body["milestone"].as_str()?;
+            let rest = body["milestones"].as_array()?.iter();
+            let also: Vec<&str> = rest
+                .filter_map(Value::as_str)
+                .filter(|m| *m != main)
+                .collect();
+            Some(
+                [main]
+                    .into_iter()
+                    .chain(also)
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+            )
+        }
+        "slack" => body["blocks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find_map(|b| {
+                b["fields"].as_array().into_iter().flatten().find_map(|f| {
+                    f["text"]
+                        .as_str()
+                        .and_then(|t| t.strip_prefix("*Milestone*\n"))
+                        .map(str::to_string)
+                })
+            }),
+        _ => body["attachments"][0]["content"]["body"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|b| b["facts"].as_array().into_iter().flatten())
+            .find(|f| f["title"] == "Milestone")
+            .and_then(|f| f["value"].as_str().map(str::to_string)),
+    }
+}
+
+/// Run the world and collect what the webhooks received. On 2026-11-10 line 2's window is
+/// open and no countdown milestone is due: atlas's hooks get the announcement alone. On
+/// [`TODAY`] they get the 60-day countdown alone and the waiver of `crs`; flood-model, whose
+/// hooks are registered only then (and which relies on `bbox` only, so no waiver), is owed
+/// the announcement by them too: they get one message serving both.
 fn payloads() -> Payloads {
     let smtp = SmtpServer::start();
     let hook = Receiver::start();
@@ -52,72 +109,55 @@ fn payloads() -> Payloads {
             &format!("announce = true\nregistry_url = \"{REGISTRY}/\""),
         ),
     );
-    w.write(
-        "consumers.toml",
-        &world::registry(
+    let registry = |flood: &str| {
+        world::registry(
             world::FLOOD_ONCALL,
             [
-                Some(""),
-                Some(
-                    r#"webhooks = [
-  { kind = "generic", url_env = "ATLAS_HOOK_URL", secret_env = "ATLAS_HOOK_SECRET" },
-  { kind = "slack", url_env = "ATLAS_SLACK_URL" },
-  { kind = "teams", url_env = "ATLAS_TEAMS_URL" },
-]"#,
-                ),
+                Some(&format!(
+                    "{flood}\n[consumers.flood-model.datasets.roads]\nuses = [\"bbox\"]"
+                )),
+                Some(&hooks("ATLAS")),
                 None,
                 None,
             ],
-        ),
-    );
-    w.waive_crs(TODAY);
+        )
+    };
     let url = |kind: &str| format!("http://127.0.0.1:{}/{kind}", hook.port);
     let (g, s, t) = (url("generic"), url("slack"), url("teams"));
-    w.run_env(
-        TODAY,
-        &["notify"],
-        &[
-            ("ATLAS_HOOK_URL", g.as_str()),
-            ("ATLAS_HOOK_SECRET", SECRET),
-            ("ATLAS_SLACK_URL", s.as_str()),
-            ("ATLAS_TEAMS_URL", t.as_str()),
-        ],
-    )
-    .assert_code(0);
+    let mut env = vec![];
+    for who in ["ATLAS", "FLOOD"] {
+        env.extend([
+            (format!("{who}_HOOK_URL"), g.clone()),
+            (format!("{who}_HOOK_SECRET"), SECRET.to_string()),
+            (format!("{who}_SLACK_URL"), s.clone()),
+            (format!("{who}_TEAMS_URL"), t.clone()),
+        ]);
+    }
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    // Reads of line 1 before the first run, which the world's logs have only later.
+    w.append(
+        "consumption/reads.jsonl",
+        concat!(
+            r#"{"at":"2026-11-05T03:00:00Z","consumer":"flood-model","dataset":"roads","contract":"1.1.0"}"#,
+            "\n"
+        ),
+    );
+    w.append(
+        "consumption/platform.csv",
+        "2026-11-05T03:00:00Z,atlas,roads,1.1.0\n",
+    );
+    w.write("consumers.toml", &registry(""));
+    w.run_env("2026-11-10", &["notify"], &env).assert_code(0);
+    w.write("consumers.toml", &registry(&hooks("FLOOD")));
+    w.waive_crs(TODAY);
+    w.run_env(TODAY, &["notify"], &env).assert_code(0);
 
-    // The milestone each body is about: the generic body names it, Slack's shows it as the
-    // `*Milestone*` field and Teams' as the `Milestone` fact.
-    let got = hook
-        .requests()
-        .into_iter()
-        .map(|r| (r.path, r.body))
-        .collect::<Vec<_>>();
     let mut out = Payloads::new();
-    for (path, text) in got {
-        let kind = path.trim_start_matches('/').to_string();
-        let body: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let shown = match kind.as_str() {
-            "generic" => body["milestone"].as_str().map(str::to_string),
-            "slack" => body["blocks"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find_map(|b| {
-                    b["fields"].as_array().into_iter().flatten().find_map(|f| {
-                        f["text"]
-                            .as_str()
-                            .and_then(|t| t.strip_prefix("*Milestone*\n"))
-                            .map(str::to_string)
-                    })
-                }),
-            _ => body["attachments"][0]["content"]["body"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .flat_map(|b| b["facts"].as_array().into_iter().flatten())
-                .find(|f| f["title"] == "Milestone")
-                .and_then(|f| f["value"].as_str().map(str::to_string)),
-        };
+    for r in hook.requests() {
+        let kind = r.path.trim_start_matches('/').to_string();
+        let body: Value =
+            serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{}: {e}", r.path));
+        let shown = shown(&kind, &body);
         let shown = shown.unwrap_or_else(|| panic!("{kind}: no milestone in {body:#}"));
         let m = match shown.split_once(':') {
             Some(("waiver", _)) => "waiver".to_string(),
@@ -131,7 +171,7 @@ fn payloads() -> Payloads {
             "{kind} got {m} twice"
         );
     }
-    let expected = ["before-60", "published", "waiver"];
+    let expected = ["before-60", "before-60 + published", "published", "waiver"];
     for kind in ["generic", "slack", "teams"] {
         let got: Vec<&String> = out
             .get(kind)
@@ -178,6 +218,12 @@ fn every_generic_body_the_binary_posts_validates_against_the_committed_schema() 
     assert!(g["before-60"]["window_opens"].is_null());
     assert!(g["before-60"]["waiver"].is_null());
     assert_eq!(g["published"]["window_opens"], "2026-11-01");
+    // One message serving the announcement and the countdown names both, and tells the window.
+    let pair = &g["before-60 + published"];
+    assert_eq!(pair["milestone"], "before-60");
+    assert_eq!(pair["milestones"], json!(["published", "before-60"]));
+    assert_eq!(pair["window_opens"], "2026-11-01");
+    assert_eq!(g["before-60"]["milestones"], json!(["before-60"]));
     assert_eq!(g["waiver"]["waiver"]["clause"], "crs");
     assert_eq!(
         g["before-60"]["registry_url"],
@@ -193,8 +239,9 @@ fn the_generic_schema_rejects_doctored_bodies() {
     assert!(errors(&v, good).is_empty());
     let published = &all["generic"]["published"];
     let waiver = &all["generic"]["waiver"];
+    let pair = &all["generic"]["before-60 + published"];
     type Doctor = fn(&mut Value);
-    let cases: [(&str, &Value, Doctor); 9] = [
+    let cases: [(&str, &Value, Doctor); 11] = [
         ("a field removed", good, |b| {
             b.as_object_mut().unwrap().remove("days_left");
         }),
@@ -219,6 +266,14 @@ fn the_generic_schema_rejects_doctored_bodies() {
         }),
         ("an announcement without its window", published, |b| {
             b["window_opens"] = Value::Null
+        }),
+        (
+            "a countdown serving the announcement without its window",
+            pair,
+            |b| b["window_opens"] = Value::Null,
+        ),
+        ("no milestone named in milestones", good, |b| {
+            b["milestones"] = json!([])
         }),
         ("a waiver notice without the waiver", waiver, |b| {
             b["waiver"] = Value::Null
@@ -410,6 +465,12 @@ fn every_slack_message_the_binary_posts_is_block_kit_within_slacks_limits() {
     }
 }
 
+/// The file of the guide's example of `kind` for milestone(s) `m`: `slack-before-60.json`,
+/// `slack-before-60+published.json`.
+fn example_name(kind: &str, m: &str) -> String {
+    format!("{kind}-{}.json", m.replace(" + ", "+"))
+}
+
 /// The example payloads of the webhooks guide (`docs/src/guides/examples/`) are what the binary
 /// posts in this test's world; `CONTRACTS_UPDATE_EXAMPLES=1` rewrites them.
 #[test]
@@ -420,7 +481,7 @@ fn the_example_payloads_of_the_guide_are_what_the_binary_posts() {
     let mut stale = Vec::new();
     for (kind, bodies) in &all {
         for (m, body) in bodies {
-            let file = dir.join(format!("{kind}-{m}.json"));
+            let file = dir.join(example_name(kind, m));
             let text = serde_json::to_string_pretty(body).unwrap() + "\n";
             if update {
                 std::fs::create_dir_all(&dir).unwrap();
@@ -450,7 +511,7 @@ fn the_example_payloads_of_the_guide_are_what_the_binary_posts() {
     }
     for (kind, bodies) in &all {
         for m in bodies.keys() {
-            let name = format!("examples/{kind}-{m}.json");
+            let name = format!("examples/{}", example_name(kind, m));
             assert!(guide.contains(&name), "the guide does not show {name}");
         }
     }

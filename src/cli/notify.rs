@@ -149,7 +149,7 @@ fn print_rows(ctx: &Context, registry: &Registry, rows: &[Row]) {
             n.dataset.clone().into(),
             n.consumer.clone().into(),
             n.line.to_string().into(),
-            n.milestone.to_string().into(),
+            n.milestone_text().into(),
             n.channel.clone().into(),
             n.sunset.to_string().into(),
             n.days_left.to_string().into(),

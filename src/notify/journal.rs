@@ -50,27 +50,32 @@ impl Journal {
         &self.path
     }
 
-    /// Record one delivered notice, in the kernel's hands before this returns.
+    /// Record one delivered notice, a line for each milestone it serves (`keys`), in the
+    /// kernel's hands before this returns. The lines go in one write, so a kill does not
+    /// leave one milestone of a message journalled and the other not.
     pub fn record(
         &mut self,
         dataset: &str,
-        key: &Key,
+        keys: &[Key],
         at: DateTime<FixedOffset>,
     ) -> std::io::Result<()> {
-        // Every field is a validated name, a number, a milestone or an instant: no spaces.
-        // Mail is written without its channel, as before webhooks.
-        let channel = match key.3.as_str() {
-            super::ledger::MAIL => String::new(),
-            c => format!("{c} "),
-        };
-        let line = format!(
-            "{dataset} {} {} {} {channel}{}\n",
-            key.0,
-            key.1,
-            key.2,
-            crate::model::history::instant_text(&at)
-        );
-        self.file.write_all(line.as_bytes())
+        let mut lines = String::new();
+        for key in keys {
+            // Every field is a validated name, a number, a milestone or an instant: no spaces.
+            // Mail is written without its channel, as before webhooks.
+            let channel = match key.3.as_str() {
+                super::ledger::MAIL => String::new(),
+                c => format!("{c} "),
+            };
+            lines.push_str(&format!(
+                "{dataset} {} {} {} {channel}{}\n",
+                key.0,
+                key.1,
+                key.2,
+                crate::model::history::instant_text(&at)
+            ));
+        }
+        self.file.write_all(lines.as_bytes())
     }
 
     /// The batch is confirmed in the ledger: the journal is no longer needed.
@@ -127,9 +132,9 @@ mod tests {
         let mut j = Journal::create(&d, "host.1.2").unwrap();
         let at: DateTime<FixedOffset> = "2026-11-29T06:15:00Z".parse().unwrap();
         let k: Key = ("atlas".into(), 1, "before-60".into(), "mail".into());
-        j.record("roads", &k, at).unwrap();
+        j.record("roads", std::slice::from_ref(&k), at).unwrap();
         let hook: Key = ("atlas".into(), 1, "before-60".into(), "webhook:ops".into());
-        j.record("roads", &hook, at).unwrap();
+        j.record("roads", std::slice::from_ref(&hook), at).unwrap();
         std::fs::OpenOptions::new()
             .append(true)
             .open(j.path())

@@ -16,6 +16,10 @@
 //! Each entry names its channel: `mail`, or `webhook:<name>` for a consumer's webhook. A
 //! notice is delivered once per channel. An entry without `channel` is mail, so ledgers
 //! written before webhooks parse as they did, and mail entries are still written without it.
+//!
+//! One message may serve two milestones (the `published` announcement and a countdown milestone
+//! due on the same run). It is an entry per milestone, with the one Message-ID, appended
+//! together: every reader of the ledger keeps counting notices by milestone as before.
 
 use std::collections::{HashMap, HashSet};
 
@@ -393,16 +397,28 @@ impl Ledger {
         idx.into_iter().map(|i| &self.claims[i]).collect()
     }
 
-    fn open_for(&self, key: &Key) -> Vec<&Claim> {
-        self.open
-            .get(key)
-            .map(|v| v.iter().map(|i| &self.claims[*i]).collect())
-            .unwrap_or_default()
+    /// The open claims of any of `keys` (the milestones of one message), in file order.
+    fn open_for(&self, keys: &[Key]) -> Vec<&Claim> {
+        let mut idx: Vec<usize> = keys
+            .iter()
+            .filter_map(|k| self.open.get(k))
+            .flatten()
+            .copied()
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter().map(|i| &self.claims[i]).collect()
     }
 
-    /// The state of `key` at `now`, when claims go stale after `stale_minutes`.
-    pub fn state(&self, key: &Key, now: DateTime<FixedOffset>, stale_minutes: i64) -> ClaimState {
-        let open = self.open_for(key);
+    /// The state at `now` of one message, by the keys of the milestones it serves (one, or a
+    /// pair claimed together), when claims go stale after `stale_minutes`.
+    pub fn state(
+        &self,
+        keys: &[Key],
+        now: DateTime<FixedOffset>,
+        stale_minutes: i64,
+    ) -> ClaimState {
+        let open = self.open_for(keys);
         if let Some(live) = open.iter().find(|c| is_live(c, now, stale_minutes)) {
             return ClaimState::InFlight {
                 run: live.run.clone(),
@@ -419,20 +435,23 @@ impl Ledger {
         }
     }
 
-    /// Whether `run` holds `key`: its claim comes before every live claim of another run. Read
-    /// after the claim commit, this settles two runs that claimed the same notice (through a
-    /// remote, both claims can land): the first in the file sends, the other backs off.
+    /// Whether `run` holds every one of `keys` (the milestones of one message): for each, its
+    /// claim comes before every live claim of another run. Read after the claim commit, this
+    /// settles two runs that claimed the same notice (through a remote, both claims can land):
+    /// the first in the file sends, the other backs off.
     pub fn holds(
         &self,
-        key: &Key,
+        keys: &[Key],
         run: &str,
         now: DateTime<FixedOffset>,
         stale_minutes: i64,
     ) -> bool {
-        self.open_for(key)
-            .into_iter()
-            .find(|c| c.run == run || is_live(c, now, stale_minutes))
-            .is_some_and(|c| c.run == run)
+        keys.iter().all(|k| {
+            self.open_for(std::slice::from_ref(k))
+                .into_iter()
+                .find(|c| c.run == run || is_live(c, now, stale_minutes))
+                .is_some_and(|c| c.run == run)
+        })
     }
 
     /// Notices recorded more than once, with their count, in file order of the first.
@@ -714,15 +733,17 @@ mod tests {
         assert_eq!(l.claims.len(), 2);
         // With a 15-minute stale age, a's claim is stale, b's live: b holds it.
         assert!(
-            matches!(l.state(&k, now, 15), ClaimState::InFlight { ref run, minutes: 10 } if run == "b")
+            matches!(l.state(std::slice::from_ref(&k), now, 15), ClaimState::InFlight { ref run, minutes: 10 } if run == "b")
         );
-        assert!(l.holds(&k, "b", now, 15));
-        assert!(!l.holds(&k, "c", now, 15));
+        assert!(l.holds(std::slice::from_ref(&k), "b", now, 15));
+        assert!(!l.holds(std::slice::from_ref(&k), "c", now, 15));
         // With a 5-minute stale age both are stale: the newest is reported, a new run may claim.
-        assert!(matches!(l.state(&k, now, 5), ClaimState::Stale { ref run, .. } if run == "b"));
+        assert!(
+            matches!(l.state(std::slice::from_ref(&k), now, 5), ClaimState::Stale { ref run, .. } if run == "b")
+        );
         // With an hour both are live: the first claim in the file wins.
-        assert!(l.holds(&k, "a", now, 60));
-        assert!(!l.holds(&k, "b", now, 60));
+        assert!(l.holds(std::slice::from_ref(&k), "a", now, 60));
+        assert!(!l.holds(std::slice::from_ref(&k), "b", now, 60));
         // a released its claim: b's is the first open one.
         let released = format!(
             "{text}{}",
@@ -737,12 +758,12 @@ mod tests {
             })
         );
         let l = parse_ledger("notifications/roads.toml", &released).unwrap();
-        assert!(l.holds(&k, "b", now, 60));
+        assert!(l.holds(std::slice::from_ref(&k), "b", now, 60));
         // Once a notice is recorded, no claim is open and the key is sent.
         let sent = format!("{released}{}", entry_text(&delivered("b", now)));
         let l = parse_ledger("notifications/roads.toml", &sent).unwrap();
         assert!(l.open_claims().is_empty());
-        assert_eq!(l.state(&k, now, 60), ClaimState::Free);
+        assert_eq!(l.state(std::slice::from_ref(&k), now, 60), ClaimState::Free);
         assert!(l.sent().contains(&k));
         assert!(l.duplicates().is_empty());
     }
@@ -783,7 +804,7 @@ mod tests {
         let hook: Key = ("atlas".into(), 1, "before-60".into(), "webhook:ops".into());
         let now: DateTime<FixedOffset> = "2026-11-29T10:30:00Z".parse().unwrap();
         assert!(
-            l.holds(&hook, "a", now, 60),
+            l.holds(std::slice::from_ref(&hook), "a", now, 60),
             "the webhook's claim is its own"
         );
         let both = |_: &str| vec![MAIL.to_string(), "webhook:ops".to_string()];

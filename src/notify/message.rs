@@ -227,6 +227,10 @@ impl Templates {
                 _ => "countdown",
             },
             opens => notice.opens.map(|d| d.to_string()),
+            // The milestones this message serves beside `milestone`: `published` when the
+            // countdown tells the window's opening too.
+            also => notice.also.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            announced => notice.also.contains(&super::plan::Milestone::Published),
             waiver => notice.waiver.as_ref().map(|w| context! {
                 id => &w.id,
                 clause => &w.clause,
@@ -354,6 +358,7 @@ pub(crate) mod tests {
             } else {
                 Milestone::Overdue(1)
             },
+            also: Vec::new(),
             recipients: vec!["a@example.org".into()],
             sunset,
             days_left,

@@ -175,6 +175,11 @@ pub struct Notice {
     pub team: Option<String>,
     pub line: u64,
     pub milestone: Milestone,
+    /// Further milestones this one message serves: `published`, when the announcement of a
+    /// window falls due on the same run as a countdown milestone (`milestone`). The ledger
+    /// records each of them, with the one Message-ID of the countdown.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Milestone>,
     pub recipients: Vec<String>,
     pub sunset: NaiveDate,
     /// Days until the sunset; 0 or negative once the line is overdue.
@@ -202,7 +207,7 @@ pub struct Notice {
     /// Those changes with their values and rationale, for the webhook payloads.
     #[serde(skip)]
     pub told: Vec<ToldChange>,
-    /// For a `published` notice: the day the window opened.
+    /// For a `published` notice, or one that serves it too: the day the window opened.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub opens: Option<NaiveDate>,
     /// For a `waiver:<id>` notice: what was waived, until when, by whom and why.
@@ -238,6 +243,57 @@ pub struct ToldChange {
     pub rationale: String,
 }
 
+impl Notice {
+    /// Every milestone this notice serves, in the order they come: the announcement first.
+    pub fn milestones(&self) -> Vec<&Milestone> {
+        self.also.iter().chain([&self.milestone]).collect()
+    }
+
+    /// The milestones as a person reads them: `before-60`, or `before-60 + published` for a
+    /// message that serves both.
+    pub fn milestone_text(&self) -> String {
+        [&self.milestone]
+            .into_iter()
+            .chain(&self.also)
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// What is left of this notice once `settled` milestones need no message: `None` when it
+    /// serves nothing else, else the notice for the rest, with the Message-ID of the one it
+    /// then is. A channel that has one of a pair already (delivered before the pair was due,
+    /// say) gets the other alone.
+    pub fn without(self, settled: &dyn Fn(&Milestone) -> bool) -> Option<Notice> {
+        if self.also.is_empty() {
+            return (!settled(&self.milestone)).then_some(self);
+        }
+        // The countdown stays the message while it is owed, as the planner made it.
+        let mut rest = [&self.milestone]
+            .into_iter()
+            .chain(&self.also)
+            .filter(|m| !settled(m));
+        let first = rest.next()?.clone();
+        let also: Vec<Milestone> = rest.cloned().collect();
+        if first == self.milestone && also == self.also {
+            return Some(self);
+        }
+        let domain = self
+            .message_id
+            .rsplit_once('@')
+            .map_or("", |(_, d)| d.trim_end_matches('>'));
+        let message_id = message_id(&self.dataset, self.line, &self.consumer, &first, domain);
+        let announces = first == Milestone::Published || also.contains(&Milestone::Published);
+        Some(Notice {
+            opens: self.opens.filter(|_| announces),
+            message_id,
+            milestone: first,
+            also,
+            ..self
+        })
+    }
+}
+
 fn is_mail(channel: &str) -> bool {
     channel == super::ledger::MAIL
 }
@@ -261,8 +317,13 @@ pub fn message_id(
 /// With `[notify] announce`, a line whose successor has opened (`today` on or after its
 /// `valid_from`) and whose sunset is still ahead gets a `published` notice for each consumer
 /// still on it, once: so the first run after an upgrade announces every window still open.
-/// A window that has closed is not announced: its consumers get the overdue notices. The countdown milestones are
-/// planned beside it as always; they are other notices in the ledger.
+/// A window that has closed is not announced: its consumers get the overdue notices.
+///
+/// When the announcement and a countdown milestone are both due for a consumer on one run (the
+/// first run in an open window, typically), they are one notice: the countdown, which carries
+/// the sunset and the days left, with `also: [published]`, telling the window's opening too.
+/// Two near-identical messages in the same minute would only be noise. Each milestone is still
+/// its own key in the ledger, so neither is sent again.
 pub fn plan(
     today: NaiveDate,
     notify: &Notify,
@@ -283,19 +344,40 @@ pub fn plan(
                 &notify.days_before,
                 notify.overdue_every_days,
             );
-            for milestone in announce.into_iter().chain(countdown) {
-                let name = milestone.to_string();
-                for h in holders {
+            // The announcements first, then the countdown (each pair with it), as the rows
+            // have always come.
+            let (mut announcements, mut countdowns) = (Vec::new(), Vec::new());
+            for h in holders {
+                let unsent = |m: &Milestone| {
                     let key = (
                         d.dataset.clone(),
                         h.consumer.clone(),
                         line.line,
-                        name.clone(),
+                        m.to_string(),
                     );
-                    if sent.contains(&key) {
-                        continue;
+                    !sent.contains(&key)
+                };
+                let due: Vec<Milestone> = announce
+                    .iter()
+                    .chain(&countdown)
+                    .filter(|m| unsent(m))
+                    .cloned()
+                    .collect();
+                // Both due: the countdown serves the announcement too (its `also`).
+                let notices: Vec<(Milestone, Vec<Milestone>)> = match due.as_slice() {
+                    [Milestone::Published, countdown] => {
+                        vec![(countdown.clone(), vec![Milestone::Published])]
                     }
-                    out.push(Notice {
+                    _ => due.into_iter().map(|m| (m, Vec::new())).collect(),
+                };
+                for (milestone, also) in notices {
+                    let announces =
+                        milestone == Milestone::Published || also.contains(&Milestone::Published);
+                    let slot = match milestone {
+                        Milestone::Published => &mut announcements,
+                        _ => &mut countdowns,
+                    };
+                    slot.push(Notice {
                         dataset: d.dataset.clone(),
                         consumer: h.consumer.clone(),
                         team: h.team.clone(),
@@ -319,12 +401,15 @@ pub fn plan(
                         verdict: None,
                         breaking_changes: Vec::new(),
                         told: Vec::new(),
-                        opens: (milestone == Milestone::Published).then_some(line.opens),
+                        opens: announces.then_some(line.opens),
                         waiver: None,
-                        milestone: milestone.clone(),
+                        milestone,
+                        also,
                     });
                 }
             }
+            out.extend(announcements);
+            out.extend(countdowns);
         }
     }
     out
@@ -555,6 +640,72 @@ mod tests {
             ..Notify::default()
         };
         assert!(plan(day("2026-11-01"), &off, "x.org", &inputs, &HashSet::new()).is_empty());
+    }
+
+    #[test]
+    fn an_announcement_due_with_a_countdown_is_one_notice_serving_both() {
+        let notify = Notify::default();
+        // Opens 2026-11-01, sunset 2027-01-15: on 2026-11-29 the 60-day milestone is due too.
+        let inputs = [input("2027-01-15", &["a", "b"])];
+        let sent: HashSet<SentKey> = [("roads".into(), "b".into(), 1, "published".into())].into();
+        let got = plan(day("2026-11-29"), &notify, "x.org", &inputs, &sent);
+        assert_eq!(
+            keys(&got),
+            vec![
+                ("a".to_string(), "before-60".to_string()),
+                ("b".to_string(), "before-60".to_string())
+            ]
+        );
+        let (a, b) = (&got[0], &got[1]);
+        assert_eq!(a.also, vec![Milestone::Published]);
+        assert_eq!(a.milestone_text(), "before-60 + published");
+        assert_eq!(a.opens, Some(day("2026-11-01")));
+        assert_eq!(a.message_id, "<contracts.roads.1.a.before-60@x.org>");
+        // b was announced already: its countdown is the plain one.
+        assert!(b.also.is_empty() && b.opens.is_none());
+        // Off: the countdown alone.
+        let off = Notify {
+            announce: false,
+            ..Notify::default()
+        };
+        let got = plan(day("2026-11-29"), &off, "x.org", &inputs, &HashSet::new());
+        assert!(got.iter().all(|n| n.also.is_empty() && n.opens.is_none()));
+    }
+
+    #[test]
+    fn a_pair_without_a_settled_milestone_is_the_other_alone() {
+        let inputs = [input("2027-01-15", &["a"])];
+        let got = plan(
+            day("2026-11-29"),
+            &Notify::default(),
+            "x.org",
+            &inputs,
+            &HashSet::new(),
+        );
+        let pair = got[0].clone();
+        let nothing = |_: &Milestone| false;
+        assert_eq!(pair.clone().without(&nothing), Some(pair.clone()));
+        let countdown = pair
+            .clone()
+            .without(&|m| *m == Milestone::Published)
+            .unwrap();
+        assert_eq!(
+            (countdown.milestone_text(), countdown.opens),
+            ("before-60".to_string(), None)
+        );
+        assert_eq!(countdown.message_id, pair.message_id);
+        let announcement = pair
+            .clone()
+            .without(&|m| *m == Milestone::Before(60))
+            .unwrap();
+        assert_eq!(announcement.milestone, Milestone::Published);
+        assert!(announcement.also.is_empty());
+        assert_eq!(announcement.opens, Some(day("2026-11-01")));
+        assert_eq!(
+            announcement.message_id,
+            "<contracts.roads.1.a.published@x.org>"
+        );
+        assert_eq!(pair.without(&|_| true), None);
     }
 
     #[test]

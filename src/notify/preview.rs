@@ -56,7 +56,10 @@ pub fn text(t: &Todo, p: &Value) -> String {
     let field = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let about = format!(
         "{} line {} {} to {}",
-        n.dataset, n.line, n.milestone, n.consumer
+        n.dataset,
+        n.line,
+        n.milestone_text(),
+        n.consumer
     );
     if n.channel == MAIL {
         return format!(

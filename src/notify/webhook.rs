@@ -190,6 +190,9 @@ fn facts(n: &Notice, page: Option<&str>) -> Value {
         "dataset": n.dataset,
         "line": n.line,
         "milestone": n.milestone.to_string(),
+        // Every milestone the one message serves: `["published", "before-60"]` when the
+        // countdown tells the window's opening too, else `[milestone]`.
+        "milestones": n.milestones(),
         "sunset": n.sunset.to_string(),
         "days_left": n.days_left,
         "consumer": n.consumer,
@@ -226,7 +229,8 @@ fn headline(n: &Notice) -> String {
             w.reason
         );
     }
-    if let Some(opens) = n.opens {
+    // A countdown that tells the opening too has it in its headline, below.
+    if let Some(opens) = n.opens.filter(|_| n.also.is_empty()) {
         return format!(
             "{} line {} opened on {opens}: {} reads line {}, which retires on {}; move to {} \
              (line {}) in the window",
@@ -238,8 +242,12 @@ fn headline(n: &Notice) -> String {
         1 => "tomorrow".to_string(),
         _ => "already (it is past its sunset)".to_string(),
     };
+    let opened = match n.opens {
+        Some(opens) => format!("{} line {} opened on {opens}; ", n.dataset, n.new_line),
+        None => String::new(),
+    };
     format!(
-        "{} line {} retires {when}, on {}: move {} to {} (line {})",
+        "{opened}{} line {} retires {when}, on {}: move {} to {} (line {})",
         n.dataset, n.line, n.sunset, n.consumer, n.new_version, n.new_line
     )
 }
@@ -282,7 +290,7 @@ pub fn slack_payload(n: &Notice, page: Option<&str>) -> Value {
         json!({"type": "section", "fields": [
             {"type": "mrkdwn", "text": format!("*Consumer*\n{}", n.consumer)},
             {"type": "mrkdwn", "text": format!("*Reads*\n{}", n.reads_version)},
-            {"type": "mrkdwn", "text": format!("*Milestone*\n{}", n.milestone)},
+            {"type": "mrkdwn", "text": format!("*Milestone*\n{}", n.milestone_text())},
             {"type": "mrkdwn", "text": format!("*Days left*\n{}", n.days_left)},
         ]}),
         json!({"type": "section", "text": {"type": "mrkdwn", "text": format!("*Verdict*: {}", verdict_text(n))}}),
@@ -312,7 +320,7 @@ pub fn teams_payload(n: &Notice, page: Option<&str>) -> Value {
         json!({"type": "FactSet", "facts": [
             {"title": "Consumer", "value": n.consumer},
             {"title": "Reads", "value": n.reads_version.to_string()},
-            {"title": "Milestone", "value": n.milestone.to_string()},
+            {"title": "Milestone", "value": n.milestone_text()},
             {"title": "Days left", "value": n.days_left.to_string()},
             {"title": "Verdict", "value": verdict_text(n)},
         ]}),

@@ -26,26 +26,37 @@ pub(super) fn by_ledger(
     m.into_iter().collect()
 }
 
-/// What the ledger records of `n`, claimed or sent at `at` by a run for `today`.
-fn record_of(n: &Notice, at: DateTime<FixedOffset>, today: NaiveDate) -> NoticeRecord {
-    NoticeRecord {
-        consumer: n.consumer.clone(),
-        line: n.line,
-        milestone: n.milestone.to_string(),
-        recipients: n.recipients.clone(),
-        message_id: n.message_id.clone(),
-        at,
-        for_date: today,
-        sunset: n.sunset,
-        channel: n.channel.clone(),
-    }
+/// What the ledger records of `n`, claimed or sent at `at` by a run for `today`: one record
+/// per milestone it serves, each with the message's one Message-ID.
+fn records_of(n: &Notice, at: DateTime<FixedOffset>, today: NaiveDate) -> Vec<NoticeRecord> {
+    n.milestones()
+        .into_iter()
+        .map(|m| NoticeRecord {
+            consumer: n.consumer.clone(),
+            line: n.line,
+            milestone: m.to_string(),
+            recipients: n.recipients.clone(),
+            message_id: n.message_id.clone(),
+            at,
+            for_date: today,
+            sunset: n.sunset,
+            channel: n.channel.clone(),
+        })
+        .collect()
 }
 
-pub(super) fn claim_of(n: &Notice, s: &Settings) -> Claim {
-    Claim {
-        notice: record_of(n, s.now, s.today),
-        run: s.run.to_string(),
-    }
+/// The `[[claim]]` text of `n`: a claim per milestone, in one append, so a message is claimed
+/// whole or not at all.
+pub(super) fn claims_of(n: &Notice, s: &Settings) -> String {
+    records_of(n, s.now, s.today)
+        .into_iter()
+        .map(|notice| {
+            claim_text(&Claim {
+                notice,
+                run: s.run.to_string(),
+            })
+        })
+        .collect()
 }
 
 pub(super) fn release_of(
@@ -54,40 +65,51 @@ pub(super) fn release_of(
     at: DateTime<FixedOffset>,
     reason: String,
 ) -> (String, String) {
-    (
-        n.dataset.clone(),
-        release_text(&release_record(n, run, at, reason)),
-    )
+    let text = release_records(n, run, at, reason)
+        .iter()
+        .map(release_text)
+        .collect();
+    (n.dataset.clone(), text)
 }
 
-/// The `[[release]]` of notice `n` by run `run` at `at`; a `[[failed]]` adds the status.
-pub(super) fn release_record(
+/// The `[[release]]` of each milestone of notice `n` by run `run` at `at`; a `[[failed]]`
+/// adds the status.
+pub(super) fn release_records(
     n: &Notice,
     run: &str,
     at: DateTime<FixedOffset>,
     reason: String,
-) -> Release {
-    Release {
-        consumer: n.consumer.clone(),
-        line: n.line,
-        milestone: n.milestone.to_string(),
-        run: run.to_string(),
-        at,
-        reason,
-        channel: n.channel.clone(),
-    }
+) -> Vec<Release> {
+    n.milestones()
+        .into_iter()
+        .map(|m| Release {
+            consumer: n.consumer.clone(),
+            line: n.line,
+            milestone: m.to_string(),
+            run: run.to_string(),
+            at,
+            reason: reason.clone(),
+            channel: n.channel.clone(),
+        })
+        .collect()
 }
 
+/// The `[[notice]]` text of `n`, delivered at `at`: an entry per milestone it serves.
 pub(super) fn entry_of(
     n: &Notice,
     at: DateTime<FixedOffset>,
     today: NaiveDate,
     run: &str,
 ) -> String {
-    entry_text(&LedgerEntry {
-        notice: record_of(n, at, today),
-        run: Some(run.to_string()),
-    })
+    records_of(n, at, today)
+        .into_iter()
+        .map(|notice| {
+            entry_text(&LedgerEntry {
+                notice,
+                run: Some(run.to_string()),
+            })
+        })
+        .collect()
 }
 
 /// Commit the claims of `todo` through [`Store::transact`]: at each HEAD it lands on, the
@@ -109,12 +131,10 @@ pub(super) fn claim(
         if todo.is_empty() {
             return Ok(Step::Nothing(todo));
         }
-        let appends = by_ledger(todo.iter().map(|t| {
-            (
-                t.notice.dataset.clone(),
-                claim_text(&claim_of(&t.notice, s)),
-            )
-        }));
+        let appends = by_ledger(
+            todo.iter()
+                .map(|t| (t.notice.dataset.clone(), claims_of(&t.notice, s))),
+        );
         let files = appends
             .iter()
             .map(|(path, text)| Ok((path.clone(), current.appended(path, ledger_header(), text)?)))

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset};
 
-use super::claim::{by_ledger, claim, entry_of, release_of, release_record};
+use super::claim::{by_ledger, claim, entry_of, release_of, release_records};
 use super::events::Event;
-use super::pending::{key_of, read_ledgers};
+use super::pending::{keys_of, read_ledgers};
 use super::report::{Report, Row, RunError, Todo};
 use super::transport::Transport;
 use super::{Clock, Settings, Sink};
@@ -57,7 +57,7 @@ pub fn deliver(
     for t in todo {
         let held = after_ledgers
             .get(&t.notice.dataset)
-            .is_some_and(|l| l.holds(&key_of(&t.notice), s.run, s.now, s.stale_minutes));
+            .is_some_and(|l| l.holds(&keys_of(&t.notice), s.run, s.now, s.stale_minutes));
         if held {
             mine.push(t);
         } else {
@@ -80,11 +80,16 @@ pub fn deliver(
             }
         }
     }
+    // Every milestone of the message, as one write journals them.
     let delivered_by = |t: &Todo| {
-        let d = (t.notice.dataset.clone(), key_of(&t.notice));
-        t.earlier
-            .iter()
-            .find_map(|old| Some((old.clone(), *journals[old].get(&d)?)))
+        let keys = keys_of(&t.notice);
+        t.earlier.iter().find_map(|old| {
+            let at = keys
+                .iter()
+                .map(|k| journals[old].get(&(t.notice.dataset.clone(), k.clone())))
+                .collect::<Option<Vec<_>>>()?;
+            Some((old.clone(), **at.first()?))
+        })
     };
 
     let mut report = Report {
@@ -102,7 +107,7 @@ pub fn deliver(
                 at,
             });
             confirmations.push((n.dataset.clone(), entry_of(n, at, s.today, &old)));
-            confirmed.insert((n.dataset.clone(), key_of(n)));
+            confirmed.extend(keys_of(n).into_iter().map(|k| (n.dataset.clone(), k)));
             report.recovered += 1;
             report.rows.push(Row {
                 resent: false,
@@ -133,7 +138,7 @@ pub fn deliver(
             Ok(()) => {
                 // The instant the server accepted it, on disk before the next send.
                 let at = clock();
-                if let Err(e) = journal.record(&n.dataset, &key_of(n), at) {
+                if let Err(e) = journal.record(&n.dataset, &keys_of(n), at) {
                     report.stopped = Some(format!(
                         "cannot write the journal {}: {e}",
                         journal.path().display()
@@ -141,7 +146,7 @@ pub fn deliver(
                 }
                 sink(Event::Sent { notice: n });
                 confirmations.push((n.dataset.clone(), entry_of(n, at, s.today, s.run)));
-                confirmed.insert((n.dataset.clone(), key_of(n)));
+                confirmed.extend(keys_of(n).into_iter().map(|k| (n.dataset.clone(), k)));
                 report.sent += 1;
                 report.rows.push(t.row("sent", None));
             }
@@ -157,9 +162,11 @@ pub fn deliver(
                 match e.refused_status() {
                     // Refused for good: recorded, so later runs do not send it again.
                     Some(status) => {
-                        let entry = release_record(n, s.run, clock(), e.to_string());
-                        let failure = Failure { entry, status };
-                        releases.push((n.dataset.clone(), failure_text(&failure)));
+                        let text = release_records(n, s.run, clock(), e.to_string())
+                            .into_iter()
+                            .map(|entry| failure_text(&Failure { entry, status }))
+                            .collect();
+                        releases.push((n.dataset.clone(), text));
                     }
                     None => releases.push(release_of(n, s.run, clock(), format!("not sent: {e}"))),
                 }

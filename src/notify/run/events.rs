@@ -67,7 +67,10 @@ pub(super) fn about(n: &Notice) -> String {
     };
     format!(
         "{} line {} {} to {}{by}",
-        n.dataset, n.line, n.milestone, n.consumer
+        n.dataset,
+        n.line,
+        n.milestone_text(),
+        n.consumer
     )
 }
 

@@ -13,16 +13,17 @@ use crate::consumers::{classify, Registry, Scan, Status};
 use crate::model::config::Config;
 use crate::model::Line;
 use crate::notify::ledger::{parse_ledger, sent_keys, ClaimState, Key, Ledger, MAIL};
-use crate::notify::plan::{milestone_due, plan, DatasetInput, Notice, SentKey};
+use crate::notify::plan::{milestone_due, plan, DatasetInput, Milestone, Notice, SentKey};
 use crate::store::{layout, Store, StoreError};
 
-pub(super) fn key_of(n: &Notice) -> Key {
-    (
-        n.consumer.clone(),
-        n.line,
-        n.milestone.to_string(),
-        n.channel.clone(),
-    )
+/// The ledger key of milestone `m` of notice `n`.
+fn key_at(n: &Notice, m: &Milestone) -> Key {
+    (n.consumer.clone(), n.line, m.to_string(), n.channel.clone())
+}
+
+/// The ledger keys of `n`: one per milestone it serves, claimed and confirmed together.
+pub(super) fn keys_of(n: &Notice) -> Vec<Key> {
+    n.milestones().into_iter().map(|m| key_at(n, m)).collect()
 }
 
 /// Every channel of `consumer`: mail, then its webhooks.
@@ -92,11 +93,17 @@ pub(super) fn sift(
             out.push(free(n));
             continue;
         };
-        let k = key_of(&n);
-        if ledger.sent().contains(&k) {
+        // A channel that has one milestone of a pair already gets the other alone.
+        let settled: Vec<Milestone> = n
+            .milestones()
+            .into_iter()
+            .filter(|m| ledger.sent().contains(&key_at(&n, m)))
+            .cloned()
+            .collect();
+        let Some(n) = n.without(&|m| settled.contains(m)) else {
             continue;
-        }
-        match ledger.state(&k, now, stale_minutes) {
+        };
+        match ledger.state(&keys_of(&n), now, stale_minutes) {
             ClaimState::Free => out.push(free(n)),
             ClaimState::InFlight { run, minutes } => sink(Event::InFlight {
                 notice: &n,

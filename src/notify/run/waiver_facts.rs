@@ -52,6 +52,7 @@ pub(super) fn waiver_notice(
             domain,
         ),
         milestone,
+        also: Vec::new(),
         channel: MAIL.to_string(),
         uses: c.uses(&w.dataset).map(<[_]>::to_vec),
         verdict: None,

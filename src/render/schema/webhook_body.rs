@@ -46,7 +46,7 @@ pub(super) fn body() -> Schema {
     });
     let conditions = serde_json::json!([
         {
-            "if": { "properties": { "milestone": { "const": "published" } } },
+            "if": { "properties": { "milestones": { "contains": { "const": "published" } } } },
             "then": { "properties": { "window_opens": { "$ref": "#/$defs/Date" }, "waiver": { "type": "null" } } },
             "else": { "properties": { "window_opens": { "type": "null" } } }
         },
@@ -62,7 +62,7 @@ pub(super) fn body() -> Schema {
         "type": "object",
         "additionalProperties": false,
         "required": [
-            "type", "id", "dataset", "line", "milestone", "sunset", "days_left", "consumer",
+            "type", "id", "dataset", "line", "milestone", "milestones", "sunset", "days_left", "consumer",
             "team", "reads_version", "new_line", "new_version", "verdict",
             "breaking_changes", "registry_url", "window_opens", "waiver"
         ],
@@ -79,6 +79,16 @@ pub(super) fn body() -> Schema {
                 "type": "string",
                 "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+)$",
                 "description": "before-<days> (countdown), overdue-<n>, published (the new line's window opened) or waiver:<id>"
+            },
+            "milestones": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": true,
+                "items": {
+                    "type": "string",
+                    "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+)$"
+                },
+                "description": "Every milestone this one notice serves, `milestone` among them: [\"published\", \"before-<days>\"] when the window's opening and a countdown milestone fell due on the same run, else [milestone]"
             },
             "sunset": {
                 "$ref": "#/$defs/Date",
@@ -104,7 +114,7 @@ pub(super) fn body() -> Schema {
                 "format": "uri",
                 "description": "The dataset's page on the registry site ([notify] registry_url), or null"
             },
-            "window_opens": { "description": "published: the day the new line's window opened; null otherwise" },
+            "window_opens": { "description": "When milestones holds published: the day the new line's window opened; null otherwise" },
             "waiver": {
                 "description": "waiver:<id>: what was waived; null otherwise",
                 "anyOf": [
