@@ -12,14 +12,14 @@ use crate::common::postgres::Cluster;
 use crate::common::{self, data};
 
 #[track_caller]
-fn profile(env: &[(&str, &str)], release: &str) -> Value {
+pub(crate) fn profile(env: &[(&str, &str)], release: &str) -> Value {
     let r = common::run_with_env(env, &["profile", "--format", "json", release]);
     assert_eq!(r.code, 0, "profile {release}: {}", r.stderr);
     r.json()
 }
 
 /// A profile without the two fields a PostGIS release must differ in.
-fn comparable(mut p: Value) -> Value {
+pub(crate) fn comparable(mut p: Value) -> Value {
     let o = p.as_object_mut().expect("a profile object");
     o.remove("files");
     o.remove("format");
@@ -36,44 +36,6 @@ fn with_countries() -> Cluster {
         &[],
     );
     pg
-}
-
-#[test]
-fn a_table_loaded_from_a_file_profiles_exactly_as_the_file() {
-    let pg = Cluster::start();
-    let files = [
-        "naturalearth/countries.gpkg",
-        "naturalearth/cities.gpkg",
-        "nc/nc.gpkg",
-        "edge/test_gpkg_nulls.gpkg",
-        "made/typed_nulls.gpkg",
-        "made/empty.gpkg",
-        "nybb/nybb.shp",
-        "naturalearth/cities.fgb",
-    ];
-    for (i, rel) in files.iter().enumerate() {
-        let table = format!("public.t{i}");
-        // Keep names and numeric types as the file has them, and each geometry's own type.
-        let extra = [
-            "-nlt",
-            "GEOMETRY",
-            "-lco",
-            "LAUNDER=NO",
-            "-lco",
-            "PRECISION=NO",
-        ];
-        pg.load("postgres", &data(rel), &table, &extra);
-        let file = profile(&[], &data(rel).display().to_string());
-        let url = pg.socket_url("postgres", &table);
-        let table_profile = profile(&[], &url);
-        assert_eq!(table_profile["format"], "PostGIS");
-        assert_eq!(table_profile["files"], serde_json::json!([url]));
-        assert_eq!(
-            comparable(table_profile),
-            comparable(file),
-            "{rel} as a PostGIS table"
-        );
-    }
 }
 
 #[test]

@@ -264,17 +264,38 @@ impl Cluster {
     /// `extra` arguments (e.g. `-nlt GEOMETRY`).
     #[track_caller]
     pub fn load(&self, db: &str, file: &Path, table: &str, extra: &[&str]) {
+        if let Err(e) = self.try_load(db, file, table, extra) {
+            panic!("ogr2ogr {}: {e}", file.display());
+        }
+    }
+
+    /// [`Cluster::load`], with GDAL's refusal as the error (for a test that lists the files
+    /// GDAL cannot load).
+    pub fn try_load(
+        &self,
+        db: &str,
+        file: &Path,
+        table: &str,
+        extra: &[&str],
+    ) -> Result<(), String> {
         let pg = format!(
             "PG:host={} port={} user={SUPERUSER} dbname={db}",
             self.socket_dir().display(),
             self.port
         );
-        let mut c = Command::new("ogr2ogr");
-        c.args(["-f", "PostgreSQL", &pg])
+        let out = Command::new("ogr2ogr")
+            .args(["-f", "PostgreSQL", &pg])
             .arg(file)
             .args(["-nln", table])
-            .args(extra);
-        check(c.output(), &format!("ogr2ogr {}", file.display()));
+            .args(extra)
+            .output()
+            .unwrap_or_else(|e| panic!("ogr2ogr cannot run (gdal-bin): {e}"));
+        if out.status.success() {
+            Ok(())
+        } else {
+            let err = String::from_utf8_lossy(&out.stderr);
+            Err(err.lines().next().unwrap_or("").to_string())
+        }
     }
 
     /// A URL reaching `db` over the socket, as the superuser, naming `table`.
