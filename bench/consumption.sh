@@ -170,7 +170,7 @@ if [[ -n "${SHAPES:-}" ]]; then
     printf 'shapes: %d reads, roads share %s, %d consumers; medians of %d interleaved runs; load %s\n' \
         "$LINES" "$ROADS_SHARE" "$CONSUMERS" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf '  fixed part (the same command on an empty log): %s s\n' "$shapes_fixed"
-    printf '  %-5s %8s %9s %9s %9s %8s %8s %9s\n' shape MB "wc -l a" contracts duckdb "x wc -l" "x duckdb" "peak RSS"
+    printf '  %-5s %8s %9s %9s %9s %8s %8s %9s  %s\n' shape MB "wc -l a" contracts duckdb "x wc -l" "x duckdb" "peak RSS" "x duckdb per run"
     for sh in $SHAPES; do
         f=$(shape_file "$sh")
         write_config 25 "" "$(shape_table "$sh")"
@@ -190,8 +190,10 @@ if [[ -n "${SHAPES:-}" ]]; then
             | python3 -c 'import json,sys; print(sum(1 for c in json.load(sys.stdin)["consumers"] if c["reads"] > 0))')
         theirs=$(python3 "$here/bench/duckdb_consumers.py" "$sh" "$f")
         [[ $ours == "$theirs" ]] || echo "  shape $sh: $ours consumers read, DuckDB finds $theirs" >&2
-        awk -v s="$sh" -v size="$(stat -c %s "$f")" -v w="$w" -v c="$c" -v d="$d" -v rss="$rss" 'BEGIN {
-            printf "  %-5s %8.0f %9.3f %9.3f %9.3f %8.2f %8.2f %6.0f MB\n", s, size/1e6, w, c, d, c/w, d/c, rss/1024 }'
+        # Each run's DuckDB time over ours in the same round (the runs are interleaved).
+        per_run=$(for i in "${!tc[@]}"; do awk -v d="${td[$i]}" -v c="${tc[$i]}" 'BEGIN {printf "%.2f ", d/c}'; done)
+        awk -v s="$sh" -v size="$(stat -c %s "$f")" -v w="$w" -v c="$c" -v d="$d" -v rss="$rss" -v pr="$per_run" 'BEGIN {
+            printf "  %-5s %8.0f %9.3f %9.3f %9.3f %8.2f %8.2f %6.0f MB  %s\n", s, size/1e6, w, c, d, c/w, d/c, rss/1024, pr }'
     done
     printf '  load at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
     [[ ${SHAPES_ONLY:-0} == 1 ]] && exit 0

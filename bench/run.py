@@ -77,7 +77,10 @@ def main():
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     features = int((data / "features.txt").read_text())
     print(f"{features} features; median of {runs} runs; peak RSS is the max over the runs")
-    print(f"{'format':<11}{'tool':<17}{'MB':>8}{'median s':>10}{'MB/s':>9}{'Mfeat/s':>9}{'peak MB':>9}{'x contracts':>13}")
+    print(
+        f"{'format':<11}{'tool':<17}{'MB':>8}{'median s':>10}{'MB/s':>9}{'Mfeat/s':>9}{'peak MB':>9}"
+        f"{'x contracts':>13}{'runs: min-max x':>17}"
+    )
     for fmt in os.environ.get("BENCH_FORMATS", "fgb parquet gpkg").split():
         path = str(data / f"release.{fmt}")
         mb = os.path.getsize(path) / 1e6
@@ -106,9 +109,14 @@ def main():
             med = statistics.median(times[name])
             base = base if base is not None else med
             ratio = med / base if base else float("nan")
+            # Each run's ratio to the first tool's run of the same round: the runs are
+            # interleaved, so a round shares the machine's load.
+            first = times[next(iter(cmds))]
+            per_run = [t / f for t, f in zip(times[name], first) if f]
+            spread = f"{min(per_run):.1f}-{max(per_run):.1f}" if per_run else "-"
             print(
                 f"{fmt:<11}{name:<17}{mb:>8.0f}{med:>10.2f}{mb / med:>9.0f}"
-                f"{features / med / 1e6:>9.2f}{max(peaks[name]):>9.0f}{ratio:>13.1f}"
+                f"{features / med / 1e6:>9.2f}{max(peaks[name]):>9.0f}{ratio:>13.1f}{spread:>17}"
             )
 
 

@@ -7,8 +7,10 @@
 #   bench/store.sh [STORE_DIR]
 #
 # Environment: DATASETS, VERSIONS (store size), RUNS (timed runs per command, default 5),
-# REBUILD=1 (regenerate an existing store), PACK=clone|fast-import (see build_store). The store
-# is kept between runs.
+# REBUILD=1 (regenerate an existing store), PACK=clone|fast-import (see build_store),
+# COMMITS=rounds (one commit per round of proposals instead of one per proposal: the same HEAD
+# in VERSIONS + 1 commits, for sizes whose full history takes hours to build; fit for `status`,
+# which reads HEAD, not for `check` or `log`). The store is kept between runs.
 #
 # To time another command, add a line at the bottom ($BIN is the release `contracts` binary):
 #   time_cmd "contracts check" "$BIN" --repo "$STORE" check
@@ -20,7 +22,8 @@ DATASETS="${DATASETS:-1000}"
 VERSIONS="${VERSIONS:-20}"
 RUNS="${RUNS:-5}"
 PACK="${PACK:-clone}"
-STORE="${1:-${TMPDIR:-/tmp}/contracts-bench-store-${DATASETS}x${VERSIONS}-${PACK}}"
+COMMITS="${COMMITS:-proposals}"
+STORE="${1:-${TMPDIR:-/tmp}/contracts-bench-store-${DATASETS}x${VERSIONS}-${PACK}-${COMMITS}}"
 
 # Hermetic git: no user or system config influences either side. Cargo and rustup keep their
 # real homes.
@@ -40,7 +43,7 @@ build_store() {
     mkdir -p "$STORE"
     local t0=$SECONDS
     git -C "$STORE" init -q -b main
-    python3 "$HERE/gen_store.py" "$DATASETS" "$VERSIONS" | git -C "$STORE" fast-import --done --quiet
+    python3 "$HERE/gen_store.py" "$DATASETS" "$VERSIONS" "$COMMITS" | git -C "$STORE" fast-import --done --quiet
     # PACK=clone (default): repack from scratch, so objects are packed as a clone or a full
     # `git gc` delivers them (newest versions whole, older ones as deltas against them), which
     # is what `check` meets in CI. PACK=fast-import keeps fast-import's deltas, which run the
