@@ -35,7 +35,14 @@ pub(super) fn tree_findings(
                 .into(),
         ));
     }
-    if let Some(text) = store.read(layout::CONSUMERS)? {
+    let registry = match store.read(layout::CONSUMERS) {
+        Err(e @ StoreError::NotText { .. }) => {
+            findings.push(Finding::error(layout::CONSUMERS, None, e.to_string()));
+            None
+        }
+        other => other?,
+    };
+    if let Some(text) = registry {
         match crate::consumers::parse_registry(layout::CONSUMERS, &text) {
             Err(e) => findings.extend(Finding::located(layout::CONSUMERS, None, &e)),
             Ok(registry) => {
