@@ -194,3 +194,17 @@ fn every_placed_finding_shows_its_file_line_and_column_in_the_text() {
         text.stdout
     );
 }
+
+#[test]
+fn a_consumption_source_whose_glob_is_not_one_is_a_finding_of_contracts_toml() {
+    let s = Store::new();
+    let config = std::fs::read_to_string(s.dir.join("contracts.toml")).unwrap();
+    let bad = config.replace("\"consumption/*.jsonl\"", "\"consumption/[*.jsonl\"");
+    assert_ne!(bad, config, "the store's config names the default source");
+    s.commit_file("contracts.toml", bad.as_bytes());
+    let run = s.run(&["check"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    run.assert_stdout_has("`consumption/[*.jsonl` is not a valid glob");
+    let files: Vec<String> = placed(&s).into_iter().map(|(f, _, _)| f).collect();
+    assert_eq!(files, vec!["contracts.toml".to_string()]);
+}
