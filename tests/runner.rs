@@ -15,6 +15,7 @@ mod test_announcement;
 mod test_blind_sources;
 mod test_can_retire;
 mod test_cdn_and_web_logs;
+mod test_check_findings;
 mod test_ci_output;
 mod test_closed_pipe;
 mod test_completions;

@@ -343,15 +343,6 @@ fn check_flags_a_committed_wide_crossing_that_is_not_meant() {
     assert_finding(&f, "1.1.0: `envelope` has minx 10 > maxx -10, so it crosses the antimeridian and is 340.0° wide");
 }
 
-/// Commit `text` at `rel` in the store by hand.
-fn commit_file(s: &Store, rel: &str, text: &[u8]) {
-    let p = s.dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-    s.git(&["add", "-A"]);
-    s.git(&["commit", "-qm", &format!("edit {rel}")]);
-}
-
 fn finding_at<'a>(f: &'a [serde_json::Value], file: &str, text: &str) -> &'a serde_json::Value {
     f.iter()
         .find(|x| x["file"] == file && x["message"].as_str().unwrap().contains(text))
@@ -384,25 +375,21 @@ fn check_parses_ledgers_and_release_records_as_strictly_as_their_readers() {
     let s = Store::new();
     s.with_two_lines();
     // Each file is valid TOML that `notify` or `advisory` refuses.
-    commit_file(
-        &s,
+    s.commit_file(
         "notifications/roads.toml",
         NOTICE
             .replace("line       = 1", "line       = -1")
             .as_bytes(),
     );
-    commit_file(
-        &s,
+    s.commit_file(
         "notifications/rivers.toml",
         (NOTICE.to_string() + "colour = \"red\"\n").as_bytes(),
     );
-    commit_file(
-        &s,
+    s.commit_file(
         "history/roads.releases.toml",
         RELEASE.replace("\"pass\"", "\"maybe\"").as_bytes(),
     );
-    commit_file(
-        &s,
+    s.commit_file(
         "history/rivers.releases.toml",
         RELEASE.replace("passed = true\n", "").as_bytes(),
     );
@@ -440,7 +427,7 @@ fn check_flags_a_record_prepended_to_an_append_only_file() {
         "[[sunset]]\nat        = 2026-11-29T10:00:00Z\nline      = 1\nfrom      = 2027-07-01\n\
          to        = 2027-09-01\nrationale = \"Earlier than it looks.\"\n\n{history}"
     );
-    commit_file(&s, "history/roads.toml", forged.as_bytes());
+    s.commit_file("history/roads.toml", forged.as_bytes());
     let f = s.findings();
     finding_at(
         &f,
@@ -454,12 +441,12 @@ fn errors_about_files_are_located_and_quote_short_excerpts() {
     let s = Store::new();
     s.with_two_lines();
     // Bad UTF-8 has no line: the byte offset is given. "ok = 1\n" is 7 bytes.
-    commit_file(&s, "notifications/roads.toml", b"ok = 1\n\xff\xfe = 2\n");
+    s.commit_file("notifications/roads.toml", b"ok = 1\n\xff\xfe = 2\n");
     // A 10 MB value is quoted as an excerpt, not echoed.
     let huge = format!("{}consumer = \"{}\"\n", NOTICE, "x".repeat(10_000_000));
-    commit_file(&s, "notifications/rivers.toml", huge.as_bytes());
+    s.commit_file("notifications/rivers.toml", huge.as_bytes());
     // A file that is not TOML at all.
-    commit_file(&s, "history/lakes.toml", b"[[change]\nat = \n");
+    s.commit_file("history/lakes.toml", b"[[change]\nat = \n");
     let run = s.run(&["--format", "json", "check"]);
     assert_eq!(run.code, 1);
     assert!(

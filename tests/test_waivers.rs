@@ -437,7 +437,7 @@ fn check_warns_of_a_waiver_ending_within_14_days_and_still_exits_0() {
     // Text: the warning is talk on stderr; stdout still says the gate passed.
     let run = check(&fourteen, "text");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run.assert_stderr_has(&format!("warning: {file}:{id_line}: {want}"));
+    run.assert_stderr_has(&format!("warning: {file}:{id_line}:1: {want}"));
     assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
     run.assert_stdout_has("1 warning(s)");
 

@@ -5,6 +5,7 @@
 use chrono::NaiveDate;
 
 use super::{Finding, Severity, WAIVER_WARNING_DAYS};
+use crate::consumers::reads::LogError;
 use crate::consumers::store_scan::ScanError;
 use crate::consumers::Registry;
 use crate::model::history::parse_history;
@@ -35,7 +36,14 @@ pub(super) fn tree_findings(
                 .into(),
         ));
     }
-    if let Some(text) = store.read(layout::CONSUMERS)? {
+    let registry = match store.read(layout::CONSUMERS) {
+        Err(e @ StoreError::NotText { .. }) => {
+            findings.push(Finding::error(layout::CONSUMERS, None, e.to_string()));
+            None
+        }
+        other => other?,
+    };
+    if let Some(text) = registry {
         match crate::consumers::parse_registry(layout::CONSUMERS, &text) {
             Err(e) => findings.extend(Finding::located(layout::CONSUMERS, None, &e)),
             Ok(registry) => {
@@ -49,8 +57,29 @@ pub(super) fn tree_findings(
             }
         }
     }
-    findings.extend(source_findings(store)?);
-    findings.extend(template_findings(store)?);
+    match source_findings(store).and_then(|mut f| {
+        f.extend(template_findings(store)?);
+        Ok(f)
+    }) {
+        Ok(found) => findings.extend(found),
+        // A glob that is not one is a mistake in contracts.toml, not a failure to read.
+        Err(ScanError::Log(LogError::Pattern { pattern, source })) => {
+            let place = store
+                .config()
+                .consumption
+                .all_sources()
+                .into_iter()
+                .find(|s| s.path == pattern)
+                .and_then(|s| s.place);
+            let e = LogError::Pattern { pattern, source };
+            let f = Finding::error(layout::CONFIG, None, e.to_string());
+            findings.push(match place {
+                Some(p) => f.at(p.line, p.column),
+                None => f,
+            });
+        }
+        Err(e) => return Err(e),
+    }
     // Ledgers and release records are parsed with the same strict parsers as their readers
     // (`notify`, `advisory`), so a file that passes here is one they accept. A dataset's
     // change history was parsed with its contracts.

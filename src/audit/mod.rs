@@ -116,6 +116,31 @@ pub struct Report {
     pub findings: Vec<Finding>,
 }
 
+/// The report on a store whose `contracts.toml` does not read (bad TOML, a bad value, not
+/// UTF-8), from the error that kept the store from opening: its mistakes are the findings.
+/// Nothing else is judged, because every other rule reads that file: the clause kinds the
+/// contracts are parsed with, the policy, `[store] since` and the consumption sources.
+/// `None` for any other reason a store does not open.
+pub fn unreadable_config(e: &StoreError) -> Option<Report> {
+    let findings = match e {
+        StoreError::Toml(errors) if errors.0.iter().all(|l| l.file == layout::CONFIG) => {
+            Finding::located(layout::CONFIG, None, errors)
+        }
+        StoreError::NotText { path, .. } if path == layout::CONFIG => {
+            vec![Finding::error(layout::CONFIG, None, e.to_string())]
+        }
+        _ => return None,
+    };
+    Some(Report {
+        datasets: 0,
+        contracts: 0,
+        commits: 0,
+        errors: findings.len(),
+        warnings: 0,
+        findings,
+    })
+}
+
 /// Audit the whole store at HEAD and its history: every file parses, every recorded verdict
 /// equals the one re-derived from the contracts, no published contract was edited, and
 /// append-only files only grew. `since` is the revision the immutability proof starts after

@@ -1,8 +1,10 @@
+use std::path::Path;
+
 use super::context::{print_ci, shown_path};
 use super::output::{key, print_json, print_table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
-use crate::audit::{check_store, Report, Severity};
-use crate::store::Store;
+use crate::audit::{check_store, unreadable_config, Finding, Report, Severity};
+use crate::store::layout;
 
 /// The CI gate: the whole store and its history are consistent
 ///
@@ -24,15 +26,56 @@ pub struct Args {
 }
 
 /// The whole audit is the library's (`audit::check_store`); this renders its report.
+/// A store file that does not read is a finding like any other (exit 1), `contracts.toml`
+/// included: `check` is there to say what is wrong with the store. Only that file stops the
+/// audit, since every other rule reads it.
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    let store = ctx.store()?;
+    let store = match ctx.try_store()? {
+        Ok(store) => store,
+        Err(e) => {
+            let Some(report) = unreadable_config(&e) else {
+                return Err(e.into());
+            };
+            talkln!(
+                ctx,
+                "note: nothing else in the store is checked until {} reads: every other rule \
+                 reads it",
+                layout::CONFIG
+            );
+            return Ok(print(ctx, &report, &ctx.repo_dir()?));
+        }
+    };
     let report = check_store(&store, args.since.as_deref(), ctx.today)?;
+    Ok(print(ctx, &report, store.root()))
+}
+
+/// Render `report` in the run's format; CI annotations name their files from the current
+/// directory, and `root` is the store's.
+fn print(ctx: &Context, report: &Report, root: &Path) -> Outcome {
     match ctx.format {
-        Format::Json => print_json(ctx, &report),
-        Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(&store, &report)),
-        _ => print_text(ctx, &report),
+        Format::Json => print_json(ctx, report),
+        Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(root, report)),
+        _ => print_text(ctx, report),
     }
-    Ok(Outcome::findings_if(report.errors > 0))
+    Outcome::findings_if(report.errors > 0)
+}
+
+/// Where a finding is: its file, with `:line:column` when it has a place in it.
+fn place(f: &Finding) -> String {
+    match (f.line, f.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", f.file),
+        (Some(l), None) => format!("{}:{l}", f.file),
+        _ => f.file.clone(),
+    }
+}
+
+/// A finding's message as its first line, without the place the table shows beside it.
+fn headline(f: &Finding) -> &str {
+    let first = f.message.lines().next().unwrap_or_default();
+    first
+        .strip_prefix(place(f).as_str())
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(first)
 }
 
 fn print_text(ctx: &Context, r: &Report) {
@@ -42,8 +85,7 @@ fn print_text(ctx: &Context, r: &Report) {
         .iter()
         .filter(|f| f.severity == Severity::Warning)
     {
-        let place = f.line.map(|l| format!(":{l}")).unwrap_or_default();
-        talkln!(ctx, "warning: {}{place}: {}", f.file, f.message);
+        talkln!(ctx, "warning: {}: {}", place(f), headline(f));
     }
     let errors = r.findings.iter().filter(|f| f.severity == Severity::Error);
     if r.errors == 0 {
@@ -60,14 +102,15 @@ fn print_text(ctx: &Context, r: &Report) {
         );
         return;
     }
-    let rows = errors.map(|f| {
+    let errors: Vec<&Finding> = errors.collect();
+    let rows = errors.iter().map(|f| {
         vec![
-            f.file.clone(),
+            place(f),
             f.commit
                 .as_deref()
                 .map_or("-".to_string(), |c| c[..12].to_string()),
             f.author.clone().unwrap_or_else(|| "-".into()),
-            f.message.clone(),
+            headline(f).to_string(),
         ]
     });
     // A finding is never cut, whatever the terminal's width: on a terminal it wraps.
@@ -76,6 +119,17 @@ fn print_text(ctx: &Context, r: &Report) {
         &[key("file"), key("commit"), text("author"), whole("finding")],
         rows,
     );
+    // A message of several lines (a quoted line of the file and a caret under the mistake)
+    // is not run together in a cell: the table has its first line, and here it is whole,
+    // each under its place, as a compiler prints it.
+    for f in errors.iter().filter(|f| f.message.contains('\n')) {
+        outln!(ctx, "");
+        let rest = f.message.split_once('\n').map_or("", |(_, rest)| rest);
+        outln!(ctx, "{}: {}\n{rest}", place(f), headline(f));
+    }
+    if errors.iter().any(|f| f.message.contains('\n')) {
+        outln!(ctx, "");
+    }
     outln!(
         ctx,
         "{} finding(s) in {} dataset(s), {} contract(s), {} commit(s)",
@@ -87,7 +141,7 @@ fn print_text(ctx: &Context, r: &Report) {
 }
 
 /// The findings as CI annotations, each on the line its message names when it names one.
-fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
+fn ci_findings(root: &Path, r: &Report) -> Vec<crate::render::ci::Finding> {
     r.findings
         .iter()
         .map(|f| crate::render::ci::Finding {
@@ -113,7 +167,7 @@ fn ci_findings(store: &Store, r: &Report) -> Vec<crate::render::ci::Finding> {
         .map(|mut f| {
             // Paths in findings are relative to the store's root.
             if let Some(file) = &f.file {
-                f.file = Some(shown_path(store.root(), file));
+                f.file = Some(shown_path(root, file));
             }
             f
         })

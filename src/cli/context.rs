@@ -17,7 +17,7 @@ use crate::consumers::{registry, store_scan, Registry, Scan, ScanRequest};
 use crate::model::{parse_config, Config};
 use crate::release::{assemble, Profile, Progress, ReadNotes, ReadOptions};
 use crate::render::ci::Finding;
-use crate::store::{layout, Store, Sync};
+use crate::store::{layout, Store, StoreError, Sync};
 
 pub struct Context {
     pub repo: Option<PathBuf>,
@@ -118,7 +118,7 @@ impl Context {
     }
 
     /// Where the store is: `--repo`, or the current directory.
-    fn repo_dir(&self) -> Result<PathBuf, CommandError> {
+    pub(super) fn repo_dir(&self) -> Result<PathBuf, CommandError> {
         match &self.repo {
             Some(r) => Ok(r.clone()),
             None => Ok(std::env::current_dir()?),
@@ -128,10 +128,14 @@ impl Context {
     /// The store this command works on: `--repo`, or the repository containing the current
     /// directory.
     pub fn store(&self) -> Result<Store, CommandError> {
+        Ok(self.try_store()??)
+    }
+
+    /// The store as [`Context::store`] opens it, or, once the repository is found, why it
+    /// does not open: `check` reports a `contracts.toml` that does not read as a finding.
+    pub fn try_store(&self) -> Result<Result<Store, StoreError>, CommandError> {
         let dir = self.repo_dir()?;
-        let store = Store::open(&dir)?;
-        warn_uncommitted(self, &store, None);
-        Ok(store)
+        Ok(Store::open(&dir).inspect(|store| warn_uncommitted(self, store, None)))
     }
 
     /// The store without the uncommitted-change warning, for a command that learns which

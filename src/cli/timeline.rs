@@ -11,7 +11,8 @@ use crate::store::Store;
 /// The window picture of DATASET as SVG: each contract line from its `valid_from` to its
 /// sunset, the deprecation windows, sunset moves, every recorded release (`validate --record`)
 /// as a mark on each contract it was validated against, each waiver as a band from its grant
-/// to its last day on the line it covers, today, and underneath the number of
+/// to its last day (or to the day it was revoked) on the line it covers, today, and underneath
+/// the number of
 /// registered consumers still reading the old line, day by day from the consumption log.
 ///
 /// The SVG goes to stdout, or to FILE with --out; --format json prints the facts it shows.

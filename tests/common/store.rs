@@ -152,6 +152,15 @@ impl Store {
         git_as(&self.dir, self.env.home(), EDITOR, args)
     }
 
+    /// Commit `text` at `rel` (relative to the store) with plain git, as a hand edit would.
+    pub fn commit_file(&self, rel: &str, text: &[u8]) {
+        let p = self.dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", &format!("edit {rel}")]);
+    }
+
     pub fn head(&self) -> String {
         self.git(&["rev-parse", "HEAD"]).trim().to_string()
     }

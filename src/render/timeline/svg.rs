@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use chrono::{Datelike, Duration};
 
-use super::lanes::lanes;
-use super::scale::{n, plural, text_width, Scale, CHART, LANE, LEFT, MONTHS, RIGHT, WIDTH};
+use super::lanes::{lanes, plan, Plan};
+use super::scale::{n, plural, text_width, Scale, CHART, LEFT, MONTHS, RIGHT, WIDTH};
 use super::{StillOn, Timeline};
 use crate::render::escape;
 
@@ -48,11 +48,15 @@ struct Layout {
     height: f64,
 }
 
+/// Where the first lane starts.
+const LANES_TOP: f64 = 100.0;
+
 impl Layout {
-    fn of(t: &Timeline) -> Layout {
+    /// The bands of the picture around the lanes as `lanes` lays them out.
+    fn of(t: &Timeline, lanes: &Plan) -> Layout {
         let axis_y = 74.0;
-        let lanes_top = 100.0;
-        let lanes_bottom = lanes_top + LANE * t.lines.len().max(1) as f64;
+        let lanes_top = LANES_TOP;
+        let lanes_bottom = lanes.bottom;
         let charts_top = lanes_bottom + 34.0;
         let charts = t.still_on.len().max(1) as f64;
         let charts_bottom = charts_top + charts * (CHART + 44.0);
@@ -73,13 +77,14 @@ impl Layout {
 /// Render the picture as a standalone SVG document.
 pub fn svg(t: &Timeline) -> String {
     let scale = Scale::of(t);
-    let at = Layout::of(t);
+    let lane_plan = plan(t, &scale, LANES_TOP);
+    let at = Layout::of(t, &lane_plan);
     let title = format!("{}: contract lines and deprecation windows", t.dataset);
     let mut body = String::new();
     heading(&mut body, t, &title);
     month_grid(&mut body, &scale, &at);
     windows(&mut body, t, &scale, &at);
-    lanes(&mut body, t, &scale, at.lanes_top);
+    lanes(&mut body, t, &scale, &lane_plan);
     still_on_charts(&mut body, t, &scale, at.charts_top);
     today(&mut body, t, &scale, &at);
     legend(&mut body, t, at.legend_y);
@@ -313,32 +318,105 @@ fn today(body: &mut String, t: &Timeline, scale: &Scale, at: &Layout) {
     );
 }
 
-/// Legend.
-fn legend(body: &mut String, t: &Timeline, ly: f64) {
-    let _ = writeln!(
-        body,
-        r##"<circle cx="26" cy="{0}" r="6" fill="{PASS}"/><text x="38" y="{1}" fill="{INK}">release passed</text>
-<path d="M136 {2} L145 {3} M136 {3} L145 {2}" stroke="{FAIL}" stroke-width="3" stroke-linecap="round"/><text x="152" y="{1}" fill="{INK}">release failed</text>
-<rect x="256" y="{4}" width="18" height="12" fill="{WINDOW}" fill-opacity="0.5"/><text x="280" y="{1}" fill="{INK}">deprecation window (two lines live)</text>
-<line x1="502" y1="{4}" x2="502" y2="{5}" stroke="{TODAY}" stroke-width="2"/><text x="510" y="{1}" fill="{INK}">today</text>
-<line x1="566" y1="{4}" x2="566" y2="{5}" stroke="{INK}" stroke-width="1.5" stroke-dasharray="4 3"/><text x="574" y="{1}" fill="{INK}">a sunset before it was moved</text>"##,
-        n(ly),
-        n(ly + 4.0),
-        n(ly - 4.5),
-        n(ly + 4.5),
-        n(ly - 6.0),
-        n(ly + 6.0),
-    );
+/// One entry of the legend: a kind of mark the picture draws.
+#[derive(Clone, Copy)]
+enum Key {
+    Passed,
+    Failed,
+    Window,
+    Today,
+    Moved,
+    Told,
+}
 
+impl Key {
+    fn words(self) -> &'static str {
+        match self {
+            Key::Passed => "release passed",
+            Key::Failed => "release failed",
+            Key::Window => "deprecation window (two lines live)",
+            Key::Today => "today",
+            Key::Moved => "a sunset before it was moved",
+            Key::Told => "consumers told",
+        }
+    }
+
+    /// How wide the mark is.
+    fn width(self) -> f64 {
+        match self {
+            Key::Passed | Key::Told => 12.0,
+            Key::Failed => 11.0,
+            Key::Window => 18.0,
+            Key::Today | Key::Moved => 2.0,
+        }
+    }
+
+    /// The mark, from `x` on, centred on the line at `y`.
+    fn mark(self, x: f64, y: f64) -> String {
+        let (top, bottom) = (n(y - 6.0), n(y + 6.0));
+        match self {
+            Key::Passed => format!(
+                r#"<circle cx="{}" cy="{}" r="6" fill="{PASS}"/>"#,
+                n(x + 6.0),
+                n(y)
+            ),
+            Key::Failed => {
+                let (a, b, t, u) = (n(x + 1.0), n(x + 10.0), n(y - 4.5), n(y + 4.5));
+                format!(
+                    r#"<path d="M{a} {t} L{b} {u} M{a} {u} L{b} {t}" stroke="{FAIL}" stroke-width="3" stroke-linecap="round"/>"#
+                )
+            }
+            Key::Window => format!(
+                r#"<rect x="{}" y="{top}" width="18" height="12" fill="{WINDOW}" fill-opacity="0.5"/>"#,
+                n(x)
+            ),
+            Key::Today => format!(
+                r#"<line x1="{0}" y1="{top}" x2="{0}" y2="{bottom}" stroke="{TODAY}" stroke-width="2"/>"#,
+                n(x + 1.0)
+            ),
+            Key::Moved => format!(
+                r#"<line x1="{0}" y1="{top}" x2="{0}" y2="{bottom}" stroke="{INK}" stroke-width="1.5" stroke-dasharray="4 3"/>"#,
+                n(x + 1.0)
+            ),
+            Key::Told => format!(
+                r#"<path d="M{} {} L{} {} L{} {} Z" fill="{TOLD}"/>"#,
+                n(x + 6.0),
+                n(y - 5.0),
+                n(x + 12.0),
+                n(y + 5.0),
+                n(x),
+                n(y + 5.0)
+            ),
+        }
+    }
+}
+
+/// Legend: each mark and its words, one after the other, each entry placed after the words
+/// before it by the width [`text_width`] gives them, so no words are drawn over the next
+/// mark. The told mark is shown only when there is one.
+fn legend(body: &mut String, t: &Timeline, ly: f64) {
+    let mut keys = vec![
+        Key::Passed,
+        Key::Failed,
+        Key::Window,
+        Key::Today,
+        Key::Moved,
+    ];
     if !t.told.is_empty() {
+        keys.push(Key::Told);
+    }
+    let mut x = 20.0;
+    for key in keys {
+        let text_x = x + key.width() + 6.0;
         let _ = writeln!(
             body,
-            r#"<path d="M790 {} L796 {} L784 {} Z" fill="{TOLD}"/><text x="802" y="{}" fill="{INK}">consumers told</text>"#,
-            n(ly - 5.0),
-            n(ly + 5.0),
-            n(ly + 5.0),
+            r#"{}<text x="{}" y="{}" fill="{INK}">{}</text>"#,
+            key.mark(x, ly),
+            n(text_x),
             n(ly + 4.0),
+            key.words()
         );
+        x = text_x + text_width(key.words(), 12.0) + 14.0;
     }
 }
 
