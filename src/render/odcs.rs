@@ -308,8 +308,36 @@ fn scalar(v: &Value) -> String {
     match v {
         Value::Object(m) if m.is_empty() => "{}".to_string(),
         Value::Array(a) if a.is_empty() => "[]".to_string(),
+        Value::String(s) => quoted(s),
         v => serde_json::to_string(v).unwrap_or_default(),
     }
+}
+
+/// `s` as a YAML double-quoted scalar. A YAML 1.1 reader (PyYAML, and the tools built on it)
+/// refuses C0 and C1 controls, DEL and the non-characters U+FFFE/U+FFFF written raw, and folds
+/// a raw line break (NEL, U+2028, U+2029) into a space; each of those travels as a `\uXXXX`
+/// escape (a newline and a tab as `\n` and `\t`), so any text reads back unchanged.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{feff}'
+            | '\u{fffe}'
+            | '\u{ffff}' => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn is_block(v: &Value) -> bool {
@@ -332,11 +360,10 @@ fn write_value(out: &mut String, v: &Value, indent: usize, inline: bool) {
                 if !(inline && i == 0) {
                     out.push_str(&pad);
                 }
-                let key = serde_json::to_string(k).unwrap_or_default();
                 let key = if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     k.clone()
                 } else {
-                    key
+                    quoted(k)
                 };
                 if is_block(val) {
                     out.push_str(&format!("{key}:\n"));
@@ -390,5 +417,6 @@ mod tests {
             "a: \"2027-01-01\"\nb:\n  - 1\n  - c: \"no\"\n    d: []\ne:\n  f: true\ng:\n  -\n    - 1\n    - 2\n"
         );
         assert_eq!(camel("max_null_fraction"), "maxNullFraction");
+        assert_eq!(quoted("a\u{86}\"\n\u{2028}é"), r#""a\u0086\"\n\u2028é""#);
     }
 }
