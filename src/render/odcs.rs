@@ -56,6 +56,41 @@ fn custom(property: &str, value: Value, description: String) -> Value {
     json!({ "property": property, "value": value, "description": description })
 }
 
+/// `fraction` × 100, computed in decimal: the shortest text that reads back as the fraction
+/// (`0.57`) has its point moved two digits (`57`). A float multiply gives 56.99999999999999
+/// there, a limit stricter than the contract's. A whole percentage is an integer.
+fn percent(fraction: f64) -> Value {
+    let text = format!("{}", fraction.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let frac = format!("{frac:0<2}");
+    let (moved, rest) = frac.split_at(2);
+    let int = format!("{int}{moved}");
+    let int = match int.trim_start_matches('0') {
+        "" => "0",
+        digits => digits,
+    };
+    let rest = rest.trim_end_matches('0');
+    if rest.is_empty() {
+        // Fractions are validated into 0..=1, so the whole part is at most 100.
+        int.parse::<u64>()
+            .map_or(json!(fraction * 100.0), Value::from)
+    } else {
+        format!("{int}.{rest}")
+            .parse::<f64>()
+            .map_or(json!(fraction * 100.0), Value::from)
+    }
+}
+
+/// A number that is whole (a count) as an integer, so it is written `170`, not `170.0`.
+fn whole(n: f64) -> Value {
+    // Below 2^53 every whole f64 is exactly an i64.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        Value::from(n as i64)
+    } else {
+        json!(n)
+    }
+}
+
 /// The document's lifecycle status on `state` ("live", "deprecated", "upcoming", "retired").
 pub fn status_word(state: &str) -> &'static str {
     match state {
@@ -124,7 +159,7 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
                     "type": "library",
                     "metric": "nullValues",
                     "unit": "percent",
-                    "mustBeLessOrEqualTo": limit * 100.0,
+                    "mustBeLessOrEqualTo": percent(limit),
                     "severity": severity("max_null_fraction"),
                     "description": format!(
                         "max_null_fraction: at most {limit} of the features have no {name}"
@@ -160,7 +195,7 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
                 "name": name,
                 "type": "library",
                 "metric": "rowCount",
-                "mustBeGreaterOrEqualTo": n,
+                "mustBeGreaterOrEqualTo": whole(*n),
                 "severity": severity(name),
                 "description": format!("{name}: at least {n} features"),
             }));
@@ -309,6 +344,19 @@ fn scalar(v: &Value) -> String {
         Value::Object(m) if m.is_empty() => "{}".to_string(),
         Value::Array(a) if a.is_empty() => "[]".to_string(),
         Value::String(s) => quoted(s),
+        Value::Number(n) => match n.as_f64() {
+            // Rust writes an f64 as its shortest round-trip decimal, never with an exponent
+            // (YAML 1.1 reads `1e-05` as a string); `.0` keeps a whole float a float.
+            Some(f) if n.is_f64() => {
+                let text = format!("{f}");
+                if text.contains('.') {
+                    text
+                } else {
+                    format!("{text}.0")
+                }
+            }
+            _ => n.to_string(),
+        },
         v => serde_json::to_string(v).unwrap_or_default(),
     }
 }
@@ -417,6 +465,20 @@ mod tests {
             "a: \"2027-01-01\"\nb:\n  - 1\n  - c: \"no\"\n    d: []\ne:\n  f: true\ng:\n  -\n    - 1\n    - 2\n"
         );
         assert_eq!(camel("max_null_fraction"), "maxNullFraction");
+        for (fraction, expected) in [
+            (0.07, json!(7)),
+            (0.57, json!(57)),
+            (0.125, json!(12.5)),
+            (0.0, json!(0)),
+            (1.0, json!(100)),
+            (0.000001, json!(0.0001)),
+        ] {
+            assert_eq!(percent(fraction), expected, "{fraction}");
+        }
+        assert_eq!(
+            yaml(&json!({"a": 0.00001, "b": 170.0, "c": 3})),
+            "a: 0.00001\nb: 170.0\nc: 3\n"
+        );
         assert_eq!(quoted("a\u{86}\"\n\u{2028}é"), r#""a\u0086\"\n\u2028é""#);
     }
 }
