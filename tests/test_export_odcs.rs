@@ -123,16 +123,15 @@ fn every_clause_is_mapped_or_kept() {
     assert_eq!(rows["metric"], "rowCount");
     assert_eq!(rows["mustBeGreaterOrEqualTo"], 100000.0);
     assert_eq!(rows["severity"], "warning");
-    // No place in ODCS: kept whole.
+    // No place in ODCS: kept whole, the geometry's on the geometry column.
     let customs = &object["customProperties"];
-    assert_eq!(custom(customs, "crs").unwrap(), "EPSG:27700");
     assert_eq!(
-        custom(customs, "envelope").unwrap(),
-        &serde_json::json!([0.0, 0.0, 700000.0, 1300000.0])
+        custom(&prop("geometry")["customProperties"], "crs").unwrap(),
+        "EPSG:27700"
     );
     assert_eq!(
-        custom(customs, "permittedGeometry").unwrap(),
-        &serde_json::json!(["LineString", "MultiLineString"])
+        prop("geometry")["physicalType"],
+        "geometry(LineString|MultiLineString,27700)"
     );
     assert_eq!(
         custom(customs, "metricTolerances").unwrap()["positional_rmse_m"],

@@ -9,7 +9,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::model::{ClauseValue, Contract, Kind};
+use crate::model::{Check, Clause, ClauseValue, Contract, Kind};
+
+mod yaml;
+pub use yaml::yaml;
 
 /// The ODCS version written.
 pub const API_VERSION: &str = "v3.1.0";
@@ -89,6 +92,116 @@ fn whole(n: f64) -> Value {
     } else {
         json!(n)
     }
+}
+
+/// A clause kept whole as a custom property: its value as `show --format json` writes it, and
+/// a description naming the clause, its kind and shape, and whether it is advisory.
+fn clause_custom(c: &Contract, name: &str, cl: &Clause) -> Value {
+    custom(
+        &camel(name),
+        cl.value.to_json(),
+        format!(
+            "contracts clause `{name}` ({}, {}){}",
+            kind_word(cl.spec.kind),
+            cl.spec.shape,
+            if c.is_advisory(name) {
+                ", advisory"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// Whether a clause promises something about the geometry column: decided by how `validate`
+/// checks it, so a clause is never named here; `units` (not checked) is the CRS's.
+fn is_geometry_clause(name: &str, cl: &Clause) -> bool {
+    matches!(
+        cl.spec.check,
+        Check::CrsEquals
+            | Check::CrsListed
+            | Check::EnvelopeInside
+            | Check::TypesSubset
+            | Check::TypesEqual
+            | Check::DimensionsEqual
+    ) || (cl.spec.builtin && name == "units")
+}
+
+/// The geometry column as a schema property, and the clauses it holds. ODCS v3.1.0 has no
+/// geometry type (its schema refuses the geometry `logicalTypeOptions` proposed since), so the
+/// column has no `logicalType`; its `physicalType` is written the way PostGIS writes a column
+/// type, `geometry(MultiPolygon,4326)`, from the enforced clauses only: the emitted types (else
+/// the permitted ones; several joined by `|` where PostGIS would say `Geometry`, so that any
+/// change of the set changes the type), with `Z`, `M` or `ZM` for the dimensions, and the EPSG
+/// code of the CRS (another authority's code whole). A type string is what other tools compare:
+/// `datacontract breaking` grades any change of it breaking, as `diff` grades a changed CRS.
+/// Every geometry clause is also kept whole as a custom property of the column.
+fn geometry_property<'c>(
+    c: &'c Contract,
+    taken: &std::collections::BTreeSet<String>,
+) -> (Value, Vec<&'c str>) {
+    let enforced = |check: Check| {
+        c.clauses
+            .iter()
+            .find(|(name, cl)| cl.spec.check == check && !c.is_advisory(name))
+            .map(|(_, cl)| &cl.value)
+    };
+    let set = |check: Check| match enforced(check) {
+        Some(ClauseValue::Set(s)) if !s.is_empty() => Some(s.iter().cloned().collect::<Vec<_>>()),
+        _ => None,
+    };
+    let types = set(Check::TypesEqual)
+        .or_else(|| set(Check::TypesSubset))
+        .unwrap_or_else(|| vec!["Geometry".to_string()]);
+    let suffixes: Vec<&str> = match set(Check::DimensionsEqual) {
+        Some(dims) => dims
+            .iter()
+            .map(|d| match d.as_str() {
+                "XYZ" => "Z",
+                "XYM" => "M",
+                "XYZM" => "ZM",
+                _ => "",
+            })
+            .collect(),
+        None => vec![""],
+    };
+    let subtype: Vec<String> = types
+        .iter()
+        .flat_map(|t| suffixes.iter().map(move |s| format!("{t}{s}")))
+        .collect();
+    let srid = match enforced(Check::CrsEquals) {
+        Some(ClauseValue::Value(toml::Value::String(crs))) => {
+            Some(crs.strip_prefix("EPSG:").unwrap_or(crs).to_string())
+        }
+        _ => None,
+    };
+    let physical = match (subtype.join("|"), srid) {
+        (t, None) if t == "Geometry" => "geometry".to_string(),
+        (t, None) => format!("geometry({t})"),
+        (t, Some(srid)) => format!("geometry({t},{srid})"),
+    };
+    // The column's name is the format's (`geom`, `geometry`, ...); the first free of these.
+    let name = ["geometry", "geom", "the_geom", "wkb_geometry"]
+        .into_iter()
+        .find(|n| !taken.contains(*n))
+        .unwrap_or("geometry_column");
+    let mut held = Vec::new();
+    let mut customs = Vec::new();
+    for (clause, cl) in &c.clauses {
+        if is_geometry_clause(clause, cl) {
+            held.push(clause.as_str());
+            customs.push(clause_custom(c, clause, cl));
+        }
+    }
+    let mut p = json!({
+        "name": name,
+        "physicalType": physical,
+        "description": "the features' geometry",
+    });
+    if !customs.is_empty() {
+        p["customProperties"] = json!(customs);
+    }
+    (p, held)
 }
 
 /// The document's lifecycle status on `state` ("live", "deprecated", "upcoming", "retired").
@@ -203,26 +316,17 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
         }
     }
 
+    // The geometry column → one more property, holding the geometry clauses.
+    let (geometry, held) = geometry_property(c, &names);
+    properties.insert(0, geometry);
+    mapped.extend(held);
+
     // Everything else, whole, as custom properties of the schema object.
     let mut customs = Vec::new();
     for (name, cl) in &c.clauses {
-        if mapped.contains(&name.as_str()) {
-            continue;
+        if !mapped.contains(&name.as_str()) {
+            customs.push(clause_custom(c, name, cl));
         }
-        customs.push(custom(
-            &camel(name),
-            cl.value.to_json(),
-            format!(
-                "contracts clause `{name}` ({}, {}){}",
-                kind_word(cl.spec.kind),
-                cl.spec.shape,
-                if c.is_advisory(name) {
-                    ", advisory"
-                } else {
-                    ""
-                }
-            ),
-        ));
     }
     for (name, v) in &c.unknown {
         customs.push(custom(
@@ -304,166 +408,12 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
     doc
 }
 
-/// A JSON value as a YAML document: block style, keys in the value's order, every string
-/// double-quoted with JSON escapes (valid YAML, and never read as a date, number or `no`).
-pub fn yaml(v: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, v, 0, false);
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out
-}
-
-/// The place of a key in its mapping: the ODCS fields a reader looks for first.
-fn rank(key: &str) -> usize {
-    const FIRST: [&str; 17] = [
-        "apiVersion",
-        "kind",
-        "id",
-        "name",
-        "property",
-        "version",
-        "status",
-        "value",
-        "description",
-        "logicalType",
-        "physicalType",
-        "required",
-        "type",
-        "metric",
-        "unit",
-        "schema",
-        "properties",
-    ];
-    FIRST.iter().position(|k| *k == key).unwrap_or(FIRST.len())
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::Object(m) if m.is_empty() => "{}".to_string(),
-        Value::Array(a) if a.is_empty() => "[]".to_string(),
-        Value::String(s) => quoted(s),
-        Value::Number(n) => match n.as_f64() {
-            // Rust writes an f64 as its shortest round-trip decimal, never with an exponent
-            // (YAML 1.1 reads `1e-05` as a string); `.0` keeps a whole float a float.
-            Some(f) if n.is_f64() => {
-                let text = format!("{f}");
-                if text.contains('.') {
-                    text
-                } else {
-                    format!("{text}.0")
-                }
-            }
-            _ => n.to_string(),
-        },
-        v => serde_json::to_string(v).unwrap_or_default(),
-    }
-}
-
-/// `s` as a YAML double-quoted scalar. A YAML 1.1 reader (PyYAML, and the tools built on it)
-/// refuses C0 and C1 controls, DEL and the non-characters U+FFFE/U+FFFF written raw, and folds
-/// a raw line break (NEL, U+2028, U+2029) into a space; each of those travels as a `\uXXXX`
-/// escape (a newline and a tab as `\n` and `\t`), so any text reads back unchanged.
-fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\u{0}'..='\u{1f}'
-            | '\u{7f}'..='\u{9f}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{feff}'
-            | '\u{fffe}'
-            | '\u{ffff}' => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn is_block(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => !m.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        _ => false,
-    }
-}
-
-/// Write `v` at `indent`; `inline` means the first line continues a `- ` already written.
-fn write_value(out: &mut String, v: &Value, indent: usize, inline: bool) {
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            // ODCS documents read top-down: identity first, then content; others by name.
-            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
-            entries.sort_by_key(|(k, _)| (rank(k), (*k).clone()));
-            for (i, (k, val)) in entries.into_iter().enumerate() {
-                if !(inline && i == 0) {
-                    out.push_str(&pad);
-                }
-                let key = if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    k.clone()
-                } else {
-                    quoted(k)
-                };
-                if is_block(val) {
-                    out.push_str(&format!("{key}:\n"));
-                    write_value(out, val, indent + 2, false);
-                } else {
-                    out.push_str(&format!("{key}: {}\n", scalar(val)));
-                }
-            }
-        }
-        Value::Array(a) if !a.is_empty() => {
-            for item in a {
-                out.push_str(&pad);
-                out.push_str("- ");
-                if is_block(item) {
-                    match item {
-                        Value::Object(_) => write_value(out, item, indent + 2, true),
-                        _ => {
-                            out.pop();
-                            out.push('\n');
-                            write_value(out, item, indent + 2, false);
-                        }
-                    }
-                } else {
-                    out.push_str(&format!("{}\n", scalar(item)));
-                }
-            }
-        }
-        v => {
-            if !inline {
-                out.push_str(&pad);
-            }
-            out.push_str(&format!("{}\n", scalar(v)));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn yaml_is_block_style_with_quoted_strings() {
-        let v = json!({
-            "a": "2027-01-01",
-            "b": [1, {"c": "no", "d": []}],
-            "e": {"f": true},
-            "g": [[1, 2]],
-        });
-        assert_eq!(
-            yaml(&v),
-            "a: \"2027-01-01\"\nb:\n  - 1\n  - c: \"no\"\n    d: []\ne:\n  f: true\ng:\n  -\n    - 1\n    - 2\n"
-        );
+    fn percentages_are_decimal() {
         assert_eq!(camel("max_null_fraction"), "maxNullFraction");
         for (fraction, expected) in [
             (0.07, json!(7)),
@@ -475,10 +425,7 @@ mod tests {
         ] {
             assert_eq!(percent(fraction), expected, "{fraction}");
         }
-        assert_eq!(
-            yaml(&json!({"a": 0.00001, "b": 170.0, "c": 3})),
-            "a: 0.00001\nb: 170.0\nc: 3\n"
-        );
-        assert_eq!(quoted("a\u{86}\"\n\u{2028}é"), r#""a\u0086\"\n\u2028é""#);
+        assert_eq!(whole(170.0), json!(170));
+        assert_eq!(whole(0.5), json!(0.5));
     }
 }
