@@ -316,6 +316,37 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
         }
     }
 
+    // The required attributes → also one presence check of the schema. ODCS reads a property
+    // that appears, or turns required, as a tightening a consumer may ignore, while `diff`
+    // grades any change of the required set breaking (a fixed clause): the count this check
+    // must find changes with the set, and a changed `mustBe` is what other tools grade
+    // breaking (the contract tests only presence; the types are the properties').
+    if let Some(ClauseValue::Map(attrs)) = c.clauses.get("required_attributes").map(|cl| &cl.value)
+    {
+        if !attrs.is_empty() {
+            let listed: Vec<String> = attrs
+                .keys()
+                .map(|k| format!("'{}'", k.replace('\'', "''")))
+                .collect();
+            quality.push(json!({
+                "name": "required_attributes",
+                "type": "sql",
+                "query": format!(
+                    "SELECT COUNT(*) FROM information_schema.columns \
+                     WHERE table_name = '{}' AND column_name IN ({})",
+                    c.dataset,
+                    listed.join(", ")
+                ),
+                "mustBe": attrs.len(),
+                "severity": severity("required_attributes"),
+                "description": format!(
+                    "required_attributes: the layer has all {} required attributes",
+                    attrs.len()
+                ),
+            }));
+        }
+    }
+
     // The geometry column → one more property, holding the geometry clauses.
     let (geometry, held) = geometry_property(c, &names);
     properties.insert(0, geometry);
