@@ -1,11 +1,18 @@
 //! A contract as an Open Data Contract Standard v3.1.0 document (`contracts export odcs`).
 //!
 //! ODCS describes tables of properties with quality checks; a spatial contract is a feature layer
-//! with attributes plus promises about geometry, CRS and extent that ODCS has no place for. Every
-//! clause is therefore mapped where ODCS has a place (attributes become properties, their meanings
-//! descriptions, null bounds `nullValues` checks, a feature-count floor a `rowCount` check) and
-//! kept whole as a custom property where it has none, so no promise is lost in the export. The
-//! table of docs/src/commands/export.md lists the mapping clause by clause.
+//! with attributes plus promises about geometry, CRS and extent that ODCS has no field for. Every
+//! clause is therefore mapped where ODCS has a place (attributes and the geometry column become
+//! properties, their meanings descriptions, null bounds `nullValues` checks, a feature-count
+//! floor a `rowCount` check) and kept whole as a custom property where it has none, so no
+//! promise is lost in the export.
+//!
+//! Other tools compare two exports to grade a change (`datacontract breaking`, consumer view):
+//! they read types, requiredness and quality thresholds, never custom properties. So each
+//! breaking change `diff` can report is written where such a tool sees it breaking where ODCS
+//! allows: the geometry clauses in the geometry's physical type, the required set in a check
+//! whose expected count follows it. The table of docs/src/commands/export.md lists the mapping
+//! and the grading clause by clause, with what ODCS cannot express.
 
 use serde_json::{json, Map, Value};
 
@@ -114,7 +121,8 @@ fn clause_custom(c: &Contract, name: &str, cl: &Clause) -> Value {
 }
 
 /// Whether a clause promises something about the geometry column: decided by how `validate`
-/// checks it, so a clause is never named here; `units` (not checked) is the CRS's.
+/// checks it, so a custom clause never lands here; `units`, which `validate` does not check,
+/// by its name (it is the CRS's).
 fn is_geometry_clause(name: &str, cl: &Clause) -> bool {
     matches!(
         cl.spec.check,
