@@ -11,7 +11,11 @@ use proptest::prelude::*;
 use crate::common;
 use crate::common::world::World;
 
-/// The datacontract binary: `$DATACONTRACT`, else the venv test.sh makes, else `PATH`.
+/// The version test.sh pins: the grading these tests expect is that release's.
+const DATACONTRACT_VERSION: &str = "1.2.8";
+
+/// The datacontract binary: `$DATACONTRACT`, else the venv test.sh makes, else `PATH`; it
+/// must be the pinned release.
 fn datacontract() -> PathBuf {
     let candidates = [
         std::env::var_os("DATACONTRACT").map(PathBuf::from),
@@ -19,18 +23,23 @@ fn datacontract() -> PathBuf {
         Some(PathBuf::from("datacontract")),
     ];
     for c in candidates.into_iter().flatten() {
-        if Command::new(&c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return c;
-        }
+        let Ok(out) = Command::new(&c).arg("--version").output() else {
+            continue;
+        };
+        let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(
+            version,
+            DATACONTRACT_VERSION,
+            "{} is datacontract-cli {version}, the tests expect {DATACONTRACT_VERSION} \
+             (test.sh installs it into /opt/datacontract)",
+            c.display()
+        );
+        return c;
     }
     panic!(
         "DATACONTRACT-CLI IS MISSING: these tests run `datacontract lint` and `datacontract \
-         breaking` (test.sh installs datacontract-cli==1.2.8 into /opt/datacontract; or set \
-         $DATACONTRACT to its binary)"
+         breaking` (test.sh installs datacontract-cli=={DATACONTRACT_VERSION} into \
+         /opt/datacontract; or set $DATACONTRACT to its binary)"
     )
 }
 
