@@ -8,7 +8,7 @@ use crate::common::world;
 use world::World;
 
 /// YAML → JSON with PyYAML, the way another tool would read the export.
-fn parse_yaml(text: &str) -> serde_json::Value {
+pub(crate) fn parse_yaml(text: &str) -> serde_json::Value {
     let out = common::python3_with_stdin(
         &[
             "-c",
@@ -39,17 +39,21 @@ fn export(w: &World, today: &str, target: &str) -> serde_json::Value {
 fn export_text(w: &World, today: &str, target: &str) -> (String, serde_json::Value) {
     let run = w.run(today, &["export", "odcs", target]);
     run.assert_code(0);
-    let doc = parse_yaml(&run.stdout());
+    (run.stdout(), valid_odcs(&run.stdout()))
+}
+
+/// The export `text` as PyYAML reads it, asserted valid against the ODCS v3.1.0 JSON Schema.
+pub(crate) fn valid_odcs(text: &str) -> serde_json::Value {
+    let doc = parse_yaml(text);
     let errors: Vec<String> = odcs_validator()
         .iter_errors(&doc)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
     assert!(
         errors.is_empty(),
-        "not valid ODCS v3.1.0: {errors:#?}\n{}",
-        run.stdout()
+        "not valid ODCS v3.1.0: {errors:#?}\n{text}"
     );
-    (run.stdout(), doc)
+    doc
 }
 
 fn custom<'a>(list: &'a serde_json::Value, property: &str) -> Option<&'a serde_json::Value> {

@@ -1,7 +1,8 @@
-//! `contracts export odcs` read by other tools: `datacontract lint` (datacontract-cli, pinned in
-//! test.sh) passes every export, `datacontract breaking` (consumer view, its default) grades
-//! as breaking every pair of versions that `contracts diff` grades breaking, and any text
-//! survives a YAML reader. Fails loudly, never skips, without datacontract-cli or PyYAML.
+//! `contracts export odcs` read by other tools: every export is valid against the ODCS v3.1.0
+//! JSON Schema, `datacontract lint` (datacontract-cli, pinned in test.sh) passes it,
+//! `datacontract breaking` (consumer view, its default) grades as breaking every pair of
+//! versions that `contracts diff` grades breaking, and any text survives a YAML reader. Fails
+//! loudly, never skips, without datacontract-cli or PyYAML.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -102,7 +103,8 @@ fn pairs(versions: &[&str]) -> Vec<(String, String)> {
     out
 }
 
-/// Exports every version of `dataset` with `run` into `dir`, lints each, and checks every pair:
+/// Exports every version of `dataset` with `export` into `dir`, validates each against the ODCS
+/// JSON Schema and lints it, and checks every pair:
 /// a pair `contracts diff` (through `diff`) grades breaking is breaking for datacontract, and a
 /// compatible pair is not. Returns the number of breaking pairs seen.
 fn check_grades(
@@ -115,6 +117,7 @@ fn check_grades(
     for v in versions {
         let file = dir.join(format!("{dataset}-{v}.yaml"));
         export(&format!("{dataset}@{v}"), &file);
+        crate::test_export_odcs::valid_odcs(&std::fs::read_to_string(&file).unwrap());
         assert_lints(&file);
     }
     let mut breaking = 0;
