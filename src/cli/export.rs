@@ -19,9 +19,10 @@ enum To {
 }
 
 /// DATASET[@VERSION] (the newest version by default) as an Open Data Contract Standard v3.1.0
-/// document in YAML: attributes as properties, their meanings as descriptions, null bounds
-/// and a feature-count floor as quality checks, and every clause ODCS has no place for kept
-/// whole as a custom property. The status is the version's on --today: proposed, active,
+/// document in YAML: attributes and the geometry column as properties (the geometry's type,
+/// dimensions and SRID as its physical type), their meanings as descriptions, null bounds, a
+/// feature-count floor and the required attributes as quality checks, and every clause ODCS has
+/// no place for kept whole as a custom property. The status is the version's on --today: proposed, active,
 /// deprecated (an old line in its window, or superseded within its line) or retired.
 #[derive(Debug, clap::Args)]
 struct OdcsArgs {
