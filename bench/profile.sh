@@ -8,7 +8,8 @@
 # release binary, then times in the same run: `contracts profile`, plain geopandas
 # (read_file/read_parquet, total_bounds, isna().sum()), GDAL `ogrinfo` with a SQL aggregate
 # (SQLite dialect) and SedonaDB. Needs: cargo, python3 with geopandas, pyogrio, pyarrow,
-# sedonadb and geoarrow-pyarrow; gdal-bin; /usr/bin/time (GNU time).
+# sedonadb and geoarrow-pyarrow (pinned in bench/requirements.txt: a venv first on PATH);
+# gdal-bin; /usr/bin/time (GNU time). CONTRACTS_BIN=PATH times that binary and builds nothing.
 #
 # Before/after in one run: BEFORE=REV builds REV's release binary too (from a temporary git
 # worktree, in a copy of target/release so only the crate is rebuilt: sharing target/ itself
@@ -34,6 +35,6 @@ if [[ -n "${BEFORE:-}" ]]; then
   rm -rf "$TD"
   export CONTRACTS_BIN_BEFORE="$DIR/contracts-before"
 fi
-(cd "$ROOT" && cargo build --release --quiet)
+[[ -n "${CONTRACTS_BIN:-}" ]] || (cd "$ROOT" && cargo build --release --quiet)
 echo "machine: $(nproc) cores, $(uname -sr); data: $DIR"
 python3 "$HERE/run.py" "$DIR" "$RUNS"
