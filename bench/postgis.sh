@@ -65,8 +65,10 @@ table=roads_$ROWS
 url="postgresql://postgres@${pg//\//%2F}%2Fsock:$port/postgres?table=$table"
 g='"geom"'
 # The floor: the aggregates the profile reports, as one would write them by hand (the profile's
-# own statement, grouped by type, Z/M flag and SRID), in the same kind of transaction.
+# own statement, grouped by type, Z/M flag and SRID, with its planner setting), in the same
+# kind of transaction.
 floor_sql="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+SET LOCAL enable_sort = off;
 SELECT ST_GeometryType($g), ST_Zmflag($g), ST_SRID($g), count(*),
   min(ST_XMin($g)), min(ST_YMin($g)), max(ST_XMax($g)), max(ST_YMax($g)),
   count(\"name\"), count(\"class\"), count(\"maxspeed\"), count(\"oneway\")
