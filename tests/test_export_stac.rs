@@ -322,3 +322,19 @@ fn a_geographic_envelope_is_the_spatial_extent() {
         json!([[-180.0, -90.0, 180.0, 90.0]])
     );
 }
+
+#[test]
+fn a_file_that_is_not_a_collection_is_refused_and_left_alone() {
+    let w = World::new(0);
+    w.write("stac/roads-v1.json", "[\"not\", \"a collection\"]\n");
+    let run = w.run(
+        "2026-12-06",
+        &["export", "stac", "roads", "--out-dir", "stac"],
+    );
+    run.assert_code(2);
+    assert!(run.stderr().contains("roads-v1.json"), "{}", run.stderr());
+    assert_eq!(
+        w.read("stac/roads-v1.json").unwrap(),
+        "[\"not\", \"a collection\"]\n"
+    );
+}
