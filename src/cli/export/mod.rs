@@ -4,7 +4,10 @@ use super::{CommandError, Context, Outcome};
 use crate::model::Strictness;
 use crate::render::odcs::{document, status_word, yaml};
 
-/// Export a contract in another format (ODCS)
+// `export stac`: one Collection file per line, updated in place.
+mod stac;
+
+/// Export a contract in another format (ODCS, STAC)
 ///
 /// Export a contract to another standard's format.
 #[derive(Debug, clap::Args)]
@@ -16,6 +19,7 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum To {
     Odcs(OdcsArgs),
+    Stac(stac::Args),
 }
 
 /// DATASET[@VERSION] (the newest version by default) as an Open Data Contract Standard v3.1.0
@@ -34,7 +38,10 @@ struct OdcsArgs {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
-    let To::Odcs(a) = &args.to;
+    let a = match &args.to {
+        To::Odcs(a) => a,
+        To::Stac(a) => return stac::run(ctx, a),
+    };
     let store = ctx.store()?;
     let (dataset, version) = store.resolve_target(&a.target)?;
     let c = store.contract(&dataset, &version, Strictness::Reading)?;
