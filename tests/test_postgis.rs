@@ -18,11 +18,13 @@ pub(crate) fn profile(env: &[(&str, &str)], release: &str) -> Value {
     r.json()
 }
 
-/// A profile without the two fields a PostGIS release must differ in.
+/// A profile without the fields a PostGIS release must differ in (its snapshot is a
+/// database's alone).
 pub(crate) fn comparable(mut p: Value) -> Value {
     let o = p.as_object_mut().expect("a profile object");
     o.remove("files");
     o.remove("format");
+    o.remove("snapshot");
     p
 }
 
@@ -441,6 +443,23 @@ fn validate_checks_a_postgis_table_against_the_live_contracts() {
         !log.contains(PASSWORD) && !record.contains(PASSWORD),
         "{log}"
     );
+    // The record names the state of the table it judged: the server's log position (at or
+    // before where the server is now), the snapshot's transaction ids, the server's time.
+    let parsed: toml::Value = toml::from_str(&record).unwrap();
+    let snap = &parsed["release"][0]["profile"]["snapshot"];
+    let lsn = snap["lsn"].as_str().expect("an lsn");
+    let behind = pg.sql(
+        "postgres",
+        &format!("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{lsn}') >= 0"),
+    );
+    assert_eq!(behind.trim(), "t", "{record}");
+    let xids = snap["xids"].as_str().expect("xids");
+    assert!(
+        xids.split(':').count() == 3 && xids.split(':').take(2).all(|n| n.parse::<u64>().is_ok()),
+        "{xids}"
+    );
+    let at = snap["at"].as_str().expect("at");
+    assert!(chrono::DateTime::parse_from_rfc3339(at).is_ok(), "{at}");
 
     // A first contract drafted from the table.
     let r = env.run_in(&store, &["new", "world2", "--from", &with_password]);

@@ -383,6 +383,21 @@ pub fn profile(
             None
         }
     };
+    // Which state of the table this was: the log position and the snapshot's transaction
+    // ids, read in the same transaction as the scan.
+    let row = tx
+        .query_one(
+            "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
+             ELSE pg_current_wal_lsn() END)::text, pg_current_snapshot()::text, \
+             to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
+            &[],
+        )
+        .map_err(query_err)?;
+    let snapshot = super::profile::Snapshot {
+        lsn: row.get::<_, Option<String>>(0).unwrap_or_default(),
+        xids: row.get(1),
+        at: row.get(2),
+    };
     tx.commit().map_err(query_err)?;
     // A signal that came while no statement ran cancelled nothing on the server; the
     // profile is still not wanted.
@@ -390,7 +405,9 @@ pub fn profile(
         return Err(PostgisError::Interrupted { url });
     }
     let crs = crs.as_deref().map(crate::model::crs::canonical_text);
-    Ok(acc.into_profile(vec![url], FORMAT_NAME, crs))
+    let mut profile = acc.into_profile(vec![url], FORMAT_NAME, crs);
+    profile.snapshot = Some(snapshot);
+    Ok(profile)
 }
 
 /// `AUTHORITY:CODE` of an SRID, through `spatial_ref_sys` and the same registry the file

@@ -48,6 +48,24 @@ pub struct Profile {
     /// Figures `validate` checks clauses against by name. Derived; recomputed on load.
     #[serde(default)]
     pub metrics: BTreeMap<String, f64>,
+    /// Where in a database's history the release was read (a PostGIS table); none for files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
+}
+
+/// The server's own names for the snapshot a database release was profiled in, so that a
+/// recorded release says which state of a table it judged: a table, unlike a file, has no
+/// bytes to keep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    /// The write-ahead log position the snapshot saw (`pg_current_wal_lsn`, or on a standby
+    /// `pg_last_wal_replay_lsn`), e.g. `0/1A2B3C8`.
+    pub lsn: String,
+    /// The transaction snapshot (`pg_current_snapshot`: `xmin:xmax:xip,...`).
+    pub xids: String,
+    /// The transaction's start on the server's clock, UTC (RFC 3339).
+    pub at: String,
 }
 
 /// Why two profiles cannot be one release.
@@ -210,6 +228,8 @@ impl Profile {
             dimensions: self.dimensions.union(&other.dimensions).copied().collect(),
             attributes,
             metrics: BTreeMap::new(),
+            // Parts of a merge are files: a table is never merged.
+            snapshot: None,
         };
         out.finish();
         Ok(out)
@@ -324,6 +344,7 @@ impl Accumulator {
             dimensions,
             attributes,
             metrics: BTreeMap::new(),
+            snapshot: None,
         };
         p.finish();
         p

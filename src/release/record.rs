@@ -76,6 +76,9 @@ pub struct RecordedProfile {
     /// Attribute name → `[type, nulls]`.
     #[serde(default)]
     pub attributes: BTreeMap<String, (AttrType, u64)>,
+    /// Where a database release was read (a PostGIS table's snapshot); absent for files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<super::profile::Snapshot>,
     /// The manifest's metrics (`imputed_fraction`, ...): figures the data cannot give.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub manifest: BTreeMap<String, f64>,
@@ -97,6 +100,7 @@ impl RecordedProfile {
                 .iter()
                 .map(|(k, a)| (k.clone(), (a.ty, a.nulls)))
                 .collect(),
+            snapshot: profile.snapshot.clone(),
             manifest: manifest.metrics.clone(),
         }
     }
@@ -129,6 +133,7 @@ impl RecordedProfile {
                 })
                 .collect(),
             metrics: BTreeMap::new(),
+            snapshot: self.snapshot.clone(),
         };
         p.finish();
         let m = Manifest {
@@ -490,6 +495,12 @@ mod tests {
             geometry: vec![GeometryType::Polygon],
             dimensions: vec![Dimension::Xy],
             attributes: [("name".to_string(), (AttrType::String, 2))].into(),
+            // A table's snapshot nests inside the inline table and still reads back.
+            snapshot: Some(super::super::profile::Snapshot {
+                lsn: "0/1A2B3C8".into(),
+                xids: "748:750:748".into(),
+                at: "2026-12-06T09:40:00.123456Z".into(),
+            }),
             manifest: [("imputed_fraction".to_string(), 0.25)].into(),
         });
         let rendered = render_record(&rec).unwrap();
