@@ -123,6 +123,11 @@ fn undeclared_geometry_types_are_a_warning_with_both_lists() {
     let sarif = validate(&w, "sarif", "parquet/cities_bad_types.parquet");
     sarif.assert_code(0);
     let log = sarif.json();
+    let errors: Vec<String> = crate::common::schema_validator("sarif/sarif-schema-2.1.0.json")
+        .iter_errors(&log)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "invalid SARIF: {errors:#?}");
     let results = log["runs"][0]["results"].as_array().expect("results");
     assert!(
         results.iter().any(|r| r["level"] == "warning"
