@@ -35,6 +35,16 @@ fn json_warnings(run: &crate::common::world::Run) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Assert that one of validate's json warnings names every one of `parts`.
+#[track_caller]
+fn assert_json_warns(run: &crate::common::world::Run, parts: &[&str]) {
+    let warnings = json_warnings(run);
+    assert!(
+        warnings.iter().any(|m| parts.iter().all(|p| m.contains(p))),
+        "{parts:?} in {warnings:?}"
+    );
+}
+
 /// The profile of `file` without its file names: what the data holds.
 fn profile(w: &World, file: &str) -> serde_json::Value {
     let run = w.run(
@@ -89,13 +99,7 @@ fn a_bbox_that_misses_the_data_is_a_warning_with_both_boxes() {
         .assert_stderr_has(CITIES_ENVELOPE);
     let json = validate(&w, "json", "parquet/cities_bad_bbox.parquet");
     json.assert_code(0);
-    let warnings = json_warnings(&json);
-    assert!(
-        warnings
-            .iter()
-            .any(|m| m.contains("[-10, -10, 10, 10]") && m.contains(CITIES_ENVELOPE)),
-        "{warnings:?}"
-    );
+    assert_json_warns(&json, &["[-10, -10, 10, 10]", CITIES_ENVELOPE]);
     let github = validate(&w, "github", "parquet/cities_bad_bbox.parquet");
     github.assert_code(0);
     assert!(
@@ -148,13 +152,7 @@ fn an_unidentified_crs_is_a_warning_in_the_ci_outputs_too() {
     let run = validate(&w, "json", "parquet/cities_bad_crs.parquet");
     run.assert_code(0)
         .assert_stderr_has("its PROJJSON CRS is not identified");
-    let warnings = json_warnings(&run);
-    assert!(
-        warnings
-            .iter()
-            .any(|m| m.contains("its PROJJSON CRS is not identified")),
-        "{warnings:?}"
-    );
+    assert_json_warns(&run, &["its PROJJSON CRS is not identified"]);
 }
 
 #[test]
@@ -179,4 +177,25 @@ fn a_covering_box_that_misses_its_geometry_is_counted_with_an_example_row() {
     let json = validate(&w, "json", "parquet/cities_bad_covering.parquet");
     json.assert_code(0);
     assert_eq!(json_warnings(&json).len(), 1, "{:?}", json_warnings(&json));
+}
+
+#[test]
+fn projected_coordinates_under_the_default_crs_are_a_warning() {
+    let w = world();
+    w.write(
+        "contracts/boroughs/1.0.0.toml",
+        "dataset = \"boroughs\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n\
+         [clauses]\nrequired_attributes = { BoroName = \"string\" }\n",
+    );
+    let file = data_str("parquet/nybb_no_crs.parquet");
+    let run = w.run(
+        "2026-11-29",
+        &["--format", "json", "validate", "boroughs", &file],
+    );
+    // The envelope the script that made the file printed (doctor.py's docstring).
+    let envelope = "[913188.776184082, 120128.36999511719, 1067379.5294189453, 272844.2936401367]";
+    run.assert_code(0)
+        .assert_stderr_has("OGC:CRS84")
+        .assert_stderr_has(envelope);
+    assert_json_warns(&run, &["OGC:CRS84", envelope]);
 }

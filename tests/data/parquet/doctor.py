@@ -15,6 +15,9 @@ cities_covering.parquet: a GeoParquet 1.1 `covering.bbox` column `bbox` (xmin, y
     ymax as doubles) that holds each point: the clean case.
 cities_bad_covering.parquet: the same, with rows 7 and 100 moved 5 degrees east, so that
     their boxes miss their points.
+nybb_no_crs.parquet: ../nybb/nybb.shp (EPSG:2263, US feet) simplified to 200 feet, as
+    GeoParquet, with its `crs` removed (absent means OGC:CRS84): envelope
+    [913188.776184082, 120128.36999511719, 1067379.5294189453, 272844.2936401367].
 """
 import json
 
@@ -55,3 +58,16 @@ for row in (7, 100):
     moved[row, 0] += 5
     moved[row, 2] += 5
 write(with_bbox(moved), covering, "cities_bad_covering.parquet")
+
+# nybb_no_crs.parquet: ../nybb/nybb.shp (the five New York boroughs, EPSG:2263, US feet)
+# simplified to 200 feet to stay small, written as GeoParquet by geopandas, then its `crs`
+# key removed: absent means OGC:CRS84, which the feet coordinates contradict.
+import geopandas
+
+nybb = geopandas.read_file("../nybb/nybb.shp")
+nybb["geometry"] = nybb.geometry.simplify(200)
+nybb.to_parquet("nybb_no_crs.parquet")
+t = pq.read_table("nybb_no_crs.parquet")
+meta = json.loads(t.schema.metadata[b"geo"])
+del meta["columns"]["geometry"]["crs"]
+write(t, meta, "nybb_no_crs.parquet")
