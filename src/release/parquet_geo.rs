@@ -333,7 +333,7 @@ pub(super) fn warnings(
     if let Some(c) = crs.filter(|c| LON_LAT.contains(c)) {
         if !data.is_empty() && !holds([-180.0, -90.0, 180.0, 90.0], &data) {
             out.push(format!(
-                "{at}: its `geo` metadata declares the CRS {c} (longitude and latitude), the data's envelope {data_box} reaches beyond [-180, -90, 180, 90]; the profile reports {c}"
+                "{at}: its `geo` metadata declares a longitude/latitude CRS ({c}; an absent `crs` means OGC:CRS84), but the data's envelope {data_box} reaches beyond [-180, -90, 180, 90]; the profile keeps that CRS and the data's envelope"
             ));
         }
     }
