@@ -35,6 +35,7 @@ mod test_export_odcs_graded;
 mod test_export_stac;
 mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
+mod test_geoparquet_metadata;
 mod test_impact;
 mod test_mutation;
 mod test_notice;

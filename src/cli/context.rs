@@ -388,24 +388,40 @@ pub fn profile_and_merge(
     verbose: bool,
     merge: &[PathBuf],
 ) -> Result<Option<Profile>, CommandError> {
+    Ok(profile_with_warnings(ctx, files, opts, verbose, merge)?.0)
+}
+
+/// [`profile_and_merge`], and the readers' warnings it printed, for a command that also
+/// carries them in its output (`validate`'s json and CI formats).
+fn profile_with_warnings(
+    ctx: &Context,
+    files: &[PathBuf],
+    opts: &ReadOptions,
+    verbose: bool,
+    merge: &[PathBuf],
+) -> Result<(Option<Profile>, Vec<String>), CommandError> {
     let mut notes = ReadNotes::default();
     let bar = Bar::new(ctx.printer.quiet());
     let result = assemble::profile_and_merge(files, opts, &bar, &mut notes, merge);
     bar.finish();
     talk_read_notes(ctx, &notes, verbose);
-    Ok(result?)
+    Ok((result?, notes.warnings))
 }
 
 /// [`profile_and_merge`] for a command that needs a profile (`profile`, `validate`): read as
-/// `part` says, and refused when no data file and no profile was given.
+/// `part` says, and refused when no data file and no profile was given. The readers' warnings
+/// come with it.
 pub fn required_profile(
     ctx: &Context,
     files: &[PathBuf],
     part: &super::PartArgs,
     merge: &[PathBuf],
-) -> Result<Profile, CommandError> {
-    profile_and_merge(ctx, files, &part.options(), part.verbose(), merge)?
-        .ok_or_else(|| CommandError::input("give at least one data file or --merge profile"))
+) -> Result<(Profile, Vec<String>), CommandError> {
+    let (profile, warnings) =
+        profile_with_warnings(ctx, files, &part.options(), part.verbose(), merge)?;
+    let profile = profile
+        .ok_or_else(|| CommandError::input("give at least one data file or --merge profile"))?;
+    Ok((profile, warnings))
 }
 
 fn talk_read_notes(ctx: &Context, notes: &ReadNotes, verbose: bool) {

@@ -44,7 +44,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             "give at least one data file or --merge profile",
         ));
     }
-    let profile = required_profile(ctx, &args.files, &args.part, &args.merge)?;
+    // The warnings were said on stderr; a profile is what the data holds, not what it warned.
+    let (profile, _) = required_profile(ctx, &args.files, &args.part, &args.merge)?;
     match ctx.format {
         Format::Json => print_json(ctx, &profile),
         _ => print_text(ctx, &profile),

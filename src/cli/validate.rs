@@ -94,10 +94,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             Some(parse_manifest(&p.display().to_string(), &text)?)
         }
     };
-    let profile = required_profile(ctx, &args.files, &args.part, &args.merge)?;
+    let (profile, warnings) = required_profile(ctx, &args.files, &args.part, &args.merge)?;
     if !args.record {
         let mut report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         apply_waivers(&mut report, &store.waivers(&args.dataset)?, ctx.today);
+        report.warnings = warnings;
         return finish(ctx, args, &store, report, None);
     }
     drop(store);
@@ -110,6 +111,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let live = live_at(store)?;
         let mut report = validate(&args.dataset, &profile, manifest.as_ref(), &live);
         apply_waivers(&mut report, &store.waivers(&args.dataset)?, ctx.today);
+        report.warnings.clone_from(&warnings);
         let mut record = record_of(&report, ctx.today);
         // The history is shared and append-only: a path as typed (`/home/ada/…`) would publish
         // the producer's machine layout for good.
@@ -292,7 +294,7 @@ fn print_text(ctx: &Context, r: &Report) {
 }
 
 /// Failed clauses as CI annotations on the clause's line of the contract it fails; advisory
-/// failures as warnings.
+/// failures and the readers' warnings as warnings.
 fn ci_findings(
     store: &crate::store::Store,
     r: &Report,
@@ -329,6 +331,16 @@ fn ci_findings(
             });
         }
     }
+    // A reader's warning is about a data file, which may lie outside the repository: no
+    // annotation place, the message names the file.
+    out.extend(r.warnings.iter().map(|w| Finding {
+        rule: "read-warning",
+        level: Level::Warning,
+        title: "a release file warns".to_string(),
+        message: w.clone(),
+        file: None,
+        line: None,
+    }));
     Ok(out)
 }
 

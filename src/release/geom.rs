@@ -237,11 +237,18 @@ fn f64_at(s: &[u8], at: usize, le: bool) -> f64 {
 
 /// Add one (ISO or extended) WKB geometry to `acc`.
 pub fn add_wkb(acc: &mut Accumulator, bytes: &[u8]) -> Result<(), String> {
+    let (t, scan) = scan_wkb(bytes)?;
+    scan.commit(acc, t);
+    Ok(())
+}
+
+/// One WKB geometry's type (as stored) and figures, not yet added anywhere: for a reader that
+/// also looks at each geometry on its own (a GeoParquet covering box, its declared types).
+pub fn scan_wkb(bytes: &[u8]) -> Result<(GeometryType, GeomScan), String> {
     let mut scan = GeomScan::default();
     let mut r = Wkb { b: bytes, pos: 0 };
     let t = r.geometry(&mut scan, 0)?;
-    scan.commit(acc, t);
-    Ok(())
+    Ok((t, scan))
 }
 
 /// Add one GeoPackage geometry blob (the `GP` header, an optional envelope, then WKB).

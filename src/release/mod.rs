@@ -27,6 +27,7 @@ pub mod geom;
 mod gpkg;
 mod parquet;
 mod parquet_footer;
+mod parquet_geo;
 pub mod postgis;
 pub mod profile;
 pub mod record;

@@ -48,8 +48,8 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::geoarrow::{Native, NativeColumn};
-use super::geom::add_wkb;
 use super::parquet_footer;
+use super::parquet_geo::{self, Declared, Rows, Seen};
 use super::profile::{AttrAcc, AttrType};
 use super::remote_read::{self, RemoteFile};
 use super::{
@@ -101,6 +101,8 @@ struct GeoColumn {
     /// Why the CRS is unknown, for a warning.
     crs_note: Option<String>,
     spherical: bool,
+    /// What the `geo` metadata says of the data, checked against it once read.
+    declared: Declared,
 }
 
 struct Geo {
@@ -227,6 +229,7 @@ fn geo_metadata(path: &Path, text: &str) -> Result<Geo, ReleaseError> {
             crs,
             crs_note,
             spherical,
+            declared: Declared::of(meta),
         });
         if let Some(bbox) = meta.pointer("/covering/bbox").and_then(|b| b.as_object()) {
             for part in bbox.values() {
@@ -243,7 +246,14 @@ fn geo_metadata(path: &Path, text: &str) -> Result<Geo, ReleaseError> {
     })
 }
 
-fn add_geometries(acc: &mut Accumulator, col: &dyn Array, enc: Encoding) -> Result<(), String> {
+/// Add a batch's geometries to `acc`, and each one to `rows` when its metadata is checked row
+/// by row.
+fn add_geometries(
+    acc: &mut Accumulator,
+    col: &dyn Array,
+    enc: Encoding,
+    mut rows: Option<Rows>,
+) -> Result<(), String> {
     let any = col.as_any();
     macro_rules! each {
         ($arr:expr) => {{
@@ -252,7 +262,7 @@ fn add_geometries(acc: &mut Accumulator, col: &dyn Array, enc: Encoding) -> Resu
                 if a.is_null(i) {
                     acc.null_geometries += 1;
                 } else {
-                    add_wkb(acc, a.value(i))?;
+                    parquet_geo::add(acc, a.value(i), i, rows.as_mut())?;
                 }
             }
         }};
@@ -280,7 +290,7 @@ fn add_geometries(acc: &mut Accumulator, col: &dyn Array, enc: Encoding) -> Resu
                     acc.null_geometries += 1;
                 } else {
                     n.wkb(i, &mut buf)?;
-                    add_wkb(acc, &buf)?;
+                    parquet_geo::add(acc, &buf, i, rows.as_mut())?;
                 }
             }
         }
@@ -466,6 +476,7 @@ fn read_checked(
             crs,
             crs_note,
             spherical,
+            declared: Declared::default(),
         });
     }
     if geo.columns.is_empty() {
@@ -530,6 +541,7 @@ fn read_checked(
         ));
     }
     let crs = chosen.crs.clone();
+    let declared = chosen.declared.clone();
     let schema = meta.schema().clone();
     let geom_idx = schema
         .index_of(&column)
@@ -568,15 +580,29 @@ fn read_checked(
             }
         })
         .collect();
+    // A declared covering column is decoded with the geometries, to check each row's box.
+    let cover_idx = declared
+        .covering
+        .as_ref()
+        .and_then(|c| schema.index_of(&c.column).ok());
+    // The index in the file of each row group's first row, for a warning naming a row.
+    let starts: Vec<u64> = (0..pq.num_row_groups())
+        .scan(0u64, |n, g| {
+            let start = *n;
+            *n += pq.row_group(g).num_rows().max(0) as u64;
+            Some(start)
+        })
+        .collect();
     progress.start(path, pq.file_metadata().num_rows().max(0) as u64);
     let groups: Vec<usize> = (0..pq.num_row_groups()).collect();
-    let parts: Vec<Accumulator> = groups
+    let parts: Vec<(Accumulator, Seen)> = groups
         .par_iter()
-        .map(|&g| -> Result<Accumulator, ReleaseError> {
+        .map(|&g| -> Result<(Accumulator, Seen), ReleaseError> {
             let rg = pq.row_group(g);
             let rows = rg.num_rows().max(0) as u64;
             let mut acc = proto.empty_like();
-            let mut decode = vec![geom_idx];
+            let mut seen = Seen::default();
+            let mut decode: Vec<usize> = std::iter::once(geom_idx).chain(cover_idx).collect();
             let mut decoded_attrs = Vec::new();
             for (k, &root) in attr_idx.iter().enumerate() {
                 // A statistic that cannot be true (more nulls than rows) is ignored.
@@ -614,7 +640,15 @@ fn read_checked(
                 let gcol = batch
                     .column_by_name(&column)
                     .ok_or_else(|| bad("geometry column missing from a row group".into()))?;
-                add_geometries(&mut acc, gcol.as_ref(), encoding)
+                let first_row = starts[g] + acc.features - batch.num_rows() as u64;
+                let checked = declared.per_row().then(|| {
+                    let cover = declared
+                        .covering
+                        .as_ref()
+                        .map(|c| (c, batch.column_by_name(&c.column).map(|a| a.as_ref())));
+                    Rows::new(&mut seen, cover, first_row)
+                });
+                add_geometries(&mut acc, gcol.as_ref(), encoding, checked)
                     .map_err(|e| bad(format!("row group {g}: {e}")))?;
                 for (k, name) in &decoded_attrs {
                     if let Some(c) = batch.column_by_name(name) {
@@ -630,13 +664,23 @@ fn read_checked(
                     rg.num_rows()
                 )));
             }
-            Ok(acc)
+            Ok((acc, seen))
         })
         .collect::<Result<_, _>>()?;
     let mut acc = proto.empty_like();
-    for p in &parts {
+    let mut seen = Seen::default();
+    for (p, s) in &parts {
         acc.absorb(p);
+        seen.absorb(s);
     }
+    notes.warnings.extend(parquet_geo::warnings(
+        path,
+        &excerpt(&column),
+        &declared,
+        crs.as_deref(),
+        &acc,
+        &seen,
+    ));
     Ok((crs, acc))
 }
 

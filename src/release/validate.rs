@@ -265,6 +265,10 @@ pub struct Report {
     pub passed: bool,
     pub contracts: Vec<ContractReport>,
     pub profile: Profile,
+    /// What the readers warned of while profiling (e.g. GeoParquet metadata that contradicts
+    /// its data): said, never a result. Absent when they warned of nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What a single check found, before the advisory rule is applied.
@@ -567,6 +571,7 @@ pub fn validate(
         passed: reports.iter().all(|r| r.passed),
         contracts: reports,
         profile: profile.clone(),
+        warnings: Vec::new(),
     }
 }
 

@@ -74,6 +74,10 @@ pub const RULES: &[(&str, &str)] = &[
         "A release fails an advisory clause (a warning until it is enforced)",
     ),
     (
+        "read-warning",
+        "A release file's reader warned (e.g. GeoParquet metadata that contradicts the data)",
+    ),
+    (
         "waiver-ending",
         "A live waiver ends within 14 days: after it the clause it covers fails again",
     ),

@@ -101,6 +101,15 @@ pub fn junit(r: &Report) -> String {
                 }
             }
         }
+        // The readers' warnings are about the release every suite checks: each suite says them.
+        if !r.warnings.is_empty() {
+            let lines: Vec<String> = r.warnings.iter().map(|w| format!("warning: {w}")).collect();
+            let _ = writeln!(
+                s,
+                "    <system-err>{}</system-err>",
+                escape(&lines.join("\n"))
+            );
+        }
         s.push_str("  </testsuite>\n");
     }
     s.push_str("</testsuites>\n");
