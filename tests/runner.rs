@@ -53,6 +53,7 @@ mod test_parse;
 mod test_partitions;
 mod test_pgaudit;
 mod test_postgis;
+mod test_postgis_guide;
 mod test_postgis_parity;
 mod test_postgis_server;
 mod test_postgis_tls;

@@ -5,7 +5,6 @@
 //! `notify --dry-run` must then say the same from each of the three files.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use chrono::{Days, NaiveDate, Utc};
 
@@ -17,22 +16,6 @@ const PREFIX: &str = "%m [%p] %q%u@%d ";
 
 /// Run `sql` in `db` as `role` over the cluster's socket (trusted), the way a consumer's job
 /// would, through `psql`.
-#[track_caller]
-fn psql_as(c: &Cluster, role: &str, db: &str, sql: &str) {
-    let out = Command::new("psql")
-        .args(["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"])
-        .arg("-h")
-        .arg(c.socket_dir())
-        .args(["-p", &c.port().to_string(), "-U", role, "-d", db, "-c", sql])
-        .output()
-        .expect("psql runs");
-    assert!(
-        out.status.success(),
-        "psql as {role}: {sql}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The store's days, from the wall clock: the server stamps its log with the real time, so
 /// the contracts are dated around it.
 struct Days3 {
@@ -139,21 +122,19 @@ fn logged() -> Logged {
     ] {
         c.sql("postgres", setting);
     }
-    psql_as(
-        &c,
+    c.sql_as(
         "atlas",
         db,
         "SELECT count(*),\n       'public.roads_v2, not read' AS note\n  FROM public.roads_v1",
     );
-    psql_as(
-        &c,
+    c.sql_as(
         "atlas",
         db,
         "COPY (SELECT * FROM roads_v1 LIMIT 1) TO STDOUT",
     );
-    psql_as(&c, "atlas", db, "SELECT 1");
-    psql_as(&c, "router", db, "SELECT count(*) FROM roads_v2");
-    psql_as(&c, "publisher", db, "SELECT count(*) FROM roads_v1");
+    c.sql_as("atlas", db, "SELECT 1");
+    c.sql_as("router", db, "SELECT count(*) FROM roads_v2");
+    c.sql_as("publisher", db, "SELECT count(*) FROM roads_v1");
     // The backends hand their lines to the collector through a pipe: wait (boundedly) until
     // the last read, the publisher's, is in all three files.
     let dir = c.log_dir();

@@ -228,6 +228,32 @@ impl Cluster {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Run `sql` in `db` as `role` over the socket, as a consumer's client would; panics on an
+    /// error.
+    #[track_caller]
+    pub fn sql_as(&self, role: &str, db: &str, sql: &str) {
+        let out = Command::new(self.bin.join("psql"))
+            .args(["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(self.socket_dir())
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                role,
+                "-d",
+                db,
+                "-c",
+                sql,
+            ])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql as {role}: {sql}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// `psql` on `db` as the superuser, ready to run `sql` (for a test that expects failure).
     pub fn psql(&self, db: &str, sql: &str) -> Command {
         let mut c = Command::new(self.bin.join("psql"));
