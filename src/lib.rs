@@ -213,6 +213,21 @@ mod rooms {
         );
     }
 
+    /// One style of module file: a module with submodules is a folder with its `mod.rs`, never
+    /// `foo.rs` beside a `foo/`, so a reader finds a module's root in one place.
+    #[test]
+    fn a_module_with_submodules_is_a_folder_with_its_mod_rs() {
+        let beside: Vec<String> = super::source_files()
+            .iter()
+            .filter(|p| p.with_extension("").is_dir())
+            .map(|p| p.display().to_string())
+            .collect();
+        assert!(
+            beside.is_empty(),
+            "files beside a folder of the same name (move each to <folder>/mod.rs): {beside:#?}"
+        );
+    }
+
     #[test]
     fn code_lines_leave_out_blanks_comments_and_tests() {
         let text = "//! A room.\n\nfn a() {}\n    // why\n/// doc\nfn b() {}\n\
