@@ -115,5 +115,17 @@ cargo test
 cargo install --locked --debug --path . --root /usr/local --target-dir target
 bash examples/check-recipes.sh
 
+# The wheel (pyproject.toml): built with maturin, its platform tag read by auditwheel, installed
+# into a fresh venv and run (scripts/check-wheel.sh). The build tools live in a venv of their
+# own, pinned.
+MATURIN_VERSION=1.16.0
+AUDITWHEEL_VERSION=6.8.2
+if ! /opt/wheel-tools/bin/maturin --version 2>/dev/null | grep -q " $MATURIN_VERSION\$" \
+  || ! /opt/wheel-tools/bin/auditwheel --version 2>/dev/null | grep -q " $AUDITWHEEL_VERSION "; then
+  python3 -m venv /opt/wheel-tools
+  /opt/wheel-tools/bin/pip install -q "maturin==$MATURIN_VERSION" "auditwheel==$AUDITWHEEL_VERSION"
+fi
+bash scripts/check-wheel.sh /opt/wheel-tools
+
 # The example store in this repository is checked by its own CI gate.
 cargo run -q -- check

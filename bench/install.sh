@@ -14,6 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-/tmp/contracts-install-bench}
 rm -rf "$WORK" && mkdir -p "$WORK"
+# The committed tree, cloned: what a user would install, untouched by edits in the checkout.
+git clone -q . "$WORK/src"
+cd "$WORK/src"
 MATURIN=${MATURIN:-maturin==1.16.0}
 
 measure() { # label, command...
