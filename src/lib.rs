@@ -21,6 +21,8 @@ pub mod release;
 /// Pictures, pages and schemas: the timeline SVG, the static HTML registry, the CI formats and
 /// the JSON Schemas of the file formats (pure renderers).
 pub mod render;
+/// The pauses between attempts of every retry loop (store locks, moved HEAD, webhooks).
+pub mod retry;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;
 
@@ -53,13 +55,14 @@ mod rooms {
     const MAY_USE: &[(&str, &[&str])] = &[
         ("model", &[]),
         ("objects", &[]),
-        ("store", &["model"]),
+        ("retry", &[]),
+        ("store", &["model", "retry"]),
         ("release", &["model", "objects"]),
         ("consumers", &["model", "objects", "store"]),
         ("render", &["model", "consumers", "release"]),
         (
             "notify",
-            &["model", "consumers", "release", "render", "store"],
+            &["model", "consumers", "release", "render", "retry", "store"],
         ),
         (
             "audit",

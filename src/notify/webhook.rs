@@ -23,6 +23,7 @@ use super::error_chain;
 use super::plan::Notice;
 use super::run::{Clock, DeliveryError, Transport};
 use crate::consumers::{Registry, Webhook, WebhookKind};
+use crate::retry::Pauses;
 
 /// Consecutive failed deliveries to one host that end that host's deliveries for the run.
 const BREAKER: u32 = 3;
@@ -33,11 +34,18 @@ fn retry_after(value: &str) -> Option<Duration> {
     value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
-/// How long to wait before attempt `attempt + 1`: what the receiver asked for, else a backoff
-/// that doubles; `None` when the receiver asked for longer than [`MAX_RETRY_AFTER`] (the
+/// The pauses between a delivery's attempts when the receiver asks for none: 0.5 s, then
+/// doubling. Without jitter: one client retrying one receiver has nobody to fall out of step
+/// with.
+fn backoff() -> Pauses {
+    Pauses::steady(Duration::from_millis(500), MAX_RETRY_AFTER)
+}
+
+/// How long to wait before the next attempt: what the receiver asked for, else the backoff's
+/// next pause; `None` when the receiver asked for longer than [`MAX_RETRY_AFTER`] (the
 /// delivery is given up for this run).
-fn wait_before_retry(asked: Option<Duration>, attempt: u32) -> Option<Duration> {
-    let wait = asked.unwrap_or(Duration::from_millis(250 << attempt));
+fn wait_before_retry(asked: Option<Duration>, backoff: Duration) -> Option<Duration> {
+    let wait = asked.unwrap_or(backoff);
     (wait <= MAX_RETRY_AFTER).then_some(wait)
 }
 
@@ -497,6 +505,7 @@ impl<'a> WebhookTransport<'a> {
         let body = serde_json::to_vec(&payload).map_err(|e| WebhookError::Client(e.to_string()))?;
 
         let mut why = String::new();
+        let mut pauses = backoff();
         for attempt in 1..=ATTEMPTS {
             let mut req = self
                 .client()?
@@ -547,7 +556,7 @@ impl<'a> WebhookTransport<'a> {
             if attempt == ATTEMPTS {
                 break;
             }
-            let Some(wait) = wait_before_retry(wait, attempt) else {
+            let Some(wait) = wait_before_retry(wait, pauses.next_pause()) else {
                 let asked = wait.map_or(0, |w| w.as_secs());
                 why.push_str(&format!(" (Retry-After {asked} s is too long)"));
                 return Err(WebhookError::Unavailable {
@@ -698,21 +707,26 @@ mod tests {
         assert_eq!(retry_after(" 2 "), Some(Duration::from_secs(2)));
         // The HTTP-date form is not read: the backoff applies.
         assert_eq!(retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        let mut pauses = backoff();
+        let first = pauses.next_pause();
         assert_eq!(
-            wait_before_retry(Some(Duration::from_secs(2)), 1),
+            wait_before_retry(Some(Duration::from_secs(2)), first),
             Some(Duration::from_secs(2))
         );
-        assert_eq!(wait_before_retry(None, 1), Some(Duration::from_millis(500)));
         assert_eq!(
-            wait_before_retry(None, 2),
+            wait_before_retry(None, first),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            wait_before_retry(None, pauses.next_pause()),
             Some(Duration::from_millis(1000))
         );
         assert_eq!(
-            wait_before_retry(Some(MAX_RETRY_AFTER), 1),
+            wait_before_retry(Some(MAX_RETRY_AFTER), first),
             Some(MAX_RETRY_AFTER)
         );
         assert_eq!(
-            wait_before_retry(Some(MAX_RETRY_AFTER + Duration::from_secs(1)), 1),
+            wait_before_retry(Some(MAX_RETRY_AFTER + Duration::from_secs(1)), first),
             None
         );
     }
