@@ -16,8 +16,9 @@ Environment (GitHub Actions sets the first two; the action passes the others):
   PR_NUMBER          the pull request's number [default: pull_request.number in the
                      event file at GITHUB_EVENT_PATH]
 
-Exit 0 when the comment was created or updated (its URL on stdout), 2 for a missing input, 3
-when GitHub refused or could not be reached. Python 3 standard library only.
+Exit 0 when the comment was created or updated (its URL on stdout) or the review is empty
+(nothing is sent), 2 for a missing input, 3 when GitHub refused or could not be reached.
+Python 3 standard library only.
 """
 import json
 import os
@@ -74,7 +75,7 @@ def body_of(path):
     except (OSError, UnicodeDecodeError) as e:
         fail(2, f"cannot read {path}: {e}")
     if not body.strip():
-        fail(2, f"{path} is empty: there is no review to post")
+        return None
     if not body.startswith(MARKER):
         # Still findable by the next run, whatever wrote the file.
         body = MARKER + "\n" + body
@@ -136,6 +137,10 @@ def main(argv):
         fail(2, "usage: pr-comment.py REVIEW.md")
     body = body_of(argv[1])
     api, repo, token, number = settings()
+    if body is None:
+        # Nothing to say is not a failure of the step: the job's outcome is check's and review's.
+        print(f"pr-comment: {argv[1]} is empty: no comment posted", file=sys.stderr)
+        return 0
     try:
         found = find_comment(api, repo, number, token)
         if found is None:

@@ -342,6 +342,15 @@ fn markdown_without_the_marker_gets_it_so_the_next_run_finds_the_comment() {
 }
 
 #[test]
+fn an_empty_review_sends_nothing_and_passes() {
+    let github = GitHub::start(&[("reviewer", "Looks fine.")]);
+    let out = post(&github, "\n");
+    assert_exit(&out, 0, "");
+    assert!(github.requests().is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
+
+#[test]
 fn a_read_only_token_fails_the_step_with_githubs_answer() {
     let github = GitHub::start(&[]);
     github.read_only();
