@@ -465,3 +465,81 @@ fn the_comment_step_posts_through_the_script_and_outputs_the_comments_url() {
         )
     );
 }
+
+/// `action.yml`'s inputs and outputs, read with PyYAML: `(inputs, outputs)`.
+fn action_interface() -> (Vec<String>, Vec<String>) {
+    let out = tool(
+        "python3",
+        &[
+            "-c",
+            "import json, yaml; a = yaml.safe_load(open('action.yml')); \
+             print(json.dumps([list(a['inputs']), list(a['outputs'])]))",
+        ],
+    );
+    assert_exit(&out, 0, "python3 with PyYAML reads action.yml: ");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The guide does not drift from the action: its table names every input and no other, its
+/// example workflow passes only inputs the action has, and the outputs it names exist.
+#[test]
+fn the_guide_names_the_actions_inputs_and_outputs_as_they_are() {
+    let (inputs, outputs) = action_interface();
+    let guide = std::fs::read_to_string(repo().join(GUIDE)).unwrap();
+    let mut tabled: Vec<String> = guide
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string()))
+        .collect();
+    tabled.sort();
+    let mut expected = inputs.clone();
+    expected.sort();
+    assert_eq!(tabled, expected, "the guide's table of inputs");
+    for output in &outputs {
+        assert!(guide.contains(&format!("`{output}`")), "output {output}");
+    }
+    for example in guide_yaml("\njobs:") {
+        let out = crate::common::python3_with_stdin(
+            &[
+                "-c",
+                "import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))",
+            ],
+            &example,
+        )
+        .expect("python3 runs");
+        assert_exit(&out, 0, "PyYAML reads the example: ");
+        let workflow: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let steps = workflow["jobs"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|job| job["steps"].as_array().cloned().unwrap_or_default());
+        // The action's step: the one that uses neither GitHub's own actions nor a script.
+        let ours: Vec<serde_json::Value> = steps
+            .filter(|s| {
+                s["uses"]
+                    .as_str()
+                    .is_some_and(|u| !u.starts_with("actions/"))
+            })
+            .collect();
+        assert_eq!(ours.len(), 1, "{workflow}");
+        for key in ours[0]["with"]
+            .as_object()
+            .into_iter()
+            .flat_map(|w| w.keys())
+        {
+            assert!(
+                inputs.contains(key),
+                "the example passes `{key}`, which the action has no input for"
+            );
+        }
+        let id = ours[0]["id"].as_str().unwrap_or("");
+        for used in example.split(&format!("steps.{id}.outputs.")).skip(1) {
+            let name: String = used
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '-')
+                .collect();
+            assert!(outputs.contains(&name), "the example reads output `{name}`");
+        }
+    }
+}
