@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let review = gather(ctx, &store, base.as_ref(), &name, base_commit, compared)?;
     match ctx.format {
         Format::Json => print_json(ctx, &review),
-        Format::Markdown => outln!(ctx, "{}", markdown(&review)),
+        Format::Markdown => out!(ctx, "{}", markdown(&review)),
         _ => print_text(ctx, &review),
     }
     Ok(Outcome::findings_if(review.refused))
