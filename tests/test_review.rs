@@ -323,6 +323,20 @@ fn a_consumers_edit_names_who_changed() {
     // No version is proposed, so no verdict; it has never read.
     assert_eq!(row["verdict"], serde_json::Value::Null);
     assert_eq!(row["last_read"], serde_json::Value::Null);
+    let md = review(&s, &["--format", "markdown", "review"]);
+    assert_reads_well(&md.stdout);
+    assert_eq!(
+        headings(&md.stdout),
+        vec!["countries: consumers edited (tile-cache)"]
+    );
+    // Without a proposal nobody is judged affected: the table counts the subscribers.
+    let subscribers = d["consumers"].as_array().unwrap().len();
+    assert!(
+        md.stdout
+            .contains(&format!("Consumers ({subscribers} subscribed):")),
+        "{}",
+        md.stdout
+    );
 }
 
 #[test]

@@ -43,16 +43,18 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_unwarned()?;
-    let (name, compared) = match &args.base {
-        Some(rev) => (rev.clone(), store.resolve(rev)?),
+    // A base named is compared as it is; the default branch's tip is not, since it may have
+    // moved on since the branch left it: the merge base is what the branch changed from.
+    let (name, base_commit, compared) = match &args.base {
+        Some(rev) => {
+            let id = store.resolve(rev)?;
+            (rev.clone(), id, id)
+        }
         None => {
             let (name, tip) = store.default_branch()?;
-            (name.clone(), store.merge_base_with(tip, &name)?)
+            let base = store.merge_base_with(tip, &name)?;
+            (name, tip, base)
         }
-    };
-    let base_commit = match &args.base {
-        Some(rev) => store.resolve(rev)?,
-        None => store.default_branch()?.1,
     };
     let base = store.at(compared)?;
     let review = gather(ctx, &store, base.as_ref(), &name, base_commit, compared)?;
@@ -529,6 +531,40 @@ fn print_text(ctx: &Context, r: &Review) {
         }
         if let Some(l) = &d.links {
             outln!(ctx, "registry: {}", l.page);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literal_prefix;
+
+    #[test]
+    fn a_glob_is_listed_from_its_folder_before_the_first_wildcard() {
+        assert_eq!(literal_prefix("drafts/**/*.toml"), "drafts");
+        assert_eq!(literal_prefix("a/b/c-*.toml"), "a/b");
+        assert_eq!(literal_prefix("*.toml"), "");
+        assert_eq!(literal_prefix("x/[ab]/y.toml"), "x");
+    }
+
+    #[test]
+    fn the_default_glob_reads_drafts_at_any_depth_and_nothing_else() {
+        let p = glob::Pattern::new(crate::model::config::DEFAULT_DRAFTS).unwrap();
+        let o = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: false,
+        };
+        for yes in ["drafts/a.toml", "drafts/roads/b.toml", "drafts/x/y/z.toml"] {
+            assert!(p.matches_with(yes, o), "{yes}");
+        }
+        for no in [
+            "drafts/a.json",
+            "contracts/a/1.0.0.toml",
+            "a.toml",
+            "other/drafts/a.toml",
+        ] {
+            assert!(!p.matches_with(no, o), "{no}");
         }
     }
 }

@@ -529,9 +529,14 @@ fn consumers_markdown(out: &mut String, d: &DatasetReview) {
             ]
         })
         .collect();
+    let judged = d.consumers.iter().any(|c| c.verdict.is_some());
     table(
         out,
-        &format!("Consumers ({} of {} affected)", breaks, d.consumers.len()),
+        &if judged {
+            format!("Consumers ({breaks} of {} affected)", d.consumers.len())
+        } else {
+            format!("Consumers ({} subscribed)", d.consumers.len())
+        },
         &[
             "consumer",
             "verdict",
