@@ -535,3 +535,26 @@ fn links_to_the_registry_where_one_is_configured() {
     let md = review(&s, &["--format", "markdown", "review"]).stdout;
     assert!(!md.contains("]("), "{md}");
 }
+
+#[test]
+fn the_first_version_of_a_new_dataset() {
+    let s = pull_request();
+    commit_file(
+        &s,
+        "drafts/rivers/1.0.0.toml",
+        "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2027-04-01\n\
+         description = \"Rivers of the world\"\n[clauses]\ncrs = \"EPSG:4326\"\n",
+    );
+    let run = review(&s, &["--format", "markdown", "review"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_reads_well(&run.stdout);
+    assert_eq!(headings(&run.stdout), vec!["rivers: NEW DATASET → 1.0.0"]);
+    let r = review(&s, &["--format", "json", "review"]).json();
+    let d = &r["datasets"][0];
+    assert_eq!(d["proposals"][0]["previous"], serde_json::Value::Null);
+    // Its one line opens on the draft's valid_from, after --today.
+    assert_eq!(
+        d["window"]["lines"],
+        serde_json::json!([{"line": 1, "state": "upcoming", "opens": "2027-04-01", "sunset": null, "newest": "1.0.0"}])
+    );
+}

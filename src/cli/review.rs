@@ -276,10 +276,15 @@ fn review_dataset(
     newest: &HashMap<String, crate::consumers::NewestRead>,
 ) -> Result<DatasetReview, CommandError> {
     let config = store.config();
-    let existing: Vec<Contract> = if store.versions(dataset)?.is_empty() {
-        Vec::new()
+    // A dataset whose first version is drafted has nothing at HEAD yet.
+    let (existing, head_lines): (Vec<Contract>, Vec<Line>) = if store.versions(dataset)?.is_empty()
+    {
+        (Vec::new(), Vec::new())
     } else {
-        store.contracts(dataset, Strictness::Reading)?
+        (
+            store.contracts(dataset, Strictness::Reading)?,
+            store.lines(dataset)?,
+        )
     };
     let moves = moves_of(&store.history(dataset)?);
     let path = layout::releases(dataset);
@@ -337,7 +342,7 @@ fn review_dataset(
         registry,
         &changes,
         !proposals.is_empty(),
-        &store.lines(dataset)?,
+        &head_lines,
         newest,
     );
     let window = window_view(ctx, store, dataset, &all_lines)?;
