@@ -186,6 +186,23 @@ fn find_store_changes(
         Some(b) => b.datasets()?.into_iter().collect(),
         None => BTreeSet::new(),
     };
+    // Only the history files whose blob differs from the base's are parsed: a store of
+    // thousands of datasets is listed once, not read whole twice.
+    let head_files = store.files_below(store.head(), layout::HISTORY)?;
+    let changed: BTreeSet<String> = match base {
+        Some(b) => {
+            let before: HashMap<String, ObjectId> = store
+                .files_below(b.head(), layout::HISTORY)?
+                .into_iter()
+                .collect();
+            head_files
+                .into_iter()
+                .filter(|(p, id)| before.get(p) != Some(id))
+                .map(|(p, _)| p)
+                .collect()
+        }
+        None => head_files.into_iter().map(|(p, _)| p).collect(),
+    };
     for dataset in store.datasets()? {
         let had = old_datasets.contains(&dataset);
         let old_versions = match base {
@@ -203,7 +220,7 @@ fn find_store_changes(
                 t.published.entry(dataset.clone()).or_default().push(v);
             }
         }
-        if let Some(b) = base.filter(|_| had) {
+        if let Some(b) = base.filter(|_| had && changed.contains(&layout::history(&dataset))) {
             let old_moves = moves_of(&b.history(&dataset)?);
             let new_moves = moves_of(&store.history(&dataset)?);
             let old_lines = b.lines(&dataset)?;
@@ -232,6 +249,9 @@ fn find_store_changes(
             .collect();
         if !edited.is_empty() {
             t.add(&dataset, Touch::ConsumersEdited { consumers: edited });
+        }
+        if !changed.contains(&layout::waivers(&dataset)) {
+            continue;
         }
         let now = store.waivers(&dataset)?;
         let then = match base {
