@@ -382,8 +382,11 @@ fn dataset_markdown(out: &mut String, d: &DatasetReview) {
     for line in verdict_lines(d) {
         let _ = writeln!(out, "### {}\n", escape_cell(&line));
     }
-    let touched: Vec<String> = d.touched.iter().map(touch_words).collect();
-    paragraph(out, &format!("Touched: {}.", touched.join("; ")));
+    // Without a proposal the heading already says what was touched.
+    if !d.proposals.is_empty() {
+        let touched: Vec<String> = d.touched.iter().map(touch_words).collect();
+        paragraph(out, &format!("Touched: {}.", touched.join("; ")));
+    }
     for p in &d.proposals {
         proposal_markdown(out, d, p);
     }
