@@ -67,6 +67,7 @@ mod test_release_profile;
 mod test_release_validate;
 mod test_remote_logs;
 mod test_remote_releases;
+mod test_review;
 mod test_rules;
 mod test_schema;
 mod test_site;
