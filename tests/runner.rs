@@ -34,6 +34,7 @@ mod test_envelopes;
 mod test_export_odcs;
 mod test_export_odcs_graded;
 mod test_export_stac;
+mod test_file_circles;
 mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
 mod test_geoparquet_metadata;
