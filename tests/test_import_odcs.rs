@@ -223,3 +223,214 @@ fn a_name_that_is_no_dataset_name_imports_with_dataset() {
         Some("orders"),
     );
 }
+
+const ROW: &str =
+    "min_feature_count = { kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }";
+
+/// `store` with the `[kinds]` row of a feature-count floor, committed.
+fn with_feature_count_kind(store: &Store) {
+    let path = store.dir.join("contracts.toml");
+    let config = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        config.replace(
+            "# [kinds]\n# min_feature_count",
+            "[kinds]\nmin_feature_count",
+        ),
+    )
+    .unwrap();
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains(&format!("[kinds]\n{ROW}")));
+    let author = ("Test Author", "author@example.org");
+    common::git_as(
+        &store.dir,
+        store.env.home(),
+        author,
+        &["commit", "-qam", "kinds"],
+    );
+}
+
+fn import(store: &Store, file: &Path, extra: &[&str]) -> common::Run {
+    let mut args = vec!["import", "odcs", file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    store.run(&args)
+}
+
+#[test]
+fn a_clause_whose_kind_the_store_lacks_is_refused_with_the_row_to_add() {
+    let store = Store::new();
+    let parcels = common::fixture("odcs/parcels-rfc0048.odcs.yaml");
+    let out = store.env.home().join("parcels.toml");
+    let run = import(&store, &parcels, &["--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    // The rowCount check starts at line 43, column 9 of the fixture.
+    run.assert_stderr_has("parcels-rfc0048.odcs.yaml:43:9: a rowCount floor")
+        .assert_stderr_has(ROW);
+    assert!(!out.exists(), "a refused import writes nothing");
+
+    with_feature_count_kind(&store);
+    let run = import(&store, &parcels, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let draft: toml::Value = toml::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        draft["clauses"]["min_feature_count"].as_float(),
+        Some(1001.0),
+        "more than 1000"
+    );
+}
+
+#[test]
+fn the_proposed_geometry_type_becomes_spatial_clauses_and_round_trips() {
+    let store = Store::new();
+    with_feature_count_kind(&store);
+    let parcels = common::fixture("odcs/parcels-rfc0048.odcs.yaml");
+    let run = import(&store, &parcels, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let draft: toml::Value = toml::from_str(&run.stdout).unwrap();
+    let expected: toml::Value = toml::from_str(
+        r#"
+        crs = "EPSG:2056"
+        permitted_geometry = ["MultiPolygon"]
+        envelope = [2485000.0, 1075000.0, 2834000.0, 1296000.0]
+        dimensions = ["XY"]
+        required_attributes = { parcel_id = "string" }
+        optional_attributes = { area_m2 = "float64", surveyed = "date" }
+        max_null_fraction = { area_m2 = 0.07 }
+        min_feature_count = 1001.0
+        "#,
+    )
+    .unwrap();
+    assert_eq!(draft["clauses"], expected);
+    assert_eq!(draft["valid_from"].to_string(), "2026-11-01");
+    assert_eq!(
+        draft["description"].as_str(),
+        Some("Cadastral parcels of the canton")
+    );
+    let kept = draft["odcs"]["document"].as_str().unwrap();
+    assert_eq!(
+        kept,
+        std::fs::read_to_string(&parcels).unwrap(),
+        "kept verbatim"
+    );
+
+    let original = std::fs::read_to_string(&parcels).unwrap();
+    let exported = round_trip(&store, &parcels, None);
+    assert_eq!(as_data(&exported), as_data(&original), "{exported}");
+}
+
+#[test]
+fn a_later_version_exports_its_changed_clauses_in_the_kept_document() {
+    let store = Store::new();
+    with_feature_count_kind(&store);
+    let parcels = common::fixture("odcs/parcels-rfc0048.odcs.yaml");
+    round_trip(&store, &parcels, None);
+    // 1.1.0: a tighter null bound, a higher floor, and one more optional attribute.
+    let v1 = store.run(&["show", "parcels", "--format", "json"]);
+    assert_eq!(v1.code, 0, "{}", v1.stderr);
+    let text = std::fs::read_to_string(store.dir.join("contracts/parcels/1.0.0.toml")).unwrap();
+    let next = text
+        .replace(
+            "version     = \"1.0.0\"",
+            "version     = \"1.1.0\"\nsupersedes  = \"1.0.0\"",
+        )
+        .replace("valid_from  = 2026-11-01", "valid_from  = 2026-11-29")
+        .replace("{ area_m2 = 0.07 }", "{ area_m2 = 0.05 }")
+        .replace("min_feature_count = 1001.0", "min_feature_count = 1200.0")
+        .replace(
+            "surveyed = \"date\"",
+            "surveyed = \"date\", owner = \"string\"",
+        );
+    assert_ne!(next, text);
+    store.propose_ok(&next, "tighter");
+    let run = store.run(&["export", "odcs", "parcels"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let got = as_data(&run.stdout);
+    let mut want = as_data(&std::fs::read_to_string(&parcels).unwrap());
+    want["version"] = "1.1.0".into();
+    want["contractCreatedTs"] = "2026-11-29T00:00:00+00:00".into();
+    let props = want["schema"][0]["properties"].as_array_mut().unwrap();
+    // A new attribute joins after the kept ones.
+    props.push(serde_json::json!({
+        "name": "owner", "logicalType": "string", "physicalType": "string", "required": false,
+    }));
+    props[2]["quality"] = serde_json::json!([{
+        "name": "area_m2_null_fraction", "type": "library", "metric": "nullValues",
+        "unit": "percent", "mustBeLessOrEqualTo": 5, "severity": "error",
+        "description": "max_null_fraction: at most 0.05 of the features have no area_m2",
+    }]);
+    // The lineage the document had no place for, as `export odcs` writes it for any contract.
+    want["customProperties"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "property": "supersedes", "value": "1.0.0",
+            "description": "contracts: the version this one follows",
+        }));
+    let floor = &mut want["schema"][0]["quality"][0];
+    floor.as_object_mut().unwrap().remove("mustBeGreaterThan");
+    floor["mustBeGreaterOrEqualTo"] = 1200.into();
+    assert_eq!(got, want, "{}", run.stdout);
+}
+
+#[test]
+fn bad_yaml_and_every_problem_are_named_with_file_line_and_column() {
+    let store = Store::new();
+    let bad = store.write(
+        "bad.odcs.yaml",
+        "apiVersion: v3.1.0\nkind: DataContract\nschema: [\n",
+    );
+    let run = import(&store, Path::new(&bad), &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("{bad}:4:1: not YAML")),
+        "{}",
+        run.stderr
+    );
+    // Three problems in one document: all of them, in line order.
+    let many = store.write(
+        "many.odcs.yaml",
+        "apiVersion: v2.2.2\nkind: DataContract\nname: Not A Name\nversion: 1.0\nschema:\n  - name: a\n    properties:\n      - name: t\n        logicalType: time\n",
+    );
+    let run = import(&store, Path::new(&many), &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    for (i, want) in [
+        "many.odcs.yaml:1:13: apiVersion `v2.2.2`",
+        "many.odcs.yaml:3:7: name `Not A Name`",
+        "many.odcs.yaml:4:10: version 1.0 is not a semantic version",
+        "many.odcs.yaml:8:9: property `t`: logicalType `time`",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            lines.get(i).is_some_and(|l| l.contains(want)),
+            "line {i}: {want}\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn our_own_export_imports_back_to_its_clauses() {
+    let store = Store::new();
+    with_feature_count_kind(&store);
+    let contract = "dataset = \"rivers\"\nversion = \"1.0.0\"\nvalid_from = 2026-11-01\n\
+        description = \"Rivers\"\n[clauses]\ncrs = \"EPSG:4326\"\n\
+        permitted_geometry = [\"LineString\", \"MultiLineString\"]\n\
+        emitted_geometry = [\"MultiLineString\"]\ndimensions = [\"XYZ\"]\n\
+        envelope = [-10.5, 35.0, 30.25, 60.0]\n\
+        required_attributes = { name = \"string\" }\n\
+        optional_attributes = { width = \"float64\" }\n\
+        max_null_fraction = { width = 0.57 }\nmin_feature_count = 170.0\n";
+    store.propose_ok(contract, "first");
+    let run = store.run(&["export", "odcs", "rivers"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let exported = store.write("rivers.odcs.yaml", &run.stdout);
+    let run = import(&store, Path::new(&exported), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let draft: toml::Value = toml::from_str(&run.stdout).unwrap();
+    let original: toml::Value = toml::from_str(contract).unwrap();
+    assert_eq!(draft["clauses"], original["clauses"], "{}", run.stdout);
+}

@@ -45,11 +45,13 @@ pub fn document(
             .filter(|(n, _)| !mapped.contains(&n.as_str()))
             .map(|(n, cl)| clause_custom(c, n, cl))
             .collect();
-        set_customs(object, rest, |d| d.starts_with("contracts clause `"));
+        set_customs(object, rest, |d, _| d.starts_with("contracts clause `"));
     }
     if let Value::Object(top) = &mut doc {
-        set_customs(top, lineage(c, line_sunset), |d| {
-            d.starts_with("contracts: ")
+        // Only the lineage is rewritten: our export's `validFrom` and `line` stay as kept.
+        const LINEAGE: [&str; 4] = ["supersedes", "previousLineSunset", "sunset", "advisory"];
+        set_customs(top, lineage(c, line_sunset), |d, p| {
+            d.starts_with("contracts: ") && LINEAGE.contains(&p)
         });
     }
     Ok(doc)
@@ -57,19 +59,15 @@ pub fn document(
 
 /// Replace the custom properties `ours` describes with `new`, keeping every other one (and
 /// each of ours that `new` holds unchanged) in place.
-fn set_customs(o: &mut Map<String, Value>, new: Vec<Value>, ours: impl Fn(&str) -> bool) {
+fn set_customs(o: &mut Map<String, Value>, new: Vec<Value>, ours: impl Fn(&str, &str) -> bool) {
     let old = o.remove("customProperties");
     let mut list: Vec<Value> = old
         .as_ref()
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let description = |c: &Value| {
-        c.get("description")
-            .and_then(Value::as_str)
-            .map(String::from)
-    };
-    list.retain(|c| !description(c).is_some_and(|d| ours(&d)) || new.contains(c));
+    let text = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    list.retain(|c| !ours(&text(c, "description"), &text(c, "property")) || new.contains(c));
     for n in new {
         if !list.contains(&n) {
             list.push(n);
@@ -259,7 +257,7 @@ mod tests {
             "customProperties".into(),
             json!([{"property": "a", "value": 1}, {"property": "x", "value": 2, "description": "contracts clause `x` (fixed, value)"}]),
         );
-        set_customs(&mut o, vec![], |d| d.starts_with("contracts clause `"));
+        set_customs(&mut o, vec![], |d, _| d.starts_with("contracts clause `"));
         assert_eq!(
             o["customProperties"],
             json!([{"property": "a", "value": 1}])
