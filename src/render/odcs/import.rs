@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
-use super::read::{read, token, OdcsErrors, Problem, Read};
+use super::yaml_read::{read, token, OdcsErrors, Problem, Read};
 use crate::model::history::toml_string;
 use crate::model::{is_dataset_name, KindTable, Shape};
 
@@ -96,7 +96,7 @@ pub fn row_floor(check: &Value) -> Option<f64> {
 
 /// The attribute a property says, or `None` for the geometry column.
 pub fn property_attr(p: &Map<String, Value>) -> Result<Option<Attr>, String> {
-    if super::geometry::is_geometry(p) {
+    if super::geometry_column::is_geometry(p) {
         return Ok(None);
     }
     let ty = attr_type(p)?;
@@ -311,7 +311,7 @@ fn object_clauses(
                 &here,
                 format!("property `{name}` is a second geometry column: a contract has one"),
             )),
-            Ok(None) => match super::geometry::clauses(p) {
+            Ok(None) => match super::geometry_column::clauses(p) {
                 Ok(g) => geometry = Some(g),
                 Err(e) => problems.push(r.problem(&here, format!("property `{name}`: {e}"))),
             },

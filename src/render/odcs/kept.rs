@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::geometry::clauses as geometry_clauses;
+use super::geometry_column::clauses as geometry_clauses;
 use super::import::{property_attr, row_floor, the_object};
 use super::{
     clause_custom, geometry_property, is_geometry_clause, lineage, logical_type, null_check,
@@ -25,7 +25,7 @@ pub fn document(
     status: &str,
     line_sunset: Option<chrono::NaiveDate>,
 ) -> Result<Value, String> {
-    let mut doc = super::read::read(kept)
+    let mut doc = super::yaml_read::read(kept)
         .map_err(|p| format!("the kept ODCS document does not read: {}", p[0].message))?
         .doc;
     the_object(&doc)?;

@@ -18,15 +18,15 @@ use serde_json::{json, Map, Value};
 
 use crate::model::{Check, Clause, ClauseValue, Contract, Kind};
 
-mod geometry;
+mod geometry_column;
 mod import;
 mod kept;
-mod read;
 mod yaml;
+mod yaml_read;
 pub use import::{import, Options};
 pub use kept::document as kept_document;
-pub use read::OdcsErrors;
 pub use yaml::yaml;
+pub use yaml_read::OdcsErrors;
 
 /// The ODCS version written.
 pub const API_VERSION: &str = "v3.1.0";
