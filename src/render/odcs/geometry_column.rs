@@ -219,3 +219,46 @@ pub fn clauses(p: &Map<String, Value>) -> Result<BTreeMap<String, Value>, String
         .map(|(k, (v, _))| (k.to_string(), v))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(p: Value) -> Result<BTreeMap<String, Value>, String> {
+        clauses(p.as_object().unwrap())
+    }
+
+    #[test]
+    fn postgis_types_and_the_proposed_options_read_alike() {
+        let postgis = of(json!({"name": "g", "physicalType": "geometry(MULTIPOLYGONZ,2056)"}));
+        let proposed = of(json!({"name": "g", "logicalType": "geometry",
+            "logicalTypeOptions": {"crs": 2056, "subType": ["MultiPolygon"], "dimensions": 3}}));
+        let want: BTreeMap<String, Value> = [
+            ("crs", json!("EPSG:2056")),
+            ("dimensions", json!(["XYZ"])),
+            ("permitted_geometry", json!(["MultiPolygon"])),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(postgis, Ok(want.clone()));
+        assert_eq!(proposed, Ok(want));
+        assert_eq!(of(json!({"physicalType": "geometry"})), Ok(BTreeMap::new()));
+    }
+
+    #[test]
+    fn places_that_disagree_are_refused() {
+        let e = of(json!({"physicalType": "geometry(Point,4326)",
+            "logicalTypeOptions": {"crs": "EPSG:3857"}}))
+        .unwrap_err();
+        assert!(e.contains("physicalType says crs \"EPSG:4326\""), "{e}");
+        assert!(
+            of(json!({"logicalType": "geometry", "logicalTypeOptions": {"subType": "Blob"}}))
+                .is_err()
+        );
+        assert!(
+            of(json!({"logicalType": "geometry", "logicalTypeOptions": {"bbox": [1, 2, 3]}}))
+                .is_err()
+        );
+    }
+}

@@ -373,11 +373,13 @@ fn inline(v: &Value) -> String {
 fn multiline(text: &str) -> String {
     let mut out = String::from("\"\"\"\n");
     let mut quotes = 0;
-    for c in text.chars() {
-        // Three quotes in a row would close the string: the third is escaped.
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         quotes = if c == '"' { quotes + 1 } else { 0 };
         match c {
-            '"' if quotes == 3 => {
+            // Three quotes in a row would close the string, and so would a last quote joined
+            // to the closing delimiter: those are escaped.
+            '"' if quotes == 3 || chars.peek().is_none() => {
                 out.push_str("\\\"");
                 quotes = 0;
             }
@@ -389,11 +391,41 @@ fn multiline(text: &str) -> String {
             c => out.push(c),
         }
     }
-    // A quote just before the closing delimiter would join it.
-    if out.ends_with('"') {
-        out.pop();
-        out.push_str("\\\"");
-    }
     out.push_str("\"\"\"");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept document reads back from the draft byte for byte, whatever it holds: quotes
+    /// in runs, a closing quote, backslashes, CRLF, controls.
+    fn kept(text: &str) -> String {
+        let t: toml::Value = toml::from_str(&format!("document = {}", multiline(text)))
+            .unwrap_or_else(|e| panic!("{e}: {text:?}"));
+        t["document"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn awkward_documents_are_kept_exactly() {
+        for text in [
+            "",
+            "\"",
+            "a: \"\"\"\"\"\"\"",
+            "\"\"\"",
+            "x: '\\'\r\ny: \"\\u0041\"\r\n",
+            "\n\nleading newlines",
+            "tab\there\u{7f}\u{1}\u{85}\u{2028}",
+        ] {
+            assert_eq!(kept(text), text);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_kept_exactly(text in "\\PC*|[\"\\\\\r\n\t\u{0}-\u{1f}a]*") {
+            proptest::prop_assert_eq!(kept(&text), text);
+        }
+    }
 }
