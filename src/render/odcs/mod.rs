@@ -13,6 +13,11 @@
 //! allows: the geometry clauses in the geometry's physical type, the required set in a check
 //! whose expected count follows it. The table of docs/src/commands/export.md lists the mapping
 //! and the grading clause by clause, with what ODCS cannot express.
+//!
+//! The way back (`contracts import odcs`) is here too, since each mapping is read with the
+//! function that decides how it is written: `import` drafts a contract from a document and
+//! keeps the document verbatim; `kept` exports such a contract by writing that document back
+//! with the clauses in place.
 
 use serde_json::{json, Map, Value};
 
