@@ -287,6 +287,7 @@ fn the_proposed_geometry_type_becomes_spatial_clauses_and_round_trips() {
     let parcels = common::fixture("odcs/parcels-rfc0048.odcs.yaml");
     let run = import(&store, &parcels, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_stderr_has("parcels-rfc0048.odcs.yaml:8:9: status `production` is no clause");
     let draft: toml::Value = toml::from_str(&run.stdout).unwrap();
     let expected: toml::Value = toml::from_str(
         r#"
@@ -433,4 +434,36 @@ fn our_own_export_imports_back_to_its_clauses() {
     let draft: toml::Value = toml::from_str(&run.stdout).unwrap();
     let original: toml::Value = toml::from_str(contract).unwrap();
     assert_eq!(draft["clauses"], original["clauses"], "{}", run.stdout);
+}
+
+#[test]
+fn checks_that_look_like_clauses_but_are_none_are_named_and_kept() {
+    let store = Store::new();
+    with_feature_count_kind(&store);
+    // Five null rows is no fraction; a row count below a ceiling is no floor.
+    let doc = store.write(
+        "counts.odcs.yaml",
+        "apiVersion: v3.1.0\nkind: DataContract\nid: c\nname: counts\nversion: 1.0.0\n\
+         status: active\nschema:\n  - name: counts\n    properties:\n      - name: n\n\
+         \x20       logicalType: integer\n        quality:\n          - metric: nullValues\n\
+         \x20           mustBeLessOrEqualTo: 5\n    quality:\n      - metric: rowCount\n\
+         \x20       mustBeLessThan: 10\n",
+    );
+    let run = import(&store, Path::new(&doc), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_stderr_has(
+        "counts.odcs.yaml:13:13: property `n`: this nullValues check is no fraction",
+    )
+    .assert_stderr_has("counts.odcs.yaml:16:9: this rowCount check is no floor");
+    let draft: toml::Value = toml::from_str(&run.stdout).unwrap();
+    let clauses = draft["clauses"].as_table().unwrap();
+    assert_eq!(
+        clauses.keys().collect::<Vec<_>>(),
+        ["optional_attributes"],
+        "{}",
+        run.stdout
+    );
+    let original = std::fs::read_to_string(&doc).unwrap();
+    let exported = round_trip(&store, Path::new(&doc), None);
+    assert_eq!(as_data(&exported), as_data(&original), "{exported}");
 }

@@ -39,8 +39,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         today: ctx.today,
         kinds: &config.kinds,
     };
-    let draft = import(&args.file.display().to_string(), &text, &options)
+    let imported = import(&args.file.display().to_string(), &text, &options)
         .map_err(|e| CommandError::input(e.to_string()))?;
+    for note in &imported.notes {
+        talkln!(ctx, "note: {note}");
+    }
+    let draft = imported.draft;
     match &args.out {
         Some(path) => {
             std::fs::write(path, &draft).map_err(|e| {

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
-use super::yaml_read::{read, token, OdcsErrors, Problem, Read};
+use super::yaml_read::{read, OdcsErrors, Problem, Read};
 use crate::model::history::toml_string;
 use crate::model::{is_dataset_name, KindTable, Shape};
 
@@ -136,46 +136,68 @@ pub fn the_object(doc: &Value) -> Result<&Map<String, Value>, String> {
 }
 
 /// The draft of the ODCS document `text` read from `file`.
-pub fn import(file: &str, text: &str, o: &Options) -> Result<String, OdcsErrors> {
+pub fn import(file: &str, text: &str, o: &Options) -> Result<Imported, OdcsErrors> {
     let errors = |problems| OdcsErrors {
         file: file.to_string(),
         problems,
     };
     let r = read(text).map_err(errors)?;
-    let mut problems = Vec::new();
-    let d = draft(&r, file, text, o, &mut problems);
-    problems.sort_by_key(|p| (p.line, p.column));
+    let mut f = Found::default();
+    let d = draft(&r, file, text, o, &mut f);
+    f.problems.sort_by_key(|p| (p.line, p.column));
+    f.notes.sort_by_key(|p| (p.line, p.column));
     match d {
-        Some(d) if problems.is_empty() => Ok(d),
-        _ => Err(errors(problems)),
+        Some(draft) if f.problems.is_empty() => Ok(Imported {
+            draft,
+            notes: f.notes.iter().map(|n| n.at(file)).collect(),
+        }),
+        _ => Err(errors(f.problems)),
     }
 }
 
-fn draft(
-    r: &Read,
-    file: &str,
-    text: &str,
-    o: &Options,
-    problems: &mut Vec<Problem>,
-) -> Option<String> {
+/// A draft, and what of the document it read as no clause though it looked like one.
+pub struct Imported {
+    pub draft: String,
+    pub notes: Vec<String>,
+}
+
+#[derive(Default)]
+struct Found {
+    problems: Vec<Problem>,
+    notes: Vec<Problem>,
+}
+
+fn draft(r: &Read, file: &str, text: &str, o: &Options, f: &mut Found) -> Option<String> {
     let doc = &r.doc;
     let s = |k: &str| doc.get(k).and_then(Value::as_str);
     match s("apiVersion") {
         Some(v) if v.starts_with("v3.") => {}
-        Some(v) => problems.push(r.problem(
+        Some(v) => f.problems.push(r.problem(
             "/apiVersion",
             format!("apiVersion `{v}`: only ODCS v3 documents are read"),
         )),
-        None => problems.push(r.problem("", "no apiVersion: not an ODCS v3 document")),
+        None => f
+            .problems
+            .push(r.problem("", "no apiVersion: not an ODCS v3 document")),
+    }
+    if let Some(status) = s("status").filter(|s| *s != "active") {
+        f.notes.push(r.problem(
+            "/status",
+            format!(
+                "status `{status}` is no clause: the store gives a version's state (the \
+                 export writes `{status}` back while the version is live)"
+            ),
+        ));
     }
     if s("kind") != Some("DataContract") {
-        problems.push(r.problem("/kind", "kind is not `DataContract`"));
+        f.problems
+            .push(r.problem("/kind", "kind is not `DataContract`"));
     }
     let dataset = match (o.dataset, s("name")) {
         (Some(d), _) => Some(d.to_string()),
         (None, Some(n)) if is_dataset_name(n) => Some(n.to_string()),
         (None, Some(n)) => {
-            problems.push(r.problem(
+            f.problems.push(r.problem(
                 "/name",
                 format!(
                     "name `{n}` is not a dataset name ([a-z0-9][a-z0-9_-]{{0,63}}): give --dataset"
@@ -184,7 +206,7 @@ fn draft(
             None
         }
         (None, None) => {
-            problems.push(r.problem(
+            f.problems.push(r.problem(
                 "",
                 "no `name` to take the dataset name from: give --dataset",
             ));
@@ -195,16 +217,18 @@ fn draft(
         Some(Value::String(v)) => match semver::Version::parse(v) {
             Ok(v) => Some(v),
             Err(e) => {
-                problems.push(r.problem("/version", format!("version `{v}`: {e}")));
+                f.problems
+                    .push(r.problem("/version", format!("version `{v}`: {e}")));
                 None
             }
         },
         Some(v) => {
-            problems.push(r.problem("/version", format!("version {v} is not a semantic version")));
+            f.problems
+                .push(r.problem("/version", format!("version {v} is not a semantic version")));
             None
         }
         None => {
-            problems.push(r.problem("", "no version"));
+            f.problems.push(r.problem("", "no version"));
             None
         }
     };
@@ -215,7 +239,7 @@ fn draft(
         {
             Some(d) => d,
             None => {
-                problems.push(r.problem(
+                f.problems.push(r.problem(
                     "/contractCreatedTs",
                     format!("contractCreatedTs `{ts}` does not start with a date"),
                 ));
@@ -232,11 +256,11 @@ fn draft(
     let object = match the_object(doc) {
         Ok(obj) => obj,
         Err(e) => {
-            problems.push(r.problem("/schema", e));
+            f.problems.push(r.problem("/schema", e));
             return None;
         }
     };
-    let clauses = object_clauses(r, object, o.kinds, problems);
+    let clauses = object_clauses(r, object, o.kinds, f);
     let (dataset, version) = (dataset?, version?);
 
     let mut t = String::new();
@@ -273,7 +297,7 @@ fn object_clauses(
     r: &Read,
     object: &Map<String, Value>,
     kinds: &KindTable,
-    problems: &mut Vec<Problem>,
+    f: &mut Found,
 ) -> BTreeMap<String, Value> {
     let at = "/schema/0";
     let mut clauses = BTreeMap::new();
@@ -285,15 +309,31 @@ fn object_clauses(
     for (i, p) in props.into_iter().flatten().enumerate() {
         let here = format!("{at}/properties/{i}");
         let Some(p) = p.as_object() else {
-            problems.push(r.problem(&here, "a property that is not a mapping"));
+            f.problems
+                .push(r.problem(&here, "a property that is not a mapping"));
             continue;
         };
         let Some(name) = p.get("name").and_then(Value::as_str) else {
-            problems.push(r.problem(&here, "a property with no name"));
+            f.problems.push(r.problem(&here, "a property with no name"));
             continue;
         };
         if required.contains_key(name) || optional.contains_key(name) {
-            problems.push(r.problem(&here, format!("property `{name}` appears twice")));
+            f.problems
+                .push(r.problem(&here, format!("property `{name}` appears twice")));
+        }
+        let checks = p.get("quality").and_then(Value::as_array);
+        for (j, c) in checks.into_iter().flatten().enumerate() {
+            let metric = c.get("metric").and_then(Value::as_str);
+            if metric == Some("nullValues") && null_bound(c).is_none() {
+                f.notes.push(r.problem(
+                    &format!("{here}/quality/{j}"),
+                    format!(
+                        "property `{name}`: this nullValues check is no fraction of the \
+                         features (max_null_fraction reads `mustBe: 0` or \
+                         `mustBeLessOrEqualTo` in percent): kept in the document only"
+                    ),
+                ));
+            }
         }
         match property_attr(p) {
             Ok(Some(a)) => {
@@ -307,15 +347,19 @@ fn object_clauses(
                 };
                 side.insert(name.to_string(), json!(a.ty));
             }
-            Ok(None) if geometry.is_some() => problems.push(r.problem(
+            Ok(None) if geometry.is_some() => f.problems.push(r.problem(
                 &here,
                 format!("property `{name}` is a second geometry column: a contract has one"),
             )),
             Ok(None) => match super::geometry_column::clauses(p) {
                 Ok(g) => geometry = Some(g),
-                Err(e) => problems.push(r.problem(&here, format!("property `{name}`: {e}"))),
+                Err(e) => f
+                    .problems
+                    .push(r.problem(&here, format!("property `{name}`: {e}"))),
             },
-            Err(e) => problems.push(r.problem(&here, format!("property `{name}`: {e}"))),
+            Err(e) => f
+                .problems
+                .push(r.problem(&here, format!("property `{name}`: {e}"))),
         }
     }
     for (name, m) in [
@@ -332,13 +376,23 @@ fn object_clauses(
     clauses.extend(geometry.unwrap_or_default());
     let checks = object.get("quality").and_then(Value::as_array);
     for (i, c) in checks.into_iter().flatten().enumerate() {
-        let Some(n) = row_floor(c) else { continue };
+        let Some(n) = row_floor(c) else {
+            if c.get("metric").and_then(Value::as_str) == Some("rowCount") {
+                f.notes.push(r.problem(
+                    &format!("{at}/quality/{i}"),
+                    "this rowCount check is no floor (a feature-count clause reads \
+                     `mustBeGreaterOrEqualTo`, or `mustBeGreaterThan` an integer): kept in the \
+                     document only",
+                ));
+            }
+            continue;
+        };
         match feature_count_clause(kinds) {
             Some(name) => {
                 clauses.insert(name, json!(n));
             }
-            None => problems.push(r.problem(
-                &format!("{at}/quality/{}", token(&i.to_string())),
+            None => f.problems.push(r.problem(
+                &format!("{at}/quality/{i}"),
                 "a rowCount floor needs a feature-count clause, and the store has no kind for \
                  one: add to contracts.toml [kinds]: min_feature_count = { kind = \"narrowing\", \
                  shape = \"lower_bound\", metric = \"feature_count\" }",

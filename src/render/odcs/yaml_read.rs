@@ -18,6 +18,13 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// The problem as one line: `file:line:column: message`.
+    pub fn at(&self, file: &str) -> String {
+        format!("{file}:{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
 /// Every problem of one document, in line order: an import reports them all at once.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", render(.file, .problems))]
@@ -29,7 +36,7 @@ pub struct OdcsErrors {
 fn render(file: &str, problems: &[Problem]) -> String {
     problems
         .iter()
-        .map(|p| format!("{file}:{}:{}: {}", p.line, p.column, p.message))
+        .map(|p| p.at(file))
         .collect::<Vec<_>>()
         .join("\n")
 }
