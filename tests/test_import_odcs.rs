@@ -467,3 +467,23 @@ fn checks_that_look_like_clauses_but_are_none_are_named_and_kept() {
     let exported = round_trip(&store, Path::new(&doc), None);
     assert_eq!(as_data(&exported), as_data(&original), "{exported}");
 }
+
+#[test]
+fn a_status_the_store_gives_otherwise_is_the_stores_on_export() {
+    let store = Store::new();
+    let doc = store.write(
+        "old.odcs.yaml",
+        "apiVersion: v3.1.0\nkind: DataContract\nid: o\nname: old\nversion: 1.0.0\n\
+         status: retired\nschema:\n  - name: old\n    properties:\n      - name: n\n\
+         \x20       logicalType: string\n",
+    );
+    let run = import(&store, Path::new(&doc), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_stderr_has("old.odcs.yaml:6:9: status `retired` is no clause");
+    let exported = as_data(&round_trip(&store, Path::new(&doc), None));
+    // Proposed on --today, the version is live: `active`, whatever the document said.
+    assert_eq!(exported["status"], "active");
+    let mut want = as_data(&std::fs::read_to_string(&doc).unwrap());
+    want["status"] = "active".into();
+    assert_eq!(exported, want);
+}

@@ -180,14 +180,22 @@ fn draft(r: &Read, file: &str, text: &str, o: &Options, f: &mut Found) -> Option
             .problems
             .push(r.problem("", "no apiVersion: not an ODCS v3 document")),
     }
-    if let Some(status) = s("status").filter(|s| *s != "active") {
-        f.notes.push(r.problem(
+    match s("status") {
+        None | Some("active") => {}
+        Some(w @ ("proposed" | "deprecated" | "retired")) => f.notes.push(r.problem(
             "/status",
             format!(
-                "status `{status}` is no clause: the store gives a version's state (the \
-                 export writes `{status}` back while the version is live)"
+                "status `{w}` is no clause: the store gives a version's state, and exports \
+                 a live version as `active`"
             ),
-        ));
+        )),
+        Some(w) => f.notes.push(r.problem(
+            "/status",
+            format!(
+                "status `{w}` is no clause: the store gives a version's state (the export \
+                 writes `{w}` back while the version is live)"
+            ),
+        )),
     }
     if s("kind") != Some("DataContract") {
         f.problems

@@ -30,7 +30,11 @@ pub fn document(
         .doc;
     the_object(&doc)?;
     doc["version"] = json!(c.version.to_string());
-    if !(status == "active" && doc.get("status").is_some()) {
+    // A live version keeps the document's own word (`production`, `draft` ...), unless that
+    // word is one the store gives a version in another state: the store knows better.
+    let kept_word = doc.get("status").and_then(Value::as_str);
+    let keeps = kept_word.is_some_and(|w| !["proposed", "deprecated", "retired"].contains(&w));
+    if !(status == "active" && keeps) {
         doc["status"] = json!(status);
     }
     let created = doc.get("contractCreatedTs").and_then(Value::as_str);
