@@ -39,6 +39,7 @@ mod test_first_steps;
 mod test_fuzz_gpkg_parquet;
 mod test_geoparquet_metadata;
 mod test_impact;
+mod test_import_odcs;
 mod test_mutation;
 mod test_notice;
 mod test_notify_channels;

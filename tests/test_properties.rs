@@ -184,6 +184,7 @@ proptest! {
             wide_antimeridian: BTreeSet::new(),
             clauses,
             unknown: BTreeMap::new(),
+            odcs: None,
         };
         prop_assert!(derive_changes(&c, &c).changes.is_empty());
     }

@@ -63,6 +63,7 @@ mod context;
 mod diff;
 mod error;
 mod export;
+mod import;
 mod init;
 mod log;
 mod new;
@@ -250,6 +251,7 @@ pub enum Command {
     Man(completions::ManArgs),
     Schema(schema::Args),
     Export(export::Args),
+    Import(import::Args),
     Waive(waive::Args),
     Unwaive(unwaive::Args),
     Waivers(waivers::Args),
@@ -283,6 +285,7 @@ impl Command {
             Command::Man(_) => "man",
             Command::Schema(_) => "schema",
             Command::Export(_) => "export",
+            Command::Import(_) => "import",
             Command::Waive(_) => "waive",
             Command::Unwaive(_) => "unwaive",
             Command::Waivers(_) => "waivers",
@@ -301,6 +304,8 @@ impl Command {
                 &[Text, Json, Github, Sarif]
             }
             Command::Review(_) => &[Text, Json, Markdown],
+            // A draft is TOML: there is no JSON of it to give.
+            Command::Import(_) => &[Text],
             _ => &[Text, Json],
         }
     }
@@ -378,6 +383,7 @@ pub fn main() -> ExitCode {
         Command::Man(args) => completions::run_man(&ctx, args),
         Command::Schema(args) => schema::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
+        Command::Import(args) => import::run(&ctx, args),
         Command::Waive(args) => waive::run(&ctx, args),
         Command::Unwaive(args) => unwaive::run(&ctx, args),
         Command::Waivers(args) => waivers::run(&ctx, args),

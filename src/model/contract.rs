@@ -46,6 +46,9 @@ pub struct Contract {
     pub clauses: BTreeMap<String, Clause>,
     /// Clauses this build has no kind for (only with [`Strictness::Reading`]).
     pub unknown: BTreeMap<String, toml::Value>,
+    /// The ODCS document the contract was imported from (`[odcs] document`), verbatim:
+    /// `export odcs` writes back what no clause holds.
+    pub odcs: Option<String>,
 }
 
 impl Contract {
@@ -75,6 +78,13 @@ struct RawContract {
     wide_antimeridian: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     clauses: BTreeMap<String, Spanned<toml::Value>>,
+    odcs: Option<RawOdcs>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOdcs {
+    document: String,
 }
 
 /// Whether `name` is a valid dataset name (`[a-z0-9][a-z0-9_-]{0,63}`). Checked before any
@@ -287,6 +297,7 @@ pub fn parse_contract(
             wide_antimeridian: meant,
             clauses,
             unknown,
+            odcs: raw.odcs.map(|o| o.document),
         }),
         // Each failure was pushed to `errors` above.
         _ => unreachable!("a missing or bad name, version or date always records an error"),

@@ -106,6 +106,17 @@ pub(super) struct ContractFile {
     wide_antimeridian: Option<Vec<String>>,
     #[serde(default)]
     clauses: Clauses,
+    /// The ODCS document this contract was imported from (`contracts import odcs`).
+    odcs: Option<OdcsKept>,
+}
+
+/// `[odcs]`: an imported ODCS document, kept for `export odcs`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct OdcsKept {
+    /// The document's YAML text, verbatim.
+    document: String,
 }
 
 /// `release.toml`: what a release says about itself (`validate --manifest`).
