@@ -30,9 +30,6 @@ const KNOWN: &[&[&str]] = &[
         "consumers/reads/wide",
     ],
     &["consumers/reads/fields", "consumers/reads/json_fields"],
-    &["model/sunset", "model/window"],
-    &["notify/ledger", "notify/plan"],
-    &["notify/run/transport", "notify/send", "notify/webhook"],
     &[
         "release/geojson",
         "release/geojson/columns",
