@@ -37,8 +37,6 @@ const KNOWN: &[&[&str]] = &[
         "release/geojson/document",
         "release/geojson/geometry",
     ],
-    &["release/parquet", "release/remote_read"],
-    &["render/timeline/lanes", "render/timeline/svg"],
     &["store/git", "store/git/error", "store/git/identity"],
 ];
 

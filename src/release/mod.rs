@@ -28,6 +28,7 @@ mod gpkg;
 mod parquet;
 mod parquet_footer;
 mod parquet_geo;
+mod parquet_source;
 pub mod postgis;
 pub mod profile;
 pub mod record;

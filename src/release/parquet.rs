@@ -30,31 +30,28 @@
 //! `catch_unwind` as a last line, so a panic the checks did not foresee inside the parquet or
 //! arrow crates is a "damaged file" error, never a crash.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use arrow_array::{Array, BinaryArray, BinaryViewArray, LargeBinaryArray};
 use arrow_schema::DataType;
-use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
 use parquet::basic::LogicalType;
-use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::geoarrow::{Native, NativeColumn};
 use super::parquet_footer;
 use super::parquet_geo::{self, Declared, Rows, Seen};
+use super::parquet_source::{LocalFile, Source};
 use super::profile::{AttrAcc, AttrType};
 use super::remote_read::{self, RemoteFile};
 use super::{
-    corrupt, crs_identify, io_err, unsupported, Accumulator, Format, Progress, ReadNotes,
-    ReadOptions, ReleaseError,
+    corrupt, crs_identify, unsupported, Accumulator, Format, Progress, ReadNotes, ReadOptions,
+    ReleaseError,
 };
 
 const F: Format = Format::GeoParquet;
@@ -296,46 +293,6 @@ fn add_geometries(
         }
     }
     Ok(())
-}
-
-/// Where a Parquet file's bytes come from: the local file, or byte ranges of an object in
-/// object storage. The decoder is handed a [`ChunkReader`] for the footer and one per row
-/// group, so a remote file is read as the footer and the column chunks a row group needs.
-pub(crate) trait Source: Sync {
-    type Chunks: ChunkReader + 'static;
-    fn len(&self) -> Result<u64, ReleaseError>;
-    /// `len` bytes at `start`.
-    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError>;
-    /// A reader the footer (and only the footer) is decoded from.
-    fn footer(&self) -> Result<Self::Chunks, ReleaseError>;
-    /// A reader for one row group, which will ask only for bytes in `ranges`.
-    fn row_group(&self, ranges: &[Range<u64>]) -> Result<Self::Chunks, ReleaseError>;
-}
-
-/// The local file: the operating system reads ahead and caches, every reader opens it anew.
-struct LocalFile<'a>(&'a Path);
-
-impl Source for LocalFile<'_> {
-    type Chunks = File;
-    fn len(&self) -> Result<u64, ReleaseError> {
-        let f = File::open(self.0).map_err(io_err(self.0))?;
-        Ok(f.metadata().map_err(io_err(self.0))?.len())
-    }
-    fn read_at(&self, start: u64, len: usize) -> Result<Bytes, ReleaseError> {
-        let mut f = File::open(self.0).map_err(io_err(self.0))?;
-        f.seek(SeekFrom::Start(start)).map_err(io_err(self.0))?;
-        let mut buf = vec![0u8; len];
-        f.read_exact(&mut buf).map_err(io_err(self.0))?;
-        Ok(Bytes::from(buf))
-    }
-    fn footer(&self) -> Result<File, ReleaseError> {
-        File::open(self.0).map_err(io_err(self.0))
-    }
-    // A file of its own: a cloned handle shares its seek offset with the others, and row
-    // groups read at the same time would read each other's bytes.
-    fn row_group(&self, _: &[Range<u64>]) -> Result<File, ReleaseError> {
-        File::open(self.0).map_err(io_err(self.0))
-    }
 }
 
 /// Read and check the footer, so the decoder is handed only a footer whose every offset,
@@ -687,6 +644,7 @@ fn read_checked(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
 
     use crate::release::{NoProgress, ReleaseError};
 

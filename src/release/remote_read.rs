@@ -19,7 +19,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::file::reader::ChunkReader;
 
-use super::parquet::Source;
+use super::parquet_source::Source;
 use super::{Format, ReleaseError};
 use crate::objects::{block, split_url, store_for};
 pub use crate::objects::{is_url, scrub, RemoteError, RemoteFailure, SCHEMES};

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use chrono::{Duration, NaiveDate};
 
+use super::ink::{colour, svg_text, FAIL, INK, MUTED, PASS, TOLD, WAIVER};
 use super::scale::{n, text_width, Scale, LANE, LEFT, RIGHT, WIDTH};
-use super::svg::{colour, svg_text, FAIL, INK, MUTED, PASS, TOLD, WAIVER};
 use super::{LineSpan, SunsetMark, Timeline, WaiverSpan};
 use crate::render::escape;
 

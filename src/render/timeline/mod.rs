@@ -10,6 +10,7 @@
 //! and the lanes in `lanes.rs`). Coordinates are rounded to a tenth of a pixel and nothing depends
 //! on the clock or on iteration order, so the same store gives the same bytes.
 
+mod ink;
 mod lanes;
 mod scale;
 mod svg;
