@@ -26,6 +26,7 @@ mod test_dask_example;
 mod test_dates;
 mod test_dates_consumers;
 mod test_dates_properties;
+mod test_deprecation;
 mod test_diff;
 mod test_doc_examples;
 mod test_doc_help;

@@ -22,6 +22,10 @@ pub enum Direction {
     Removed,
     Enforced,
     Relaxed,
+    /// A clause key announced to go away (`[deprecated]` entry added or changed).
+    Deprecated,
+    /// A deprecation withdrawn while its key stays.
+    Undeprecated,
     /// No clause changed (a patch). Only in a whole-contract change record.
     Unchanged,
 }
@@ -38,6 +42,8 @@ impl Direction {
             Direction::Removed => "removed",
             Direction::Enforced => "enforced",
             Direction::Relaxed => "relaxed",
+            Direction::Deprecated => "deprecated",
+            Direction::Undeprecated => "undeprecated",
             Direction::Unchanged => "unchanged",
         }
     }
@@ -68,7 +74,17 @@ super::display_as!(as_str: Verdict);
 pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
     use Direction as D;
     match (kind, direction) {
-        (_, D::Grew | D::Tightened | D::Added | D::Enforced | D::Unchanged) => Verdict::Compatible,
+        // A deprecation promises the key until its day: the removal is the breaking change.
+        (
+            _,
+            D::Grew
+            | D::Tightened
+            | D::Added
+            | D::Enforced
+            | D::Unchanged
+            | D::Deprecated
+            | D::Undeprecated,
+        ) => Verdict::Compatible,
         (_, D::Shrank | D::Loosened | D::Changed | D::Relaxed) => Verdict::Breaking,
         // A missing value is permissive: losing a limit loosens, losing a promised area
         // only widens.
@@ -233,6 +249,7 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
             (None, None) => {}
         }
     }
+    changes.extend(super::deprecation::deprecation_changes(old, new));
     let required = if changes.iter().any(|c| c.verdict == Verdict::Breaking) {
         Bump::Major
     } else if !changes.is_empty() {

@@ -99,6 +99,14 @@ pub enum Refusal {
         /// The known clause it is nearest to, when it looks like a typo of one.
         nearest: Option<String>,
     },
+    /// A deprecated key removed by a version that takes effect on or before its
+    /// `remove_after`, the last day it is promised (lifted by `propose --force`).
+    RemovedBeforeDeadline {
+        version: Version,
+        key: String,
+        remove_after: chrono::NaiveDate,
+        valid_from: chrono::NaiveDate,
+    },
 }
 
 fn value(v: &Option<serde_json::Value>) -> String {
@@ -275,6 +283,17 @@ impl fmt::Display for Refusal {
                 f,
                 "{version} adds clause `{clause}` enforced; policy.new_clauses = \"advisory\" requires \
                  it in `advisory` first (a later minor version may enforce it)"
+            ),
+            Refusal::RemovedBeforeDeadline {
+                version,
+                key,
+                remove_after,
+                valid_from,
+            } => write!(
+                f,
+                "{version} removes `{key}` from {valid_from}, but its deprecation promises it \
+                 through {remove_after}: take effect on {} or later, or give --force",
+                *remove_after + chrono::Days::new(1)
             ),
         }
     }
