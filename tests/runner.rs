@@ -13,6 +13,7 @@ mod common;
 mod test_access_logs;
 mod test_announcement;
 mod test_blind_sources;
+mod test_can_remove;
 mod test_can_retire;
 mod test_cdn_and_web_logs;
 mod test_check_findings;

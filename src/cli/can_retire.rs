@@ -68,23 +68,57 @@ struct Report<'a> {
     not_holding: Vec<&'a Standing>,
 }
 
+/// Every reader of one dataset in the lookback, classified and passed through the thresholds:
+/// what `can-retire` and `can-remove` both judge from.
+pub(super) struct Counted {
+    pub registry: Registry,
+    pub scan: crate::consumers::Scan,
+    pub req: crate::consumers::ScanRequest,
+    pub standings: Vec<Standing>,
+    /// Day by day, for each reader's counts on a line.
+    pub reads: crate::consumers::daily::DailyReads,
+}
+
+pub(super) fn counted_standings(
+    ctx: &Context,
+    store: &crate::store::Store,
+    dataset: &str,
+    lines: &[Line],
+) -> Result<Counted, CommandError> {
+    let (registry, scan, req) = registry_and_scan(ctx, store, [dataset.to_string()].into())?;
+    let mut standings = classify(dataset, lines, &registry, &scan.of(dataset));
+    // The day-by-day reads give each reader's counts on the line and the day since which
+    // nobody holds it.
+    let names = [dataset.to_string()].into_iter().collect();
+    let reads = scan_daily(ctx, store, &names, Some(req.from), &registry)?
+        .remove(dataset)
+        .unwrap_or_default();
+    let thresholds = store.config().consumption.thresholds;
+    let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
+    exempt(&mut standings, &registry, thresholds, Some(&usage));
+    Ok(Counted {
+        registry,
+        scan,
+        req,
+        standings,
+        reads,
+    })
+}
+
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_for(&args.dataset)?;
     store.require_dataset(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     let line = line_of(&args.dataset, &lines, args.line)?;
-    let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
-    let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
-    // The day-by-day reads give each reader's counts on the line and the day since which
-    // nobody holds it.
-    let names = [args.dataset.clone()].into_iter().collect();
-    let reads = scan_daily(ctx, &store, &names, Some(req.from), &registry)?
-        .remove(&args.dataset)
-        .unwrap_or_default();
+    let Counted {
+        registry,
+        scan,
+        req,
+        standings,
+        reads,
+    } = counted_standings(ctx, &store, &args.dataset, &lines)?;
     let consumption = &store.config().consumption;
     let thresholds = consumption.thresholds;
-    let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
-    exempt(&mut standings, &registry, thresholds, Some(&usage));
     let g = retire_gate(
         &lines,
         args.line,
