@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::can_retire::{counted_standings, Counted};
+use super::context::{counted_standings, Counted};
 use super::output::{key, last_read, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::attributes::{judge, remove_answer, Evidence, KeyStanding, RemoveAnswer};

@@ -1,14 +1,12 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{line_of, registry_and_scan, scan_daily};
+use super::context::{counted_standings, line_of, Counted};
 use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day, DaySpan};
 use crate::consumers::source_health::{blind_sources, BlindSource};
-use crate::consumers::{
-    classify, exempt, retire_gate, Registry, Standing, Status, Successor, Thresholds,
-};
+use crate::consumers::{retire_gate, Registry, Standing, Status, Successor, Thresholds};
 use crate::model::Line;
 
 /// Whether a line can stop being published: nobody still reads it
@@ -66,43 +64,6 @@ struct Report<'a> {
     thresholds: Thresholds,
     /// Readers of the line that do not hold it: not subscribed to the dataset, or unknown.
     not_holding: Vec<&'a Standing>,
-}
-
-/// Every reader of one dataset in the lookback, classified and passed through the thresholds:
-/// what `can-retire` and `can-remove` both judge from.
-pub(super) struct Counted {
-    pub registry: Registry,
-    pub scan: crate::consumers::Scan,
-    pub req: crate::consumers::ScanRequest,
-    pub standings: Vec<Standing>,
-    /// Day by day, for each reader's counts on a line.
-    pub reads: crate::consumers::daily::DailyReads,
-}
-
-pub(super) fn counted_standings(
-    ctx: &Context,
-    store: &crate::store::Store,
-    dataset: &str,
-    lines: &[Line],
-) -> Result<Counted, CommandError> {
-    let (registry, scan, req) = registry_and_scan(ctx, store, [dataset.to_string()].into())?;
-    let mut standings = classify(dataset, lines, &registry, &scan.of(dataset));
-    // The day-by-day reads give each reader's counts on the line and the day since which
-    // nobody holds it.
-    let names = [dataset.to_string()].into_iter().collect();
-    let reads = scan_daily(ctx, store, &names, Some(req.from), &registry)?
-        .remove(dataset)
-        .unwrap_or_default();
-    let thresholds = store.config().consumption.thresholds;
-    let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
-    exempt(&mut standings, &registry, thresholds, Some(&usage));
-    Ok(Counted {
-        registry,
-        scan,
-        req,
-        standings,
-        reads,
-    })
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
