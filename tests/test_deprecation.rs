@@ -224,3 +224,112 @@ fn a_newer_builds_top_level_key_is_set_aside_when_reading_and_refused_in_a_draft
         "no clause `source`: {j:#}"
     );
 }
+
+/// lakes 1.0.0; 1.1.0 deprecates an attribute, a geometry type and a limit; 2.0.0 removes
+/// the attribute the day after its remove_after.
+const LAKES: [(&str, &str); 3] = [
+    ("1.0.0", "valid_from = 2027-01-01\n[clauses]\n"),
+    (
+        "1.1.0",
+        "supersedes = \"1.0.0\"\nvalid_from = 2027-02-01\n[clauses]\n",
+    ),
+    (
+        "2.0.0",
+        "supersedes = \"1.1.0\"\nvalid_from = 2027-06-02\nsunset = 2027-10-01\n[clauses]\n",
+    ),
+];
+
+fn lakes_clauses(version: &str) -> String {
+    let attrs = if version == "2.0.0" {
+        "optional_attributes = { area = \"float64\" }\n"
+    } else {
+        "optional_attributes = { depth = \"float64\", area = \"float64\" }\n"
+    };
+    let mut t = format!(
+        "crs = \"EPSG:4326\"\npermitted_geometry = [\"Polygon\", \"MultiPolygon\"]\n\
+         required_attributes = {{ name = \"string\" }}\n{attrs}\
+         max_null_fraction = {{ name = 0.1 }}\n"
+    );
+    if version == "1.1.0" {
+        t += "[deprecated]\n\
+              \"optional_attributes.depth\" = { reason = \"unsurveyed\", replacement = \"area\", remove_after = 2027-06-01 }\n\
+              \"permitted_geometry.Polygon\" = { reason = \"always multi\", remove_after = 2027-06-01 }\n\
+              \"max_null_fraction.name\" = { reason = \"names complete\", remove_after = 2027-06-01 }\n";
+    }
+    t
+}
+
+#[test]
+fn the_odcs_export_carries_each_deprecation_and_datacontract_grades_it_as_diff_does() {
+    use crate::common::world::{closed_port, World};
+    use crate::test_export_odcs::custom;
+    let w = World::new(closed_port());
+    for (version, head) in LAKES {
+        w.write(
+            &format!("contracts/lakes/{version}.toml"),
+            &format!(
+                "dataset = \"lakes\"\nversion = \"{version}\"\ndescription = \"Lakes\"\n{head}{}",
+                lakes_clauses(version)
+            ),
+        );
+    }
+    let today = "2026-11-29";
+    let run = w.run(today, &["export", "odcs", "lakes@1.1.0"]);
+    run.assert_code(0);
+    let doc = crate::test_export_odcs::valid_odcs(&run.stdout());
+    let object = &doc["schema"][0];
+    let depth = row(&object["properties"], "name", "depth");
+    let customs = &depth["customProperties"];
+    assert_eq!(custom(customs, "deprecated"), Some(&Value::Bool(true)));
+    assert_eq!(custom(customs, "reason"), Some(&"unsurveyed".into()));
+    assert_eq!(custom(customs, "replacement"), Some(&"area".into()));
+    assert_eq!(custom(customs, "removeAfter"), Some(&"2027-06-01".into()));
+    // A geometry type is the geometry column's; a limit the schema object's.
+    let geometry = &object["properties"][0];
+    let listed = custom(&geometry["customProperties"], "deprecated").unwrap();
+    assert_eq!(
+        listed[0]["key"], "permitted_geometry.Polygon",
+        "{geometry:#}"
+    );
+    let listed = custom(&object["customProperties"], "deprecated").unwrap();
+    assert_eq!(listed[0]["key"], "max_null_fraction.name", "{object:#}");
+    assert_eq!(listed[0]["removeAfter"], "2027-06-01");
+    // datacontract-cli lints each export and grades each pair as `diff` does: the deprecation
+    // is compatible, the removal breaking.
+    let dir = tempfile::tempdir().unwrap();
+    let export = |target: &str, file: &std::path::Path| {
+        w.run(
+            today,
+            &["export", "odcs", target, "--out", file.to_str().unwrap()],
+        )
+        .assert_code(0);
+    };
+    let diff = |a: &str, b: &str| {
+        let (a, b) = (format!("lakes@{a}"), format!("lakes@{b}"));
+        w.run(today, &["--format", "json", "diff", &a, &b]).json()
+    };
+    let versions: Vec<&str> = LAKES.iter().map(|(v, _)| *v).collect();
+    let breaking = crate::test_export_odcs_graded::check_grades(
+        dir.path(),
+        "lakes",
+        &versions,
+        &export,
+        &diff,
+    );
+    assert_eq!(breaking, 2, "1.0.0 and 1.1.0 to 2.0.0");
+    // The site lists them under the version that deprecates them.
+    let out = w.root().join("public");
+    w.run(today, &["site", out.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(out.join("lakes.html")).unwrap();
+    let v11 = page.find("id=\"v1.1.0\"").expect("a section for 1.1.0");
+    let v10 = page.find("id=\"v1.0.0\"").expect("a section for 1.0.0");
+    let section = &page[v11..v10];
+    let text =
+        "<td>optional_attributes.depth</td><td>2027-06-01</td><td>area</td><td>unsurveyed</td>";
+    assert!(section.contains(text), "no {text} in:\n{section}");
+    assert!(
+        !page[v10..].contains("unsurveyed"),
+        "1.0.0 deprecates nothing"
+    );
+}
