@@ -85,6 +85,7 @@ fn consumers_without_uses_that_read_the_line_leave_cannot_tell() {
     assert_eq!(j["answer"], "cannot-tell");
     assert_eq!(j["can_remove"], false);
     assert_eq!(j["lines"], serde_json::json!([1]));
+    assert_eq!(j["attribute"], "pop_est");
     assert_eq!(j["deprecation"]["remove_after"], "2027-01-10");
     // flood-model and atlas read line 1 without saying what: unknown, never "none". router
     // moved to line 2, which does not promise pop_est; archive reads rivers only; ghost is

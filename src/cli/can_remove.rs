@@ -7,7 +7,7 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::attributes::{judge, remove_answer, Evidence, KeyStanding, RemoveAnswer};
 use crate::consumers::source_health::{blind_sources, BlindSource};
 use crate::consumers::{Status, Thresholds};
-use crate::model::deprecation::{promises, Deprecation};
+use crate::model::deprecation::{attribute_of, promises, Deprecation};
 use crate::model::{Contract, Line, Strictness};
 
 /// Whether a clause key can be removed: no consumer still uses it
@@ -42,6 +42,9 @@ pub struct Args {
 struct Report<'a> {
     dataset: &'a str,
     key: &'a str,
+    /// The attribute the key names, which a read that reports its attributes would be matched
+    /// against; `null` for a key that is no attribute (a geometry type, `crs`).
+    attribute: Option<&'a str>,
     today: NaiveDate,
     lookback_from: NaiveDate,
     /// `yes`, `no` or `cannot-tell`.
@@ -106,6 +109,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let report = Report {
         dataset: &args.dataset,
         key: &args.key,
+        attribute: attribute_of(&args.key),
         today: ctx.today,
         lookback_from: req.from,
         answer,
