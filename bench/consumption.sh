@@ -17,7 +17,7 @@
 #    as Parquet (bench/convert_consumption.py, pyarrow), against `wc -l` of the CSV and of
 #    the JSON Lines file respectively (a Parquet file has no lines to count).
 # 2. notify: `contracts notify` for CONSUMERS consumers all still on line 1, to a real SMTP
-#    server on loopback (examples/smtp_sink.rs, mailin-embedded), in notices per second;
+#    server on loopback (bench/smtp_sink.rs, mailin-embedded), in notices per second;
 #    NOTIFY=0 skips it.
 #
 # 3. shapes: SHAPES="a b c d" times the same reads written as exporters write them

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Store benchmark (issue 3): build a store of DATASETS x VERSIONS proposals (default
 # 1,000 x 20 = 20,000 commits) with valid contracts and history records, then time reading its
-# whole history: `git log -p` against the git layer (`examples/store_walk.rs`: history() plus
+# whole history: `git log -p` against the git layer (`bench/store_walk.rs`: history() plus
 # every changed blob).
 #
 #   bench/store.sh [STORE_DIR]

@@ -21,6 +21,8 @@ pub mod release;
 /// Pictures, pages and schemas: the timeline SVG, the static HTML registry, the CI formats and
 /// the JSON Schemas of the file formats (pure renderers).
 pub mod render;
+/// The pauses between attempts of every retry loop (store locks, moved HEAD, webhooks).
+pub mod retry;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;
 
@@ -53,13 +55,14 @@ mod rooms {
     const MAY_USE: &[(&str, &[&str])] = &[
         ("model", &[]),
         ("objects", &[]),
-        ("store", &["model"]),
+        ("retry", &[]),
+        ("store", &["model", "retry"]),
         ("release", &["model", "objects"]),
         ("consumers", &["model", "objects", "store"]),
         ("render", &["model", "consumers", "release"]),
         (
             "notify",
-            &["model", "consumers", "release", "render", "store"],
+            &["model", "consumers", "release", "render", "retry", "store"],
         ),
         (
             "audit",
@@ -210,6 +213,21 @@ mod rooms {
         assert!(
             shared.is_empty(),
             "library modules that share a name (rename one so the name says which): {shared:#?}"
+        );
+    }
+
+    /// One style of module file: a module with submodules is a folder with its `mod.rs`, never
+    /// `foo.rs` beside a `foo/`, so a reader finds a module's root in one place.
+    #[test]
+    fn a_module_with_submodules_is_a_folder_with_its_mod_rs() {
+        let beside: Vec<String> = super::source_files()
+            .iter()
+            .filter(|p| p.with_extension("").is_dir())
+            .map(|p| p.display().to_string())
+            .collect();
+        assert!(
+            beside.is_empty(),
+            "files beside a folder of the same name (move each to <folder>/mod.rs): {beside:#?}"
         );
     }
 

@@ -11,6 +11,7 @@
 mod common;
 
 mod test_access_logs;
+mod test_action;
 mod test_announcement;
 mod test_blind_sources;
 mod test_can_remove;
@@ -59,6 +60,7 @@ mod test_postgis_guide;
 mod test_postgis_parity;
 mod test_postgis_server;
 mod test_postgis_tls;
+mod test_pr_comment;
 mod test_properties;
 mod test_regressions;
 mod test_release_gpkg_parquet;
@@ -67,6 +69,7 @@ mod test_release_profile;
 mod test_release_validate;
 mod test_remote_logs;
 mod test_remote_releases;
+mod test_review;
 mod test_rules;
 mod test_schema;
 mod test_site;

@@ -113,7 +113,19 @@ const SCRATCH: &[(&str, &str)] = &[
     ("docs/src/commands/schema.md", CLONE),
     ("docs/src/commands/site.md", CLONE),
     ("docs/src/commands/timeline.md", CLONE),
+    ("docs/src/commands/review.md", PULL_REQUEST),
 ];
+
+/// The example store on `main` in a repository of its own (fixed commit ids), and a branch
+/// `enforce-geometry` checked out on it with the example draft of countries 2.1.0 committed.
+const PULL_REQUEST: &str = "{ mkdir store && cd store && git init -q -b main \
+     && cp -r ~/contracts/contracts.toml ~/contracts/consumers.toml ~/contracts/contracts \
+        ~/contracts/history ~/contracts/notifications ~/contracts/consumption . \
+     && git add -A && git commit -qm 'the example store' \
+     && git checkout -q -b enforce-geometry && mkdir drafts \
+     && cp ~/contracts/examples/drafts/countries-2.1.0.toml drafts/ \
+     && git add drafts && git commit -qm 'countries 2.1.0: enforce the geometry'; \
+     } >/dev/null 2>&1 || echo the setup failed";
 
 /// The `places` store of the waiver guide, made from the files beside it as the guide does.
 const PLACES: &str = "{ contracts init places-store && cd places-store \

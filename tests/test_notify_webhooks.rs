@@ -203,7 +203,7 @@ fn a_500_is_retried_with_the_same_id_and_then_delivered() {
 #[test]
 fn a_429_with_retry_after_is_retried_with_the_same_id_then_delivered() {
     // How long a retry waits is decided by a pure function with its own unit test
-    // (`wait_before_retry` in src/notify/webhook.rs): no clock is compared here. This run
+    // (`wait_before_retry` in src/notify/webhook/post.rs): no clock is compared here. This run
     // proves the 429 path end to end: retried, the same delivery, recorded once.
     let smtp = SmtpServer::start();
     let hook = Receiver::scripted_retry_after(&[429], 1).at(&format!("/hooks/{TOKEN}"));

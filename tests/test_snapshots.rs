@@ -16,9 +16,9 @@ use common::TestEnv;
 
 const DATE: &str = "1795000000 +0000";
 
-struct Example {
-    env: TestEnv,
-    dir: PathBuf,
+pub(crate) struct Example {
+    pub(crate) env: TestEnv,
+    pub(crate) dir: PathBuf,
 }
 
 fn repo_root() -> &'static Path {
@@ -40,7 +40,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The example store as committed in this repository, in a fresh repository of one commit.
 /// `[store] since` names a commit of this repository's history, so the copy drops it.
-fn example() -> Example {
+/// (`tests/test_review.rs` builds its pull requests on it too.)
+pub(crate) fn example() -> Example {
     let env = TestEnv::new();
     let dir = env.home().join("store");
     for d in [
@@ -116,7 +117,7 @@ fn redact_ids(text: &str) -> String {
 
 impl Example {
     /// One run, as the snapshot text: exit code, stdout, stderr.
-    fn run(&self, today: &str, args: &[&str]) -> String {
+    pub(crate) fn run(&self, today: &str, args: &[&str]) -> String {
         let out = self
             .env
             .command(&self.dir)

@@ -71,6 +71,7 @@ mod notify;
 mod output;
 mod profile;
 mod propose;
+mod review;
 mod schema;
 mod show;
 mod site;
@@ -95,7 +96,7 @@ pub struct Cli {
     pub repo: Option<PathBuf>,
 
     /// Output format: `text` is a table for people, `json` is stable for scripts; `junit`,
-    /// `github` and `sarif` are for CI (see each command)
+    /// `github` and `sarif` are for CI, `markdown` a pull request comment (see each command)
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -207,7 +208,7 @@ impl ColorChoice {
 
 /// Output formats. `junit` is accepted by `validate` only; `github` (workflow commands that
 /// annotate a pull request) and `sarif` (SARIF 2.1.0) by `check`, `validate`, `diff` and
-/// `propose --dry-run`.
+/// `propose --dry-run`; `markdown` (a pull request comment) by `review`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Text,
@@ -215,6 +216,7 @@ pub enum Format {
     Junit,
     Github,
     Sarif,
+    Markdown,
 }
 
 impl Format {
@@ -253,6 +255,7 @@ pub enum Command {
     Waive(waive::Args),
     Unwaive(unwaive::Args),
     Waivers(waivers::Args),
+    Review(review::Args),
 }
 
 impl Command {
@@ -286,6 +289,7 @@ impl Command {
             Command::Waive(_) => "waive",
             Command::Unwaive(_) => "unwaive",
             Command::Waivers(_) => "waivers",
+            Command::Review(_) => "review",
         }
     }
 
@@ -299,6 +303,7 @@ impl Command {
             Command::Check(_) | Command::Diff(_) | Command::Propose(_) => {
                 &[Text, Json, Github, Sarif]
             }
+            Command::Review(_) => &[Text, Json, Markdown],
             _ => &[Text, Json],
         }
     }
@@ -315,6 +320,7 @@ impl Command {
             .collect();
         let elsewhere = match format {
             Format::Junit => "junit is for `validate`",
+            Format::Markdown => "markdown is for `review`",
             _ => "github and sarif are for `check`, `validate`, `diff` and `propose --dry-run`",
         };
         Err(CommandError::input(format!(
@@ -379,6 +385,7 @@ pub fn main() -> ExitCode {
         Command::Waive(args) => waive::run(&ctx, args),
         Command::Unwaive(args) => unwaive::run(&ctx, args),
         Command::Waivers(args) => waivers::run(&ctx, args),
+        Command::Review(args) => review::run(&ctx, args),
     };
     match result {
         Ok(outcome) => outcome.exit_code(),

@@ -2,11 +2,11 @@ use super::context::{registry, scan_logs};
 use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::Registry;
+use crate::notify::channels::{Channels, OpenError};
 use crate::notify::plan::Notice;
 use crate::notify::preview::{self, preview};
 use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
 use crate::notify::send::check_config;
-use crate::notify::webhook::{Channels, OpenError};
 use crate::store::Store;
 
 /// Send the sunset notices due today (run it daily)

@@ -10,8 +10,8 @@ use crate::model::contract::crossings;
 use crate::model::deprecation::early_removals;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;
-use crate::model::proposal::{check_recorded_sunset, check_step, check_two_live, records, Refusal};
-use crate::model::{lines, parse_contract, Bump, Change, ChangeSet, Contract, Strictness};
+use crate::model::proposal::{judge, records, Refusal};
+use crate::model::{parse_contract, Bump, Change, ChangeSet, Contract, Strictness};
 use crate::release::record::{backtest, parse_records, Backtest};
 use crate::render::ci_findings::{change_findings, refusal_findings};
 use crate::store::{layout, Edit, Step};
@@ -139,28 +139,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }));
         }
         let prev = existing.last().cloned();
-
-        let step = check_step(prev.as_ref(), &draft, &store.config().policy);
-        let mut refusals: Vec<Refusal> = draft
-            .unknown
-            .keys()
-            .map(|clause| Refusal::NoKind {
-                clause: clause.clone(),
-                nearest: crate::model::suggest::nearest(
-                    clause,
-                    store.config().kinds.iter().map(|k| k.name.as_str()),
-                )
-                .map(str::to_string),
-            })
-            .collect();
-        if let Some(d) = &draft.description {
-            if !args.allow_placeholder && crate::model::proposal::is_placeholder(d) {
-                refusals.push(Refusal::Placeholder {
-                    description: d.clone(),
-                });
-            }
-        }
-        refusals.extend(step.refusals.iter().cloned());
+        let (step, mut refusals) = judge(
+            &existing,
+            &moves_of(&history),
+            &draft,
+            store.config(),
+            args.allow_placeholder,
+        );
         // Not a rule of the step (`check` replays those): a forced removal stays legal later.
         let early = prev
             .as_ref()
@@ -172,17 +157,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
                 remove_after: e.remove_after,
                 valid_from: e.valid_from,
             }));
-        }
-        let moves = moves_of(&history);
-        let mut all: Vec<&Contract> = existing.iter().collect();
-        if let Some(prev) = &prev {
-            if let Some(r) = check_recorded_sunset(&lines(&all, &moves), prev, &draft) {
-                refusals.push(r);
-            }
-        }
-        all.push(&draft);
-        if let Some(r) = check_two_live(&all, &moves) {
-            refusals.push(r);
         }
         let accepted = refusals.is_empty();
         let recs = if accepted {

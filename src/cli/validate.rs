@@ -157,7 +157,8 @@ fn finish(
         Format::Json => print_json(ctx, &report),
         Format::Junit => out!(ctx, "{}", crate::render::junit::junit(&report)),
         Format::Github | Format::Sarif => print_ci(ctx, &ci_findings(store, &report)?),
-        Format::Text => print_text(ctx, &report),
+        // Refused before the command runs (`Command::formats`).
+        Format::Text | Format::Markdown => print_text(ctx, &report),
     }
     for c in &report.contracts {
         for r in c

@@ -256,6 +256,60 @@ pub struct StoreSection {
     pub remote: Option<String>,
 }
 
+/// The default of `[review] drafts`.
+pub const DEFAULT_DRAFTS: &str = "drafts/**/*.toml";
+
+/// `[review]`: where `contracts review` finds the drafts of a pull request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Review {
+    /// Globs relative to the store root (`**` crosses folders, `*` does not); a committed file
+    /// that matches one and changed since the base is a draft to review.
+    pub drafts: Vec<String>,
+}
+
+impl Default for Review {
+    fn default() -> Self {
+        Review {
+            drafts: vec![DEFAULT_DRAFTS.to_string()],
+        }
+    }
+}
+
+/// `[review]` as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawReview {
+    drafts: Option<Vec<Spanned<String>>>,
+}
+
+/// `[review]` checked: each glob parses and stays inside the store.
+fn validate_review(file: &str, text: &str, raw: RawReview, errors: &mut Vec<Located>) -> Review {
+    let Some(globs) = raw.drafts else {
+        return Review::default();
+    };
+    let mut drafts = Vec::new();
+    for g in globs {
+        let glob = g.get_ref();
+        let problem = if let Err(e) = glob::Pattern::new(glob) {
+            Some(format!("is not a glob: {}", e.msg))
+        } else if glob.starts_with('/') || glob.split('/').any(|p| p == "..") {
+            Some("must be relative to the store root and stay inside it".to_string())
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => errors.push(Located::at(
+                file,
+                text,
+                Some(g.span()),
+                format!("[review] drafts {glob:?} {p}"),
+            )),
+            None => drafts.push(glob.clone()),
+        }
+    }
+    Review { drafts }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 struct RawConfig {
@@ -265,6 +319,7 @@ struct RawConfig {
     notify: Notify,
     smtp: Smtp,
     consumption: RawConsumption,
+    review: RawReview,
 }
 
 /// The whole of `contracts.toml`, validated.
@@ -276,6 +331,7 @@ pub struct Config {
     pub notify: Notify,
     pub smtp: Smtp,
     pub consumption: Consumption,
+    pub review: Review,
     /// Where some values are, for errors found after parsing (`[store] since` that does
     /// not resolve, an `[smtp] host` or `[notify] from` that the mailer refuses): keyed by
     /// `section.key`, each a [`Located`] whose message is to be filled in.
@@ -460,6 +516,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
             0
         }),
     };
+    let review = validate_review(file, text, raw.review, &mut errors);
     let c = raw.consumption;
     let tables: Vec<Source> = c
         .source
@@ -494,6 +551,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, TomlErrors> {
         notify: raw.notify,
         smtp: raw.smtp,
         consumption,
+        review,
         locations,
     })
 }

@@ -463,6 +463,50 @@ pub fn check_two_live(all: &[&Contract], moves: &[SunsetMove]) -> Option<Refusal
         .map(|(day, lines)| Refusal::ThreeLive { day, lines })
 }
 
+/// Every reason `propose` gives for refusing `draft` after `existing` (the dataset's published
+/// versions, oldest first) and its recorded sunset `moves`: a clause with no kind, the
+/// description placeholder (unless `allow_placeholder`), the rules between the newest version
+/// and the draft, a sunset that disagrees with a recorded move, a third live line. `review`
+/// asks the same question of a draft in a pull request, so both give the same answer.
+pub fn judge(
+    existing: &[Contract],
+    moves: &[SunsetMove],
+    draft: &Contract,
+    config: &super::config::Config,
+    allow_placeholder: bool,
+) -> (Step, Vec<Refusal>) {
+    let prev = existing.last();
+    let step = check_step(prev, draft, &config.policy);
+    let mut refusals: Vec<Refusal> = draft
+        .unknown
+        .keys()
+        .map(|clause| Refusal::NoKind {
+            clause: clause.clone(),
+            nearest: super::suggest::nearest(clause, config.kinds.iter().map(|k| k.name.as_str()))
+                .map(str::to_string),
+        })
+        .collect();
+    if let Some(d) = &draft.description {
+        if !allow_placeholder && is_placeholder(d) {
+            refusals.push(Refusal::Placeholder {
+                description: d.clone(),
+            });
+        }
+    }
+    refusals.extend(step.refusals.iter().cloned());
+    let mut all: Vec<&Contract> = existing.iter().collect();
+    if let Some(prev) = prev {
+        if let Some(r) = check_recorded_sunset(&lines(&all, moves), prev, draft) {
+            refusals.push(r);
+        }
+    }
+    all.push(draft);
+    if let Some(r) = check_two_live(&all, moves) {
+        refusals.push(r);
+    }
+    (step, refusals)
+}
+
 /// The change records a proposal appends: one per changed clause, or one whole-contract
 /// record for a first version (`added`) or a patch (`unchanged`).
 pub fn records(

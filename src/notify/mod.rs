@@ -10,6 +10,8 @@
 //! renders the rows and events it gets back; `--dry-run` stops after rendering, and `preview`
 //! is what `--show` prints of each notice. `waiver_notices` plans the `waiver:<id>` notices.
 
+/// Every channel of a run (mail and webhooks) behind one transport.
+pub mod channels;
 pub mod journal;
 pub mod ledger;
 pub mod message;

@@ -305,6 +305,17 @@ pub struct Replay {
     pub releases: Vec<String>,
 }
 
+impl Replay {
+    /// The releases it fails, comma-separated, or `-`: the cell every backtest table shows.
+    pub fn releases_text(&self) -> String {
+        if self.releases.is_empty() {
+            "-".to_string()
+        } else {
+            self.releases.join(", ")
+        }
+    }
+}
+
 /// The results `validate` gives `clause` of `contract` on a record's profile: the same
 /// [`validate`] and so the same `Check` dispatch as a release validation, on a copy of the
 /// contract holding that clause alone. `None` for a record without a profile.

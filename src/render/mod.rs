@@ -8,6 +8,7 @@ pub mod escape;
 pub mod html;
 pub mod junit;
 pub mod odcs;
+pub mod review;
 pub mod schema;
 pub mod stac;
 pub mod timeline;

@@ -9,6 +9,7 @@
 pub mod git;
 mod lines;
 pub mod proofs;
+mod revisions;
 mod transact;
 pub mod worktree;
 
@@ -24,6 +25,7 @@ use semver::Version;
 pub use git::{CommitChanges, GitError, ObjectId, Remote, Repo, TreeEntry};
 pub use proofs::{log_entries, LogEntry};
 pub use proofs::{CommitInfo, HistoryProof, Prover, RecordOrigins, Violation, RECORD_HEADERS};
+pub use revisions::DEFAULT_BRANCHES;
 pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
 
 use crate::model::history::{parse_history, History};

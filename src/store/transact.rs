@@ -12,6 +12,7 @@ use gix::ObjectId;
 
 use super::git::{Pushed, Remote, Repo};
 use super::{GitError, Store, StoreError};
+use crate::retry::Pauses;
 
 /// How many times a writer builds and commits its change before it gives up with "the store
 /// moved".
@@ -73,13 +74,6 @@ fn say(notices: Option<&Notices>, message: &str) {
     if let Some(n) = notices {
         n(message);
     }
-}
-
-/// Bounded, jittered backoff before attempt `attempt + 1`.
-fn backoff(attempt: usize) {
-    let base = 10u64 << attempt.min(6);
-    let ms = base + super::git::jitter_ms(base);
-    std::thread::sleep(Duration::from_millis(ms));
 }
 
 impl Store {
@@ -246,6 +240,8 @@ impl Store {
     {
         let mut store = self;
         let mut attempt = 1;
+        // Bounded by ATTEMPTS, jittered so that writers that collided do not collide again.
+        let mut pauses = Pauses::jittered(Duration::from_millis(20), Duration::from_millis(640));
         loop {
             let (change, value) = match step(&store)? {
                 Step::Nothing(value) => {
@@ -273,7 +269,7 @@ impl Store {
                          reading the new HEAD, checking again and retrying"
                         ),
                     );
-                    backoff(attempt);
+                    pauses.sleep();
                     store = store.reopen()?;
                     attempt += 1;
                 }

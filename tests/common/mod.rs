@@ -21,6 +21,7 @@ mod process;
 pub use process::{assert_exit, assert_stderr_names, python3_with_stdin, require_python, run_ok};
 
 pub mod docs;
+pub mod github;
 pub mod look;
 pub mod notify_support;
 pub mod postgres;

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 #[derive(Debug, Clone)]
 pub struct Request {
+    pub method: String,
+    /// The request target: the path with its query, if any.
     pub path: String,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
@@ -203,8 +205,9 @@ impl State {
     }
 }
 
-/// One HTTP request read from `stream`, or `None` when the stream ended before its body did.
-fn read_request(stream: impl Read) -> Option<Request> {
+/// One HTTP request read from `stream`, or `None` when the stream ended before its body did
+/// (also the reader of the GitHub stand-in of tests/test_pr_comment.rs).
+pub fn read_request(stream: impl Read) -> Option<Request> {
     let mut reader = BufReader::new(stream);
     let mut first = String::new();
     if reader.read_line(&mut first).ok()? == 0 {
@@ -230,6 +233,7 @@ fn read_request(stream: impl Read) -> Option<Request> {
     let mut body = vec![0; len];
     reader.read_exact(&mut body).ok()?;
     Some(Request {
+        method: first.split(' ').next().unwrap_or("").to_string(),
         path: first.split(' ').nth(1).unwrap_or("").to_string(),
         headers,
         body: String::from_utf8(body).ok()?,

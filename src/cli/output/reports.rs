@@ -101,11 +101,7 @@ pub fn print_backtest(
             r.clause.clone(),
             r.evaluated.to_string(),
             r.would_fail.to_string(),
-            if r.releases.is_empty() {
-                "-".to_string()
-            } else {
-                r.releases.join(", ")
-            },
+            r.releases_text(),
         ]
     });
     print_table(

@@ -8,12 +8,13 @@
 //! Outside an armed profile the signal does what it always does: the process ends as the
 //! default action would end it. A second signal while the first cancel is under way does the
 //! same, so a user is never stuck with a process that will not stop.
+//!
+//! The signal thread is Unix's (signal-hook's iterator has no Windows form). On Windows the
+//! wheel's binary keeps Ctrl-C's default: the process ends and the server's own limits
+//! (`statement_timeout`) end the scan.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
-
-use signal_hook::consts::{SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 use super::connect::Canceller;
 
@@ -39,7 +40,18 @@ impl Drop for Armed {
 /// Arm `canceller` for the signals. When the signal handler cannot be installed, the signals
 /// keep their default action: the process ends and the server's own limits apply.
 pub fn arm(canceller: Canceller) -> Armed {
-    LISTENING.get_or_init(|| match Signals::new([SIGINT, SIGTERM]) {
+    LISTENING.get_or_init(listen);
+    if let Ok(mut slot) = ARMED.lock() {
+        *slot = Some(canceller);
+    }
+    Armed(())
+}
+
+/// Start the thread that waits for SIGINT and SIGTERM; whether it started.
+#[cfg(unix)]
+fn listen() -> bool {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         Ok(mut signals) => std::thread::Builder::new()
             .name("postgis-cancel".into())
             .spawn(move || {
@@ -49,13 +61,15 @@ pub fn arm(canceller: Canceller) -> Armed {
             })
             .is_ok(),
         Err(_) => false,
-    });
-    if let Ok(mut slot) = ARMED.lock() {
-        *slot = Some(canceller);
     }
-    Armed(())
 }
 
+#[cfg(not(unix))]
+fn listen() -> bool {
+    false
+}
+
+#[cfg(unix)]
 fn on_signal(signal: i32) {
     let armed = ARMED.lock().ok().and_then(|mut slot| slot.take());
     match armed {

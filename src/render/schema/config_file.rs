@@ -299,6 +299,16 @@ struct SourceTable {
     expect_reads: Option<bool>,
 }
 
+#[derive(JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Review {
+    /// Globs relative to the store root (`**` crosses folders, `*` does not): a committed file
+    /// that matches one and changed since the base is a draft `contracts review` reviews.
+    /// Default `["drafts/**/*.toml"]`.
+    drafts: Option<Vec<String>>,
+}
+
 /// `contracts.toml`: the store's configuration.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -318,4 +328,6 @@ pub(super) struct ConfigFile {
     smtp: Smtp,
     #[serde(default)]
     consumption: Consumption,
+    #[serde(default)]
+    review: Review,
 }

@@ -18,6 +18,7 @@ mod config_file;
 mod consumers_file;
 mod contract_file;
 mod ledgers;
+mod review_report;
 mod webhook_body;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -138,6 +139,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ),
         ("waivers.schema.json", schema_for!(ledgers::WaiversFile)),
         ("webhook-generic.schema.json", webhook_body::body()),
+        ("review-report.schema.json", review_report::report()),
     ];
     files.into_iter().map(|(n, s)| with_id(n, s)).collect()
 }

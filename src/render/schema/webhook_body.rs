@@ -4,7 +4,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 use super::SemVer;
 
-/// The body of a `generic` webhook (`src/notify/webhook.rs`), for the receivers people write
+/// The body of a `generic` webhook (`src/notify/webhook/payload.rs`), for the receivers people write
 /// against it. Written by hand rather than derived: the body is built as JSON there, and a
 /// test (tests/test_webhook_payloads.rs) validates the bodies the binary posts against this
 /// schema, so a field added on one side and not the other fails it. Strict on purpose: every

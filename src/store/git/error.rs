@@ -95,6 +95,12 @@ pub enum GitError {
         #[source]
         source: gix::Error,
     },
+    /// `review` without `--base`: none of the branches that name a default branch exists.
+    #[error("no default branch to review against: none of {} names a commit", tried.join(", "))]
+    NoDefaultBranch { tried: Vec<String> },
+    /// `review`: HEAD and the base share no commit (unrelated histories).
+    #[error("HEAD and `{base}` have no common ancestor")]
+    NoMergeBase { base: String },
     /// A revision the user named does not resolve to a commit.
     #[error("`{rev}` does not name a commit in this repository")]
     BadRev {
@@ -171,6 +177,9 @@ impl GitError {
                     format!("remove the link from the work tree (rm '{link}') and run `git checkout -- .`")
                 })
             }
+            GitError::NoDefaultBranch { .. } | GitError::NoMergeBase { .. } => {
+                Some("name the commit to compare with: --base REF".to_string())
+            }
             GitError::Busy { .. } => Some(
                 "another contracts command is writing to this store (a hung one keeps the lock \
                  until it exits); run again when it is done"
@@ -196,6 +205,7 @@ impl GitError {
         use GitError as E;
         match self {
             E::BadRev { .. } | E::BadPath { .. } | E::NoIdentity { .. } | E::BadDate { .. } => true,
+            E::NoDefaultBranch { .. } | E::NoMergeBase { .. } => true,
             E::AlreadyExists { .. } | E::NoRepository { .. } | E::Symlink { .. } => true,
             E::Init { .. } | E::Open { .. } | E::Bare { .. } | E::NoGit { .. } => false,
             E::Moved { .. } | E::StaleLock { .. } | E::Busy { .. } | E::Locked { .. } => false,

@@ -2,6 +2,7 @@
 //! on the way to a file the store writes, and bounded waiting for another writer's lock (with a
 //! clear report of a lock nobody will release).
 
+use crate::retry::Pauses;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -25,24 +26,6 @@ pub(crate) fn lock_wait() -> Duration {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_millis)
         .unwrap_or(DEFAULT_LOCK_WAIT)
-}
-
-/// A small pseudo-random number, for jitter: the process id and the clock's nanoseconds are
-/// enough to keep concurrent writers from retrying in lock step.
-pub(crate) fn jitter(bound: u64) -> u64 {
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0);
-    let mut x = nanos ^ (u64::from(std::process::id()) << 17) ^ 0x9e37_79b9_7f4a_7c15;
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    if bound == 0 {
-        0
-    } else {
-        x % bound
-    }
 }
 
 /// How old a file is, by its modification time; `None` if it is gone.
@@ -71,15 +54,12 @@ impl Repo {
         let path = self.repo.git_dir().to_path_buf();
         let file = std::fs::File::open(&path).map_err(super::io_err(&path))?;
         let start = Instant::now();
-        let mut pause = Duration::from_millis(2);
+        let mut pauses = Pauses::jittered(Duration::from_millis(2), Duration::from_millis(50));
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(file),
                 Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < writers_wait() => {
-                    std::thread::sleep(
-                        pause + Duration::from_millis(jitter(pause.as_millis() as u64)),
-                    );
-                    pause = (pause * 2).min(Duration::from_millis(50));
+                    pauses.sleep();
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
                     return Err(GitError::Busy {
@@ -123,6 +103,7 @@ impl Repo {
     ) -> Result<(), GitError> {
         let locks = self.ref_locks();
         let deadline = Instant::now() + 3 * lock_wait();
+        let mut pauses = Pauses::jittered(Duration::from_millis(1), Duration::from_millis(10));
         loop {
             self.wait_for_locks(&locks)?;
             match self.move_head(parent, commit, message, identity) {
@@ -136,7 +117,7 @@ impl Repo {
                     })
                 }
                 Err(GitError::Locked { .. }) => {
-                    std::thread::sleep(Duration::from_millis(1 + jitter(10)));
+                    pauses.sleep();
                 }
                 other => return other,
             }
@@ -149,7 +130,7 @@ impl Repo {
     pub(crate) fn wait_for_locks(&self, locks: &[PathBuf]) -> Result<(), GitError> {
         let wait = lock_wait();
         let start = Instant::now();
-        let mut pause = Duration::from_millis(5);
+        let mut pauses = Pauses::jittered(Duration::from_millis(5), Duration::from_millis(200));
         loop {
             let held: Vec<(&PathBuf, Duration)> = locks
                 .iter()
@@ -177,8 +158,7 @@ impl Repo {
             if start.elapsed() >= wait {
                 return Ok(());
             }
-            std::thread::sleep(pause + Duration::from_millis(jitter(pause.as_millis() as u64)));
-            pause = (pause * 2).min(Duration::from_millis(200));
+            pauses.sleep();
         }
     }
 

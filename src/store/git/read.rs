@@ -30,6 +30,42 @@ impl Repo {
         Ok(commit.id)
     }
 
+    /// The best common ancestor of commits `a` and `b`, if they share one.
+    pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>, GitError> {
+        let base = self.repo.merge_base(a, b).map_err(GitError::git(format!(
+            "could not find the merge base of {a} and {b}"
+        )))?;
+        Ok(base.map(|id| id.detach()))
+    }
+
+    /// Every file below directory `dir` at `commit`, at any depth, as (path from the root,
+    /// blob id), in git's order; empty if there is no such directory.
+    pub fn files_below(
+        &self,
+        commit: ObjectId,
+        dir: &str,
+    ) -> Result<Vec<(String, ObjectId)>, GitError> {
+        let dir = dir.trim_end_matches('/');
+        let mut out = Vec::new();
+        let mut todo = vec![(dir.to_string(), self.tree_entries_at(commit, dir)?)];
+        while let Some((at, entries)) = todo.pop() {
+            for e in entries {
+                let path = if at.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{at}/{}", e.name)
+                };
+                if e.is_dir {
+                    todo.push((path, self.tree_entries(e.id)?));
+                } else if e.is_blob {
+                    out.push((path, e.id));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The root tree of `commit`.
     pub(super) fn tree_of(&self, commit: ObjectId) -> Result<gix::Tree<'_>, GitError> {
         let context = || format!("could not read the tree of commit {commit}");

@@ -92,15 +92,17 @@ impl Repo {
             spec.as_str(),
         ];
         let mut attempt = 0;
+        let mut pauses = crate::retry::Pauses::jittered(
+            std::time::Duration::from_millis(20),
+            std::time::Duration::from_millis(200),
+        );
         let out = loop {
             let out = git(&self.work_dir, &args)?;
             let stderr = String::from_utf8_lossy(&out.stderr);
             // Another process of this checkout writing an object pack or a ref at that instant.
             if !out.status.success() && stderr.contains(".lock") && attempt < 10 {
                 attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(
-                    20 * attempt + super::guard::jitter(50),
-                ));
+                pauses.sleep();
                 continue;
             }
             break out;

@@ -30,7 +30,6 @@ pub use checkout::TEMP_SUFFIX;
 use error::io_err;
 pub use error::GitError;
 pub use gix::ObjectId;
-pub(crate) use guard::jitter as jitter_ms;
 pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV};
 #[cfg(test)]
 use identity::resolve_identity;
