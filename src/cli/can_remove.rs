@@ -7,7 +7,7 @@ use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::attributes::{judge, remove_answer, Evidence, KeyStanding, RemoveAnswer};
 use crate::consumers::source_health::{blind_sources, BlindSource};
 use crate::consumers::{Status, Thresholds};
-use crate::model::deprecation::{attribute_of, promises, Deprecation};
+use crate::model::deprecation::{attribute_of, Deprecation};
 use crate::model::{Contract, Line, Strictness};
 
 /// Whether a clause key can be removed: no consumer still uses it
@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let promising: Vec<&Contract> = lines
         .iter()
         .filter_map(|l| newest(l.major))
-        .filter(|c| promises(c, &args.key))
+        .filter(|c| c.promises(&args.key))
         .collect();
     if promising.is_empty() {
         return Err(CommandError::input(format!(

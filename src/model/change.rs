@@ -249,7 +249,7 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
             (None, None) => {}
         }
     }
-    changes.extend(super::deprecation::deprecation_changes(old, new));
+    changes.extend(deprecation_changes(old, new));
     let required = if changes.iter().any(|c| c.verdict == Verdict::Breaking) {
         Bump::Major
     } else if !changes.is_empty() {
@@ -285,4 +285,39 @@ fn meanings(name: &str, kind: Kind, a: &ClauseValue, b: &ClauseValue, out: &mut 
             verdict: verdict(kind, direction),
         });
     }
+}
+
+/// The deprecation rows of a step: `deprecated` for an entry added or changed, `undeprecated`
+/// for one withdrawn while its key stays (a withdrawal is never silent). An entry that goes
+/// with its key is no row of its own: the key's removal is, breaking by its clause's kind.
+pub fn deprecation_changes(old: &Contract, new: &Contract) -> Vec<Change> {
+    let mut out = Vec::new();
+    let kind_of = |key: &str| {
+        let clause = super::deprecation::clause_of(key);
+        new.clauses
+            .get(clause)
+            .or_else(|| old.clauses.get(clause))
+            .map(|c| c.spec.kind)
+    };
+    let keys: std::collections::BTreeSet<&String> =
+        old.deprecated.keys().chain(new.deprecated.keys()).collect();
+    for key in keys {
+        let (a, b) = (old.deprecated.get(key), new.deprecated.get(key));
+        let direction = match (a, b) {
+            (None, Some(_)) => Direction::Deprecated,
+            (Some(x), Some(y)) if x != y => Direction::Deprecated,
+            (Some(_), None) if new.promises(key) => Direction::Undeprecated,
+            _ => continue,
+        };
+        let Some(kind) = kind_of(key) else { continue };
+        out.push(Change {
+            clause: key.clone(),
+            kind,
+            old: a.map(super::deprecation::Deprecation::to_json),
+            new: b.map(super::deprecation::Deprecation::to_json),
+            direction,
+            verdict: verdict(kind, direction),
+        });
+    }
+    out
 }

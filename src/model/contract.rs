@@ -67,6 +67,16 @@ impl Contract {
     pub fn is_advisory(&self, clause: &str) -> bool {
         self.advisory.contains(clause)
     }
+
+    /// Whether it still promises a clause key (`crs`, `optional_attributes.pop_est`): a
+    /// kinded clause or member, or a clause the reading side set aside.
+    pub fn promises(&self, key: &str) -> bool {
+        let value_of = |name: &str| self.clauses.get(name).map(|c| &c.value);
+        super::deprecation::resolve(&value_of, key).is_ok()
+            || self
+                .unknown
+                .contains_key(super::deprecation::clause_of(key))
+    }
 }
 
 /// The file's keys, as one struct twice: strict (every unknown key an error) for the writing
@@ -314,8 +324,12 @@ pub fn parse_contract(
             ),
         }
     }
-    let deprecated =
-        super::deprecation::parse_entries(&raw.deprecated, &clauses, &raw.clauses, &mut fail);
+    let deprecated = super::deprecation::parse_entries(
+        &raw.deprecated,
+        &|n: &str| clauses.get(n).map(|c| &c.value),
+        &raw.clauses,
+        &mut fail,
+    );
     if !errors.is_empty() {
         // A file refused anyway names its clauses with no kind too, read leniently or not:
         // a draft's misspelt clause is then fixed in the same round as its other mistakes.

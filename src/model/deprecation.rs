@@ -9,8 +9,6 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::change::{verdict, Change, Direction};
-use super::contract::{Clause, Contract};
 use super::value::ClauseValue;
 
 /// One `[deprecated]` entry.
@@ -66,19 +64,23 @@ fn members(value: &ClauseValue) -> Option<Vec<&str>> {
     }
 }
 
-/// Whether `key` names a clause of `clauses`, or one member of it. `Err` says why not.
-pub fn resolve(clauses: &BTreeMap<String, Clause>, key: &str) -> Result<(), String> {
+/// A contract's clause values by name (the kinded ones).
+pub type ValueOf<'a> = &'a dyn Fn(&str) -> Option<&'a ClauseValue>;
+
+/// Whether `key` names a clause (`value_of` gives its value), or one member of it. `Err`
+/// says why not.
+pub fn resolve(value_of: ValueOf<'_>, key: &str) -> Result<(), String> {
     let Some((clause, member)) = key.split_once('.') else {
-        return if clauses.contains_key(key) {
+        return if value_of(key).is_some() {
             Ok(())
         } else {
             Err(format!("`{key}` is not a clause of this contract"))
         };
     };
-    let Some(c) = clauses.get(clause) else {
+    let Some(value) = value_of(clause) else {
         return Err(format!("`{clause}` is not a clause of this contract"));
     };
-    match members(&c.value) {
+    match members(value) {
         Some(m) if m.contains(&member) => Ok(()),
         Some(m) => Err(format!(
             "`{member}` is not in clause `{clause}` (it has {})",
@@ -97,75 +99,13 @@ pub fn resolve(clauses: &BTreeMap<String, Clause>, key: &str) -> Result<(), Stri
     }
 }
 
-/// Whether `c` still promises `key` (a kinded clause, or one the reading side set aside).
-pub fn promises(c: &Contract, key: &str) -> bool {
-    resolve(&c.clauses, key).is_ok() || c.unknown.contains_key(clause_of(key))
-}
-
-/// The deprecation rows of a step: `deprecated` for an entry added or changed, `undeprecated`
-/// for one withdrawn while its key stays (a withdrawal is never silent). An entry that goes
-/// with its key is no row of its own: the key's removal is, breaking by its clause's kind.
-pub fn deprecation_changes(old: &Contract, new: &Contract) -> Vec<Change> {
-    let mut out = Vec::new();
-    let kind_of = |key: &str| {
-        let clause = clause_of(key);
-        new.clauses
-            .get(clause)
-            .or_else(|| old.clauses.get(clause))
-            .map(|c| c.spec.kind)
-    };
-    let keys: std::collections::BTreeSet<&String> =
-        old.deprecated.keys().chain(new.deprecated.keys()).collect();
-    for key in keys {
-        let (a, b) = (old.deprecated.get(key), new.deprecated.get(key));
-        let direction = match (a, b) {
-            (None, Some(_)) => Direction::Deprecated,
-            (Some(x), Some(y)) if x != y => Direction::Deprecated,
-            (Some(_), None) if promises(new, key) => Direction::Undeprecated,
-            _ => continue,
-        };
-        let Some(kind) = kind_of(key) else { continue };
-        out.push(Change {
-            clause: key.clone(),
-            kind,
-            old: a.map(Deprecation::to_json),
-            new: b.map(Deprecation::to_json),
-            direction,
-            verdict: verdict(kind, direction),
-        });
-    }
-    out
-}
-
-/// A deprecated key that a version removes while it is still promised.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EarlyRemoval {
-    pub key: String,
-    pub remove_after: NaiveDate,
-    pub valid_from: NaiveDate,
-}
-
-/// Every key `old` deprecates that `new` no longer promises although `new` takes effect on or
-/// before the deprecation's `remove_after`: `propose` refuses each unless forced.
-pub fn early_removals(old: &Contract, new: &Contract) -> Vec<EarlyRemoval> {
-    old.deprecated
-        .values()
-        .filter(|d| !promises(new, &d.key) && new.valid_from <= d.remove_after)
-        .map(|d| EarlyRemoval {
-            key: d.key.clone(),
-            remove_after: d.remove_after,
-            valid_from: new.valid_from,
-        })
-        .collect()
-}
-
 /// Check the `[deprecated]` table: each key names a clause of the contract or one member of
 /// it (`known` are the kinded clauses; a clause in `raw` only is one the reading side set
 /// aside, whose members it cannot check), each entry has a `reason` and a `remove_after`
 /// date, and an optional `replacement`. Every mistake goes to `fail`, at its entry.
 pub(super) fn parse_entries(
     entries: &BTreeMap<String, toml::Spanned<toml::Value>>,
-    known: &BTreeMap<String, Clause>,
+    known: ValueOf<'_>,
     raw: &BTreeMap<String, toml::Spanned<toml::Value>>,
     fail: &mut dyn FnMut(std::ops::Range<usize>, String),
 ) -> BTreeMap<String, Deprecation> {
@@ -173,7 +113,7 @@ pub(super) fn parse_entries(
     for (key, value) in entries {
         let span = value.span();
         let mut bad = |msg: String| fail(span.clone(), format!("deprecated `{key}`: {msg}"));
-        let set_aside = !known.contains_key(clause_of(key)) && raw.contains_key(clause_of(key));
+        let set_aside = known(clause_of(key)).is_none() && raw.contains_key(clause_of(key));
         if !set_aside {
             if let Err(e) = resolve(known, key) {
                 bad(e);

@@ -557,3 +557,25 @@ pub fn records(
         .map(|c| base(c.clause.clone(), Some(c.kind), c.direction, c.verdict))
         .collect()
 }
+
+/// A deprecated key that a version removes while it is still promised.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EarlyRemoval {
+    pub key: String,
+    pub remove_after: chrono::NaiveDate,
+    pub valid_from: chrono::NaiveDate,
+}
+
+/// Every key `old` deprecates that `new` no longer promises although `new` takes effect on or
+/// before the deprecation's `remove_after`: `propose` refuses each unless forced.
+pub fn early_removals(old: &Contract, new: &Contract) -> Vec<EarlyRemoval> {
+    old.deprecated
+        .values()
+        .filter(|d| !new.promises(&d.key) && new.valid_from <= d.remove_after)
+        .map(|d| EarlyRemoval {
+            key: d.key.clone(),
+            remove_after: d.remove_after,
+            valid_from: new.valid_from,
+        })
+        .collect()
+}
