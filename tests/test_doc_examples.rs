@@ -109,6 +109,7 @@ const SCRATCH: &[(&str, &str)] = &[
     ("docs/src/commands/sunset.md", COPY),
     ("docs/src/reference/store-files.md", EVIL),
     ("docs/src/commands/export.md", CLONE),
+    ("docs/src/commands/import.md", ODCS),
     ("docs/src/commands/man.md", CLONE),
     ("docs/src/commands/schema.md", CLONE),
     ("docs/src/commands/site.md", CLONE),
@@ -156,6 +157,16 @@ const COPY: &str = "{ mkdir copy && cd copy && git init -q \
      && cp -r ~/contracts/contracts.toml ~/contracts/consumers.toml ~/contracts/contracts \
         ~/contracts/history ~/contracts/notifications . \
      && git add -A && git commit -qm 'the example store' && cd ..; \
+     } >/dev/null 2>&1 || echo the setup failed";
+
+/// [`COPY`]'s store, entered, with the ODCS documents the import page reads in `odcs/`.
+const ODCS: &str = "{ mkdir copy && cd copy && git init -q \
+     && cp -r ~/contracts/contracts.toml ~/contracts/consumers.toml ~/contracts/contracts \
+        ~/contracts/history ~/contracts/notifications . \
+     && git add -A && git commit -qm 'the example store' && mkdir odcs \
+     && cp ~/contracts/tests/data/odcs/examples/quality/column-completeness.odcs.yaml \
+        ~/contracts/tests/data/odcs/examples/all/full-example.odcs.yaml \
+        ~/contracts/tests/fixtures/odcs/parcels-rfc0048.odcs.yaml odcs/; \
      } >/dev/null 2>&1 || echo the setup failed";
 
 /// [`CLONE`] with `evil.toml`, a draft first contract of a dataset `evil`.

@@ -44,7 +44,7 @@ fn datacontract() -> PathBuf {
     )
 }
 
-fn datacontract_run(args: &[&Path]) -> common::Run {
+pub(crate) fn datacontract_run(args: &[&Path]) -> common::Run {
     let mut c = Command::new(datacontract());
     // Rich tables wide enough that no path is cut in a failure message.
     c.env("COLUMNS", "250").env("NO_COLOR", "1");

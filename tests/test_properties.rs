@@ -186,6 +186,7 @@ proptest! {
             unknown: BTreeMap::new(),
             deprecated: BTreeMap::new(),
             unknown_keys: BTreeMap::new(),
+            odcs: None,
         };
         prop_assert!(derive_changes(&c, &c).changes.is_empty());
     }

@@ -64,6 +64,7 @@ mod context;
 mod diff;
 mod error;
 mod export;
+mod import;
 mod init;
 mod log;
 mod new;
@@ -252,6 +253,7 @@ pub enum Command {
     Man(completions::ManArgs),
     Schema(schema::Args),
     Export(export::Args),
+    Import(import::Args),
     Waive(waive::Args),
     Unwaive(unwaive::Args),
     Waivers(waivers::Args),
@@ -286,6 +288,7 @@ impl Command {
             Command::Man(_) => "man",
             Command::Schema(_) => "schema",
             Command::Export(_) => "export",
+            Command::Import(_) => "import",
             Command::Waive(_) => "waive",
             Command::Unwaive(_) => "unwaive",
             Command::Waivers(_) => "waivers",
@@ -304,6 +307,8 @@ impl Command {
                 &[Text, Json, Github, Sarif]
             }
             Command::Review(_) => &[Text, Json, Markdown],
+            // A draft is TOML: there is no JSON of it to give.
+            Command::Import(_) => &[Text],
             _ => &[Text, Json],
         }
     }
@@ -382,6 +387,7 @@ pub fn main() -> ExitCode {
         Command::Man(args) => completions::run_man(&ctx, args),
         Command::Schema(args) => schema::run(&ctx, args),
         Command::Export(args) => export::run(&ctx, args),
+        Command::Import(args) => import::run(&ctx, args),
         Command::Waive(args) => waive::run(&ctx, args),
         Command::Unwaive(args) => unwaive::run(&ctx, args),
         Command::Waivers(args) => waivers::run(&ctx, args),

@@ -56,6 +56,9 @@ pub struct Contract {
     /// Top-level keys this build does not know (only with [`Strictness::Reading`]): a newer
     /// build's, set aside so that this one keeps reading the contract.
     pub unknown_keys: BTreeMap<String, toml::Value>,
+    /// The ODCS document the contract was imported from (`[odcs] document`), verbatim:
+    /// `export odcs` writes back what no clause holds.
+    pub odcs: Option<String>,
 }
 
 impl Contract {
@@ -117,6 +120,14 @@ raw_contract! {
     /// Clause keys announced to go away: `"optional_attributes.pop_est" = { reason = … }`.
     #[serde(default)]
     deprecated: BTreeMap<String, Spanned<toml::Value>>,
+    /// The ODCS document the contract was imported from (`[odcs] document`).
+    odcs: Option<RawOdcs>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOdcs {
+    document: String,
 }
 
 /// The top-level keys of `text` this build does not know, with their values: set aside on the
@@ -359,6 +370,7 @@ pub fn parse_contract(
             unknown,
             deprecated,
             unknown_keys,
+            odcs: raw.odcs.map(|o| o.document),
         }),
         // Each failure was pushed to `errors` above.
         _ => unreachable!("a missing or bad name, version or date always records an error"),

@@ -13,7 +13,7 @@ use std::fmt;
 use chrono::NaiveDate;
 
 use super::config::Policy;
-use super::window::{first_day_over_two_live, windows, Line, SunsetMove, SunsetSource, Window};
+use super::window::{first_day_over_two_live, windows, Line, SunsetSource, Window};
 
 /// Why a sunset may not be set to a day.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,19 +188,6 @@ pub fn check_move(
         push(SunsetRefusal::ThreeLive { day, lines });
     }
     out
-}
-
-/// Apply an accepted move to the lines (what [`super::window::lines`] gives with the move
-/// appended to the history).
-pub fn apply(lines: &mut [Line], m: &SunsetMove) {
-    if let Some(line) = lines.iter_mut().find(|l| l.major == m.line) {
-        line.sunset = Some(m.to);
-        line.source = Some(SunsetSource::SunsetEvent {
-            at: m.at,
-            rationale: m.rationale.clone(),
-            forced: m.forced,
-        });
-    }
 }
 
 /// The effective windows outside the policy, however they were reached. A window closed by a

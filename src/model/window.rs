@@ -158,9 +158,22 @@ pub fn lines(contracts: &[&Contract], moves: &[SunsetMove]) -> Vec<Line> {
     // refuses a new major whose declared sunset disagrees with an event recorded before it,
     // so an event recorded before its successor existed and the successor's `sunset` agree.
     for m in moves {
-        super::sunset::apply(&mut out, m);
+        apply(&mut out, m);
     }
     out
+}
+
+/// Apply an accepted move to the lines (what [`lines`] gives with the move appended to the
+/// history); `sunset` decides whether a move is accepted.
+pub fn apply(lines: &mut [Line], m: &SunsetMove) {
+    if let Some(line) = lines.iter_mut().find(|l| l.major == m.line) {
+        line.sunset = Some(m.to);
+        line.source = Some(SunsetSource::SunsetEvent {
+            at: m.at,
+            rationale: m.rationale.clone(),
+            forced: m.forced,
+        });
+    }
 }
 
 /// The windows between consecutive lines.

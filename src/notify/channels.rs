@@ -1,10 +1,14 @@
-//! Every channel of a run behind one `Transport`: mail through the SMTP relay, each
-//! `webhook:<name>` through the webhook poster.
+//! Every channel of a run behind one `Transport`: mail through the SMTP relay (`send`), each
+//! `webhook:<name>` through the webhook poster (`webhook`). Both transports are put behind the
+//! trait here, above the two, so that neither the relay nor the poster names the run.
 
 use std::time::Duration;
 
+use lettre::Message;
+
 use super::plan::Notice;
-use super::run::{Clock, DeliveryError, Transport};
+use super::run::{Clock, DeliveryError, Transport, Usage};
+use super::send::{MailError, Mailer};
 use super::webhook::{ca_roots, WebhookError, WebhookTransport};
 use crate::consumers::Registry;
 
@@ -42,11 +46,8 @@ impl<'a> Channels<'a> {
         messages: std::collections::BTreeMap<String, lettre::Message>,
     ) -> Result<Channels<'a>, OpenError> {
         let mail = match todo.iter().any(|t| t.notice.channel == super::ledger::MAIL) {
-            true => super::send::MailTransport::new(
-                super::send::Mailer::new(&config.smtp, root, env)?,
-                messages,
-            ),
-            false => super::send::MailTransport::idle(),
+            true => MailTransport::new(Mailer::new(&config.smtp, root, env)?, messages),
+            false => MailTransport::idle(),
         };
         let roots = match &config.notify.ca_file {
             Some(file) => ca_roots(root, file).map_err(OpenError::CaFile)?,
@@ -83,10 +84,83 @@ impl Transport for Channels<'_> {
         self.mail.close();
     }
 
-    fn usage(&self) -> super::run::Usage {
-        super::run::Usage {
+    fn usage(&self) -> Usage {
+        Usage {
             requests: self.hooks.requests,
             ..self.mail.usage()
+        }
+    }
+}
+
+/// The mail transport of a run: the [`Mailer`] and every notice's rendered message, by
+/// Message-ID.
+pub struct MailTransport {
+    mailer: Option<Mailer>,
+    messages: std::collections::BTreeMap<String, Message>,
+    connections: u64,
+}
+
+impl MailTransport {
+    pub fn new(
+        mailer: Mailer,
+        messages: std::collections::BTreeMap<String, Message>,
+    ) -> MailTransport {
+        MailTransport {
+            mailer: Some(mailer),
+            messages,
+            connections: 0,
+        }
+    }
+
+    /// The mail transport of a run with no mail to send: it opens nothing.
+    pub fn idle() -> MailTransport {
+        MailTransport {
+            mailer: None,
+            messages: Default::default(),
+            connections: 0,
+        }
+    }
+
+    /// SMTP connections opened so far.
+    pub fn connections(&self) -> u64 {
+        self.mailer
+            .as_ref()
+            .map_or(self.connections, |m| m.connections)
+    }
+}
+
+impl Transport for MailTransport {
+    fn open(&mut self) -> Result<(), DeliveryError> {
+        match &mut self.mailer {
+            Some(m) => Ok(m.open()?),
+            None => Ok(()),
+        }
+    }
+
+    fn deliver(&mut self, notice: &Notice) -> Result<(), DeliveryError> {
+        let (Some(mailer), Some(message)) =
+            (&mut self.mailer, self.messages.get(&notice.message_id))
+        else {
+            return Err(MailError::Build {
+                consumer: notice.consumer.clone(),
+                reason: "the notice was not rendered".into(),
+            }
+            .into());
+        };
+        Ok(mailer.send(message)?)
+    }
+
+    fn close(&mut self) {
+        if let Some(m) = self.mailer.take() {
+            self.connections = m.connections;
+            m.close();
+        }
+    }
+
+    fn usage(&self) -> Usage {
+        Usage {
+            connections: self.connections(),
+            requests: 0,
         }
     }
 }

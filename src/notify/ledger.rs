@@ -133,8 +133,9 @@ pub struct Ledger {
 /// A notice within one dataset's ledger: (consumer, line, milestone, channel).
 pub type Key = (String, u64, String, String);
 
-/// The channel of mail, and of every entry that names none.
-pub const MAIL: &str = "mail";
+/// The channel of mail, and of every entry that names none (defined with the plan, which
+/// names it too and sits below the ledger).
+pub use super::plan::MAIL;
 
 /// Whether `channel` may name a channel: `mail`, or `webhook:` and a registry webhook name.
 pub fn is_channel(channel: &str) -> bool {

@@ -13,6 +13,9 @@ use serde::{Serialize, Serializer};
 use crate::model::config::Notify;
 use crate::model::{ConsumerVerdict, Use};
 
+/// The channel of mail, and of every ledger entry that names none.
+pub const MAIL: &str = "mail";
+
 /// What a consumer is told about, as the ledger names it: a point in a line's countdown, the
 /// opening of a window, or a waiver on a line it reads.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -295,7 +298,7 @@ impl Notice {
 }
 
 fn is_mail(channel: &str) -> bool {
-    channel == super::ledger::MAIL
+    channel == MAIL
 }
 
 /// The Message-ID of a notice: a function of (dataset, line, consumer, milestone) only, so a
@@ -396,7 +399,7 @@ pub fn plan(
                             &milestone,
                             domain,
                         ),
-                        channel: super::ledger::MAIL.to_string(),
+                        channel: MAIL.to_string(),
                         uses: h.uses.clone(),
                         verdict: None,
                         breaking_changes: Vec::new(),

@@ -9,7 +9,7 @@ use crate::model::value::is_geographic_crs;
 use crate::release::Profile;
 
 /// A TOML key: bare when it can be, quoted otherwise.
-fn key(k: &str) -> String {
+pub(crate) fn key(k: &str) -> String {
     let bare = !k.is_empty()
         && k.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');

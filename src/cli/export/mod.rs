@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use super::{CommandError, Context, Outcome};
 use crate::model::Strictness;
-use crate::render::odcs::{document, status_word, yaml};
+use crate::render::odcs::{document, kept_document, status_word, yaml};
 
 // `export stac`: one Collection file per line, updated in place.
 mod stac;
@@ -64,7 +64,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         _ if current.as_ref().is_some_and(|cur| cur.version != c.version) => "deprecated",
         _ => "live",
     };
-    let doc = document(&c, status_word(state), line.and_then(|l| l.sunset));
+    let sunset = line.and_then(|l| l.sunset);
+    // An imported contract writes its kept document back, with its clauses in place.
+    let doc = match &c.odcs {
+        Some(kept) => kept_document(&c, kept, status_word(state), sunset)
+            .map_err(|e| CommandError::input(format!("{dataset}@{}: {e}", c.version)))?,
+        None => document(&c, status_word(state), sunset),
+    };
     let text = yaml(&doc);
     match &a.out {
         Some(path) => {

@@ -13,14 +13,26 @@
 //! allows: the geometry clauses in the geometry's physical type, the required set in a check
 //! whose expected count follows it. The table of docs/src/commands/export.md lists the mapping
 //! and the grading clause by clause, with what ODCS cannot express.
+//!
+//! The way back (`contracts import odcs`) is here too, since each mapping is read with the
+//! function that decides how it is written: `import` drafts a contract from a document and
+//! keeps the document verbatim; `kept` exports such a contract by writing that document back
+//! with the clauses in place.
 
 use serde_json::{json, Map, Value};
 
 use crate::model::deprecation::Deprecation;
 use crate::model::{Check, Clause, ClauseValue, Contract, Kind};
 
+mod geometry_column;
+mod import;
+mod kept;
 mod yaml;
+mod yaml_read;
+pub use import::{import, Options};
+pub use kept::document as kept_document;
 pub use yaml::yaml;
+pub use yaml_read::OdcsErrors;
 
 /// The ODCS version written.
 pub const API_VERSION: &str = "v3.1.0";
@@ -90,6 +102,31 @@ fn percent(fraction: f64) -> Value {
             .parse::<f64>()
             .map_or(json!(fraction * 100.0), Value::from)
     }
+}
+
+/// The `nullValues` check of one attribute's null bound.
+fn null_check(name: &str, limit: f64, severity: &str) -> Value {
+    json!({
+        "name": format!("{name}_null_fraction"),
+        "type": "library",
+        "metric": "nullValues",
+        "unit": "percent",
+        "mustBeLessOrEqualTo": percent(limit),
+        "severity": severity,
+        "description": format!("max_null_fraction: at most {limit} of the features have no {name}"),
+    })
+}
+
+/// The `rowCount` check of a feature-count floor.
+fn row_check(name: &str, n: f64, severity: &str) -> Value {
+    json!({
+        "name": name,
+        "type": "library",
+        "metric": "rowCount",
+        "mustBeGreaterOrEqualTo": whole(n),
+        "severity": severity,
+        "description": format!("{name}: at least {n} features"),
+    })
 }
 
 /// A number that is whole (a count) as an integer, so it is written `170`, not `170.0`.
@@ -297,6 +334,41 @@ pub fn status_word(state: &str) -> &'static str {
     }
 }
 
+/// The contract's lineage as top-level custom properties: what it follows, its sunsets, and
+/// the clauses it publishes without enforcing.
+fn lineage(c: &Contract, line_sunset: Option<chrono::NaiveDate>) -> Vec<Value> {
+    let mut top = Vec::new();
+    if let Some(s) = &c.supersedes {
+        top.push(custom(
+            "supersedes",
+            json!(s.to_string()),
+            "contracts: the version this one follows".into(),
+        ));
+    }
+    if let Some(s) = c.sunset {
+        top.push(custom(
+            "previousLineSunset",
+            json!(s.to_string()),
+            "contracts: the day the previous line stops being published (as declared)".into(),
+        ));
+    }
+    if let Some(s) = line_sunset {
+        top.push(custom(
+            "sunset",
+            json!(s.to_string()),
+            "contracts: the day this line stops being published".into(),
+        ));
+    }
+    if !c.advisory.is_empty() {
+        top.push(custom(
+            "advisory",
+            json!(c.advisory.iter().collect::<Vec<_>>()),
+            "contracts: clauses published but not yet enforced".into(),
+        ));
+    }
+    top
+}
+
 /// Build the ODCS document of `c`. `status` is the ODCS status (see [`status_word`]);
 /// `line_sunset` is the effective sunset of the contract's own line, if it has one.
 pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDate>) -> Value {
@@ -350,17 +422,7 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
                 described.insert(name.clone());
             }
             if let Some(limit) = null_bounds.as_ref().and_then(|b| b.limit(name)) {
-                p["quality"] = json!([{
-                    "name": format!("{name}_null_fraction"),
-                    "type": "library",
-                    "metric": "nullValues",
-                    "unit": "percent",
-                    "mustBeLessOrEqualTo": percent(limit),
-                    "severity": severity("max_null_fraction"),
-                    "description": format!(
-                        "max_null_fraction: at most {limit} of the features have no {name}"
-                    ),
-                }]);
+                p["quality"] = json!([null_check(name, limit, severity("max_null_fraction"))]);
             }
             if let Some(d) = c.deprecated.get(&format!("{clause}.{name}")) {
                 p["customProperties"] = json!(deprecation_customs(d));
@@ -390,14 +452,7 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
         if let (ClauseValue::LowerBound(n), Some("feature_count")) =
             (&cl.value, cl.spec.metric.as_deref())
         {
-            quality.push(json!({
-                "name": name,
-                "type": "library",
-                "metric": "rowCount",
-                "mustBeGreaterOrEqualTo": whole(*n),
-                "severity": severity(name),
-                "description": format!("{name}: at least {n} features"),
-            }));
+            quality.push(row_check(name, *n, severity(name)));
             mapped.push(name);
         }
     }
@@ -488,34 +543,7 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
             "contracts: the major line this version belongs to".into(),
         ),
     ];
-    if let Some(s) = &c.supersedes {
-        top.push(custom(
-            "supersedes",
-            json!(s.to_string()),
-            "contracts: the version this one follows".into(),
-        ));
-    }
-    if let Some(s) = c.sunset {
-        top.push(custom(
-            "previousLineSunset",
-            json!(s.to_string()),
-            "contracts: the day the previous line stops being published (as declared)".into(),
-        ));
-    }
-    if let Some(s) = line_sunset {
-        top.push(custom(
-            "sunset",
-            json!(s.to_string()),
-            "contracts: the day this line stops being published".into(),
-        ));
-    }
-    if !c.advisory.is_empty() {
-        top.push(custom(
-            "advisory",
-            json!(c.advisory.iter().collect::<Vec<_>>()),
-            "contracts: clauses published but not yet enforced".into(),
-        ));
-    }
+    top.extend(lineage(c, line_sunset));
     let mut doc = json!({
         "apiVersion": API_VERSION,
         "kind": "DataContract",

@@ -110,6 +110,17 @@ pub(super) struct ContractFile {
     /// (`optional_attributes.pop_est`, `permitted_geometry.MultiPoint`).
     #[serde(default)]
     deprecated: BTreeMap<String, DeprecationEntry>,
+    /// The ODCS document this contract was imported from (`contracts import odcs`).
+    odcs: Option<OdcsKept>,
+}
+
+/// `[odcs]`: an imported ODCS document, kept for `export odcs`.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct OdcsKept {
+    /// The document's YAML text, verbatim.
+    document: String,
 }
 
 /// One `[deprecated]` entry.
