@@ -56,7 +56,10 @@ pub(crate) fn valid_odcs(text: &str) -> serde_json::Value {
     doc
 }
 
-fn custom<'a>(list: &'a serde_json::Value, property: &str) -> Option<&'a serde_json::Value> {
+pub(crate) fn custom<'a>(
+    list: &'a serde_json::Value,
+    property: &str,
+) -> Option<&'a serde_json::Value> {
     list.as_array()?
         .iter()
         .find(|c| c["property"] == property)

@@ -107,7 +107,7 @@ fn pairs(versions: &[&str]) -> Vec<(String, String)> {
 /// JSON Schema and lints it, and checks every pair:
 /// a pair `contracts diff` (through `diff`) grades breaking is breaking for datacontract, and a
 /// compatible pair is not. Returns the number of breaking pairs seen.
-fn check_grades(
+pub(crate) fn check_grades(
     dir: &Path,
     dataset: &str,
     versions: &[&str],

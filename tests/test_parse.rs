@@ -269,7 +269,7 @@ fn a_draft_read_leniently_names_its_misspelt_clause_with_its_other_mistakes() {
     // in the same list, not found one run later.
     let text =
         with("valid_from", "valid_form").replacen("permitted_geometry", "permited_geometry", 1);
-    let msg = parse_contract("d.toml", &text, &KindTable::builtin(), Strictness::Reading)
+    let msg = parse_contract("d.toml", &text, &KindTable::builtin(), Strictness::Draft)
         .expect_err("the draft must be refused")
         .to_string();
     for (key, says) in [
@@ -287,7 +287,7 @@ fn a_draft_read_leniently_names_its_misspelt_clause_with_its_other_mistakes() {
     }
     // Without another mistake the lenient reading keeps the clause aside, as before.
     let only = GOOD.replacen("permitted_geometry", "permited_geometry", 1);
-    let c = parse_contract("d.toml", &only, &KindTable::builtin(), Strictness::Reading)
+    let c = parse_contract("d.toml", &only, &KindTable::builtin(), Strictness::Draft)
         .expect("a clause with no kind alone is no parse error when read leniently");
     assert!(c.unknown.contains_key("permited_geometry"));
 }

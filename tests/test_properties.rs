@@ -184,6 +184,8 @@ proptest! {
             wide_antimeridian: BTreeSet::new(),
             clauses,
             unknown: BTreeMap::new(),
+            deprecated: BTreeMap::new(),
+            unknown_keys: BTreeMap::new(),
             odcs: None,
         };
         prop_assert!(derive_changes(&c, &c).changes.is_empty());

@@ -43,7 +43,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store_unwarned()?;
     let name = args.draft.display().to_string();
     let text = read_input(&args.draft)?;
-    let draft = parse_contract(&name, &text, &store.config().kinds, Strictness::Reading)?;
+    let draft = parse_contract(&name, &text, &store.config().kinds, Strictness::Draft)?;
     super::context::warn_uncommitted(ctx, &store, Some(&draft.dataset));
     let prev = if store.versions(&draft.dataset)?.is_empty() {
         None

@@ -1,14 +1,12 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{line_of, registry_and_scan, scan_daily};
+use super::context::{counted_standings, line_of, Counted};
 use super::output::{key, last_read, print_json, print_table, text, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::daily::{clear_since, held_by_day, DaySpan};
 use crate::consumers::source_health::{blind_sources, BlindSource};
-use crate::consumers::{
-    classify, exempt, retire_gate, Registry, Standing, Status, Successor, Thresholds,
-};
+use crate::consumers::{retire_gate, Registry, Standing, Status, Successor, Thresholds};
 use crate::model::Line;
 
 /// Whether a line can stop being published: nobody still reads it
@@ -73,18 +71,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     store.require_dataset(&args.dataset)?;
     let lines: Vec<Line> = store.lines(&args.dataset)?;
     let line = line_of(&args.dataset, &lines, args.line)?;
-    let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
-    let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
-    // The day-by-day reads give each reader's counts on the line and the day since which
-    // nobody holds it.
-    let names = [args.dataset.clone()].into_iter().collect();
-    let reads = scan_daily(ctx, &store, &names, Some(req.from), &registry)?
-        .remove(&args.dataset)
-        .unwrap_or_default();
+    let Counted {
+        registry,
+        scan,
+        req,
+        standings,
+        reads,
+    } = counted_standings(ctx, &store, &args.dataset, &lines)?;
     let consumption = &store.config().consumption;
     let thresholds = consumption.thresholds;
-    let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
-    exempt(&mut standings, &registry, thresholds, Some(&usage));
     let g = retire_gate(
         &lines,
         args.line,

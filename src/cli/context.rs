@@ -532,3 +532,40 @@ pub fn read_input(path: &Path) -> Result<String, CommandError> {
     // Bad UTF-8 has no line to point at, so it is named by its byte offset, as in store files.
     crate::store::utf8(bytes, &path.display().to_string()).map_err(CommandError::from)
 }
+
+/// Every reader of one dataset in the lookback, classified and passed through the thresholds:
+/// what `can-retire` and `can-remove` both judge from.
+pub struct Counted {
+    pub registry: crate::consumers::Registry,
+    pub scan: crate::consumers::Scan,
+    pub req: crate::consumers::ScanRequest,
+    pub standings: Vec<crate::consumers::Standing>,
+    /// Day by day, for each reader's counts on a line.
+    pub reads: crate::consumers::daily::DailyReads,
+}
+
+pub fn counted_standings(
+    ctx: &Context,
+    store: &crate::store::Store,
+    dataset: &str,
+    lines: &[crate::model::Line],
+) -> Result<Counted, CommandError> {
+    let (registry, scan, req) = registry_and_scan(ctx, store, [dataset.to_string()].into())?;
+    let mut standings = crate::consumers::classify(dataset, lines, &registry, &scan.of(dataset));
+    // The day-by-day reads give each reader's counts on the line and the day since which
+    // nobody holds it.
+    let names = [dataset.to_string()].into_iter().collect();
+    let reads = scan_daily(ctx, store, &names, Some(req.from), &registry)?
+        .remove(dataset)
+        .unwrap_or_default();
+    let thresholds = store.config().consumption.thresholds;
+    let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
+    crate::consumers::exempt(&mut standings, &registry, thresholds, Some(&usage));
+    Ok(Counted {
+        registry,
+        scan,
+        req,
+        standings,
+        reads,
+    })
+}

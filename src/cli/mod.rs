@@ -54,6 +54,7 @@ macro_rules! errln {
 
 mod advisory;
 mod backtest;
+mod can_remove;
 mod can_retire;
 mod check;
 mod completions;
@@ -241,6 +242,7 @@ pub enum Command {
     Advisory(advisory::Args),
     Backtest(backtest::Args),
     CanRetire(can_retire::Args),
+    CanRemove(can_remove::Args),
     New(new::Args),
     Consumers(consumers::Args),
     Notify(notify::Args),
@@ -275,6 +277,7 @@ impl Command {
             Command::Advisory(_) => "advisory",
             Command::Backtest(_) => "backtest",
             Command::CanRetire(_) => "can-retire",
+            Command::CanRemove(_) => "can-remove",
             Command::New(_) => "new",
             Command::Consumers(_) => "consumers",
             Command::Notify(_) => "notify",
@@ -373,6 +376,7 @@ pub fn main() -> ExitCode {
         Command::Advisory(args) => advisory::run(&ctx, args),
         Command::Backtest(args) => backtest::run(&ctx, args),
         Command::CanRetire(args) => can_retire::run(&ctx, args),
+        Command::CanRemove(args) => can_remove::run(&ctx, args),
         Command::New(args) => new::run(&ctx, args),
         Command::Consumers(args) => consumers::run(&ctx, args),
         Command::Notify(args) => notify::run(&ctx, args),

@@ -9,7 +9,7 @@ use crate::model::consistency::moves_of;
 use crate::model::contract::crossings;
 use crate::model::history::{history_header, ChangeRecord};
 use crate::model::proposal::Step as RuleStep;
-use crate::model::proposal::{judge, records, Refusal};
+use crate::model::proposal::{early_removals, judge, records, Refusal};
 use crate::model::{parse_contract, Bump, Change, ChangeSet, Contract, Strictness};
 use crate::release::record::{backtest, parse_records, Backtest};
 use crate::render::ci_findings::{change_findings, refusal_findings};
@@ -52,6 +52,9 @@ pub struct Args {
     /// Publish even though the description still says TODO (it can never be edited later)
     #[arg(long)]
     allow_placeholder: bool,
+    /// Remove a deprecated key before its remove_after (the rationale says why)
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Serialize)]
@@ -92,12 +95,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let rationale = args.rationale.trim();
     // Said once, before the rules run (they may run again on a moved HEAD): the draft's
     // crossing envelopes, and uncommitted changes to the files this proposal reads.
-    if let Ok(draft) = parse_contract(
-        &draft_name,
-        &text,
-        &store.config().kinds,
-        Strictness::Reading,
-    ) {
+    if let Ok(draft) = parse_contract(&draft_name, &text, &store.config().kinds, Strictness::Draft)
+    {
         for x in crossings(&draft) {
             talkln!(ctx, "note: {}@{}: {x}", draft.dataset, draft.version);
         }
@@ -109,12 +108,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let done = store.transact(|store| -> Result<_, CommandError> {
         // Read leniently so a clause with no kind is one refusal among the others (exit 1),
         // not a parse error; every other mistake in the draft is bad input (exit 2).
-        let draft = parse_contract(
-            &draft_name,
-            &text,
-            &store.config().kinds,
-            Strictness::Reading,
-        )?;
+        let draft = parse_contract(&draft_name, &text, &store.config().kinds, Strictness::Draft)?;
         let dataset = draft.dataset.clone();
         let existing: Vec<Contract> = if store.versions(&dataset)?.is_empty() {
             Vec::new()
@@ -144,13 +138,25 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }));
         }
         let prev = existing.last().cloned();
-        let (step, refusals) = judge(
+        let (step, mut refusals) = judge(
             &existing,
             &moves_of(&history),
             &draft,
             store.config(),
             args.allow_placeholder,
         );
+        // Not a rule of the step (`check` replays those): a forced removal stays legal later.
+        let early = prev
+            .as_ref()
+            .map_or_else(Vec::new, |p| early_removals(p, &draft));
+        if !args.force {
+            refusals.extend(early.iter().map(|e| Refusal::RemovedBeforeDeadline {
+                version: draft.version.clone(),
+                key: e.key.clone(),
+                remove_after: e.remove_after,
+                valid_from: e.valid_from,
+            }));
+        }
         let accepted = refusals.is_empty();
         let recs = if accepted {
             records(
@@ -262,6 +268,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             errln!(ctx, "  - {}", refusal_text(r));
         }
         return Ok(Outcome::Findings);
+    }
+    if args.force {
+        for e in prev.map_or_else(Vec::new, |p| early_removals(p, draft)) {
+            talkln!(
+                ctx,
+                "forced: {} removes `{}` from {}, before its remove_after {}",
+                draft.version,
+                e.key,
+                e.valid_from,
+                e.remove_after
+            );
+        }
     }
     match (&commit, args.dry_run) {
         (Some(id), _) => talkln!(

@@ -160,7 +160,7 @@ fn find_drafts(store: &Store, base: Option<ObjectId>, t: &mut Touched) -> Result
             }
             let text = store.read(&path)?.unwrap_or_default();
             let kinds = &store.config().kinds;
-            let draft = crate::model::parse_contract(&path, &text, kinds, Strictness::Reading)?;
+            let draft = crate::model::parse_contract(&path, &text, kinds, Strictness::Draft)?;
             t.add(&draft.dataset, Touch::Draft { path: path.clone() });
             t.drafts
                 .entry(draft.dataset.clone())

@@ -85,6 +85,10 @@ struct Report {
     clauses: Vec<ClauseRow>,
     /// Envelope clauses that cross the antimeridian, with their width.
     antimeridian: Vec<Crossing>,
+    /// The `[deprecated]` entries: clause keys announced to go away, by key.
+    deprecated: Vec<crate::model::deprecation::Deprecation>,
+    /// Top-level keys this build does not know (a newer build's), set aside unread.
+    unknown_keys: Vec<String>,
     reading_rules: &'static str,
 }
 
@@ -166,6 +170,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         waivers,
         clauses,
         antimeridian: crossings(&c),
+        deprecated: c.deprecated.values().cloned().collect(),
+        unknown_keys: c.unknown_keys.keys().cloned().collect(),
         reading_rules: READING_RULES,
     };
     match ctx.format {
@@ -250,6 +256,27 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             );
             for x in &report.antimeridian {
                 outln!(ctx, "{x}");
+            }
+            for d in &report.deprecated {
+                let days = (d.remove_after - ctx.today).num_days();
+                let instead = d
+                    .replacement
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" (use {r})"));
+                outln!(
+                    ctx,
+                    "deprecated: `{}`, promised through {} ({}): {}{instead}",
+                    d.key,
+                    d.remove_after,
+                    days_left(days),
+                    d.reason
+                );
+            }
+            for k in &report.unknown_keys {
+                outln!(
+                    ctx,
+                    "not read by this build: top-level key `{k}` (a newer build's)"
+                );
             }
             outln!(ctx, "{READING_RULES}");
         }

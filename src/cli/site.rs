@@ -332,6 +332,26 @@ fn dataset_body(
             ]
         }));
         s += &table(&["clause", "kind", "value", "status"], &rows, "No clause.");
+        if !c.deprecated.is_empty() {
+            let rows: Vec<Vec<Cell>> = c
+                .deprecated
+                .values()
+                .map(|d| {
+                    vec![
+                        Cell::text(d.key.clone()),
+                        Cell::text(d.remove_after.to_string()),
+                        Cell::text(d.replacement.clone().unwrap_or_else(|| "-".into())),
+                        Cell::text(d.reason.clone()),
+                    ]
+                })
+                .collect();
+            s += "<p>Deprecated, each promised through its last day:</p>\n";
+            s += &table(
+                &["deprecated", "promised through", "replacement", "reason"],
+                &rows,
+                "",
+            );
+        }
     }
 
     // The change log.

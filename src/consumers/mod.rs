@@ -4,6 +4,7 @@
 //! [`store_scan`] read through the store, the rest reads files or nothing.
 
 pub mod access;
+pub mod attributes;
 pub mod daily;
 pub mod reads;
 pub mod records;

@@ -22,6 +22,10 @@ pub enum Direction {
     Removed,
     Enforced,
     Relaxed,
+    /// A clause key announced to go away (`[deprecated]` entry added or changed).
+    Deprecated,
+    /// A deprecation withdrawn while its key stays.
+    Undeprecated,
     /// No clause changed (a patch). Only in a whole-contract change record.
     Unchanged,
 }
@@ -38,6 +42,8 @@ impl Direction {
             Direction::Removed => "removed",
             Direction::Enforced => "enforced",
             Direction::Relaxed => "relaxed",
+            Direction::Deprecated => "deprecated",
+            Direction::Undeprecated => "undeprecated",
             Direction::Unchanged => "unchanged",
         }
     }
@@ -68,7 +74,17 @@ super::display_as!(as_str: Verdict);
 pub fn verdict(kind: Kind, direction: Direction) -> Verdict {
     use Direction as D;
     match (kind, direction) {
-        (_, D::Grew | D::Tightened | D::Added | D::Enforced | D::Unchanged) => Verdict::Compatible,
+        // A deprecation promises the key until its day: the removal is the breaking change.
+        (
+            _,
+            D::Grew
+            | D::Tightened
+            | D::Added
+            | D::Enforced
+            | D::Unchanged
+            | D::Deprecated
+            | D::Undeprecated,
+        ) => Verdict::Compatible,
         (_, D::Shrank | D::Loosened | D::Changed | D::Relaxed) => Verdict::Breaking,
         // A missing value is permissive: losing a limit loosens, losing a promised area
         // only widens.
@@ -233,6 +249,7 @@ pub fn derive_changes(old: &Contract, new: &Contract) -> ChangeSet {
             (None, None) => {}
         }
     }
+    changes.extend(deprecation_changes(old, new));
     let required = if changes.iter().any(|c| c.verdict == Verdict::Breaking) {
         Bump::Major
     } else if !changes.is_empty() {
@@ -268,4 +285,39 @@ fn meanings(name: &str, kind: Kind, a: &ClauseValue, b: &ClauseValue, out: &mut 
             verdict: verdict(kind, direction),
         });
     }
+}
+
+/// The deprecation rows of a step: `deprecated` for an entry added or changed, `undeprecated`
+/// for one withdrawn while its key stays (a withdrawal is never silent). An entry that goes
+/// with its key is no row of its own: the key's removal is, breaking by its clause's kind.
+pub fn deprecation_changes(old: &Contract, new: &Contract) -> Vec<Change> {
+    let mut out = Vec::new();
+    let kind_of = |key: &str| {
+        let clause = super::deprecation::clause_of(key);
+        new.clauses
+            .get(clause)
+            .or_else(|| old.clauses.get(clause))
+            .map(|c| c.spec.kind)
+    };
+    let keys: std::collections::BTreeSet<&String> =
+        old.deprecated.keys().chain(new.deprecated.keys()).collect();
+    for key in keys {
+        let (a, b) = (old.deprecated.get(key), new.deprecated.get(key));
+        let direction = match (a, b) {
+            (None, Some(_)) => Direction::Deprecated,
+            (Some(x), Some(y)) if x != y => Direction::Deprecated,
+            (Some(_), None) if new.promises(key) => Direction::Undeprecated,
+            _ => continue,
+        };
+        let Some(kind) = kind_of(key) else { continue };
+        out.push(Change {
+            clause: key.clone(),
+            kind,
+            old: a.map(super::deprecation::Deprecation::to_json),
+            new: b.map(super::deprecation::Deprecation::to_json),
+            direction,
+            verdict: verdict(kind, direction),
+        });
+    }
+    out
 }

@@ -19,8 +19,13 @@ pub enum Strictness {
     /// change rule would otherwise be decided under pressure.
     Writing,
     /// Reading side (`validate`, `show`): kept aside and reported as not evaluated, so an older
-    /// build keeps working against a newer contract.
+    /// build keeps working against a newer contract. A top-level key this build does not know
+    /// (a newer build's, such as `[deprecated]` was once) is set aside alike.
     Reading,
+    /// A draft (`propose`, `backtest`): a clause with no kind is kept aside, to be one refusal
+    /// among the proposal's others, but an unknown top-level key is an error: in a draft it is
+    /// a typo, not a newer build's key.
+    Draft,
 }
 
 /// One clause with its row of the kind table.
@@ -46,6 +51,11 @@ pub struct Contract {
     pub clauses: BTreeMap<String, Clause>,
     /// Clauses this build has no kind for (only with [`Strictness::Reading`]).
     pub unknown: BTreeMap<String, toml::Value>,
+    /// `[deprecated]`: clause keys announced to go away, by key.
+    pub deprecated: BTreeMap<String, super::deprecation::Deprecation>,
+    /// Top-level keys this build does not know (only with [`Strictness::Reading`]): a newer
+    /// build's, set aside so that this one keeps reading the contract.
+    pub unknown_keys: BTreeMap<String, toml::Value>,
     /// The ODCS document the contract was imported from (`[odcs] document`), verbatim:
     /// `export odcs` writes back what no clause holds.
     pub odcs: Option<String>,
@@ -60,11 +70,40 @@ impl Contract {
     pub fn is_advisory(&self, clause: &str) -> bool {
         self.advisory.contains(clause)
     }
+
+    /// Whether it still promises a clause key (`crs`, `optional_attributes.pop_est`): a
+    /// kinded clause or member, or a clause the reading side set aside.
+    pub fn promises(&self, key: &str) -> bool {
+        let value_of = |name: &str| self.clauses.get(name).map(|c| &c.value);
+        super::deprecation::resolve(&value_of, key).is_ok()
+            || self
+                .unknown
+                .contains_key(super::deprecation::clause_of(key))
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawContract {
+/// The file's keys, as one struct twice: strict (every unknown key an error) for the writing
+/// side, and lenient for the reading side, which sets aside a top-level key it does not know
+/// as it sets aside a clause with no kind. The field list is written once so the two never
+/// drift apart.
+macro_rules! raw_contract {
+    ($( $(#[$meta:meta])* $field:ident: $ty:ty, )*) => {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RawContract { $( $(#[$meta])* $field: $ty, )* }
+        #[derive(Deserialize)]
+        struct LenientContract { $( $(#[$meta])* $field: $ty, )* }
+        impl From<LenientContract> for RawContract {
+            fn from(l: LenientContract) -> RawContract {
+                RawContract { $( $field: l.$field, )* }
+            }
+        }
+        /// Every top-level key a contract may have.
+        const TOP_LEVEL_KEYS: &[&str] = &[$( stringify!($field), )*];
+    };
+}
+
+raw_contract! {
     // The required keys are checked with the others, so a missing one is one error among
     // all the file's, not the only one reported.
     dataset: Option<Spanned<String>>,
@@ -78,6 +117,10 @@ struct RawContract {
     wide_antimeridian: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     clauses: BTreeMap<String, Spanned<toml::Value>>,
+    /// Clause keys announced to go away: `"optional_attributes.pop_est" = { reason = … }`.
+    #[serde(default)]
+    deprecated: BTreeMap<String, Spanned<toml::Value>>,
+    /// The ODCS document the contract was imported from (`[odcs] document`).
     odcs: Option<RawOdcs>,
 }
 
@@ -85,6 +128,18 @@ struct RawContract {
 #[serde(deny_unknown_fields)]
 struct RawOdcs {
     document: String,
+}
+
+/// The top-level keys of `text` this build does not know, with their values: set aside on the
+/// reading side. Empty when the text is no TOML table (the strict parse reports that).
+fn unknown_top_level(text: &str) -> BTreeMap<String, toml::Value> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return BTreeMap::new();
+    };
+    table
+        .into_iter()
+        .filter(|(k, _)| !TOP_LEVEL_KEYS.contains(&k.as_str()))
+        .collect()
 }
 
 /// Whether `name` is a valid dataset name (`[a-z0-9][a-z0-9_-]{0,63}`). Checked before any
@@ -110,7 +165,17 @@ pub fn parse_contract(
     strictness: Strictness,
 ) -> Result<Contract, TomlErrors> {
     // Every unknown key is reported, and the rest of the file is still checked without them.
-    let (raw, mut errors) = from_toml_all::<RawContract>(file, text);
+    // The reading side sets aside a top-level key it does not know instead.
+    let unknown_keys = match strictness {
+        Strictness::Reading => unknown_top_level(text),
+        Strictness::Writing | Strictness::Draft => BTreeMap::new(),
+    };
+    let (raw, mut errors) = if unknown_keys.is_empty() {
+        from_toml_all::<RawContract>(file, text)
+    } else {
+        let (raw, errors) = from_toml_all::<LenientContract>(file, text);
+        (raw.map(RawContract::from), errors)
+    };
     let Some(raw) = raw else {
         return Err(TomlErrors::in_line_order(errors));
     };
@@ -209,7 +274,7 @@ pub fn parse_contract(
                          (widening, narrowing or fixed) before using it"
                     ),
                 ),
-                Strictness::Reading => {
+                Strictness::Reading | Strictness::Draft => {
                     unknown.insert(name.clone(), value.get_ref().clone());
                     unkinded.push((name, value.span()));
                 }
@@ -270,6 +335,12 @@ pub fn parse_contract(
             ),
         }
     }
+    let deprecated = super::deprecation::parse_entries(
+        &raw.deprecated,
+        &|n: &str| clauses.get(n).map(|c| &c.value),
+        &raw.clauses,
+        &mut fail,
+    );
     if !errors.is_empty() {
         // A file refused anyway names its clauses with no kind too, read leniently or not:
         // a draft's misspelt clause is then fixed in the same round as its other mistakes.
@@ -297,6 +368,8 @@ pub fn parse_contract(
             wide_antimeridian: meant,
             clauses,
             unknown,
+            deprecated,
+            unknown_keys,
             odcs: raw.odcs.map(|o| o.document),
         }),
         // Each failure was pushed to `errors` above.

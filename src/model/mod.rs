@@ -21,6 +21,7 @@ pub mod consistency;
 pub mod contract;
 pub mod crs;
 pub mod day;
+pub mod deprecation;
 pub mod history;
 pub mod impact;
 pub mod kind;

@@ -99,6 +99,14 @@ pub enum Refusal {
         /// The known clause it is nearest to, when it looks like a typo of one.
         nearest: Option<String>,
     },
+    /// A deprecated key removed by a version that takes effect on or before its
+    /// `remove_after`, the last day it is promised (lifted by `propose --force`).
+    RemovedBeforeDeadline {
+        version: Version,
+        key: String,
+        remove_after: chrono::NaiveDate,
+        valid_from: chrono::NaiveDate,
+    },
 }
 
 fn value(v: &Option<serde_json::Value>) -> String {
@@ -275,6 +283,17 @@ impl fmt::Display for Refusal {
                 f,
                 "{version} adds clause `{clause}` enforced; policy.new_clauses = \"advisory\" requires \
                  it in `advisory` first (a later minor version may enforce it)"
+            ),
+            Refusal::RemovedBeforeDeadline {
+                version,
+                key,
+                remove_after,
+                valid_from,
+            } => write!(
+                f,
+                "{version} removes `{key}` from {valid_from}, but its deprecation promises it \
+                 through {remove_after}: take effect on {} or later, or give --force",
+                *remove_after + chrono::Days::new(1)
             ),
         }
     }
@@ -536,5 +555,27 @@ pub fn records(
         .changes
         .iter()
         .map(|c| base(c.clause.clone(), Some(c.kind), c.direction, c.verdict))
+        .collect()
+}
+
+/// A deprecated key that a version removes while it is still promised.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EarlyRemoval {
+    pub key: String,
+    pub remove_after: chrono::NaiveDate,
+    pub valid_from: chrono::NaiveDate,
+}
+
+/// Every key `old` deprecates that `new` no longer promises although `new` takes effect on or
+/// before the deprecation's `remove_after`: `propose` refuses each unless forced.
+pub fn early_removals(old: &Contract, new: &Contract) -> Vec<EarlyRemoval> {
+    old.deprecated
+        .values()
+        .filter(|d| !new.promises(&d.key) && new.valid_from <= d.remove_after)
+        .map(|d| EarlyRemoval {
+            key: d.key.clone(),
+            remove_after: d.remove_after,
+            valid_from: new.valid_from,
+        })
         .collect()
 }

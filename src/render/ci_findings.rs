@@ -54,6 +54,7 @@ pub fn refusal_findings(refusals: &[Refusal], file: &str, text: &str) -> Vec<Fin
             Refusal::NoKind { clause, .. }
             | Refusal::NotAdvisory { clause, .. }
             | Refusal::WideCrossing { clause, .. } => clause.as_str(),
+            Refusal::RemovedBeforeDeadline { key, .. } => key.as_str(),
             Refusal::FirstHasSupersedes { .. } | Refusal::WrongSupersedes { .. } => "supersedes",
             Refusal::NotNewer { .. } | Refusal::AlreadyPublished { .. } => "version",
             Refusal::Placeholder { .. } => "description",

@@ -95,8 +95,27 @@ pub fn change_words(c: &Change) -> String {
     match c.direction {
         Direction::Enforced => "advisory → enforced".to_string(),
         Direction::Relaxed => "enforced → advisory".to_string(),
+        Direction::Deprecated => c.new.as_ref().map_or_else(String::new, deprecation_words),
+        Direction::Undeprecated => format!(
+            "deprecation withdrawn (was: {})",
+            c.old.as_ref().map_or_else(String::new, deprecation_words)
+        ),
         _ => delta(c.old.as_ref(), c.new.as_ref()),
     }
+}
+
+/// A `[deprecated]` entry as a phrase: `remove after 2027-09-01: why (use pop_2026)`.
+fn deprecation_words(d: &Value) -> String {
+    let field = |k: &str| d.get(k).and_then(Value::as_str);
+    let mut s = format!(
+        "remove after {}: {}",
+        field("remove_after").unwrap_or("?"),
+        field("reason").unwrap_or("")
+    );
+    if let Some(r) = field("replacement") {
+        s += &format!(" (use {r})");
+    }
+    s
 }
 
 #[cfg(test)]

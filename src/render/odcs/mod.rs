@@ -21,6 +21,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::model::deprecation::Deprecation;
 use crate::model::{Check, Clause, ClauseValue, Contract, Kind};
 
 mod geometry_column;
@@ -157,6 +158,74 @@ fn clause_custom(c: &Contract, name: &str, cl: &Clause) -> Value {
     )
 }
 
+/// A deprecated attribute's own custom properties: ODCS v3.1.0 has no `deprecated` on a
+/// property (its schema refuses one), so `deprecated`, `reason`, `replacement` and
+/// `removeAfter` are custom properties of the property, as `import odcs` reads them back.
+fn deprecation_customs(d: &Deprecation) -> Vec<Value> {
+    let through = format!(
+        "contracts: `{}` is promised through {}",
+        d.key, d.remove_after
+    );
+    let mut out = vec![
+        custom("deprecated", json!(true), through),
+        custom(
+            "reason",
+            json!(d.reason),
+            "contracts: why it goes away".into(),
+        ),
+    ];
+    if let Some(r) = &d.replacement {
+        out.push(custom(
+            "replacement",
+            json!(r),
+            "contracts: what to use instead".into(),
+        ));
+    }
+    out.push(custom(
+        "removeAfter",
+        json!(d.remove_after.to_string()),
+        "contracts: the last day it is promised (inclusive)".into(),
+    ));
+    out
+}
+
+/// Deprecations of keys that are no attribute property (a geometry type, a whole clause, a
+/// limit): one `deprecated` custom property listing them with their keys, where the key's
+/// clause is written (the geometry column or the schema object).
+fn deprecated_list(ds: &[&Deprecation]) -> Option<Value> {
+    let list: Vec<Value> = ds
+        .iter()
+        .map(|d| {
+            let mut e = json!({
+                "key": d.key,
+                "reason": d.reason,
+                "removeAfter": d.remove_after.to_string(),
+            });
+            if let Some(r) = &d.replacement {
+                e["replacement"] = json!(r);
+            }
+            e
+        })
+        .collect();
+    (!list.is_empty()).then(|| {
+        custom(
+            "deprecated",
+            json!(list),
+            "contracts: clause keys announced to go away, each promised through its removeAfter"
+                .into(),
+        )
+    })
+}
+
+/// Whether a deprecation is of one attribute property (`required_attributes.x`,
+/// `optional_attributes.x`), which carries it itself.
+fn of_property(d: &Deprecation) -> bool {
+    matches!(
+        d.key.split_once('.'),
+        Some(("required_attributes" | "optional_attributes", _))
+    )
+}
+
 /// Whether a clause promises something about the geometry column: decided by how `validate`
 /// checks it, so a custom clause never lands here; `units`, which `validate` does not check,
 /// by its name (it is the CRS's).
@@ -243,6 +312,12 @@ fn geometry_property<'c>(
         "physicalType": physical,
         "description": "the features' geometry",
     });
+    let deprecated: Vec<&Deprecation> = c
+        .deprecated
+        .values()
+        .filter(|d| held.contains(&d.clause()))
+        .collect();
+    customs.extend(deprecated_list(&deprecated));
     if !customs.is_empty() {
         p["customProperties"] = json!(customs);
     }
@@ -349,6 +424,9 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
             if let Some(limit) = null_bounds.as_ref().and_then(|b| b.limit(name)) {
                 p["quality"] = json!([null_check(name, limit, severity("max_null_fraction"))]);
             }
+            if let Some(d) = c.deprecated.get(&format!("{clause}.{name}")) {
+                p["customProperties"] = json!(deprecation_customs(d));
+            }
             properties.push(p);
         }
     }
@@ -413,6 +491,7 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
     // The geometry column → one more property, holding the geometry clauses.
     let (geometry, held) = geometry_property(c, &names);
     properties.insert(0, geometry);
+    let held_by_geometry = held.clone();
     mapped.extend(held);
 
     // Everything else, whole, as custom properties of the schema object.
@@ -429,6 +508,12 @@ pub fn document(c: &Contract, status: &str, line_sunset: Option<chrono::NaiveDat
             format!("contracts clause `{name}` (kind unknown to this build)"),
         ));
     }
+    let on_object: Vec<&Deprecation> = c
+        .deprecated
+        .values()
+        .filter(|d| !of_property(d) && !held_by_geometry.contains(&d.clause()))
+        .collect();
+    customs.extend(deprecated_list(&on_object));
     let mut object = json!({
         "name": c.dataset,
         "logicalType": "object",

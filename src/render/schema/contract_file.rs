@@ -106,6 +106,10 @@ pub(super) struct ContractFile {
     wide_antimeridian: Option<Vec<String>>,
     #[serde(default)]
     clauses: Clauses,
+    /// Clause keys announced to go away, by key: a clause (`crs`) or one member of it
+    /// (`optional_attributes.pop_est`, `permitted_geometry.MultiPoint`).
+    #[serde(default)]
+    deprecated: BTreeMap<String, DeprecationEntry>,
     /// The ODCS document this contract was imported from (`contracts import odcs`).
     odcs: Option<OdcsKept>,
 }
@@ -117,6 +121,21 @@ pub(super) struct ContractFile {
 struct OdcsKept {
     /// The document's YAML text, verbatim.
     document: String,
+}
+
+/// One `[deprecated]` entry.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DeprecationEntry {
+    /// Why the key goes away.
+    #[schemars(length(min = 1))]
+    reason: String,
+    /// What to use instead.
+    replacement: Option<String>,
+    /// The last day the key is promised (inclusive): the version that removes it may take
+    /// effect the day after.
+    remove_after: Date,
 }
 
 /// `release.toml`: what a release says about itself (`validate --manifest`).
