@@ -37,7 +37,6 @@ const KNOWN: &[&[&str]] = &[
         "release/geojson/document",
         "release/geojson/geometry",
     ],
-    &["store/git", "store/git/error", "store/git/identity"],
 ];
 
 type Module = Vec<String>;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::FAULT_ENV;
+/// The environment variable that injects a failure into `Repo::commit_files`, for tests.
+pub const FAULT_ENV: &str = "CONTRACTS_FAULT";
 
 /// Everything that can go wrong in the git layer. Each variant says whether it is the user's input
 /// ([`GitError::is_input`]) or the environment (git, the file system, a concurrent writer).

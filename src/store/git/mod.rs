@@ -31,8 +31,6 @@ use error::io_err;
 pub use error::GitError;
 pub use gix::ObjectId;
 pub use guard::{DEFAULT_LOCK_WAIT, LOCK_WAIT_ENV};
-#[cfg(test)]
-use identity::resolve_identity;
 pub use identity::Identity;
 pub use remote::{Pushed, Remote};
 pub use walk::{CommitChanges, PathChange, Person};
@@ -44,8 +42,9 @@ const PACK_CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// each file: `status` over 1,000 datasets spent most of its time there.
 const OBJECT_CACHE_BYTES: usize = 16 * 1024 * 1024;
 
-/// The environment variable that injects a failure into [`Repo::commit_files`], for tests.
-pub const FAULT_ENV: &str = "CONTRACTS_FAULT";
+/// The environment variable that injects a failure into [`Repo::commit_files`], for tests
+/// (with the errors, which name it).
+pub use error::FAULT_ENV;
 
 /// A failure to inject into [`Repo::commit_files`], so tests can prove crash safety.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,6 +268,7 @@ fn check_path(path: &str) -> Result<(), GitError> {
 
 #[cfg(test)]
 mod tests {
+    use super::identity::resolve_identity;
     use super::*;
 
     fn lookup<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {

@@ -489,7 +489,7 @@ mod tests {
     fn both_walk_orders_agree() {
         let dir = tempfile::tempdir().unwrap();
         let repo = super::super::Repo::init(dir.path()).unwrap();
-        let who = super::super::resolve_identity(
+        let who = super::super::identity::resolve_identity(
             &|k: &str| {
                 Some(match k {
                     "GIT_AUTHOR_NAME" | "GIT_COMMITTER_NAME" => "Ada".to_string(),
