@@ -139,7 +139,9 @@ cargo test
 
 # The recipes of examples/systemd and examples/cron, run as written: the binary where they
 # say `cargo install --root /usr/local` puts it (a debug build, reusing the one just tested).
-cargo install --locked --debug --path . --root /usr/local --target-dir target
+# --force: a binary `contracts` installed there by an earlier build, under the package's old
+# name (`contracts`, before it became `spatial-contracts`), is replaced rather than refused.
+cargo install --locked --force --debug --path . --root /usr/local --target-dir target
 bash examples/check-recipes.sh
 
 # The wheel (pyproject.toml): built with maturin, its platform tag read by auditwheel, installed
