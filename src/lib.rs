@@ -26,7 +26,8 @@ pub mod retry;
 /// The git store: contracts, history and ledgers, read at HEAD and written in one commit.
 pub mod store;
 
-/// Every `.rs` file under `src/`, for the guard tests that read the sources as text.
+/// Every `.rs` file under `src/` and `crates/*/src/`, for the guard tests that read the
+/// sources as text.
 #[cfg(test)]
 pub(crate) fn source_files() -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
@@ -39,11 +40,13 @@ pub(crate) fn source_files() -> Vec<std::path::PathBuf> {
             }
         }
     }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
-    walk(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut out,
-    );
+    walk(&root.join("src"), &mut out);
+    // The workspace's other crates (crates/*/src) are held to the same rules.
+    for e in std::fs::read_dir(root.join("crates")).expect("crates/ is readable") {
+        walk(&e.expect("entry").path().join("src"), &mut out);
+    }
     out
 }
 
@@ -127,7 +130,10 @@ mod rooms {
         let all = super::source_files();
         let mut wrong = Vec::new();
         for path in &all {
-            let rel = path.strip_prefix(&src).expect("under src");
+            // Another crate of the workspace cannot name this one's rooms at all.
+            let Ok(rel) = path.strip_prefix(&src) else {
+                continue;
+            };
             let first = rel.components().next().expect("a component");
             let room = first
                 .as_os_str()
@@ -158,12 +164,12 @@ mod rooms {
 
     #[test]
     fn no_file_holds_more_than_its_share_of_code() {
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut over: Vec<String> = super::source_files()
             .iter()
             .filter_map(|path| {
                 let n = code_lines(&std::fs::read_to_string(path).expect("readable"));
-                let rel = path.strip_prefix(&src).expect("under src").display();
+                let rel = path.strip_prefix(root).expect("in the workspace").display();
                 (n > MAX_CODE_LINES).then(|| format!("{rel}: {n} code lines"))
             })
             .collect();
@@ -181,7 +187,9 @@ mod rooms {
     fn module_names(src: &std::path::Path) -> Vec<(String, String)> {
         let mut out = std::collections::BTreeSet::new();
         for path in super::source_files() {
-            let rel = path.strip_prefix(src).expect("under src");
+            let Ok(rel) = path.strip_prefix(src) else {
+                continue;
+            };
             if rel.starts_with("cli") {
                 continue;
             }
@@ -214,6 +222,66 @@ mod rooms {
             shared.is_empty(),
             "library modules that share a name (rename one so the name says which): {shared:#?}"
         );
+    }
+
+    /// The files, relative to the workspace, whose code (before their tests) has a line for
+    /// which `hit` holds.
+    fn files_where(hit: impl Fn(&str) -> bool) -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out: Vec<String> = super::source_files()
+            .iter()
+            .filter(|p| {
+                code(&std::fs::read_to_string(p).expect("readable"))
+                    .lines()
+                    .any(&hit)
+            })
+            .map(|p| {
+                p.strip_prefix(root)
+                    .expect("in the workspace")
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A line that declares the pgaudit variant of an enum: every enum of source formats has
+    /// one, so a second such enum is a second list of the formats.
+    fn declares_a_format_enum(line: &str) -> bool {
+        matches!(line.trim(), "Pgaudit," | "Pgaudit")
+    }
+
+    /// A line that reads the `{line}` placeholder of a `match` template: a second such line is
+    /// a second template parser.
+    fn parses_a_template(line: &str) -> bool {
+        line.contains("\"line\" =>") || line.contains("| \"line\"")
+    }
+
+    /// One enum of formats, one template parser: each `[[consumption.source]]` is parsed once,
+    /// by the code every reader shares.
+    #[test]
+    fn one_enum_of_formats_and_one_template_parser() {
+        assert_eq!(
+            files_where(declares_a_format_enum),
+            ["crates/scan/src/format.rs"]
+        );
+        assert_eq!(
+            files_where(parses_a_template),
+            ["crates/scan/src/access/template.rs"]
+        );
+        // Each rule sees what it is for: the enum and the parser this guard replaced.
+        assert!("pub enum AccessFormat {\n    S3Access,\n    Pgaudit,\n}"
+            .lines()
+            .any(declares_a_format_enum));
+        assert!(
+            "        if !matches!(name, \"dataset\" | \"contract\" | \"line\") {"
+                .lines()
+                .any(parses_a_template)
+        );
+        assert!(!"            LogFormat::Pgaudit => Some(\"user_name\"),"
+            .lines()
+            .any(declares_a_format_enum));
     }
 
     /// One style of module file: a module with submodules is a folder with its `mod.rs`, never

@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use contracts::consumers::access::{AccessFormat, AccessLog, AccessScan, AccessSpec};
+use contracts::consumers::access::{AccessKeys, AccessLog, AccessScan};
+use contracts_scan::LogFormat;
 
 fn generate(dir: &Path) -> serde_json::Value {
     let truth = dir.join("truth.json");
@@ -41,11 +42,12 @@ fn a_day_of_generated_s3_logs_gives_the_generators_reads() {
         .collect::<Vec<_>>();
     files.sort();
     assert_eq!(files.len() as u64, truth["objects"].as_u64().unwrap());
-    let log = AccessLog::new(&AccessSpec {
-        templates: vec!["/datasets/{dataset}/v{contract}/**".into()],
-        ..AccessSpec::new(AccessFormat::S3Access)
-    })
-    .unwrap();
+    let keys = AccessKeys {
+        templates: vec!["/datasets/{dataset}/v{contract}/**"],
+        same_read_seconds: 60,
+        ..AccessKeys::default()
+    };
+    let log = AccessLog::compile(LogFormat::S3Access, &keys).unwrap();
     let mut scan = AccessScan::new(&log);
     let mut by_version = std::collections::BTreeMap::<String, u64>::new();
     let mut count = |r: contracts::consumers::access::Read| {

@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 /// moving what both sides need into the lower file, then delete its line here.
 const KNOWN: &[&[&str]] = &[
     &["cli", "cli/context", "cli/output"],
-    &["consumers/access/combined", "consumers/access/spec"],
     &[
         "consumers/reads",
         "consumers/reads/blocks",
@@ -368,8 +367,13 @@ fn strongly_connected(
 
 #[test]
 fn no_new_circle_of_imports_between_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let found = circles(&src);
+    // Each crate of the workspace on its own (a crate cannot import its dependents); the
+    // scanner's modules are named under its folder.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = circles(&root.join("src"));
+    for c in circles(&root.join("crates/scan/src")) {
+        found.insert(c.iter().map(|m| format!("crates/scan/{m}")).collect());
+    }
     let known: BTreeSet<Vec<String>> = KNOWN
         .iter()
         .map(|c| c.iter().map(|s| s.to_string()).collect())

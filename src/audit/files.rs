@@ -201,11 +201,10 @@ const SAMPLED_REQUESTS: usize = 1000;
 /// storage are left to the scan's own warning, which every command prints.
 fn template_findings(store: &Store) -> Result<Vec<Finding>, ScanError> {
     let sources = store.config().consumption.all_sources();
-    let (_, logs) = crate::consumers::reads::readers_of(&sources)?;
     let files = crate::consumers::log_files(store.root(), &sources)?;
     let mut findings = Vec::new();
-    for (i, log) in logs.iter().enumerate() {
-        let Some(log) = log else { continue };
+    for (i, source) in sources.iter().enumerate() {
+        let Some(log) = &source.access else { continue };
         let newest = files.iter().filter(|f| f.source == i).max_by_key(|f| {
             (
                 std::fs::metadata(&f.path).and_then(|m| m.modified()).ok(),

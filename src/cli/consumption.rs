@@ -81,7 +81,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         let files = log_files(store.root(), &sources)?;
         (sources, files)
     } else {
-        let mut source = Source::glob("", 0);
+        let mut source = Source::glob("");
         source.format = args.input_format.map(|f| match f {
             InputFormat::Jsonl => LogFormat::Jsonl,
             InputFormat::Csv => LogFormat::Csv,

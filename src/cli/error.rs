@@ -266,9 +266,7 @@ impl From<LogError> for CommandError {
         let kind = match e {
             LogError::Remote(_) => ErrorClass::Environment,
             LogError::Io { .. } => ErrorClass::Environment,
-            LogError::Pattern { .. }
-            | LogError::UnknownFormat { .. }
-            | LogError::NotWired { .. } => ErrorClass::Input,
+            LogError::Pattern { .. } | LogError::UnknownFormat { .. } => ErrorClass::Input,
         };
         CommandError::from_error(kind, e)
     }

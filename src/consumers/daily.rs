@@ -145,7 +145,7 @@ pub fn daily_reads(
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<DailyReads, LogError> {
     let datasets = [dataset.to_string()].into_iter().collect();
-    let sources = [Source::glob("", 0)];
+    let sources = [Source::glob("")];
     let mut all = daily_reads_of(
         &sources,
         &files_of_first_source(files),
@@ -321,7 +321,7 @@ mod tests {
         until: NaiveDate,
         on_malformed: &mut dyn FnMut(&Malformed),
     ) -> Result<HashMap<String, DailyReads>, LogError> {
-        let sources = [Source::glob("", 0)];
+        let sources = [Source::glob("")];
         let files = files_of_first_source(paths);
         daily_reads_of(
             &sources,

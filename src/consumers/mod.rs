@@ -3,7 +3,7 @@
 //! of a dataset. Takes the day as an argument and prints nothing; only [`registry::load`] and
 //! [`store_scan`] read through the store, the rest reads files or nothing.
 
-pub mod access;
+pub use contracts_scan::access;
 pub mod attributes;
 pub mod daily;
 pub mod reads;

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use chrono::{DateTime, FixedOffset};
 
-use super::access::{AccessScans, Read as AccessRead};
+use super::access::Read as AccessRead;
 use super::reads::{
     open_input, open_parquet, read_summary, readers_of, Inputs, LogError, LogFile, Malformed,
     MappedRead, ParquetLog, ANONYMOUS,
@@ -101,8 +101,7 @@ pub fn each_read(
     };
     // An access log's requests become reads in bursts ([`super::access`]), one burst scan
     // per source across all of its files, as the newest-read scan does.
-    let (mappings, access_logs) = readers_of(sources)?;
-    let mut access_scans = AccessScans::new(&access_logs);
+    let (mappings, mut access_scans) = readers_of(sources);
     // Reads of access logs whose version is none: counted, as the scan counts them.
     let mut unfit = 0u64;
     let mut inputs = Inputs::of(sources, files, days.0, days.1, &|i| {

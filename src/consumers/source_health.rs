@@ -164,23 +164,12 @@ pub fn blindness(counts: &SourceCounts, read_any: bool) -> Option<Blindness> {
     (counts.reads == 0 && !read_any).then_some(Blindness::NoReads)
 }
 
-impl std::fmt::Display for NotReadReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            NotReadReason::Method => "method",
-            NotReadReason::Status => "status",
-            NotReadReason::Unmatched => "unmatched",
-            NotReadReason::Ignored => "ignored",
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn counts(reads: u64, requests: Option<(u64, NotRead)>) -> SourceCounts {
-        let mut c = SourceCounts::of(&Source::glob("logs/*", 60));
+        let mut c = SourceCounts::of(&Source::glob("logs/*"));
         c.reads = reads;
         if let Some((r, n)) = requests {
             c.requests = Some(r);

@@ -358,7 +358,8 @@ pub fn valid_from_of(
     let mut out = super::reads::ValidFrom::new();
     if !sources
         .iter()
-        .any(|s| s.templates.iter().any(|t| t.contains("{line}")))
+        .filter_map(|s| s.access.as_ref())
+        .any(|a| a.templates().iter().any(|t| t.captures_line()))
     {
         return Ok(out);
     }

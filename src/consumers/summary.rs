@@ -397,7 +397,7 @@ mod tests {
 
     /// The summary text of `files`, each read as `format` (`None`: from its name).
     fn summarize(files: &[PathBuf], format: Option<LogFormat>, registry: &Registry) -> String {
-        let mut source = Source::glob("", 0);
+        let mut source = Source::glob("");
         source.format = format;
         let files = crate::consumers::daily::files_of_first_source(files);
         let mut s = Summary::default();

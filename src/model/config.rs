@@ -184,11 +184,7 @@ impl Consumption {
     /// Every source: the tables in the order written, then the `sources` globs.
     pub fn all_sources(&self) -> Vec<Source> {
         let mut all = self.tables.clone();
-        all.extend(
-            self.sources
-                .iter()
-                .map(|g| Source::glob(g, self.same_read_seconds)),
-        );
+        all.extend(self.sources.iter().map(|g| Source::glob(g)));
         all
     }
 }

@@ -27,7 +27,6 @@ pub mod impact;
 pub mod kind;
 pub mod location;
 pub mod pg_log_keys;
-pub mod pg_prefix;
 pub mod proposal;
 pub mod source;
 pub mod spatial;

@@ -8,38 +8,7 @@ use std::ops::Range;
 
 use toml::Spanned;
 
-/// How a pgaudit source's log is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PgDestination {
-    Stderr,
-    Csvlog,
-    Jsonlog,
-}
-
-impl PgDestination {
-    pub const ALL: [(&'static str, PgDestination); 3] = [
-        ("stderr", PgDestination::Stderr),
-        ("csvlog", PgDestination::Csvlog),
-        ("jsonlog", PgDestination::Jsonlog),
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, d)| *d == self)
-            .map_or("stderr", |(n, _)| n)
-    }
-}
-
-/// The checked pgaudit keys (all `None` for another format).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PgKeys {
-    /// `None`: each file's first line says.
-    pub destination: Option<PgDestination>,
-    pub prefix: Option<super::pg_prefix::Prefix>,
-    /// `application_name` instead of the role (`user_name`).
-    pub by_application: bool,
-}
+pub use contracts_scan::access::pgaudit::{Destination as PgDestination, PgKeys};
 
 /// The pgaudit keys of a table as written.
 pub(crate) struct Raw<'a> {
@@ -98,7 +67,7 @@ pub(crate) fn check(
                     .into(),
             );
         } else {
-            match super::pg_prefix::Prefix::parse(p.get_ref()) {
+            match contracts_scan::pg_prefix::Prefix::parse(p.get_ref()) {
                 Ok(prefix) => keys.prefix = Some(prefix),
                 Err(why) => err(
                     p.span(),

@@ -17,90 +17,13 @@ use toml::Spanned;
 
 use super::contract::is_dataset_name;
 use super::location::Located;
+use contracts_scan::access::{AccessKeys, AccessLog};
 
 /// The default of `same_read_seconds`: requests by one principal for one object within this
 /// many seconds of its previous one continue the same read.
 pub const SAME_READ_SECONDS: u64 = 60;
 
-/// What a log file is written as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LogFormat {
-    /// JSON Lines: one object per line.
-    Jsonl,
-    /// CSV with a header naming the columns.
-    Csv,
-    /// Parquet, one read per row.
-    Parquet,
-    /// A read summary (rows of day, consumer, dataset, contract, reads, first and last read).
-    Summary,
-    /// Amazon S3 server access logs.
-    S3Access,
-    /// CloudFront standard logs (tab-separated, `#Fields` header).
-    Cloudfront,
-    /// The Apache/nginx combined log format, optionally with fields appended.
-    Combined,
-    /// PostgreSQL server logs with pgaudit's `AUDIT:` entries.
-    Pgaudit,
-}
-
-impl LogFormat {
-    pub const ALL: [LogFormat; 8] = [
-        LogFormat::Jsonl,
-        LogFormat::Csv,
-        LogFormat::Parquet,
-        LogFormat::Summary,
-        LogFormat::S3Access,
-        LogFormat::Cloudfront,
-        LogFormat::Combined,
-        LogFormat::Pgaudit,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogFormat::Jsonl => "jsonl",
-            LogFormat::Csv => "csv",
-            LogFormat::Parquet => "parquet",
-            LogFormat::Summary => "summary",
-            LogFormat::S3Access => "s3-access",
-            LogFormat::Cloudfront => "cloudfront",
-            LogFormat::Combined => "combined",
-            LogFormat::Pgaudit => "pgaudit",
-        }
-    }
-
-    fn parse(s: &str) -> Option<LogFormat> {
-        LogFormat::ALL.into_iter().find(|f| f.as_str() == s)
-    }
-
-    /// A platform's access log (a request per line, mapped to reads by `match` templates),
-    /// as opposed to a log of reads.
-    pub fn is_access_log(self) -> bool {
-        matches!(
-            self,
-            LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined | LogFormat::Pgaudit
-        )
-    }
-
-    /// The format a file name implies (`.jsonl`, `.ndjson`, `.csv`, each optionally `.gz`,
-    /// and `.parquet`); `None` when it implies none. Access logs have no extension of their
-    /// own, so their sources name the format.
-    pub fn from_name(name: &str) -> Option<LogFormat> {
-        let (gzipped, plain) = match name.strip_suffix(".gz") {
-            Some(plain) => (true, plain),
-            None => (false, name),
-        };
-        let ext = plain.rsplit_once('.').map(|(_, e)| e)?;
-        match ext {
-            "jsonl" | "ndjson" => Some(LogFormat::Jsonl),
-            "csv" => Some(LogFormat::Csv),
-            // A Parquet file compresses its own pages; a gzipped one is not a Parquet file.
-            "parquet" if !gzipped => Some(LogFormat::Parquet),
-            _ => None,
-        }
-    }
-}
-
-super::display_as!(as_str: LogFormat);
+pub use contracts_scan::LogFormat;
 
 /// A field of a record: the keys from the top-level object down (`client.id` is
 /// `["client", "id"]`; `["client.id"]` is one key with a dot in it). For CSV and Parquet,
@@ -191,44 +114,29 @@ pub struct Source {
     pub dataset: Option<String>,
     /// Every record is a read of this contract version (no contract field is read).
     pub contract: Option<Version>,
-    /// Access logs: the field that names who made the request, instead of the format's own.
-    pub principal: Option<String>,
-    /// Access logs: templates mapping a requested key or path to dataset and version; the
-    /// first that matches wins.
-    pub templates: Vec<String>,
-    /// Access logs: a principal's requests for one object within this many seconds of its
-    /// previous one continue the same read.
-    pub same_read_seconds: u64,
-    /// `combined`: the names of the fields of a custom log format.
-    pub pattern: Option<String>,
     /// Whether the source is expected to hold reads. A source that holds none in the lookback
     /// is blind, and the gates say "cannot tell" rather than "nobody reads it"; `false` (a
     /// source the user knows to be quiet) exempts it.
     pub expect_reads: bool,
-    /// `pgaudit`: `log_destination`, `prefix` and who reads.
-    pub pg: super::pg_log_keys::PgKeys,
-    /// Access logs: principals (globs) whose requests are no reads.
-    pub ignore_principals: Vec<String>,
+    /// An access log's settings (principal, `match` templates, `same_read_seconds`,
+    /// `pattern`, the pgaudit keys, `ignore_principals`), compiled when the configuration is
+    /// read; `None` for a log of reads.
+    pub access: Option<AccessLog>,
     /// Where the table is in `contracts.toml` (`None` for a `sources` glob).
     pub place: Option<Located>,
 }
 
 impl Source {
     /// A `[consumption] sources` glob: the default mapping, the format from each file's name.
-    pub fn glob(path: &str, same_read_seconds: u64) -> Source {
+    pub fn glob(path: &str) -> Source {
         Source {
             path: path.to_string(),
             format: None,
             fields: Fields::default(),
             dataset: None,
             contract: None,
-            principal: None,
-            templates: Vec::new(),
-            same_read_seconds,
-            pattern: None,
             expect_reads: true,
-            pg: Default::default(),
-            ignore_principals: Vec::new(),
+            access: None,
             place: None,
         }
     }
@@ -470,20 +378,11 @@ pub(crate) fn validate_source(
     if let Some(g) = &raw.ignore_principals {
         if !access {
             err(g.span(), only_access("ignore_principals"));
-        } else if let Some(bad) = g.get_ref().iter().find(|p| glob::Pattern::new(p).is_err()) {
-            err(
-                g.span(),
-                format!("[[consumption.source]] ignore_principals: {bad:?} is not a valid glob"),
-            );
         }
     }
     if let Some(p) = &raw.principal {
-        if format == Some(LogFormat::Pgaudit) {
-            // Checked with the other pgaudit keys.
-        } else if !access {
+        if !access && format != Some(LogFormat::Pgaudit) {
             err(p.span(), only_access("principal"));
-        } else if p.get_ref().trim().is_empty() {
-            err(p.span(), "[[consumption.source]] principal is empty".into());
         }
     }
     if let Some(s) = &raw.same_read_seconds {
@@ -505,8 +404,6 @@ pub(crate) fn validate_source(
                      {format_name}"
                 ),
             );
-        } else if p.get_ref().trim().is_empty() {
-            err(p.span(), "[[consumption.source]] pattern is empty".into());
         }
     }
     let mut templates = Vec::new();
@@ -519,17 +416,7 @@ pub(crate) fn validate_source(
                 _ => None,
             };
             match list {
-                Some(list) if !list.is_empty() => {
-                    for template in list {
-                        if let Err(why) = check_template(template, &dataset, &contract) {
-                            err(
-                                t.span(),
-                                format!("[[consumption.source]] match {template:?}: {why}"),
-                            );
-                        }
-                        templates.push(template.to_string());
-                    }
-                }
+                Some(list) if !list.is_empty() => templates = list,
                 _ => err(
                     t.span(),
                     "[[consumption.source]] match must be a template or an array of templates"
@@ -546,6 +433,60 @@ pub(crate) fn validate_source(
         ),
         None => {}
     }
+    let same_read_seconds = raw
+        .same_read_seconds
+        .as_ref()
+        .map_or(same_read_seconds, |s| {
+            u64::try_from(*s.get_ref()).unwrap_or(0)
+        });
+    let contract_text = contract.as_ref().map(Version::to_string);
+    let ignore_principals = raw
+        .ignore_principals
+        .as_ref()
+        .map_or(&[][..], |g| g.get_ref().as_slice());
+    // The one place an access log's keys are parsed: its templates, pattern, principal and
+    // globs are compiled here, and each mistake is located at its key.
+    let access_log = match format.filter(|f| f.is_access_log()) {
+        None => None,
+        Some(format) => {
+            let keys = AccessKeys {
+                templates,
+                dataset: dataset.as_deref(),
+                contract: contract_text.as_deref(),
+                principal: raw.principal.as_ref().map(|p| p.get_ref().trim()),
+                pattern: raw.pattern.as_ref().map(|p| p.get_ref().as_str()),
+                same_read_seconds,
+                pg,
+                ignore_principals,
+            };
+            match AccessLog::compile(format, &keys) {
+                Ok(log) => Some(log),
+                Err(problems) => {
+                    for e in problems {
+                        let span = match e.key() {
+                            "match" => raw.templates.as_ref().map(Spanned::span),
+                            "pattern" => raw.pattern.as_ref().map(Spanned::span),
+                            "principal" => raw.principal.as_ref().map(Spanned::span),
+                            "ignore_principals" => {
+                                raw.ignore_principals.as_ref().map(Spanned::span)
+                            }
+                            "format" => raw.format.as_ref().map(Spanned::span),
+                            _ => None,
+                        };
+                        // A missing `match` is said above, in the words of the table.
+                        if e.key() == "path" && raw.templates.is_none() {
+                            continue;
+                        }
+                        err(
+                            span.unwrap_or_else(|| raw.path.span()),
+                            format!("[[consumption.source]] {e}"),
+                        );
+                    }
+                    None
+                }
+            }
+        }
+    };
     if errors.len() > before {
         return None;
     }
@@ -555,18 +496,8 @@ pub(crate) fn validate_source(
         fields,
         dataset,
         contract,
-        principal: raw.principal.map(|p| p.into_inner().trim().to_string()),
-        templates,
-        same_read_seconds: raw.same_read_seconds.map_or(same_read_seconds, |s| {
-            u64::try_from(*s.get_ref()).unwrap_or(0)
-        }),
-        pattern: raw.pattern.map(Spanned::into_inner),
         expect_reads: raw.expect_reads.unwrap_or(true),
-        pg,
-        ignore_principals: raw
-            .ignore_principals
-            .map(Spanned::into_inner)
-            .unwrap_or_default(),
+        access: access_log,
         place: Some(Located::at(
             file,
             text,
@@ -620,68 +551,9 @@ fn at_field(value: &Spanned<toml::Value>) -> Result<(FieldName, AtUnit), String>
     Ok((name, unit))
 }
 
-/// A `match` template: its placeholders are `{dataset}` and `{contract}`, each at most once,
-/// and together with the constants they determine both.
-fn check_template(
-    template: &str,
-    dataset: &Option<String>,
-    contract: &Option<Version>,
-) -> Result<(), String> {
-    if template.trim().is_empty() {
-        return Err("a template is empty".into());
-    }
-    let mut seen = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        let close = rest[open..].find('}').ok_or("a `{` is not closed")? + open;
-        let name = &rest[open + 1..close];
-        if !matches!(name, "dataset" | "contract" | "line") {
-            return Err(format!(
-                "`{{{name}}}` is not a placeholder (they are {{dataset}}, {{contract}} and {{line}})"
-            ));
-        }
-        if seen.contains(&name) {
-            return Err(format!("`{{{name}}}` is used twice"));
-        }
-        seen.push(name);
-        rest = &rest[close + 1..];
-    }
-    if rest.contains('}') {
-        return Err("a `}` is not opened".into());
-    }
-    if dataset.is_none() && !seen.contains(&"dataset") {
-        return Err("no {dataset} and no `dataset` constant: which dataset is read?".into());
-    }
-    if seen.contains(&"contract") && seen.contains(&"line") {
-        return Err("{contract} and {line} both say which version: use one".into());
-    }
-    if contract.is_none() && !seen.contains(&"contract") && !seen.contains(&"line") {
-        return Err(
-            "no {contract}, no {line} and no `contract` constant: which version is read?".into(),
-        );
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_from_names() {
-        assert_eq!(LogFormat::from_name("a.jsonl.gz"), Some(LogFormat::Jsonl));
-        assert_eq!(
-            LogFormat::from_name("logs/*.ndjson"),
-            Some(LogFormat::Jsonl)
-        );
-        assert_eq!(LogFormat::from_name("a.csv"), Some(LogFormat::Csv));
-        assert_eq!(LogFormat::from_name("a.parquet"), Some(LogFormat::Parquet));
-        assert_eq!(LogFormat::from_name("a.parquet.gz"), None);
-        assert_eq!(LogFormat::from_name("consumption/*"), None);
-        for f in LogFormat::ALL {
-            assert_eq!(LogFormat::parse(f.as_str()), Some(f));
-        }
-    }
 
     #[test]
     fn tables_and_globs_become_sources_with_their_defaults() {
@@ -722,13 +594,15 @@ principal = "api_key"
         assert_eq!(all[0].format_of("a.jsonl"), Some(LogFormat::Jsonl));
         assert_eq!(all[0].place.as_ref().map(|p| p.line), Some(6));
         assert!(all[1].is_remote());
-        assert_eq!(all[1].same_read_seconds, 30);
-        assert_eq!(all[1].templates, ["{dataset}/v{contract}/**"]);
-        assert_eq!(all[2].same_read_seconds, 5);
-        assert_eq!(all[2].principal.as_deref(), Some("api_key"));
-        assert_eq!(all[2].templates.len(), 2);
-        assert!(all[2].pattern.is_some());
-        assert_eq!(all[3], Source::glob("consumption/*.csv", 30));
+        let access = |i: usize| all[i].access.as_ref().expect("an access log");
+        assert_eq!(access(1).same_read_seconds(), 30);
+        let texts = |i: usize| access(i).templates().iter().map(|t| t.as_str().to_string());
+        assert_eq!(texts(1).collect::<Vec<_>>(), ["{dataset}/v{contract}/**"]);
+        assert_eq!(access(2).same_read_seconds(), 5);
+        assert_eq!(texts(2).count(), 2);
+        assert_eq!(access(2).format(), LogFormat::Combined);
+        assert!(all[0].access.is_none() && all[3].access.is_none());
+        assert_eq!(all[3], Source::glob("consumption/*.csv"));
         // Tables alone: no default glob.
         let only = "[[consumption.source]]\npath = \"logs/*.csv\"\n";
         let c = crate::model::parse_config("c", only).unwrap().consumption;
@@ -738,14 +612,69 @@ principal = "api_key"
         assert_eq!(none.sources, ["consumption/*.jsonl"]);
     }
 
+    /// The errors `contracts.toml` gets for one `[[consumption.source]]` table.
+    fn refusals(table: &str) -> Vec<String> {
+        let text = format!("[[consumption.source]]\n{table}");
+        match crate::model::parse_config("contracts.toml", &text) {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                e.0.iter()
+                    .map(|l| format!("{}:{} {}", l.line, l.column, l.message))
+                    .collect()
+            }
+        }
+    }
+
     #[test]
-    fn templates_name_what_they_give() {
-        assert!(check_template("/datasets/{dataset}/v{contract}/**", &None, &None).is_ok());
-        assert!(check_template("{dataset}/*.parquet", &None, &None).is_err());
-        let v = Some(Version::new(2, 0, 0));
-        assert!(check_template("{dataset}/*.parquet", &None, &v).is_ok());
-        assert!(check_template("{dataset}/{version}", &None, &v).is_err());
-        assert!(check_template("{dataset}/{dataset}", &None, &v).is_err());
-        assert!(check_template("{dataset", &None, &v).is_err());
+    fn access_log_keys_are_compiled_once_and_each_mistake_is_located() {
+        let s3 = "path = \"logs/*\"\nformat = \"s3-access\"\n";
+        assert!(refusals(&format!(
+            "{s3}match = \"/datasets/{{dataset}}/v{{contract}}/**\""
+        ))
+        .is_empty());
+        let e = refusals(&format!(
+            "{s3}match = [\"{{dataset}}/*.parquet\", \"{{dataset}}/{{version}}\"]"
+        ));
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(
+            e[0].starts_with("4:9 ") && e[0].contains("captures no contract"),
+            "{e:?}"
+        );
+        assert!(
+            e[1].contains("is not a placeholder") && e[1].contains("column 11"),
+            "{e:?}"
+        );
+        let e = refusals(&format!(
+            "{s3}match = \"{{dataset}}/{{contract}}\"\nprincipal = \"requestor\"\n"
+        ));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with("5:13 ") && e[0].contains("requester"),
+            "{e:?}"
+        );
+        let combined =
+            "path = \"web/*\"\nformat = \"combined\"\nmatch = \"{dataset}/{contract}\"\n";
+        let e = refusals(&format!(
+            "{combined}pattern = \"$remote_addr $request $status\"\n"
+        ));
+        assert!(
+            e.len() == 1 && e[0].starts_with("5:11 ") && e[0].contains("no time"),
+            "{e:?}"
+        );
+        let e = refusals(&format!("{combined}ignore_principals = [\"[a\"]\n"));
+        assert!(
+            e.len() == 1 && e[0].starts_with("5:21 ") && e[0].contains("not a valid glob"),
+            "{e:?}"
+        );
+        let pg = "path = \"pg/*\"\nformat = \"pgaudit\"\nmatch = \"public.{dataset}_v{line}\"\n";
+        let e = refusals(&format!("{pg}log_destination = \"stderr\"\n"));
+        assert!(e.len() == 1 && e[0].contains("needs `prefix`"), "{e:?}");
+        let e = refusals(&format!(
+            "{pg}log_destination = \"csvlog\"\nprefix = \"%m \"\n"
+        ));
+        assert!(
+            e.len() == 1 && e[0].contains("only for log_destination"),
+            "{e:?}"
+        );
     }
 }

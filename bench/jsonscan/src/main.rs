@@ -57,7 +57,7 @@ fn main() {
         .filter(|l| !l.is_empty())
         .collect();
 
-    let mut source = Source::glob("", 0);
+    let mut source = Source::glob("");
     if nested {
         source.fields.consumer = FieldName(vec!["client".into(), "id".into()]);
     } else {

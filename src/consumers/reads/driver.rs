@@ -18,9 +18,7 @@ use super::{
     fold, object_logs, parquet_rows, FileScan, KnownRead, LogError, LogFile, Malformed, NewestRead,
     Scan, ScanRequest, Skipped, ANONYMOUS,
 };
-use crate::consumers::access::{
-    AccessFormat, AccessLog, AccessScans, AccessSpec, Read as AccessRead,
-};
+use crate::consumers::access::{AccessScans, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
 use crate::consumers::summary::ParsedRow;
 use crate::model::source::{LogFormat, Source};
@@ -37,8 +35,7 @@ pub fn scan(
 ) -> Result<Scan, LogError> {
     // Access-log sources: one compiled log each, and one burst scan each across all of
     // its files (a burst of ranged GETs may span two delivered objects).
-    let (mappings, access_logs) = readers_of(sources)?;
-    let mut access_scans = AccessScans::new(&access_logs);
+    let (mappings, mut access_scans) = readers_of(sources);
     let mut scan = Scan::default();
     for d in &req.datasets {
         scan.newest.insert(d.clone(), ConsumerMap::default());
@@ -510,48 +507,12 @@ fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
     counted(scan, path, opened)
 }
 
-/// How each of `sources` is read: its field mapping, and for an access log its compiled log
-/// (`None` for the other sources).
-pub(crate) type Readers = (Vec<Mapping>, Vec<Option<AccessLog>>);
-
-/// The [`Readers`] of `sources`; a source table that `check` would refuse is an error.
-pub(crate) fn readers_of(sources: &[Source]) -> Result<Readers, LogError> {
+/// The field mapping of each of `sources`, and the access log compiled with each (`None` for
+/// a log of reads): how each is read.
+pub(crate) fn readers_of(sources: &[Source]) -> (Vec<Mapping>, AccessScans<'_>) {
     let mappings = sources.iter().map(Mapping::of).collect();
-    let access_logs = sources
-        .iter()
-        .map(access_log_of)
-        .collect::<Result<_, _>>()?;
-    Ok((mappings, access_logs))
-}
-
-/// The compiled access log of a source whose format is an access-log one; `None` for the
-/// others. A source table that `check` would refuse is an error here too.
-fn access_log_of(src: &Source) -> Result<Option<AccessLog>, LogError> {
-    let Some(format) = src
-        .format
-        .filter(|f| f.is_access_log())
-        .and_then(|f| AccessFormat::from_name(&f.to_string()))
-    else {
-        return Ok(None);
-    };
-    let spec = AccessSpec {
-        format,
-        principal: src.principal.clone(),
-        templates: src.templates.clone(),
-        pattern: src.pattern.clone(),
-        dataset: src.dataset.clone(),
-        contract: src.contract.as_ref().map(|v| v.to_string()),
-        same_read_seconds: src.same_read_seconds,
-        log_destination: src.pg.destination,
-        prefix: src.pg.prefix.clone(),
-        ignore_principals: src.ignore_principals.clone(),
-    };
-    AccessLog::new(&spec)
-        .map(Some)
-        .map_err(|e| LogError::NotWired {
-            source_name: src.describe(),
-            what: format!("its access-log settings ({e})"),
-        })
+    let logs = sources.iter().map(|s| s.access.as_ref()).collect();
+    (mappings, AccessScans::new(logs))
 }
 
 /// Fold one read of an access log in: its principal is the consumer value (`anonymous`

@@ -47,7 +47,7 @@ pub(crate) struct Mapping {
 
 impl Default for Mapping {
     fn default() -> Self {
-        Mapping::of(&Source::glob("", 0))
+        Mapping::of(&Source::glob(""))
     }
 }
 

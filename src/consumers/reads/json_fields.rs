@@ -466,7 +466,7 @@ pub(super) mod tests {
     /// The mapping of a source whose `at` is `ts` (in `unit`), consumer `client.id` (nested),
     /// dataset `["req.ds"]` (a key with a dot) and contract `v`.
     pub(in crate::consumers::reads) fn nested(unit: AtUnit) -> Mapping {
-        let mut s = Source::glob("", 0);
+        let mut s = Source::glob("");
         s.fields = Fields {
             at: FieldName::plain("ts"),
             at_unit: unit,
@@ -650,7 +650,7 @@ pub(super) mod tests {
             order in Just((0..11).collect::<Vec<usize>>()).prop_shuffle(),
             spaces in prop::collection::vec(prop::sample::select(vec!["", " ", "\t", " \r ", "\n"]), 64),
         ) {
-            let mut s = Source::glob("", 0);
+            let mut s = Source::glob("");
             s.fields.at_unit = AtUnit::Millis;
             let m = Mapping::of(&s);
             let mut ws = spaces.iter().cycle();
@@ -722,7 +722,7 @@ pub(super) mod tests {
 
     #[test]
     fn numbers_are_read_alike_by_the_scanner_and_the_model() {
-        let mut s = Source::glob("", 0);
+        let mut s = Source::glob("");
         s.fields.at_unit = AtUnit::Millis;
         let m = Mapping::of(&s);
         for (at, consumer) in [

@@ -79,9 +79,6 @@ pub enum LogError {
     /// A remote source could not be listed (its objects' own failures skip only them).
     #[error("{0}")]
     Remote(#[from] crate::objects::RemoteError),
-    /// A source this build parses but does not read yet.
-    #[error("{source_name}: {what} cannot be read yet by this build")]
-    NotWired { source_name: String, what: String },
 }
 
 impl LogError {
@@ -515,7 +512,7 @@ mod tests {
         req: &ScanRequest,
         on_malformed: &mut dyn FnMut(&Malformed),
     ) -> Result<Scan, LogError> {
-        let sources = [Source::glob("", 60)];
+        let sources = [Source::glob("")];
         let files: Vec<LogFile> = paths
             .iter()
             .map(|p| LogFile {

@@ -758,7 +758,7 @@ mod tests {
             let m = if nested_shape {
                 nested(AtUnit::Millis)
             } else {
-                let mut s = Source::glob("", 0);
+                let mut s = Source::glob("");
                 s.fields.at_unit = AtUnit::Millis;
                 Mapping::of(&s)
             };
@@ -803,7 +803,7 @@ mod tests {
                 "\"at\"", "\"consumer\"", "null", "é", "\"ip\"", "\"id\"",
             ]), 0usize..3), 1..4),
         ) {
-            let mut s = Source::glob("", 0);
+            let mut s = Source::glob("");
             s.fields.at_unit = AtUnit::Millis;
             let flat = Mapping::of(&s);
             let nested = nested(AtUnit::Rfc3339);

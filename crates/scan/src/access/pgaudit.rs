@@ -27,9 +27,40 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use super::{Fields, Parsed, Request};
-use crate::model::pg_prefix::{pg_time, severity, Matched, Prefix};
+use crate::pg_prefix::{pg_time, severity, Matched, Prefix};
 
-pub use crate::model::pg_log_keys::PgDestination as Destination;
+/// How a pgaudit source's log is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Destination {
+    Stderr,
+    Csvlog,
+    Jsonlog,
+}
+
+impl Destination {
+    pub const ALL: [(&'static str, Destination); 3] = [
+        ("stderr", Destination::Stderr),
+        ("csvlog", Destination::Csvlog),
+        ("jsonlog", Destination::Jsonlog),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, d)| *d == self)
+            .map_or("stderr", |(n, _)| n)
+    }
+}
+
+/// The checked pgaudit keys (all `None` for another format).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PgKeys {
+    /// `None`: each file's first line says.
+    pub destination: Option<Destination>,
+    pub prefix: Option<crate::pg_prefix::Prefix>,
+    /// `application_name` instead of the role (`user_name`).
+    pub by_application: bool,
+}
 
 /// Who a read is: the role that ran the statement, or the application it named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +80,7 @@ const RELATIONS: [&str; 5] = [
 
 /// A session's statement last seen (statement and sub-statement ids), the relations it read
 /// and when (epoch seconds).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Seen {
     statement: (u64, u64),
     relations: BTreeSet<String>,
@@ -65,7 +96,7 @@ const SEEN_SECONDS: i64 = 60;
 const PRUNE_FLOOR: usize = 4096;
 
 /// The reader of one source's pgaudit logs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PgAudit {
     /// `None` until a file's first line says (each file starts from the configured one).
     destination: Option<Destination>,
@@ -94,22 +125,16 @@ struct Line<'a> {
 }
 
 impl PgAudit {
-    /// A reader for logs written to `destination`; `prefix` is required for `stderr`.
+    /// A reader for logs written to `destination` (`None`: each file's first line says), with
+    /// the server's `prefix` for `stderr`.
     pub fn new(
         destination: Option<Destination>,
         prefix: Option<Prefix>,
         principal: PgPrincipal,
-    ) -> Result<PgAudit, String> {
-        match (destination, &prefix) {
-            (Some(Destination::Stderr), None) => {
-                return Err("a `stderr` log needs `prefix`: the server's log_line_prefix".into())
-            }
-            (Some(Destination::Csvlog | Destination::Jsonlog), Some(_)) => {
-                return Err("`prefix` is only for `log_destination = \"stderr\"`".into())
-            }
-            _ => {}
-        }
-        Ok(PgAudit {
+    ) -> PgAudit {
+        // Whether a prefix goes with the destination is the configuration's to check, where
+        // it can say which line of `contracts.toml` is wrong (`model::pg_log_keys`).
+        PgAudit {
             destination,
             prefix,
             principal,
@@ -117,7 +142,7 @@ impl PgAudit {
             seen: HashMap::new(),
             prune_at: PRUNE_FLOOR,
             path: String::new(),
-        })
+        }
     }
 
     /// Read one line of the log.
@@ -454,8 +479,7 @@ mod tests {
             Some(Destination::Stderr),
             Some(Prefix::parse("%m [%p] %q%u@%d ").unwrap()),
             PgPrincipal::UserName,
-        )
-        .unwrap();
+        );
         // Written from pgaudit's README (its examples of session and object entries) and
         // PostgreSQL's stderr layout: a statement's further lines are indented with a tab.
         let log = "\
@@ -489,8 +513,7 @@ mod tests {
             Some(Destination::Csvlog),
             None,
             PgPrincipal::ApplicationName,
-        )
-        .unwrap();
+        );
         // PostgreSQL 15's csvlog columns: log_time, user_name, database_name, process_id,
         // connection_from, session_id, session_line_num, command_tag, session_start_time,
         // virtual_transaction_id, transaction_id, error_severity, sql_state_code, message,
@@ -513,7 +536,7 @@ mod tests {
 
     #[test]
     fn jsonlog_lines() {
-        let mut a = PgAudit::new(None, None, PgPrincipal::UserName).unwrap();
+        let mut a = PgAudit::new(None, None, PgPrincipal::UserName);
         // The keys of PostgreSQL 15's jsonlog, in its order.
         let log = r#"{"timestamp":"2026-11-27 10:00:00.120 UTC","user":"atlas","dbname":"gis","pid":4242,"remote_host":"[local]","session_id":"6564a1b0.1092","line_num":3,"ps":"SELECT","session_start":"2026-11-27 09:59:58 UTC","vxid":"3/12","txid":0,"error_severity":"LOG","message":"AUDIT: SESSION,1,1,READ,SELECT,MATERIALIZED VIEW,public.roads_summary,\"SELECT *\nFROM roads_summary\",<not logged>","application_name":"psql","backend_type":"client backend","query_id":0}
 "#;
@@ -530,7 +553,7 @@ mod tests {
 
     #[test]
     fn a_month_of_one_statement_sessions_does_not_grow_the_pairing_without_end() {
-        let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName).unwrap();
+        let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName);
         let entry = |pid: u64, secs: u64, kind: &str| {
             let t = chrono::DateTime::from_timestamp(1_795_000_000 + secs as i64, 0).unwrap();
             format!(
@@ -553,16 +576,5 @@ mod tests {
             "{} sessions kept",
             a.seen.len()
         );
-    }
-
-    #[test]
-    fn a_stderr_source_needs_its_prefix_and_only_it_takes_one() {
-        assert!(PgAudit::new(Some(Destination::Stderr), None, PgPrincipal::UserName).is_err());
-        assert!(PgAudit::new(
-            Some(Destination::Csvlog),
-            Prefix::parse("%m ").ok(),
-            PgPrincipal::UserName
-        )
-        .is_err());
     }
 }

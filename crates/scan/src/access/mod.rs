@@ -23,73 +23,28 @@ use std::borrow::Cow;
 use std::io::BufRead;
 
 use chrono::{DateTime, FixedOffset};
-use serde::Serialize;
+
+use crate::format::LogFormat;
 
 pub mod burst;
 pub mod cloudfront;
 pub mod combined;
+mod config_error;
 mod counts;
+mod keys;
 pub mod pgaudit;
 pub mod s3;
 pub mod sample;
-mod spec;
 pub mod template;
 mod text;
 
+pub use config_error::{AccessConfigError, PatternError};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
-pub use spec::{AccessConfigError, AccessSpec};
+pub use keys::AccessKeys;
 
 pub use burst::{Bursts, Read, Reader, Span, DEFAULT_REORDER_SECONDS};
-pub use combined::{Pattern, PatternError};
+pub use combined::Pattern;
 pub use template::{Captures, Template, TemplateError, Templates};
-
-/// The `format` of an access-log source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum AccessFormat {
-    /// `s3-access`: Amazon S3 server access logs.
-    S3Access,
-    /// `cloudfront`: CloudFront standard logs (tab-separated, `#Fields` header).
-    CloudFront,
-    /// `combined`: the Apache/nginx combined format, or the `pattern` of a custom one.
-    Combined,
-    /// `pgaudit`: PostgreSQL server logs with pgaudit's `AUDIT:` entries.
-    Pgaudit,
-}
-
-impl AccessFormat {
-    /// Every format, by the name a source gives it.
-    pub const ALL: [(&'static str, AccessFormat); 4] = [
-        ("s3-access", AccessFormat::S3Access),
-        ("cloudfront", AccessFormat::CloudFront),
-        ("combined", AccessFormat::Combined),
-        ("pgaudit", AccessFormat::Pgaudit),
-    ];
-
-    /// The format a source's `format` value names; `None` for another value.
-    pub fn from_name(name: &str) -> Option<AccessFormat> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
-    }
-
-    /// The name a source gives the format.
-    pub fn name(self) -> &'static str {
-        match self {
-            AccessFormat::S3Access => "s3-access",
-            AccessFormat::CloudFront => "cloudfront",
-            AccessFormat::Combined => "combined",
-            AccessFormat::Pgaudit => "pgaudit",
-        }
-    }
-
-    /// The field a principal is read from when the source names none.
-    pub fn default_principal(self) -> &'static str {
-        match self {
-            AccessFormat::S3Access => "requester",
-            AccessFormat::CloudFront => "c-ip",
-            AccessFormat::Combined => "remote_user",
-            AccessFormat::Pgaudit => "user_name",
-        }
-    }
-}
 
 /// A log (or part of one) that cannot be read on.
 #[derive(Debug, thiserror::Error)]
@@ -321,7 +276,7 @@ pub(crate) enum Parsed<'a> {
 }
 
 /// What a format does per line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Dialect {
     S3(s3::S3),
     CloudFront(cloudfront::CloudFront),
@@ -371,9 +326,9 @@ impl Hit<'_> {
 
 /// A compiled access-log source: its format, templates, principal and burst window. It
 /// holds no state of a scan, so one serves every thread.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AccessLog {
-    format: AccessFormat,
+    format: LogFormat,
     templates: Templates,
     dataset: Option<String>,
     contract: Option<String>,
@@ -385,98 +340,13 @@ pub struct AccessLog {
 }
 
 impl AccessLog {
-    /// Check a source's keys and compile its templates and pattern.
-    pub fn new(spec: &AccessSpec) -> Result<AccessLog, AccessConfigError> {
-        let templates = if spec.format == AccessFormat::Pgaudit {
-            // A relation `schema.name` is matched as the path `schema/name`.
-            let dotted: Vec<String> = spec
-                .templates
-                .iter()
-                .map(|t| t.replacen('.', "/", 1))
-                .collect();
-            Templates::parse(&dotted)?
-        } else {
-            Templates::parse(&spec.templates)?
-        };
-        if templates.is_empty() && (spec.dataset.is_none() || spec.contract.is_none()) {
-            return Err(AccessConfigError::NoMatch);
-        }
-        for t in templates.iter() {
-            if !t.captures_dataset() && spec.dataset.is_none() {
-                return Err(AccessConfigError::Missing {
-                    template: t.to_string(),
-                    what: "dataset",
-                });
-            }
-            if !t.captures_contract() && spec.contract.is_none() {
-                return Err(AccessConfigError::Missing {
-                    template: t.to_string(),
-                    what: "contract",
-                });
-            }
-        }
-        let pattern = match (&spec.pattern, spec.format) {
-            (Some(p), AccessFormat::Combined) => Some(Pattern::parse(p)?),
-            (None, AccessFormat::Combined) => Some(Pattern::combined()),
-            (Some(_), f) => return Err(AccessConfigError::PatternNotCombined { format: f.name() }),
-            (None, _) => None,
-        };
-        let ignore = spec
-            .ignore_principals
-            .iter()
-            .map(|g| glob::Pattern::new(g).map_err(|_| AccessConfigError::Ignore(g.clone())))
-            .collect::<Result<Vec<_>, _>>()?;
-        let principal = match spec.format {
-            AccessFormat::Pgaudit => None,
-            _ => spec
-                .principal
-                .as_deref()
-                .map(PrincipalSpec::parse)
-                .transpose()?,
-        };
-        // A principal field the format cannot have is an error now, not an empty column
-        // later (CloudFront names its fields per file, so its are checked per file).
-        let dialect = match (spec.format, pattern) {
-            (AccessFormat::S3Access, _) => Dialect::S3(s3::S3::new(principal.as_ref())?),
-            (AccessFormat::CloudFront, _) => {
-                Dialect::CloudFront(cloudfront::CloudFront::new(principal.as_ref()))
-            }
-            (AccessFormat::Combined, p) => Dialect::Combined(combined::Combined::new(
-                p.unwrap_or_else(Pattern::combined),
-                principal.as_ref(),
-            )?),
-            (AccessFormat::Pgaudit, _) => {
-                let who = match spec.principal.as_deref() {
-                    None | Some("user_name") => pgaudit::PgPrincipal::UserName,
-                    Some("application_name") => pgaudit::PgPrincipal::ApplicationName,
-                    Some(other) => {
-                        return Err(AccessConfigError::Principal {
-                            principal: other.to_string(),
-                            reason: "a pgaudit source names its reader by `user_name` or \
-                                     `application_name`"
-                                .into(),
-                        })
-                    }
-                };
-                Dialect::Pgaudit(
-                    pgaudit::PgAudit::new(spec.log_destination, spec.prefix.clone(), who)
-                        .map_err(AccessConfigError::Pgaudit)?,
-                )
-            }
-        };
-        Ok(AccessLog {
-            format: spec.format,
-            templates,
-            dataset: spec.dataset.clone(),
-            contract: spec.contract.clone(),
-            same_read_seconds: spec.same_read_seconds,
-            ignore,
-            dialect,
-        })
+    pub fn format(&self) -> LogFormat {
+        self.format
     }
 
-    pub fn format(&self) -> AccessFormat {
-        self.format
+    /// The `match` templates, compiled.
+    pub fn templates(&self) -> &Templates {
+        &self.templates
     }
 
     pub fn same_read_seconds(&self) -> u64 {
@@ -658,12 +528,14 @@ impl<'l> AccessScan<'l> {
 /// files, made when its first file is fed (a burst of ranged GETs may span two delivered
 /// objects).
 pub struct AccessScans<'l> {
-    logs: &'l [Option<AccessLog>],
+    logs: Vec<Option<&'l AccessLog>>,
     scans: std::collections::BTreeMap<usize, AccessScan<'l>>,
 }
 
 impl<'l> AccessScans<'l> {
-    pub fn new(logs: &'l [Option<AccessLog>]) -> AccessScans<'l> {
+    /// The scans of sources whose compiled access logs are `logs`, by source number (`None`
+    /// for a log of reads).
+    pub fn new(logs: Vec<Option<&'l AccessLog>>) -> AccessScans<'l> {
         AccessScans {
             logs,
             scans: std::collections::BTreeMap::new(),
@@ -685,7 +557,7 @@ impl<'l> AccessScans<'l> {
         on_read: impl FnMut(Read),
         on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
-        let Some(Some(log)) = self.logs.get(source) else {
+        let Some(&Some(log)) = self.logs.get(source) else {
             return Ok(());
         };
         let scan = self
@@ -719,7 +591,7 @@ pub fn read_access_log<R: BufRead>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     const OWNER: &str = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be";
@@ -735,11 +607,17 @@ mod tests {
         )
     }
 
-    fn spec(templates: &[&str]) -> AccessSpec {
-        AccessSpec {
-            templates: templates.iter().map(|t| t.to_string()).collect(),
-            ..AccessSpec::new(AccessFormat::S3Access)
+    /// An S3 source with these templates; a keys value for the rest.
+    fn s3_keys<'a>(templates: &[&'a str]) -> AccessKeys<'a> {
+        AccessKeys {
+            templates: templates.to_vec(),
+            same_read_seconds: 60,
+            ..AccessKeys::default()
         }
+    }
+
+    pub(super) fn s3_log(templates: &[&str]) -> AccessLog {
+        AccessLog::compile(LogFormat::S3Access, &s3_keys(templates)).unwrap()
     }
 
     #[test]
@@ -842,7 +720,7 @@ mod tests {
         log += &cut[..cut.find("GDAL").unwrap()];
         log += "\n\n";
 
-        let access = AccessLog::new(&spec(&["/datasets/{dataset}/v{contract}/**"])).unwrap();
+        let access = s3_log(&["/datasets/{dataset}/v{contract}/**"]);
         let mut reads = Vec::new();
         let mut bad = Vec::new();
         let (stats, outcome) =
@@ -943,7 +821,7 @@ mod tests {
             206,
             "1",
         );
-        let access = AccessLog::new(&spec(&["{dataset}/{contract}/*.parquet"])).unwrap();
+        let access = s3_log(&["{dataset}/{contract}/*.parquet"]);
         let mut scan = AccessScan::new(&access);
         let mut reads = Vec::new();
         for file in [a, b] {
@@ -961,30 +839,48 @@ mod tests {
 
     #[test]
     fn sources_that_cannot_work_are_refused() {
-        let bad = |s: AccessSpec| AccessLog::new(&s).unwrap_err().to_string();
-        assert!(bad(spec(&[])).contains("without `match`"));
-        assert!(bad(spec(&["/d/{dataset}/**"])).contains("captures no contract"));
-        assert!(bad(spec(&["/d/{datset}/**"])).contains("column 4"));
-        let e = bad(AccessSpec {
-            pattern: Some("$status".into()),
-            ..spec(&["{dataset}/{contract}"])
-        });
-        assert!(e.contains("only for"), "{e}");
-        let e = bad(AccessSpec {
-            principal: Some("requestor".into()),
-            ..spec(&["{dataset}/{contract}"])
-        });
-        assert!(e.contains("requester"), "{e}");
-        let ok = AccessSpec {
-            dataset: Some("roads".into()),
-            contract: Some("2.0.0".into()),
-            ..spec(&[])
+        let bad = |f: LogFormat, k: AccessKeys| {
+            let e = AccessLog::compile(f, &k).unwrap_err();
+            e.iter()
+                .map(|e| format!("{}: {e}", e.key()))
+                .collect::<Vec<_>>()
         };
-        assert!(AccessLog::new(&ok).is_ok());
+        let s3 = LogFormat::S3Access;
         assert_eq!(
-            AccessFormat::from_name("cloudfront"),
-            Some(AccessFormat::CloudFront)
+            bad(s3, s3_keys(&[])),
+            ["path: a source without `match` must name both `dataset` and `contract`"]
         );
-        assert_eq!(AccessFormat::from_name("s3"), None);
+        let e = bad(s3, s3_keys(&["/d/{dataset}/**", "/d/{datset}/**"]));
+        assert_eq!(e.len(), 2, "every mistake at once: {e:?}");
+        assert!(e[0].starts_with("match: ") && e[0].contains("captures no contract"));
+        assert!(e[1].contains("column 4"), "{e:?}");
+        let e = bad(
+            LogFormat::Combined,
+            AccessKeys {
+                pattern: Some("$status"),
+                ..s3_keys(&["{dataset}/{contract}"])
+            },
+        );
+        assert!(
+            e[0].starts_with("pattern: ") && e[0].contains("no time"),
+            "{e:?}"
+        );
+        let e = bad(
+            s3,
+            AccessKeys {
+                principal: Some("requestor"),
+                ..s3_keys(&["{dataset}/{contract}"])
+            },
+        );
+        assert!(
+            e[0].starts_with("principal: ") && e[0].contains("requester"),
+            "{e:?}"
+        );
+        let ok = AccessKeys {
+            dataset: Some("roads"),
+            contract: Some("2.0.0"),
+            ..s3_keys(&[])
+        };
+        assert!(AccessLog::compile(s3, &ok).is_ok());
     }
 }

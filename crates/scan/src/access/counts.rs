@@ -19,6 +19,18 @@ pub enum NotReadReason {
     Ignored,
 }
 
+/// The word a report uses for the reason.
+impl std::fmt::Display for NotReadReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NotReadReason::Method => "method",
+            NotReadReason::Status => "status",
+            NotReadReason::Unmatched => "unmatched",
+            NotReadReason::Ignored => "ignored",
+        })
+    }
+}
+
 /// Counts of requests that are not reads, by reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct NotRead {

@@ -70,9 +70,6 @@ impl AccessLog {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{AccessFormat, AccessSpec};
-    use super::*;
-
     /// A line in the field order of AWS's S3 server access log format.
     fn line(key: &str, op: &str, status: u16) -> String {
         let method = if op.contains("HEAD") { "HEAD" } else { "GET" };
@@ -87,14 +84,10 @@ mod tests {
 
     #[test]
     fn each_template_counts_the_newest_reads_it_would_make() {
-        let log = AccessLog::new(&AccessSpec {
-            templates: vec![
-                "datasets/{dataset}/v{contract}/*".into(),
-                "legacy/{dataset}/{contract}/*".into(),
-            ],
-            ..AccessSpec::new(AccessFormat::S3Access)
-        })
-        .unwrap();
+        let log = super::super::tests::s3_log(&[
+            "datasets/{dataset}/v{contract}/*",
+            "legacy/{dataset}/{contract}/*",
+        ]);
         let mut text = String::new();
         // The oldest request falls out of a sample of three.
         text += &line("legacy/roads/1.0.0/a.parquet", "REST.GET.OBJECT", 200);

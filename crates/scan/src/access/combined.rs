@@ -25,6 +25,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, FixedOffset};
 
+pub use super::config_error::PatternError;
 use super::text;
 use super::{
     AccessConfigError, Asked, Encoding, Fields, Parsed, PrincipalAt, PrincipalSpec, Request,
@@ -33,15 +34,6 @@ use super::{
 /// The nginx `log_format combined`.
 pub const COMBINED: &str = "$remote_addr - $remote_user [$time_local] \"$request\" $status \
                             $body_bytes_sent \"$http_referer\" \"$http_user_agent\"";
-
-/// A pattern that cannot be read, with the 1-based column.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`pattern` {pattern:?}, column {column}: {reason}")]
-pub struct PatternError {
-    pub pattern: String,
-    pub column: usize,
-    pub reason: String,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Element {
@@ -167,7 +159,7 @@ enum Target {
 }
 
 /// The reader of one file: the pattern, the roles of its fields and the line's spans.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Combined {
     pattern: Pattern,
     time: Time,

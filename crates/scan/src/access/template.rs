@@ -70,7 +70,7 @@ impl Template {
             reason: reason.to_string(),
         };
         if text.trim().is_empty() {
-            return Err(err(0, "a template cannot be empty"));
+            return Err(err(0, "a template is empty"));
         }
         let body_start = usize::from(text.starts_with('/'));
         let mut segments = Vec::new();
@@ -100,7 +100,7 @@ impl Template {
                     '{' => {
                         let rest = &seg[i + 1..];
                         let Some(close) = rest.find('}') else {
-                            return Err(err(at, "`{` is not closed by `}`"));
+                            return Err(err(at, "a `{` is not closed"));
                         };
                         let name = &rest[..close];
                         let capture = match name {
@@ -111,7 +111,7 @@ impl Template {
                                 return Err(err(
                                     at,
                                     &format!(
-                                        "`{{{name}}}` is no capture: use `{{dataset}}`, `{{contract}}` or `{{line}}`"
+                                        "`{{{name}}}` is not a placeholder (they are {{dataset}}, {{contract}} and {{line}})"
                                     ),
                                 ))
                             }
@@ -122,7 +122,7 @@ impl Template {
                             Capture::Line => &mut line,
                         };
                         if *seen {
-                            return Err(err(at, &format!("`{{{name}}}` appears twice")));
+                            return Err(err(at, &format!("`{{{name}}}` is used twice")));
                         }
                         *seen = true;
                         if !text_part.is_empty() {
@@ -134,7 +134,7 @@ impl Template {
                             chars.next();
                         }
                     }
-                    '}' => return Err(err(at, "`}` without `{`")),
+                    '}' => return Err(err(at, "a `}` is not opened")),
                     c => text_part.push(c),
                 }
             }
@@ -147,7 +147,7 @@ impl Template {
         if contract && line {
             return Err(err(
                 0,
-                "`{contract}` and `{line}` both say which version: use one",
+                "{contract} and {line} both say which version: use one",
             ));
         }
         Ok(Template {
@@ -173,6 +173,11 @@ impl Template {
     /// the source must name it).
     pub fn captures_contract(&self) -> bool {
         self.contract || self.line
+    }
+
+    /// Whether the template captures a line (`{line}`), resolved to a version per day.
+    pub fn captures_line(&self) -> bool {
+        self.line
     }
 
     /// What the template takes from `path` (decoded), or `None` when it does not match.
@@ -273,16 +278,13 @@ fn match_parts<'p>(parts: &[Part], s: &'p str, caps: &mut Captures<'p>) -> bool 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Templates(Vec<Template>);
 
-impl Templates {
-    /// Read each template; the first error stops.
-    pub fn parse<S: AsRef<str>>(texts: &[S]) -> Result<Templates, TemplateError> {
-        texts
-            .iter()
-            .map(|t| Template::parse(t.as_ref()))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Templates)
+impl From<Vec<Template>> for Templates {
+    fn from(templates: Vec<Template>) -> Templates {
+        Templates(templates)
     }
+}
 
+impl Templates {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -365,11 +367,14 @@ mod tests {
 
     #[test]
     fn the_first_template_that_matches_wins() {
-        let ts = Templates::parse(&[
-            "/v/{contract}/{dataset}.parquet",
-            "/{dataset}/{contract}/**",
-        ])
-        .unwrap();
+        let ts = Templates::from(
+            [
+                "/v/{contract}/{dataset}.parquet",
+                "/{dataset}/{contract}/**",
+            ]
+            .map(|t| Template::parse(t).unwrap())
+            .to_vec(),
+        );
         let c = ts.first_match("/v/2.0.0/roads.parquet").unwrap();
         assert_eq!((c.dataset, c.contract), (Some("roads"), Some("2.0.0")));
         let c = ts.first_match("/roads/1.0.0/x").unwrap();

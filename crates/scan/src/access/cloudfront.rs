@@ -53,7 +53,7 @@ pub const FIELDS: [&str; 33] = [
 ];
 
 /// Where the fields a read needs are under the current header.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Layout {
     names: Vec<String>,
     date: usize,
@@ -92,7 +92,7 @@ impl Layout {
 }
 
 /// The CloudFront reader of one file: the header in force and the current line's spans.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CloudFront {
     principal: Option<PrincipalSpec>,
     /// `Err`: the default layout lacks the principal field; reported at the first line

@@ -56,7 +56,7 @@ const STATUS: usize = 9;
 const LEAST: usize = 17;
 
 /// The S3 reader of one file: the principal's place and the spans of the current line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct S3 {
     principal: PrincipalAt,
     names: Vec<String>,

@@ -1,0 +1,17 @@
+//! The readers of consumption sources: what each format's bytes say about who read what.
+//!
+//! This crate knows formats, not contracts: a line of a platform's access log becomes a
+//! request, a request a read of a dataset and version by a principal ([`access`]). Who is
+//! still on which line, the registry and the thresholds are the `contracts` crate's; it
+//! compiles each `[[consumption.source]]` into these readers once, when its configuration is
+//! read.
+#![forbid(unsafe_code)]
+
+/// The platforms' access logs: S3, CloudFront, combined, pgaudit; templates and bursts.
+pub mod access;
+/// The one enum of source formats.
+pub mod format;
+/// PostgreSQL's `log_line_prefix`, read as the server writes it.
+pub mod pg_prefix;
+
+pub use format::LogFormat;
