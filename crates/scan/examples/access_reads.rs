@@ -1,0 +1,61 @@
+//! The scanner alone, for benchmarks: read an access log from standard input and print what it
+//! holds, with no store, registry or contracts around it.
+//!
+//!   zcat logs/*.gz | cargo run -p contracts-scan --release --example access_reads -- \
+//!       s3-access '/datasets/{dataset}/v{contract}/**'
+//!
+//! Prints one line of counts (lines, requests, reads, requests that continued a read, lines
+//! that are no request of the format) and the reads per dataset and version.
+
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::process::ExitCode;
+
+use contracts_scan::access::{AccessKeys, AccessLog, AccessScan};
+use contracts_scan::LogFormat;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((format, templates)) = args.split_first() else {
+        eprintln!("usage: access_reads FORMAT TEMPLATE... < LOG");
+        return ExitCode::from(2);
+    };
+    let Some(format) = LogFormat::parse(format).filter(|f| f.is_access_log()) else {
+        eprintln!("access_reads: {format:?} is not an access-log format");
+        return ExitCode::from(2);
+    };
+    let keys = AccessKeys {
+        templates: templates.iter().map(String::as_str).collect(),
+        same_read_seconds: 60,
+        ..AccessKeys::default()
+    };
+    let log = match AccessLog::compile(format, &keys) {
+        Ok(log) => log,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("access_reads: {e}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let mut scan = AccessScan::new(&log);
+    let mut per_version = BTreeMap::<String, u64>::new();
+    let mut count = |r: contracts_scan::access::Read| {
+        let key = format!("{} {}", r.reader.dataset, r.reader.contract);
+        *per_version.entry(key).or_default() += 1;
+    };
+    let input = BufReader::with_capacity(1 << 20, std::io::stdin().lock());
+    if let Err(e) = scan.feed(input, &mut count, |_| {}) {
+        eprintln!("access_reads: {e}");
+        return ExitCode::from(3);
+    }
+    let stats = scan.finish(&mut count);
+    println!(
+        "lines {} requests {} reads {} same_read {} malformed {}",
+        stats.lines, stats.requests, stats.reads, stats.same_read, stats.malformed
+    );
+    for (version, reads) in per_version {
+        println!("{version} {reads}");
+    }
+    ExitCode::SUCCESS
+}
