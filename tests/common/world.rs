@@ -1,11 +1,13 @@
-//! A hermetic world for the CLI tests: a store laid out by hand in a temporary directory and
-//! committed with plain git (the tool reads the store at HEAD; consumption logs are the
-//! platform's files and stay uncommitted), the real binary run with a fixed --today and its
-//! own HOME, and a real SMTP server on loopback.
+//! The one harness of the CLI tests: a temporary HOME of the test's own and a directory for
+//! the store, the real binary run in them with a fixed `--today` (see `hermetic.rs`). A world
+//! starts empty ([`World::empty`]: the test makes its store with `contracts init`, or needs
+//! none) or holds the notify fixture ([`World::new`]: a store laid out by hand and committed
+//! with plain git; the tool reads the store at HEAD; consumption logs are the platform's files
+//! and stay uncommitted) that mails through a real SMTP server on loopback.
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Output;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
@@ -13,6 +15,7 @@ use chrono::NaiveDate;
 // Every test crate that includes this module includes `tests/common` too.
 use crate::common as hermetic;
 use crate::common::Rows;
+pub use crate::common::Run;
 
 pub const SUNSET: &str = "2027-01-15";
 
@@ -32,11 +35,47 @@ pub fn days_left(today: &str) -> i64 {
 }
 
 pub struct World {
+    /// Where [`World::new`] lays out its store; empty in [`World::empty`].
     pub dir: tempfile::TempDir,
     pub home: tempfile::TempDir,
+    /// The day [`World::command`] and [`World::run_in`] run on (`CONTRACTS_TODAY`).
+    pub today: String,
+    /// The instant those runs record (`CONTRACTS_NOW`): 09:00 UTC of `today` unless a test
+    /// clears it to use the system clock.
+    pub now: Option<String>,
 }
 
 impl World {
+    /// A HOME and an empty directory: where a test that makes its own store (or runs no
+    /// store command) starts.
+    pub fn empty() -> World {
+        World {
+            dir: tempfile::tempdir().expect("temp dir"),
+            home: tempfile::tempdir().expect("temp dir"),
+            today: "2026-11-29".to_string(),
+            now: Some("2026-11-29T09:00:00Z".to_string()),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// A command for the binary, run in `dir`, with the hermetic environment, the fixed
+    /// author, [`World::today`] and [`World::now`].
+    pub fn command(&self, dir: &Path) -> Command {
+        let mut c = hermetic::contracts(self.home());
+        c.current_dir(dir).env("CONTRACTS_TODAY", &self.today);
+        if let Some(now) = &self.now {
+            hermetic::fix_clock(&mut c, now);
+        }
+        c
+    }
+
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::of(self.command(dir).args(args).output().expect("binary runs"))
+    }
+
     /// The world with roads 1.1.0 and 2.0.0 rewritten so 2.0.0 changes a map clause
     /// (`required_attributes`: `CNTY_` dropped, `CNTY_ID` float64 -> int64) and the CRS, with
     /// its breaking change record: what a notice must spell out with old and new values.
@@ -75,10 +114,7 @@ impl World {
     /// flood-model still reads 1.1.0; atlas reads 1.1.0 (and 2.0.0 only after the test days);
     /// router moved from 1.1.0 to 2.0.0; archive is silent; ghost is not registered.
     pub fn new(smtp_port: u16) -> World {
-        let w = World {
-            dir: tempfile::tempdir().unwrap(),
-            home: tempfile::tempdir().unwrap(),
-        };
+        let w = World::empty();
         w.git(&["init", "-q"]);
         w.write("contracts.toml", &config(smtp_port));
         w.write(
@@ -183,7 +219,7 @@ impl World {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        Run(cmd.output().unwrap())
+        Run::of(cmd.output().unwrap())
     }
 
     /// Run the real binary in the store on `today` with stdout on a pseudo-terminal `cols`
@@ -457,49 +493,6 @@ pub fn line_of(text: &str, prefix: &str) -> usize {
         .position(|l| l.starts_with(prefix))
         .unwrap_or_else(|| panic!("no line starts with {prefix:?} in\n{text}"))
         + 1
-}
-
-pub struct Run(pub Output);
-
-impl Run {
-    pub fn code(&self) -> i32 {
-        self.0.status.code().unwrap_or(-1)
-    }
-    pub fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.0.stdout).into_owned()
-    }
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.0.stderr).into_owned()
-    }
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.0.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout()))
-    }
-    #[track_caller]
-    pub fn assert_code(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code(),
-            code,
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout(),
-            self.stderr()
-        );
-        self
-    }
-
-    /// Assert that stderr contains `needle`, showing stderr when it does not.
-    #[track_caller]
-    pub fn assert_stderr_has(&self, needle: &str) -> &Self {
-        assert!(self.stderr().contains(needle), "{}", self.stderr());
-        self
-    }
-
-    /// Assert that stdout contains `needle`, showing stdout when it does not.
-    #[track_caller]
-    pub fn assert_stdout_has(&self, needle: &str) -> &Self {
-        assert!(self.stdout().contains(needle), "{}", self.stdout());
-        self
-    }
 }
 
 /// One message as the SMTP server received it.
