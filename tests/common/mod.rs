@@ -26,6 +26,7 @@ pub mod look;
 pub mod notify_support;
 pub mod postgres;
 pub mod remote_support;
+pub mod smtp;
 pub mod webhook;
 pub mod world;
 pub use world::World;

@@ -5,15 +5,14 @@
 //! with plain git; the tool reads the store at HEAD; consumption logs are the platform's files
 //! and stay uncommitted) that mails through a real SMTP server on loopback.
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 
 // Every test crate that includes this module includes `tests/common` too.
 use crate::common as hermetic;
+pub use crate::common::smtp::{closed_port, Mail, SmtpServer};
 use crate::common::Rows;
 pub use crate::common::Run;
 
@@ -495,178 +494,11 @@ pub fn line_of(text: &str, prefix: &str) -> usize {
         + 1
 }
 
-/// One message as the SMTP server received it.
-#[derive(Debug, Clone, Default)]
-pub struct Mail {
-    pub from: String,
-    pub to: Vec<String>,
-    pub data: String,
-}
-
-impl Mail {
-    /// A header's value, unfolded.
-    pub fn header(&self, name: &str) -> Option<String> {
-        let head = self.data.split("\r\n\r\n").next()?;
-        let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
-        unfolded.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    }
-
-    /// The body, decoded from quoted-printable when the message says so (lettre picks it
-    /// for lines with trailing spaces, long lines or non-ASCII text).
-    pub fn body(&self) -> String {
-        let raw = self
-            .data
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default();
-        let qp = self
-            .header("Content-Transfer-Encoding")
-            .is_some_and(|e| e.eq_ignore_ascii_case("quoted-printable"));
-        let text = if qp { decode_qp(&raw) } else { raw };
-        text.replace("\r\n", "\n")
-    }
-}
-
-fn decode_qp(s: &str) -> String {
-    let joined = s.replace("=\r\n", "");
-    let b = joined.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'=', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[derive(Default)]
-struct Received {
-    mails: Vec<Mail>,
-    sessions: usize,
-}
-
-/// The mailin handler: one clone per SMTP session, the received mail shared.
-#[derive(Clone, Default)]
-struct Handler {
-    shared: Arc<Mutex<Received>>,
-    current: Mail,
-    /// A recipient the server refuses (550), to make one notice fail.
-    reject: Option<String>,
-}
-
-impl mailin_embedded::Handler for Handler {
-    fn rcpt(&mut self, to: &str) -> mailin_embedded::Response {
-        if self.reject.as_deref().is_some_and(|r| to.contains(r)) {
-            return mailin_embedded::response::NO_MAILBOX;
-        }
-        mailin_embedded::response::OK
-    }
-
-    fn helo(&mut self, _ip: std::net::IpAddr, _domain: &str) -> mailin_embedded::Response {
-        self.shared.lock().unwrap().sessions += 1;
-        mailin_embedded::response::OK
-    }
-
-    fn data_start(
-        &mut self,
-        _domain: &str,
-        from: &str,
-        _is8bit: bool,
-        to: &[String],
-    ) -> mailin_embedded::Response {
-        self.current = Mail {
-            from: from.to_string(),
-            to: to.to_vec(),
-            data: String::new(),
-        };
-        mailin_embedded::response::OK
-    }
-
-    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.current.data.push_str(&String::from_utf8_lossy(buf));
-        Ok(())
-    }
-
-    fn data_end(&mut self) -> mailin_embedded::Response {
-        let mail = std::mem::take(&mut self.current);
-        self.shared.lock().unwrap().mails.push(mail);
-        mailin_embedded::response::OK
-    }
-}
-
-/// A real SMTP server on 127.0.0.1, serving until the test process ends.
-pub struct SmtpServer {
-    pub port: u16,
-    shared: Arc<Mutex<Received>>,
-}
-
-impl SmtpServer {
-    pub fn start() -> SmtpServer {
-        SmtpServer::start_rejecting(None)
-    }
-
-    /// A server that answers 550 to RCPT for any address containing `reject`.
-    pub fn start_rejecting(reject: Option<&str>) -> SmtpServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let handler = Handler {
-            reject: reject.map(str::to_string),
-            ..Handler::default()
-        };
-        let shared = handler.shared.clone();
-        let mut server = mailin_embedded::Server::new(handler);
-        server.with_name("sink.test").with_tcp_listener(listener);
-        std::thread::spawn(move || {
-            // serve() runs forever; its error type is not Send, so it is dropped here.
-            let _ = server.serve();
-        });
-        SmtpServer { port, shared }
-    }
-
-    pub fn mails(&self) -> Vec<Mail> {
-        self.shared.lock().unwrap().mails.clone()
-    }
-
-    /// SMTP sessions opened (one EHLO each, no STARTTLS here).
-    pub fn sessions(&self) -> usize {
-        self.shared.lock().unwrap().sessions
-    }
-
-    /// The mail whose envelope includes `rcpt`.
-    pub fn mail_to(&self, rcpt: &str) -> Vec<Mail> {
-        self.mails()
-            .into_iter()
-            .filter(|m| m.to.iter().any(|t| t == rcpt))
-            .collect()
-    }
-}
-
 /// A relay on loopback and the world that mails through it: where most notify tests start.
 pub fn with_relay() -> (SmtpServer, World) {
     let smtp = SmtpServer::start();
     let w = World::new(smtp.port);
     (smtp, w)
-}
-
-/// A loopback port on which nothing listens: the server is down.
-pub fn closed_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// `text` without its ANSI escape sequences (`ESC [ ... letter`).
