@@ -23,10 +23,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// (without `[store] since`, which names a commit of this repository).
 fn example() -> World {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let w = World {
-        dir: tempfile::tempdir().unwrap(),
-        home: tempfile::tempdir().unwrap(),
-    };
+    let w = World::empty();
     for d in ["contracts", "history", "notifications", "consumption"] {
         copy_dir(&repo.join(d), &w.root().join(d));
     }

@@ -4,10 +4,10 @@ use crate::common;
 
 use std::process::Command;
 
-use common::TestEnv;
+use common::World;
 
 fn run(args: &[&str]) -> common::Run {
-    let env = TestEnv::new();
+    let env = World::empty();
     let r = env.run_in(env.home(), args);
     assert_eq!(r.code, 0, "{}", r.stderr);
     r
@@ -49,7 +49,7 @@ fn bash_completes_subcommands_and_flags() {
             "{shell}:\n{s}"
         );
     }
-    let bad = TestEnv::new();
+    let bad = World::empty();
     assert_eq!(bad.run_in(bad.home(), &["completions", "tcsh"]).code, 2);
 }
 
@@ -71,7 +71,7 @@ fn the_man_page_is_roff_naming_every_command() {
 
 #[test]
 fn man_out_writes_a_page_per_subcommand() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let dir = env.home().join("man");
     let r = env.run_in(env.home(), &["man", "--out", dir.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -9,7 +9,7 @@ use crate::common::data;
 use std::path::Path;
 use std::process::Command;
 
-use common::TestEnv;
+use common::World;
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -21,7 +21,7 @@ fn dask_script(args: &[&str]) -> std::process::Output {
         "import dask, distributed",
         "dask is missing: this test runs the example on a LocalCluster; install it with `pip install dask distributed` (pinned in .ci/run)",
     );
-    let env = TestEnv::new();
+    let env = World::empty();
     Command::new("python3")
         .arg(root().join("examples/dask/profile_release.py"))
         .args(["--local-workers", "3", "--fan-in", "3"])
@@ -35,7 +35,7 @@ fn dask_script(args: &[&str]) -> std::process::Output {
 }
 
 fn profile(args: &[&str]) -> Value {
-    let env = TestEnv::new();
+    let env = World::empty();
     let mut all = vec!["--format", "json", "profile"];
     all.extend_from_slice(args);
     let r = env.run_in(env.home(), &all);

@@ -5,7 +5,7 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use common::{roads, Run, Store, TestEnv, CLAUSES};
+use common::{roads, Run, Store, World, CLAUSES};
 
 fn draft(
     version: &str,
@@ -216,8 +216,8 @@ fn show_prints_the_effective_sunset_of_every_version_and_where_it_came_from() {
 
 /// A store laid out by hand with plain git: world 1.0.0 (EPSG:4326) and 2.0.0 (EPSG:3857)
 /// live together from 2026-05-01 until line 1's sunset on 2026-10-01.
-fn world_store() -> (TestEnv, PathBuf) {
-    let env = TestEnv::new();
+fn world_store() -> (World, PathBuf) {
+    let env = World::empty();
     let dir = env.home().join("world");
     std::fs::create_dir_all(dir.join("contracts/world")).unwrap();
     std::fs::write(dir.join("contracts.toml"), "").unwrap();

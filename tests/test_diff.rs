@@ -2,10 +2,10 @@
 
 use crate::common;
 
-use common::{fixture, fixture_str, TestEnv};
+use common::{fixture, fixture_str, World};
 
 fn diff(args: &[&str]) -> common::Run {
-    let env = TestEnv::new();
+    let env = World::empty();
     // Run outside any store, so only the built-in kinds apply unless --repo is given.
     env.run_in(env.home(), args)
 }
@@ -100,7 +100,7 @@ fn a_compatible_minor_and_a_clean_patch_exit_0() {
 
 #[test]
 fn a_patch_that_changes_a_clause_exits_1() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let text = std::fs::read_to_string(fixture("diff/roads-1.4.0-compatible.toml"))
         .unwrap()
         .replace("\"1.4.0\"", "\"1.3.1\"");
@@ -159,7 +159,7 @@ fn a_custom_clause_needs_its_kind_from_the_store() {
     run.assert_stderr_has("clause `min_feature_count` has no kind");
     run.assert_stderr_has("roads-custom-1.0.0.toml:7:21");
 
-    let env = TestEnv::new();
+    let env = World::empty();
     std::fs::write(
         env.home().join("contracts.toml"),
         "[kinds]\nmin_feature_count = { kind = \"narrowing\", shape = \"lower_bound\", metric = \"feature_count\" }\n",
@@ -180,7 +180,7 @@ fn a_custom_clause_needs_its_kind_from_the_store() {
 
 #[test]
 fn a_closed_stdout_ends_quietly_with_the_diffs_own_exit_code() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let mut child = env
         .command(env.home())
         .args([
@@ -205,7 +205,7 @@ fn a_closed_stdout_ends_quietly_with_the_diffs_own_exit_code() {
 
 #[test]
 fn crs84_for_4326_is_no_change_but_another_crs_is() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let old = fixture_str("diff/roads-1.3.0.toml");
     let text = std::fs::read_to_string(&old).unwrap();
     let crs84 = text
@@ -243,7 +243,7 @@ fn crs84_for_4326_is_no_change_but_another_crs_is() {
 /// anything runs (no store is opened here: the directory is empty), naming what it speaks.
 #[test]
 fn a_format_a_command_does_not_speak_is_refused_before_it_runs() {
-    let env = common::TestEnv::new();
+    let env = common::World::empty();
     let dir = tempfile::tempdir().unwrap();
     for (format, command, speaks) in [
         ("junit", "status", "text, json"),
@@ -299,7 +299,7 @@ fn a_bare_dataset_name_is_told_to_name_a_version() {
 fn an_enforcement_rows_change_cell_says_which_way_the_status_moved() {
     // Issue 44, item 5: a clause that moved from advisory to enforced had an empty change cell
     // when its value stayed, and repeated its value's change (a row of its own) when it moved.
-    let env = TestEnv::new();
+    let env = World::empty();
     let contract = |version: &str, advisory: &str, max_null: f64| {
         format!(
             "dataset = \"roads\"\nversion = \"{version}\"\nvalid_from = 2026-01-01\n\

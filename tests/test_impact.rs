@@ -934,7 +934,7 @@ fn notify_tells_no_reader_that_is_not_subscribed_and_says_so() {
 #[test]
 fn the_example_store_backtests_the_readmes_draft() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let env = common::TestEnv::new();
+    let env = common::World::empty();
     let run = env.run_in(
         root,
         &[

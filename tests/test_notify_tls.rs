@@ -7,7 +7,47 @@ use crate::common::notify_support;
 use crate::common::world;
 
 use notify_support::{Auth, MiniSmtp, Pki, Tls};
-use world::World;
+use world::{SmtpServer, World};
+
+/// The relay of a mode: mailin-embedded over STARTTLS; the hand-written relay for implicit
+/// TLS, which mailin-embedded does not serve (see [`MiniSmtp`]).
+enum Relay {
+    Starttls(SmtpServer),
+    Implicit(MiniSmtp),
+}
+
+impl Relay {
+    fn port(&self) -> u16 {
+        match self {
+            Relay::Starttls(r) => r.port,
+            Relay::Implicit(r) => r.port,
+        }
+    }
+
+    fn connections(&self) -> usize {
+        match self {
+            Relay::Starttls(r) => r.connections(),
+            Relay::Implicit(r) => r.connections(),
+        }
+    }
+
+    /// Each message's text.
+    fn mails(&self) -> Vec<String> {
+        match self {
+            Relay::Starttls(r) => r.mails().into_iter().map(|m| m.data).collect(),
+            Relay::Implicit(r) => r.mails(),
+        }
+    }
+
+    /// What the client sent to log in: one entry for each AUTH PLAIN (the user, from
+    /// mailin-embedded; the command line, from the hand-written relay).
+    fn auth_lines(&self) -> Vec<String> {
+        match self {
+            Relay::Starttls(r) => r.logins(),
+            Relay::Implicit(r) => r.auth_lines(),
+        }
+    }
+}
 
 const TODAY: &str = "2026-11-29";
 
@@ -28,15 +68,17 @@ const CREDS: [(&str, &str); 2] = [
 
 fn private_relay(mode: &str) {
     let pki = Pki::new();
-    let tls = match mode {
-        "starttls" => Tls::Starttls(pki.server.clone()),
-        _ => Tls::Implicit(pki.server.clone()),
+    let relay = match mode {
+        "starttls" => Relay::Starttls(SmtpServer::start_tls(&pki)),
+        _ => Relay::Implicit(MiniSmtp::start(
+            Tls::Implicit(pki.server.clone()),
+            Auth::Accept("PLAIN LOGIN"),
+        )),
     };
-    let relay = MiniSmtp::start(tls, Auth::Accept("PLAIN LOGIN"));
-    let w = World::new(relay.port);
+    let w = World::new(relay.port());
 
     // Without ca_file: the system's roots do not know the private CA.
-    w.write("contracts.toml", &config(relay.port, mode, ""));
+    w.write("contracts.toml", &config(relay.port(), mode, ""));
     let run = w.run_env(TODAY, &["notify"], &CREDS);
     run.assert_code(3);
     let err = run.stderr();
@@ -56,7 +98,7 @@ fn private_relay(mode: &str) {
     w.write("certs/relay-ca.pem", &pki.ca_pem);
     w.write(
         "contracts.toml",
-        &config(relay.port, mode, "ca_file = \"certs/relay-ca.pem\"\n"),
+        &config(relay.port(), mode, "ca_file = \"certs/relay-ca.pem\"\n"),
     );
     w.run_env(TODAY, &["notify"], &CREDS).assert_code(0);
     let mails = relay.mails();
@@ -83,7 +125,7 @@ fn implicit_tls_to_a_relay_signed_by_a_private_ca() {
 #[test]
 fn a_missing_or_empty_ca_file_is_a_config_error_naming_it() {
     let pki = Pki::new();
-    let relay = MiniSmtp::start(Tls::Starttls(pki.server.clone()), Auth::None);
+    let relay = SmtpServer::start_tls(&pki);
     let w = World::new(relay.port);
     w.write(
         "contracts.toml",

@@ -6,10 +6,10 @@
 use crate::common;
 use crate::common::data;
 
-use common::{Run, TestEnv};
+use common::{Run, World};
 use serde_json::Value;
 
-fn profile(env: &TestEnv, args: &[&str]) -> Run {
+fn profile(env: &World, args: &[&str]) -> Run {
     let mut all = vec!["--format", "json", "profile"];
     all.extend_from_slice(args);
     env.run_in(env.home(), &all)
@@ -24,7 +24,7 @@ fn without_files(mut v: Value) -> (Value, Vec<String>) {
     (v, files)
 }
 
-fn whole(env: &TestEnv, rel: &str) -> Value {
+fn whole(env: &World, rel: &str) -> Value {
     let r = profile(env, &[data(rel).to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     without_files(r.json()).0
@@ -32,7 +32,7 @@ fn whole(env: &TestEnv, rel: &str) -> Value {
 
 #[test]
 fn a_folder_of_hive_partitions_profiles_as_the_unsplit_file() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let dir = data("partitions/countries_hive");
     let r = profile(&env, &[dir.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -52,7 +52,7 @@ fn a_folder_of_hive_partitions_profiles_as_the_unsplit_file() {
 
 #[test]
 fn a_folder_and_a_glob_of_flatgeobuf_partitions_profile_as_the_unsplit_file() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let expected = whole(&env, "naturalearth/countries.fgb");
     let dir = data("partitions/countries_fgb");
     let glob = format!("{}/*.fgb", dir.display());
@@ -67,7 +67,7 @@ fn a_folder_and_a_glob_of_flatgeobuf_partitions_profile_as_the_unsplit_file() {
 
 #[test]
 fn the_merge_of_the_partitions_profiles_equals_the_folders_profile() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let dir = data("partitions/countries_hive");
     let folder = profile(&env, &[dir.to_str().unwrap()]);
     assert_eq!(folder.code, 0, "{}", folder.stderr);
@@ -97,7 +97,7 @@ fn the_merge_of_the_partitions_profiles_equals_the_folders_profile() {
 
 #[test]
 fn a_folder_or_glob_without_data_files_is_bad_input() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let empty = env.home().join("empty");
     std::fs::create_dir_all(empty.join("_temporary")).unwrap();
     std::fs::write(empty.join("_SUCCESS"), "").unwrap();
@@ -113,7 +113,7 @@ fn a_folder_or_glob_without_data_files_is_bad_input() {
 
 #[test]
 fn validate_takes_saved_partition_profiles_as_the_release() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let store = env.home().join("store");
     let d = store.join("contracts/world");
     std::fs::create_dir_all(&d).unwrap();

@@ -375,7 +375,7 @@ fn what_is_not_a_spatial_relation_the_user_may_read_is_exit_2_with_its_own_messa
 #[test]
 fn validate_checks_a_postgis_table_against_the_live_contracts() {
     let pg = with_countries();
-    let env = common::TestEnv::new();
+    let env = common::World::empty();
     let store = env.home().join("store");
     let d = store.join("contracts/world");
     std::fs::create_dir_all(&d).unwrap();

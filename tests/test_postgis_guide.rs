@@ -67,9 +67,9 @@ fn the_postgis_guide_runs_as_written() {
     pg.sql("postgres", "SELECT pg_reload_conf()");
 
     // A store, and the guide's commands in it, on the day the server's clock says.
-    let env = common::TestEnv {
+    let env = common::World {
         today: chrono::Utc::now().date_naive().to_string(),
-        ..common::TestEnv::new()
+        ..common::World::empty()
     };
     let store = env.home().join("store");
     std::fs::create_dir_all(store.join("drafts")).unwrap();

@@ -7,33 +7,17 @@ use crate::common::{self, data};
 
 const PASSWORD: &str = "Tls-Sesame-2026";
 
-/// A CA, and a server certificate for `localhost` and 127.0.0.1 signed by it: (CA PEM,
-/// certificate PEM, key PEM).
-fn pki(names: Vec<String>) -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "contracts test PostgreSQL CA");
-    ca_params.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyCertSign,
-        rcgen::KeyUsagePurpose::CrlSign,
-    ];
-    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(names).unwrap();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "db.test");
-    let cert = params.signed_by(&key, &ca).unwrap();
-    (ca.pem(), cert.pem(), key.serialize_pem())
+/// A CA, and a server certificate for `names` signed by it: (CA PEM, certificate PEM, key
+/// PEM).
+fn pki(names: &[&str]) -> (String, String, String) {
+    let (ca, cert, key) = common::smtp::issue("contracts test PostgreSQL CA", "db.test", names);
+    (ca, cert.pem(), key.serialize_pem())
 }
 
 #[test]
 fn sslmode_is_honoured_as_libpq_honours_it() {
     // The certificate names localhost only: verify-full to 127.0.0.1 must fail on the name.
-    let (ca, cert, key) = pki(vec!["localhost".to_string()]);
+    let (ca, cert, key) = pki(&["localhost"]);
     let pg = Cluster::start_with_files(
         &[
             "ssl = on",
@@ -64,7 +48,7 @@ fn sslmode_is_honoured_as_libpq_honours_it() {
     let ca_file = dir.path().join("root.crt");
     std::fs::write(&ca_file, &ca).unwrap();
     let ca_path = ca_file.display().to_string();
-    let (other_ca, _, _) = pki(vec!["localhost".to_string()]);
+    let (other_ca, _, _) = pki(&["localhost"]);
     let other_file = dir.path().join("other.crt");
     std::fs::write(&other_file, &other_ca).unwrap();
     let other_path = other_file.display().to_string();

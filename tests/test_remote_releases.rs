@@ -12,11 +12,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
-use common::{Run, TestEnv};
+use common::{Run, World};
 use remote_support::{tree, Moto, BUCKET};
 use serde_json::Value;
 
-fn run(env: &TestEnv, moto: Option<&Moto>, args: &[&str]) -> Run {
+fn run(env: &World, moto: Option<&Moto>, args: &[&str]) -> Run {
     let mut c = env.command(env.home());
     if let Some(m) = moto {
         m.env(&mut c);
@@ -38,7 +38,7 @@ fn without_files(mut v: Value) -> (Value, Value) {
     (v, files)
 }
 
-fn local_profile(env: &TestEnv, path: &Path) -> Value {
+fn local_profile(env: &World, path: &Path) -> Value {
     let r = run(
         env,
         None,
@@ -62,7 +62,7 @@ fn read_line(stderr: &str, url: &str) -> (u64, u64, u64) {
 #[test]
 fn the_profile_of_an_object_equals_the_profile_of_the_local_file_in_every_format() {
     let moto = Moto::start();
-    let env = TestEnv::new();
+    let env = World::empty();
     let files = [
         "naturalearth/countries.parquet",
         "naturalearth/countries.fgb",
@@ -98,7 +98,7 @@ fn the_profile_of_an_object_equals_the_profile_of_the_local_file_in_every_format
 #[test]
 fn a_parquet_profile_reads_the_footer_and_the_geometry_column_chunk_only() {
     let moto = Moto::start();
-    let env = TestEnv::new();
+    let env = World::empty();
     let path = data("naturalearth/countries.parquet");
     moto.upload(&[
         ("countries.parquet".into(), &path),
@@ -142,7 +142,7 @@ fn a_parquet_profile_reads_the_footer_and_the_geometry_column_chunk_only() {
 #[test]
 fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
     let moto = Moto::start();
-    let env = TestEnv::new();
+    let env = World::empty();
     let parts = tree(&data("partitions/countries_hive"), "countries/");
     assert!(parts.iter().any(|(k, _)| k == "countries/_SUCCESS"));
     let refs: Vec<(String, &Path)> = parts
@@ -180,7 +180,7 @@ fn a_prefix_a_folder_and_a_glob_of_hive_partitions_are_one_release() {
 #[test]
 fn an_http_url_is_read_by_range_and_cannot_be_listed() {
     let moto = Moto::start();
-    let env = TestEnv::new();
+    let env = World::empty();
     let path = data("naturalearth/countries.parquet");
     // A public object: moto serves it to anonymous requests, a plain web server here.
     moto.upload_public("pub/countries.parquet", &path);
@@ -209,7 +209,7 @@ fn an_http_url_is_read_by_range_and_cannot_be_listed() {
 #[test]
 fn a_missing_object_is_bad_input_and_an_unreachable_store_the_environment() {
     let moto = Moto::start();
-    let env = TestEnv::new();
+    let env = World::empty();
     let r = run(
         &env,
         Some(&moto),
@@ -276,7 +276,7 @@ fn credentials_never_reach_the_terminal() {
             );
         }
     });
-    let env = TestEnv::new();
+    let env = World::empty();
     let key_id = "AKIASECRETKEYID77777";
     let secret = "wJalrXUtnFEMI-secret-value-9999";
     let token = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN123456";
@@ -321,7 +321,7 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
         .map(|(k, p)| (k.clone(), p.as_path()))
         .collect();
     moto.upload(&refs);
-    let env = TestEnv::new();
+    let env = World::empty();
     let store = env.home().join("store");
     let d = store.join("contracts/world");
     std::fs::create_dir_all(&d).unwrap();
@@ -373,7 +373,7 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
 /// account or with a broken key file they stop before any request (no network is needed).
 #[test]
 fn gs_and_az_urls_use_their_clouds_environment() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let key = env.home().join("service-account.json");
     std::fs::write(&key, "{\"type\": \"service_account\"}").unwrap();
     let out = env

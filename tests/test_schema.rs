@@ -6,7 +6,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use common::World;
 use contracts::model::{parse_config, parse_contract, KindTable, Strictness};
 
 fn root() -> PathBuf {
@@ -54,7 +54,7 @@ fn toml_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn the_committed_schemas_are_what_this_build_generates() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let run = env.run_in(env.home(), &["schema"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let generated = run.json();

@@ -12,12 +12,12 @@ use crate::common::data_str;
 
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use common::World;
 
 const DATE: &str = "1795000000 +0000";
 
 pub(crate) struct Example {
-    pub(crate) env: TestEnv,
+    pub(crate) env: World,
     pub(crate) dir: PathBuf,
 }
 
@@ -42,7 +42,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// `[store] since` names a commit of this repository's history, so the copy drops it.
 /// (`tests/test_review.rs` builds its pull requests on it too.)
 pub(crate) fn example() -> Example {
-    let env = TestEnv::new();
+    let env = World::empty();
     let dir = env.home().join("store");
     for d in [
         "contracts",

@@ -7,7 +7,7 @@ use crate::common::Rows;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{draft, roads, Store, TestEnv, CLAUSES};
+use common::{draft, roads, Store, World, CLAUSES};
 
 /// The compatible roads 1.1.0 of [`Store::with_roads`] (a tighter positional tolerance).
 fn roads_1_1_0() -> String {
@@ -662,7 +662,7 @@ fn check_catches_a_forged_verdict() {
 
 #[test]
 fn an_adopted_repository_proves_from_its_since_commit() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let dir = env.home().join("adopt");
     std::fs::create_dir_all(dir.join("contracts/old")).unwrap();
     // Earlier history with a file that check would otherwise flag: it is before `since`.
@@ -823,7 +823,7 @@ fn concurrent_proposals_lose_nothing_and_duplicate_nothing() {
 /// store error, gix's own reason under it as "caused by:", and the hint last.
 #[test]
 fn a_broken_repository_prints_the_git_cause_under_the_error() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(".git"), "gitdir: /nonexistent/elsewhere\n").unwrap();
     let r = env.run_in(dir.path(), &["status"]);
@@ -954,7 +954,7 @@ fn typos_get_the_nearest_name() {
 
 #[test]
 fn outside_any_repository_is_input_with_the_init_hint() {
-    let env = TestEnv::new();
+    let env = World::empty();
     let plain = env.home().join("plain");
     std::fs::create_dir_all(&plain).unwrap();
     let run = env.run_in(&plain, &["status"]);

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{Run, Store, TestEnv};
+use common::{Run, Store, World};
 
 /// A draft whose only clause is the CRS.
 fn draft(dataset: &str, version: &str, supersedes: Option<&str>, valid_from: &str) -> String {
@@ -690,10 +690,10 @@ fn two_hosts() -> (tempfile::TempDir, Store, Store) {
         &["clone", "-q", bare_s, b_dir.to_str().unwrap()],
     );
     let b = Store::at(
-        TestEnv {
-            home: tempfile::tempdir().unwrap(),
+        World {
             today: a.env.today.clone(),
             now: a.env.now.clone(),
+            ..World::empty()
         },
         b_dir,
     );

@@ -205,7 +205,7 @@ fn contract(dir: &Path, version: &str, attrs: &str) -> String {
 
 #[test]
 fn a_map_clause_is_shown_key_by_key_in_diff_and_its_refusal() {
-    let env = common::TestEnv::new();
+    let env = common::World::empty();
     let dir = env.home();
     let old = contract(
         dir,
@@ -294,7 +294,7 @@ fn validate_gives_one_row_per_failing_key() {
 
 #[test]
 fn colour_on_request_honouring_no_color() {
-    let env = common::TestEnv::new();
+    let env = common::World::empty();
     let dir = env.home();
     let old = contract(dir, "1.0.0", "NAME = \"string\"");
     let new = contract(dir, "2.0.0", "NAME = \"int64\"");

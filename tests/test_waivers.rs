@@ -345,8 +345,8 @@ fn check_finds_a_doctored_waivers_file() {
 /// A store made by `init` and `propose` alone, so `check` finds nothing in it, with the
 /// places contract and a waiver of `pop_est` on line 1 until 2026-12-31 granted on
 /// 2026-11-29.
-fn clean_store_with_a_waiver() -> (common::TestEnv, std::path::PathBuf) {
-    let env = common::TestEnv::new();
+fn clean_store_with_a_waiver() -> (common::World, std::path::PathBuf) {
+    let env = common::World::empty();
     let dir = env.home().join("store");
     let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);

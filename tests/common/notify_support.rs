@@ -1,70 +1,19 @@
-//! What the notify fault tests need beyond `world`: a small real SMTP server on loopback whose
-//! behaviour a test chooses (STARTTLS or implicit TLS with a certificate from a private CA made
-//! here with rcgen, AUTH that is refused with the AUTH line echoed back, a relay that accepts
-//! and never answers), the real binary run without a git identity, and a world with more
-//! consumers. The server speaks enough SMTP for lettre: EHLO, STARTTLS, AUTH PLAIN/LOGIN,
-//! MAIL, RCPT, DATA, RSET, NOOP, QUIT.
+//! What the notify fault tests need beyond `world`: a hand-written SMTP relay on loopback
+//! whose behaviour a test chooses, the real binary run without a git identity, and a world
+//! with more consumers.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-
+pub use super::smtp::Pki;
 // Every test crate that includes this module includes `tests/common` too.
 use crate::common as hermetic;
-
-/// A private CA and a server certificate for 127.0.0.1 and localhost signed by it.
-pub struct Pki {
-    pub ca_pem: String,
-    pub server: Arc<rustls::ServerConfig>,
-}
-
-impl Pki {
-    pub fn new() -> Pki {
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "contracts test private CA");
-        ca_params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-        ];
-        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
-
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let mut leaf_params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-        leaf_params
-            .subject_alt_names
-            .push(rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap()));
-        leaf_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "relay.test");
-        let leaf = leaf_params.signed_by(&leaf_key, &ca).unwrap();
-
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let server = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![CertificateDer::from(leaf.der().to_vec())],
-                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-            )
-            .unwrap();
-        Pki {
-            ca_pem: ca.pem(),
-            server: Arc::new(server),
-        }
-    }
-}
 
 #[derive(Clone)]
 pub enum Tls {
     None,
-    Starttls(Arc<rustls::ServerConfig>),
+    /// TLS from the first byte (SMTPS, RFC 8314), which mailin-embedded does not serve.
     Implicit(Arc<rustls::ServerConfig>),
 }
 
@@ -88,6 +37,12 @@ pub struct Seen {
     pub auth_lines: Vec<String>,
 }
 
+/// A relay written by hand, for what the real server of the happy paths (mailin-embedded,
+/// `smtp.rs`) cannot be made to do: refuse a login with 535 echoing the AUTH line back,
+/// accept a connection and never answer, drop the connection mid-batch, and serve implicit
+/// TLS with AUTH (mailin-embedded offers TLS only through STARTTLS, and AUTH only inside
+/// it). It speaks enough SMTP for lettre: EHLO, AUTH PLAIN/LOGIN, MAIL, RCPT, DATA, RSET,
+/// NOOP, QUIT.
 pub struct MiniSmtp {
     pub port: u16,
     pub seen: Arc<Mutex<Seen>>,
@@ -158,34 +113,13 @@ fn serve(
     match tls {
         Tls::Implicit(config) => {
             let conn = rustls::ServerConnection::new(config).unwrap();
-            let _ = session(
-                rustls::StreamOwned::new(conn, stream),
-                false,
-                true,
-                auth,
-                &seen,
-            );
-        }
-        Tls::Starttls(config) => {
-            if let Some(Upgrade(tcp)) = session(stream, true, true, auth, &seen) {
-                let conn = rustls::ServerConnection::new(config).unwrap();
-                let _ = session(
-                    rustls::StreamOwned::new(conn, tcp),
-                    false,
-                    false,
-                    auth,
-                    &seen,
-                );
-            }
+            let _ = session(rustls::StreamOwned::new(conn, stream), auth, &seen);
         }
         Tls::None => {
-            let _ = session(stream, false, true, auth, &seen);
+            let _ = session(stream, auth, &seen);
         }
     }
 }
-
-/// The client asked for STARTTLS: the raw stream to upgrade.
-struct Upgrade<S>(S);
 
 fn read_line<S: Read>(s: &mut S) -> Option<String> {
     let mut line = Vec::new();
@@ -210,35 +144,24 @@ fn say<S: Write>(s: &mut S, text: &str) -> Option<()> {
     s.flush().ok()
 }
 
-/// One SMTP session over `s`; `greet` is false after STARTTLS (RFC 3207: the client sends
-/// EHLO again without a new greeting).
+/// One SMTP session over `s`.
 fn session<S: Read + Write>(
     mut s: S,
-    offer_starttls: bool,
-    greet: bool,
     (auth, drop_after): (Auth, Option<usize>),
     seen: &Mutex<Seen>,
-) -> Option<Upgrade<S>> {
-    if greet {
-        say(&mut s, "220 relay.test ESMTP mini")?;
-    }
+) -> Option<()> {
+    say(&mut s, "220 relay.test ESMTP mini")?;
     loop {
         let line = read_line(&mut s)?;
         let upper = line.to_ascii_uppercase();
         if upper.starts_with("EHLO") || upper.starts_with("HELO") {
             let mut reply = vec!["250-relay.test".to_string()];
-            if offer_starttls {
-                reply.push("250-STARTTLS".into());
-            }
             match auth {
                 Auth::Accept(m) | Auth::EchoReject(m) => reply.push(format!("250-AUTH {m}")),
                 Auth::None => {}
             }
             reply.push("250 8BITMIME".into());
             say(&mut s, &reply.join("\r\n"))?;
-        } else if upper == "STARTTLS" && offer_starttls {
-            say(&mut s, "220 2.0.0 ready to start TLS")?;
-            return Some(Upgrade(s));
         } else if upper.starts_with("AUTH ") {
             let mut sent = vec![line.clone()];
             if upper.starts_with("AUTH LOGIN") {

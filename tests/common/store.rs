@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{git_as, Run, TestEnv};
+use super::{git_as, Run, World};
 
 /// The clauses of a first roads contract: one of each kind the drafts below change.
 pub const CLAUSES: &str = r#"crs = "EPSG:4326"
@@ -63,14 +63,14 @@ pub fn roads(
 const EDITOR: (&str, &str) = ("Mallory Editor", "mallory@example.org");
 
 pub struct Store {
-    pub env: TestEnv,
+    pub env: World,
     pub dir: PathBuf,
 }
 
 impl Store {
     /// A new store at `$HOME/store`.
     pub fn new() -> Store {
-        let env = TestEnv::new();
+        let env = World::empty();
         let dir = env.home().join("store");
         let run = env.run_in(env.home(), &["init", dir.to_str().unwrap()]);
         assert_eq!(run.code, 0, "{}", run.stderr);
@@ -78,7 +78,7 @@ impl Store {
     }
 
     /// Another checkout's view of the same test environment.
-    pub fn at(env: TestEnv, dir: PathBuf) -> Store {
+    pub fn at(env: World, dir: PathBuf) -> Store {
         Store { env, dir }
     }
 
@@ -98,12 +98,7 @@ impl Store {
         for (k, v) in env {
             c.env(k, v);
         }
-        let out = c.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(c.output().unwrap())
     }
 
     /// `--format json` output of a command that exits 0 or 1.

@@ -1,18 +1,20 @@
-//! A hermetic world for the CLI tests: a store laid out by hand in a temporary directory and
-//! committed with plain git (the tool reads the store at HEAD; consumption logs are the
-//! platform's files and stay uncommitted), the real binary run with a fixed --today and its
-//! own HOME, and a real SMTP server on loopback.
+//! The one harness of the CLI tests: a temporary HOME of the test's own and a directory for
+//! the store, the real binary run in them with a fixed `--today` (see `hermetic.rs`). A world
+//! starts empty ([`World::empty`]: the test makes its store with `contracts init`, or needs
+//! none) or holds the notify fixture ([`World::new`]: a store laid out by hand and committed
+//! with plain git; the tool reads the store at HEAD; consumption logs are the platform's files
+//! and stay uncommitted) that mails through a real SMTP server on loopback.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::Output;
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 
 use chrono::NaiveDate;
 
 // Every test crate that includes this module includes `tests/common` too.
 use crate::common as hermetic;
+pub use crate::common::smtp::{closed_port, Mail, SmtpServer};
 use crate::common::Rows;
+pub use crate::common::Run;
 
 pub const SUNSET: &str = "2027-01-15";
 
@@ -32,11 +34,47 @@ pub fn days_left(today: &str) -> i64 {
 }
 
 pub struct World {
+    /// Where [`World::new`] lays out its store; empty in [`World::empty`].
     pub dir: tempfile::TempDir,
     pub home: tempfile::TempDir,
+    /// The day [`World::command`] and [`World::run_in`] run on (`CONTRACTS_TODAY`).
+    pub today: String,
+    /// The instant those runs record (`CONTRACTS_NOW`): 09:00 UTC of `today` unless a test
+    /// clears it to use the system clock.
+    pub now: Option<String>,
 }
 
 impl World {
+    /// A HOME and an empty directory: where a test that makes its own store (or runs no
+    /// store command) starts.
+    pub fn empty() -> World {
+        World {
+            dir: tempfile::tempdir().expect("temp dir"),
+            home: tempfile::tempdir().expect("temp dir"),
+            today: "2026-11-29".to_string(),
+            now: Some("2026-11-29T09:00:00Z".to_string()),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// A command for the binary, run in `dir`, with the hermetic environment, the fixed
+    /// author, [`World::today`] and [`World::now`].
+    pub fn command(&self, dir: &Path) -> Command {
+        let mut c = hermetic::contracts(self.home());
+        c.current_dir(dir).env("CONTRACTS_TODAY", &self.today);
+        if let Some(now) = &self.now {
+            hermetic::fix_clock(&mut c, now);
+        }
+        c
+    }
+
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::of(self.command(dir).args(args).output().expect("binary runs"))
+    }
+
     /// The world with roads 1.1.0 and 2.0.0 rewritten so 2.0.0 changes a map clause
     /// (`required_attributes`: `CNTY_` dropped, `CNTY_ID` float64 -> int64) and the CRS, with
     /// its breaking change record: what a notice must spell out with old and new values.
@@ -75,10 +113,7 @@ impl World {
     /// flood-model still reads 1.1.0; atlas reads 1.1.0 (and 2.0.0 only after the test days);
     /// router moved from 1.1.0 to 2.0.0; archive is silent; ghost is not registered.
     pub fn new(smtp_port: u16) -> World {
-        let w = World {
-            dir: tempfile::tempdir().unwrap(),
-            home: tempfile::tempdir().unwrap(),
-        };
+        let w = World::empty();
         w.git(&["init", "-q"]);
         w.write("contracts.toml", &config(smtp_port));
         w.write(
@@ -183,7 +218,7 @@ impl World {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        Run(cmd.output().unwrap())
+        Run::of(cmd.output().unwrap())
     }
 
     /// Run the real binary in the store on `today` with stdout on a pseudo-terminal `cols`
@@ -459,221 +494,11 @@ pub fn line_of(text: &str, prefix: &str) -> usize {
         + 1
 }
 
-pub struct Run(pub Output);
-
-impl Run {
-    pub fn code(&self) -> i32 {
-        self.0.status.code().unwrap_or(-1)
-    }
-    pub fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.0.stdout).into_owned()
-    }
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.0.stderr).into_owned()
-    }
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.0.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout()))
-    }
-    #[track_caller]
-    pub fn assert_code(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code(),
-            code,
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout(),
-            self.stderr()
-        );
-        self
-    }
-
-    /// Assert that stderr contains `needle`, showing stderr when it does not.
-    #[track_caller]
-    pub fn assert_stderr_has(&self, needle: &str) -> &Self {
-        assert!(self.stderr().contains(needle), "{}", self.stderr());
-        self
-    }
-
-    /// Assert that stdout contains `needle`, showing stdout when it does not.
-    #[track_caller]
-    pub fn assert_stdout_has(&self, needle: &str) -> &Self {
-        assert!(self.stdout().contains(needle), "{}", self.stdout());
-        self
-    }
-}
-
-/// One message as the SMTP server received it.
-#[derive(Debug, Clone, Default)]
-pub struct Mail {
-    pub from: String,
-    pub to: Vec<String>,
-    pub data: String,
-}
-
-impl Mail {
-    /// A header's value, unfolded.
-    pub fn header(&self, name: &str) -> Option<String> {
-        let head = self.data.split("\r\n\r\n").next()?;
-        let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
-        unfolded.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    }
-
-    /// The body, decoded from quoted-printable when the message says so (lettre picks it
-    /// for lines with trailing spaces, long lines or non-ASCII text).
-    pub fn body(&self) -> String {
-        let raw = self
-            .data
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default();
-        let qp = self
-            .header("Content-Transfer-Encoding")
-            .is_some_and(|e| e.eq_ignore_ascii_case("quoted-printable"));
-        let text = if qp { decode_qp(&raw) } else { raw };
-        text.replace("\r\n", "\n")
-    }
-}
-
-fn decode_qp(s: &str) -> String {
-    let joined = s.replace("=\r\n", "");
-    let b = joined.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'=', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[derive(Default)]
-struct Received {
-    mails: Vec<Mail>,
-    sessions: usize,
-}
-
-/// The mailin handler: one clone per SMTP session, the received mail shared.
-#[derive(Clone, Default)]
-struct Handler {
-    shared: Arc<Mutex<Received>>,
-    current: Mail,
-    /// A recipient the server refuses (550), to make one notice fail.
-    reject: Option<String>,
-}
-
-impl mailin_embedded::Handler for Handler {
-    fn rcpt(&mut self, to: &str) -> mailin_embedded::Response {
-        if self.reject.as_deref().is_some_and(|r| to.contains(r)) {
-            return mailin_embedded::response::NO_MAILBOX;
-        }
-        mailin_embedded::response::OK
-    }
-
-    fn helo(&mut self, _ip: std::net::IpAddr, _domain: &str) -> mailin_embedded::Response {
-        self.shared.lock().unwrap().sessions += 1;
-        mailin_embedded::response::OK
-    }
-
-    fn data_start(
-        &mut self,
-        _domain: &str,
-        from: &str,
-        _is8bit: bool,
-        to: &[String],
-    ) -> mailin_embedded::Response {
-        self.current = Mail {
-            from: from.to_string(),
-            to: to.to_vec(),
-            data: String::new(),
-        };
-        mailin_embedded::response::OK
-    }
-
-    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.current.data.push_str(&String::from_utf8_lossy(buf));
-        Ok(())
-    }
-
-    fn data_end(&mut self) -> mailin_embedded::Response {
-        let mail = std::mem::take(&mut self.current);
-        self.shared.lock().unwrap().mails.push(mail);
-        mailin_embedded::response::OK
-    }
-}
-
-/// A real SMTP server on 127.0.0.1, serving until the test process ends.
-pub struct SmtpServer {
-    pub port: u16,
-    shared: Arc<Mutex<Received>>,
-}
-
-impl SmtpServer {
-    pub fn start() -> SmtpServer {
-        SmtpServer::start_rejecting(None)
-    }
-
-    /// A server that answers 550 to RCPT for any address containing `reject`.
-    pub fn start_rejecting(reject: Option<&str>) -> SmtpServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let handler = Handler {
-            reject: reject.map(str::to_string),
-            ..Handler::default()
-        };
-        let shared = handler.shared.clone();
-        let mut server = mailin_embedded::Server::new(handler);
-        server.with_name("sink.test").with_tcp_listener(listener);
-        std::thread::spawn(move || {
-            // serve() runs forever; its error type is not Send, so it is dropped here.
-            let _ = server.serve();
-        });
-        SmtpServer { port, shared }
-    }
-
-    pub fn mails(&self) -> Vec<Mail> {
-        self.shared.lock().unwrap().mails.clone()
-    }
-
-    /// SMTP sessions opened (one EHLO each, no STARTTLS here).
-    pub fn sessions(&self) -> usize {
-        self.shared.lock().unwrap().sessions
-    }
-
-    /// The mail whose envelope includes `rcpt`.
-    pub fn mail_to(&self, rcpt: &str) -> Vec<Mail> {
-        self.mails()
-            .into_iter()
-            .filter(|m| m.to.iter().any(|t| t == rcpt))
-            .collect()
-    }
-}
-
 /// A relay on loopback and the world that mails through it: where most notify tests start.
 pub fn with_relay() -> (SmtpServer, World) {
     let smtp = SmtpServer::start();
     let w = World::new(smtp.port);
     (smtp, w)
-}
-
-/// A loopback port on which nothing listens: the server is down.
-pub fn closed_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// `text` without its ANSI escape sequences (`ESC [ ... letter`).
