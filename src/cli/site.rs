@@ -5,10 +5,10 @@ use super::output::last_read;
 use super::{CommandError, Context, Outcome};
 use crate::consumers::daily::DailyReads;
 use crate::consumers::{classify, Registry, Standing, Status as StandingStatus};
-use crate::model::{Contract, Line, Strictness, BUILTIN};
+use crate::model::{Contract, Line, Strictness};
 use crate::release::record::parse_records;
 use crate::release::validate::Status;
-use crate::render::html::{self, dataset_page, ClauseStatus};
+use crate::render::html::{self, dataset_page};
 use crate::render::timeline::svg;
 use crate::store::{layout, log_entries, LogEntry, Store};
 
@@ -223,33 +223,28 @@ fn dataset_view(
 
 /// A contract version with each clause's kind, value and whether releases are held to it.
 fn contract_view(c: &Contract) -> html::ContractView {
-    let mut clauses: Vec<html::ClauseRow> = c
-        .clauses
+    // The contract's clauses, then those this build set aside, as `show` lists them.
+    let known = c.clauses.iter().map(|(name, clause)| {
+        let kind = clause.spec.kind.to_string();
+        (name, Some(kind), value_text(&clause.value.to_json()))
+    });
+    let unknown = c
+        .unknown
         .iter()
-        .map(|(name, clause)| {
-            let evaluated = !BUILTIN
-                .iter()
-                .any(|b| b.name == name && b.checks.starts_with("not evaluated"));
+        .map(|(name, v)| (name, None, v.to_string()));
+    let clauses = known
+        .chain(unknown)
+        .map(|(name, kind, value)| {
+            let status = c.clause_status(name);
             html::ClauseRow {
                 name: name.clone(),
-                kind: Some(clause.spec.kind.to_string()),
-                value: value_text(&clause.value.to_json()),
-                status: if c.is_advisory(name) {
-                    ClauseStatus::Advisory
-                } else if evaluated {
-                    ClauseStatus::Enforced
-                } else {
-                    ClauseStatus::NotEvaluated
-                },
+                kind,
+                value,
+                status,
+                wording: status.as_str(),
             }
         })
         .collect();
-    clauses.extend(c.unknown.iter().map(|(name, v)| html::ClauseRow {
-        name: name.clone(),
-        kind: None,
-        value: v.to_string(),
-        status: ClauseStatus::Unknown,
-    }));
     html::ContractView {
         version: c.version.to_string(),
         valid_from: c.valid_from,

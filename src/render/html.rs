@@ -14,7 +14,7 @@ use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior
 use serde::Serialize;
 
 use super::escape;
-use crate::model::LineState;
+use crate::model::{ClauseStatus, LineState};
 
 /// A dataset's page, relative to the registry's root (and so to `[notify] registry_url`).
 pub fn dataset_page(dataset: &str) -> String {
@@ -105,17 +105,8 @@ pub struct ClauseRow {
     /// The value in words.
     pub value: String,
     pub status: ClauseStatus,
-}
-
-/// Whether a release is held to a clause.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClauseStatus {
-    Enforced,
-    Advisory,
-    NotEvaluated,
-    /// Not evaluated because this build does not know the clause.
-    Unknown,
+    /// The status in words ([`ClauseStatus::as_str`]).
+    pub wording: &'static str,
 }
 
 #[derive(Debug, Serialize)]
