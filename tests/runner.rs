@@ -43,6 +43,7 @@ mod test_geoparquet_metadata;
 mod test_impact;
 mod test_import_odcs;
 mod test_mutation;
+mod test_no_html_in_cli;
 mod test_notice;
 mod test_notify_channels;
 mod test_notify_crash;

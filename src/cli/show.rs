@@ -3,7 +3,7 @@ use serde::Serialize;
 use super::output::{clause_status, key, print_json, print_table, text, whole};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::contract::{crossings, Crossing};
-use crate::model::{Check, Strictness, SunsetSource};
+use crate::model::{Strictness, SunsetSource};
 
 /// How `validate` reads a contract, stated once.
 pub const READING_RULES: &str = "\
@@ -116,21 +116,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let mut clauses: Vec<ClauseRow> = c
         .clauses
         .iter()
-        .map(|(name, clause)| {
-            let evaluated = !matches!(clause.spec.check, Check::NotEvaluated(_));
-            ClauseRow {
-                clause: name.clone(),
-                kind: Some(clause.spec.kind.to_string()),
-                shape: Some(clause.spec.shape.to_string()),
-                value: clause.value.to_json(),
-                status: if c.is_advisory(name) {
-                    "advisory"
-                } else if evaluated {
-                    "enforced"
-                } else {
-                    "not evaluated"
-                },
-            }
+        .map(|(name, clause)| ClauseRow {
+            clause: name.clone(),
+            kind: Some(clause.spec.kind.to_string()),
+            shape: Some(clause.spec.shape.to_string()),
+            value: clause.value.to_json(),
+            status: c.clause_status(name).as_str(),
         })
         .collect();
     clauses.extend(c.unknown.iter().map(|(name, v)| ClauseRow {
@@ -138,7 +129,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         kind: None,
         shape: None,
         value: serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
-        status: "not evaluated (unknown to this build)",
+        status: c.clause_status(name).as_str(),
     }));
     let report = Report {
         dataset: c.dataset.clone(),

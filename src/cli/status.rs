@@ -62,7 +62,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // The lines and current versions of every dataset, parsed on every core; the loop below
     // then meets them in the store's caches, and any failure exactly where it always did.
     store.prefetch(&datasets, ctx.today, |line| {
-        line.is_live(ctx.today) || line.opens > ctx.today || args.all
+        line.state(ctx.today) != LineState::Retired || args.all
     });
     let mut rows = Vec::new();
     for dataset in &datasets {

@@ -5,12 +5,36 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDate;
 use semver::Version;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::kind::{ClauseSpec, KindTable};
+use super::kind::{Check, ClauseSpec, KindTable};
 use super::location::{from_toml_all, Located, TomlErrors};
 use super::value::{is_geographic_crs, parse_value, ClauseValue};
+
+/// How a contract holds a clause: a release is held to it, only warned about it, or it is
+/// never checked (its kind has no check, or this build does not know the clause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClauseStatus {
+    Enforced,
+    Advisory,
+    NotEvaluated,
+    /// Set aside by the reading side: a newer build's clause.
+    Unknown,
+}
+
+impl ClauseStatus {
+    /// In words, as `show` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClauseStatus::Enforced => "enforced",
+            ClauseStatus::Advisory => "advisory",
+            ClauseStatus::NotEvaluated => "not evaluated",
+            ClauseStatus::Unknown => "not evaluated (unknown to this build)",
+        }
+    }
+}
 
 /// How to treat a clause the kind table does not know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +93,17 @@ impl Contract {
 
     pub fn is_advisory(&self, clause: &str) -> bool {
         self.advisory.contains(clause)
+    }
+
+    /// How this contract holds clause `name`, for `show` and `site` alike. A name it does not
+    /// hold as a clause is one the reading side set aside ([`Contract::unknown`]).
+    pub fn clause_status(&self, name: &str) -> ClauseStatus {
+        match self.clauses.get(name) {
+            None => ClauseStatus::Unknown,
+            Some(_) if self.is_advisory(name) => ClauseStatus::Advisory,
+            Some(c) if matches!(c.spec.check, Check::NotEvaluated(_)) => ClauseStatus::NotEvaluated,
+            Some(_) => ClauseStatus::Enforced,
+        }
     }
 
     /// Whether it still promises a clause key (`crs`, `optional_attributes.pop_est`): a

@@ -37,7 +37,7 @@ pub mod waiver;
 
 pub use change::{derive_changes, verdict, Bump, Change, ChangeSet, Direction, Verdict};
 pub use config::{parse_config, Config};
-pub use contract::{is_dataset_name, parse_contract, Clause, Contract, Strictness};
+pub use contract::{is_dataset_name, parse_contract, Clause, ClauseStatus, Contract, Strictness};
 pub use day::parse_day;
 pub use impact::{impact, impacts, ConsumerVerdict, Impact, Use};
 pub use kind::{Check, ClauseSpec, Kind, KindTable, Shape, BUILTIN};
@@ -46,4 +46,6 @@ pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
 pub mod wire;
-pub use window::{lines, Line, LineState, SunsetMove, SunsetSource, Window};
+pub use window::{
+    lines, version_state, Line, LineState, SunsetMove, SunsetSource, VersionState, Window,
+};

@@ -48,6 +48,61 @@ impl LineState {
     }
 }
 
+impl std::fmt::Display for LineState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where one contract version stands on a day, for a document that publishes a single version
+/// (`export odcs`): not valid yet, live, deprecated (its line's window is open, or a later
+/// version of its line is current) or retired (its line is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VersionState {
+    Upcoming,
+    Live,
+    Deprecated,
+    Retired,
+}
+
+impl VersionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VersionState::Upcoming => "upcoming",
+            VersionState::Live => "live",
+            VersionState::Deprecated => "deprecated",
+            VersionState::Retired => "retired",
+        }
+    }
+}
+
+impl std::fmt::Display for VersionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The state on `day` of `version`, valid from `valid_from`, among the dataset's `lines`;
+/// `current` is its line's current version on `day`.
+pub fn version_state(
+    version: &Version,
+    valid_from: NaiveDate,
+    lines: &[Line],
+    current: Option<&Version>,
+    day: NaiveDate,
+) -> VersionState {
+    let line = lines.iter().find(|l| l.major == version.major);
+    match line {
+        _ if valid_from > day => VersionState::Upcoming,
+        Some(l) if l.state(day) == LineState::Retired => VersionState::Retired,
+        // An old line is deprecated once its successor is live: the window is open.
+        Some(l) if l.sunset.is_some() && l.superseded(lines, day) => VersionState::Deprecated,
+        _ if current.is_some_and(|cur| cur != version) => VersionState::Deprecated,
+        _ => VersionState::Live,
+    }
+}
+
 impl Line {
     /// The line's state on `day`.
     pub fn state(&self, day: NaiveDate) -> LineState {
@@ -62,6 +117,12 @@ impl Line {
 
     pub fn is_live(&self, day: NaiveDate) -> bool {
         self.opens <= day && self.sunset.is_none_or(|s| day < s)
+    }
+
+    /// Whether a later line of `lines` has opened by `day`: this line's deprecation window is
+    /// open (or, past its sunset, over).
+    pub fn superseded(&self, lines: &[Line], day: NaiveDate) -> bool {
+        lines.iter().any(|n| n.major > self.major && n.opens <= day)
     }
 
     pub fn newest(&self) -> &Version {
@@ -233,5 +294,60 @@ mod tests {
             ..line
         };
         assert_eq!(open_ended.state(day("2099-01-01")), LineState::Live);
+    }
+
+    #[test]
+    fn a_version_is_deprecated_from_the_day_its_successor_line_opens_or_a_newer_one_is_current() {
+        let v = semver::Version::new;
+        let old = Line {
+            major: 1,
+            opens: day("2026-01-01"),
+            sunset: Some(day("2027-01-01")),
+            source: None,
+            versions: vec![v(1, 0, 0), v(1, 1, 0)],
+        };
+        let new = Line {
+            major: 2,
+            opens: day("2026-06-01"),
+            sunset: None,
+            source: None,
+            versions: vec![v(2, 0, 0)],
+        };
+        let lines = [old.clone(), new];
+        let at = |version: &semver::Version, from: &str, current: &semver::Version, on: &str| {
+            version_state(version, day(from), &lines, Some(current), day(on))
+        };
+        let (v1, v11, v2) = (v(1, 0, 0), v(1, 1, 0), v(2, 0, 0));
+        assert_eq!(
+            at(&v2, "2026-06-01", &v2, "2026-05-31"),
+            VersionState::Upcoming
+        );
+        assert_eq!(
+            at(&v11, "2026-02-01", &v11, "2026-05-31"),
+            VersionState::Live
+        );
+        // Superseded within its line.
+        assert_eq!(
+            at(&v1, "2026-01-01", &v11, "2026-05-31"),
+            VersionState::Deprecated
+        );
+        // The window is open: the whole old line is deprecated, its current version too.
+        assert!(old.superseded(&lines, day("2026-06-01")));
+        assert!(!old.superseded(&lines, day("2026-05-31")));
+        assert_eq!(
+            at(&v11, "2026-02-01", &v11, "2026-06-01"),
+            VersionState::Deprecated
+        );
+        assert_eq!(at(&v2, "2026-06-01", &v2, "2026-06-01"), VersionState::Live);
+        assert_eq!(
+            at(&v11, "2026-02-01", &v11, "2027-01-01"),
+            VersionState::Retired
+        );
+        // The words the JSON and the documents carry.
+        assert_eq!(
+            serde_json::to_value([VersionState::Deprecated, VersionState::Upcoming]).unwrap(),
+            serde_json::json!(["deprecated", "upcoming"])
+        );
+        assert_eq!(LineState::Retired.to_string(), "retired");
     }
 }

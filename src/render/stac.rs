@@ -110,10 +110,7 @@ pub fn collection(facts: &Facts, existing: Option<Map<String, Value>>) -> Map<St
 /// once retired.
 fn deprecated(facts: &Facts) -> bool {
     let line = &facts.lines[facts.at];
-    line.state(facts.today) == LineState::Retired
-        || facts.lines[facts.at + 1..]
-            .iter()
-            .any(|l| l.opens <= facts.today)
+    line.state(facts.today) == LineState::Retired || line.superseded(facts.lines, facts.today)
 }
 
 fn version_links(facts: &Facts) -> Vec<Value> {

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use super::{CommandError, Context, Outcome};
-use crate::model::Strictness;
+use crate::model::{version_state, Strictness};
 use crate::render::odcs::{document, kept_document, status_word, yaml};
 
 // `export stac`: one Collection file per line, updated in place.
@@ -47,23 +47,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let c = store.contract(&dataset, &version, Strictness::Reading)?;
     let versions = store.versions(&dataset)?;
     let lines = store.lines(&dataset)?;
+    let current = store.current_version(&dataset, &versions, c.version.major, ctx.today)?;
+    let state = version_state(
+        &c.version,
+        c.valid_from,
+        &lines,
+        current.as_ref(),
+        ctx.today,
+    );
     let line = lines.iter().find(|l| l.major == c.version.major);
-    let current = store.current(&dataset, &versions, c.version.major, ctx.today)?;
-    let state = match line {
-        _ if c.valid_from > ctx.today => "upcoming",
-        Some(l) if l.sunset.is_some_and(|s| s <= ctx.today) => "retired",
-        // An old line is deprecated once its successor is live: the window is open.
-        Some(l)
-            if l.sunset.is_some()
-                && lines
-                    .iter()
-                    .any(|n| n.major > l.major && n.opens <= ctx.today) =>
-        {
-            "deprecated"
-        }
-        _ if current.as_ref().is_some_and(|cur| cur.version != c.version) => "deprecated",
-        _ => "live",
-    };
     let sunset = line.and_then(|l| l.sunset);
     // An imported contract writes its kept document back, with its clauses in place.
     let doc = match &c.odcs {

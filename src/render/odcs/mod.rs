@@ -22,7 +22,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::model::deprecation::Deprecation;
-use crate::model::{Check, Clause, ClauseValue, Contract, Kind};
+use crate::model::{Check, Clause, ClauseValue, Contract, Kind, VersionState};
 
 mod geometry_column;
 mod import;
@@ -324,13 +324,13 @@ fn geometry_property<'c>(
     (p, held)
 }
 
-/// The document's lifecycle status on `state` ("live", "deprecated", "upcoming", "retired").
-pub fn status_word(state: &str) -> &'static str {
+/// The document's lifecycle status for a version in `state`.
+pub fn status_word(state: VersionState) -> &'static str {
     match state {
-        "live" => "active",
-        "deprecated" => "deprecated",
-        "upcoming" => "proposed",
-        _ => "retired",
+        VersionState::Live => "active",
+        VersionState::Deprecated => "deprecated",
+        VersionState::Upcoming => "proposed",
+        VersionState::Retired => "retired",
     }
 }
 
