@@ -127,7 +127,8 @@ pub(super) fn claim(
     let notices: Vec<Notice> = todo.into_iter().map(|t| t.notice).collect();
     let done = store.transact(|current| -> Result<_, RunError> {
         let ledgers = read_ledgers(current, datasets.iter().map(String::as_str))?;
-        let todo = sift(notices.clone(), &ledgers, s.now, s.stale_minutes, sink);
+        let ledger_of = |d: &str| ledgers.get(d);
+        let todo = sift(notices.clone(), &ledger_of, s.now, s.stale_minutes, sink);
         if todo.is_empty() {
             return Ok(Step::Nothing(todo));
         }
