@@ -282,16 +282,16 @@ pub fn line_of<'a>(
     })
 }
 
-/// The warnings of [`crate::consumers::standing::unknown_version_notes`], on stderr.
+/// The readers of `dataset` at a version it does not have ([`super::output::unknown_versions`]),
+/// one warning each on stderr.
 pub fn warn_unknown_versions(
     ctx: &Context,
     dataset: &str,
     standings: &[crate::consumers::Standing],
 ) {
-    talk_notes(
-        ctx,
-        &crate::consumers::standing::unknown_version_notes(dataset, standings),
-    );
+    for line in super::output::unknown_versions(dataset, standings) {
+        talkln!(ctx, "{line}");
+    }
 }
 
 /// Notes the library handed back, one line each on stderr.

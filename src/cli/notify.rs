@@ -218,7 +218,7 @@ fn talk(ctx: &Context, e: Event) {
         Event::Standings { dataset, standings } => {
             super::context::warn_unknown_versions(ctx, dataset, standings)
         }
-        e => talkln!(ctx, "{e}"),
+        e => talkln!(ctx, "{}", super::output::Said(&e)),
     }
 }
 

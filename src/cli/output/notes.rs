@@ -1,15 +1,20 @@
 //! The one place where the library's typed notes become talk: each [`ScanNote`] (a blind
-//! source, a malformed line, an unreadable file, the scan's counts) is worded here, so the
-//! library says what happened and the CLI alone says how it reads.
+//! source, a malformed line, an unreadable file, the scan's counts), each consumer read at a
+//! version its dataset does not have, and each [`Event`] of a notify run is worded here, so
+//! the library says what happened and the CLI alone says how it reads.
 
 use std::fmt;
 
 use crate::consumers::store_scan::{BlindNote, BlindWhy, ScanNote};
+use crate::consumers::{Standing, Status};
+use crate::model::history::instant_text;
+use crate::notify::ledger::MAIL;
+use crate::notify::run::{about, Event};
 
-/// A note as one line of talk on stderr.
-pub struct Said<'a>(pub &'a ScanNote);
+/// A note, an event or a standing as one line of talk on stderr.
+pub struct Said<'a, T>(pub &'a T);
 
-impl fmt::Display for Said<'_> {
+impl fmt::Display for Said<'_, ScanNote> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             ScanNote::NoLogs { paths } => write!(
@@ -138,4 +143,100 @@ fn blind(f: &mut fmt::Formatter<'_>, b: &BlindNote) -> fmt::Result {
         "; while it is blind, `can-retire`, `status` and `notify` cannot tell who still reads \
          (fix the source, or {quiet} if it is meant to be quiet)"
     )
+}
+
+/// What the CLI says of a notify run's event, one line on stderr. (`Standings` says nothing
+/// here: the CLI warns about unknown versions as `consumers` does.)
+impl fmt::Display for Said<'_, Event<'_>> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Event::Standings { .. } => Ok(()),
+            Event::Unsubscribed { dataset: d, count } => write!(
+                f,
+                "warning: {d}: {count} registered reader(s) still on a retiring line are not \
+                 subscribed to {d} in consumers.toml and are not told (add datasets.{d} to \
+                 their entry)"
+            ),
+            Event::Unregistered { dataset: d, count } => write!(
+                f,
+                "warning: {d}: {count} reader(s) still on a retiring line are not in \
+                 consumers.toml and cannot be told (see `contracts consumers {d}`)"
+            ),
+            Event::InFlight {
+                notice,
+                run,
+                minutes,
+                stale_minutes,
+            } => write!(
+                f,
+                "skipped {}: claimed {minutes} min ago by run {run}, which may still be sending \
+                 it (a claim is stale after {stale_minutes} min)",
+                about(notice)
+            ),
+            Event::ClaimedFirst { notice } => {
+                write!(f, "skipped {}: another run claimed it first", about(notice))
+            }
+            Event::Recovered { notice, run, at } => write!(
+                f,
+                "recorded {}: run {run} delivered it at {} and died before recording it (its \
+                 journal says so); not sent again",
+                about(notice),
+                instant_text(at)
+            ),
+            Event::Resending {
+                notice,
+                run,
+                at,
+                stale_minutes,
+            } => write!(
+                f,
+                "resending {} with the same Message-ID: run {run} claimed it at {} and never \
+                 confirmed it (stale after {stale_minutes} min)",
+                about(notice),
+                instant_text(at)
+            ),
+            // A webhook is named, never its URL: the URL is a credential.
+            Event::Sent { notice } if notice.channel != MAIL => {
+                write!(f, "sent {}", about(notice))
+            }
+            Event::Sent { notice } => {
+                write!(
+                    f,
+                    "sent {} ({})",
+                    about(notice),
+                    notice.recipients.join(", ")
+                )
+            }
+            Event::Failed { notice, error } => write!(f, "failed {}: {error}", about(notice)),
+        }
+    }
+}
+
+/// A warning line for each consumer of `dataset` whose newest read names a version the store
+/// does not have, saying which line it is then counted on (or that it has none).
+pub fn unknown_versions<'a>(
+    dataset: &'a str,
+    standings: &'a [Standing],
+) -> impl Iterator<Item = String> + 'a {
+    let odd = standings
+        .iter()
+        .filter(|s| s.status == Status::UnknownVersion);
+    odd.map(move |s| {
+        let read = s
+            .unknown_version
+            .as_ref()
+            .map_or("?".to_string(), |v| v.to_string());
+        match (&s.version, s.line) {
+            (Some(v), Some(l)) => format!(
+                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not \
+                 have; its last read of a known version is {v} (line {l})",
+                s.consumer
+            ),
+            _ => format!(
+                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not \
+                 have, and no known version in the lookback: its line is unknown",
+                s.consumer
+            ),
+        }
+    })
 }

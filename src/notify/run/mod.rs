@@ -22,7 +22,7 @@ mod transport;
 mod waiver_facts;
 
 pub use deliver::deliver;
-pub use events::Event;
+pub use events::{about, Event};
 pub use facts::{is_due, wanted_contracts, wants_records, DatasetFacts, Facts};
 pub use mail::render_mail;
 pub use pending::{pending, read_ledgers};
