@@ -90,3 +90,111 @@ pub fn wanted_contracts(
 pub fn wants_records(waivers: &Waivers, today: NaiveDate) -> bool {
     waivers.live(today).any(|w| w.release.is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::change::{Direction, Verdict};
+    use crate::model::history::ChangeRecord;
+    use crate::model::waiver::Waiver;
+    use semver::Version;
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    fn line(major: u64, sunset: Option<&str>) -> Line {
+        Line {
+            major,
+            opens: day("2026-01-01"),
+            sunset: sunset.map(day),
+            source: None,
+            versions: vec![Version::new(major, 0, 0), Version::new(major, 2, 0)],
+        }
+    }
+
+    fn waiver(line: Option<u64>, until: &str, release: Option<&str>) -> Waiver {
+        Waiver {
+            id: "roads:all:crs:2026-12-01".into(),
+            line,
+            clause: "crs".into(),
+            granted: day("2026-12-01"),
+            until: day(until),
+            at: "2026-12-01T00:00:00Z".parse().unwrap(),
+            by: "A <a@example.org>".into(),
+            reason: "a reason".into(),
+            release: release.map(str::to_string),
+        }
+    }
+
+    fn change(from: Option<&str>, to: &str, verdict: Verdict) -> ChangeRecord {
+        ChangeRecord {
+            at: "2026-12-01T00:00:00Z".parse().unwrap(),
+            from: from.map(str::to_string),
+            to: to.into(),
+            clause: "crs".into(),
+            kind: None,
+            direction: Direction::Changed,
+            verdict,
+            window: None,
+            rationale: "why".into(),
+        }
+    }
+
+    #[test]
+    fn a_dataset_is_due_for_a_milestone_of_an_old_line_or_a_live_waiver() {
+        let notify = Notify {
+            announce: false,
+            ..Notify::default()
+        };
+        // The sunset is 30 days after the day: a milestone of the default countdown.
+        let (today, none) = (day("2026-12-06"), Waivers::default());
+        let windowed = [line(1, Some("2027-01-05")), line(2, None)];
+        assert!(is_due(&windowed, &none, today, &notify));
+        // The newest line's sunset is no milestone of anyone's: nobody moves off it.
+        let newest = [line(1, None), line(2, Some("2027-01-05"))];
+        assert!(!is_due(&newest, &none, today, &notify));
+        let waived = Waivers {
+            waiver: vec![waiver(None, "2026-12-31", None)],
+            unwaive: Vec::new(),
+        };
+        assert!(is_due(&newest, &waived, today, &notify));
+        // A waiver that ended yesterday is nothing to tell.
+        let ended = Waivers {
+            waiver: vec![waiver(None, "2026-12-05", None)],
+            unwaive: Vec::new(),
+        };
+        assert!(!is_due(&newest, &ended, today, &notify));
+    }
+
+    #[test]
+    fn the_contracts_wanted_are_both_sides_of_each_breaking_change_and_each_waived_line() {
+        let today = day("2026-12-06");
+        let lines = [line(1, None), line(2, None), line(3, None)];
+        let history = History {
+            change: vec![
+                change(None, "1.0.0", Verdict::Breaking),
+                change(Some("1.2.0"), "2.0.0", Verdict::Breaking),
+                change(Some("2.0.0"), "2.2.0", Verdict::Compatible),
+            ],
+            ..History::default()
+        };
+        let waivers = Waivers {
+            waiver: vec![waiver(Some(3), "2026-12-31", Some("3.2.0"))],
+            unwaive: Vec::new(),
+        };
+        let wanted = wanted_contracts(&lines, &waivers, &history, today);
+        let expected: BTreeSet<String> = ["1.2.0", "2.0.0", "3.2.0"].map(String::from).into();
+        assert_eq!(wanted, expected);
+        assert!(wants_records(&waivers, today));
+        assert!(!wants_records(&Waivers::default(), today));
+        // A waiver of every line wants each line's newest contract.
+        let all = Waivers {
+            waiver: vec![waiver(None, "2026-12-31", None)],
+            unwaive: Vec::new(),
+        };
+        let wanted = wanted_contracts(&lines, &all, &History::default(), today);
+        let expected: BTreeSet<String> = ["1.2.0", "2.2.0", "3.2.0"].map(String::from).into();
+        assert_eq!(wanted, expected);
+    }
+}
