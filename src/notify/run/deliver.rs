@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset};
 
-use super::claim::{by_ledger, claim, entry_of, release_of, release_records};
+use super::claim::{by_ledger, claim, entry_of, read_ledgers, release_of, release_records};
 use super::events::Event;
-use super::pending::{keys_of, read_ledgers};
+use super::pending::keys_of;
 use super::report::{Report, Row, RunError, Todo};
 use super::transport::Transport;
 use super::{Settings, Sink};

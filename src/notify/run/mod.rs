@@ -7,7 +7,8 @@
 //! and contracts) and hands them in as values, with the day and the run's start in
 //! [`Settings`], one [`Transport`] (the run's edge with the world: mail, webhooks, and the
 //! clock that stamps deliveries) and an event sink; nothing here scans, reads the clock,
-//! prints or knows the terminal, and only the claim and the confirmation read the store.
+//! prints or knows the terminal, and the store is touched only to check that a run can
+//! record ([`ready`]) and by the claim and the confirmation, which must see the newest ledgers.
 //! What a run did comes back as rows and [`Event`]s, which the CLI turns into its table and
 //! its talk.
 
@@ -21,11 +22,12 @@ mod report;
 mod transport;
 mod waiver_facts;
 
+pub use claim::read_ledgers;
 pub use deliver::deliver;
 pub use events::{about, Event};
 pub use facts::{is_due, wanted_contracts, wants_records, DatasetFacts, Facts};
 pub use mail::render_mail;
-pub use pending::{pending, read_ledgers};
+pub use pending::pending;
 pub use report::{planned_summary, Report, Row, RunError, Todo};
 pub use transport::{Clock, DeliveryError, Transport, Usage};
 

@@ -1,7 +1,7 @@
 //! Today's notices and what the ledgers say of them: the plan per channel, from the facts
 //! the caller gathered, and the sift into notices to send and notices to leave alone.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use chrono::{DateTime, FixedOffset};
 
@@ -12,9 +12,8 @@ use super::waiver_facts::waiver_notice;
 use super::{Settings, Sink};
 use crate::consumers::{Registry, Status};
 use crate::model::config::Config;
-use crate::notify::ledger::{parse_ledger, sent_keys, ClaimState, Key, Ledger, MAIL};
+use crate::notify::ledger::{sent_keys, ClaimState, Key, Ledger, MAIL};
 use crate::notify::plan::{plan, DatasetInput, Milestone, Notice, SentKey};
-use crate::store::{layout, Store, StoreError};
 
 /// The ledger key of milestone `m` of notice `n`.
 fn key_at(n: &Notice, m: &Milestone) -> Key {
@@ -49,28 +48,6 @@ pub(super) fn per_channel(registry: &Registry, notices: Vec<Notice>) -> Vec<Noti
         out.push(n);
     }
     out
-}
-
-/// The ledgers of `datasets` at the store's HEAD (the caller's facts, and the claim's fresh
-/// look). A ledger that does not parse is a
-/// [`StoreError::Toml`], as any store file that does not parse is.
-pub fn read_ledgers<'a>(
-    store: &Store,
-    datasets: impl IntoIterator<Item = &'a str>,
-) -> Result<BTreeMap<String, Ledger>, StoreError> {
-    let mut out = BTreeMap::new();
-    for d in datasets {
-        if out.contains_key(d) {
-            continue;
-        }
-        let path = layout::notifications(d);
-        let ledger = match store.read(&path)? {
-            Some(text) => parse_ledger(&path, &text)?,
-            None => Ledger::default(),
-        };
-        out.insert(d.to_string(), ledger);
-    }
-    Ok(out)
 }
 
 /// Sort planned notices by their ledger state: free or stale ones to send, the rest (already
