@@ -93,10 +93,16 @@ pub fn wants_records(waivers: &Waivers, today: NaiveDate) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
+    use crate::consumers::{classify, parse_registry, NewestRead};
     use crate::model::change::{Direction, Verdict};
+    use crate::model::config::Config;
     use crate::model::history::ChangeRecord;
     use crate::model::waiver::Waiver;
+    use crate::notify::plan::Milestone;
+    use crate::notify::run::{pending, Event, Settings};
     use semver::Version;
 
     fn day(s: &str) -> NaiveDate {
@@ -196,5 +202,69 @@ mod tests {
         let wanted = wanted_contracts(&lines, &all, &History::default(), today);
         let expected: BTreeSet<String> = ["1.2.0", "2.2.0", "3.2.0"].map(String::from).into();
         assert_eq!(wanted, expected);
+    }
+
+    /// A run plans from the facts it is handed, with no store at all: the one reader still on
+    /// the retiring line is told, the one already moved is not, and an unregistered reader is
+    /// an event.
+    #[test]
+    fn the_plan_comes_from_the_facts_alone() {
+        let registry = parse_registry(
+            "consumers.toml",
+            "[consumers.a]\ncontacts=[\"a@x.org\"]\n[consumers.b]\ncontacts=[\"b@x.org\"]\n",
+        )
+        .unwrap();
+        // The sunset is 30 days after the day: a milestone of the default countdown.
+        let (today, sunset) = ("2026-12-06", "2027-01-05");
+        let lines = vec![line(1, Some(sunset)), line(2, None)];
+        let read = |v: &str| NewestRead {
+            at: "2026-12-01T03:00:00Z".parse().unwrap(),
+            version: v.parse().unwrap(),
+            oldest_line: 1,
+            reads: 3,
+            known: None,
+        };
+        let newest: HashMap<String, NewestRead> = [
+            ("a".to_string(), read("1.0.0")),
+            ("b".to_string(), read("2.0.0")),
+            ("z".to_string(), read("1.0.0")),
+        ]
+        .into();
+        let standings = classify("roads", &lines, &registry, &newest);
+        let mut facts = Facts::default();
+        facts.datasets.insert(
+            "roads".into(),
+            DatasetFacts {
+                lines,
+                standings,
+                ..DatasetFacts::default()
+            },
+        );
+        let settings = Settings {
+            today: day(today),
+            now: format!("{today}T08:00:00Z").parse().unwrap(),
+            stale_minutes: 60,
+            run: "test",
+        };
+        let mut unregistered = Vec::new();
+        let mut sink = |e: Event<'_>| {
+            if let Event::Unregistered { dataset, count } = e {
+                unregistered.push((dataset.to_string(), count));
+            }
+        };
+        // The countdown alone: the window's announcement is a milestone of its own.
+        let mut config = Config::default();
+        config.notify.announce = false;
+        let todo = pending(&facts, &registry, &settings, &config, "x.org", &mut sink);
+        let told: Vec<(&str, u64, Vec<Milestone>)> = todo
+            .iter()
+            .map(|t| {
+                let n = &t.notice;
+                let milestones = n.milestones().into_iter().cloned().collect();
+                (n.consumer.as_str(), n.line, milestones)
+            })
+            .collect();
+        assert_eq!(told, vec![("a", 1, vec![Milestone::Before(30)])]);
+        assert_eq!(unregistered, vec![("roads".to_string(), 1)]);
     }
 }
