@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::{CommandError, Context, Outcome};
 use crate::consumers::records::{each_read, Wanted};
 use crate::consumers::summary::Summary;
-use crate::consumers::{log_files, LogFile};
+use crate::consumers::{log_files, store_scan, LogFile};
 use crate::model::source::{LogFormat, Source};
 
 /// Work on the consumption record itself
@@ -100,10 +100,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     };
     // A source that names lines (a view per line) reads as the version valid on each day.
     let datasets = store.datasets()?.into_iter().collect();
-    let valid_from = crate::consumers::store_scan::valid_from_of(&store, &sources, &datasets)?;
+    let valid_from = store_scan::valid_from_of(&store, &sources, &datasets)?;
     let mut summary = Summary::default();
     let mut reads = 0u64;
-    let mut shown = 0u64;
+    let (mut shown, mut notes) = (0u64, Vec::new());
     // Every day: a summary is of whatever the logs hold (no remote source gets this far).
     let malformed = each_read(
         &sources,
@@ -116,24 +116,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             reads = reads.saturating_add(r.reads);
             Ok(())
         },
-        &mut |m| {
-            if shown < 20 {
-                let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-                // Line 0: the whole file, skipped.
-                match m.line {
-                    0 => talkln!(ctx, "warning: {}: {}", file.display(), m.reason),
-                    line => talkln!(ctx, "warning: {}:{line}: {}", file.display(), m.reason),
-                }
-            }
-            shown += 1;
-        },
+        &mut |m| store_scan::note_malformed(&store, &mut shown, m, || m.reason.clone(), &mut notes),
     )?;
-    if malformed > 20 {
-        talkln!(
-            ctx,
-            "warning: {malformed} malformed lines in all; the first 20 are shown above"
-        );
-    }
+    store_scan::note_malformed_total(malformed, &mut notes);
+    super::context::talk_scan_notes(ctx, &notes);
     summary.claim(&super::context::registry(ctx, &store)?);
     if args.out.as_os_str() == "-" {
         let mut text = Vec::new();

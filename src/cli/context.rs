@@ -10,10 +10,11 @@ use std::sync::Mutex;
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::output::{print_json, Printer};
+use super::output::{print_json, Printer, Said};
 use super::{Cli, CommandError, Format};
 use crate::consumers::daily::DailyReads;
-use crate::consumers::{registry, store_scan, Registry, Scan, ScanRequest};
+use crate::consumers::store_scan::{self, ScanNote};
+use crate::consumers::{registry, Registry, Scan, ScanRequest};
 use crate::model::{parse_config, Config};
 use crate::release::{assemble, Profile, Progress, ReadNotes, ReadOptions};
 use crate::render::ci::Finding;
@@ -231,7 +232,7 @@ pub fn scan_logs(
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let mut notes = Vec::new();
     let result = store_scan::scan_logs(store, datasets, registry, ctx.today, &mut notes);
-    talk_notes(ctx, &notes);
+    talk_scan_notes(ctx, &notes);
     Ok(result?)
 }
 
@@ -246,7 +247,7 @@ pub fn registry_and_scan(
     let (registry, scanned) =
         store_scan::registry_and_scan(store, datasets, ctx.today, &mut notes)?;
     let registry = registry.unwrap_or_else(|| no_registry(ctx));
-    talk_notes(ctx, &notes);
+    talk_scan_notes(ctx, &notes);
     let (scan, req) = scanned?;
     Ok((registry, scan, req))
 }
@@ -261,7 +262,7 @@ pub fn scan_daily(
 ) -> Result<HashMap<String, DailyReads>, CommandError> {
     let mut notes = Vec::new();
     let result = store_scan::scan_daily(store, datasets, from, ctx.today, registry, &mut notes);
-    talk_notes(ctx, &notes);
+    talk_scan_notes(ctx, &notes);
     Ok(result?)
 }
 
@@ -281,22 +282,29 @@ pub fn line_of<'a>(
     })
 }
 
-/// The warnings of [`crate::consumers::standing::unknown_version_notes`], on stderr.
+/// The readers of `dataset` at a version it does not have ([`super::output::unknown_versions`]),
+/// one warning each on stderr.
 pub fn warn_unknown_versions(
     ctx: &Context,
     dataset: &str,
     standings: &[crate::consumers::Standing],
 ) {
-    talk_notes(
-        ctx,
-        &crate::consumers::standing::unknown_version_notes(dataset, standings),
-    );
+    for line in super::output::unknown_versions(dataset, standings) {
+        talkln!(ctx, "{line}");
+    }
 }
 
 /// Notes the library handed back, one line each on stderr.
 pub fn talk_notes(ctx: &Context, notes: &[String]) {
     for n in notes {
         talkln!(ctx, "{n}");
+    }
+}
+
+/// A scan's notes, worded by the printer ([`Said`]), one line each on stderr.
+pub fn talk_scan_notes(ctx: &Context, notes: &[ScanNote]) {
+    for n in notes {
+        talkln!(ctx, "{}", Said(n));
     }
 }
 

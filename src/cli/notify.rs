@@ -1,13 +1,17 @@
+use std::collections::BTreeSet;
+
 use super::context::{registry, scan_logs};
 use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::Registry;
+use crate::model::config::Config;
 use crate::notify::channels::{Channels, OpenError};
+use crate::notify::message::{BODY, SUBJECT};
 use crate::notify::plan::Notice;
 use crate::notify::preview::{self, preview};
-use crate::notify::run::{self, Event, Inputs, Ran, Row, Settings, Todo};
+use crate::notify::run::{self, DatasetFacts, Event, Facts, Inputs, Ran, Row, Settings, Todo};
 use crate::notify::send::check_config;
-use crate::store::Store;
+use crate::store::{layout, Store};
 
 /// Send the sunset notices due today (run it daily)
 ///
@@ -58,8 +62,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // The clock is read here, at the edge: claims are dated, and aged, by it.
     let (now, run_id) = run::start(ctx.now());
     let registry = registry(ctx, &store)?;
+    // The blind sources of the scan: the run goes on with what the others say, and ends with
+    // exit 4 naming them, since a consumer they hide was not told.
+    let (facts, blind) = gather(ctx, &store, &registry, &config)?;
     let inputs = Inputs {
         registry: &registry,
+        config: &config,
         from: &from,
         settings: Settings {
             today: ctx.today,
@@ -69,29 +77,35 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         },
         dry_run: args.dry_run,
     };
-    // The blind sources of every scan: the run goes on with what the others say, and ends
-    // with exit 4 naming them, since a consumer they hide was not told.
-    let blind = std::cell::RefCell::new(std::collections::BTreeSet::new());
-    let scan = |store: &Store, datasets| {
-        scan_logs(ctx, store, datasets, &registry).map(|(s, _)| {
-            let found = crate::consumers::source_health::blind_sources(&s.stats.sources);
-            blind
-                .borrow_mut()
-                .extend(found.into_iter().map(|b| b.source));
-            s
-        })
-    };
-    let clock = || ctx.now();
-    // The transports, once something is due (see `Channels::open`).
-    let open = |store: &Store, todo: &[Todo], messages| {
-        let (root, env) = (store.root(), |var: &str| std::env::var(var).ok());
-        Channels::open(&config, root, &registry, env, &clock, todo, messages).map_err(|e| match e {
-            OpenError::Mail(e) => CommandError::from(e),
-            OpenError::CaFile(e) => located("notify.ca_file", CommandError::input(e.to_string())),
-        })
-    };
     let mut sink = |e: Event<'_>| talk(ctx, e);
-    match run::run(store, &inputs, scan, open, &clock, &mut sink)? {
+    let (todo, messages) = run::prepare(&facts, &inputs, &mut sink)?;
+    let ran = match run::ready(&store, &todo, args.dry_run)? {
+        false => Ran::Planned(todo),
+        true => {
+            // The transports, once something is to be sent (see `Channels::open`); the clock
+            // goes with them, the edge that stamps each delivery.
+            let clock = || ctx.now();
+            let (root, env) = (store.root(), |var: &str| std::env::var(var).ok());
+            let mut transport = Channels::open(
+                &config, root, &registry, env, &clock, &todo, messages,
+            )
+            .map_err(|e| match e {
+                OpenError::Mail(e) => CommandError::from(e),
+                OpenError::CaFile(e) => {
+                    located("notify.ca_file", CommandError::input(e.to_string()))
+                }
+            })?;
+            let settings = &inputs.settings;
+            Ran::Delivered(run::deliver(
+                store,
+                todo,
+                settings,
+                &mut transport,
+                &mut sink,
+            )?)
+        }
+    };
+    match ran {
         Ran::Planned(todo) if args.show => {
             print_previews(ctx, &todo, &inputs, config.notify.registry_url.as_deref());
         }
@@ -111,7 +125,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             }
         }
     }
-    let blind = blind.into_inner();
     if !blind.is_empty() {
         let names: Vec<String> = blind.iter().map(|b| format!("`{b}`")).collect();
         talkln!(
@@ -126,13 +139,86 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::Clean)
 }
 
+/// What a run plans from, read from the store once: the templates, and for each dataset with
+/// something due today ([`run::is_due`]) its lines, waivers, ledger, history, the contracts a
+/// notice may name and its release records, with its standings from one scan of the
+/// consumption log (only when some dataset is due). Also the scan's blind sources.
+fn gather(
+    ctx: &Context,
+    store: &Store,
+    registry: &Registry,
+    config: &Config,
+) -> Result<(Facts, BTreeSet<String>), CommandError> {
+    let today = ctx.today;
+    let mut due = Vec::new();
+    for dataset in store.datasets()? {
+        let lines = store.lines(&dataset)?;
+        let waivers = store.waivers(&dataset)?;
+        if run::is_due(&lines, &waivers, today, &config.notify) {
+            due.push((dataset, lines, waivers));
+        }
+    }
+    let mut facts = Facts::default();
+    let mut blind = BTreeSet::new();
+    if !due.is_empty() {
+        let names = due.iter().map(|(d, ..)| d.clone()).collect();
+        let (scan, _) = scan_logs(ctx, store, names, registry)?;
+        let found = crate::consumers::source_health::blind_sources(&scan.stats.sources);
+        blind.extend(found.into_iter().map(|b| b.source));
+        let mut ledgers = run::read_ledgers(store, due.iter().map(|(d, ..)| d.as_str()))?;
+        for (dataset, lines, waivers) in due {
+            let standings =
+                crate::consumers::classify(&dataset, &lines, registry, &scan.of(&dataset));
+            let history = store.history(&dataset)?;
+            let mut contracts = std::collections::BTreeMap::new();
+            for v in run::wanted_contracts(&lines, &waivers, &history, today) {
+                // One that does not read is left out: the notice goes without its values.
+                let read = store.contract(&dataset, &v, crate::model::Strictness::Reading);
+                if let Ok(c) = read {
+                    contracts.insert(v, c);
+                }
+            }
+            let records = match run::wants_records(&waivers, today) {
+                true => release_records(store, &dataset),
+                false => None,
+            };
+            let f = DatasetFacts {
+                ledger: ledgers.remove(&dataset).unwrap_or_default(),
+                lines,
+                waivers,
+                standings,
+                history,
+                contracts,
+                records,
+            };
+            facts.datasets.insert(dataset, f);
+        }
+    }
+    facts.templates = (
+        store.read(&layout::template(SUBJECT))?,
+        store.read(&layout::template(BODY))?,
+    );
+    Ok((facts, blind))
+}
+
+/// The release records of `dataset`, or `None` when there are none or they do not read (a
+/// waiver notice then goes without the value its release measured).
+fn release_records(
+    store: &Store,
+    dataset: &str,
+) -> Option<Vec<crate::release::record::ReleaseRecord>> {
+    let path = layout::releases(dataset);
+    let text = store.read(&path).ok()??;
+    crate::release::record::parse_records(&path, &text).ok()
+}
+
 /// The CLI's talk for each event of a run, on stderr.
 fn talk(ctx: &Context, e: Event) {
     match e {
         Event::Standings { dataset, standings } => {
             super::context::warn_unknown_versions(ctx, dataset, standings)
         }
-        e => talkln!(ctx, "{e}"),
+        e => talkln!(ctx, "{}", super::output::Said(&e)),
     }
 }
 

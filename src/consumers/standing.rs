@@ -342,34 +342,6 @@ fn standing(name: &str, status: Status, team: Option<String>, r: &NewestRead) ->
     }
 }
 
-/// A warning line for each consumer of `dataset` whose newest read names a version the store
-/// does not have, saying which line it is then counted on (or that it has none).
-pub fn unknown_version_notes(dataset: &str, standings: &[Standing]) -> Vec<String> {
-    let mut out = Vec::new();
-    for s in standings
-        .iter()
-        .filter(|s| s.status == Status::UnknownVersion)
-    {
-        let read = s
-            .unknown_version
-            .as_ref()
-            .map_or("?".to_string(), |v| v.to_string());
-        out.push(match (&s.version, s.line) {
-            (Some(v), Some(l)) => format!(
-                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have; \
-                 its last read of a known version is {v} (line {l})",
-                s.consumer
-            ),
-            _ => format!(
-                "warning: {dataset}: consumer `{}` read version {read}, which {dataset} does not have, \
-                 and no known version in the lookback: its line is unknown",
-                s.consumer
-            ),
-        });
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,13 +1,15 @@
 //! The consumption logs a store configures, scanned for the commands that read them: the
 //! newest reads in the lookback, or the reads day by day. Nothing is printed: what the user
 //! should see on stderr (malformed lines, the first 20 one by one; skipped files; principals
-//! several consumers claim; the scan's counts) comes back as notes, in the order it arose,
-//! and the day is an argument.
+//! several consumers claim; the scan's counts) comes back as typed [`ScanNote`]s, in the order
+//! it arose, which the CLI's printer words; and the day is an argument.
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 
 use chrono::NaiveDate;
 
+use super::access::{NotRead, NotReadReason};
 use super::daily::{daily_reads_of, DailyReads};
 use super::registry::LoadError;
 use super::source_health::{Blindness, SourceCounts};
@@ -17,6 +19,92 @@ use crate::store::{Store, StoreError};
 /// How many malformed lines are noted one by one; the rest are only counted, so a log gone
 /// wrong does not bury the report.
 const SHOWN_MALFORMED: u64 = 20;
+
+/// What a scan tells the user, as facts: the CLI's printer words each one, so that what
+/// happened is decided here and how it reads in one place there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanNote {
+    /// No log file matches the consumption sources (`paths`), and none is remote: every
+    /// consumer is silent.
+    NoLogs { paths: Vec<String> },
+    /// A line that is no read, its file named from the store's root; line 0 is the whole
+    /// file (one that is skipped).
+    Malformed {
+        file: PathBuf,
+        line: u64,
+        reason: String,
+    },
+    /// More malformed lines (`total`) than were noted one by one (`shown`).
+    MalformedTotal { total: u64, shown: u64 },
+    /// A file the scan could not read and went on without, named from the store's root.
+    Skipped { file: PathBuf, reason: String },
+    /// A principal the identities of several consumers claim: its reads count as unknown.
+    SharedPrincipal {
+        principal: String,
+        claimants: Vec<String>,
+    },
+    /// The scan's counts, over the days `from` to `to`.
+    Scanned {
+        files: u64,
+        lines: u64,
+        reads: u64,
+        from: NaiveDate,
+        to: NaiveDate,
+        malformed: u64,
+        after_today: u64,
+    },
+    /// An access-log source's request lines and what became of them.
+    Access {
+        source: String,
+        files: u64,
+        request_lines: u64,
+        reads: u64,
+        same_read: u64,
+        not_read: NotRead,
+    },
+    /// A source that cannot be believed ([`Blindness`]).
+    Blind(BlindNote),
+    /// What a scan of object storage listed and read, of the days `from` to `to`.
+    ObjectStorage {
+        listed: u64,
+        read: u64,
+        from: NaiveDate,
+        to: NaiveDate,
+    },
+}
+
+/// The facts of a blind source's warning: what it read, why it cannot be believed, and a
+/// line it could not use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlindNote {
+    /// The source as its configuration names it ([`crate::model::source::Source::describe`]).
+    pub what: String,
+    pub why: BlindWhy,
+    /// Why its requests were no read, the most frequent first.
+    pub reasons: Vec<(NotReadReason, u64)>,
+    /// A line of the most frequent reason.
+    pub example: Option<String>,
+    /// Whether the source is a `[[consumption.source]]` table, where `expect_reads` can be
+    /// set; a `sources` glob has no table to set it on.
+    pub table: bool,
+}
+
+/// Which fact makes a source blind, as its warning tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlindWhy {
+    /// Most of its `requests` matched no `match` template.
+    Unmatched { unmatched: u64, requests: u64 },
+    /// It read `requests` request lines, none of them a read.
+    NoneARead { requests: u64 },
+    /// It gave no read of any dataset from `from` to `to`.
+    NoRead {
+        from: NaiveDate,
+        to: NaiveDate,
+        files: u64,
+        lines: u64,
+        malformed: u64,
+    },
+}
 
 /// Why a store's logs could not be scanned: the store or a log could not be read. The audit
 /// of the store fails for the same two reasons (and one of its own).
@@ -38,7 +126,7 @@ pub fn scan_logs(
     datasets: BTreeSet<String>,
     registry: &Registry,
     today: NaiveDate,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<ScanNote>,
 ) -> Result<(Scan, ScanRequest), ScanError> {
     let scanned = scan_unclaimed(store, datasets, today, notes)?;
     Ok(claimed(store, scanned, registry, notes))
@@ -56,7 +144,7 @@ pub fn registry_and_scan(
     store: &Store,
     datasets: BTreeSet<String>,
     today: NaiveDate,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<ScanNote>,
 ) -> Result<(Option<Registry>, Scanned), LoadError> {
     use crate::store::layout::CONSUMERS;
     let text = store.read(CONSUMERS)?;
@@ -87,16 +175,14 @@ fn scan_unclaimed(
     store: &Store,
     datasets: BTreeSet<String>,
     today: NaiveDate,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<ScanNote>,
 ) -> Result<(Scan, ScanRequest), ScanError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
     let files = log_files(store.root(), &sources)?;
     if files.is_empty() && !sources.iter().any(|s| s.is_remote()) {
-        let paths: Vec<&str> = sources.iter().map(|s| s.path.as_str()).collect();
-        notes.push(format!(
-            "warning: no consumption log matches the consumption sources {paths:?}: every consumer is silent"
-        ));
+        let paths = sources.iter().map(|s| s.path.clone()).collect();
+        notes.push(ScanNote::NoLogs { paths });
     }
     let mut req = ScanRequest::lookback(datasets, today, consumption.lookback_days);
     // So that a read of a version the store does not have keeps the consumer's known line.
@@ -106,14 +192,8 @@ fn scan_unclaimed(
     req.valid_from = valid_from_of(store, &sources, &req.datasets)?;
     let mut shown = 0u64;
     let result = scan(&sources, &files, &req, &mut |m| {
-        if shown < SHOWN_MALFORMED {
-            notes.push(malformed_warning(
-                store,
-                m,
-                &crate::model::location::short(&m.reason),
-            ));
-        }
-        shown += 1;
+        let reason = || crate::model::location::short(&m.reason);
+        note_malformed(store, &mut shown, m, reason, notes);
     })?;
     let mut result = result;
     judge_sources(store, &sources, &files, &mut result, &req)?;
@@ -122,11 +202,10 @@ fn scan_unclaimed(
             .file
             .strip_prefix(store.root())
             .unwrap_or(&skipped.file);
-        notes.push(format!(
-            "warning: {}: {}; the file is skipped",
-            file.display(),
-            skipped.reason
-        ));
+        notes.push(ScanNote::Skipped {
+            file: file.to_path_buf(),
+            reason: skipped.reason.clone(),
+        });
     }
     Ok((result, req))
 }
@@ -136,7 +215,7 @@ fn claimed(
     store: &Store,
     (mut result, req): (Scan, ScanRequest),
     registry: &Registry,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<ScanNote>,
 ) -> (Scan, ScanRequest) {
     let remote = store
         .config()
@@ -146,37 +225,34 @@ fn claimed(
         .any(|s| s.is_remote());
     // Principals become consumers through the registry's identities.
     for (principal, claimants) in result.claim(registry) {
-        notes.push(format!(
-            "warning: principal {principal:?} matches the identities of several consumers \
-             ({}); its reads are counted as unknown (run `contracts check`)",
-            claimants.join(", ")
-        ));
+        notes.push(ScanNote::SharedPrincipal {
+            principal,
+            claimants,
+        });
     }
     let s = &result.stats;
-    if s.malformed > SHOWN_MALFORMED {
-        notes.push(format!(
-            "warning: {} malformed lines in all; the first {SHOWN_MALFORMED} are shown above",
-            s.malformed
-        ));
-    }
-    notes.push(format!(
-        "scanned {} file(s), {} line(s): {} read(s) from {} to {}; {} malformed, {} after --today ignored",
-        s.files, s.lines, s.reads, req.from, req.to, s.malformed, s.after_today
-    ));
+    note_malformed_total(s.malformed, notes);
+    notes.push(ScanNote::Scanned {
+        files: s.files,
+        lines: s.lines,
+        reads: s.reads,
+        from: req.from,
+        to: req.to,
+        malformed: s.malformed,
+        after_today: s.after_today,
+    });
     let sources = store.config().consumption.all_sources();
     for (counts, source) in s.sources.iter().zip(&sources) {
-        if let Some(line) = access_summary(counts) {
-            notes.push(line);
-        }
-        if let Some(warning) = blind_warning(counts, source, &req) {
-            notes.push(warning);
-        }
+        notes.extend(access_summary(counts));
+        notes.extend(blind_note(counts, source, &req).map(ScanNote::Blind));
     }
     if remote {
-        notes.push(format!(
-            "object storage: {} object(s) listed, {} read (the others cannot hold a read from {} to {})",
-            s.objects_listed, s.objects_read, req.from, req.to
-        ));
+        notes.push(ScanNote::ObjectStorage {
+            listed: s.objects_listed,
+            read: s.objects_read,
+            from: req.from,
+            to: req.to,
+        });
     }
     (result, req)
 }
@@ -191,7 +267,7 @@ pub fn scan_daily(
     from: Option<NaiveDate>,
     today: NaiveDate,
     registry: &Registry,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<ScanNote>,
 ) -> Result<HashMap<String, DailyReads>, ScanError> {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
@@ -204,18 +280,9 @@ pub fn scan_daily(
         datasets,
         (from.unwrap_or(NaiveDate::MIN), today),
         &valid_from,
-        &mut |m| {
-            if shown < SHOWN_MALFORMED {
-                notes.push(malformed_warning(store, m, &m.reason));
-            }
-            shown += 1;
-        },
+        &mut |m| note_malformed(store, &mut shown, m, || m.reason.clone(), notes),
     )?;
-    if shown > SHOWN_MALFORMED {
-        notes.push(format!(
-            "warning: {shown} malformed lines in all; the first 20 are shown above"
-        ));
-    }
+    note_malformed_total(shown, notes);
     // Principals are named as the registry's identities claim them.
     for daily in all.values_mut() {
         daily.claim(registry);
@@ -223,13 +290,34 @@ pub fn scan_daily(
     Ok(all)
 }
 
-/// The warning for one malformed line, its file named from the store's root; line 0 is the
-/// whole file (one that is skipped).
-fn malformed_warning(store: &Store, m: &super::Malformed, reason: &str) -> String {
-    let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
-    match m.line {
-        0 => format!("warning: {}: {reason}", file.display()),
-        line => format!("warning: {}:{line}: {reason}", file.display()),
+/// Note one malformed line, its file named from the store's root, while fewer than
+/// [`SHOWN_MALFORMED`] have been; `shown` counts them all. (`consumption summarize` notes
+/// its malformed lines this way too.)
+pub fn note_malformed(
+    store: &Store,
+    shown: &mut u64,
+    m: &super::Malformed,
+    reason: impl FnOnce() -> String,
+    notes: &mut Vec<ScanNote>,
+) {
+    if *shown < SHOWN_MALFORMED {
+        let file = m.file.strip_prefix(store.root()).unwrap_or(&m.file);
+        notes.push(ScanNote::Malformed {
+            file: file.to_path_buf(),
+            line: m.line,
+            reason: reason(),
+        });
+    }
+    *shown += 1;
+}
+
+/// Note how many malformed lines there were in all, when more than were noted one by one.
+pub fn note_malformed_total(total: u64, notes: &mut Vec<ScanNote>) {
+    if total > SHOWN_MALFORMED {
+        notes.push(ScanNote::MalformedTotal {
+            total,
+            shown: SHOWN_MALFORMED,
+        });
     }
 }
 
@@ -278,74 +366,53 @@ fn judge_sources(
     Ok(())
 }
 
-/// The line of the scan summary for an access-log source: its requests, the reads they made,
-/// and those that were no read, by reason (`None` for the other formats).
-fn access_summary(c: &SourceCounts) -> Option<String> {
-    let n = c.not_read?;
-    Some(format!(
-        "source `{}`: {} file(s), {} request line(s): {} read(s), {} request(s) continued a \
-         read; not reads: {} method, {} status, {} unmatched",
-        c.source,
-        c.files,
-        c.request_lines()?,
-        c.reads,
-        c.same_read.unwrap_or(0),
-        n.method,
-        n.status,
-        n.unmatched
-    ))
+/// The scan summary's note of an access-log source: its requests, the reads they made, and
+/// those that were no read, by reason (`None` for the other formats).
+fn access_summary(c: &SourceCounts) -> Option<ScanNote> {
+    Some(ScanNote::Access {
+        source: c.source.clone(),
+        files: c.files,
+        request_lines: c.request_lines()?,
+        reads: c.reads,
+        same_read: c.same_read.unwrap_or(0),
+        not_read: c.not_read?,
+    })
 }
 
-/// The warning for a blind source: what it read, why it cannot be believed, one line it
-/// could not use, and what the gates do about it.
-fn blind_warning(
+/// The note of a blind source (`None` for one that can be believed): what it read, why it
+/// cannot be believed, and one line it could not use.
+fn blind_note(
     c: &SourceCounts,
     source: &crate::model::source::Source,
     req: &ScanRequest,
-) -> Option<String> {
-    let blind = c.blind?;
-    let what = source.describe();
-    let reasons = c
-        .top_reasons()
-        .iter()
-        .map(|(reason, n)| format!("{n} {reason}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let example = c
-        .example()
-        .map_or(String::new(), |line| format!("; for example: {line}"));
-    let head = match (blind, c.request_lines()) {
+) -> Option<BlindNote> {
+    let why = match (c.blind?, c.request_lines()) {
         (
             Blindness::MostlyUnmatched {
                 unmatched,
                 requests,
             },
             _,
-        ) if c.requests != Some(0) => {
-            format!(
-                "warning: {what}: {unmatched} of {requests} request(s) matched no `match` \
-                 template ({reasons}){example}"
-            )
-        }
-        (_, Some(requests)) if requests > 0 => format!(
-            "warning: {what} read {requests} request(s), none of them a read ({reasons}){example}"
-        ),
-        _ => format!(
-            "warning: {what} gave no read of any dataset from {} to {} ({} file(s), {} \
-             line(s), {} malformed)",
-            req.from, req.to, c.files, c.lines, c.malformed
-        ),
+        ) if c.requests != Some(0) => BlindWhy::Unmatched {
+            unmatched,
+            requests,
+        },
+        (_, Some(requests)) if requests > 0 => BlindWhy::NoneARead { requests },
+        _ => BlindWhy::NoRead {
+            from: req.from,
+            to: req.to,
+            files: c.files,
+            lines: c.lines,
+            malformed: c.malformed,
+        },
     };
-    // A `sources` glob has no table to set the key on: it must become one.
-    let quiet = if source.place.is_some() {
-        "set `expect_reads = false` on it"
-    } else {
-        "declare it as a [[consumption.source]] table with `expect_reads = false`"
-    };
-    Some(format!(
-        "{head}; while it is blind, `can-retire`, `status` and `notify` cannot tell who still \
-         reads (fix the source, or {quiet} if it is meant to be quiet)"
-    ))
+    Some(BlindNote {
+        what: source.describe(),
+        why,
+        reasons: c.top_reasons(),
+        example: c.example().map(str::to_string),
+        table: source.place.is_some(),
+    })
 }
 
 /// Each version of `datasets` with its first day, where a source reads lines (a `{line}`

@@ -17,6 +17,8 @@ use crate::consumers::Registry;
 pub struct Channels<'a> {
     pub mail: Box<dyn Transport + 'a>,
     pub hooks: WebhookTransport<'a>,
+    /// The run's clock, read at the edge for each stamp ([`Transport::now`]).
+    pub clock: Clock<'a>,
 }
 
 /// Why the channels of a run could not be opened: nothing was claimed or sent.
@@ -46,8 +48,8 @@ impl<'a> Channels<'a> {
         messages: std::collections::BTreeMap<String, lettre::Message>,
     ) -> Result<Channels<'a>, OpenError> {
         let mail = match todo.iter().any(|t| t.notice.channel == super::ledger::MAIL) {
-            true => MailTransport::new(Mailer::new(&config.smtp, root, env)?, messages),
-            false => MailTransport::idle(),
+            true => MailTransport::new(Mailer::new(&config.smtp, root, env)?, messages, clock),
+            false => MailTransport::idle(clock),
         };
         let roots = match &config.notify.ca_file {
             Some(file) => ca_roots(root, file).map_err(OpenError::CaFile)?,
@@ -64,6 +66,7 @@ impl<'a> Channels<'a> {
         Ok(Channels {
             mail: Box::new(mail),
             hooks,
+            clock,
         })
     }
 }
@@ -90,34 +93,42 @@ impl Transport for Channels<'_> {
             ..self.mail.usage()
         }
     }
+
+    fn now(&self) -> chrono::DateTime<chrono::FixedOffset> {
+        (self.clock)()
+    }
 }
 
 /// The mail transport of a run: the [`Mailer`] and every notice's rendered message, by
 /// Message-ID.
-pub struct MailTransport {
+pub struct MailTransport<'a> {
     mailer: Option<Mailer>,
     messages: std::collections::BTreeMap<String, Message>,
     connections: u64,
+    clock: Clock<'a>,
 }
 
-impl MailTransport {
+impl<'a> MailTransport<'a> {
     pub fn new(
         mailer: Mailer,
         messages: std::collections::BTreeMap<String, Message>,
-    ) -> MailTransport {
+        clock: Clock<'a>,
+    ) -> MailTransport<'a> {
         MailTransport {
             mailer: Some(mailer),
             messages,
             connections: 0,
+            clock,
         }
     }
 
     /// The mail transport of a run with no mail to send: it opens nothing.
-    pub fn idle() -> MailTransport {
+    pub fn idle(clock: Clock<'a>) -> MailTransport<'a> {
         MailTransport {
             mailer: None,
             messages: Default::default(),
             connections: 0,
+            clock,
         }
     }
 
@@ -129,7 +140,7 @@ impl MailTransport {
     }
 }
 
-impl Transport for MailTransport {
+impl Transport for MailTransport<'_> {
     fn open(&mut self) -> Result<(), DeliveryError> {
         match &mut self.mailer {
             Some(m) => Ok(m.open()?),
@@ -162,5 +173,9 @@ impl Transport for MailTransport {
             connections: self.connections(),
             requests: 0,
         }
+    }
+
+    fn now(&self) -> chrono::DateTime<chrono::FixedOffset> {
+        (self.clock)()
     }
 }

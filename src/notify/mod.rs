@@ -4,11 +4,12 @@
 //! body from templates, on a fuel and size budget; `send` delivers over one SMTP connection,
 //! one attempt per batch; `ledger` claims each notice before it is sent and confirms it after,
 //! so that no notice is sent twice by two runs, and `journal` lists what a run delivered so that
-//! a run killed before its confirmation is not resent. `run::run` drives them in that order
-//! for the CLI, which hands it the plan's inputs, the clock, a way to open the transports (a
-//! `Transport` per channel: mail in `send`, webhooks in `webhook`) and an event sink, and
-//! renders the rows and events it gets back; `--dry-run` stops after rendering, and `preview`
-//! is what `--show` prints of each notice. `waiver_notices` plans the `waiver:<id>` notices.
+//! a run killed before its confirmation is not resent. `run` drives them in that order for
+//! the CLI, which reads the store once and hands it the facts (`run::Facts`) and the day as
+//! values, the transports it opens when something is to be sent (a `Transport` per channel:
+//! mail in `send`, webhooks in `webhook`; the clock that stamps deliveries goes with them, at
+//! the edge) and an event sink, and renders the rows and events it gets back; `--dry-run`
+//! stops after rendering, and `preview` is what `--show` prints of each notice. `waiver_notices` plans the `waiver:<id>` notices.
 
 /// Every channel of a run (mail and webhooks) behind one transport.
 pub mod channels;

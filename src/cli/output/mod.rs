@@ -17,12 +17,14 @@
 
 mod cells;
 mod fit;
+mod notes;
 mod reports;
 
 pub use cells::{
     clause_status, key, line_state, notice_status, text, whole, Cell, Col, Tone, Toned,
 };
 pub use fit::fit_table;
+pub use notes::{unknown_versions, Said};
 pub use reports::{cell, changes_table, last_read, print_backtest, print_verdicts};
 
 /// The width of a table that must never be shortened: into a pipe, or a finding.

@@ -1,17 +1,40 @@
-//! Claiming a batch in the ledgers, and the ledger lines a run appends.
+//! Reading the ledgers, claiming a batch in them, and the ledger lines a run appends.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 
-use super::pending::{read_ledgers, sift};
+use super::pending::sift;
 use super::report::{RunError, Todo};
 use super::{Settings, Sink};
 use crate::notify::ledger::{
-    claim_text, entry_text, ledger_header, release_text, Claim, LedgerEntry, NoticeRecord, Release,
+    claim_text, entry_text, ledger_header, parse_ledger, release_text, Claim, Ledger, LedgerEntry,
+    NoticeRecord, Release,
 };
 use crate::notify::plan::Notice;
 use crate::store::{layout, Edit, Step, Store, StoreError};
+
+/// The ledgers of `datasets` at the store's HEAD (the caller's facts, and the claim's fresh
+/// look). A ledger that does not parse is a
+/// [`StoreError::Toml`], as any store file that does not parse is.
+pub fn read_ledgers<'a>(
+    store: &Store,
+    datasets: impl IntoIterator<Item = &'a str>,
+) -> Result<BTreeMap<String, Ledger>, StoreError> {
+    let mut out = BTreeMap::new();
+    for d in datasets {
+        if out.contains_key(d) {
+            continue;
+        }
+        let path = layout::notifications(d);
+        let ledger = match store.read(&path)? {
+            Some(text) => parse_ledger(&path, &text)?,
+            None => Ledger::default(),
+        };
+        out.insert(d.to_string(), ledger);
+    }
+    Ok(out)
+}
 
 /// Group `(dataset, text)` appends by ledger file.
 pub(super) fn by_ledger(
@@ -127,7 +150,8 @@ pub(super) fn claim(
     let notices: Vec<Notice> = todo.into_iter().map(|t| t.notice).collect();
     let done = store.transact(|current| -> Result<_, RunError> {
         let ledgers = read_ledgers(current, datasets.iter().map(String::as_str))?;
-        let todo = sift(notices.clone(), &ledgers, s.now, s.stale_minutes, sink);
+        let ledger_of = |d: &str| ledgers.get(d);
+        let todo = sift(notices.clone(), &ledger_of, s.now, s.stale_minutes, sink);
         if todo.is_empty() {
             return Ok(Step::Nothing(todo));
         }

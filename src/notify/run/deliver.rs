@@ -4,12 +4,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset};
 
-use super::claim::{by_ledger, claim, entry_of, release_of, release_records};
+use super::claim::{by_ledger, claim, entry_of, read_ledgers, release_of, release_records};
 use super::events::Event;
-use super::pending::{keys_of, read_ledgers};
+use super::pending::keys_of;
 use super::report::{Report, Row, RunError, Todo};
 use super::transport::Transport;
-use super::{Clock, Settings, Sink};
+use super::{Settings, Sink};
 use crate::notify::journal::{self, Delivered, Journal};
 use crate::notify::ledger::{commit_ledger, failure_text, Failure};
 use crate::store::Store;
@@ -25,7 +25,6 @@ pub fn deliver(
     store: Store,
     todo: Vec<Todo>,
     s: &Settings,
-    clock: Clock,
     transport: &mut dyn Transport,
     sink: Sink,
 ) -> Result<Report, RunError> {
@@ -65,7 +64,7 @@ pub fn deliver(
             releases.push(release_of(
                 &t.notice,
                 s.run,
-                clock(),
+                transport.now(),
                 "another run claimed it first".into(),
             ));
         }
@@ -119,7 +118,7 @@ pub fn deliver(
             releases.push(release_of(
                 n,
                 s.run,
-                clock(),
+                transport.now(),
                 format!("not sent: the batch stopped ({why})"),
             ));
             report.rows.push(t.row("unsent", None));
@@ -137,7 +136,7 @@ pub fn deliver(
         match transport.deliver(n) {
             Ok(()) => {
                 // The instant the server accepted it, on disk before the next send.
-                let at = clock();
+                let at = transport.now();
                 if let Err(e) = journal.record(&n.dataset, &keys_of(n), at) {
                     report.stopped = Some(format!(
                         "cannot write the journal {}: {e}",
@@ -162,13 +161,18 @@ pub fn deliver(
                 match e.refused_status() {
                     // Refused for good: recorded, so later runs do not send it again.
                     Some(status) => {
-                        let text = release_records(n, s.run, clock(), e.to_string())
+                        let text = release_records(n, s.run, transport.now(), e.to_string())
                             .into_iter()
                             .map(|entry| failure_text(&Failure { entry, status }))
                             .collect();
                         releases.push((n.dataset.clone(), text));
                     }
-                    None => releases.push(release_of(n, s.run, clock(), format!("not sent: {e}"))),
+                    None => releases.push(release_of(
+                        n,
+                        s.run,
+                        transport.now(),
+                        format!("not sent: {e}"),
+                    )),
                 }
                 report.rows.push(t.row("failed", Some(e.to_string())));
             }

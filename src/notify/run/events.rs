@@ -1,10 +1,9 @@
-//! What a run tells as it goes, and how the CLI says it.
+//! What a run tells as it goes, as facts: the CLI's printer words each event.
 
 use chrono::{DateTime, FixedOffset};
 
 use super::transport::DeliveryError;
 use crate::consumers::Standing;
-use crate::model::history::instant_text;
 use crate::notify::ledger::MAIL;
 use crate::notify::plan::Notice;
 
@@ -59,8 +58,8 @@ pub enum Event<'a> {
     },
 }
 
-/// A notice as the talk names it.
-pub(super) fn about(n: &Notice) -> String {
+/// A notice as the talk and the errors name it.
+pub fn about(n: &Notice) -> String {
     let by = match n.channel.as_str() {
         MAIL => String::new(),
         c => format!(" by {c}"),
@@ -72,71 +71,4 @@ pub(super) fn about(n: &Notice) -> String {
         n.milestone_text(),
         n.consumer
     )
-}
-
-/// What the CLI says of an event, one line on stderr. (`Standings` says nothing here: the CLI
-/// warns about unknown versions as `consumers` does.)
-impl std::fmt::Display for Event<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Event::Standings { .. } => Ok(()),
-            Event::Unsubscribed { dataset: d, count } => write!(
-                f,
-                "warning: {d}: {count} registered reader(s) still on a retiring line are not \
-                 subscribed to {d} in consumers.toml and are not told (add datasets.{d} to \
-                 their entry)"
-            ),
-            Event::Unregistered { dataset: d, count } => write!(
-                f,
-                "warning: {d}: {count} reader(s) still on a retiring line are not in \
-                 consumers.toml and cannot be told (see `contracts consumers {d}`)"
-            ),
-            Event::InFlight {
-                notice,
-                run,
-                minutes,
-                stale_minutes,
-            } => write!(
-                f,
-                "skipped {}: claimed {minutes} min ago by run {run}, which may still be sending \
-                 it (a claim is stale after {stale_minutes} min)",
-                about(notice)
-            ),
-            Event::ClaimedFirst { notice } => {
-                write!(f, "skipped {}: another run claimed it first", about(notice))
-            }
-            Event::Recovered { notice, run, at } => write!(
-                f,
-                "recorded {}: run {run} delivered it at {} and died before recording it (its \
-                 journal says so); not sent again",
-                about(notice),
-                instant_text(at)
-            ),
-            Event::Resending {
-                notice,
-                run,
-                at,
-                stale_minutes,
-            } => write!(
-                f,
-                "resending {} with the same Message-ID: run {run} claimed it at {} and never \
-                 confirmed it (stale after {stale_minutes} min)",
-                about(notice),
-                instant_text(at)
-            ),
-            // A webhook is named, never its URL: the URL is a credential.
-            Event::Sent { notice } if notice.channel != MAIL => {
-                write!(f, "sent {}", about(notice))
-            }
-            Event::Sent { notice } => {
-                write!(
-                    f,
-                    "sent {} ({})",
-                    about(notice),
-                    notice.recipients.join(", ")
-                )
-            }
-            Event::Failed { notice, error } => write!(f, "failed {}: {error}", about(notice)),
-        }
-    }
 }

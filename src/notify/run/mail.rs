@@ -6,41 +6,39 @@ use lettre::message::Mailbox;
 use lettre::Message;
 
 use super::events::about;
+use super::facts::{DatasetFacts, Facts};
 use super::report::{RunError, Todo};
 use crate::model::config::Config;
-use crate::model::history::{ChangeRecord, History};
+use crate::model::history::ChangeRecord;
 use crate::model::ConsumerVerdict;
-use crate::notify::message::{ChangeValues, Templates, BODY, SUBJECT};
+use crate::notify::message::{ChangeValues, Templates};
 use crate::notify::send::message;
-use crate::store::{layout, Store};
 
 /// Render every notice of `todo` as a mail from `from`, keyed by Message-ID, and set each
 /// notice's verdict and breaking changes to what it tells. In a dry run too: a broken
-/// template is found the day it is written, not the day it would have mattered.
+/// template is found the day it is written, not the day it would have mattered. The
+/// templates, histories and contracts are the run's `facts`.
 pub fn render_mail(
-    store: &Store,
+    facts: &Facts,
     config: &Config,
     from: &Mailbox,
     todo: &mut [Todo],
 ) -> Result<BTreeMap<String, Message>, RunError> {
-    let templates = Templates::new(
-        store.read(&layout::template(SUBJECT))?,
-        store.read(&layout::template(BODY))?,
-    )
-    .map_err(RunError::Templates)?
-    .with_registry_url(config.notify.registry_url.clone());
+    let (subject, body) = facts.templates.clone();
+    let templates = Templates::new(subject, body)
+        .map_err(RunError::Templates)?
+        .with_registry_url(config.notify.registry_url.clone());
     let mut messages = BTreeMap::new();
-    let mut histories: BTreeMap<String, History> = BTreeMap::new();
+    let none = DatasetFacts::default();
     for t in todo {
         let n = &t.notice;
-        if !histories.contains_key(&n.dataset) {
-            histories.insert(n.dataset.clone(), store.history(&n.dataset)?);
-        }
+        let f = facts.datasets.get(&n.dataset).unwrap_or(&none);
         // A waiver notice is about one clause of the line it reads, not about moving.
-        let changes: Vec<_> = histories[&n.dataset]
+        let changes: Vec<_> = f
+            .history
             .breaking_between(n.line, n.new_line)
             .filter(|_| n.waiver.is_none())
-            .map(|c| (c, change_values(store, &n.dataset, c)))
+            .map(|c| (c, change_values(f, c)))
             .collect();
         let rendered = templates
             .render_with_values(
@@ -82,17 +80,17 @@ pub fn render_mail(
 }
 
 /// The old and new value behind a change record, re-derived from the two contracts it
-/// compares (the record names the clause, not the values). A record whose contracts cannot be
-/// read gets no values rather than stopping the run: `check` is where records are proved.
-fn change_values(store: &Store, dataset: &str, record: &ChangeRecord) -> ChangeValues {
+/// compares (the record names the clause, not the values). A record whose contracts could not
+/// be read gets no values rather than stopping the run: `check` is where records are proved.
+fn change_values(facts: &DatasetFacts, record: &ChangeRecord) -> ChangeValues {
     let Some(from) = &record.from else {
         return ChangeValues::default();
     };
-    let read = |v: &str| store.contract(dataset, v, crate::model::Strictness::Reading);
-    let (Ok(old), Ok(new)) = (read(from), read(&record.to)) else {
+    let read = |v: &str| facts.contracts.get(v);
+    let (Some(old), Some(new)) = (read(from), read(&record.to)) else {
         return ChangeValues::default();
     };
-    crate::model::derive_changes(&old, &new)
+    crate::model::derive_changes(old, new)
         .changes
         .into_iter()
         .find(|c| c.clause == record.clause)

@@ -1,27 +1,35 @@
-//! One notify run, from the store to the ledger: plan today's notices, sift them by the
-//! ledgers, render them, then claim → send and journal → confirm, taking over (and first
-//! recovering from their journals) the claims of runs that died.
+//! One notify run, from the facts to the ledger: plan today's notices, sift them by the
+//! ledgers, render them ([`prepare`]), then claim → send and journal → confirm ([`deliver`]),
+//! taking over (and first recovering from their journals) the claims of runs that died.
 //!
-//! The protocol lives here so that every channel goes through the same ledger: the caller
-//! hands in the clock, one [`Transport`] (mail today) and an event sink; nothing here reads
-//! the clock, prints or knows the terminal. What a run did comes back as rows and [`Event`]s,
-//! which the CLI turns into its table and its talk.
+//! The protocol lives here so that every channel goes through the same ledger. The caller
+//! gathers the [`Facts`] once (the due datasets' lines, waivers, standings, ledgers, history
+//! and contracts) and hands them in as values, with the day and the run's start in
+//! [`Settings`], one [`Transport`] (the run's edge with the world: mail, webhooks, and the
+//! clock that stamps deliveries) and an event sink; nothing here scans, reads the clock,
+//! prints or knows the terminal, and the store is touched only to check that a run can
+//! record ([`ready`]) and by the claim and the confirmation, which must see the newest ledgers.
+//! What a run did comes back as rows and [`Event`]s, which the CLI turns into its table and
+//! its talk.
 
 mod claim;
 mod deliver;
 mod events;
+mod facts;
 mod mail;
 mod pending;
 mod report;
 mod transport;
 mod waiver_facts;
 
+pub use claim::read_ledgers;
 pub use deliver::deliver;
-pub use events::Event;
+pub use events::{about, Event};
+pub use facts::{is_due, wanted_contracts, wants_records, DatasetFacts, Facts};
 pub use mail::render_mail;
-pub use pending::{due, pending};
+pub use pending::pending;
 pub use report::{planned_summary, Report, Row, RunError, Todo};
-pub use transport::{DeliveryError, Transport, Usage};
+pub use transport::{Clock, DeliveryError, Transport, Usage};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,11 +37,9 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Timelike};
 use lettre::message::Mailbox;
 use lettre::Message;
 
-use crate::consumers::{Registry, Scan};
+use crate::consumers::Registry;
+use crate::model::config::Config;
 use crate::store::Store;
-
-/// The clock of a run: the instant a claim, a delivery or a release is stamped with.
-pub type Clock<'a> = &'a dyn Fn() -> DateTime<FixedOffset>;
 
 /// Where a run says what it does, as it does it.
 pub type Sink<'a> = &'a mut dyn FnMut(Event<'_>);
@@ -78,9 +84,10 @@ pub fn run_id(now: DateTime<FixedOffset>) -> String {
     )
 }
 
-/// What a caller hands a run besides the store: the plan's inputs and the run's facts.
+/// What a caller hands a run besides the facts: the plan's inputs and the run's settings.
 pub struct Inputs<'a> {
     pub registry: &'a Registry,
+    pub config: &'a Config,
     /// The sender of every mail (`[notify] from`).
     pub from: &'a Mailbox,
     pub settings: Settings<'a>,
@@ -97,27 +104,28 @@ pub enum Ran {
     Delivered(Report),
 }
 
-/// One notify run: plan today's notices and sift them by the ledgers ([`prepare`]); stop there
-/// for a dry run or when nothing is left to send; else check the git identity, get the
-/// transports from `open` (given the store, the notices to send and their rendered mails by
-/// Message-ID; called only now, so a run with nothing to send reads no credentials) and
-/// [`deliver`]: claim, send and journal, confirm, recovering a dead run's journal on the way.
-/// `scan` is the consumption log's scan of the store's datasets with a milestone due.
-pub fn run<E: From<RunError>, T: Transport>(
-    store: Store,
+/// Today's notices this run may send, rendered: [`pending`] from the `facts`, then
+/// [`render_mail`].
+pub fn prepare(
+    facts: &Facts,
     inputs: &Inputs,
-    scan: impl FnOnce(&Store, BTreeSet<String>) -> Result<Scan, E>,
-    open: impl FnOnce(&Store, &[Todo], BTreeMap<String, Message>) -> Result<T, E>,
-    clock: Clock,
     sink: Sink,
-) -> Result<Ran, E> {
-    let (registry, from, s) = (inputs.registry, inputs.from, &inputs.settings);
-    let scan = |datasets| scan(&store, datasets);
-    let (todo, messages) = prepare(&store, registry, from, s, scan, &mut *sink)?;
+) -> Result<(Vec<Todo>, BTreeMap<String, Message>), RunError> {
+    let (registry, config, from) = (inputs.registry, inputs.config, inputs.from);
+    let domain = from.email.domain().to_string();
+    let mut todo = pending(facts, registry, &inputs.settings, config, &domain, sink);
+    let messages = render_mail(facts, config, from, &mut todo)?;
+    Ok((todo, messages))
+}
+
+/// Whether the prepared `todo` is to be sent now: not when there is nothing to send, nor in a
+/// dry run. Before `true`, the git identity is checked (nothing is sent unless it can be
+/// recorded), so the caller opens its transports, and reads their credentials, only then.
+pub fn ready(store: &Store, todo: &[Todo], dry_run: bool) -> Result<bool, RunError> {
     if todo.is_empty() {
-        return Ok(Ran::Planned(todo));
+        return Ok(false);
     }
-    if inputs.dry_run {
+    if dry_run {
         // A dry run writes nothing, but it refuses what the claim of its real run would refuse
         // (a link on the way to a ledger), with the same error: it is how a user checks a run.
         let ledgers: BTreeSet<String> = todo
@@ -128,49 +136,8 @@ pub fn run<E: From<RunError>, T: Transport>(
         store.refuse_writing(&paths).map_err(|e| RunError::Claim {
             source: Box::new(RunError::Store(e)),
         })?;
-        return Ok(Ran::Planned(todo));
+        return Ok(false);
     }
-    // The identity before the credentials, as `deliver` checks it first: nothing is sent
-    // unless it can be recorded.
     store.identity().map_err(RunError::Identity)?;
-    let mut transport = open(&store, &todo, messages)?;
-    Ok(Ran::Delivered(deliver(
-        store,
-        todo,
-        s,
-        clock,
-        &mut transport,
-        sink,
-    )?))
-}
-
-/// Today's notices this run may send, rendered: [`due`], then the consumption log's `scan`
-/// of the due datasets (only when there are any), [`pending`] and [`render_mail`].
-pub fn prepare<E: From<RunError>>(
-    store: &Store,
-    registry: &Registry,
-    from: &Mailbox,
-    settings: &Settings,
-    scan: impl FnOnce(BTreeSet<String>) -> Result<Scan, E>,
-    sink: Sink,
-) -> Result<(Vec<Todo>, BTreeMap<String, Message>), E> {
-    let config = store.config();
-    let due = due(store, settings.today, config)?;
-    let scan = match due.is_empty() {
-        true => None,
-        false => Some(scan(due.keys().cloned().collect())?),
-    };
-    let domain = from.email.domain().to_string();
-    let mut todo = pending(
-        store,
-        registry,
-        &due,
-        scan.as_ref(),
-        settings,
-        config,
-        &domain,
-        sink,
-    )?;
-    let messages = render_mail(store, config, from, &mut todo)?;
-    Ok((todo, messages))
+    Ok(true)
 }

@@ -1,20 +1,19 @@
-//! Today's notices and what the ledgers say of them: the due datasets, the plan per
-//! channel, and the sift into notices to send and notices to leave alone.
+//! Today's notices and what the ledgers say of them: the plan per channel, from the facts
+//! the caller gathered, and the sift into notices to send and notices to leave alone.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
-use chrono::{DateTime, FixedOffset, NaiveDate};
+use chrono::{DateTime, FixedOffset};
 
 use super::events::Event;
-use super::report::{RunError, Todo};
+use super::facts::Facts;
+use super::report::Todo;
 use super::waiver_facts::waiver_notice;
 use super::{Settings, Sink};
-use crate::consumers::{classify, Registry, Scan, Status};
+use crate::consumers::{Registry, Status};
 use crate::model::config::Config;
-use crate::model::Line;
-use crate::notify::ledger::{parse_ledger, sent_keys, ClaimState, Key, Ledger, MAIL};
-use crate::notify::plan::{milestone_due, plan, DatasetInput, Milestone, Notice, SentKey};
-use crate::store::{layout, Store, StoreError};
+use crate::notify::ledger::{sent_keys, ClaimState, Key, Ledger, MAIL};
+use crate::notify::plan::{plan, DatasetInput, Milestone, Notice, SentKey};
 
 /// The ledger key of milestone `m` of notice `n`.
 fn key_at(n: &Notice, m: &Milestone) -> Key {
@@ -51,32 +50,11 @@ pub(super) fn per_channel(registry: &Registry, notices: Vec<Notice>) -> Vec<Noti
     out
 }
 
-/// The ledgers of `datasets` at the store's HEAD. A ledger that does not parse is a
-/// [`StoreError::Toml`], as any store file that does not parse is.
-pub(super) fn read_ledgers<'a>(
-    store: &Store,
-    datasets: impl IntoIterator<Item = &'a str>,
-) -> Result<BTreeMap<String, Ledger>, StoreError> {
-    let mut out = BTreeMap::new();
-    for d in datasets {
-        if out.contains_key(d) {
-            continue;
-        }
-        let path = layout::notifications(d);
-        let ledger = match store.read(&path)? {
-            Some(text) => parse_ledger(&path, &text)?,
-            None => Ledger::default(),
-        };
-        out.insert(d.to_string(), ledger);
-    }
-    Ok(out)
-}
-
 /// Sort planned notices by their ledger state: free or stale ones to send, the rest (already
 /// sent, or claimed by a run that may still be sending) told to `sink` and left alone.
-pub(super) fn sift(
+pub(super) fn sift<'l>(
     notices: Vec<Notice>,
-    ledgers: &BTreeMap<String, Ledger>,
+    ledger_of: &dyn Fn(&str) -> Option<&'l Ledger>,
     now: DateTime<FixedOffset>,
     stale_minutes: i64,
     sink: Sink,
@@ -89,7 +67,7 @@ pub(super) fn sift(
             earlier: Vec::new(),
             rendered: None,
         };
-        let Some(ledger) = ledgers.get(&n.dataset) else {
+        let Some(ledger) = ledger_of(&n.dataset) else {
             out.push(free(n));
             continue;
         };
@@ -122,128 +100,75 @@ pub(super) fn sift(
     out
 }
 
-/// The datasets with a milestone due `today` on a line other than the newest (a countdown
-/// milestone, or an open window to announce), or with a live waiver to tell, with their
-/// lines: only these are worth a pass over the consumption log.
-pub fn due(
-    store: &Store,
-    today: NaiveDate,
-    config: &Config,
-) -> Result<BTreeMap<String, Vec<Line>>, RunError> {
-    let mut due = BTreeMap::new();
-    for dataset in store.datasets()? {
-        let lines = store.lines(&dataset)?;
-        let newest = lines.iter().max_by_key(|l| l.major);
-        let newest_major = newest.map(|l| l.major);
-        // A window is announced from its first day on (the ledger keeps it to once).
-        let opened = config.notify.announce && newest.is_some_and(|n| n.opens <= today);
-        let any_due = lines.iter().any(|l| {
-            Some(l.major) != newest_major
-                && l.sunset.is_some_and(|s| {
-                    opened
-                        || milestone_due(
-                            today,
-                            s,
-                            &config.notify.days_before,
-                            config.notify.overdue_every_days,
-                        )
-                        .is_some()
-                })
-        });
-        let waived = store.waivers(&dataset)?.live(today).next().is_some();
-        if any_due || waived {
-            due.insert(dataset, lines);
-        }
-    }
-    Ok(due)
-}
-
-/// Today's notices not yet sent by the ledgers at the store's HEAD, sifted by their claims:
-/// what this run may send. `scan` is the consumption log's scan of the `due` datasets.
-#[allow(clippy::too_many_arguments)]
+/// Today's notices not yet sent by the ledgers of `facts`, sifted by their claims: what this
+/// run may send.
 pub fn pending(
-    store: &Store,
+    facts: &Facts,
     registry: &Registry,
-    due: &BTreeMap<String, Vec<Line>>,
-    scan: Option<&Scan>,
     settings: &Settings,
     config: &Config,
     domain: &str,
     sink: Sink,
-) -> Result<Vec<Todo>, RunError> {
+) -> Vec<Todo> {
     let mut inputs: Vec<DatasetInput> = Vec::new();
     let mut sent: HashSet<SentKey> = HashSet::new();
     let mut waived: Vec<Notice> = Vec::new();
-    if let Some(scan) = scan {
-        for (dataset, ledger) in read_ledgers(store, due.keys().map(String::as_str))? {
-            sent.extend(sent_keys(&dataset, &ledger, &|c| channels(registry, c)));
-        }
-        for (dataset, lines) in due {
-            let standings = classify(dataset, lines, registry, &scan.of(dataset));
-            sink(Event::Standings {
-                dataset,
-                standings: &standings,
-            });
-            let windowed: Vec<u64> = lines
+    for (dataset, f) in &facts.datasets {
+        sent.extend(sent_keys(dataset, &f.ledger, &|c| channels(registry, c)));
+    }
+    for (dataset, f) in &facts.datasets {
+        let (lines, standings) = (&f.lines, &f.standings);
+        sink(Event::Standings { dataset, standings });
+        let windowed: Vec<u64> = lines
+            .iter()
+            .filter(|l| l.sunset.is_some())
+            .map(|l| l.major)
+            .collect();
+        let count = |status: Status| {
+            standings
                 .iter()
-                .filter(|l| l.sunset.is_some())
-                .map(|l| l.major)
-                .collect();
-            let count = |status: Status| {
-                standings
-                    .iter()
-                    .filter(|s| s.status == status && s.line.is_some_and(|l| windowed.contains(&l)))
-                    .count()
-            };
-            let (unknown, unsubscribed) = (count(Status::Unknown), count(Status::Unsubscribed));
-            if unsubscribed > 0 {
-                sink(Event::Unsubscribed {
-                    dataset,
-                    count: unsubscribed,
-                });
-            }
-            if unknown > 0 {
-                sink(Event::Unregistered {
-                    dataset,
-                    count: unknown,
-                });
-            }
-            inputs.push(crate::notify::dataset_input(
-                dataset, lines, &standings, registry,
-            ));
-            let waivers = store.waivers(dataset)?;
-            let is_sent = |c: &str, l: u64, m: &str| {
-                sent.contains(&(dataset.clone(), c.to_string(), l, m.to_string()))
-            };
-            for w in crate::notify::waiver_notices::plan(
+                .filter(|s| s.status == status && s.line.is_some_and(|l| windowed.contains(&l)))
+                .count()
+        };
+        let (unknown, unsubscribed) = (count(Status::Unknown), count(Status::Unsubscribed));
+        if unsubscribed > 0 {
+            sink(Event::Unsubscribed {
                 dataset,
-                &waivers,
-                settings.today,
-                &standings,
-                registry,
-                &is_sent,
-            ) {
-                waived.extend(waiver_notice(
-                    store,
-                    &w,
-                    lines,
-                    &standings,
-                    registry,
-                    settings.today,
-                    domain,
-                ));
-            }
+                count: unsubscribed,
+            });
+        }
+        if unknown > 0 {
+            sink(Event::Unregistered {
+                dataset,
+                count: unknown,
+            });
+        }
+        inputs.push(crate::notify::dataset_input(
+            dataset, lines, standings, registry,
+        ));
+        let is_sent = |c: &str, l: u64, m: &str| {
+            sent.contains(&(dataset.clone(), c.to_string(), l, m.to_string()))
+        };
+        for w in crate::notify::waiver_notices::plan(
+            dataset,
+            &f.waivers,
+            settings.today,
+            standings,
+            registry,
+            &is_sent,
+        ) {
+            waived.extend(waiver_notice(f, &w, registry, settings.today, domain));
         }
     }
     let mut planned = plan(settings.today, &config.notify, domain, &inputs, &sent);
     planned.extend(waived);
     let notices = per_channel(registry, planned);
-    let ledgers = read_ledgers(store, notices.iter().map(|n| n.dataset.as_str()))?;
-    Ok(sift(
+    let ledger_of = |d: &str| facts.datasets.get(d).map(|f| &f.ledger);
+    sift(
         notices,
-        &ledgers,
+        &ledger_of,
         settings.now,
         settings.stale_minutes,
         sink,
-    ))
+    )
 }

@@ -1,7 +1,13 @@
 //! The channels' side of a run: what a transport does and how a delivery fails.
 
+use chrono::{DateTime, FixedOffset};
+
 use crate::notify::plan::Notice;
 use crate::notify::send::MailError;
+
+/// The clock a transport reads, at the edge: the caller builds it with the transports it
+/// hands a run, and the run asks the transport ([`Transport::now`]), never a clock of its own.
+pub type Clock<'a> = &'a dyn Fn() -> DateTime<FixedOffset>;
 
 /// A delivery that did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -37,11 +43,13 @@ impl DeliveryError {
 
 /// One way notices reach people. `open` is called before anything is claimed, so a transport
 /// that cannot work fails the run with nothing written; `deliver` sends one rendered notice;
-/// `close` ends the session after the last.
+/// `close` ends the session after the last; `now` is the instant at the edge, which a delivery
+/// (when the server accepted it) or a release is stamped with.
 pub trait Transport {
     fn open(&mut self) -> Result<(), DeliveryError>;
     fn deliver(&mut self, notice: &Notice) -> Result<(), DeliveryError>;
     fn close(&mut self);
+    fn now(&self) -> DateTime<FixedOffset>;
     /// What the transport used so far, for the run's summary.
     fn usage(&self) -> Usage {
         Usage::default()

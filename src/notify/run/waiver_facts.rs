@@ -2,25 +2,25 @@
 
 use chrono::NaiveDate;
 
-use crate::consumers::{Registry, Standing};
+use super::facts::DatasetFacts;
+use crate::consumers::Registry;
 use crate::model::Line;
 use crate::notify::ledger::MAIL;
 use crate::notify::plan::Notice;
-use crate::store::{layout, Store};
 
 /// The notice of one planned waiver notice: to the consumer's contacts, about the covered
 /// line, with the waiver's facts (the bound from the line's live contract and, for a waiver
-/// granted `--release`, that release's measured value from its record). A line with no sunset
-/// records the waiver's last day as the notice's `sunset`: the day the notice is about.
+/// granted `--release`, that release's measured value from its record), all from the
+/// dataset's `facts`. A line with no sunset records the waiver's last day as the notice's
+/// `sunset`: the day the notice is about.
 pub(super) fn waiver_notice(
-    store: &Store,
+    facts: &DatasetFacts,
     w: &crate::notify::waiver_notices::WaiverNotice,
-    lines: &[Line],
-    standings: &[Standing],
     registry: &Registry,
     today: NaiveDate,
     domain: &str,
 ) -> Option<Notice> {
+    let (lines, standings) = (&facts.lines, &facts.standings);
     let line = lines.iter().find(|l| l.major == w.line)?;
     let newest = lines.iter().max_by_key(|l| l.major)?;
     let c = registry.get(&w.consumer)?;
@@ -31,7 +31,7 @@ pub(super) fn waiver_notice(
         .unwrap_or_else(|| line.newest().clone());
     let sunset = line.sunset.unwrap_or(w.waiver.until);
     let milestone = crate::notify::plan::Milestone::Waiver(w.waiver.id.clone());
-    let (bound, measured) = waived_values(store, &w.dataset, line, &w.waiver);
+    let (bound, measured) = waived_values(facts, &w.dataset, line, &w.waiver);
     Some(Notice {
         dataset: w.dataset.clone(),
         consumer: w.consumer.clone(),
@@ -75,19 +75,15 @@ pub(super) fn waiver_notice(
 
 /// The bound a waiver suspends, from the covered line's live contract, and the value the
 /// release it names measured, replayed from that release's recorded profile by `validate`
-/// itself. Either is `None` when the store cannot say (no such clause, no record, no profile):
-/// a notice is still worth sending without them.
+/// itself. Either is `None` when the facts cannot say (no contract, no such clause, no
+/// record, no profile): a notice is still worth sending without them.
 fn waived_values(
-    store: &Store,
+    facts: &DatasetFacts,
     dataset: &str,
     line: &Line,
     w: &crate::model::waiver::Waiver,
 ) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
-    let Ok(contract) = store.contract(
-        dataset,
-        &line.newest().to_string(),
-        crate::model::Strictness::Reading,
-    ) else {
+    let Some(contract) = facts.contracts.get(&line.newest().to_string()) else {
         return (None, None);
     };
     let (clause, key) = match w.clause.split_once('.') {
@@ -103,10 +99,9 @@ fn waived_values(
         .get(clause)
         .and_then(|c| pick(c.value.to_json()));
     let measured = w.release.as_ref().and_then(|release| {
-        let path = layout::releases(dataset);
-        let text = store.read(&path).ok()??;
-        let records = crate::release::record::parse_records(&path, &text).ok()?;
-        let record = records
+        let record = facts
+            .records
+            .as_ref()?
             .iter()
             .rev()
             .find(|r| r.version.as_deref() == Some(release.as_str()))?;

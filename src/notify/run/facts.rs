@@ -1,0 +1,270 @@
+//! What a run is told of the store, as values: its caller reads them once (the lines, the
+//! waivers, the consumption log's standings, the ledgers, the history, the contracts and the
+//! release records a notice names) and hands them in, so that planning and rendering read
+//! nothing. Only the claim and the confirmation, which must see the newest ledgers, read the
+//! store again.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::NaiveDate;
+
+use crate::consumers::Standing;
+use crate::model::config::Notify;
+use crate::model::history::History;
+use crate::model::waiver::Waivers;
+use crate::model::{Contract, Line};
+use crate::notify::ledger::Ledger;
+use crate::notify::plan::milestone_due;
+use crate::release::record::ReleaseRecord;
+
+/// Everything a run plans and renders from.
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// The subject and body templates as the store holds them (`None`: the built-in one).
+    pub templates: (Option<String>, Option<String>),
+    /// The datasets with something due today ([`is_due`]), by name.
+    pub datasets: BTreeMap<String, DatasetFacts>,
+}
+
+/// What a run knows of one dataset with something due.
+#[derive(Debug, Default)]
+pub struct DatasetFacts {
+    pub lines: Vec<Line>,
+    pub waivers: Waivers,
+    /// Its readers in the lookback, as the consumption log classifies them.
+    pub standings: Vec<Standing>,
+    /// Its notification ledger at the store's HEAD.
+    pub ledger: Ledger,
+    pub history: History,
+    /// The contracts of the versions [`wanted_contracts`] names, by version; one that could
+    /// not be read is absent (a notice is still worth sending without its values).
+    pub contracts: BTreeMap<String, Contract>,
+    /// Its release records, when a live waiver names a release ([`wants_records`]) and they
+    /// read; else `None`.
+    pub records: Option<Vec<ReleaseRecord>>,
+}
+
+/// Whether a dataset has something due `today`: a milestone on a line other than the newest
+/// (a countdown milestone, or an open window to announce), or a live waiver to tell. Only
+/// these are worth a pass over the consumption log.
+pub fn is_due(lines: &[Line], waivers: &Waivers, today: NaiveDate, notify: &Notify) -> bool {
+    let newest = lines.iter().max_by_key(|l| l.major);
+    let newest_major = newest.map(|l| l.major);
+    // A window is announced from its first day on (the ledger keeps it to once).
+    let opened = notify.announce && newest.is_some_and(|n| n.opens <= today);
+    let any_due = lines.iter().any(|l| {
+        Some(l.major) != newest_major
+            && l.sunset.is_some_and(|s| {
+                opened
+                    || milestone_due(today, s, &notify.days_before, notify.overdue_every_days)
+                        .is_some()
+            })
+    });
+    any_due || waivers.live(today).next().is_some()
+}
+
+/// The versions whose contracts a run may need: both sides of each breaking change (for the
+/// values a notice tells), and the newest version of each line a live waiver covers (for the
+/// bound it suspends).
+pub fn wanted_contracts(
+    lines: &[Line],
+    waivers: &Waivers,
+    history: &History,
+    today: NaiveDate,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for c in history.breaking_between(0, u64::MAX) {
+        if let Some(from) = &c.from {
+            out.insert(from.clone());
+            out.insert(c.to.clone());
+        }
+    }
+    for w in waivers.live(today) {
+        let covered = lines.iter().filter(|l| w.line.is_none_or(|n| n == l.major));
+        out.extend(covered.map(|l| l.newest().to_string()));
+    }
+    out
+}
+
+/// Whether a run may need the dataset's release records: a live waiver names a release.
+pub fn wants_records(waivers: &Waivers, today: NaiveDate) -> bool {
+    waivers.live(today).any(|w| w.release.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::consumers::{classify, parse_registry, NewestRead};
+    use crate::model::change::{Direction, Verdict};
+    use crate::model::config::Config;
+    use crate::model::history::ChangeRecord;
+    use crate::model::waiver::Waiver;
+    use crate::notify::plan::Milestone;
+    use crate::notify::run::{pending, Event, Settings};
+    use semver::Version;
+
+    fn day(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    fn line(major: u64, sunset: Option<&str>) -> Line {
+        Line {
+            major,
+            opens: day("2026-01-01"),
+            sunset: sunset.map(day),
+            source: None,
+            versions: vec![Version::new(major, 0, 0), Version::new(major, 2, 0)],
+        }
+    }
+
+    fn waiver(line: Option<u64>, until: &str, release: Option<&str>) -> Waiver {
+        Waiver {
+            id: "roads:all:crs:2026-12-01".into(),
+            line,
+            clause: "crs".into(),
+            granted: day("2026-12-01"),
+            until: day(until),
+            at: "2026-12-01T00:00:00Z".parse().unwrap(),
+            by: "A <a@example.org>".into(),
+            reason: "a reason".into(),
+            release: release.map(str::to_string),
+        }
+    }
+
+    fn change(from: Option<&str>, to: &str, verdict: Verdict) -> ChangeRecord {
+        ChangeRecord {
+            at: "2026-12-01T00:00:00Z".parse().unwrap(),
+            from: from.map(str::to_string),
+            to: to.into(),
+            clause: "crs".into(),
+            kind: None,
+            direction: Direction::Changed,
+            verdict,
+            window: None,
+            rationale: "why".into(),
+        }
+    }
+
+    #[test]
+    fn a_dataset_is_due_for_a_milestone_of_an_old_line_or_a_live_waiver() {
+        let notify = Notify {
+            announce: false,
+            ..Notify::default()
+        };
+        // The sunset is 30 days after the day: a milestone of the default countdown.
+        let (today, none) = (day("2026-12-06"), Waivers::default());
+        let windowed = [line(1, Some("2027-01-05")), line(2, None)];
+        assert!(is_due(&windowed, &none, today, &notify));
+        // The newest line's sunset is no milestone of anyone's: nobody moves off it.
+        let newest = [line(1, None), line(2, Some("2027-01-05"))];
+        assert!(!is_due(&newest, &none, today, &notify));
+        let waived = Waivers {
+            waiver: vec![waiver(None, "2026-12-31", None)],
+            unwaive: Vec::new(),
+        };
+        assert!(is_due(&newest, &waived, today, &notify));
+        // A waiver that ended yesterday is nothing to tell.
+        let ended = Waivers {
+            waiver: vec![waiver(None, "2026-12-05", None)],
+            unwaive: Vec::new(),
+        };
+        assert!(!is_due(&newest, &ended, today, &notify));
+    }
+
+    #[test]
+    fn the_contracts_wanted_are_both_sides_of_each_breaking_change_and_each_waived_line() {
+        let today = day("2026-12-06");
+        let lines = [line(1, None), line(2, None), line(3, None)];
+        let history = History {
+            change: vec![
+                change(None, "1.0.0", Verdict::Breaking),
+                change(Some("1.2.0"), "2.0.0", Verdict::Breaking),
+                change(Some("2.0.0"), "2.2.0", Verdict::Compatible),
+            ],
+            ..History::default()
+        };
+        let waivers = Waivers {
+            waiver: vec![waiver(Some(3), "2026-12-31", Some("3.2.0"))],
+            unwaive: Vec::new(),
+        };
+        let wanted = wanted_contracts(&lines, &waivers, &history, today);
+        let expected: BTreeSet<String> = ["1.2.0", "2.0.0", "3.2.0"].map(String::from).into();
+        assert_eq!(wanted, expected);
+        assert!(wants_records(&waivers, today));
+        assert!(!wants_records(&Waivers::default(), today));
+        // A waiver of every line wants each line's newest contract.
+        let all = Waivers {
+            waiver: vec![waiver(None, "2026-12-31", None)],
+            unwaive: Vec::new(),
+        };
+        let wanted = wanted_contracts(&lines, &all, &History::default(), today);
+        let expected: BTreeSet<String> = ["1.2.0", "2.2.0", "3.2.0"].map(String::from).into();
+        assert_eq!(wanted, expected);
+    }
+
+    /// A run plans from the facts it is handed, with no store at all: the one reader still on
+    /// the retiring line is told, the one already moved is not, and an unregistered reader is
+    /// an event.
+    #[test]
+    fn the_plan_comes_from_the_facts_alone() {
+        let registry = parse_registry(
+            "consumers.toml",
+            "[consumers.a]\ncontacts=[\"a@x.org\"]\n[consumers.b]\ncontacts=[\"b@x.org\"]\n",
+        )
+        .unwrap();
+        // The sunset is 30 days after the day: a milestone of the default countdown.
+        let (today, sunset) = ("2026-12-06", "2027-01-05");
+        let lines = vec![line(1, Some(sunset)), line(2, None)];
+        let read = |v: &str| NewestRead {
+            at: "2026-12-01T03:00:00Z".parse().unwrap(),
+            version: v.parse().unwrap(),
+            oldest_line: 1,
+            reads: 3,
+            known: None,
+        };
+        let newest: HashMap<String, NewestRead> = [
+            ("a".to_string(), read("1.0.0")),
+            ("b".to_string(), read("2.0.0")),
+            ("z".to_string(), read("1.0.0")),
+        ]
+        .into();
+        let standings = classify("roads", &lines, &registry, &newest);
+        let mut facts = Facts::default();
+        facts.datasets.insert(
+            "roads".into(),
+            DatasetFacts {
+                lines,
+                standings,
+                ..DatasetFacts::default()
+            },
+        );
+        let settings = Settings {
+            today: day(today),
+            now: format!("{today}T08:00:00Z").parse().unwrap(),
+            stale_minutes: 60,
+            run: "test",
+        };
+        let mut unregistered = Vec::new();
+        let mut sink = |e: Event<'_>| {
+            if let Event::Unregistered { dataset, count } = e {
+                unregistered.push((dataset.to_string(), count));
+            }
+        };
+        // The countdown alone: the window's announcement is a milestone of its own.
+        let mut config = Config::default();
+        config.notify.announce = false;
+        let todo = pending(&facts, &registry, &settings, &config, "x.org", &mut sink);
+        let told: Vec<(&str, u64, Vec<Milestone>)> = todo
+            .iter()
+            .map(|t| {
+                let n = &t.notice;
+                let milestones = n.milestones().into_iter().cloned().collect();
+                (n.consumer.as_str(), n.line, milestones)
+            })
+            .collect();
+        assert_eq!(told, vec![("a", 1, vec![Milestone::Before(30)])]);
+        assert_eq!(unregistered, vec![("roads".to_string(), 1)]);
+    }
+}
