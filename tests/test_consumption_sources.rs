@@ -812,3 +812,38 @@ fn the_same_reads_in_every_layout_give_one_answer() {
         assert_eq!(got, &answers[0].1, "{file} against {}", answers[0].0);
     }
 }
+
+/// Settings an access log's format cannot read are refused when `contracts.toml` is read, by
+/// `check` as by every command, each at its key and all at once. They were found only once a
+/// command read the logs, as "cannot be read yet by this build", and `check` passed them.
+#[test]
+fn access_log_settings_the_format_cannot_read_are_refused_by_check_at_their_keys() {
+    let w = World::new(25);
+    let tables = "[[consumption.source]]\npath = \"s3/*\"\nformat = \"s3-access\"\n\
+                  match = \"/d/{dataset}/{contract}/**\"\nprincipal = \"requestor\"\n\n\
+                  [[consumption.source]]\npath = \"web/*.log\"\nformat = \"combined\"\n\
+                  match = \"/d/{dataset}/{contract}/**\"\n\
+                  pattern = '$remote_addr \"$request\" $status'\n";
+    w.write(
+        "contracts.toml",
+        &format!("{}\n{tables}", world::config(25)),
+    );
+    let config = w.read("contracts.toml").unwrap();
+    let principal = world::line_of(&config, "principal = ");
+    let pattern = world::line_of(&config, "pattern = ");
+    // `check` reports them as findings (exit 1); a command refuses to run (exit 2).
+    for (args, code) in [(&["check"][..], 1), (&["consumers", "roads"], 2)] {
+        let run = w.run("2026-11-29", args);
+        run.assert_code(code);
+        let said = format!("{}{}", run.stdout(), run.stderr());
+        for needle in [
+            format!("contracts.toml:{principal}:13"),
+            "\"requestor\"".to_string(),
+            format!("contracts.toml:{pattern}:11"),
+            "no time".to_string(),
+        ] {
+            assert!(said.contains(&needle), "{args:?}: no {needle} in {said}");
+        }
+        assert!(!said.contains("cannot be read yet"), "{said}");
+    }
+}

@@ -19,15 +19,6 @@ use std::path::{Path, PathBuf};
 /// moving what both sides need into the lower file, then delete its line here.
 const KNOWN: &[&[&str]] = &[
     &["cli", "cli/context", "cli/output"],
-    &[
-        "consumers/reads",
-        "consumers/reads/blocks",
-        "consumers/reads/fold",
-        "consumers/reads/hash",
-        "consumers/reads/hot",
-        "consumers/reads/memo",
-        "consumers/reads/wide",
-    ],
     &["consumers/reads/fields", "consumers/reads/json_fields"],
     &[
         "release/geojson",

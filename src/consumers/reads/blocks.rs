@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use super::{LogError, Malformed, Scan, ScanRequest};
+use super::read::{LogError, Malformed, ScanRequest};
+use super::scan::Scan;
 
 /// What one block of lines yields, taken in file order.
 pub(super) struct Partial {

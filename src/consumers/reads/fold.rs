@@ -7,8 +7,9 @@ use chrono::Utc;
 
 use super::hash::Key;
 use super::hot::{self, HotKey, HotRead, NO_VERSION};
+use super::read::{KnownRead, NewestRead, ScanRequest};
+use super::scan::{Pending, Scan};
 use super::timestamps::{At, Day};
-use super::{KnownRead, NewestRead, Scan, ScanRequest};
 
 /// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
 /// datasets not requested are skipped first. The fields are bytes, so that a reader need
@@ -112,18 +113,6 @@ pub(super) fn fold_into(
 /// for a whole batch's entries at once at the update, with loads, still waited for the
 /// first of them.)
 const PENDING: usize = 16;
-
-/// A read of the hot table's kind, waiting for [`Scan::settle`].
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Pending {
-    d: usize,
-    key: HotKey,
-    hash: u64,
-    ns: i64,
-    offset: i16,
-    v: u32,
-    known: bool,
-}
 
 impl Scan {
     /// Fold the pending reads into the hot tables.

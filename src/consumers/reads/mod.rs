@@ -18,14 +18,9 @@
 //! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
 //! (`.jsonl.gz`, `.ndjson.gz`, `.csv.gz`) is decompressed as it streams.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, FixedOffset, NaiveDate};
-use semver::Version;
-use serde::Serialize;
-
-use super::access::AccessStats;
 use crate::model::source::Source;
 
 mod blocks;
@@ -41,6 +36,8 @@ mod memo;
 pub(crate) mod object_logs;
 mod parquet_rows;
 mod plain_lines;
+mod read;
+mod scan;
 mod timestamps;
 mod wide;
 
@@ -48,363 +45,18 @@ use blocks::{scan_blocks, FileScan, Partial};
 pub use driver::scan;
 pub(crate) use driver::{open_input, open_parquet, readers_of, Inputs};
 pub(crate) use fields::Read as MappedRead;
-use fold::{fold, fold_into, Pending};
+use fold::{fold, fold_into};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
-use hot::{HotTable, Slot, NO_VERSION};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
-use memo::{short_eq, Memo};
 pub(crate) use parquet_rows::{read_summary, ParquetLog};
+pub(crate) use read::later;
+pub use read::{
+    version_of_line, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest, Skipped,
+    ValidFrom, ANONYMOUS,
+};
+pub use scan::{Scan, ScanStats};
 pub(crate) use timestamps::At;
-
-#[derive(Debug, thiserror::Error)]
-pub enum LogError {
-    #[error("[consumption] sources: `{pattern}` is not a valid glob: {source}")]
-    Pattern {
-        pattern: String,
-        #[source]
-        source: glob::PatternError,
-    },
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error(
-        "{}: a consumption log must end in .jsonl, .ndjson or .csv (each optionally .gz), or .parquet, or its source must name its `format`",
-        path.display()
-    )]
-    UnknownFormat { path: PathBuf },
-    /// A remote source could not be listed (its objects' own failures skip only them).
-    #[error("{0}")]
-    Remote(#[from] crate::objects::RemoteError),
-}
-
-impl LogError {
-    /// What went wrong reading one file, without the file's path: the warning that skips
-    /// the file names it already.
-    pub(crate) fn reason(self) -> String {
-        match self {
-            LogError::Io { source, .. } => source.to_string(),
-            other => other.to_string(),
-        }
-    }
-}
-
-/// One log file and the source (an index into the sources scanned) it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogFile {
-    pub path: PathBuf,
-    pub source: usize,
-}
-
-/// A line the scan could not use, with where it is and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed {
-    pub file: PathBuf,
-    /// 1-based line number in the file.
-    pub line: u64,
-    pub reason: String,
-}
-
-/// A file the scan could not read (or not to its end), and why; the scan went on without it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    pub file: PathBuf,
-    pub reason: String,
-}
-
-/// The newest read of one consumer of one dataset within the scanned days.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NewestRead {
-    pub at: DateTime<FixedOffset>,
-    pub version: Version,
-    /// The oldest line read in the scanned days, to tell a consumer who moved from one who
-    /// was always on the newest line (of versions the store has; `u64::MAX` when none).
-    pub oldest_line: u64,
-    pub reads: u64,
-    /// The newest read of a version the store has ([`ScanRequest::known`]): the line a
-    /// consumer is known to be on when its newest read names a version that does not exist.
-    pub known: Option<KnownRead>,
-}
-
-/// A read of a version the store has.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct KnownRead {
-    pub at: DateTime<FixedOffset>,
-    pub version: Version,
-}
-
-/// What to look for: reads of these datasets on days `from..=to`.
-#[derive(Debug, Clone)]
-pub struct ScanRequest {
-    pub datasets: BTreeSet<String>,
-    /// The first day of the lookback.
-    pub from: NaiveDate,
-    /// The last day counted (`--today`): later events are ignored, so a past day replays.
-    pub to: NaiveDate,
-    /// The versions the store has, per dataset; a dataset not listed has every version.
-    pub known: HashMap<String, Vec<Version>>,
-    /// What a read of a line (a `{line}` template) is a read of on its day. Filled only
-    /// where a source reads lines.
-    pub valid_from: ValidFrom,
-}
-
-/// Per dataset, each version with its `valid_from`: the newest of a line valid on a day is
-/// what a read of that line (a view per line, a `{line}` template) reads.
-pub type ValidFrom = HashMap<String, Vec<(Version, NaiveDate)>>;
-
-/// The newest version of line `line` of `dataset` valid on `day`, by `valid_from`.
-pub fn version_of_line<'v>(
-    valid_from: &'v ValidFrom,
-    dataset: &str,
-    line: u64,
-    day: NaiveDate,
-) -> Option<&'v Version> {
-    valid_from
-        .get(dataset)?
-        .iter()
-        .filter(|(v, from)| v.major == line && *from <= day)
-        .map(|(v, _)| v)
-        .max()
-}
-
-impl ScanRequest {
-    /// The last `lookback_days` days up to and including `today`.
-    pub fn lookback(datasets: BTreeSet<String>, today: NaiveDate, lookback_days: i64) -> Self {
-        let from = today
-            .checked_sub_days(chrono::Days::new(
-                u64::try_from(lookback_days.max(1) - 1).unwrap_or(0),
-            ))
-            .unwrap_or(NaiveDate::MIN);
-        ScanRequest {
-            datasets,
-            from,
-            to: today,
-            known: HashMap::new(),
-            valid_from: HashMap::new(),
-        }
-    }
-
-    /// The newest version of line `line` of `dataset` valid on `day` ([`Self::valid_from`]).
-    pub fn version_of_line(&self, dataset: &str, line: u64, day: NaiveDate) -> Option<&Version> {
-        version_of_line(&self.valid_from, dataset, line, day)
-    }
-
-    /// Whether `dataset` has `version` (every version of an unlisted dataset counts).
-    fn is_known(&self, dataset: &str, version: &Version) -> bool {
-        if self.known.is_empty() {
-            return true;
-        }
-        self.known
-            .get(dataset)
-            .is_none_or(|versions| versions.contains(version))
-    }
-}
-
-/// Counts of one scan, for the summary a user sees.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ScanStats {
-    pub files: u64,
-    pub lines: u64,
-    /// Reads of a requested dataset within the days.
-    pub reads: u64,
-    pub malformed: u64,
-    /// Reads of a requested dataset after the last day (ignored).
-    pub after_today: u64,
-    /// Reads of a requested dataset before the lookback (ignored).
-    pub before_lookback: u64,
-    /// Objects the listings of remote sources returned, and how many of them were read (the
-    /// others cannot hold a read of the lookback). Both 0 without a remote source.
-    pub objects_listed: u64,
-    pub objects_read: u64,
-    /// The same counts for each source, in the order of `[consumption]`'s tables and then
-    /// its globs, with the judgement of whether the source can be believed.
-    pub sources: Vec<crate::consumers::source_health::SourceCounts>,
-}
-
-/// The result of a scan: the newest read per dataset and consumer.
-#[derive(Debug, Clone, Default)]
-pub struct Scan {
-    pub newest: NameMap<ConsumerMap>,
-    pub stats: ScanStats,
-    /// Files that could not be read, or not to their end (reads before the failure count).
-    pub skipped: Vec<Skipped>,
-    memo: Memo,
-    /// The reads of the scan in progress, by dataset (in [`ScanRequest::datasets`] order)
-    /// and consumer, in tables of one cache line per consumer ([`hot`]).
-    hot: Vec<(String, HotTable)>,
-    /// Reads of the hot tables not yet folded in (at most [`PENDING`]).
-    pending: Vec<Pending>,
-    /// What the access logs held besides reads: requests, ranged requests taken as one
-    /// read, and requests that are no read (unmatched, other methods, failed).
-    pub access: AccessStats,
-}
-
-impl Scan {
-    /// An empty scan with a map for each requested dataset.
-    fn for_request(req: &ScanRequest) -> Scan {
-        let mut scan = Scan::default();
-        for d in &req.datasets {
-            scan.newest.insert(d.clone(), ConsumerMap::default());
-            scan.hot.push((d.clone(), HotTable::default()));
-        }
-        scan
-    }
-
-    /// The place of `dataset` among the requested ones; `None` when it is not requested.
-    /// With one requested (the common case) a comparison per line.
-    #[inline]
-    fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
-        self.hot
-            .iter()
-            .position(|(name, _)| short_eq(name.as_bytes(), dataset))
-    }
-
-    /// Put each reader under the consumer it is: a principal the registry's identities
-    /// claim becomes that consumer (several principals of one consumer merge, the tie rule
-    /// of the newest read kept), any other keeps its name. A principal claimed by several
-    /// consumers is kept as it is (an unknown reader) and returned with its claimants.
-    pub fn claim(&mut self, registry: &super::Registry) -> Vec<(String, Vec<String>)> {
-        let mut ambiguous = BTreeSet::new();
-        if !registry.has_identities() {
-            return Vec::new();
-        }
-        for per in self.newest.values_mut() {
-            let old = std::mem::take(per);
-            for (key, read) in old {
-                let principal = key.name();
-                let name = match registry.claim(&principal) {
-                    super::Claim::Consumer(c) => c.to_string(),
-                    super::Claim::Ambiguous(all) => {
-                        ambiguous.insert((
-                            principal.clone(),
-                            all.into_iter().map(str::to_string).collect::<Vec<_>>(),
-                        ));
-                        principal
-                    }
-                    super::Claim::Unclaimed => principal,
-                };
-                let key = Key::from_bytes(name.as_bytes());
-                match per.get_mut(key.as_bytes()) {
-                    Some(n) => n.absorb(read),
-                    None => {
-                        per.insert(key, read);
-                    }
-                }
-            }
-        }
-        ambiguous.into_iter().collect()
-    }
-
-    /// The newest reads of one dataset, by consumer.
-    pub fn of(&self, dataset: &str) -> HashMap<String, NewestRead> {
-        self.newest
-            .get(dataset)
-            .map(|per| per.iter().map(|(k, v)| (k.name(), v.clone())).collect())
-            .unwrap_or_default()
-    }
-
-    /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the
-    /// caller's to count).
-    fn absorb(&mut self, mut part: Scan) {
-        part.flush();
-        let s = part.stats;
-        self.stats.reads = self.stats.reads.saturating_add(s.reads);
-        self.stats.malformed += s.malformed;
-        self.stats.after_today += s.after_today;
-        self.stats.before_lookback += s.before_lookback;
-        for (dataset, per) in part.newest {
-            match self.newest.get_mut(&dataset) {
-                // Nothing of this dataset yet (the first worker's part, nearly always): the
-                // part's map is taken whole instead of being inserted again entry by entry.
-                Some(mine) if mine.is_empty() => *mine = per,
-                _ => {
-                    // No room reserved: the workers' parts name mostly the same consumers.
-                    for (consumer, read) in per {
-                        self.record(&dataset, &consumer, read);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`]. A worker
-    /// does it before handing its scan back, so the workers do it side by side.
-    pub(super) fn flush(&mut self) {
-        self.settle();
-        let mut hot = std::mem::take(&mut self.hot);
-        for (dataset, table) in &mut hot {
-            if let Some(per) = self.newest.get_mut(dataset.as_str()) {
-                per.reserve(table.len());
-            }
-            for Slot { key, read: h } in table.drain() {
-                let version = |v: u32| self.memo.versions[v as usize].0.clone();
-                let read = NewestRead {
-                    at: hot::instant(h.at, h.at_offset),
-                    version: version(h.version),
-                    oldest_line: if h.oldest == NO_VERSION {
-                        u64::MAX
-                    } else {
-                        self.memo.versions[h.oldest as usize].0.major
-                    },
-                    reads: h.reads,
-                    known: (h.known_version != NO_VERSION).then(|| KnownRead {
-                        at: hot::instant(h.known_at, h.known_offset),
-                        version: version(h.known_version),
-                    }),
-                };
-                let name = key.bytes();
-                self.record(dataset, &Key::from_bytes(&name), read);
-            }
-        }
-    }
-
-    /// Fold one read in.
-    fn record(&mut self, dataset: &str, consumer: &Key, read: NewestRead) {
-        let Some(per) = self.newest.get_mut(dataset) else {
-            return;
-        };
-        match per.get_mut(consumer.as_bytes()) {
-            Some(n) => n.absorb(read),
-            None => {
-                per.insert(consumer.clone(), read);
-            }
-        }
-    }
-}
-
-impl NewestRead {
-    /// Combine two summaries of one consumer's reads. Order-independent: for two reads at the
-    /// same instant the higher version wins, so the answer does not depend on file order.
-    fn absorb(&mut self, other: NewestRead) {
-        self.reads = self.reads.saturating_add(other.reads);
-        self.oldest_line = self.oldest_line.min(other.oldest_line);
-        let newer_known = match (&other.known, &self.known) {
-            (Some(o), Some(s)) => later(&o.at, &o.version) > later(&s.at, &s.version),
-            (o, s) => o.is_some() && s.is_none(),
-        };
-        if newer_known {
-            self.known = other.known.clone();
-        }
-        if later(&other.at, &other.version) > later(&self.at, &self.version) {
-            self.at = other.at;
-            self.version = other.version;
-        }
-    }
-}
-
-/// The order of reads, newest last: by instant, then version, then the offset the instant
-/// was written with (`DateTime` order ignores it: without it, the same instant written as
-/// `03:00Z` and `05:00+02:00` would be reported as whichever came first, and blocks scanned
-/// in parallel come in any order).
-pub(crate) fn later<'a>(
-    at: &DateTime<FixedOffset>,
-    version: &'a Version,
-) -> (DateTime<FixedOffset>, &'a Version, i32) {
-    (*at, version, at.offset().local_minus_utc())
-}
 
 /// The files each local source's glob (relative to `root`) matches, sorted; the remote
 /// sources match none here.
@@ -467,17 +119,16 @@ pub fn overlapping_files(
     Ok(by_file.into_iter().filter(|(_, s)| s.len() > 1).collect())
 }
 
-/// The consumer value of reads that carried no principal (S3's `-`): one unknown reader.
-pub const ANONYMOUS: &str = "anonymous";
-
 #[cfg(test)]
 mod tests {
     use super::fields::Mapping;
     use super::json_lines::scan_json_lines;
     use super::*;
-    use chrono::Utc;
+    use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+    use semver::Version;
     use std::borrow::Cow;
     use std::collections::BTreeMap;
+    use std::collections::HashMap;
 
     /// The four fields of a read as `serde_json` reads the default mapping: the model.
     #[derive(serde::Deserialize)]

@@ -1,0 +1,190 @@
+//! The values a scan of the consumption logs deals in, below every file that reads or folds:
+//! a log file, a line that could not be used, the newest read of a consumer, what a scan is
+//! asked for, and why a log could not be read.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+use chrono::{DateTime, FixedOffset, NaiveDate};
+use semver::Version;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("[consumption] sources: `{pattern}` is not a valid glob: {source}")]
+    Pattern {
+        pattern: String,
+        #[source]
+        source: glob::PatternError,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: a consumption log must end in .jsonl, .ndjson or .csv (each optionally .gz), or .parquet, or its source must name its `format`",
+        path.display()
+    )]
+    UnknownFormat { path: PathBuf },
+    /// A remote source could not be listed (its objects' own failures skip only them).
+    #[error("{0}")]
+    Remote(#[from] crate::objects::RemoteError),
+}
+
+impl LogError {
+    /// What went wrong reading one file, without the file's path: the warning that skips
+    /// the file names it already.
+    pub(crate) fn reason(self) -> String {
+        match self {
+            LogError::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// One log file and the source (an index into the sources scanned) it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFile {
+    pub path: PathBuf,
+    pub source: usize,
+}
+
+/// A line the scan could not use, with where it is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    pub file: PathBuf,
+    /// 1-based line number in the file.
+    pub line: u64,
+    pub reason: String,
+}
+
+/// A file the scan could not read (or not to its end), and why; the scan went on without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub file: PathBuf,
+    pub reason: String,
+}
+
+/// The newest read of one consumer of one dataset within the scanned days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewestRead {
+    pub at: DateTime<FixedOffset>,
+    pub version: Version,
+    /// The oldest line read in the scanned days, to tell a consumer who moved from one who
+    /// was always on the newest line (of versions the store has; `u64::MAX` when none).
+    pub oldest_line: u64,
+    pub reads: u64,
+    /// The newest read of a version the store has ([`ScanRequest::known`]): the line a
+    /// consumer is known to be on when its newest read names a version that does not exist.
+    pub known: Option<KnownRead>,
+}
+
+/// A read of a version the store has.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct KnownRead {
+    pub at: DateTime<FixedOffset>,
+    pub version: Version,
+}
+
+/// What to look for: reads of these datasets on days `from..=to`.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    pub datasets: BTreeSet<String>,
+    /// The first day of the lookback.
+    pub from: NaiveDate,
+    /// The last day counted (`--today`): later events are ignored, so a past day replays.
+    pub to: NaiveDate,
+    /// The versions the store has, per dataset; a dataset not listed has every version.
+    pub known: HashMap<String, Vec<Version>>,
+    /// What a read of a line (a `{line}` template) is a read of on its day. Filled only
+    /// where a source reads lines.
+    pub valid_from: ValidFrom,
+}
+
+/// Per dataset, each version with its `valid_from`: the newest of a line valid on a day is
+/// what a read of that line (a view per line, a `{line}` template) reads.
+pub type ValidFrom = HashMap<String, Vec<(Version, NaiveDate)>>;
+
+/// The newest version of line `line` of `dataset` valid on `day`, by `valid_from`.
+pub fn version_of_line<'v>(
+    valid_from: &'v ValidFrom,
+    dataset: &str,
+    line: u64,
+    day: NaiveDate,
+) -> Option<&'v Version> {
+    valid_from
+        .get(dataset)?
+        .iter()
+        .filter(|(v, from)| v.major == line && *from <= day)
+        .map(|(v, _)| v)
+        .max()
+}
+
+impl ScanRequest {
+    /// The last `lookback_days` days up to and including `today`.
+    pub fn lookback(datasets: BTreeSet<String>, today: NaiveDate, lookback_days: i64) -> Self {
+        let from = today
+            .checked_sub_days(chrono::Days::new(
+                u64::try_from(lookback_days.max(1) - 1).unwrap_or(0),
+            ))
+            .unwrap_or(NaiveDate::MIN);
+        ScanRequest {
+            datasets,
+            from,
+            to: today,
+            known: HashMap::new(),
+            valid_from: HashMap::new(),
+        }
+    }
+
+    /// The newest version of line `line` of `dataset` valid on `day` ([`Self::valid_from`]).
+    pub fn version_of_line(&self, dataset: &str, line: u64, day: NaiveDate) -> Option<&Version> {
+        version_of_line(&self.valid_from, dataset, line, day)
+    }
+
+    /// Whether `dataset` has `version` (every version of an unlisted dataset counts).
+    pub(super) fn is_known(&self, dataset: &str, version: &Version) -> bool {
+        if self.known.is_empty() {
+            return true;
+        }
+        self.known
+            .get(dataset)
+            .is_none_or(|versions| versions.contains(version))
+    }
+}
+
+impl NewestRead {
+    /// Combine two summaries of one consumer's reads. Order-independent: for two reads at the
+    /// same instant the higher version wins, so the answer does not depend on file order.
+    pub(super) fn absorb(&mut self, other: NewestRead) {
+        self.reads = self.reads.saturating_add(other.reads);
+        self.oldest_line = self.oldest_line.min(other.oldest_line);
+        let newer_known = match (&other.known, &self.known) {
+            (Some(o), Some(s)) => later(&o.at, &o.version) > later(&s.at, &s.version),
+            (o, s) => o.is_some() && s.is_none(),
+        };
+        if newer_known {
+            self.known = other.known.clone();
+        }
+        if later(&other.at, &other.version) > later(&self.at, &self.version) {
+            self.at = other.at;
+            self.version = other.version;
+        }
+    }
+}
+
+/// The order of reads, newest last: by instant, then version, then the offset the instant
+/// was written with (`DateTime` order ignores it: without it, the same instant written as
+/// `03:00Z` and `05:00+02:00` would be reported as whichever came first, and blocks scanned
+/// in parallel come in any order).
+pub(crate) fn later<'a>(
+    at: &DateTime<FixedOffset>,
+    version: &'a Version,
+) -> (DateTime<FixedOffset>, &'a Version, i32) {
+    (*at, version, at.offset().local_minus_utc())
+}
+
+/// The consumer value of reads that carried no principal (S3's `-`): one unknown reader.
+pub const ANONYMOUS: &str = "anonymous";
