@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 /// moving what both sides need into the lower file, then delete its line here.
 const KNOWN: &[&[&str]] = &[
     &["cli", "cli/context", "cli/output"],
-    &["consumers/reads/fields", "consumers/reads/json_fields"],
     &[
         "release/geojson",
         "release/geojson/columns",

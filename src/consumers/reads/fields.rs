@@ -1,7 +1,7 @@
 //! Where a source's reads are in its records: the [`Mapping`] of a source (field names,
 //! constants, the unit of `at`), the plain `serde_json` reading of a JSON line that defines the
 //! answer ([`Mapping::model`]), and the numbers a record holds ([`Num`]). The scanner that finds
-//! the mapped fields of a JSON line without building it is [`super::json_fields`].
+//! the mapped fields of a JSON line without building it is `json_fields.rs`.
 //!
 //! The scanner walks a line once, in any key order and with any whitespace, descending only
 //! into the objects on a mapped field's path and skipping every other value without building
@@ -9,14 +9,14 @@
 //! structure). It validates what it skips as strictly as a JSON parser would, so a line it
 //! accepts is one `serde_json` accepts too. Anything it does not take — an escaped key, a
 //! mapped field that is missing, twice present or of another type, nesting deeper than
-//! [`super::json_fields::MAX_DEPTH`] — goes to [`model`], the plain `serde_json` reading that defines the answer
+//! `MAX_DEPTH` — goes to [`model`], the plain `serde_json` reading that defines the answer
 //! and gives the reason a line is malformed.
 
 use std::borrow::Cow;
 
 use crate::model::source::{AtUnit, Source};
 
-use super::json_fields::{scan_line, KeyProbe};
+use super::key_probe::KeyProbe;
 use super::At;
 
 /// The slots of a read, in the order [`Mapping`] keeps them.
@@ -174,20 +174,7 @@ impl Mapping {
         &self.columns
     }
 
-    /// The read in one JSON line; `Err` is why the line is none.
-    pub(crate) fn json<'a>(&'a self, line: &'a [u8]) -> Result<Read<'a>, String> {
-        let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
-        if scan_line(line, self, &mut found).is_some()
-            && (0..4).all(|s| self.paths[s].is_none() || found[s].is_some())
-        {
-            if let Ok(read) = self.read(found) {
-                return Ok(read);
-            }
-        }
-        self.model(line)
-    }
-
-    /// The read of a line as `serde_json` reads it: the definition [`Mapping::json`] is held
+    /// The read of a line as `serde_json` reads it: the definition `Mapping::json` (in `json_fields.rs`) is held
     /// to, and the source of its reasons.
     pub(crate) fn model<'a>(&'a self, line: &[u8]) -> Result<Read<'a>, String> {
         let value: Json =

@@ -32,6 +32,7 @@ mod hash;
 mod hot;
 mod json_fields;
 mod json_lines;
+mod key_probe;
 mod memo;
 pub(crate) mod object_logs;
 mod parquet_rows;

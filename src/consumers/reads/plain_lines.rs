@@ -22,7 +22,7 @@
 //! behind it, which decide and give the reason a line is malformed.
 
 use super::fields::{epoch_nanos, number, number_end, Mapping, Num, HIGH, ONES};
-use super::json_fields::{KeyProbe, MAX_DEPTH};
+use super::key_probe::{KeyProbe, MAX_DEPTH};
 use super::At;
 use crate::model::source::AtUnit;
 
