@@ -35,6 +35,7 @@ mod keys;
 pub mod pgaudit;
 pub mod s3;
 pub mod sample;
+pub mod sql_columns;
 pub mod template;
 mod text;
 
