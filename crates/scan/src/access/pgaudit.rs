@@ -26,6 +26,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
+use super::sql_columns::{Columns, Statements};
 use super::{Fields, Parsed, Request};
 use crate::pg_prefix::{pg_time, severity, Matched, Prefix};
 
@@ -79,13 +80,19 @@ const RELATIONS: [&str; 5] = [
 ];
 
 /// A session's statement last seen (statement and sub-statement ids), the relations it read
-/// and when (epoch seconds).
+/// and when (epoch seconds), and its text parsed once for all of them.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Seen {
     statement: (u64, u64),
     relations: BTreeSet<String>,
     at: i64,
+    /// `None` until an entry of the statement carried its text (not `<not logged>`).
+    parsed: Option<Statements>,
 }
+
+/// What pgaudit writes for a statement it logged in an earlier entry
+/// (`pgaudit.log_statement_once`) or not at all.
+const NOT_LOGGED: &str = "<not logged>";
 
 /// pgaudit writes a statement's SESSION and OBJECT entries within the same millisecond, so a
 /// session quiet for this long has no entry left to pair: it is forgotten, and a month of
@@ -246,7 +253,9 @@ impl PgAudit {
         let Some(audit) = line.message.strip_prefix("AUDIT: ") else {
             return Ok(Parsed::Skip);
         };
-        let fields = csv_fields(audit, 7);
+        // The statement (8th field) only matters for a read.
+        let read_class = audit.split(',').nth(3) == Some("READ");
+        let fields = csv_fields(audit, if read_class { 8 } else { 7 });
         if fields.len() < 7 {
             return Err(format!(
                 "an AUDIT entry of {} field(s) where pgaudit writes at least 7 (cut short?)",
@@ -272,6 +281,7 @@ impl PgAudit {
             })?;
         let relation = RELATIONS.contains(&kind.as_str()) && !object.is_empty();
         let read = class == "READ" && relation;
+        let mut attributes = Columns::Unknown;
         if read {
             let now = at.timestamp();
             if self.seen.len() >= self.prune_at {
@@ -287,9 +297,18 @@ impl PgAudit {
             if seen.statement != statement {
                 seen.statement = statement;
                 seen.relations.clear();
+                seen.parsed = None;
             }
             if !seen.relations.insert(object.clone()) {
                 return Ok(Parsed::Skip);
+            }
+            // Parsed once per statement, whichever of its entries first carries the text.
+            let text = fields.get(7).map_or(NOT_LOGGED, String::as_str);
+            if seen.parsed.is_none() && text != NOT_LOGGED {
+                seen.parsed = Some(Statements::parse(text));
+            }
+            if let Some(parsed) = &seen.parsed {
+                attributes = parsed.columns(object);
             }
         }
         self.path = object.replacen('.', "/", 1);
@@ -312,6 +331,7 @@ impl PgAudit {
                 names: &[],
                 encoding: super::Encoding::Plain,
             },
+            attributes,
         }))
     }
 }
@@ -549,6 +569,52 @@ mod tests {
             )]
         );
         assert!(a.parse(b"{\"timestamp\": 12").is_err());
+    }
+
+    #[test]
+    fn each_read_carries_the_columns_its_statement_reads_of_its_relation() {
+        let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName);
+        // pgaudit's README: with `pgaudit.log_statement_once` a statement's text is logged
+        // with its first entry only, the later ones (another relation, or the OBJECT twin)
+        // saying `<not logged>`; a join audits each relation under the same statement id.
+        let line = |session: &str, id: u32, kind: &str, object: &str, text: &str| {
+            format!(
+                r#"{{"timestamp":"2026-11-27 10:00:00.120 UTC","user":"atlas","session_id":"{session}","message":"AUDIT: {kind},{id},1,READ,SELECT,TABLE,{object},\"{text}\",<not logged>"}}"#
+            )
+        };
+        let join =
+            "SELECT r.name, t.pop FROM roads_v1 r JOIN towns t ON ST_Intersects(r.geom, t.geom)";
+        let log = [
+            line("s1", 1, "SESSION", "public.roads_v1", join),
+            line("s1", 1, "SESSION", "public.towns", "<not logged>"),
+            line("s1", 1, "OBJECT", "public.roads_v1", "<not logged>"),
+            line(
+                "s2",
+                1,
+                "SESSION",
+                "public.roads_v1",
+                "SELECT * FROM roads_v1",
+            ),
+            line("s3", 4, "SESSION", "public.roads_v1", "<not logged>"),
+            line("s3", 5, "SESSION", "public.roads_v1", "SELECT name, FROM"),
+        ];
+        let mut got = Vec::new();
+        for l in &log {
+            if let Ok(Parsed::Request(r)) = a.parse(l.as_bytes()) {
+                got.push((r.path.into_owned(), r.attributes));
+            }
+        }
+        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        assert_eq!(
+            got,
+            vec![
+                ("public/roads_v1".to_string(), named(&["geom", "name"])),
+                ("public/towns".to_string(), named(&["geom", "pop"])),
+                ("public/roads_v1".to_string(), Columns::All),
+                ("public/roads_v1".to_string(), Columns::Unknown),
+                ("public/roads_v1".to_string(), Columns::Unknown),
+            ]
+        );
     }
 
     #[test]
