@@ -25,6 +25,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::sql_columns::{Columns, Statements};
 use super::{Fields, Parsed, Request};
@@ -87,7 +88,7 @@ struct Seen {
     relations: BTreeSet<String>,
     at: i64,
     /// `None` until an entry of the statement carried its text (not `<not logged>`).
-    parsed: Option<Statements>,
+    parsed: Option<Arc<Statements>>,
 }
 
 /// What pgaudit writes for a statement it logged in an earlier entry
@@ -98,6 +99,11 @@ const NOT_LOGGED: &str = "<not logged>";
 /// session quiet for this long has no entry left to pair: it is forgotten, and a month of
 /// short sessions (one per connection) does not grow the map without end.
 const SEEN_SECONDS: i64 = 60;
+
+/// How many statement texts [`PgAudit`] keeps parsed: applications send the same few
+/// statements again and again, and a text seen before is not parsed again. Past this many
+/// the cache starts afresh, which bounds its memory.
+const PARSED_TEXTS: usize = 1024;
 
 /// `seen` is not pruned below this many sessions.
 const PRUNE_FLOOR: usize = 4096;
@@ -118,6 +124,8 @@ pub struct PgAudit {
     prune_at: usize,
     /// The relation of the entry being handed out, as a path.
     path: String,
+    /// Statement texts parsed lately, shared by the sessions that run them.
+    parsed: HashMap<String, Arc<Statements>>,
 }
 
 /// The parts of a server log line a read needs.
@@ -149,6 +157,7 @@ impl PgAudit {
             seen: HashMap::new(),
             prune_at: PRUNE_FLOOR,
             path: String::new(),
+            parsed: HashMap::new(),
         }
     }
 
@@ -305,7 +314,18 @@ impl PgAudit {
             // Parsed once per statement, whichever of its entries first carries the text.
             let text = fields.get(7).map_or(NOT_LOGGED, String::as_str);
             if seen.parsed.is_none() && text != NOT_LOGGED {
-                seen.parsed = Some(Statements::parse(text));
+                let parsed = match self.parsed.get(text) {
+                    Some(p) => Arc::clone(p),
+                    None => {
+                        if self.parsed.len() >= PARSED_TEXTS {
+                            self.parsed.clear();
+                        }
+                        let p = Arc::new(Statements::parse(text));
+                        self.parsed.insert(text.to_string(), Arc::clone(&p));
+                        p
+                    }
+                };
+                seen.parsed = Some(parsed);
             }
             if let Some(parsed) = &seen.parsed {
                 attributes = parsed.columns(object);

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
+use std::sync::Mutex;
 
 use sqlparser::ast::{
     CopySource, Distinct, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
@@ -52,34 +53,75 @@ impl Columns {
         }
     }
 
-    /// [`Columns::union`] in place.
+    /// [`Columns::union`] in place, copying only what is new.
     pub fn absorb(&mut self, other: &Columns) {
-        if *self == Columns::All || other == &Columns::Named(BTreeSet::new()) {
-            return;
+        match (&mut *self, other) {
+            (Columns::All, _) | (Columns::Unknown, Columns::Named(_)) => {}
+            (_, Columns::All) => *self = Columns::All,
+            (_, Columns::Unknown) => *self = Columns::Unknown,
+            (Columns::Named(a), Columns::Named(b)) => {
+                for c in b {
+                    if !a.contains(c) {
+                        a.insert(c.clone());
+                    }
+                }
+            }
         }
-        *self = std::mem::take(self).union(other.clone());
     }
 }
 
-/// A statement's text parsed once, to ask about each relation it reads.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Statements(Option<Vec<Statement>>);
+/// A statement's text parsed once, to ask about each relation it reads; each answer is kept,
+/// so that a text logged again and again is walked once per relation.
+#[derive(Debug, Default)]
+pub struct Statements {
+    parsed: Option<Vec<Statement>>,
+    answers: Mutex<Vec<(String, Columns)>>,
+}
+
+impl PartialEq for Statements {
+    fn eq(&self, other: &Statements) -> bool {
+        self.parsed == other.parsed
+    }
+}
+
+impl Clone for Statements {
+    fn clone(&self) -> Statements {
+        Statements {
+            parsed: self.parsed.clone(),
+            answers: Mutex::default(),
+        }
+    }
+}
 
 impl Statements {
     /// Parse `text`; a text that does not parse answers Unknown for every relation.
     pub fn parse(text: &str) -> Statements {
-        Statements(Parser::parse_sql(&PostgreSqlDialect {}, text).ok())
+        Statements {
+            parsed: Parser::parse_sql(&PostgreSqlDialect {}, text).ok(),
+            answers: Mutex::default(),
+        }
     }
 
     /// No statement: every relation is Unknown (pgaudit's `<not logged>`).
     pub fn unknown() -> Statements {
-        Statements(None)
+        Statements::default()
     }
 
     /// What the statements read of `relation`, written as pgaudit logs it (`schema.name`,
     /// each part quoted where PostgreSQL's quote_identifier quotes it).
     pub fn columns(&self, relation: &str) -> Columns {
-        let Some(statements) = &self.0 else {
+        // A poisoned lock only loses the answers kept so far.
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = answers.iter().find(|(r, _)| r == relation) {
+            return c.clone();
+        }
+        let c = self.walk(relation);
+        answers.push((relation.to_string(), c.clone()));
+        c
+    }
+
+    fn walk(&self, relation: &str) -> Columns {
+        let Some(statements) = &self.parsed else {
             return Columns::Unknown;
         };
         let mut walk = Walk {

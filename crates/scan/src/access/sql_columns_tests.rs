@@ -162,6 +162,26 @@ fn the_union_of_reads() {
     assert_eq!(c, u);
 }
 
+#[test]
+fn a_deeply_nested_statement_is_unknown_not_a_crash() {
+    // sqlparser stops at its recursion limit rather than overflow the stack.
+    let deep = format!(
+        "SELECT {}a{} FROM roads_v1",
+        "(".repeat(20_000),
+        ")".repeat(20_000)
+    );
+    assert_eq!(columns_read(&deep, ROADS), Columns::Unknown);
+}
+
+#[test]
+fn an_answer_asked_again_is_the_same() {
+    let s = Statements::parse("SELECT a FROM roads_v1 WHERE b > 1");
+    assert_eq!(s.columns(ROADS), named(&["a", "b"]));
+    assert_eq!(s.columns(ROADS), named(&["a", "b"]));
+    assert_eq!(s.clone().columns(ROADS), named(&["a", "b"]));
+    assert_eq!(Statements::unknown().columns(ROADS), Columns::Unknown);
+}
+
 proptest::proptest! {
     #[test]
     fn any_text_is_answered_without_a_panic(sql in "\\PC{0,200}") {
