@@ -264,7 +264,7 @@ impl PgAudit {
         };
         // The statement (8th field) only matters for a read.
         let read_class = audit.split(',').nth(3) == Some("READ");
-        let fields = csv_fields(audit, if read_class { 8 } else { 7 });
+        let (fields, whole) = csv_fields(audit, if read_class { 8 } else { 7 });
         if fields.len() < 7 {
             return Err(format!(
                 "an AUDIT entry of {} field(s) where pgaudit writes at least 7 (cut short?)",
@@ -312,7 +312,12 @@ impl PgAudit {
                 return Ok(Parsed::Skip);
             }
             // Parsed once per statement, whichever of its entries first carries the text.
-            let text = fields.get(7).map_or(NOT_LOGGED, String::as_str);
+            // A statement whose quote does not close here went on in lines this reader
+            // skips (stderr): its first line alone could parse and name too few columns.
+            let text = match fields.get(7) {
+                Some(text) if whole => text.as_str(),
+                _ => NOT_LOGGED,
+            };
             if seen.parsed.is_none() && text != NOT_LOGGED {
                 let parsed = match self.parsed.get(text) {
                     Some(p) => Arc::clone(p),
@@ -444,26 +449,30 @@ fn unquote(field: &[u8], quoted: bool) -> String {
 }
 
 /// The first `n` comma-separated fields of an AUDIT entry (a field may be quoted, with
-/// doubled quotes inside); the statement and what follows are not needed.
-fn csv_fields(text: &str, n: usize) -> Vec<String> {
+/// doubled quotes inside), and whether each quoted one closed within `text`.
+fn csv_fields(text: &str, n: usize) -> (Vec<String>, bool) {
+    let mut whole = true;
     let mut out = Vec::with_capacity(n);
     let mut chars = text.chars().peekable();
     while out.len() < n {
         let mut field = String::new();
         if chars.peek() == Some(&'"') {
             chars.next();
+            let mut closed = false;
             while let Some(c) = chars.next() {
                 if c == '"' {
                     if chars.peek() == Some(&'"') {
                         chars.next();
                         field.push('"');
                     } else {
+                        closed = true;
                         break;
                     }
                 } else {
                     field.push(c);
                 }
             }
+            whole &= closed;
             // Up to the comma after the closing quote.
             for c in chars.by_ref() {
                 if c == ',' {
@@ -486,7 +495,7 @@ fn csv_fields(text: &str, n: usize) -> Vec<String> {
             break;
         }
     }
-    out
+    (out, whole)
 }
 
 #[cfg(test)]
@@ -539,6 +548,16 @@ mod tests {
                 row("2026-11-27T10:06:00+00:00", "router", "public/roads_v2"),
             ]
         );
+        // The statement's first line alone is no statement: its columns are unknown, though
+        // `SELECT name` would parse.
+        let mut b = a.clone();
+        let first = "2026-11-27 10:10:00.000 UTC [4244] atlas@gis LOG:  AUDIT: SESSION,3,1,READ,SELECT,TABLE,public.roads_v1,\"SELECT name FROM roads_v1";
+        let more = "\t  JOIN towns t ON ST_Intersects(t.geom, roads_v1.geom)\",<not logged>";
+        let got = [first, more].map(|l| match b.parse(l.as_bytes()) {
+            Ok(Parsed::Request(r)) => Some(r.attributes),
+            _ => None,
+        });
+        assert_eq!(got, [Some(Columns::Unknown), None]);
         // A line cut short inside the entry's first fields is malformed, not a read.
         let cut = "2026-11-27 10:09:00.000 UTC [4243] router@gis LOG:  AUDIT: SESSION,10,1,READ";
         assert!(matches!(a.parse(cut.as_bytes()), Err(e) if e.contains("cut short")));
