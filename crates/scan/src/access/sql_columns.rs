@@ -480,6 +480,10 @@ impl Walk {
                 let parts = name_parts(name);
                 let target = args.is_none() && parts.as_ref().is_some_and(|p| self.is_target(p));
                 self.found |= target;
+                // `AS r(a, b)` renames the columns by position: `r.a` is some other column.
+                if target && alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    self.unknown = true;
+                }
                 let bindings = match (alias, parts) {
                     (Some(a), _) => vec![vec![fold(&a.name)]],
                     (None, Some(p)) if target => {

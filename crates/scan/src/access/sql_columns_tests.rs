@@ -104,6 +104,28 @@ fn subqueries_and_ctes_are_followed_where_sure() {
 }
 
 #[test]
+fn windows_laterals_and_set_returning_functions() {
+    // PostgreSQL's "Window Functions" tutorial shape: `rank() OVER (PARTITION BY … ORDER BY …)`.
+    let sql = "SELECT name, rank() OVER (PARTITION BY iso_a3 ORDER BY pop_est DESC) FROM roads_v1";
+    assert_eq!(
+        columns_read(sql, ROADS),
+        named(&["name", "iso_a3", "pop_est"])
+    );
+    // The PostGIS manual's ST_Dump example: a set-returning function over the row's geometry.
+    let sql = "SELECT r.gid, d.path FROM roads_v1 r, ST_Dump(r.geom) AS d";
+    assert_eq!(columns_read(sql, ROADS), named(&["gid", "geom"]));
+    // PostgreSQL's "LATERAL Subqueries": the subquery sees the relation before it.
+    let sql = "SELECT r.name, x.n FROM roads_v1 r, LATERAL (SELECT r.len * 2 AS n) x";
+    assert_eq!(columns_read(sql, ROADS), named(&["name", "len"]));
+    // PostgreSQL's "DISTINCT Clause", and a prepared statement's parameter as pgaudit logs it.
+    let sql = "SELECT DISTINCT ON (iso_a3) name FROM roads_v1 WHERE id = $1 ORDER BY iso_a3, len";
+    assert_eq!(
+        columns_read(sql, ROADS),
+        named(&["iso_a3", "name", "id", "len"])
+    );
+}
+
+#[test]
 fn doubt_is_unknown() {
     for (sql, why) in [
         (
@@ -122,6 +144,10 @@ fn doubt_is_unknown() {
         ("SELECT name, geom FROM roads_v1 WHERE", "cut short"),
         ("<not logged>", "pgaudit's placeholder"),
         ("", "empty"),
+        (
+            "SELECT r.a FROM roads_v1 AS r(a, b)",
+            "columns renamed by an alias list",
+        ),
         (
             "TABLE roads_v1",
             "`TABLE name`, which the PostgreSQL dialect does not parse",
