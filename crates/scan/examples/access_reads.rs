@@ -5,13 +5,15 @@
 //!       s3-access '/datasets/{dataset}/v{contract}/**'
 //!
 //! Prints one line of counts (lines, requests, reads, requests that continued a read, lines
-//! that are no request of the format) and the reads per dataset and version.
+//! that are no request of the format) and the reads per dataset and version; on stderr, the
+//! reads by what they are known to read (every column, named columns, unknown), which stays
+//! off stdout so that two builds' reports compare equal.
 
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::process::ExitCode;
 
-use contracts_scan::access::{AccessKeys, AccessLog, AccessScan};
+use contracts_scan::access::{AccessKeys, AccessLog, AccessScan, Columns};
 use contracts_scan::LogFormat;
 
 fn main() -> ExitCode {
@@ -40,9 +42,15 @@ fn main() -> ExitCode {
     };
     let mut scan = AccessScan::new(&log);
     let mut per_version = BTreeMap::<String, u64>::new();
+    let mut known = [0u64; 3];
     let mut count = |r: contracts_scan::access::Read| {
         let key = format!("{} {}", r.reader.dataset, r.reader.contract);
         *per_version.entry(key).or_default() += 1;
+        known[match r.attributes {
+            Columns::All => 0,
+            Columns::Named(_) => 1,
+            Columns::Unknown => 2,
+        }] += 1;
     };
     let input = BufReader::with_capacity(1 << 20, std::io::stdin().lock());
     if let Err(e) = scan.feed(input, &mut count, |_| {}) {
@@ -57,5 +65,9 @@ fn main() -> ExitCode {
     for (version, reads) in per_version {
         println!("{version} {reads}");
     }
+    eprintln!(
+        "attributes: all {} named {} unknown {}",
+        known[0], known[1], known[2]
+    );
     ExitCode::SUCCESS
 }

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset};
 
-use super::Hit;
+use super::{Columns, Hit};
 
 /// How far behind the newest request a request may arrive and still join its burst: S3
 /// delivers a log object minutes to hours after its requests, and a scan takes the objects
@@ -41,6 +41,8 @@ pub const DEFAULT_REORDER_SECONDS: u64 = 12 * 3600;
 pub struct Read {
     pub burst: Span,
     pub reader: Reader,
+    /// The attributes the burst's requests read, together ([`Columns::union`]).
+    pub attributes: Columns,
 }
 
 impl Read {
@@ -82,6 +84,8 @@ struct Open {
     reader: Reader,
     /// Disjoint, sorted by time, each gap wider than the window: usually one.
     spans: Vec<Span>,
+    /// The attributes read in each span, by the span's index.
+    attributes: Vec<Columns>,
 }
 
 /// The bursts of one scan.
@@ -153,7 +157,7 @@ impl Bursts {
         let t = hit.at;
         let window = self.window;
         let (started, merged) = match self.open.get_mut(self.key.as_str()) {
-            Some(open) => join(&mut open.spans, t, window),
+            Some(open) => join(open, t, window, &hit.attributes),
             None => {
                 self.open.insert(
                     self.key.clone(),
@@ -169,6 +173,7 @@ impl Bursts {
                             last: t,
                             requests: 1,
                         }],
+                        attributes: vec![hit.attributes.as_ref().clone()],
                     },
                 );
                 (true, 0)
@@ -203,8 +208,9 @@ impl Bursts {
                 .iter()
                 .position(|s| s.last.timestamp() >= horizon);
             let closed = keep.unwrap_or(open.spans.len());
-            for span in open.spans.drain(..closed).collect::<Vec<_>>() {
-                on_read(read_of(open, span));
+            let attributes = open.attributes.drain(..closed).collect::<Vec<_>>();
+            for (span, attributes) in open.spans.drain(..closed).zip(attributes) {
+                on_read(read_of(&open.reader, span, attributes));
             }
             !open.spans.is_empty()
         });
@@ -215,24 +221,29 @@ impl Bursts {
     /// Close every burst: the end of the scan.
     pub fn finish(&mut self, mut on_read: impl FnMut(Read)) {
         for (_, open) in self.open.drain() {
-            for &span in &open.spans {
-                on_read(read_of(&open, span));
+            for (&span, attributes) in open.spans.iter().zip(open.attributes) {
+                on_read(read_of(&open.reader, span, attributes));
             }
         }
     }
 }
 
-fn read_of(open: &Open, span: Span) -> Read {
+fn read_of(reader: &Reader, span: Span, attributes: Columns) -> Read {
     Read {
         burst: span,
-        reader: open.reader.clone(),
+        reader: reader.clone(),
+        attributes,
     }
 }
 
 /// Put `t` into `spans`: `(true, 0)` when it starts a burst, `(false, n)` when it joins one
 /// and so merged `n` others into it. Within one instant the span that ends later keeps the
 /// offset it was written with, so a read's `at` is the same whatever the order.
-fn join(spans: &mut Vec<Span>, t: DateTime<FixedOffset>, window: i64) -> (bool, u64) {
+/// The span's attributes take in `read`'s, and a merged span's.
+fn join(open: &mut Open, t: DateTime<FixedOffset>, window: i64, read: &Columns) -> (bool, u64) {
+    let Open {
+        spans, attributes, ..
+    } = open;
     let secs = t.timestamp();
     let near = |s: &Span| {
         s.first.timestamp().saturating_sub(window) <= secs
@@ -248,8 +259,10 @@ fn join(spans: &mut Vec<Span>, t: DateTime<FixedOffset>, window: i64) -> (bool, 
                 requests: 1,
             },
         );
+        attributes.insert(at, read.clone());
         return (true, 0);
     };
+    attributes[i].absorb(read);
     let s = &mut spans[i];
     s.requests += 1;
     if later(&t, &s.last) {
@@ -263,6 +276,8 @@ fn join(spans: &mut Vec<Span>, t: DateTime<FixedOffset>, window: i64) -> (bool, 
         && spans[i + 1].first.timestamp().saturating_sub(window) <= spans[i].last.timestamp()
     {
         let next = spans.remove(i + 1);
+        let next_read = attributes.remove(i + 1);
+        attributes[i].absorb(&next_read);
         let s = &mut spans[i];
         s.requests += next.requests;
         if later(&next.last, &s.last) {
@@ -296,6 +311,7 @@ mod tests {
             object: Cow::Borrowed(object),
             dataset: Cow::Borrowed("roads"),
             contract: Cow::Borrowed("2.0.0"),
+            attributes: Cow::Owned(Columns::Unknown),
         }
     }
 
@@ -337,6 +353,42 @@ mod tests {
         assert_eq!(reads[0].burst.first, at("2024-05-01T10:00:00Z"));
         assert_eq!(reads[0].at(), at("2024-05-01T10:20:00Z"));
         assert_eq!((b.reads(), b.continued()), (1, 24));
+    }
+
+    #[test]
+    fn a_read_reads_what_its_requests_read_together() {
+        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let with = |t: &'static str, who: &'static str, c: Columns| Hit {
+            attributes: Cow::Owned(c),
+            ..hit(t, Some(who), "ip", "o")
+        };
+        let hits = [
+            with("2024-05-01T10:00:00Z", "a", named(&["name"])),
+            with("2024-05-01T10:00:10Z", "a", named(&["geom"])),
+            with("2024-05-01T10:05:00Z", "a", named(&["name"])),
+            with("2024-05-01T10:05:10Z", "a", Columns::Unknown),
+            with("2024-05-01T10:00:00Z", "b", named(&["name"])),
+            with("2024-05-01T10:00:10Z", "b", Columns::All),
+            with("2024-05-01T10:00:20Z", "b", Columns::Unknown),
+            // Joins the two spans of `c` around it: one read of all three.
+            with("2024-05-01T10:00:00Z", "c", named(&["a"])),
+            with("2024-05-01T10:02:00Z", "c", named(&["b"])),
+            with("2024-05-01T10:01:00Z", "c", named(&["c"])),
+        ];
+        let reads = run(&mut Bursts::new(60), &hits)
+            .into_iter()
+            .map(|r| (r.reader.principal.unwrap_or_default(), r.attributes))
+            .collect::<Vec<_>>();
+        let who = |w: &str| w.to_string();
+        assert_eq!(
+            reads,
+            vec![
+                (who("a"), named(&["geom", "name"])),
+                (who("b"), Columns::All),
+                (who("c"), named(&["a", "b", "c"])),
+                (who("a"), Columns::Unknown),
+            ]
+        );
     }
 
     #[test]

@@ -35,12 +35,14 @@ mod keys;
 pub mod pgaudit;
 pub mod s3;
 pub mod sample;
+pub mod sql_columns;
 pub mod template;
 mod text;
 
 pub use config_error::{AccessConfigError, PatternError};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
 pub use keys::AccessKeys;
+pub use sql_columns::Columns;
 
 pub use burst::{Bursts, Read, Reader, Span, DEFAULT_REORDER_SECONDS};
 pub use combined::Pattern;
@@ -152,6 +154,9 @@ pub struct Request<'a> {
     pub client: Option<&'a [u8]>,
     /// Every field of the line, by name.
     pub fields: Fields<'a>,
+    /// The attributes (columns) the request read, where the format can tell (pgaudit's
+    /// statement); `Unknown` elsewhere.
+    pub attributes: Columns,
 }
 
 impl Request<'_> {
@@ -218,6 +223,7 @@ impl<'a> Request<'a> {
             principal: principal_of(principal, &fields, query),
             client: client.filter(|c| *c != b"-"),
             fields,
+            attributes: Columns::Unknown,
         }
     }
 }
@@ -270,6 +276,9 @@ impl PrincipalSpec {
 
 /// A line's place in a file: a request, or a line that is none by design (a header, a
 /// blank line).
+// One `Parsed` at a time lives on the stack, per line: boxing the request would cost an
+// allocation per line for a few bytes of stack.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Parsed<'a> {
     Request(Request<'a>),
     Skip,
@@ -308,6 +317,8 @@ pub struct Hit<'a> {
     pub object: Cow<'a, str>,
     pub dataset: Cow<'a, str>,
     pub contract: Cow<'a, str>,
+    /// The attributes the request read ([`Request::attributes`]).
+    pub attributes: Cow<'a, Columns>,
 }
 
 impl Hit<'_> {
@@ -320,6 +331,7 @@ impl Hit<'_> {
             object: Cow::Owned(self.object.into_owned()),
             dataset: Cow::Owned(self.dataset.into_owned()),
             contract: Cow::Owned(self.contract.into_owned()),
+            attributes: Cow::Owned(self.attributes.into_owned()),
         }
     }
 }
@@ -392,6 +404,7 @@ impl AccessLog {
             object: Cow::Borrowed(req.path.as_ref()),
             dataset: dataset.map_or_else(|| constant(&self.dataset), Cow::Borrowed),
             contract: contract.unwrap_or_else(|| constant(&self.contract)),
+            attributes: Cow::Borrowed(&req.attributes),
         })
     }
 

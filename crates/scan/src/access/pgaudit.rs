@@ -25,7 +25,9 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
+use super::sql_columns::{Columns, Statements};
 use super::{Fields, Parsed, Request};
 use crate::pg_prefix::{pg_time, severity, Matched, Prefix};
 
@@ -79,18 +81,29 @@ const RELATIONS: [&str; 5] = [
 ];
 
 /// A session's statement last seen (statement and sub-statement ids), the relations it read
-/// and when (epoch seconds).
+/// and when (epoch seconds), and its text parsed once for all of them.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Seen {
     statement: (u64, u64),
     relations: BTreeSet<String>,
     at: i64,
+    /// `None` until an entry of the statement carried its text (not `<not logged>`).
+    parsed: Option<Arc<Statements>>,
 }
+
+/// What pgaudit writes for a statement it logged in an earlier entry
+/// (`pgaudit.log_statement_once`) or not at all.
+const NOT_LOGGED: &str = "<not logged>";
 
 /// pgaudit writes a statement's SESSION and OBJECT entries within the same millisecond, so a
 /// session quiet for this long has no entry left to pair: it is forgotten, and a month of
 /// short sessions (one per connection) does not grow the map without end.
 const SEEN_SECONDS: i64 = 60;
+
+/// How many statement texts [`PgAudit`] keeps parsed: applications send the same few
+/// statements again and again, and a text seen before is not parsed again. Past this many
+/// the cache starts afresh, which bounds its memory.
+const PARSED_TEXTS: usize = 1024;
 
 /// `seen` is not pruned below this many sessions.
 const PRUNE_FLOOR: usize = 4096;
@@ -111,6 +124,8 @@ pub struct PgAudit {
     prune_at: usize,
     /// The relation of the entry being handed out, as a path.
     path: String,
+    /// Statement texts parsed lately, shared by the sessions that run them.
+    parsed: HashMap<String, Arc<Statements>>,
 }
 
 /// The parts of a server log line a read needs.
@@ -142,6 +157,7 @@ impl PgAudit {
             seen: HashMap::new(),
             prune_at: PRUNE_FLOOR,
             path: String::new(),
+            parsed: HashMap::new(),
         }
     }
 
@@ -246,7 +262,9 @@ impl PgAudit {
         let Some(audit) = line.message.strip_prefix("AUDIT: ") else {
             return Ok(Parsed::Skip);
         };
-        let fields = csv_fields(audit, 7);
+        // The statement (8th field) only matters for a read.
+        let read_class = audit.split(',').nth(3) == Some("READ");
+        let (fields, whole) = csv_fields(audit, if read_class { 8 } else { 7 });
         if fields.len() < 7 {
             return Err(format!(
                 "an AUDIT entry of {} field(s) where pgaudit writes at least 7 (cut short?)",
@@ -272,6 +290,7 @@ impl PgAudit {
             })?;
         let relation = RELATIONS.contains(&kind.as_str()) && !object.is_empty();
         let read = class == "READ" && relation;
+        let mut attributes = Columns::Unknown;
         if read {
             let now = at.timestamp();
             if self.seen.len() >= self.prune_at {
@@ -287,9 +306,34 @@ impl PgAudit {
             if seen.statement != statement {
                 seen.statement = statement;
                 seen.relations.clear();
+                seen.parsed = None;
             }
             if !seen.relations.insert(object.clone()) {
                 return Ok(Parsed::Skip);
+            }
+            // Parsed once per statement, whichever of its entries first carries the text.
+            // A statement whose quote does not close here went on in lines this reader
+            // skips (stderr): its first line alone could parse and name too few columns.
+            let text = match fields.get(7) {
+                Some(text) if whole => text.as_str(),
+                _ => NOT_LOGGED,
+            };
+            if seen.parsed.is_none() && text != NOT_LOGGED {
+                let parsed = match self.parsed.get(text) {
+                    Some(p) => Arc::clone(p),
+                    None => {
+                        if self.parsed.len() >= PARSED_TEXTS {
+                            self.parsed.clear();
+                        }
+                        let p = Arc::new(Statements::parse(text));
+                        self.parsed.insert(text.to_string(), Arc::clone(&p));
+                        p
+                    }
+                };
+                seen.parsed = Some(parsed);
+            }
+            if let Some(parsed) = &seen.parsed {
+                attributes = parsed.columns(object);
             }
         }
         self.path = object.replacen('.', "/", 1);
@@ -312,6 +356,7 @@ impl PgAudit {
                 names: &[],
                 encoding: super::Encoding::Plain,
             },
+            attributes,
         }))
     }
 }
@@ -404,26 +449,30 @@ fn unquote(field: &[u8], quoted: bool) -> String {
 }
 
 /// The first `n` comma-separated fields of an AUDIT entry (a field may be quoted, with
-/// doubled quotes inside); the statement and what follows are not needed.
-fn csv_fields(text: &str, n: usize) -> Vec<String> {
+/// doubled quotes inside), and whether each quoted one closed within `text`.
+fn csv_fields(text: &str, n: usize) -> (Vec<String>, bool) {
+    let mut whole = true;
     let mut out = Vec::with_capacity(n);
     let mut chars = text.chars().peekable();
     while out.len() < n {
         let mut field = String::new();
         if chars.peek() == Some(&'"') {
             chars.next();
+            let mut closed = false;
             while let Some(c) = chars.next() {
                 if c == '"' {
                     if chars.peek() == Some(&'"') {
                         chars.next();
                         field.push('"');
                     } else {
+                        closed = true;
                         break;
                     }
                 } else {
                     field.push(c);
                 }
             }
+            whole &= closed;
             // Up to the comma after the closing quote.
             for c in chars.by_ref() {
                 if c == ',' {
@@ -446,7 +495,7 @@ fn csv_fields(text: &str, n: usize) -> Vec<String> {
             break;
         }
     }
-    out
+    (out, whole)
 }
 
 #[cfg(test)]
@@ -499,6 +548,16 @@ mod tests {
                 row("2026-11-27T10:06:00+00:00", "router", "public/roads_v2"),
             ]
         );
+        // The statement's first line alone is no statement: its columns are unknown, though
+        // `SELECT name` would parse.
+        let mut b = a.clone();
+        let first = "2026-11-27 10:10:00.000 UTC [4244] atlas@gis LOG:  AUDIT: SESSION,3,1,READ,SELECT,TABLE,public.roads_v1,\"SELECT name FROM roads_v1";
+        let more = "\t  JOIN towns t ON ST_Intersects(t.geom, roads_v1.geom)\",<not logged>";
+        let got = [first, more].map(|l| match b.parse(l.as_bytes()) {
+            Ok(Parsed::Request(r)) => Some(r.attributes),
+            _ => None,
+        });
+        assert_eq!(got, [Some(Columns::Unknown), None]);
         // A line cut short inside the entry's first fields is malformed, not a read.
         let cut = "2026-11-27 10:09:00.000 UTC [4243] router@gis LOG:  AUDIT: SESSION,10,1,READ";
         assert!(matches!(a.parse(cut.as_bytes()), Err(e) if e.contains("cut short")));
@@ -549,6 +608,52 @@ mod tests {
             )]
         );
         assert!(a.parse(b"{\"timestamp\": 12").is_err());
+    }
+
+    #[test]
+    fn each_read_carries_the_columns_its_statement_reads_of_its_relation() {
+        let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName);
+        // pgaudit's README: with `pgaudit.log_statement_once` a statement's text is logged
+        // with its first entry only, the later ones (another relation, or the OBJECT twin)
+        // saying `<not logged>`; a join audits each relation under the same statement id.
+        let line = |session: &str, id: u32, kind: &str, object: &str, text: &str| {
+            format!(
+                r#"{{"timestamp":"2026-11-27 10:00:00.120 UTC","user":"atlas","session_id":"{session}","message":"AUDIT: {kind},{id},1,READ,SELECT,TABLE,{object},\"{text}\",<not logged>"}}"#
+            )
+        };
+        let join =
+            "SELECT r.name, t.pop FROM roads_v1 r JOIN towns t ON ST_Intersects(r.geom, t.geom)";
+        let log = [
+            line("s1", 1, "SESSION", "public.roads_v1", join),
+            line("s1", 1, "SESSION", "public.towns", "<not logged>"),
+            line("s1", 1, "OBJECT", "public.roads_v1", "<not logged>"),
+            line(
+                "s2",
+                1,
+                "SESSION",
+                "public.roads_v1",
+                "SELECT * FROM roads_v1",
+            ),
+            line("s3", 4, "SESSION", "public.roads_v1", "<not logged>"),
+            line("s3", 5, "SESSION", "public.roads_v1", "SELECT name, FROM"),
+        ];
+        let mut got = Vec::new();
+        for l in &log {
+            if let Ok(Parsed::Request(r)) = a.parse(l.as_bytes()) {
+                got.push((r.path.into_owned(), r.attributes));
+            }
+        }
+        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        assert_eq!(
+            got,
+            vec![
+                ("public/roads_v1".to_string(), named(&["geom", "name"])),
+                ("public/towns".to_string(), named(&["geom", "pop"])),
+                ("public/roads_v1".to_string(), Columns::All),
+                ("public/roads_v1".to_string(), Columns::Unknown),
+                ("public/roads_v1".to_string(), Columns::Unknown),
+            ]
+        );
     }
 
     #[test]
