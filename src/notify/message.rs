@@ -224,6 +224,7 @@ impl Templates {
             kind => match &notice.milestone {
                 super::plan::Milestone::Published => "published",
                 super::plan::Milestone::Waiver(_) => "waiver",
+                super::plan::Milestone::Deprecated(..) => "deprecation",
                 _ => "countdown",
             },
             opens => notice.opens.map(|d| d.to_string()),
@@ -241,6 +242,18 @@ impl Templates {
                 until => w.until.to_string(),
                 by => &w.by,
                 reason => &w.reason,
+            }),
+            // The day the key may go is the notice's `sunset`; its last promised day is
+            // `remove_after`.
+            deprecation => notice.deprecation.as_ref().map(|d| context! {
+                key => &d.key,
+                attribute => &d.attribute,
+                reason => &d.reason,
+                replacement => &d.replacement,
+                remove_after => d.remove_after.to_string(),
+                version => d.version.to_string(),
+                evidence => d.evidence.as_str(),
+                key_last_read => d.key_last_read.map(|t| t.to_rfc3339()),
             }),
         };
         let subject = self.render_one(SUBJECT, &ctx)?;
@@ -373,6 +386,7 @@ pub(crate) mod tests {
             told: Vec::new(),
             opens: None,
             waiver: None,
+            deprecation: None,
             channel: "mail".into(),
         }
     }

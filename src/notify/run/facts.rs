@@ -13,6 +13,7 @@ use crate::model::config::Notify;
 use crate::model::history::History;
 use crate::model::waiver::Waivers;
 use crate::model::{Contract, Line};
+use crate::notify::deprecation_notices::{KeyEvidence, LineDeprecation};
 use crate::notify::ledger::Ledger;
 use crate::notify::plan::milestone_due;
 use crate::release::record::ReleaseRecord;
@@ -42,12 +43,23 @@ pub struct DatasetFacts {
     /// Its release records, when a live waiver names a release ([`wants_records`]) and they
     /// read; else `None`.
     pub records: Option<Vec<ReleaseRecord>>,
+    /// The deprecations the current version of each live line carries.
+    pub deprecations: Vec<LineDeprecation>,
+    /// What its consumers' reads show of each deprecated key, where a source reports the
+    /// attributes a read touched; a consumer absent here is judged by reads that cannot tell.
+    pub key_evidence: KeyEvidence,
 }
 
 /// Whether a dataset has something due `today`: a milestone on a line other than the newest
-/// (a countdown milestone, or an open window to announce), or a live waiver to tell. Only
-/// these are worth a pass over the consumption log.
-pub fn is_due(lines: &[Line], waivers: &Waivers, today: NaiveDate, notify: &Notify) -> bool {
+/// (a countdown milestone, or an open window to announce), a live waiver to tell, or a
+/// milestone of a deprecation. Only these are worth a pass over the consumption log.
+pub fn is_due(
+    lines: &[Line],
+    waivers: &Waivers,
+    deprecations: &[LineDeprecation],
+    today: NaiveDate,
+    notify: &Notify,
+) -> bool {
     let newest = lines.iter().max_by_key(|l| l.major);
     let newest_major = newest.map(|l| l.major);
     // A window is announced from its first day on (the ledger keeps it to once).
@@ -60,7 +72,38 @@ pub fn is_due(lines: &[Line], waivers: &Waivers, today: NaiveDate, notify: &Noti
                         .is_some()
             })
     });
-    any_due || waivers.live(today).next().is_some()
+    any_due
+        || waivers.live(today).next().is_some()
+        || crate::notify::deprecation_notices::any_due(deprecations, today, notify)
+}
+
+/// The deprecations a dataset's live lines carry on `today`: each line not yet retired, in
+/// the contract of its current version (the newest whose `valid_from` has come), which
+/// `contract_of` reads (`None`: it does not read, and tells nothing).
+pub fn current_deprecations(
+    lines: &[Line],
+    today: NaiveDate,
+    contract_of: &mut dyn FnMut(&semver::Version) -> Option<Contract>,
+) -> Vec<LineDeprecation> {
+    let mut out = Vec::new();
+    for l in lines.iter().filter(|l| l.sunset.is_none_or(|s| today < s)) {
+        let current = l
+            .versions
+            .iter()
+            .rev()
+            .filter_map(&mut *contract_of)
+            .find(|c| c.valid_from <= today);
+        for d in current.iter().flat_map(|c| c.deprecated.values()) {
+            out.push(LineDeprecation {
+                line: l.major,
+                version: current
+                    .as_ref()
+                    .map_or_else(|| l.newest().clone(), |c| c.version.clone()),
+                deprecation: d.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// The versions whose contracts a run may need: both sides of each breaking change (for the
@@ -156,21 +199,21 @@ mod tests {
         // The sunset is 30 days after the day: a milestone of the default countdown.
         let (today, none) = (day("2026-12-06"), Waivers::default());
         let windowed = [line(1, Some("2027-01-05")), line(2, None)];
-        assert!(is_due(&windowed, &none, today, &notify));
+        assert!(is_due(&windowed, &none, &[], today, &notify));
         // The newest line's sunset is no milestone of anyone's: nobody moves off it.
         let newest = [line(1, None), line(2, Some("2027-01-05"))];
-        assert!(!is_due(&newest, &none, today, &notify));
+        assert!(!is_due(&newest, &none, &[], today, &notify));
         let waived = Waivers {
             waiver: vec![waiver(None, "2026-12-31", None)],
             unwaive: Vec::new(),
         };
-        assert!(is_due(&newest, &waived, today, &notify));
+        assert!(is_due(&newest, &waived, &[], today, &notify));
         // A waiver that ended yesterday is nothing to tell.
         let ended = Waivers {
             waiver: vec![waiver(None, "2026-12-05", None)],
             unwaive: Vec::new(),
         };
-        assert!(!is_due(&newest, &ended, today, &notify));
+        assert!(!is_due(&newest, &ended, &[], today, &notify));
     }
 
     #[test]
