@@ -27,6 +27,11 @@ use crate::store::{layout, Store};
 /// another run is left to it; one claimed by a run that died more than [notify]
 /// claim_stale_minutes ago is sent again, with the same Message-ID.
 ///
+/// Also told, through the same ledger: a window's opening ([notify] announce), a waiver to the
+/// consumers that use its clause, and a deprecation (a current version's [deprecated] entry)
+/// to the consumers that use its key, once when published, then at the same milestones
+/// counted to the day after its remove_after.
+///
 /// Prints one line per sent notice and a summary on stderr, the notices on stdout.
 /// Exit 0, 2 for bad config, registry or templates, 3 if any notice could not be sent or
 /// recorded, 4 if a consumption source is blind (the notices the other sources decide are
