@@ -276,5 +276,39 @@ mod tests {
             got[0].1,
             ["deprecated:optional_attributes.pop_est:overdue-1"]
         );
+
+        // b declared only `name`, but a read shows it reading `pop_est`: it is told, observed.
+        let mut read_it = Evidence::default();
+        read_it.add(
+            at,
+            &crate::consumers::attributes::Attributes::Known(["pop_est".into()].into()),
+            Some("pop_est"),
+        );
+        let seen: KeyEvidence = [(
+            "optional_attributes.pop_est".to_string(),
+            [("b".to_string(), read_it), ("o".to_string(), other)].into(),
+        )]
+        .into();
+        let got: Vec<(String, KeyUse)> = plan(
+            "places",
+            &deprecations,
+            d("2026-12-06"),
+            &notify,
+            &standings,
+            &registry,
+            &seen,
+            &|_, _, _| false,
+        )
+        .into_iter()
+        .map(|n| (n.consumer, n.standing.key_use))
+        .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_string(), KeyUse::Declared),
+                ("b".to_string(), KeyUse::Observed),
+                ("c".to_string(), KeyUse::Unknown),
+            ]
+        );
     }
 }

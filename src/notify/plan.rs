@@ -93,12 +93,11 @@ impl std::str::FromStr for Milestone {
                 .ok_or_else(bad);
         }
         if let Some(rest) = s.strip_prefix("deprecated:") {
-            // The key is a clause or `clause.member`: no `:`, no space, no quote.
-            let (key, step) = rest.split_once(':').ok_or_else(bad)?;
-            let key_ok = !key.is_empty()
-                && !key
-                    .chars()
-                    .any(|c| c.is_whitespace() || c.is_control() || c == '"');
+            // The key is a clause or `clause.member`, and a member is an attribute name as the
+            // data spells it (a `:` or a space in it included): the step, which has no `:`,
+            // is what follows the last one.
+            let (key, step) = rest.rsplit_once(':').ok_or_else(bad)?;
+            let key_ok = !key.is_empty() && !key.chars().any(char::is_control);
             let step = step.parse::<Milestone>().map_err(|_| bad())?;
             let step_ok = matches!(
                 step,
@@ -770,6 +769,10 @@ mod tests {
                 Box::new(Milestone::Before(30)),
             ),
             Milestone::Deprecated("crs".into(), Box::new(Milestone::Published)),
+            Milestone::Deprecated(
+                "optional_attributes.ns:pop est".into(),
+                Box::new(Milestone::Overdue(2)),
+            ),
         ] {
             assert_eq!(m.to_string().parse::<Milestone>(), Ok(m.clone()));
         }

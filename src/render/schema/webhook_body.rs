@@ -100,7 +100,7 @@ pub(super) fn body() -> Schema {
             "line": { "type": "integer", "minimum": 1, "description": "The major line that retires" },
             "milestone": {
                 "type": "string",
-                "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+|deprecated:[^:]+:(published|before-[0-9]+|overdue-[1-9][0-9]*))$",
+                "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+|deprecated:.+:(published|before-[0-9]+|overdue-[1-9][0-9]*))$",
                 "description": "before-<days> (countdown), overdue-<n>, published (the new line's window opened), waiver:<id>, or deprecated:<key>:<step> (a deprecation of a key the consumer uses: published, or a countdown to the day after remove_after)"
             },
             "milestones": {
@@ -109,7 +109,7 @@ pub(super) fn body() -> Schema {
                 "uniqueItems": true,
                 "items": {
                     "type": "string",
-                    "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+|deprecated:[^:]+:(published|before-[0-9]+|overdue-[1-9][0-9]*))$"
+                    "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+|deprecated:.+:(published|before-[0-9]+|overdue-[1-9][0-9]*))$"
                 },
                 "description": "Every milestone this one notice serves, `milestone` among them: [\"published\", \"before-<days>\"] when the window's opening and a countdown milestone fell due on the same run, else [milestone]"
             },
