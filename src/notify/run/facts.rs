@@ -190,6 +190,50 @@ mod tests {
         }
     }
 
+    /// roads `version` from `valid_from`, deprecating `crs` through `remove_after` if given.
+    fn contract(version: &str, valid_from: &str, remove_after: Option<&str>) -> Contract {
+        let deprecated = remove_after.map_or(String::new(), |d| {
+            format!("[deprecated]\ncrs = {{ reason = \"grid\", remove_after = {d} }}\n")
+        });
+        let text = format!(
+            "dataset = \"roads\"\nversion = \"{version}\"\nvalid_from = {valid_from}\n\
+             [clauses]\ncrs = \"EPSG:4326\"\n{deprecated}"
+        );
+        crate::model::contract::parse_contract(
+            "c.toml",
+            &text,
+            &crate::model::kind::KindTable::builtin(),
+            crate::model::Strictness::Reading,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_deprecations_told_are_those_of_each_live_lines_current_version() {
+        let today = day("2026-12-06");
+        let notify = Notify::default();
+        // Line 1 retired on 2026-12-01; line 2's 2.2.0 deprecates `crs` from 2027-01-01 only.
+        let lines = [line(1, Some("2026-12-01")), line(2, None)];
+        let mut read = |v: &Version| {
+            Some(match (v.major, v.minor) {
+                (1, _) => contract(&v.to_string(), "2026-01-01", Some("2027-06-30")),
+                (2, 0) => contract("2.0.0", "2026-06-01", None),
+                _ => contract("2.2.0", "2027-01-01", Some("2027-06-30")),
+            })
+        };
+        assert!(current_deprecations(&lines, today, &mut read).is_empty());
+        // From 2027-01-01 2.2.0 is current, and its deprecation is due (announced).
+        let later = day("2027-01-01");
+        let found = current_deprecations(&lines, later, &mut read);
+        let got: Vec<(u64, String, String)> = found
+            .iter()
+            .map(|d| (d.line, d.version.to_string(), d.deprecation.key.clone()))
+            .collect();
+        assert_eq!(got, [(2, "2.2.0".to_string(), "crs".to_string())]);
+        let due = crate::notify::deprecation_notices::any_due;
+        assert!(due(&found, later, &notify) && !due(&[], later, &notify));
+    }
+
     #[test]
     fn a_dataset_is_due_for_a_milestone_of_an_old_line_or_a_live_waiver() {
         let notify = Notify {
