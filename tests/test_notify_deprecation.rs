@@ -2,7 +2,9 @@
 //! loopback: roads 1.1.0 (line 1) deprecates `optional_attributes.pop_est`, promised through
 //! 2027-01-10, and `notify` tells the consumers on line 1 that use it — declared in `uses`,
 //! or no `uses` and reads that cannot tell — once when it is published and once at each
-//! countdown milestone; a consumer whose `uses` names only other attributes hears nothing.
+//! countdown milestone; a consumer whose `uses` names only other attributes hears nothing. A
+//! run that died after claiming one leaves it to the next, which sends it once more with the
+//! same Message-ID, as for every notice.
 
 use crate::common::world;
 
@@ -165,4 +167,39 @@ fn a_dry_run_shows_the_deprecation_notices_and_sends_nothing() {
     );
     assert!(smtp.mails().is_empty());
     assert!(told(&w).is_empty());
+}
+
+#[test]
+fn a_deprecation_notice_claimed_by_a_run_that_died_is_sent_once_more_with_its_id() {
+    let (smtp, w) = deprecating();
+    let config = w.read("contracts.toml").unwrap();
+    w.write(
+        "contracts.toml",
+        &config.replace(
+            "overdue_every_days = 7\n",
+            "overdue_every_days = 7\nclaim_stale_minutes = 0\n",
+        ),
+    );
+    // A run claimed flood-model's announcement and died before confirming it.
+    let id = "<contracts.roads.1.flood-model.deprecated.optional_attributes.pop_est.published@example.org>";
+    w.write(
+        "notifications/roads.toml",
+        &format!(
+            "[[claim]]\nconsumer   = \"flood-model\"\nline       = 1\nmilestone  = \"{PUBLISHED}\"\n\
+             recipients = [\"{FLOOD}\"]\nmessage_id = \"{id}\"\nrun        = \"dead.1.1\"\n\
+             at         = 2026-11-29T01:00:00Z\nfor_date   = 2026-11-29\nsunset     = 2027-01-11\n"
+        ),
+    );
+    let run = w.run("2026-11-29", &["notify"]);
+    run.assert_code(0);
+    assert!(run.stderr().contains("dead.1.1"), "{}", run.stderr());
+    let flood = deprecation_mails(&smtp, FLOOD);
+    assert_eq!(flood.len(), 1);
+    assert_eq!(flood[0].header("Message-ID").unwrap(), id);
+    w.run("2026-11-29", &["notify"]).assert_code(0);
+    assert_eq!(deprecation_mails(&smtp, FLOOD).len(), 1);
+    assert_eq!(
+        told(&w),
+        world::pairs(&[("archive", PUBLISHED), ("flood-model", PUBLISHED)])
+    );
 }
