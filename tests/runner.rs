@@ -47,6 +47,7 @@ mod test_no_html_in_cli;
 mod test_notice;
 mod test_notify_channels;
 mod test_notify_crash;
+mod test_notify_deprecation;
 mod test_notify_e2e;
 mod test_notify_faults;
 mod test_notify_milestones;

@@ -36,7 +36,8 @@ const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const REGISTRY: &str = "https://data.example.org/contracts";
 
 /// The bodies of the runs, by kind and then by milestone as a person reads it (`waiver:<id>`
-/// shortened to `waiver`; a message serving two, `before-60 + published`).
+/// shortened to `waiver`, `deprecated:<key>:<step>` to `deprecation`; a message serving two,
+/// `before-60 + published`).
 type Payloads = BTreeMap<String, BTreeMap<String, Value>>;
 
 /// The webhooks of a consumer (`generic`, `slack` and `teams`), their URLs and secret read
@@ -150,6 +151,15 @@ fn payloads() -> Payloads {
     w.run_env("2026-11-10", &["notify"], &env).assert_code(0);
     w.write("consumers.toml", &registry(&hooks("FLOOD")));
     w.waive_crs(TODAY);
+    // Line 1's current version deprecates `crs`: atlas, which declared no `uses`, is told
+    // (its reads cannot tell); flood-model, which uses `bbox` only, is not.
+    w.write(
+        "contracts/roads/1.1.0.toml",
+        "dataset = \"roads\"\nversion = \"1.1.0\"\nsupersedes = \"1.0.0\"\n\
+         valid_from = 2026-03-01\n[clauses]\ncrs = \"EPSG:4326\"\n\
+         [deprecated]\ncrs = { reason = \"every layer moves to British National Grid\", \
+         replacement = \"EPSG:27700\", remove_after = 2027-01-10 }\n",
+    );
     w.run_env(TODAY, &["notify"], &env).assert_code(0);
 
     let mut out = Payloads::new();
@@ -161,6 +171,7 @@ fn payloads() -> Payloads {
         let shown = shown.unwrap_or_else(|| panic!("{kind}: no milestone in {body:#}"));
         let m = match shown.split_once(':') {
             Some(("waiver", _)) => "waiver".to_string(),
+            Some(("deprecated", _)) => "deprecation".to_string(),
             _ => shown,
         };
         assert!(
@@ -171,7 +182,13 @@ fn payloads() -> Payloads {
             "{kind} got {m} twice"
         );
     }
-    let expected = ["before-60", "before-60 + published", "published", "waiver"];
+    let expected = [
+        "before-60",
+        "before-60 + published",
+        "deprecation",
+        "published",
+        "waiver",
+    ];
     for kind in ["generic", "slack", "teams"] {
         let got: Vec<&String> = out
             .get(kind)

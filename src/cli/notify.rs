@@ -5,6 +5,7 @@ use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::Registry;
 use crate::model::config::Config;
+use crate::model::Strictness;
 use crate::notify::channels::{Channels, OpenError};
 use crate::notify::message::{BODY, SUBJECT};
 use crate::notify::plan::Notice;
@@ -25,6 +26,11 @@ use crate::store::{layout, Store};
 /// out; each delivered notice is then confirmed in one more commit. A notice claimed by
 /// another run is left to it; one claimed by a run that died more than [notify]
 /// claim_stale_minutes ago is sent again, with the same Message-ID.
+///
+/// Also told, through the same ledger: a window's opening ([notify] announce), a waiver to the
+/// consumers that use its clause, and a deprecation (a current version's [deprecated] entry)
+/// to the consumers that use its key, once when published, then at the same milestones
+/// counted to the day after its remove_after.
 ///
 /// Prints one line per sent notice and a summary on stderr, the notices on stdout.
 /// Exit 0, 2 for bad config, registry or templates, 3 if any notice could not be sent or
@@ -154,8 +160,13 @@ fn gather(
     for dataset in store.datasets()? {
         let lines = store.lines(&dataset)?;
         let waivers = store.waivers(&dataset)?;
-        if run::is_due(&lines, &waivers, today, &config.notify) {
-            due.push((dataset, lines, waivers));
+        // A contract that does not read announces nothing: `check` is where it is proved.
+        let deprecations = run::current_deprecations(&lines, today, &mut |v| {
+            let read = store.contract(&dataset, &v.to_string(), Strictness::Reading);
+            read.ok()
+        });
+        if run::is_due(&lines, &waivers, &deprecations, today, &config.notify) {
+            due.push((dataset, lines, waivers, deprecations));
         }
     }
     let mut facts = Facts::default();
@@ -166,14 +177,14 @@ fn gather(
         let found = crate::consumers::source_health::blind_sources(&scan.stats.sources);
         blind.extend(found.into_iter().map(|b| b.source));
         let mut ledgers = run::read_ledgers(store, due.iter().map(|(d, ..)| d.as_str()))?;
-        for (dataset, lines, waivers) in due {
+        for (dataset, lines, waivers, deprecations) in due {
             let standings =
                 crate::consumers::classify(&dataset, &lines, registry, &scan.of(&dataset));
             let history = store.history(&dataset)?;
             let mut contracts = std::collections::BTreeMap::new();
             for v in run::wanted_contracts(&lines, &waivers, &history, today) {
                 // One that does not read is left out: the notice goes without its values.
-                let read = store.contract(&dataset, &v, crate::model::Strictness::Reading);
+                let read = store.contract(&dataset, &v, Strictness::Reading);
                 if let Ok(c) = read {
                     contracts.insert(v, c);
                 }
@@ -190,6 +201,10 @@ fn gather(
                 history,
                 contracts,
                 records,
+                deprecations,
+                // No consumption source of this build reports the attributes a read touched:
+                // every consumer is judged by reads that cannot tell.
+                key_evidence: Default::default(),
             };
             facts.datasets.insert(dataset, f);
         }

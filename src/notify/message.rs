@@ -224,6 +224,7 @@ impl Templates {
             kind => match &notice.milestone {
                 super::plan::Milestone::Published => "published",
                 super::plan::Milestone::Waiver(_) => "waiver",
+                super::plan::Milestone::Deprecated(..) => "deprecation",
                 _ => "countdown",
             },
             opens => notice.opens.map(|d| d.to_string()),
@@ -241,6 +242,23 @@ impl Templates {
                 until => w.until.to_string(),
                 by => &w.by,
                 reason => &w.reason,
+            }),
+            // The day the key may go is the notice's `sunset`; its last promised day is
+            // `remove_after`.
+            deprecation => notice.deprecation.as_ref().map(|d| context! {
+                key => &d.key,
+                attribute => &d.attribute,
+                reason => &d.reason,
+                replacement => &d.replacement,
+                remove_after => d.remove_after.to_string(),
+                version => d.version.to_string(),
+                evidence => d.evidence.as_str(),
+                key_last_read => d.key_last_read.map(|t| t.to_rfc3339()),
+                // Whether its `uses` names the key too (an observed use may be declared).
+                in_uses => notice
+                    .uses
+                    .as_deref()
+                    .is_some_and(|u| crate::consumers::attributes::declares(u, &d.key)),
             }),
         };
         let subject = self.render_one(SUBJECT, &ctx)?;
@@ -373,6 +391,7 @@ pub(crate) mod tests {
             told: Vec::new(),
             opens: None,
             waiver: None,
+            deprecation: None,
             channel: "mail".into(),
         }
     }
@@ -422,6 +441,44 @@ pub(crate) mod tests {
         let over = t.render(&notice(-3), &[], "dp@example.org", 30).unwrap();
         assert!(over.subject.contains("3 days ago"), "{}", over.subject);
         assert!(over.body.contains("No breaking change"), "{}", over.body);
+    }
+
+    #[test]
+    fn a_deprecation_notice_says_how_the_consumer_was_found_to_use_the_key() {
+        use crate::consumers::attributes::KeyUse;
+        let t = Templates::new(None, None).unwrap();
+        let seen = |uses: &str| {
+            let mut n = notice(40);
+            n.milestone = Milestone::Deprecated(
+                "optional_attributes.pop_est".into(),
+                Box::new(Milestone::Published),
+            );
+            n.uses = Some(vec![crate::model::Use::parse(uses).unwrap()]);
+            n.deprecation = Some(crate::notify::plan::DeprecationFacts {
+                key: "optional_attributes.pop_est".into(),
+                attribute: Some("pop_est".into()),
+                reason: "census".into(),
+                replacement: None,
+                remove_after: "2027-01-14".parse().unwrap(),
+                version: Version::new(1, 1, 0),
+                evidence: KeyUse::Observed,
+                key_last_read: Some("2026-11-28T03:00:00Z".parse().unwrap()),
+            });
+            t.render(&n, &[], "x", 30).unwrap()
+        };
+        let r = seen("optional_attributes.name");
+        assert!(r.subject.contains("pop_est is deprecated"), "{}", r.subject);
+        for needle in [
+            "was seen reading pop_est (last on 2026-11-28T03:00:00+00:00)",
+            "though its `uses` does not name it",
+            "instead:      nothing replaces it",
+            "Please stop relying on it before 2027-01-14 is over.",
+        ] {
+            assert!(r.body.contains(needle), "lacks {needle:?}: {}", r.body);
+        }
+        let r = seen("optional_attributes.pop_est");
+        assert!(r.body.contains("and declared it uses it"), "{}", r.body);
+        assert!(!r.body.contains("does not name it"), "{}", r.body);
     }
 
     #[test]

@@ -9,10 +9,12 @@
 //! values, the transports it opens when something is to be sent (a `Transport` per channel:
 //! mail in `send`, webhooks in `webhook`; the clock that stamps deliveries goes with them, at
 //! the edge) and an event sink, and renders the rows and events it gets back; `--dry-run`
-//! stops after rendering, and `preview` is what `--show` prints of each notice. `waiver_notices` plans the `waiver:<id>` notices.
+//! stops after rendering, and `preview` is what `--show` prints of each notice. `waiver_notices` plans the `waiver:<id>` notices, and
+//! `deprecation_notices` the `deprecated:<key>:<step>` ones.
 
 /// Every channel of a run (mail and webhooks) behind one transport.
 pub mod channels;
+pub mod deprecation_notices;
 pub mod journal;
 pub mod ledger;
 pub mod message;

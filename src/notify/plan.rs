@@ -28,6 +28,9 @@ pub enum Milestone {
     Published,
     /// `waiver:<id>`: a waiver was granted on the line, for a clause key the consumer uses.
     Waiver(String),
+    /// `deprecated:<key>:<step>`: a deprecation of a key the consumer uses, at one step of
+    /// its own countdown to `remove_after` (`published`, `before-<days>` or `overdue-<n>`).
+    Deprecated(String, Box<Milestone>),
 }
 
 impl Milestone {
@@ -52,16 +55,17 @@ impl fmt::Display for Milestone {
             Milestone::Overdue(n) => write!(f, "overdue-{n}"),
             Milestone::Published => f.write_str("published"),
             Milestone::Waiver(id) => write!(f, "waiver:{id}"),
+            Milestone::Deprecated(key, step) => write!(f, "deprecated:{key}:{step}"),
         }
     }
 }
 
-/// A milestone string that is none of `before-<days>`, `overdue-<n>`, `published` or
-/// `waiver:<id>`.
+/// A milestone string that is none of `before-<days>`, `overdue-<n>`, `published`,
+/// `waiver:<id>` or `deprecated:<key>:<step>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "milestone {0:?} is none of `before-<days>`, `overdue-<n>` (n from 1), `published` or \
-     `waiver:<id>`"
+    "milestone {0:?} is none of `before-<days>`, `overdue-<n>` (n from 1), `published`, \
+     `waiver:<id>` or `deprecated:<key>:<published, before-<days> or overdue-<n>>`"
 )]
 pub struct BadMilestone(pub String);
 
@@ -86,6 +90,21 @@ impl std::str::FromStr for Milestone {
             return number(n)
                 .filter(|n| *n >= 1)
                 .map(Milestone::Overdue)
+                .ok_or_else(bad);
+        }
+        if let Some(rest) = s.strip_prefix("deprecated:") {
+            // The key is a clause or `clause.member`, and a member is an attribute name as the
+            // data spells it (a `:` or a space in it included): the step, which has no `:`,
+            // is what follows the last one.
+            let (key, step) = rest.rsplit_once(':').ok_or_else(bad)?;
+            let key_ok = !key.is_empty() && !key.chars().any(char::is_control);
+            let step = step.parse::<Milestone>().map_err(|_| bad())?;
+            let step_ok = matches!(
+                step,
+                Milestone::Published | Milestone::Before(_) | Milestone::Overdue(_)
+            );
+            return (key_ok && step_ok)
+                .then(|| Milestone::Deprecated(key.to_string(), Box::new(step)))
                 .ok_or_else(bad);
         }
         if let Some(id) = s.strip_prefix("waiver:") {
@@ -216,6 +235,31 @@ pub struct Notice {
     /// For a `waiver:<id>` notice: what was waived, until when, by whom and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiver: Option<WaiverFacts>,
+    /// For a `deprecated:<key>:<step>` notice: the key, why, what replaces it, its last day
+    /// and how the consumer was found to use it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecation: Option<DeprecationFacts>,
+}
+
+/// What a deprecation notice tells.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeprecationFacts {
+    /// The deprecated clause key (`optional_attributes.pop_est`).
+    pub key: String,
+    /// The attribute it names, if its clause is keyed by attribute.
+    pub attribute: Option<String>,
+    pub reason: String,
+    pub replacement: Option<String>,
+    /// The last day the key is promised (inclusive).
+    pub remove_after: NaiveDate,
+    /// The version whose contract carries the deprecation.
+    pub version: Version,
+    /// How the consumer was found to use it: `declared` (its `uses` names it), `observed`
+    /// (seen reading it in the lookback) or `unknown` (no `uses`, and its reads cannot tell).
+    pub evidence: crate::consumers::attributes::KeyUse,
+    /// Its newest read seen reading the key, when one was.
+    #[serde(serialize_with = "crate::model::wire::instant")]
+    pub key_last_read: Option<chrono::DateTime<chrono::FixedOffset>>,
 }
 
 /// What a waiver notice tells.
@@ -406,6 +450,7 @@ pub fn plan(
                         told: Vec::new(),
                         opens: announces.then_some(line.opens),
                         waiver: None,
+                        deprecation: None,
                         milestone,
                         also,
                     });
@@ -719,6 +764,15 @@ mod tests {
             Milestone::Overdue(3),
             Milestone::Published,
             Milestone::Waiver("places:1:max_null_fraction.pop_est:2026-11-29".into()),
+            Milestone::Deprecated(
+                "optional_attributes.pop_est".into(),
+                Box::new(Milestone::Before(30)),
+            ),
+            Milestone::Deprecated("crs".into(), Box::new(Milestone::Published)),
+            Milestone::Deprecated(
+                "optional_attributes.ns:pop est".into(),
+                Box::new(Milestone::Overdue(2)),
+            ),
         ] {
             assert_eq!(m.to_string().parse::<Milestone>(), Ok(m.clone()));
         }
@@ -733,6 +787,10 @@ mod tests {
             "Published",
             "waiver:",
             "waiver: x",
+            "deprecated:crs",
+            "deprecated::published",
+            "deprecated:crs:waiver:x",
+            "deprecated:crs:before-x",
             "sunset",
         ] {
             assert!(bad.parse::<Milestone>().is_err(), "{bad:?}");

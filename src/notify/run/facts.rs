@@ -13,6 +13,7 @@ use crate::model::config::Notify;
 use crate::model::history::History;
 use crate::model::waiver::Waivers;
 use crate::model::{Contract, Line};
+use crate::notify::deprecation_notices::{KeyEvidence, LineDeprecation};
 use crate::notify::ledger::Ledger;
 use crate::notify::plan::milestone_due;
 use crate::release::record::ReleaseRecord;
@@ -42,12 +43,23 @@ pub struct DatasetFacts {
     /// Its release records, when a live waiver names a release ([`wants_records`]) and they
     /// read; else `None`.
     pub records: Option<Vec<ReleaseRecord>>,
+    /// The deprecations the current version of each live line carries.
+    pub deprecations: Vec<LineDeprecation>,
+    /// What its consumers' reads show of each deprecated key, where a source reports the
+    /// attributes a read touched; a consumer absent here is judged by reads that cannot tell.
+    pub key_evidence: KeyEvidence,
 }
 
 /// Whether a dataset has something due `today`: a milestone on a line other than the newest
-/// (a countdown milestone, or an open window to announce), or a live waiver to tell. Only
-/// these are worth a pass over the consumption log.
-pub fn is_due(lines: &[Line], waivers: &Waivers, today: NaiveDate, notify: &Notify) -> bool {
+/// (a countdown milestone, or an open window to announce), a live waiver to tell, or a
+/// milestone of a deprecation. Only these are worth a pass over the consumption log.
+pub fn is_due(
+    lines: &[Line],
+    waivers: &Waivers,
+    deprecations: &[LineDeprecation],
+    today: NaiveDate,
+    notify: &Notify,
+) -> bool {
     let newest = lines.iter().max_by_key(|l| l.major);
     let newest_major = newest.map(|l| l.major);
     // A window is announced from its first day on (the ledger keeps it to once).
@@ -60,7 +72,38 @@ pub fn is_due(lines: &[Line], waivers: &Waivers, today: NaiveDate, notify: &Noti
                         .is_some()
             })
     });
-    any_due || waivers.live(today).next().is_some()
+    any_due
+        || waivers.live(today).next().is_some()
+        || crate::notify::deprecation_notices::any_due(deprecations, today, notify)
+}
+
+/// The deprecations a dataset's live lines carry on `today`: each line not yet retired, in
+/// the contract of its current version (the newest whose `valid_from` has come), which
+/// `contract_of` reads (`None`: it does not read, and tells nothing).
+pub fn current_deprecations(
+    lines: &[Line],
+    today: NaiveDate,
+    contract_of: &mut dyn FnMut(&semver::Version) -> Option<Contract>,
+) -> Vec<LineDeprecation> {
+    let mut out = Vec::new();
+    for l in lines.iter().filter(|l| l.sunset.is_none_or(|s| today < s)) {
+        let current = l
+            .versions
+            .iter()
+            .rev()
+            .filter_map(&mut *contract_of)
+            .find(|c| c.valid_from <= today);
+        for d in current.iter().flat_map(|c| c.deprecated.values()) {
+            out.push(LineDeprecation {
+                line: l.major,
+                version: current
+                    .as_ref()
+                    .map_or_else(|| l.newest().clone(), |c| c.version.clone()),
+                deprecation: d.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// The versions whose contracts a run may need: both sides of each breaking change (for the
@@ -147,6 +190,50 @@ mod tests {
         }
     }
 
+    /// roads `version` from `valid_from`, deprecating `crs` through `remove_after` if given.
+    fn contract(version: &str, valid_from: &str, remove_after: Option<&str>) -> Contract {
+        let deprecated = remove_after.map_or(String::new(), |d| {
+            format!("[deprecated]\ncrs = {{ reason = \"grid\", remove_after = {d} }}\n")
+        });
+        let text = format!(
+            "dataset = \"roads\"\nversion = \"{version}\"\nvalid_from = {valid_from}\n\
+             [clauses]\ncrs = \"EPSG:4326\"\n{deprecated}"
+        );
+        crate::model::contract::parse_contract(
+            "c.toml",
+            &text,
+            &crate::model::kind::KindTable::builtin(),
+            crate::model::Strictness::Reading,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_deprecations_told_are_those_of_each_live_lines_current_version() {
+        let today = day("2026-12-06");
+        let notify = Notify::default();
+        // Line 1 retired on 2026-12-01; line 2's 2.2.0 deprecates `crs` from 2027-01-01 only.
+        let lines = [line(1, Some("2026-12-01")), line(2, None)];
+        let mut read = |v: &Version| {
+            Some(match (v.major, v.minor) {
+                (1, _) => contract(&v.to_string(), "2026-01-01", Some("2027-06-30")),
+                (2, 0) => contract("2.0.0", "2026-06-01", None),
+                _ => contract("2.2.0", "2027-01-01", Some("2027-06-30")),
+            })
+        };
+        assert!(current_deprecations(&lines, today, &mut read).is_empty());
+        // From 2027-01-01 2.2.0 is current, and its deprecation is due (announced).
+        let later = day("2027-01-01");
+        let found = current_deprecations(&lines, later, &mut read);
+        let got: Vec<(u64, String, String)> = found
+            .iter()
+            .map(|d| (d.line, d.version.to_string(), d.deprecation.key.clone()))
+            .collect();
+        assert_eq!(got, [(2, "2.2.0".to_string(), "crs".to_string())]);
+        let due = crate::notify::deprecation_notices::any_due;
+        assert!(due(&found, later, &notify) && !due(&[], later, &notify));
+    }
+
     #[test]
     fn a_dataset_is_due_for_a_milestone_of_an_old_line_or_a_live_waiver() {
         let notify = Notify {
@@ -156,21 +243,21 @@ mod tests {
         // The sunset is 30 days after the day: a milestone of the default countdown.
         let (today, none) = (day("2026-12-06"), Waivers::default());
         let windowed = [line(1, Some("2027-01-05")), line(2, None)];
-        assert!(is_due(&windowed, &none, today, &notify));
+        assert!(is_due(&windowed, &none, &[], today, &notify));
         // The newest line's sunset is no milestone of anyone's: nobody moves off it.
         let newest = [line(1, None), line(2, Some("2027-01-05"))];
-        assert!(!is_due(&newest, &none, today, &notify));
+        assert!(!is_due(&newest, &none, &[], today, &notify));
         let waived = Waivers {
             waiver: vec![waiver(None, "2026-12-31", None)],
             unwaive: Vec::new(),
         };
-        assert!(is_due(&newest, &waived, today, &notify));
+        assert!(is_due(&newest, &waived, &[], today, &notify));
         // A waiver that ended yesterday is nothing to tell.
         let ended = Waivers {
             waiver: vec![waiver(None, "2026-12-05", None)],
             unwaive: Vec::new(),
         };
-        assert!(!is_due(&newest, &ended, today, &notify));
+        assert!(!is_due(&newest, &ended, &[], today, &notify));
     }
 
     #[test]

@@ -33,11 +33,12 @@ pub fn render_mail(
     for t in todo {
         let n = &t.notice;
         let f = facts.datasets.get(&n.dataset).unwrap_or(&none);
-        // A waiver notice is about one clause of the line it reads, not about moving.
+        // A waiver or deprecation notice is about one clause key of the line it reads, not
+        // about moving.
         let changes: Vec<_> = f
             .history
             .breaking_between(n.line, n.new_line)
-            .filter(|_| n.waiver.is_none())
+            .filter(|_| n.waiver.is_none() && n.deprecation.is_none())
             .map(|c| (c, change_values(f, c)))
             .collect();
         let rendered = templates

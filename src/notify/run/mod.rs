@@ -14,6 +14,7 @@
 
 mod claim;
 mod deliver;
+mod deprecation_facts;
 mod events;
 mod facts;
 mod mail;
@@ -25,7 +26,9 @@ mod waiver_facts;
 pub use claim::read_ledgers;
 pub use deliver::deliver;
 pub use events::{about, Event};
-pub use facts::{is_due, wanted_contracts, wants_records, DatasetFacts, Facts};
+pub use facts::{
+    current_deprecations, is_due, wanted_contracts, wants_records, DatasetFacts, Facts,
+};
 pub use mail::render_mail;
 pub use pending::pending;
 pub use report::{planned_summary, Report, Row, RunError, Todo};

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, FixedOffset};
 
+use super::deprecation_facts::deprecation_notice;
 use super::events::Event;
 use super::facts::Facts;
 use super::report::Todo;
@@ -112,7 +113,8 @@ pub fn pending(
 ) -> Vec<Todo> {
     let mut inputs: Vec<DatasetInput> = Vec::new();
     let mut sent: HashSet<SentKey> = HashSet::new();
-    let mut waived: Vec<Notice> = Vec::new();
+    // The waiver and deprecation notices, each planned by its own kind.
+    let mut keyed: Vec<Notice> = Vec::new();
     for (dataset, f) in &facts.datasets {
         sent.extend(sent_keys(dataset, &f.ledger, &|c| channels(registry, c)));
     }
@@ -157,11 +159,23 @@ pub fn pending(
             registry,
             &is_sent,
         ) {
-            waived.extend(waiver_notice(f, &w, registry, settings.today, domain));
+            keyed.extend(waiver_notice(f, &w, registry, settings.today, domain));
+        }
+        for p in crate::notify::deprecation_notices::plan(
+            dataset,
+            &f.deprecations,
+            settings.today,
+            &config.notify,
+            standings,
+            registry,
+            &f.key_evidence,
+            &is_sent,
+        ) {
+            keyed.extend(deprecation_notice(f, &p, registry, settings.today, domain));
         }
     }
     let mut planned = plan(settings.today, &config.notify, domain, &inputs, &sent);
-    planned.extend(waived);
+    planned.extend(keyed);
     let notices = per_channel(registry, planned);
     let ledger_of = |d: &str| facts.datasets.get(d).map(|f| &f.ledger);
     sift(

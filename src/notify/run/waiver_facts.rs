@@ -70,6 +70,7 @@ pub(super) fn waiver_notice(
             by: w.waiver.by.clone(),
             reason: w.waiver.reason.clone(),
         }),
+        deprecation: None,
     })
 }
 

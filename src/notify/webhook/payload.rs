@@ -42,11 +42,40 @@ fn facts(n: &Notice, page: Option<&str>) -> Value {
         // `published` tells the window's first day; `waiver:<id>` what was waived.
         "window_opens": n.opens.map(|d| d.to_string()),
         "waiver": n.waiver,
+        // `deprecated:<key>:<step>`: the key, why, its replacement and how it is used.
+        "deprecation": n.deprecation,
     })
+}
+
+/// The title of a chat message: what the notice is about, and its day.
+fn title(n: &Notice) -> String {
+    match &n.deprecation {
+        Some(d) => format!(
+            "{}: {} deprecated, promised through {}",
+            n.dataset, d.key, d.remove_after
+        ),
+        None => format!("{}: line {} sunset {}", n.dataset, n.line, n.sunset),
+    }
 }
 
 /// One sentence a person reads first: what retires when, and what to do.
 fn headline(n: &Notice) -> String {
+    if let Some(d) = &n.deprecation {
+        let instead = match &d.replacement {
+            Some(r) => format!("; use {r} instead"),
+            None => String::new(),
+        };
+        let how = match d.evidence {
+            crate::consumers::attributes::KeyUse::Declared => "its `uses` names it",
+            crate::consumers::attributes::KeyUse::Observed => "it was seen reading it",
+            _ => "it declared no `uses` and its reads cannot tell",
+        };
+        return format!(
+            "{} line {}: {} is deprecated ({}) and promised through {}{instead}; {} is told \
+             because {how}",
+            n.dataset, n.line, d.key, d.reason, d.remove_after, n.consumer
+        );
+    }
     if let Some(w) = &n.waiver {
         let measured = match (&w.release, &w.measured) {
             (Some(r), Some(m)) => {
@@ -89,6 +118,9 @@ fn headline(n: &Notice) -> String {
 }
 
 fn verdict_text(n: &Notice) -> &'static str {
+    if n.deprecation.is_some() {
+        return "a key it uses is deprecated: nothing breaks before its last day";
+    }
     match n.told.is_empty() {
         true => "nothing it declared in `uses` changes; it must still move before the sunset",
         false => "breaking changes touch what it uses",
@@ -121,7 +153,7 @@ fn change_lines(n: &Notice) -> Vec<String> {
 /// A Slack incoming-webhook message: `text` for notifications, `blocks` for the channel.
 pub fn slack_payload(n: &Notice, page: Option<&str>) -> Value {
     let mut blocks = vec![
-        json!({"type": "header", "text": {"type": "plain_text", "text": format!("{}: line {} sunset {}", n.dataset, n.line, n.sunset)}}),
+        json!({"type": "header", "text": {"type": "plain_text", "text": title(n)}}),
         json!({"type": "section", "text": {"type": "mrkdwn", "text": headline(n)}}),
         json!({"type": "section", "fields": [
             {"type": "mrkdwn", "text": format!("*Consumer*\n{}", n.consumer)},
@@ -151,7 +183,7 @@ pub fn slack_payload(n: &Notice, page: Option<&str>) -> Value {
 pub fn teams_payload(n: &Notice, page: Option<&str>) -> Value {
     let mut body = vec![
         json!({"type": "TextBlock", "size": "Medium", "weight": "Bolder", "wrap": true,
-               "text": format!("{}: line {} sunset {}", n.dataset, n.line, n.sunset)}),
+               "text": title(n)}),
         json!({"type": "TextBlock", "wrap": true, "text": headline(n)}),
         json!({"type": "FactSet", "facts": [
             {"title": "Consumer", "value": n.consumer},

@@ -44,6 +44,24 @@ pub(super) fn body() -> Schema {
             "reason": { "type": "string" }
         }
     });
+    let deprecation = serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["key", "attribute", "reason", "replacement", "remove_after", "version", "evidence", "key_last_read"],
+        "properties": {
+            "key": { "type": "string", "minLength": 1, "description": "The deprecated clause key: clause or clause.member" },
+            "attribute": { "type": ["string", "null"], "description": "The attribute the key names, or null for a key that is no attribute" },
+            "reason": { "type": "string", "minLength": 1 },
+            "replacement": { "type": ["string", "null"] },
+            "remove_after": { "$ref": "#/$defs/Date", "description": "The last day the key is promised (inclusive)" },
+            "version": { "$ref": "#/$defs/SemVer", "description": "The version whose contract carries the deprecation" },
+            "evidence": {
+                "enum": ["declared", "observed", "unknown"],
+                "description": "How the consumer was found to use the key: its `uses` names it, a read was seen reading it, or it declared no `uses` and its reads cannot tell"
+            },
+            "key_last_read": { "type": ["string", "null"], "format": "date-time", "description": "Its newest read seen reading the key, or null" }
+        }
+    });
     let conditions = serde_json::json!([
         {
             "if": { "properties": { "milestones": { "contains": { "const": "published" } } } },
@@ -54,6 +72,11 @@ pub(super) fn body() -> Schema {
             "if": { "properties": { "milestone": { "pattern": "^waiver:" } } },
             "then": { "properties": { "waiver": { "type": "object" } } },
             "else": { "properties": { "waiver": { "type": "null" } } }
+        },
+        {
+            "if": { "properties": { "milestone": { "pattern": "^deprecated:" } } },
+            "then": { "properties": { "deprecation": { "type": "object" } } },
+            "else": { "properties": { "deprecation": { "type": "null" } } }
         }
     ]);
     let mut s = json_schema!({
@@ -64,7 +87,7 @@ pub(super) fn body() -> Schema {
         "required": [
             "type", "id", "dataset", "line", "milestone", "milestones", "sunset", "days_left", "consumer",
             "team", "reads_version", "new_line", "new_version", "verdict",
-            "breaking_changes", "registry_url", "window_opens", "waiver"
+            "breaking_changes", "registry_url", "window_opens", "waiver", "deprecation"
         ],
         "properties": {
             "type": { "const": "contracts.sunset_notice", "description": "What the body is; the one kind so far" },
@@ -77,8 +100,8 @@ pub(super) fn body() -> Schema {
             "line": { "type": "integer", "minimum": 1, "description": "The major line that retires" },
             "milestone": {
                 "type": "string",
-                "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+)$",
-                "description": "before-<days> (countdown), overdue-<n>, published (the new line's window opened) or waiver:<id>"
+                "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+|deprecated:.+:(published|before-[0-9]+|overdue-[1-9][0-9]*))$",
+                "description": "before-<days> (countdown), overdue-<n>, published (the new line's window opened), waiver:<id>, or deprecated:<key>:<step> (a deprecation of a key the consumer uses: published, or a countdown to the day after remove_after)"
             },
             "milestones": {
                 "type": "array",
@@ -86,7 +109,7 @@ pub(super) fn body() -> Schema {
                 "uniqueItems": true,
                 "items": {
                     "type": "string",
-                    "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+)$"
+                    "pattern": "^(before-[0-9]+|overdue-[1-9][0-9]*|published|waiver:.+|deprecated:.+:(published|before-[0-9]+|overdue-[1-9][0-9]*))$"
                 },
                 "description": "Every milestone this one notice serves, `milestone` among them: [\"published\", \"before-<days>\"] when the window's opening and a countdown milestone fell due on the same run, else [milestone]"
             },
@@ -120,6 +143,13 @@ pub(super) fn body() -> Schema {
                 "anyOf": [
                     { "type": "null" },
                     waiver
+                ]
+            },
+            "deprecation": {
+                "description": "deprecated:<key>:<step>: the deprecated key, why, what replaces it and how the consumer was found to use it; null otherwise",
+                "anyOf": [
+                    { "type": "null" },
+                    deprecation
                 ]
             }
         },
