@@ -7,7 +7,8 @@
 //! Prints one line of counts (lines, requests, reads, requests that continued a read, lines
 //! that are no request of the format) and the reads per dataset and version; on stderr, the
 //! reads by what they are known to read (every column, named columns, unknown), which stays
-//! off stdout so that two builds' reports compare equal.
+//! off stdout so that two builds' reports compare equal. With `--columns` first, reads carry
+//! the columns they read where the format can tell (pgaudit parses each statement).
 
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -17,9 +18,13 @@ use contracts_scan::access::{AccessKeys, AccessLog, AccessScan, Columns};
 use contracts_scan::LogFormat;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let columns = args.first().is_some_and(|a| a == "--columns");
+    if columns {
+        args.remove(0);
+    }
     let Some((format, templates)) = args.split_first() else {
-        eprintln!("usage: access_reads FORMAT TEMPLATE... < LOG");
+        eprintln!("usage: access_reads [--columns] FORMAT TEMPLATE... < LOG");
         return ExitCode::from(2);
     };
     let Some(format) = LogFormat::parse(format).filter(|f| f.is_access_log()) else {
@@ -32,7 +37,7 @@ fn main() -> ExitCode {
         ..AccessKeys::default()
     };
     let log = match AccessLog::compile(format, &keys) {
-        Ok(log) => log,
+        Ok(log) => log.with_columns(columns),
         Err(errors) => {
             for e in errors {
                 eprintln!("access_reads: {e}");

@@ -361,6 +361,15 @@ impl AccessLog {
         &self.templates
     }
 
+    /// The same log, whose reads carry the columns they read where the format can tell
+    /// (pgaudit: the statement, parsed); otherwise every read says `Unknown`.
+    pub fn with_columns(mut self, on: bool) -> AccessLog {
+        if let Dialect::Pgaudit(d) = &mut self.dialect {
+            d.columns = on;
+        }
+        self
+    }
+
     pub fn same_read_seconds(&self) -> u64 {
         self.same_read_seconds
     }

@@ -126,6 +126,10 @@ pub struct PgAudit {
     path: String,
     /// Statement texts parsed lately, shared by the sessions that run them.
     parsed: HashMap<String, Arc<Statements>>,
+    /// Whether a read's statement is parsed for the columns it reads: only for a caller
+    /// that asks ([`super::AccessLog::with_columns`]), since parsing costs more than the
+    /// rest of the entry.
+    pub(crate) columns: bool,
 }
 
 /// The parts of a server log line a read needs.
@@ -158,6 +162,7 @@ impl PgAudit {
             prune_at: PRUNE_FLOOR,
             path: String::new(),
             parsed: HashMap::new(),
+            columns: false,
         }
     }
 
@@ -263,7 +268,7 @@ impl PgAudit {
             return Ok(Parsed::Skip);
         };
         // The statement (8th field) only matters for a read.
-        let read_class = audit.split(',').nth(3) == Some("READ");
+        let read_class = self.columns && audit.split(',').nth(3) == Some("READ");
         let (fields, whole) = csv_fields(audit, if read_class { 8 } else { 7 });
         if fields.len() < 7 {
             return Err(format!(
@@ -318,7 +323,7 @@ impl PgAudit {
                 Some(text) if whole => text.as_str(),
                 _ => NOT_LOGGED,
             };
-            if seen.parsed.is_none() && text != NOT_LOGGED {
+            if self.columns && seen.parsed.is_none() && text != NOT_LOGGED {
                 let parsed = match self.parsed.get(text) {
                     Some(p) => Arc::clone(p),
                     None => {
@@ -529,6 +534,7 @@ mod tests {
             Some(Prefix::parse("%m [%p] %q%u@%d ").unwrap()),
             PgPrincipal::UserName,
         );
+        a.columns = true;
         // Written from pgaudit's README (its examples of session and object entries) and
         // PostgreSQL's stderr layout: a statement's further lines are indented with a tab.
         let log = "\
@@ -573,6 +579,7 @@ mod tests {
             None,
             PgPrincipal::ApplicationName,
         );
+        a.columns = true;
         // PostgreSQL 15's csvlog columns: log_time, user_name, database_name, process_id,
         // connection_from, session_id, session_line_num, command_tag, session_start_time,
         // virtual_transaction_id, transaction_id, error_severity, sql_state_code, message,
@@ -596,6 +603,7 @@ mod tests {
     #[test]
     fn jsonlog_lines() {
         let mut a = PgAudit::new(None, None, PgPrincipal::UserName);
+        a.columns = true;
         // The keys of PostgreSQL 15's jsonlog, in its order.
         let log = r#"{"timestamp":"2026-11-27 10:00:00.120 UTC","user":"atlas","dbname":"gis","pid":4242,"remote_host":"[local]","session_id":"6564a1b0.1092","line_num":3,"ps":"SELECT","session_start":"2026-11-27 09:59:58 UTC","vxid":"3/12","txid":0,"error_severity":"LOG","message":"AUDIT: SESSION,1,1,READ,SELECT,MATERIALIZED VIEW,public.roads_summary,\"SELECT *\nFROM roads_summary\",<not logged>","application_name":"psql","backend_type":"client backend","query_id":0}
 "#;
@@ -613,6 +621,7 @@ mod tests {
     #[test]
     fn each_read_carries_the_columns_its_statement_reads_of_its_relation() {
         let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName);
+        a.columns = true;
         // pgaudit's README: with `pgaudit.log_statement_once` a statement's text is logged
         // with its first entry only, the later ones (another relation, or the OBJECT twin)
         // saying `<not logged>`; a join audits each relation under the same statement id.
@@ -654,11 +663,28 @@ mod tests {
                 ("public/roads_v1".to_string(), Columns::Unknown),
             ]
         );
+        // Unasked, no statement is parsed: the same entries read the same relations, and
+        // every read says it cannot tell which columns.
+        let mut quiet = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName);
+        let mut unasked = Vec::new();
+        for l in &log {
+            if let Ok(Parsed::Request(r)) = quiet.parse(l.as_bytes()) {
+                unasked.push((r.path.into_owned(), r.attributes));
+            }
+        }
+        let paths = |v: &[(String, Columns)]| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&unasked), paths(&got));
+        assert!(
+            unasked.iter().all(|(_, c)| *c == Columns::Unknown),
+            "{unasked:?}"
+        );
+        assert!(quiet.parsed.is_empty());
     }
 
     #[test]
     fn a_month_of_one_statement_sessions_does_not_grow_the_pairing_without_end() {
         let mut a = PgAudit::new(Some(Destination::Jsonlog), None, PgPrincipal::UserName);
+        a.columns = true;
         let entry = |pid: u64, secs: u64, kind: &str| {
             let t = chrono::DateTime::from_timestamp(1_795_000_000 + secs as i64, 0).unwrap();
             format!(
