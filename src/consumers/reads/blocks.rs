@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::read::{LogError, Malformed, ScanRequest};
 use super::scan::Scan;
+use super::terms::{LogError, Malformed, ScanRequest};
 
 /// What one block of lines yields, taken in file order.
 pub(super) struct Partial {

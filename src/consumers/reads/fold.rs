@@ -7,8 +7,8 @@ use chrono::Utc;
 
 use super::hash::Key;
 use super::hot::{self, HotKey, HotRead, NO_VERSION};
-use super::read::{KnownRead, NewestRead, ScanRequest};
 use super::scan::{Pending, Scan};
+use super::terms::{KnownRead, NewestRead, ScanRequest};
 use super::timestamps::{At, Day};
 
 /// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of

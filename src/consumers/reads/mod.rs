@@ -37,8 +37,8 @@ mod memo;
 pub(crate) mod object_logs;
 mod parquet_rows;
 mod plain_lines;
-mod read;
 mod scan;
+mod terms;
 mod timestamps;
 mod wide;
 
@@ -51,12 +51,12 @@ pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
 pub(crate) use parquet_rows::{read_summary, ParquetLog};
-pub(crate) use read::later;
-pub use read::{
+pub use scan::{Scan, ScanStats};
+pub(crate) use terms::later;
+pub use terms::{
     version_of_line, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest, Skipped,
     ValidFrom, ANONYMOUS,
 };
-pub use scan::{Scan, ScanStats};
 pub(crate) use timestamps::At;
 
 /// The files each local source's glob (relative to `root`) matches, sorted; the remote

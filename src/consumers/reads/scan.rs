@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::hash::{ConsumerMap, Key, NameMap};
 use super::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
 use super::memo::{short_eq, Memo};
-use super::read::{KnownRead, NewestRead, ScanRequest, Skipped};
+use super::terms::{KnownRead, NewestRead, ScanRequest, Skipped};
 use crate::consumers::access::AccessStats;
 use crate::consumers::source_health::SourceCounts;
 
