@@ -81,39 +81,6 @@ pub fn scan(
             }
             match format {
                 LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet => {}
-                // Wired by the access module: each access-log format is parsed there and its
-                // requests, mapped by the source's `match` templates and de-duplicated over
-                // `same_read_seconds`, are folded in with `fold`.
-                LogFormat::S3Access
-                | LogFormat::Cloudfront
-                | LogFormat::Combined
-                | LogFormat::Pgaudit => {
-                    if !access_scans.reads(source) {
-                        break 'file;
-                    }
-                    let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                        break 'file;
-                    };
-                    let input = std::io::BufReader::with_capacity(1 << 16, input);
-                    let mut bad = Vec::new();
-                    let on_read = |read| fold_access(&mut access_part, req, read);
-                    let outcome = access_scans.feed(source, input, on_read, |e| bad.push(e));
-                    for e in bad {
-                        access_part.stats.malformed += 1;
-                        on_malformed(&Malformed {
-                            file: path.clone(),
-                            line: e.line,
-                            reason: e.reason,
-                        });
-                    }
-                    if let Err(e) = outcome {
-                        scan.skipped.push(Skipped {
-                            file: path.clone(),
-                            reason: format!("cannot be read to its end: {e}"),
-                        });
-                    }
-                    break 'file;
-                }
                 LogFormat::Summary if crate::consumers::summary::is_parquet(path) => {
                     let result = match open_parquet(path, fetched.take()) {
                         Ok(input) => {
@@ -138,6 +105,37 @@ pub fn scan(
                         break 'file;
                     };
                     if let Err(e) = scan_summary(path, input, req, &mut scan, on_malformed) {
+                        scan.skipped.push(Skipped {
+                            file: path.clone(),
+                            reason: format!("cannot be read to its end: {e}"),
+                        });
+                    }
+                    break 'file;
+                }
+                // Wired by the access module: each access-log format is parsed there and its
+                // requests, mapped by the source's `match` templates and de-duplicated over
+                // `same_read_seconds`, are folded in with `fold`.
+                // Every other format is an access log (`LogFormat::is_access_log`).
+                _ => {
+                    if !access_scans.reads(source) {
+                        break 'file;
+                    }
+                    let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
+                        break 'file;
+                    };
+                    let input = std::io::BufReader::with_capacity(1 << 16, input);
+                    let mut bad = Vec::new();
+                    let on_read = |read| fold_access(&mut access_part, req, read);
+                    let outcome = access_scans.feed(source, input, on_read, |e| bad.push(e));
+                    for e in bad {
+                        access_part.stats.malformed += 1;
+                        on_malformed(&Malformed {
+                            file: path.clone(),
+                            line: e.line,
+                            reason: e.reason,
+                        });
+                    }
+                    if let Err(e) = outcome {
                         scan.skipped.push(Skipped {
                             file: path.clone(),
                             reason: format!("cannot be read to its end: {e}"),
