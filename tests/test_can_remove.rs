@@ -1,10 +1,10 @@
 //! `contracts can-remove`, through the real binary in the hand-laid world of `common::world`
 //! (roads line 1 read by flood-model and atlas, router moved to line 2, archive reading rivers
-//! only, ghost unregistered): declared `uses` answer for a consumer, and a consumer without
-//! `uses` that read the dataset leaves "cannot tell", since no consumption format of this
-//! build reports which attributes a read touched.
+//! only, ghost unregistered): declared `uses` answer for a consumer; a consumer without `uses`
+//! read through a log that cannot say which attributes a read touched leaves "cannot tell";
+//! pgaudit's logged statements show who read the attribute and who read only others.
 
-use crate::common::world;
+use crate::common::{pg_audit_lines, world};
 
 use world::{registry, World, FLOOD_ONCALL};
 
@@ -177,4 +177,100 @@ fn a_key_no_line_promises_is_bad_input() {
             .assert_stderr_has(&format!("no line of `roads` promises `{key}`"));
     }
     w.run(TODAY, &["can-remove", "lakes", "crs"]).assert_code(2);
+}
+
+/// The roads views of line 1 read through PostgreSQL, pgaudit logging each statement:
+/// flood-model selects `pop_est` (its `uses` names only `crs`), atlas selects `name` alone;
+/// archive reads through a log of reads that cannot tell which attributes it read: line 1
+/// when `archive_on_1`, else line 2, which no longer promises `pop_est`.
+fn read_through_postgis(flood_statement: &str, archive_on_1: bool) -> World {
+    let w = with_pop_est();
+    let uses = |u: &str| format!("datasets.roads = {{ uses = {u} }}");
+    w.write(
+        "consumers.toml",
+        &registry(
+            FLOOD_ONCALL,
+            [
+                Some(&uses(r#"["crs"]"#)),
+                Some(""),
+                Some(&uses(r#"["crs"]"#)),
+                Some(""),
+            ],
+        ),
+    );
+    pg_audit_lines::with_pgaudit_log(
+        &w,
+        &pg_audit_lines::flood_and_atlas(
+            flood_statement,
+            "SELECT r.name, ST_AsText(r.geom) FROM roads_v1 AS r WHERE r.name LIKE 'A%'",
+        ),
+    );
+    let version = if archive_on_1 { "1.1.0" } else { "2.0.0" };
+    w.write(
+        "consumption/blind.jsonl",
+        &format!(
+            "{{\"at\":\"2026-11-26T03:00:00Z\",\"consumer\":\"archive\",\"dataset\":\"roads\",\"contract\":\"{version}\"}}\n"
+        ),
+    );
+    w
+}
+
+#[test]
+fn a_read_seen_reading_the_attribute_holds_it_one_seen_reading_others_does_not() {
+    let w = read_through_postgis("SELECT name, pop_est FROM roads_v1 ORDER BY pop_est", true);
+    let j = pop_est_exits(&w, 1);
+    assert_eq!(j["answer"], "no");
+    // flood-model's `uses` leaves pop_est out, but its statement names it: observed, with the
+    // statement's time. atlas has no `uses` and its statement names only `name` (and the
+    // geometry): shown not to use it. archive's source cannot tell: unknown, never "none".
+    assert_eq!(
+        uses_of(&j),
+        pairs(&[
+            ("flood-model", "observed"),
+            ("atlas", "not-seen"),
+            ("archive", "unknown"),
+            ("router", "declared-without"),
+        ])
+    );
+    let users = j["users"].as_array().unwrap();
+    assert_eq!(users.len(), 1, "{j:#}");
+    assert_eq!(users[0]["consumer"], "flood-model");
+    assert_eq!(users[0]["last_read"], "2026-11-27T10:00:00.120Z");
+    assert_eq!(users[0]["evidence"]["unknown"], 0);
+}
+
+#[test]
+fn attributes_shown_unread_by_every_reader_are_a_yes_and_a_blind_reader_a_cannot_tell() {
+    // Nobody's statement names pop_est; archive reads line 2 only.
+    let w = read_through_postgis("SELECT name FROM roads_v1", false);
+    let j = pop_est_exits(&w, 0);
+    assert_eq!(j["answer"], "yes", "{j:#}");
+    assert_eq!(
+        uses_of(&j),
+        pairs(&[
+            ("flood-model", "declared-without"),
+            ("atlas", "not-seen"),
+            ("archive", "not-seen"),
+            ("router", "declared-without"),
+        ])
+    );
+    // A statement the parser cannot follow says nothing of its attributes: atlas, with no
+    // `uses`, is then unknown, and the answer cannot be a yes.
+    let w = read_through_postgis("SELECT name FROM roads_v1", false);
+    pg_audit_lines::with_pgaudit_log(
+        &w,
+        &[pg_audit_lines::entry(
+            "2026-11-28 08:30:00.000 UTC",
+            "atlas",
+            2,
+            "public.roads_v1",
+            "SELECT FROM WHERE roads_v1",
+        )],
+    );
+    let j = pop_est_exits(&w, 4);
+    assert_eq!(j["answer"], "cannot-tell");
+    assert!(
+        uses_of(&j).contains(&("atlas".to_string(), "unknown".to_string())),
+        "{j:#}"
+    );
 }

@@ -6,7 +6,7 @@
 //! run that died after claiming one leaves it to the next, which sends it once more with the
 //! same Message-ID, as for every notice.
 
-use crate::common::world;
+use crate::common::{pg_audit_lines, world};
 
 use world::{registry, SmtpServer, World, FLOOD_ONCALL};
 
@@ -202,4 +202,39 @@ fn a_deprecation_notice_claimed_by_a_run_that_died_is_sent_once_more_with_its_id
         told(&w),
         world::pairs(&[("archive", PUBLISHED), ("flood-model", PUBLISHED)])
     );
+}
+
+#[test]
+fn the_audit_log_decides_who_is_told_a_read_of_the_key_tells_a_read_of_others_spares() {
+    let (smtp, w) = deprecating();
+    // flood-model now declares only `crs`, atlas nothing; what they read is in PostgreSQL's
+    // audit log. archive reads line 1 through a log that cannot tell.
+    let uses = |u: &str| format!("datasets.roads = {{ uses = {u} }}");
+    w.write(
+        "consumers.toml",
+        &registry(
+            FLOOD_ONCALL,
+            [Some(&uses(r#"["crs"]"#)), Some(""), Some(""), Some("")],
+        ),
+    );
+    pg_audit_lines::with_pgaudit_log(
+        &w,
+        &pg_audit_lines::flood_and_atlas(
+            "SELECT v.name, v.pop_est FROM roads_v1 v WHERE v.pop_est > 1e6",
+            "SELECT name FROM roads_v1",
+        ),
+    );
+    w.write(
+        "consumption/blind.jsonl",
+        r#"{"at":"2026-11-27T03:00:00Z","consumer":"archive","dataset":"roads","contract":"1.1.0"}"#,
+    );
+    w.run("2026-11-29", &["notify"]).assert_code(0);
+    // flood-model never declared pop_est, but its statement read it: told. atlas's statement
+    // read only `name`: not told. archive's reads cannot tell: told.
+    assert_eq!(
+        told(&w),
+        world::pairs(&[("archive", PUBLISHED), ("flood-model", PUBLISHED)])
+    );
+    assert_eq!(deprecation_mails(&smtp, FLOOD).len(), 1);
+    assert!(deprecation_mails(&smtp, ATLAS).is_empty());
 }

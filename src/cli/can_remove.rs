@@ -20,9 +20,9 @@ use crate::model::{Contract, Line, Strictness};
 ///   - a read in `[consumption] lookback_days` is seen reading the key: it uses it (observed);
 ///   - its `uses` does not name the key: it does not (its promise);
 ///   - it has no `uses`: it does not when it has no read in the lookback, or its newest read
-///     is of a line that no longer promises the key; otherwise its reads would have to show
-///     which attributes they read, and no consumption format of this build records that, so it
-///     is `unknown`;
+///     is of a line that no longer promises the key, or every read's source showed which
+///     attributes it read and none was the key (pgaudit's statements); a read whose source
+///     cannot tell (a log of reads, a web access log) leaves it `unknown`;
 ///   - automations and readers under `min_reads`/`min_days` are ignored, as by `can-retire`.
 ///
 /// Exit 0 when every consumer is shown not to use the key; 1 when some consumer uses it
@@ -87,15 +87,18 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         req,
         standings,
         ..
-    } = counted_standings(ctx, &store, &args.dataset, &lines)?;
+    } = counted_standings(ctx, &store, &args.dataset, &lines, true)?;
+    let seen = scan.seen_of(&args.dataset);
     let promised_lines: Vec<u64> = promising.iter().map(|c| c.version.major).collect();
     let mut judged: Vec<KeyStanding> = standings
         .iter()
         .filter(|s| !matches!(s.status, Status::Unsubscribed | Status::Unknown))
         .map(|s| {
             let promised = s.line.is_none_or(|l| promised_lines.contains(&l));
-            // No source of this build reports attributes: every read counted is unknown.
-            let evidence = Evidence::unknown_reads(if promised { s.reads } else { 0 });
+            // The reads whose source told their attributes show whether they read the key;
+            // the others cannot tell.
+            let reads = if promised { s.reads } else { 0 };
+            let evidence = Evidence::of(reads, seen.get(&s.consumer), attribute_of(&args.key));
             let uses = registry
                 .get(&s.consumer)
                 .and_then(|c| c.uses(&args.dataset));
@@ -154,7 +157,7 @@ fn print_text(ctx: &Context, r: &Report) {
         RemoveAnswer::CannotTell if unknown > 0 => outln!(
             ctx,
             "{what}: cannot tell whether it can be removed: {unknown} consumer(s) without `uses` \
-             read {} since {}, and their sources do not report which attributes a read touched",
+             read {} since {} through sources that do not report which attributes a read touched",
             r.dataset,
             r.lookback_from
         ),

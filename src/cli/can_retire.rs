@@ -77,7 +77,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         req,
         standings,
         reads,
-    } = counted_standings(ctx, &store, &args.dataset, &lines)?;
+    } = counted_standings(ctx, &store, &args.dataset, &lines, false)?;
     let consumption = &store.config().consumption;
     let thresholds = consumption.thresholds;
     let g = retire_gate(

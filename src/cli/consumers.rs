@@ -66,7 +66,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     if let Some(n) = args.line {
         line_of(&args.dataset, &lines, n)?;
     }
-    let (registry, scan, req) = registry_and_scan(ctx, &store, [args.dataset.clone()].into())?;
+    let (registry, scan, req) =
+        registry_and_scan(ctx, &store, [args.dataset.clone()].into(), false)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);

@@ -229,9 +229,11 @@ pub fn scan_logs(
     store: &Store,
     datasets: BTreeSet<String>,
     registry: &Registry,
+    attributes: bool,
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let mut notes = Vec::new();
-    let result = store_scan::scan_logs(store, datasets, registry, ctx.today, &mut notes);
+    let result =
+        store_scan::scan_logs(store, datasets, registry, ctx.today, attributes, &mut notes);
     talk_scan_notes(ctx, &notes);
     Ok(result?)
 }
@@ -242,10 +244,11 @@ pub fn registry_and_scan(
     ctx: &Context,
     store: &Store,
     datasets: BTreeSet<String>,
+    attributes: bool,
 ) -> Result<(Registry, Scan, ScanRequest), CommandError> {
     let mut notes = Vec::new();
     let (registry, scanned) =
-        store_scan::registry_and_scan(store, datasets, ctx.today, &mut notes)?;
+        store_scan::registry_and_scan(store, datasets, ctx.today, attributes, &mut notes)?;
     let registry = registry.unwrap_or_else(|| no_registry(ctx));
     talk_scan_notes(ctx, &notes);
     let (scan, req) = scanned?;
@@ -557,8 +560,10 @@ pub fn counted_standings(
     store: &crate::store::Store,
     dataset: &str,
     lines: &[crate::model::Line],
+    attributes: bool,
 ) -> Result<Counted, CommandError> {
-    let (registry, scan, req) = registry_and_scan(ctx, store, [dataset.to_string()].into())?;
+    let (registry, scan, req) =
+        registry_and_scan(ctx, store, [dataset.to_string()].into(), attributes)?;
     let mut standings = crate::consumers::classify(dataset, lines, &registry, &scan.of(dataset));
     // The day-by-day reads give each reader's counts on the line and the day since which
     // nobody holds it.

@@ -1,12 +1,15 @@
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::context::{registry, scan_logs};
 use super::output::{key, notice_status, print_json, print_table, text};
 use super::{CommandError, Context, Format, Outcome};
+use crate::consumers::attributes::Evidence;
+use crate::consumers::reads::SeenColumns;
 use crate::consumers::Registry;
 use crate::model::config::Config;
 use crate::model::Strictness;
 use crate::notify::channels::{Channels, OpenError};
+use crate::notify::deprecation_notices::{KeyEvidence, LineDeprecation};
 use crate::notify::message::{BODY, SUBJECT};
 use crate::notify::plan::Notice;
 use crate::notify::preview::{self, preview};
@@ -173,7 +176,11 @@ fn gather(
     let mut blind = BTreeSet::new();
     if !due.is_empty() {
         let names = due.iter().map(|(d, ..)| d.clone()).collect();
-        let (scan, _) = scan_logs(ctx, store, names, registry)?;
+        // The reads say which attributes they touched only where a deprecation asks.
+        let attributes = due
+            .iter()
+            .any(|(.., deprecations)| !deprecations.is_empty());
+        let (scan, _) = scan_logs(ctx, store, names, registry, attributes)?;
         let found = crate::consumers::source_health::blind_sources(&scan.stats.sources);
         blind.extend(found.into_iter().map(|b| b.source));
         let mut ledgers = run::read_ledgers(store, due.iter().map(|(d, ..)| d.as_str()))?;
@@ -193,6 +200,7 @@ fn gather(
                 true => release_records(store, &dataset),
                 false => None,
             };
+            let key_evidence = key_evidence(&deprecations, &standings, &scan.seen_of(&dataset));
             let f = DatasetFacts {
                 ledger: ledgers.remove(&dataset).unwrap_or_default(),
                 lines,
@@ -202,9 +210,7 @@ fn gather(
                 contracts,
                 records,
                 deprecations,
-                // No consumption source of this build reports the attributes a read touched:
-                // every consumer is judged by reads that cannot tell.
-                key_evidence: Default::default(),
+                key_evidence,
             };
             facts.datasets.insert(dataset, f);
         }
@@ -214,6 +220,31 @@ fn gather(
         store.read(&layout::template(BODY))?,
     );
     Ok((facts, blind))
+}
+
+/// What each consumer's reads showed of each deprecated key: its reads in the lookback, of
+/// which those whose source told their attributes ([`SeenColumns`]) show whether it read the
+/// key; the others cannot tell.
+fn key_evidence(
+    deprecations: &[LineDeprecation],
+    standings: &[crate::consumers::Standing],
+    seen: &BTreeMap<String, SeenColumns>,
+) -> KeyEvidence {
+    deprecations
+        .iter()
+        .map(|ld| {
+            let key = &ld.deprecation.key;
+            let attribute = crate::model::deprecation::attribute_of(key);
+            let per = standings
+                .iter()
+                .map(|s| {
+                    let e = Evidence::of(s.reads, seen.get(&s.consumer), attribute);
+                    (s.consumer.clone(), e)
+                })
+                .collect();
+            (key.clone(), per)
+        })
+        .collect()
 }
 
 /// The release records of `dataset`, or `None` when there are none or they do not read (a

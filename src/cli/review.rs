@@ -96,7 +96,7 @@ fn gather(
     let (registry, scan) = if names.is_empty() {
         (Registry::default(), None)
     } else {
-        let (r, s, _) = registry_and_scan(ctx, store, names.clone())?;
+        let (r, s, _) = registry_and_scan(ctx, store, names.clone(), false)?;
         (r, Some(s))
     };
     let mut datasets = Vec::new();

@@ -33,7 +33,8 @@ pub struct Args {
 pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let store = ctx.store()?;
     let datasets = store.datasets()?;
-    let (registry, scan, _) = registry_and_scan(ctx, &store, datasets.iter().cloned().collect())?;
+    let (registry, scan, _) =
+        registry_and_scan(ctx, &store, datasets.iter().cloned().collect(), false)?;
     let log = log_entries(&store, &datasets, None)?;
     // One pass over the log for every dataset's timeline, not one per dataset.
     let daily = super::context::scan_daily(

@@ -169,7 +169,7 @@ fn count_still_on(
     if windowed.is_empty() {
         return Ok(());
     }
-    let (registry, scan, req) = registry_and_scan(ctx, store, windowed.clone())?;
+    let (registry, scan, req) = registry_and_scan(ctx, store, windowed.clone(), false)?;
     let thresholds = store.config().consumption.thresholds;
     let blind = scan.stats.sources.iter().any(|s| s.blind.is_some());
     // Counting each reader's days is a second pass over the log: only when a threshold can

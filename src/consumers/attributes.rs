@@ -1,38 +1,19 @@
-//! Use of one clause key by the consumers of a dataset (`contracts can-remove`): from what each
-//! consumer declares in `uses`, and from what its reads show. Pure: the standings, the
-//! declarations and the evidence of the reads come in; one answer per consumer goes out.
+//! Use of one clause key by the consumers of a dataset (`contracts can-remove`, the
+//! deprecation notices): from what each consumer declares in `uses`, and from what its reads
+//! show. Pure: the standings, the declarations and the evidence of the reads come in; one
+//! answer per consumer goes out.
 //!
-//! A read can say which attributes it touched only where its source records them. No
-//! consumption format of this build does, so every read's evidence is [`Attributes::Unknown`]
-//! today; a source that can tell plugs in by yielding [`Attributes::Known`]. Unknown is never
-//! taken for "none": nothing may look unused by mistake.
-
-use std::collections::BTreeSet;
+//! A read can say which attributes it touched only where its source records them (pgaudit's
+//! statements, the warehouses' access records): [`SeenColumns`] counts those reads per
+//! consumer, and every other read is one that cannot tell. Unknown is never taken for
+//! "none": nothing may look unused by mistake.
 
 use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
+use super::reads::SeenColumns;
 use super::standing::{Standing, Status};
 use crate::model::Use;
-
-/// What one read says of the attributes it read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Attributes {
-    /// Its source cannot tell (every format of this build).
-    Unknown,
-    /// Exactly these attributes were read (`*` is every attribute).
-    Known(BTreeSet<String>),
-}
-
-impl Attributes {
-    /// Whether the read touched `attribute`: `None` when it cannot be told.
-    pub fn includes(&self, attribute: &str) -> Option<bool> {
-        match self {
-            Attributes::Unknown => None,
-            Attributes::Known(set) => Some(set.contains(attribute) || set.contains("*")),
-        }
-    }
-}
 
 /// What a consumer's reads in the lookback show of one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -47,15 +28,20 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// Count one read at `at` with what it says of its attributes. `attribute` is the key's
-    /// attribute; `None` for a key that is no attribute (`crs`, a geometry type), which no
-    /// list of attributes can show.
-    pub fn add(&mut self, at: DateTime<FixedOffset>, read: &Attributes, attribute: Option<&str>) {
-        self.reads += 1;
-        match attribute.and_then(|a| read.includes(a)) {
-            None => self.unknown += 1,
-            Some(true) => self.key_last_read = self.key_last_read.max(Some(at)),
-            Some(false) => {}
+    /// What `reads` reads of a consumer show of `attribute`, of which `seen` told their
+    /// attributes (`None`: none did). `attribute` is `None` for a key that is no attribute
+    /// (`crs`, a geometry type), which no list of attributes can show.
+    pub fn of(reads: u64, seen: Option<&SeenColumns>, attribute: Option<&str>) -> Evidence {
+        let (Some(seen), Some(attribute)) = (seen, attribute) else {
+            return Evidence::unknown_reads(reads);
+        };
+        // The reads that told are those of the scan; `reads` may count fewer (of the lines
+        // that promise the key only), so the told ones are capped by it.
+        let told = seen.told.min(reads);
+        Evidence {
+            reads,
+            unknown: reads - told,
+            key_last_read: seen.last_read_of(attribute),
         }
     }
 
@@ -203,21 +189,24 @@ mod tests {
     #[test]
     fn a_read_that_cannot_tell_is_never_a_read_without_the_key() {
         let at = DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap();
-        let mut e = Evidence::default();
-        e.add(at, &Attributes::Unknown, Some("pop_est"));
-        assert_eq!((e.reads, e.unknown, e.key_last_read), (1, 1, None));
-        e.add(
-            at,
-            &Attributes::Known(["name".into()].into()),
-            Some("pop_est"),
-        );
+        // Two reads, one of which told it read `name`: the other is unknown.
+        let name = SeenColumns::reading(at, &["name"]);
+        let e = Evidence::of(2, Some(&name), Some("pop_est"));
         assert_eq!((e.reads, e.unknown, e.key_last_read), (2, 1, None));
-        e.add(at, &Attributes::Known(["*".into()].into()), Some("pop_est"));
-        assert_eq!(e.key_last_read, Some(at));
+        assert_eq!(Evidence::of(2, None, Some("pop_est")).unknown, 2);
+        // Every attribute, or the key's name in another case, is a read of the key.
+        let all = SeenColumns::reading(at, &["*"]);
+        assert_eq!(
+            Evidence::of(1, Some(&all), Some("pop_est")).key_last_read,
+            Some(at)
+        );
+        let upper = SeenColumns::reading(at, &["POP_EST"]);
+        assert_eq!(
+            Evidence::of(1, Some(&upper), Some("pop_est")).key_last_read,
+            Some(at)
+        );
         // A key that is no attribute cannot be shown by a list of attributes.
-        let mut g = Evidence::default();
-        g.add(at, &Attributes::Known(["name".into()].into()), None);
-        assert_eq!(g.unknown, 1);
+        assert_eq!(Evidence::of(1, Some(&name), None).unknown, 1);
     }
 
     fn standing(status: Status, reads: u64) -> Standing {
@@ -240,10 +229,9 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap();
         let uses = [Use::parse("crs").unwrap()];
         let key = "optional_attributes.pop_est";
-        let mut seen = Evidence::default();
-        seen.add(
-            at,
-            &Attributes::Known(["pop_est".into()].into()),
+        let seen = Evidence::of(
+            1,
+            Some(&SeenColumns::reading(at, &["pop_est"])),
             Some("pop_est"),
         );
         let s = standing(Status::Current, 1);
@@ -259,10 +247,9 @@ mod tests {
             KeyUse::DeclaredWithout
         );
         assert_eq!(judge(&s, None, key, true, blind).key_use, KeyUse::Unknown);
-        let mut other = Evidence::default();
-        other.add(
-            at,
-            &Attributes::Known(["name".into()].into()),
+        let other = Evidence::of(
+            1,
+            Some(&SeenColumns::reading(at, &["name"])),
             Some("pop_est"),
         );
         let judged = judge(&s, None, key, true, other);

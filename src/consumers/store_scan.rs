@@ -121,14 +121,17 @@ pub enum ScanError {
 /// (with [`super::registry::load`]): a registry of ten thousand consumers takes as long to
 /// parse as two million reads to scan, so it is parsed once per command. Warnings and the
 /// scan's counts are pushed onto `notes`, one line each, even when the scan fails.
+/// `attributes`: the reads should say which attributes they touched where their source can
+/// tell ([`ScanRequest::attributes`]).
 pub fn scan_logs(
     store: &Store,
     datasets: BTreeSet<String>,
     registry: &Registry,
     today: NaiveDate,
+    attributes: bool,
     notes: &mut Vec<ScanNote>,
 ) -> Result<(Scan, ScanRequest), ScanError> {
-    let scanned = scan_unclaimed(store, datasets, today, notes)?;
+    let scanned = scan_unclaimed(store, datasets, today, attributes, notes)?;
     Ok(claimed(store, scanned, registry, notes))
 }
 
@@ -144,6 +147,7 @@ pub fn registry_and_scan(
     store: &Store,
     datasets: BTreeSet<String>,
     today: NaiveDate,
+    attributes: bool,
     notes: &mut Vec<ScanNote>,
 ) -> Result<(Option<Registry>, Scanned), LoadError> {
     use crate::store::layout::CONSUMERS;
@@ -155,7 +159,7 @@ pub fn registry_and_scan(
                 .map(|t| super::registry::parse_registry(CONSUMERS, t))
                 .transpose()
         });
-        let scanned = scan_unclaimed(store, datasets, today, &mut scan_notes);
+        let scanned = scan_unclaimed(store, datasets, today, attributes, &mut scan_notes);
         let registry = parse
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -175,6 +179,7 @@ fn scan_unclaimed(
     store: &Store,
     datasets: BTreeSet<String>,
     today: NaiveDate,
+    attributes: bool,
     notes: &mut Vec<ScanNote>,
 ) -> Result<(Scan, ScanRequest), ScanError> {
     let consumption = &store.config().consumption;
@@ -185,6 +190,7 @@ fn scan_unclaimed(
         notes.push(ScanNote::NoLogs { paths });
     }
     let mut req = ScanRequest::lookback(datasets, today, consumption.lookback_days);
+    req.attributes = attributes;
     // So that a read of a version the store does not have keeps the consumer's known line.
     for d in &req.datasets.clone() {
         req.known.insert(d.clone(), store.versions(d)?);

@@ -204,10 +204,12 @@ mod tests {
         }];
         // o's reads are known to touch other attributes only: shown not to use the key.
         let at = "2026-11-28T03:00:00Z".parse().unwrap();
-        let mut other = Evidence::default();
-        other.add(
-            at,
-            &crate::consumers::attributes::Attributes::Known(["name".into()].into()),
+        let other = Evidence::of(
+            1,
+            Some(&crate::consumers::reads::SeenColumns::reading(
+                at,
+                &["name"],
+            )),
             Some("pop_est"),
         );
         let evidence: KeyEvidence = [(
@@ -278,10 +280,12 @@ mod tests {
         );
 
         // b declared only `name`, but a read shows it reading `pop_est`: it is told, observed.
-        let mut read_it = Evidence::default();
-        read_it.add(
-            at,
-            &crate::consumers::attributes::Attributes::Known(["pop_est".into()].into()),
+        let read_it = Evidence::of(
+            1,
+            Some(&crate::consumers::reads::SeenColumns::reading(
+                at,
+                &["pop_est"],
+            )),
             Some("pop_est"),
         );
         let seen: KeyEvidence = [(

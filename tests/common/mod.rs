@@ -24,6 +24,7 @@ pub mod docs;
 pub mod github;
 pub mod look;
 pub mod notify_support;
+pub mod pg_audit_lines;
 pub mod postgres;
 pub mod remote_support;
 pub mod smtp;

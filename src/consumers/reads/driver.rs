@@ -36,6 +36,17 @@ pub fn scan(
     // Access-log sources: one compiled log each, and one burst scan each across all of
     // its files (a burst of ranged GETs may span two delivered objects).
     let (mappings, mut access_scans) = readers_of(sources);
+    // Where the attributes are asked for, each access log is read with its columns.
+    let with_columns: Vec<Option<crate::consumers::access::AccessLog>> = match req.attributes {
+        true => sources
+            .iter()
+            .map(|s| s.access.clone().map(|l| l.with_columns(true)))
+            .collect(),
+        false => Vec::new(),
+    };
+    if req.attributes {
+        access_scans = AccessScans::new(with_columns.iter().map(Option::as_ref).collect());
+    }
     let mut scan = Scan::default();
     for d in &req.datasets {
         scan.newest.insert(d.clone(), ConsumerMap::default());
@@ -539,6 +550,7 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
     };
     // A read the templates or constants made is well formed; a version that is not one is
     // counted as malformed by `fold` like any other line's.
+    let counted = scan.stats.reads;
     if fold(
         scan,
         req,
@@ -550,5 +562,8 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
     .is_err()
     {
         scan.stats.malformed += 1;
+    } else if req.attributes && scan.stats.reads > counted {
+        // A read inside the days: what it showed of its attributes is kept beside it.
+        scan.see(&read.reader.dataset, principal, read.at(), &read.attributes);
     }
 }

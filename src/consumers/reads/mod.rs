@@ -54,8 +54,8 @@ pub(crate) use parquet_rows::{read_summary, ParquetLog};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{
-    version_of_line, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest, Skipped,
-    ValidFrom, ANONYMOUS,
+    version_of_line, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest, SeenColumns,
+    Skipped, ValidFrom, ANONYMOUS,
 };
 pub(crate) use timestamps::At;
 

@@ -1,14 +1,14 @@
 //! The scan itself: the newest read per (dataset, consumer) and the counts, kept in the hot
 //! tables while lines are folded in (in `fold.rs`) and flushed into maps at the end.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
 use super::hash::{ConsumerMap, Key, NameMap};
 use super::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
 use super::memo::{short_eq, Memo};
-use super::terms::{KnownRead, NewestRead, ScanRequest, Skipped};
+use super::terms::{KnownRead, NewestRead, ScanRequest, SeenColumns, Skipped};
 use crate::consumers::access::AccessStats;
 use crate::consumers::source_health::SourceCounts;
 
@@ -49,6 +49,9 @@ pub struct Scan {
     /// What the access logs held besides reads: requests, ranged requests taken as one
     /// read, and requests that are no read (unmatched, other methods, failed).
     pub access: AccessStats,
+    /// What the reads showed of the attributes they read, by dataset and consumer: only
+    /// where [`ScanRequest::attributes`] asked and a source could tell.
+    pub seen: BTreeMap<String, BTreeMap<String, SeenColumns>>,
 }
 
 impl Scan {
@@ -104,6 +107,16 @@ impl Scan {
                 }
             }
         }
+        // What the reads showed of their attributes follows its principal to its consumer.
+        for per in self.seen.values_mut() {
+            for (principal, seen) in std::mem::take(per) {
+                let name = match registry.claim(&principal) {
+                    crate::consumers::Claim::Consumer(c) => c.to_string(),
+                    _ => principal,
+                };
+                per.entry(name).or_default().absorb(seen);
+            }
+        }
         ambiguous.into_iter().collect()
     }
 
@@ -115,10 +128,46 @@ impl Scan {
             .unwrap_or_default()
     }
 
+    /// What the reads of `dataset` showed of their attributes, by consumer (empty unless
+    /// [`ScanRequest::attributes`] asked and a source could tell).
+    pub fn seen_of(&self, dataset: &str) -> BTreeMap<String, SeenColumns> {
+        self.seen.get(dataset).cloned().unwrap_or_default()
+    }
+
+    /// Count what one read at `at` of `dataset` by `consumer` showed of its attributes.
+    pub(super) fn see(
+        &mut self,
+        dataset: &str,
+        consumer: &str,
+        at: chrono::DateTime<chrono::FixedOffset>,
+        columns: &crate::consumers::access::Columns,
+    ) {
+        if *columns == crate::consumers::access::Columns::Unknown {
+            return;
+        }
+        let per = match self.seen.get_mut(dataset) {
+            Some(per) => per,
+            None => self.seen.entry(dataset.to_string()).or_default(),
+        };
+        match per.get_mut(consumer) {
+            Some(seen) => seen.add(at, columns),
+            None => per
+                .entry(consumer.to_string())
+                .or_default()
+                .add(at, columns),
+        }
+    }
+
     /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the
     /// caller's to count).
     pub(super) fn absorb(&mut self, mut part: Scan) {
         part.flush();
+        for (dataset, per) in part.seen {
+            let mine = self.seen.entry(dataset).or_default();
+            for (consumer, seen) in per {
+                mine.entry(consumer).or_default().absorb(seen);
+            }
+        }
         let s = part.stats;
         self.stats.reads = self.stats.reads.saturating_add(s.reads);
         self.stats.malformed += s.malformed;

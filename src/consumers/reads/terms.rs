@@ -2,12 +2,14 @@
 //! a log file, a line that could not be used, the newest read of a consumer, what a scan is
 //! asked for, and why a log could not be read.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use semver::Version;
 use serde::Serialize;
+
+use crate::consumers::access::Columns;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -96,6 +98,10 @@ pub struct ScanRequest {
     pub from: NaiveDate,
     /// The last day counted (`--today`): later events are ignored, so a past day replays.
     pub to: NaiveDate,
+    /// Whether the reads should say which attributes they touched, where their source can
+    /// tell ([`SeenColumns`]): asked only by the commands that judge one attribute, since a
+    /// pgaudit statement is then parsed, which costs more than the rest of its line.
+    pub attributes: bool,
     /// The versions the store has, per dataset; a dataset not listed has every version.
     pub known: HashMap<String, Vec<Version>>,
     /// What a read of a line (a `{line}` template) is a read of on its day. Filled only
@@ -134,6 +140,7 @@ impl ScanRequest {
             datasets,
             from,
             to: today,
+            attributes: false,
             known: HashMap::new(),
             valid_from: HashMap::new(),
         }
@@ -188,3 +195,75 @@ pub(crate) fn later<'a>(
 
 /// The consumer value of reads that carried no principal (S3's `-`): one unknown reader.
 pub const ANONYMOUS: &str = "anonymous";
+
+/// What one consumer's reads of one dataset in the lookback showed of the attributes they
+/// read: only reads whose source could tell are counted here, so the reads that could not
+/// are the consumer's [`NewestRead::reads`] less [`SeenColumns::told`]. Never "none" for a
+/// read that could not tell.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SeenColumns {
+    /// Reads whose source said which attributes they read.
+    pub told: u64,
+    /// The newest read of every attribute (`SELECT *`, a whole row).
+    pub all: Option<DateTime<FixedOffset>>,
+    /// The newest read of each attribute named, as its source wrote the name.
+    pub named: BTreeMap<String, DateTime<FixedOffset>>,
+}
+
+impl SeenColumns {
+    /// Count one read at `at` that read `columns`; a read that cannot tell is not counted.
+    pub fn add(&mut self, at: DateTime<FixedOffset>, columns: &Columns) {
+        match columns {
+            Columns::Unknown => return,
+            Columns::All => self.all = self.all.max(Some(at)),
+            Columns::Named(names) => {
+                for name in names {
+                    match self.named.get_mut(name) {
+                        Some(last) => *last = (*last).max(at),
+                        None => {
+                            self.named.insert(name.clone(), at);
+                        }
+                    }
+                }
+            }
+        }
+        self.told += 1;
+    }
+
+    /// Both counts together (of two parts of a scan, or two principals of one consumer).
+    pub fn absorb(&mut self, other: SeenColumns) {
+        self.told += other.told;
+        self.all = self.all.max(other.all);
+        for (name, at) in other.named {
+            let last = self.named.entry(name).or_insert(at);
+            *last = (*last).max(at);
+        }
+    }
+
+    /// The newest read seen reading `attribute`, by name or as every attribute. Names are
+    /// matched without regard to ASCII case: warehouses fold unquoted names to upper case
+    /// (Snowflake) or lower case (PostgreSQL), and a contract's attribute is one name.
+    pub fn last_read_of(&self, attribute: &str) -> Option<DateTime<FixedOffset>> {
+        let named = self
+            .named
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case(attribute))
+            .map(|(_, at)| *at)
+            .max();
+        named.max(self.all)
+    }
+}
+
+#[cfg(test)]
+impl SeenColumns {
+    /// One read at `at` that read `names` (`*`: every attribute).
+    pub fn reading(at: DateTime<FixedOffset>, names: &[&str]) -> SeenColumns {
+        let columns = match names {
+            ["*"] => Columns::All,
+            _ => Columns::Named(names.iter().map(|n| n.to_string()).collect()),
+        };
+        let mut seen = SeenColumns::default();
+        seen.add(at, &columns);
+        seen
+    }
+}
