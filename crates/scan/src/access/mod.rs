@@ -440,10 +440,35 @@ impl AccessLog {
                 break;
             }
             number += 1;
-            let mut line = buf.as_slice();
-            while let Some((b'\n' | b'\r', rest)) = line.split_last() {
-                line = rest;
+            trim_end(&mut buf);
+            // A pgaudit statement of several lines goes on, in a stderr log, in lines the
+            // server starts with a tab: they are joined to their entry, so that the whole
+            // statement is read for its columns. The entry keeps its first line's number.
+            if let Dialect::Pgaudit(d) = &mut dialect {
+                if d.continues_with_tabs(&buf) {
+                    loop {
+                        let next = input.fill_buf().map_err(|source| AccessError::Io {
+                            line: number + 1,
+                            source,
+                        })?;
+                        if next.first() != Some(&b'\t') {
+                            break;
+                        }
+                        buf.push(b'\n');
+                        let at = buf.len();
+                        input
+                            .read_until(b'\n', &mut buf)
+                            .map_err(|source| AccessError::Io {
+                                line: number + 1,
+                                source,
+                            })?;
+                        number += 1;
+                        buf.remove(at);
+                        trim_end(&mut buf);
+                    }
+                }
             }
+            let line = buf.as_slice();
             let parsed = match &mut dialect {
                 Dialect::S3(d) => d.parse(line),
                 Dialect::CloudFront(d) => d.parse(line, number)?,
@@ -490,6 +515,13 @@ impl AccessLog {
                 });
             }
         })
+    }
+}
+
+/// Drop a line's end (`\n`, `\r\n`) from `buf`.
+fn trim_end(buf: &mut Vec<u8>) {
+    while let Some(b'\n' | b'\r') = buf.last() {
+        buf.pop();
     }
 }
 
@@ -640,6 +672,55 @@ pub(super) mod tests {
 
     pub(super) fn s3_log(templates: &[&str]) -> AccessLog {
         AccessLog::compile(LogFormat::S3Access, &s3_keys(templates)).unwrap()
+    }
+
+    #[test]
+    fn a_stderr_statement_over_several_lines_is_read_whole_for_its_columns() {
+        let keys = AccessKeys {
+            templates: vec!["public.{dataset}_v{line}"],
+            dataset: None,
+            contract: None,
+            principal: None,
+            pattern: None,
+            same_read_seconds: 0,
+            pg: pgaudit::PgKeys {
+                destination: Some(pgaudit::Destination::Stderr),
+                prefix: Some(crate::pg_prefix::Prefix::parse("%m [%p] %q%u@%d ").unwrap()),
+                by_application: false,
+            },
+            ignore_principals: &[],
+        };
+        let log = AccessLog::compile(LogFormat::Pgaudit, &keys).unwrap();
+        // PostgreSQL writes a message's further lines to stderr each after a tab; the first
+        // line alone (`SELECT r.name,`) does not parse.
+        let text = "\
+2026-11-27 10:00:00.120 UTC [4242] atlas@gis LOG:  AUDIT: SESSION,1,1,READ,SELECT,VIEW,public.roads_v1,\"SELECT r.name,
+\t       r.pop_est
+\t  FROM roads_v1 r\",<not logged>
+2026-11-27 10:01:00.000 UTC [4242] atlas@gis LOG:  AUDIT: SESSION,2,1,READ,SELECT,VIEW,public.roads_v1,\"SELECT
+\t  FROM\",<not logged>
+";
+        let columns = |log: &AccessLog| {
+            let mut got = Vec::new();
+            let mut bad = Vec::new();
+            let (stats, outcome) = read_access_log(
+                log,
+                text.as_bytes(),
+                |r| got.push(r.attributes),
+                |e| bad.push(e.line),
+            );
+            outcome.unwrap();
+            assert!(bad.is_empty(), "{bad:?}");
+            assert_eq!(stats.lines, 2);
+            got
+        };
+        let named = Columns::Named(["name".to_string(), "pop_est".to_string()].into());
+        assert_eq!(
+            columns(&log.clone().with_columns(true)),
+            [named, Columns::Unknown]
+        );
+        // Not asked for columns, the further lines are skipped as before.
+        assert_eq!(columns(&log), [Columns::Unknown, Columns::Unknown]);
     }
 
     #[test]

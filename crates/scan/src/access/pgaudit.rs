@@ -166,6 +166,15 @@ impl PgAudit {
         }
     }
 
+    /// Whether `line`'s entry may go on in lines that start with a tab: in a stderr log,
+    /// where a statement's further lines are written so, and only where the statement is
+    /// read for its columns (the first line alone says who read which relation).
+    pub(crate) fn continues_with_tabs(&mut self, line: &[u8]) -> bool {
+        self.columns
+            && line.first() != Some(&b'\t')
+            && *self.destination.get_or_insert_with(|| sniff(line)) == Destination::Stderr
+    }
+
     /// Read one line of the log.
     pub(crate) fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Parsed<'a>, String> {
         if line.iter().all(u8::is_ascii_whitespace) && self.pending.is_empty() {
