@@ -77,6 +77,13 @@ pub enum AttributeEvidence {
 }
 
 impl AttributeEvidence {
+    pub const ALL: [AttributeEvidence; 4] = [
+        AttributeEvidence::Both,
+        AttributeEvidence::Declared,
+        AttributeEvidence::Observed,
+        AttributeEvidence::Unknown,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             AttributeEvidence::Both => "both",
