@@ -5,7 +5,10 @@ use super::output::{
     key, last_read, print_attribute_uses, print_json, print_table, text, Cell, Tone,
 };
 use super::{CommandError, Context, Format, Outcome};
-use crate::consumers::attribute_uses::{dataset_attributes, of_consumers, ConsumerAttributes};
+use crate::consumers::attribute_uses::{
+    dataset_attributes, of_consumers, ConsumerAttributes, Lookback,
+};
+use crate::consumers::source_health::blind_sources;
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
 use crate::model::{Line, Strictness};
 
@@ -144,7 +147,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             &dataset_attributes(newest),
             |c| registry.get(c).and_then(|c| c.uses(&args.dataset)),
             &scan.seen_of(&args.dataset),
-            req.from,
+            Lookback {
+                since: req.from,
+                blind: !blind_sources(&scan.stats.sources).is_empty(),
+            },
         ))
     } else {
         None

@@ -6,9 +6,10 @@ use super::context::{print_ci, read_input, registry_and_scan, registry_if_store,
 use super::output::{changes_table, print_attribute_uses, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::attribute_uses::{
-    changed_attributes, dataset_attributes, of_consumers, ConsumerAttributes,
+    changed_attributes, dataset_attributes, of_consumers, ConsumerAttributes, Lookback,
 };
 use crate::consumers::classify;
+use crate::consumers::source_health::blind_sources;
 use crate::model::contract::crossings;
 use crate::model::proposal::demanding;
 use crate::model::{
@@ -229,7 +230,10 @@ fn attribute_uses(
         &attributes,
         |c| registry.get(c).and_then(|c| c.uses(dataset)),
         &scan.seen_of(dataset),
-        req.from,
+        Lookback {
+            since: req.from,
+            blind: !blind_sources(&scan.stats.sources).is_empty(),
+        },
     ))
 }
 

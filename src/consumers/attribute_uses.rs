@@ -144,21 +144,32 @@ pub struct ConsumerAttributes {
     pub attributes: Vec<AttributeUse>,
 }
 
-/// Judge one consumer: `uses` its declaration for the dataset (`None`: none), `reads` its
-/// reads in the lookback, `seen` what those of them whose source could tell showed, `since`
-/// the first day of the lookback.
+/// What the scan is worth: the first day of the lookback, and whether a consumption source
+/// is blind (its reads, if any, are missing, so no read's absence proves anything).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lookback {
+    pub since: NaiveDate,
+    pub blind: bool,
+}
+
+/// Judge one consumer: `uses` its declaration for the dataset (`None`: none), `seen` what
+/// those of its reads (the standing's) whose source could tell showed.
 pub fn consumer_attributes(
     standing: &Standing,
     attributes: &[DatasetAttribute],
     uses: Option<&[Use]>,
     seen: Option<&SeenColumns>,
-    since: NaiveDate,
+    lookback: Lookback,
 ) -> ConsumerAttributes {
     let reads = standing.reads;
+    let since = lookback.since;
     // The reads that told are those of the scan; the standing may count fewer, as in
     // `Evidence::of`.
     let told = seen.map_or(0, |s| s.told.min(reads));
     let unknown_reads = reads - told;
+    // Under a blind source, reads may be missing: an attribute no read showed may still be
+    // read, as when a read cannot tell.
+    let cannot_tell = unknown_reads > 0 || lookback.blind;
     let judged = attributes
         .iter()
         .filter_map(|a| {
@@ -172,13 +183,13 @@ pub fn consumer_attributes(
                 (true, true) => (AttributeEvidence::Both, None),
                 (true, false) => (
                     AttributeEvidence::Declared,
-                    (reads > 0 && unknown_reads == 0).then_some(Gap::DeclaredNotSeen { since }),
+                    (reads > 0 && !cannot_tell).then_some(Gap::DeclaredNotSeen { since }),
                 ),
                 (false, true) => (
                     AttributeEvidence::Observed,
                     uses.is_some().then_some(Gap::NotInUses),
                 ),
-                (false, false) if unknown_reads > 0 => (AttributeEvidence::Unknown, None),
+                (false, false) if cannot_tell => (AttributeEvidence::Unknown, None),
                 (false, false) => return None,
             };
             Some(AttributeUse {
@@ -212,7 +223,7 @@ pub fn of_consumers<'a>(
     attributes: &[DatasetAttribute],
     uses_of: impl Fn(&str) -> Option<&'a [Use]>,
     seen: &BTreeMap<String, SeenColumns>,
-    since: NaiveDate,
+    lookback: Lookback,
 ) -> Vec<ConsumerAttributes> {
     standings
         .iter()
@@ -223,7 +234,7 @@ pub fn of_consumers<'a>(
                 attributes,
                 uses_of(&s.consumer),
                 seen.get(&s.consumer),
-                since,
+                lookback,
             )
         })
         .filter(|c| !c.attributes.is_empty())
@@ -273,6 +284,13 @@ mod tests {
         crate::consumers::attributes::tests::standing(Status::Current, reads)
     }
 
+    fn lookback(blind: bool) -> Lookback {
+        Lookback {
+            since: NaiveDate::from_ymd_opt(2026, 8, 1).unwrap(),
+            blind,
+        }
+    }
+
     fn attrs() -> Vec<DatasetAttribute> {
         ["iso_a3", "name", "pop_est"]
             .map(|n| DatasetAttribute {
@@ -296,7 +314,7 @@ mod tests {
     #[test]
     fn declared_and_observed_meet_attribute_by_attribute() {
         let at = DateTime::parse_from_rfc3339("2026-11-01T00:00:00Z").unwrap();
-        let since = NaiveDate::from_ymd_opt(2026, 8, 1).unwrap();
+        let since = lookback(false);
         let uses = [
             Use::parse("optional_attributes.name").unwrap(),
             Use::parse("optional_attributes.iso_a3").unwrap(),
@@ -326,11 +344,22 @@ mod tests {
         let c = consumer_attributes(&standing(2), &attrs(), Some(&uses), Some(&seen), since);
         assert_eq!(words(&c)[0], row("iso_a3", "declared", None));
         assert_eq!(c.unknown_reads, 1);
+        // So does a blind source, which may hold reads the scan never saw.
+        let c = consumer_attributes(
+            &standing(1),
+            &attrs(),
+            Some(&uses),
+            Some(&seen),
+            lookback(true),
+        );
+        assert_eq!(words(&c)[0], row("iso_a3", "declared", None));
+        let c = consumer_attributes(&standing(1), &attrs(), None, Some(&seen), lookback(true));
+        assert_eq!(words(&c)[0], row("iso_a3", "unknown", None));
     }
 
     #[test]
     fn reads_that_cannot_tell_leave_unknown_never_none() {
-        let since = NaiveDate::from_ymd_opt(2026, 8, 1).unwrap();
+        let since = lookback(false);
         let c = consumer_attributes(&standing(3), &attrs(), None, None, since);
         assert!(c
             .attributes
