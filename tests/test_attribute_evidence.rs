@@ -161,14 +161,19 @@ fn diff_says_it_of_the_attributes_the_changes_touch() {
     assert!(!run.stdout.contains("declared, not seen"), "{}", run.stdout);
     // Outside a store there is nothing to scan: a usage error, not an empty table.
     let elsewhere = World::empty();
-    elsewhere.git(&["init", "-q"]);
     for v in ["1.1.0", "2.0.0"] {
         let text = w.read(&format!("contracts/roads/{v}.toml")).unwrap();
-        elsewhere.write(&format!("{v}.toml"), &text);
+        std::fs::write(elsewhere.root().join(format!("{v}.toml")), text).unwrap();
     }
+    let root = elsewhere.root();
     elsewhere
-        .run(TODAY, &["diff", "1.1.0.toml", "2.0.0.toml", "--attributes"])
-        .assert_code(2);
+        .run_in(root, &["diff", "1.1.0.toml", "2.0.0.toml", "--attributes"])
+        .assert_code(2)
+        .assert_stderr_has("--attributes reads the consumption sources of a store");
+    // The same files compare without it.
+    elsewhere
+        .run_in(root, &["diff", "1.1.0.toml", "2.0.0.toml"])
+        .assert_code(0);
 }
 
 #[test]

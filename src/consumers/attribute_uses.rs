@@ -382,4 +382,51 @@ mod tests {
             .iter()
             .all(|a| a.evidence == AttributeEvidence::Observed && a.gap.is_none()));
     }
+
+    #[test]
+    fn a_change_names_the_attributes_whose_entries_differ() {
+        use crate::model::{Direction, Kind, Verdict};
+        let change = |clause: &str, old: Value, new: Value| Change {
+            clause: clause.into(),
+            kind: Kind::Widening,
+            old: Some(old).filter(|v| !v.is_null()),
+            new: Some(new).filter(|v| !v.is_null()),
+            direction: Direction::Changed,
+            verdict: Verdict::Breaking,
+        };
+        let changed = changed_attributes(&[
+            // A map: pop_est retyped, name unchanged, gdp added.
+            change(
+                "optional_attributes",
+                serde_json::json!({"pop_est": "float64", "name": "string"}),
+                serde_json::json!({"pop_est": "int64", "name": "string", "gdp": "int64"}),
+            ),
+            // One meaning; a set (no attribute clause) and a single bound name none.
+            change(
+                "attribute_semantics.class",
+                serde_json::json!("a"),
+                serde_json::json!("b"),
+            ),
+            change(
+                "permitted_geometry",
+                serde_json::json!(["Point"]),
+                serde_json::json!(["Point", "Polygon"]),
+            ),
+            change(
+                "max_null_fraction",
+                serde_json::json!(0.1),
+                serde_json::json!(0.2),
+            ),
+            // A clause removed names each attribute it had.
+            change(
+                "required_attributes",
+                serde_json::json!({"iso_a3": "string"}),
+                Value::Null,
+            ),
+        ]);
+        let want: BTreeSet<String> = ["class", "gdp", "iso_a3", "pop_est"]
+            .map(String::from)
+            .into();
+        assert_eq!(changed, want);
+    }
 }
