@@ -13,6 +13,7 @@ mod common;
 mod test_access_logs;
 mod test_action;
 mod test_announcement;
+mod test_attribute_evidence;
 mod test_blind_sources;
 mod test_can_remove;
 mod test_can_retire;

@@ -11,7 +11,7 @@ use world::{registry, World, FLOOD_ONCALL};
 const TODAY: &str = "2026-11-29";
 
 /// The world with `pop_est` on line 1 (deprecated in 1.1.0) and gone from line 2.
-fn with_pop_est() -> World {
+pub(crate) fn with_pop_est() -> World {
     let w = World::new(world::closed_port());
     w.write(
         "contracts/roads/1.1.0.toml",
@@ -183,7 +183,7 @@ fn a_key_no_line_promises_is_bad_input() {
 /// flood-model selects `pop_est` (its `uses` names only `crs`), atlas selects `name` alone;
 /// archive reads through a log of reads that cannot tell which attributes it read: line 1
 /// when `archive_on_1`, else line 2, which no longer promises `pop_est`.
-fn read_through_postgis(flood_statement: &str, archive_on_1: bool) -> World {
+pub(crate) fn read_through_postgis(flood_statement: &str, archive_on_1: bool) -> World {
     let w = with_pop_est();
     let uses = |u: &str| format!("datasets.roads = {{ uses = {u} }}");
     w.write(

@@ -59,7 +59,7 @@ fn the_committed_schemas_are_what_this_build_generates() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let generated = run.json();
     let names: Vec<&String> = generated.as_object().unwrap().keys().collect();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
     assert!(
         generated.get("webhook-generic.schema.json").is_some(),
         "{names:?}"

@@ -1,10 +1,16 @@
 use serde::Serialize;
 
 use super::context::{line_of, registry_and_scan, scan_daily};
-use super::output::{key, last_read, print_json, print_table, text, Cell, Tone};
+use super::output::{
+    key, last_read, print_attribute_uses, print_json, print_table, text, Cell, Tone,
+};
 use super::{CommandError, Context, Format, Outcome};
+use crate::consumers::attribute_uses::{
+    dataset_attributes, of_consumers, ConsumerAttributes, Lookback,
+};
+use crate::consumers::source_health::blind_sources;
 use crate::consumers::{classify, exempt, mark_stale, ScanStats, Standing, Status, Thresholds};
-use crate::model::Line;
+use crate::model::{Line, Strictness};
 
 /// Who reads a dataset, and on which line
 ///
@@ -17,6 +23,13 @@ use crate::model::Line;
 /// `automation` (`kind = "automation"` in consumers.toml) and `incidental` (fewer reads of the
 /// line than `[consumption] min_reads`, or on fewer days than `min_days`).
 ///
+/// With --attributes, also each subscribed consumer's use of each attribute of the dataset's
+/// lines: `declared` (its `uses` names it), `observed` (a read in the lookback was seen reading
+/// it, where its source tells the attributes a read touched: pgaudit's statements), `both`, or
+/// `unknown` (neither, but some of its reads cannot tell). Two gaps are named: "declared, not
+/// seen since DAY" (only when every read of the consumer told its attributes) and "reads `X`,
+/// not in `uses`".
+///
 /// Malformed log lines are reported on stderr (file:line: reason) and counted; the scan goes
 /// on. Exit 0, or 2 for a bad dataset, registry or config.
 #[derive(Debug, clap::Args)]
@@ -26,6 +39,9 @@ pub struct Args {
     /// Only the consumers whose newest read is on this line (silent ones are always listed)
     #[arg(long, value_name = "N")]
     line: Option<u64>,
+    /// Also say, per consumer and attribute, whether its use is declared, observed or both
+    #[arg(long)]
+    attributes: bool,
 }
 
 #[derive(Serialize)]
@@ -57,6 +73,9 @@ struct Report<'a> {
     /// Registered consumers whose newest read names a version the store does not have.
     unknown_version: usize,
     consumers: Vec<Standing>,
+    /// With --attributes: each consumer's use of each attribute, declared against observed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attributes: Option<Vec<ConsumerAttributes>>,
     scan: &'a ScanStats,
 }
 
@@ -67,7 +86,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         line_of(&args.dataset, &lines, n)?;
     }
     let (registry, scan, req) =
-        registry_and_scan(ctx, &store, [args.dataset.clone()].into(), false)?;
+        registry_and_scan(ctx, &store, [args.dataset.clone()].into(), args.attributes)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);
@@ -117,6 +136,25 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     if let Some(n) = args.line {
         standings.retain(|s| s.line == Some(n) || s.status == Status::Silent);
     }
+    let attributes = if args.attributes {
+        let contracts = store.contracts(&args.dataset, Strictness::Reading)?;
+        // What the lines promise today: the newest version of each.
+        let newest = lines
+            .iter()
+            .filter_map(|l| contracts.iter().rev().find(|c| c.version.major == l.major));
+        Some(of_consumers(
+            &standings,
+            &dataset_attributes(newest),
+            |c| registry.get(c).and_then(|c| c.uses(&args.dataset)),
+            &scan.seen_of(&args.dataset),
+            Lookback {
+                since: req.from,
+                blind: !blind_sources(&scan.stats.sources).is_empty(),
+            },
+        ))
+    } else {
+        None
+    };
     let report = Report {
         dataset: &args.dataset,
         today: ctx.today,
@@ -126,6 +164,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         lines: summaries,
         unknown_version,
         consumers: standings,
+        attributes,
         scan: &scan.stats,
     };
     match ctx.format {
@@ -203,4 +242,14 @@ fn print_text(ctx: &Context, r: &Report) {
         ],
         rows,
     );
+    if let Some(attributes) = &r.attributes {
+        outln!(ctx);
+        outln!(
+            ctx,
+            "attributes of {} since {}:",
+            r.dataset,
+            r.lookback_from
+        );
+        print_attribute_uses(ctx, attributes);
+    }
 }

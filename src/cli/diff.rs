@@ -2,9 +2,14 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::context::{print_ci, read_input, registry_if_store, shown_path};
-use super::output::{changes_table, print_json, print_verdicts};
+use super::context::{print_ci, read_input, registry_and_scan, registry_if_store, shown_path};
+use super::output::{changes_table, print_attribute_uses, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
+use crate::consumers::attribute_uses::{
+    changed_attributes, dataset_attributes, of_consumers, ConsumerAttributes, Lookback,
+};
+use crate::consumers::classify;
+use crate::consumers::source_health::blind_sources;
 use crate::model::contract::crossings;
 use crate::model::proposal::demanding;
 use crate::model::{
@@ -18,6 +23,11 @@ use crate::render::delta::change_words;
 /// Compare two contract versions clause by clause: kind, old and new value, direction and
 /// verdict, and the version bump the change requires.
 ///
+/// With --attributes (in a store), also each subscribed consumer's use of each attribute the
+/// changes touch, as `consumers --attributes` says it: `declared` in its `uses`, `observed` in
+/// a read of the lookback whose source tells the attributes it read, `both`, or `unknown`; and
+/// the gaps "declared, not seen since DAY" and "reads `X`, not in `uses`".
+///
 /// Exit 0 when NEW's version bumps at least as much as required, 1 when it bumps less
 /// (each clause that demands more is named), 2 for bad input.
 #[derive(Debug, clap::Args)]
@@ -26,6 +36,10 @@ pub struct Args {
     old: String,
     /// The newer contract: a file path, or DATASET@VERSION from the store at HEAD
     new: String,
+    /// Also say whether each consumer's use of each changed attribute is declared, observed or
+    /// both (scans the consumption sources)
+    #[arg(long)]
+    attributes: bool,
 }
 
 #[derive(Serialize)]
@@ -45,6 +59,10 @@ struct Report<'a> {
     /// Each consumer subscribed to the dataset, with its verdict on these changes.
     /// Empty outside a store.
     consumers: Vec<Impact>,
+    /// With --attributes: each consumer's use of each changed attribute, declared against
+    /// observed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attributes: Option<Vec<ConsumerAttributes>>,
     #[serde(skip)]
     in_store: bool,
 }
@@ -133,6 +151,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let consumers = registry
         .as_ref()
         .map(|r| r.impacts(&new.dataset, &set.changes));
+    let attributes = if args.attributes {
+        Some(attribute_uses(ctx, &old, &new, &set.changes)?)
+    } else {
+        None
+    };
     let report = Report {
         old: VersionRef {
             dataset: &old.dataset,
@@ -148,6 +171,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         sufficient,
         in_store: consumers.is_some(),
         consumers: consumers.unwrap_or_default(),
+        attributes,
     };
     match ctx.format {
         Format::Json => print_json(ctx, &report),
@@ -183,6 +207,36 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     Ok(Outcome::findings_if(!sufficient))
 }
 
+/// Each subscribed consumer's use of the attributes `changes` touch, from the store's
+/// consumption sources read for their attributes.
+fn attribute_uses(
+    ctx: &Context,
+    old: &Contract,
+    new: &Contract,
+    changes: &[Change],
+) -> Result<Vec<ConsumerAttributes>, CommandError> {
+    let store = ctx.store().map_err(|e| {
+        e.with_hint("--attributes reads the consumption sources of a store: run it in one")
+    })?;
+    let dataset = &new.dataset;
+    let lines = store.lines(dataset)?;
+    let (registry, scan, req) = registry_and_scan(ctx, &store, [dataset.clone()].into(), true)?;
+    let standings = classify(dataset, &lines, &registry, &scan.of(dataset));
+    let changed = changed_attributes(changes);
+    let mut attributes = dataset_attributes([old, new]);
+    attributes.retain(|a| changed.contains(&a.name));
+    Ok(of_consumers(
+        &standings,
+        &attributes,
+        |c| registry.get(c).and_then(|c| c.uses(dataset)),
+        &scan.seen_of(dataset),
+        Lookback {
+            since: req.from,
+            blind: !blind_sources(&scan.stats.sources).is_empty(),
+        },
+    ))
+}
+
 fn print_text(ctx: &Context, r: &Report) {
     if r.changes.is_empty() {
         outln!(
@@ -208,5 +262,10 @@ fn print_text(ctx: &Context, r: &Report) {
     if r.in_store {
         outln!(ctx);
         print_verdicts(ctx, r.new.dataset, &r.consumers);
+    }
+    if let Some(attributes) = &r.attributes {
+        outln!(ctx);
+        outln!(ctx, "the changed attributes, declared against observed:");
+        print_attribute_uses(ctx, attributes);
     }
 }

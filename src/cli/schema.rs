@@ -10,15 +10,16 @@ use super::{CommandError, Context, Outcome};
 /// Write the JSON Schemas of the store's files
 ///
 /// The JSON Schemas of contract files, `contracts.toml`, `consumers.toml`, release manifests
-/// (`release.toml`) and waivers files, for editors, and of the body of a `generic` webhook and
-/// the report of `review --format json`, for the programs that read them: with --out DIR, one
-/// file each (the repository keeps them under `schema/`); without, one JSON object of all seven
+/// (`release.toml`) and waivers files, for editors, and of the body of a `generic` webhook, the
+/// report of `review --format json` and the `attributes` of `consumers --attributes`, for the
+/// programs that read them: with --out DIR, one
+/// file each (the repository keeps them under `schema/`); without, one JSON object of all eight
 /// on stdout, by file name.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Write `contract.schema.json`, `contracts-toml.schema.json`, `consumers.schema.json`,
-    /// `release-manifest.schema.json`, `waivers.schema.json`, `webhook-generic.schema.json` and
-    /// `review-report.schema.json` into this directory
+    /// `release-manifest.schema.json`, `waivers.schema.json`, `webhook-generic.schema.json`,
+    /// `review-report.schema.json` and `attribute-uses.schema.json` into this directory
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }

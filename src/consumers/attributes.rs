@@ -183,7 +183,7 @@ pub fn remove_answer(standings: &[KeyStanding], blind: bool) -> RemoveAnswer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -209,7 +209,8 @@ mod tests {
         assert_eq!(Evidence::of(1, Some(&name), None).unknown, 1);
     }
 
-    fn standing(status: Status, reads: u64) -> Standing {
+    /// atlas's standing, on line 1, with `reads` reads.
+    pub(crate) fn standing(status: Status, reads: u64) -> Standing {
         Standing {
             consumer: "atlas".into(),
             status,

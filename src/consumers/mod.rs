@@ -4,6 +4,7 @@
 //! [`store_scan`] read through the store, the rest reads files or nothing.
 
 pub use contracts_scan::access;
+pub mod attribute_uses;
 pub mod attributes;
 pub mod daily;
 pub mod reads;

@@ -53,7 +53,7 @@ pub fn attribute_of(key: &str) -> Option<&str> {
 }
 
 /// The members a clause value has keys for: a set's members, a map's keys, per-key limits.
-fn members(value: &ClauseValue) -> Option<Vec<&str>> {
+pub fn members(value: &ClauseValue) -> Option<Vec<&str>> {
     match value {
         ClauseValue::Set(s) => Some(s.iter().map(String::as_str).collect()),
         ClauseValue::Map(m) | ClauseValue::Meanings(m) => {

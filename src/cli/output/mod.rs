@@ -25,7 +25,9 @@ pub use cells::{
 };
 pub use fit::fit_table;
 pub use notes::{unknown_versions, Said};
-pub use reports::{cell, changes_table, last_read, print_backtest, print_verdicts};
+pub use reports::{
+    cell, changes_table, last_read, print_attribute_uses, print_backtest, print_verdicts,
+};
 
 /// The width of a table that must never be shortened: into a pipe, or a finding.
 pub const UNLIMITED: usize = usize::MAX;

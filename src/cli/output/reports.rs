@@ -115,3 +115,49 @@ pub fn print_backtest(
         rows,
     );
 }
+
+/// Declared against observed, one row per consumer and attribute, printed by `consumers
+/// --attributes` and `diff --attributes`; then how many reads could not tell.
+pub fn print_attribute_uses(
+    p: &(impl Print + ?Sized),
+    consumers: &[crate::consumers::attribute_uses::ConsumerAttributes],
+) {
+    if consumers.is_empty() {
+        outln!(
+            p,
+            "no consumer declares or is seen reading these attributes"
+        );
+        return;
+    }
+    let rows = consumers.iter().flat_map(|c| {
+        c.attributes.iter().map(|a| {
+            vec![
+                c.consumer.clone(),
+                a.attribute.clone(),
+                a.evidence.to_string(),
+                last_read(a.last_read),
+                a.gap_text().unwrap_or_else(|| "-".to_string()),
+            ]
+        })
+    });
+    print_table(
+        p,
+        &[
+            key("consumer"),
+            key("attribute"),
+            key("evidence"),
+            key("last read"),
+            whole("gap"),
+        ],
+        rows,
+    );
+    for c in consumers.iter().filter(|c| c.unknown_reads > 0) {
+        outln!(
+            p,
+            "{}: {} of {} read(s) cannot tell which attributes they read",
+            c.consumer,
+            c.unknown_reads,
+            c.reads
+        );
+    }
+}

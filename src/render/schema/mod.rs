@@ -14,6 +14,7 @@
 //! the keys its parser takes (read from the parser's own refusal of an unknown key); every
 //! real file validates; and every file a parser refuses on a static bound, the schema refuses.
 
+mod attribute_report;
 mod config_file;
 mod consumers_file;
 mod contract_file;
@@ -140,6 +141,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("waivers.schema.json", schema_for!(ledgers::WaiversFile)),
         ("webhook-generic.schema.json", webhook_body::body()),
         ("review-report.schema.json", review_report::report()),
+        ("attribute-uses.schema.json", attribute_report::attributes()),
     ];
     files.into_iter().map(|(n, s)| with_id(n, s)).collect()
 }
