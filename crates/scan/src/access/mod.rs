@@ -26,18 +26,22 @@ use chrono::{DateTime, FixedOffset};
 
 use crate::format::LogFormat;
 
+pub mod bigquery;
 pub mod burst;
 pub mod cloudfront;
 pub mod combined;
 mod config_error;
 mod counts;
+pub mod databricks;
 mod keys;
 pub mod pgaudit;
 pub mod s3;
 pub mod sample;
+pub mod snowflake;
 pub mod sql_columns;
 pub mod template;
 mod text;
+mod warehouse;
 
 pub use config_error::{AccessConfigError, PatternError};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
@@ -281,6 +285,8 @@ impl PrincipalSpec {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Parsed<'a> {
     Request(Request<'a>),
+    /// A row that read several objects (a Snowflake query of a join): a request each.
+    Requests(Vec<Request<'a>>),
     Skip,
 }
 
@@ -291,6 +297,9 @@ pub(crate) enum Dialect {
     CloudFront(cloudfront::CloudFront),
     Combined(combined::Combined),
     Pgaudit(pgaudit::PgAudit),
+    Snowflake(snowflake::Snowflake),
+    BigQuery(bigquery::BigQuery),
+    Databricks(databricks::Databricks),
 }
 
 /// The contract text of a read whose template captured only its line (`{line}`): the scan
@@ -362,7 +371,9 @@ impl AccessLog {
     }
 
     /// The same log, whose reads carry the columns they read where the format can tell
-    /// (pgaudit: the statement, parsed); otherwise every read says `Unknown`.
+    /// (pgaudit: the statement, parsed); otherwise every read says `Unknown`. The warehouse
+    /// formats (Snowflake, BigQuery, Databricks) carry their records' columns either way:
+    /// they are written in the record, not worked out.
     pub fn with_columns(mut self, on: bool) -> AccessLog {
         if let Dialect::Pgaudit(d) = &mut self.dialect {
             d.columns = on;
@@ -449,6 +460,9 @@ impl AccessLog {
                 Dialect::CloudFront(d) => d.parse(line, number)?,
                 Dialect::Combined(d) => d.parse(line),
                 Dialect::Pgaudit(d) => d.parse(line),
+                Dialect::Snowflake(d) => d.parse(line),
+                Dialect::BigQuery(d) => d.parse(line),
+                Dialect::Databricks(d) => d.parse(line),
             };
             on_line(number, line, parsed);
         }
@@ -466,19 +480,27 @@ impl AccessLog {
         mut on_hit: impl FnMut(&Hit<'_>),
         mut on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
+        let mut one =
+            |req: &Request<'_>, line: &[u8], stats: &mut AccessStats| match self.judge(req) {
+                Ok(hit) => {
+                    stats.requests += 1;
+                    on_hit(&hit);
+                }
+                Err(reason) => {
+                    stats.not_read.count(reason);
+                    stats.examples.keep(reason, &req.path, line);
+                }
+            };
         self.each_line(input, |number, line, parsed| match parsed {
             Ok(Parsed::Skip) => {}
             Ok(Parsed::Request(req)) => {
                 stats.lines += 1;
-                match self.judge(&req) {
-                    Ok(hit) => {
-                        stats.requests += 1;
-                        on_hit(&hit);
-                    }
-                    Err(reason) => {
-                        stats.not_read.count(reason);
-                        stats.examples.keep(reason, &req.path, line);
-                    }
+                one(&req, line, stats);
+            }
+            Ok(Parsed::Requests(reqs)) => {
+                stats.lines += 1;
+                for req in &reqs {
+                    one(req, line, stats);
                 }
             }
             Err(reason) => {

@@ -1,0 +1,340 @@
+//! What the warehouses' access records have in common: Snowflake's `ACCESS_HISTORY`
+//! ([`super::snowflake`]), BigQuery's Data Access audit log ([`super::bigquery`]) and
+//! Databricks' `system.access.column_lineage` ([`super::databricks`]) are tables exported as
+//! JSON Lines or CSV, not request logs. Each record names who read which object (a table, not
+//! a path) and which of its columns; this module reads their instants, their CSV records, and
+//! makes each object read a [`Request`] for the shared judge, so that templates, bursts and
+//! `ignore_principals` work on them as on the other access logs.
+
+use std::borrow::Cow;
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime};
+
+use super::{Columns, Encoding, Fields, Request};
+
+/// An instant as the warehouses export one: RFC 3339 (`2026-11-27T10:00:00.123Z`, also with a
+/// space), Snowflake's default `2026-11-27 10:00:00.123 +0000`, or a time without an offset,
+/// which is UTC (Spark's CSV writer, a `TIMESTAMP_NTZ`).
+pub(crate) fn instant(text: &str) -> Option<DateTime<FixedOffset>> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t);
+    }
+    for format in ["%Y-%m-%d %H:%M:%S%.f %z", "%Y-%m-%dT%H:%M:%S%.f%z"] {
+        if let Ok(t) = DateTime::parse_from_str(text, format) {
+            return Some(t);
+        }
+    }
+    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
+        .map(|t| t.and_utc().fixed_offset())
+}
+
+/// The error of a time that [`instant`] cannot read.
+pub(crate) fn bad_instant(field: &str, text: &str) -> String {
+    format!("`{field}` {text:?} is not a time (RFC 3339, or `YYYY-MM-DD HH:MM:SS[.fff] [+HHMM]`)")
+}
+
+/// A request for one object a record read: `GET` of `path` when `object`, else a request of
+/// another method (a stage, a function, an entry that reads no table), which the judge counts
+/// as no read.
+pub(crate) fn request<'a>(
+    at: DateTime<FixedOffset>,
+    principal: Option<Cow<'a, str>>,
+    path: Cow<'a, str>,
+    object: bool,
+    attributes: Columns,
+) -> Request<'a> {
+    Request {
+        at,
+        method: if object { "GET" } else { "OTHER" },
+        object,
+        path,
+        query: None,
+        status: Some(200),
+        principal: principal.filter(|p| !p.is_empty()),
+        client: None,
+        fields: Fields {
+            line: &[],
+            spans: &[],
+            names: &[],
+            encoding: Encoding::Plain,
+        },
+        attributes,
+    }
+}
+
+/// The columns a record names, as a set; an empty list says nothing, so it is `Unknown`
+/// (never "none": an attribute must not look unused by mistake).
+pub(crate) fn named<'n>(names: impl IntoIterator<Item = Cow<'n, str>>) -> Columns {
+    let set: std::collections::BTreeSet<String> = names
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .map(Cow::into_owned)
+        .collect();
+    if set.is_empty() {
+        Columns::Unknown
+    } else {
+        Columns::Named(set)
+    }
+}
+
+/// Whether a line is blank (no record, unless inside a quoted CSV field).
+pub(crate) fn blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// What a line did to a CSV file being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fed {
+    /// A record is open: a quoted field goes on in the next line.
+    Pending,
+    /// A blank line between records.
+    Blank,
+    /// The header was read.
+    Header,
+    /// A record ended: its fields are the columns asked for ([`CsvRows::get`]).
+    Record,
+}
+
+/// The records of one CSV file with a header, fed a line at a time (a quoted field may hold
+/// newlines: a record then spans lines), read by `csv_core` into one reused buffer: no
+/// allocation per record. The columns asked for are found by name in the header, in any
+/// case (Snowflake's unloads write `QUERY_START_TIME`, Spark writes `event_time`).
+#[derive(Debug)]
+pub(crate) struct CsvRows {
+    reader: csv_core::Reader,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+    out_len: usize,
+    ends_len: usize,
+    open: bool,
+    wanted: &'static [&'static str],
+    /// The header's column of each name asked for; `None` until the header is read.
+    at: Option<Vec<Option<usize>>>,
+}
+
+// A copy starts a file afresh. csv_core 0.1.13's `Reader::clone` loses the DFA's final states
+// (its `Dfa::clone` copies the transitions alone), and a copied reader then ends every record
+// at its first byte; the scan copies its reader per file, so a copy is a new reader.
+impl Clone for CsvRows {
+    fn clone(&self) -> CsvRows {
+        CsvRows::new(self.wanted)
+    }
+}
+
+// The reader and its buffers are per-file scratch: two readers are the same if they look for
+// the same columns.
+impl PartialEq for CsvRows {
+    fn eq(&self, other: &CsvRows) -> bool {
+        self.wanted == other.wanted
+    }
+}
+
+impl CsvRows {
+    /// A file whose header must name `wanted` (or at least the first `required` of them).
+    pub(crate) fn new(wanted: &'static [&'static str]) -> CsvRows {
+        CsvRows {
+            reader: csv_core::Reader::new(),
+            out: vec![0; 1024],
+            ends: vec![0; 32],
+            out_len: 0,
+            ends_len: 0,
+            open: false,
+            wanted,
+            at: None,
+        }
+    }
+
+    /// Feed one line (its end trimmed). `Err`: the header lacks a column in `required`
+    /// (every line of the file is then that error, so that it is loud).
+    pub(crate) fn feed(&mut self, line: &[u8], required: usize) -> Result<Fed, String> {
+        if !self.open {
+            if blank(line) {
+                return Ok(Fed::Blank);
+            }
+            self.out_len = 0;
+            self.ends_len = 0;
+        }
+        let mut ended = false;
+        // An empty input is the end of the data to csv_core, which would end the record.
+        'chunks: for chunk in [line, b"\n"].into_iter().filter(|c| !c.is_empty()) {
+            let mut input = chunk;
+            loop {
+                let (res, nin, nout, nend) = self.reader.read_record(
+                    input,
+                    &mut self.out[self.out_len..],
+                    &mut self.ends[self.ends_len..],
+                );
+                input = &input[nin..];
+                self.out_len += nout;
+                self.ends_len += nend;
+                match res {
+                    csv_core::ReadRecordResult::InputEmpty => continue 'chunks,
+                    csv_core::ReadRecordResult::OutputFull => {
+                        let n = self.out.len() * 2;
+                        self.out.resize(n, 0);
+                    }
+                    csv_core::ReadRecordResult::OutputEndsFull => {
+                        let n = self.ends.len() * 2;
+                        self.ends.resize(n, 0);
+                    }
+                    csv_core::ReadRecordResult::Record | csv_core::ReadRecordResult::End => {
+                        ended = true;
+                        break 'chunks;
+                    }
+                }
+            }
+        }
+        self.open = !ended;
+        if self.open {
+            return Ok(Fed::Pending);
+        }
+        let Some(at) = &self.at else {
+            let names: Vec<String> = (0..self.ends_len)
+                .filter_map(|i| self.field(i))
+                .map(|f| String::from_utf8_lossy(f).trim().to_ascii_lowercase())
+                .collect();
+            let at: Vec<Option<usize>> = self
+                .wanted
+                .iter()
+                .map(|w| names.iter().position(|n| n == w))
+                .collect();
+            let missing = self.missing(&at, required);
+            self.at = Some(at);
+            return match missing {
+                Some(e) => Err(e),
+                None => Ok(Fed::Header),
+            };
+        };
+        match self.missing(at, required) {
+            Some(e) => Err(e),
+            None => Ok(Fed::Record),
+        }
+    }
+
+    fn missing(&self, at: &[Option<usize>], required: usize) -> Option<String> {
+        let missing: Vec<&str> = self
+            .wanted
+            .iter()
+            .zip(at)
+            .take(required)
+            .filter(|(_, i)| i.is_none())
+            .map(|(w, _)| *w)
+            .collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "the CSV header (the file's first line) has no column {}",
+                missing.join(", ")
+            )
+        })
+    }
+
+    /// Field `i` of the record just read, unquoted.
+    fn field(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.ends_len {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.out.get(start..self.ends[i])
+    }
+
+    /// The value of the `n`th column asked for in the record just read; `None` when the
+    /// header has no such column or the field is empty (Spark writes a null so).
+    pub(crate) fn get(&self, n: usize) -> Option<Cow<'_, str>> {
+        let i = (*self.at.as_ref()?.get(n)?)?;
+        let f = self.field(i)?;
+        (!f.is_empty()).then(|| super::text::lossy(f))
+    }
+}
+
+/// The requests of a parse, for the tests: (instant, principal, path, method, columns).
+#[cfg(test)]
+pub(crate) fn described(parsed: Result<super::Parsed<'_>, String>) -> Vec<String> {
+    let list = |r: &Request| {
+        format!(
+            "{} {:?} {} {} {:?}",
+            r.at.to_rfc3339(),
+            r.principal.as_deref(),
+            r.method,
+            r.path,
+            r.attributes
+        )
+    };
+    match parsed {
+        Ok(super::Parsed::Skip) => vec!["skip".into()],
+        Ok(super::Parsed::Request(r)) => vec![list(&r)],
+        Ok(super::Parsed::Requests(v)) => v.iter().map(list).collect(),
+        Err(e) => vec![format!("error: {e}")],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_as_the_warehouses_write_them() {
+        let utc = |t: &str| instant(t).map(|t| t.to_rfc3339());
+        // Snowflake's default TIMESTAMP_LTZ output, as its ACCESS_HISTORY reference shows it.
+        assert_eq!(
+            utc("2022-01-25 16:17:47.388 +0000").as_deref(),
+            Some("2022-01-25T16:17:47.388+00:00")
+        );
+        assert_eq!(
+            utc("2022-01-25 08:17:47.388 -0800").as_deref(),
+            Some("2022-01-25T08:17:47.388-08:00")
+        );
+        // Cloud Logging's LogEntry timestamp (nanoseconds), Spark's CSV writer.
+        assert_eq!(
+            utc("2026-11-27T10:00:00.123456789Z").as_deref(),
+            Some("2026-11-27T10:00:00.123456789+00:00")
+        );
+        assert_eq!(
+            utc("2026-11-27T10:00:00.000+01:00").as_deref(),
+            Some("2026-11-27T10:00:00+01:00")
+        );
+        assert_eq!(
+            utc("2026-11-27 10:00:00").as_deref(),
+            Some("2026-11-27T10:00:00+00:00")
+        );
+        assert_eq!(utc("27/Nov/2026"), None);
+    }
+
+    #[test]
+    fn csv_records_span_lines_inside_quotes_and_columns_are_found_by_name() {
+        let mut rows = CsvRows::new(&["b", "a", "c"]);
+        let mut got = Vec::new();
+        for line in ["A,B", "", "1,\"two", "", "lines\"", "x,\"y\"\"z\""] {
+            match rows.feed(line.as_bytes(), 2).unwrap() {
+                Fed::Record => got.push((
+                    rows.get(0).map(Cow::into_owned),
+                    rows.get(1).map(Cow::into_owned),
+                    rows.get(2).map(Cow::into_owned),
+                )),
+                other => got.push((Some(format!("{other:?}")), None, None)),
+            }
+        }
+        let s = |t: &str| Some(t.to_string());
+        assert_eq!(
+            got,
+            vec![
+                (s("Header"), None, None),
+                (s("Blank"), None, None),
+                (s("Pending"), None, None),
+                (s("Pending"), None, None),
+                (s("two\n\nlines"), s("1"), None),
+                (s("y\"z"), s("x"), None),
+            ]
+        );
+        // A copy (the scan copies its reader for each file) reads a file of its own.
+        let mut copy = CsvRows::new(&["a"]).clone();
+        assert_eq!(copy.feed(b"a", 1), Ok(Fed::Header));
+        assert_eq!(copy.feed(b"1", 1), Ok(Fed::Record));
+        assert_eq!(copy.get(0).as_deref(), Some("1"));
+        let mut bad = CsvRows::new(&["b", "a"]);
+        assert!(bad.feed(b"a,c", 2).unwrap_err().contains("no column b"));
+        assert!(bad.feed(b"1,2", 2).is_err(), "every row says so");
+    }
+}
