@@ -125,12 +125,23 @@ fn requests<'a>(
     let mut out = Vec::with_capacity(objects.len());
     for o in objects {
         let name = o.name.unwrap_or_default();
-        let domain = o.domain.as_deref().unwrap_or("Table").to_ascii_lowercase();
+        let domain = o.domain.as_deref().unwrap_or("Table").as_bytes();
+        let has = |word: &str| {
+            domain
+                .windows(word.len())
+                .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+        };
         // Tables, views, materialized, external, dynamic and Iceberg tables, streams: their
         // rows are read. A stage or a function is no dataset.
         let table = !name.is_empty()
-            && (domain.contains("table") || domain.contains("view") || domain == "stream");
-        let path: String = name.splitn(3, '.').map(fold).collect::<Vec<_>>().join("/");
+            && (has("table") || has("view") || domain.eq_ignore_ascii_case(b"stream"));
+        let mut path = String::with_capacity(name.len());
+        for (i, part) in name.splitn(3, '.').enumerate() {
+            if i > 0 {
+                path.push('/');
+            }
+            path.push_str(&fold(part));
+        }
         let attributes =
             match o.columns {
                 Some(columns) => warehouse::named(columns.into_iter().filter_map(|c| c.name).map(
@@ -155,7 +166,16 @@ fn requests<'a>(
 /// A Snowflake identifier as it was written unquoted: one with no lower-case letter is
 /// lowered (Snowflake stores `pop_est` as `POP_EST`); a quoted mixed-case one stays.
 fn fold(name: &str) -> Cow<'_, str> {
-    if name.chars().any(char::is_lowercase) {
+    if name.is_ascii() {
+        // The common case, without a char iterator or a Unicode table.
+        let lower = name.bytes().any(|c| c.is_ascii_lowercase());
+        let upper = name.bytes().any(|c| c.is_ascii_uppercase());
+        if lower || !upper {
+            Cow::Borrowed(name)
+        } else {
+            Cow::Owned(name.to_ascii_lowercase())
+        }
+    } else if name.chars().any(char::is_lowercase) {
         Cow::Borrowed(name)
     } else {
         Cow::Owned(name.to_lowercase())
