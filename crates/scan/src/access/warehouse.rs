@@ -426,3 +426,51 @@ mod tests {
         assert!(bad.feed(b"1,2", 2).is_err(), "every row says so");
     }
 }
+
+#[cfg(test)]
+mod no_panic {
+    use super::super::{bigquery::BigQuery, databricks::Databricks, snowflake::Snowflake};
+
+    /// Lines of each format cut, spliced and garbled: every one is a request, a skip or an
+    /// error with a reason, never a panic.
+    fn every_reader(lines: &[Vec<u8>]) {
+        let mut s = Snowflake::new();
+        let mut b = BigQuery::new();
+        let mut d = Databricks::new();
+        for line in lines {
+            let _ = s.parse(line);
+            let _ = b.parse(line);
+            let _ = d.parse(line);
+        }
+    }
+
+    const SEEDS: [&str; 3] = [
+        r#"{"QUERY_START_TIME":"2026-11-27 10:00:00.120 +0000","USER_NAME":"JSMITH","BASE_OBJECTS_ACCESSED":[{"columns":[{"columnId":1,"columnName":"NAME"}],"objectDomain":"Table","objectName":"GIS.PUBLIC.ROADS_V1"}]}"#,
+        r#"{"protoPayload":{"authenticationInfo":{"principalEmail":"a@b.org"},"resourceName":"projects/p/datasets/d/tables/t","metadata":{"tableDataRead":{"fields":["a.b","c"]}}},"timestamp":"2026-11-27T10:00:00Z"}"#,
+        "main.gis.roads_v1,name,TABLE,a@b.org,2026-11-27T10:00:00.000+05:30",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_are_answered_without_a_panic(
+            lines in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..80), 0..8)
+        ) {
+            every_reader(&lines);
+        }
+
+        #[test]
+        fn cut_and_garbled_rows_are_answered_without_a_panic(
+            seed in 0usize..3,
+            cut in 0usize..400,
+            at in 0usize..400,
+            byte in proptest::sample::select(b"\",:{}[]. -+Z\\0T9\n".to_vec()),
+        ) {
+            let mut line = SEEDS[seed].as_bytes().to_vec();
+            let at = at % (line.len() + 1);
+            line.insert(at, byte);
+            line.truncate(cut.min(line.len()));
+            let header = b"source_table_full_name,source_column_name,source_type,created_by,event_time".to_vec();
+            every_reader(&[header, line.clone(), line]);
+        }
+    }
+}
