@@ -211,3 +211,60 @@ fn keys_a_warehouse_source_cannot_read_are_refused_by_check_at_their_keys() {
         ]
     });
 }
+
+#[test]
+fn databricks_column_lineage_as_parquet_reports_the_newest_read() {
+    use arrow_array::types::TimestampMicrosecondType;
+    use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringArray};
+    use std::sync::Arc;
+    // The system table written as Parquet (`df.write.parquet`): its own types, `event_time` a
+    // timestamp. Two columns of roads 1.1.0, then one of 2.0.0 the next day.
+    let us = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .timestamp_micros()
+    };
+    let strings = |v: &[&str]| Arc::new(StringArray::from(v.to_vec())) as ArrayRef;
+    let batch = RecordBatch::try_from_iter([
+        ("account_id", strings(&["7af234db"; 3])),
+        (
+            "source_table_full_name",
+            strings(&[
+                "main.gis.roads_v1",
+                "main.gis.roads_v1",
+                "main.gis.roads_v2",
+            ]),
+        ),
+        ("source_type", strings(&["TABLE"; 3])),
+        ("source_column_name", strings(&["name", "geom", "name"])),
+        ("created_by", strings(&["analyst@example.org"; 3])),
+        (
+            "event_time",
+            Arc::new(
+                PrimitiveArray::<TimestampMicrosecondType>::from(vec![
+                    us("2026-11-26T08:00:00Z"),
+                    us("2026-11-26T08:00:00.250Z"),
+                    us("2026-11-27T09:15:00Z"),
+                ])
+                .with_timezone("UTC"),
+            ) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let mut file = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let w = world_with(
+        "[[consumption.source]]\npath = \"consumption/dbx/*.parquet\"\n\
+         format = \"databricks-column-lineage\"\nmatch = \"main.gis.{dataset}_v{line}\"\n",
+        "consumption/dbx/.keep",
+        "",
+        "analyst@example.org",
+    );
+    std::fs::write(w.root().join("consumption/dbx/part-00000.parquet"), file).unwrap();
+    assert_eq!(
+        analyst(&w),
+        standing("migrated", "2.0.0", "2026-11-27T09:15:00Z", 2)
+    );
+}

@@ -1,6 +1,8 @@
 //! `databricks-column-lineage`: Databricks' `system.access.column_lineage` system table
 //! exported as CSV with a header (a `SELECT` downloaded from a notebook or Databricks SQL,
-//! or `df.write.csv(path, header=True)`). A row is one column read for one target:
+//! or `df.write.csv(path, header=True)`), or as Parquet (`df.write.parquet(path)`: a file
+//! that starts with Parquet's magic is read whole, [`Databricks::parquet`]). A row is one
+//! column read for one target:
 //!
 //! ```text
 //! source_table_full_name,source_column_name,source_type,target_table_full_name,target_column_name,created_by,event_time
@@ -60,32 +62,143 @@ impl Databricks {
             Fed::Record => {}
         }
         let csv = &self.csv;
-        let at_text = csv.get(0).ok_or("no `event_time`")?;
-        let at = warehouse::instant(&at_text)
-            .ok_or_else(|| warehouse::bad_instant("event_time", &at_text))?;
-        let table = csv.get(2).unwrap_or_default();
-        let by_path = csv.get(4).is_some_and(|t| t.eq_ignore_ascii_case("PATH"));
-        self.path.clear();
-        for (i, part) in table.splitn(3, '.').enumerate() {
-            if i > 0 {
-                self.path.push('/');
-            }
-            self.path.push_str(part);
-        }
-        let attributes = match csv.get(3) {
-            Some(column) => warehouse::named([column]),
-            None => Columns::Unknown,
+        let row = Row {
+            at: csv.get(0),
+            who: csv.get(1),
+            table: csv.get(2),
+            column: csv.get(3),
+            kind: csv.get(4),
         };
-        let principal = csv.get(1).map(|p| Cow::Owned(p.into_owned()));
-        let object = !self.path.is_empty() && !by_path;
-        Ok(Parsed::Request(warehouse::request(
-            at,
-            principal,
-            Cow::Borrowed(self.path.as_str()),
-            object,
-            attributes,
-        )))
+        request_of(&mut self.path, row)
     }
+
+    /// Read a Parquet file of the table, whole: each row, with its 1-based number, to
+    /// `on_row`. `Err`: the file is no Parquet file, or lacks a column a read needs.
+    pub(crate) fn parquet(
+        &mut self,
+        file: Vec<u8>,
+        mut on_row: impl for<'r> FnMut(u64, Result<Parsed<'r>, String>),
+    ) -> Result<(), String> {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(file))
+            .map_err(|e| format!("not a Parquet file: {e}"))?;
+        let reader = builder
+            .build()
+            .map_err(|e| format!("not a Parquet file: {e}"))?;
+        let mut number = 0u64;
+        for batch in reader {
+            let batch = batch.map_err(|e| format!("row {}: {e}", number + 1))?;
+            let column = |name: &str| {
+                let schema = batch.schema();
+                let i = schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name().eq_ignore_ascii_case(name))?;
+                Some(batch.column(i).clone())
+            };
+            let columns: Vec<_> = COLUMNS.iter().map(|c| column(c)).collect();
+            let missing: Vec<&str> = COLUMNS[..4]
+                .iter()
+                .zip(&columns)
+                .filter(|(_, c)| c.is_none())
+                .map(|(n, _)| *n)
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!(
+                    "the Parquet file has no column {}",
+                    missing.join(", ")
+                ));
+            }
+            for r in 0..batch.num_rows() {
+                number += 1;
+                let text = |i: usize| columns[i].as_ref().and_then(|c| parquet_text(c, r));
+                let row = Row {
+                    at: text(0),
+                    who: text(1),
+                    table: text(2),
+                    column: text(3),
+                    kind: text(4),
+                };
+                on_row(number, request_of(&mut self.path, row));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The values of one row a read needs, as text.
+struct Row<'v> {
+    at: Option<Cow<'v, str>>,
+    who: Option<Cow<'v, str>>,
+    table: Option<Cow<'v, str>>,
+    column: Option<Cow<'v, str>>,
+    kind: Option<Cow<'v, str>>,
+}
+
+/// The request of one row, its object written into `path`.
+fn request_of<'a>(path: &'a mut String, row: Row<'_>) -> Result<Parsed<'a>, String> {
+    let at_text = row.at.ok_or("no `event_time`")?;
+    let at = warehouse::instant(&at_text)
+        .ok_or_else(|| warehouse::bad_instant("event_time", &at_text))?;
+    let table = row.table.unwrap_or_default();
+    let by_path = row.kind.is_some_and(|t| t.eq_ignore_ascii_case("PATH"));
+    path.clear();
+    for (i, part) in table.splitn(3, '.').enumerate() {
+        if i > 0 {
+            path.push('/');
+        }
+        path.push_str(part);
+    }
+    let attributes = match row.column {
+        Some(column) => warehouse::named([column]),
+        None => Columns::Unknown,
+    };
+    let principal = row.who.map(|p| Cow::Owned(p.into_owned()));
+    let object = !path.is_empty() && !by_path;
+    Ok(Parsed::Request(warehouse::request(
+        at,
+        principal,
+        Cow::Borrowed(path.as_str()),
+        object,
+        attributes,
+    )))
+}
+
+/// Row `r` of a Parquet column as text: a string column as written, a timestamp as RFC 3339
+/// (a zone-less one is UTC, as Spark writes Databricks' `event_time`); `None` for a null.
+fn parquet_text(column: &arrow_array::ArrayRef, r: usize) -> Option<Cow<'_, str>> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+        TimestampSecondType,
+    };
+    use arrow_array::Array;
+    use arrow_schema::{DataType, TimeUnit};
+    if column.is_null(r) {
+        return None;
+    }
+    let nanos = |n: i64| chrono::DateTime::from_timestamp_nanos(n);
+    let at = match column.data_type() {
+        DataType::Utf8 => return Some(Cow::Borrowed(column.as_string::<i32>().value(r))),
+        DataType::LargeUtf8 => return Some(Cow::Borrowed(column.as_string::<i64>().value(r))),
+        DataType::Utf8View => return Some(Cow::Borrowed(column.as_string_view().value(r))),
+        DataType::Timestamp(TimeUnit::Second, _) => chrono::DateTime::from_timestamp(
+            column.as_primitive::<TimestampSecondType>().value(r),
+            0,
+        )?,
+        DataType::Timestamp(TimeUnit::Millisecond, _) => chrono::DateTime::from_timestamp_millis(
+            column.as_primitive::<TimestampMillisecondType>().value(r),
+        )?,
+        DataType::Timestamp(TimeUnit::Microsecond, _) => chrono::DateTime::from_timestamp_micros(
+            column.as_primitive::<TimestampMicrosecondType>().value(r),
+        )?,
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+            nanos(column.as_primitive::<TimestampNanosecondType>().value(r))
+        }
+        // A type this reader does not know reads as absent, and the row says which column.
+        _ => return None,
+    };
+    Some(Cow::Owned(at.to_rfc3339()))
 }
 
 #[cfg(test)]
@@ -139,13 +252,6 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
 
     #[test]
     fn the_rows_of_one_query_are_one_read_of_their_columns_together() {
-        use crate::access::{read_access_log, AccessKeys, AccessLog};
-        let keys = AccessKeys {
-            templates: vec!["main.gis.{dataset}_v{contract}"],
-            same_read_seconds: 60,
-            ..AccessKeys::default()
-        };
-        let log = AccessLog::compile(crate::LogFormat::DatabricksColumnLineage, &keys).unwrap();
         let row = |table: &str, column: &str, who: &str, at: &str| {
             format!("{table},{column},TABLE,{who},2026-11-27T{at}Z\n")
         };
@@ -169,43 +275,114 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
         );
         file += &row("main.raw.roads", "name", "analyst@example.org", "10:00:00");
         file += "main.gis.roads_v2.0.0,name,TABLE,analyst@example.org,soon\n";
-        let mut reads = Vec::new();
-        let mut bad = Vec::new();
-        let (stats, outcome) =
-            read_access_log(&log, file.as_bytes(), |r| reads.push(r), |e| bad.push(e));
+        let (got, stats, outcome, bad) = warehouse::reads_of(
+            crate::LogFormat::DatabricksColumnLineage,
+            "main.gis.{dataset}_v{contract}",
+            file.as_bytes(),
+        );
         outcome.unwrap();
-        reads.sort_by_key(|r| r.burst.first);
-        let got: Vec<_> = reads
-            .iter()
-            .map(|r| {
-                (
-                    r.at_text(),
-                    r.reader.dataset.as_str(),
-                    r.reader.contract.as_str(),
-                    r.attributes.clone(),
-                )
-            })
-            .collect();
         let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let read = |at: &str, c: Columns| {
+            let who = Some("analyst@example.org".to_string());
+            (
+                who,
+                "roads".to_string(),
+                "2.0.0".to_string(),
+                at.to_string(),
+                c,
+            )
+        };
         assert_eq!(
             got,
             vec![
-                (
-                    "2026-11-27T10:00:01+00:00".to_string(),
-                    "roads",
-                    "2.0.0",
+                read(
+                    "2026-11-27T10:00:01+00:00",
                     named(&["geom", "name", "pop_est"])
                 ),
-                (
-                    "2026-11-27T10:10:00+00:00".to_string(),
-                    "roads",
-                    "2.0.0",
-                    named(&["name"])
-                ),
+                read("2026-11-27T10:10:00+00:00", named(&["name"])),
             ]
         );
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].line, 7, "{bad:?}");
         assert_eq!((stats.requests, stats.not_read.unmatched), (4, 1));
+    }
+
+    #[test]
+    fn a_parquet_export_is_read_as_the_csv_one() {
+        use crate::access::AccessError;
+        use arrow_array::{ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
+        use std::sync::Arc;
+        // The table's types: strings, and `event_time` a timestamp (microseconds, UTC).
+        let at = |s: &str| warehouse::instant(s).unwrap().timestamp_micros();
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (
+                "source_table_full_name",
+                Arc::new(StringArray::from(vec![
+                    Some("main.gis.roads_v2.0.0"),
+                    Some("main.gis.roads_v2.0.0"),
+                    None,
+                ])),
+            ),
+            (
+                "source_column_name",
+                Arc::new(StringArray::from(vec![
+                    Some("name"),
+                    Some("geom"),
+                    Some("id"),
+                ])),
+            ),
+            (
+                "created_by",
+                Arc::new(StringArray::from(vec![Some("analyst@example.org"); 3])),
+            ),
+            (
+                "event_time",
+                Arc::new(
+                    TimestampMicrosecondArray::from(vec![
+                        at("2026-11-27T10:00:00Z"),
+                        at("2026-11-27T10:00:01.5Z"),
+                        at("2026-11-27T10:00:02Z"),
+                    ])
+                    .with_timezone("UTC"),
+                ),
+            ),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut file = Vec::new();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let read = |file: &[u8]| {
+            warehouse::reads_of(
+                crate::LogFormat::DatabricksColumnLineage,
+                "main.gis.{dataset}_v{contract}",
+                file,
+            )
+        };
+        let (got, stats, outcome, bad) = read(&file);
+        outcome.unwrap();
+        assert!(bad.is_empty(), "{bad:?}");
+        let columns = Columns::Named(["geom", "name"].map(String::from).into());
+        assert_eq!(
+            got,
+            vec![(
+                Some("analyst@example.org".to_string()),
+                "roads".to_string(),
+                "2.0.0".to_string(),
+                "2026-11-27T10:00:01.500+00:00".to_string(),
+                columns
+            )]
+        );
+        assert_eq!(
+            (stats.lines, stats.requests, stats.not_read.method),
+            (3, 2, 1)
+        );
+        // A file that starts as Parquet and is none says so, and reads nothing.
+        let (_, _, outcome, _) = read(b"PAR1 and then text");
+        assert!(
+            matches!(&outcome, Err(AccessError::Parquet(e)) if e.starts_with("not a Parquet file")),
+            "{outcome:?}"
+        );
     }
 }

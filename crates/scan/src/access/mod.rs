@@ -65,6 +65,9 @@ pub enum AccessError {
     /// can be read.
     #[error("line {line}: the `#Fields` header has no `{field}`")]
     Fields { line: u64, field: String },
+    /// A Parquet file that cannot be read, or lacks a column a read needs.
+    #[error("{0}")]
+    Parquet(String),
 }
 
 /// A line that is not a request of the format, with its 1-based number and why.
@@ -437,6 +440,21 @@ impl AccessLog {
         mut on_line: impl for<'l> FnMut(u64, &'l [u8], Result<Parsed<'l>, String>),
     ) -> Result<(), AccessError> {
         let mut dialect = self.dialect.clone();
+        if let Dialect::Databricks(d) = &mut dialect {
+            // Databricks' table may be exported as Parquet: read whole, a row for a line.
+            let head = input
+                .fill_buf()
+                .map_err(|source| AccessError::Io { line: 1, source })?;
+            if head.starts_with(b"PAR1") {
+                let mut file = Vec::new();
+                input
+                    .read_to_end(&mut file)
+                    .map_err(|source| AccessError::Io { line: 1, source })?;
+                return d
+                    .parquet(file, |number, parsed| on_line(number, &[], parsed))
+                    .map_err(AccessError::Parquet);
+            }
+        }
         let mut buf = Vec::with_capacity(1024);
         let mut number = 0u64;
         loop {

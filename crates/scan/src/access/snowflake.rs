@@ -250,49 +250,30 @@ mod tests {
 
     #[test]
     fn a_join_is_a_read_of_each_table_it_read() {
-        use crate::access::{read_access_log, AccessKeys, AccessLog};
-        let keys = AccessKeys {
-            templates: vec!["gis.public.{dataset}_v{contract}"],
-            same_read_seconds: 60,
-            ..AccessKeys::default()
-        };
-        let log = AccessLog::compile(crate::LogFormat::SnowflakeAccessHistory, &keys).unwrap();
         let file = r#"{"QUERY_START_TIME":"2026-11-27 10:00:00.000 +0000","USER_NAME":"JSMITH","BASE_OBJECTS_ACCESSED":[{"objectDomain":"Table","objectName":"GIS.PUBLIC.ROADS_V2.0.0","columns":[{"columnName":"NAME"}]},{"objectDomain":"Table","objectName":"GIS.PUBLIC.TOWNS_V1.1.0","columns":[{"columnName":"POP_EST"},{"columnName":"GEOM"}]},{"objectDomain":"Stage","objectName":"GIS.PUBLIC.UPLOADS"}]}"#;
-        let mut reads = Vec::new();
-        let (stats, outcome) = read_access_log(
-            &log,
+        let (got, stats, outcome, bad) = warehouse::reads_of(
+            crate::LogFormat::SnowflakeAccessHistory,
+            "gis.public.{dataset}_v{contract}",
             file.as_bytes(),
-            |r| reads.push(r),
-            |e| panic!("{e:?}"),
         );
         outcome.unwrap();
-        reads.sort_by(|a, b| a.reader.dataset.cmp(&b.reader.dataset));
-        let got: Vec<_> = reads
-            .iter()
-            .map(|r| {
-                (
-                    r.reader.principal.as_deref(),
-                    r.reader.dataset.as_str(),
-                    r.reader.contract.as_str(),
-                    format!("{:?}", r.attributes),
-                )
-            })
-            .collect();
+        assert!(bad.is_empty(), "{bad:?}");
+        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let read = |d: &str, v: &str, c: Columns| {
+            let at = "2026-11-27T10:00:00+00:00".to_string();
+            (
+                Some("JSMITH".to_string()),
+                d.to_string(),
+                v.to_string(),
+                at,
+                c,
+            )
+        };
         assert_eq!(
             got,
             vec![
-                (
-                    Some("JSMITH"),
-                    "roads",
-                    "2.0.0",
-                    "Named({\"name\"})".to_string()
-                ),
-                (
-                    Some("JSMITH"),
-                    "towns",
-                    "1.1.0",
-                    "Named({\"geom\", \"pop_est\"})".to_string()
-                ),
+                read("roads", "2.0.0", named(&["name"])),
+                read("towns", "1.1.0", named(&["geom", "pop_est"])),
             ]
         );
         assert_eq!(

@@ -309,6 +309,51 @@ impl CsvRows {
     }
 }
 
+/// One read as the format tests compare it: principal, dataset, contract, last request,
+/// columns.
+#[cfg(test)]
+pub(crate) type ReadRow = (Option<String>, String, String, String, Columns);
+
+/// What a source of `format` with one `template` and a 60-second burst reads of `file`: its
+/// reads sorted by first request then dataset, its counts, and the lines it cannot read.
+#[cfg(test)]
+pub(crate) fn reads_of(
+    format: crate::LogFormat,
+    template: &str,
+    file: &[u8],
+) -> (
+    Vec<ReadRow>,
+    super::AccessStats,
+    Result<(), super::AccessError>,
+    Vec<super::LineError>,
+) {
+    let keys = super::AccessKeys {
+        templates: vec![template],
+        same_read_seconds: 60,
+        ..super::AccessKeys::default()
+    };
+    let log = super::AccessLog::compile(format, &keys).unwrap();
+    let mut reads = Vec::new();
+    let mut bad = Vec::new();
+    let (stats, outcome) = super::read_access_log(&log, file, |r| reads.push(r), |e| bad.push(e));
+    reads.sort_by(|a, b| {
+        (a.burst.first, &a.reader.dataset).cmp(&(b.burst.first, &b.reader.dataset))
+    });
+    let rows = reads
+        .into_iter()
+        .map(|r| {
+            (
+                r.reader.principal.clone(),
+                r.reader.dataset.clone(),
+                r.reader.contract.clone(),
+                r.at_text(),
+                r.attributes,
+            )
+        })
+        .collect();
+    (rows, stats, outcome, bad)
+}
+
 /// The requests of a parse, for the tests: (instant, principal, path, method, columns).
 #[cfg(test)]
 pub(crate) fn described(parsed: Result<super::Parsed<'_>, String>) -> Vec<String> {
