@@ -1,6 +1,8 @@
 //! The platforms' own access logs, read as they are written: Amazon S3 server access logs
 //! ([`s3`]), CloudFront standard logs ([`cloudfront`]) and the Apache/nginx combined format
-//! or a custom `log_format` ([`combined`]). This layer turns the bytes of one log into reads
+//! or a custom `log_format` ([`combined`]), PostgreSQL's audit log ([`pgaudit`]), and the
+//! warehouses' access records, whose reads name their columns ([`snowflake`], [`bigquery`],
+//! [`databricks`]). This layer turns the bytes of one log into reads
 //! of datasets; the consumption scanner folds the reads in as it folds the lines of a JSON
 //! Lines log.
 //!
@@ -162,7 +164,7 @@ pub struct Request<'a> {
     /// Every field of the line, by name.
     pub fields: Fields<'a>,
     /// The attributes (columns) the request read, where the format can tell (pgaudit's
-    /// statement); `Unknown` elsewhere.
+    /// statement, the columns a warehouse's record names); `Unknown` elsewhere.
     pub attributes: Columns,
 }
 
