@@ -86,6 +86,7 @@ mod test_terminal;
 mod test_timeline;
 mod test_trailing_spaces;
 mod test_waivers;
+mod test_warehouse_sources;
 mod test_webhook_payloads;
 
 /// The files that are not modules of this runner: the runner itself, and the tests that need a

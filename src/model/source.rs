@@ -359,10 +359,16 @@ pub(crate) fn validate_source(
     });
     // The keys of access logs, refused elsewhere so that a misplaced one is not silently
     // ignored.
+    let access_formats = LogFormat::ALL
+        .iter()
+        .filter(|f| f.is_access_log())
+        .map(|f| f.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let only_access = |key: &str| {
         format!(
-            "[[consumption.source]] {key} applies to access logs (s3-access, cloudfront, \
-             combined, pgaudit), not to {format_name}"
+            "[[consumption.source]] {key} applies to access logs ({access_formats}), not to \
+             {format_name}"
         )
     };
     let pg = super::pg_log_keys::check(

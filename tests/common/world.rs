@@ -281,6 +281,24 @@ impl World {
         self.write("contracts.toml", &format!("{config}\n{sources}"));
     }
 
+    /// Write `tables` (`[[consumption.source]]` tables) after the world's config and assert
+    /// that `check` reports (exit 1), and a command refuses (exit 2), saying each of
+    /// `needles(config)`: the places and reasons, worked out from the config as written.
+    #[track_caller]
+    pub fn assert_sources_refused(&self, tables: &str, needles: impl Fn(&str) -> Vec<String>) {
+        self.write("contracts.toml", &format!("{}\n{tables}", config(25)));
+        let needles = needles(&self.read("contracts.toml").unwrap());
+        for (args, code) in [(&["check"][..], 1), (&["consumers", "roads"], 2)] {
+            let run = self.run("2026-11-29", args);
+            run.assert_code(code);
+            let said = format!("{}{}", run.stdout(), run.stderr());
+            for needle in &needles {
+                assert!(said.contains(needle), "{args:?}: no {needle} in {said}");
+            }
+            assert!(!said.contains("cannot be read yet"), "{said}");
+        }
+    }
+
     /// Assert that no tracked file is staged or modified, failing with `message`: what every
     /// run after a killed one must leave (it repairs what the kill left behind HEAD).
     #[track_caller]

@@ -23,10 +23,16 @@ pub enum LogFormat {
     Combined,
     /// PostgreSQL server logs with pgaudit's `AUDIT:` entries.
     Pgaudit,
+    /// Snowflake's `ACCESS_HISTORY` view exported as JSON Lines or CSV.
+    SnowflakeAccessHistory,
+    /// BigQuery's Data Access audit log (Cloud Logging entries) as JSON Lines.
+    BigqueryAudit,
+    /// Databricks' `system.access.column_lineage` exported as CSV.
+    DatabricksColumnLineage,
 }
 
 impl LogFormat {
-    pub const ALL: [LogFormat; 8] = [
+    pub const ALL: [LogFormat; 11] = [
         LogFormat::Jsonl,
         LogFormat::Csv,
         LogFormat::Parquet,
@@ -35,6 +41,9 @@ impl LogFormat {
         LogFormat::Cloudfront,
         LogFormat::Combined,
         LogFormat::Pgaudit,
+        LogFormat::SnowflakeAccessHistory,
+        LogFormat::BigqueryAudit,
+        LogFormat::DatabricksColumnLineage,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -47,6 +56,9 @@ impl LogFormat {
             LogFormat::Cloudfront => "cloudfront",
             LogFormat::Combined => "combined",
             LogFormat::Pgaudit => "pgaudit",
+            LogFormat::SnowflakeAccessHistory => "snowflake-access-history",
+            LogFormat::BigqueryAudit => "bigquery-audit",
+            LogFormat::DatabricksColumnLineage => "databricks-column-lineage",
         }
     }
 
@@ -54,12 +66,12 @@ impl LogFormat {
         LogFormat::ALL.into_iter().find(|f| f.as_str() == s)
     }
 
-    /// A platform's access log (a request per line, mapped to reads by `match` templates),
-    /// as opposed to a log of reads.
+    /// A platform's access log (a request per line or row, mapped to reads by `match`
+    /// templates), as opposed to a log of reads.
     pub fn is_access_log(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            LogFormat::S3Access | LogFormat::Cloudfront | LogFormat::Combined | LogFormat::Pgaudit
+            LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet | LogFormat::Summary
         )
     }
 
@@ -71,6 +83,9 @@ impl LogFormat {
             LogFormat::Cloudfront => Some("c-ip"),
             LogFormat::Combined => Some("remote_user"),
             LogFormat::Pgaudit => Some("user_name"),
+            LogFormat::SnowflakeAccessHistory => Some("user_name"),
+            LogFormat::BigqueryAudit => Some("protoPayload.authenticationInfo.principalEmail"),
+            LogFormat::DatabricksColumnLineage => Some("created_by"),
             LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet | LogFormat::Summary => None,
         }
     }

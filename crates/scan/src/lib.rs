@@ -7,7 +7,8 @@
 //! read.
 #![forbid(unsafe_code)]
 
-/// The platforms' access logs: S3, CloudFront, combined, pgaudit; templates and bursts.
+/// The platforms' access logs: S3, CloudFront, combined, pgaudit, the warehouses' access
+/// records (Snowflake, BigQuery, Databricks); templates and bursts.
 pub mod access;
 /// The one enum of source formats.
 pub mod format;

@@ -276,8 +276,9 @@ struct SourceTable {
     /// Access logs: the field naming who made the request.
     #[schemars(regex(pattern = r"\S"))]
     principal: Option<String>,
-    /// Access logs: templates mapping a requested key or path to `{dataset}` and
-    /// `{contract}`; the first that matches wins.
+    /// Access logs: templates mapping a requested key or path (a relation or table name
+    /// written with dots for `pgaudit` and the warehouses) to `{dataset}` and `{contract}`
+    /// or `{line}`; the first that matches wins.
     #[serde(rename = "match")]
     templates: Option<Templates>,
     /// Access logs: overrides `[consumption] same_read_seconds`.

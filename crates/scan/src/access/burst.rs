@@ -249,7 +249,12 @@ fn join(open: &mut Open, t: DateTime<FixedOffset>, window: i64, read: &Columns) 
         s.first.timestamp().saturating_sub(window) <= secs
             && secs <= s.last.timestamp().saturating_add(window)
     };
-    let Some(i) = spans.iter().position(near) else {
+    // The spans are sorted and disjoint, their gaps wider than the window: the only span `t`
+    // can be near first is the first that does not end a window before it. A binary search,
+    // not a scan: a busy reader's object holds a span per read of the reordering margin.
+    let first_not_before =
+        spans.partition_point(|s| s.last.timestamp().saturating_add(window) < secs);
+    let Some(i) = Some(first_not_before).filter(|&i| spans.get(i).is_some_and(near)) else {
         let at = spans.partition_point(|s| s.last < t);
         spans.insert(
             at,

@@ -271,7 +271,7 @@ mod tests {
                     out.push(Err(format!("stop: {e}")));
                     break;
                 }
-                Ok(Ok(Parsed::Skip)) => {}
+                Ok(Ok(Parsed::Skip | Parsed::Requests(_))) => {}
                 Ok(Ok(Parsed::Request(r))) => out.push(Ok(format!(
                     "{} ua={:?}",
                     r.described(),

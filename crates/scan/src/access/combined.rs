@@ -454,7 +454,7 @@ mod tests {
 
     fn show(c: &mut Combined, line: &str) -> Result<String, String> {
         match c.parse(line.as_bytes())? {
-            Parsed::Skip => Ok("skip".into()),
+            Parsed::Skip | Parsed::Requests(_) => Ok("skip".into()),
             Parsed::Request(r) => Ok(format!(
                 "{} client={:?} ua={:?}",
                 r.described(),

@@ -7,7 +7,9 @@ use super::combined::{self, Pattern};
 use super::config_error::AccessConfigError;
 use super::pgaudit::PgKeys;
 use super::template::{Template, Templates};
-use super::{cloudfront, pgaudit, s3, AccessLog, Dialect, PrincipalSpec};
+use super::{
+    bigquery, cloudfront, databricks, pgaudit, s3, snowflake, AccessLog, Dialect, PrincipalSpec,
+};
 use crate::format::LogFormat;
 
 /// The keys of an access-log source's table as written (borrowed from it), already checked
@@ -43,9 +45,15 @@ impl AccessLog {
         let mut errors = Vec::new();
         let mut templates = Vec::new();
         for text in &keys.templates {
-            // A pgaudit relation `schema.name` is matched as the path `schema/name`.
-            let parsed = if format == LogFormat::Pgaudit {
-                Template::parse(&text.replacen('.', "/", 1)).map_err(|mut e| {
+            // A relation `schema.name` (pgaudit) or `db.schema.table` (a warehouse) is matched
+            // as the path `schema/name`, `db/schema/table`: its templates are written with dots.
+            let dots = match format {
+                LogFormat::Pgaudit => 1,
+                LogFormat::SnowflakeAccessHistory | LogFormat::DatabricksColumnLineage => 2,
+                _ => 0,
+            };
+            let parsed = if dots > 0 {
+                Template::parse(&text.replacen('.', "/", dots)).map_err(|mut e| {
                     e.template = text.to_string();
                     e
                 })
@@ -114,6 +122,24 @@ impl Dialect {
     fn new(format: LogFormat, keys: &AccessKeys<'_>) -> Result<Dialect, AccessConfigError> {
         let principal = match format {
             LogFormat::Pgaudit => None,
+            LogFormat::SnowflakeAccessHistory
+            | LogFormat::BigqueryAudit
+            | LogFormat::DatabricksColumnLineage => {
+                // A warehouse record names one user; there is no other field to read one from.
+                let field = format.default_principal().unwrap_or_default();
+                match keys.principal {
+                    Some(p) if p != field => {
+                        return Err(AccessConfigError::Principal {
+                            principal: p.to_string(),
+                            reason: format!(
+                                "a {format} record names who read in `{field}` alone (leave \
+                                 `principal` out)"
+                            ),
+                        })
+                    }
+                    _ => None,
+                }
+            }
             _ => keys.principal.map(PrincipalSpec::parse).transpose()?,
         };
         Ok(match format {
@@ -139,6 +165,11 @@ impl Dialect {
                     keys.pg.prefix.clone(),
                     who,
                 ))
+            }
+            LogFormat::SnowflakeAccessHistory => Dialect::Snowflake(snowflake::Snowflake::new()),
+            LogFormat::BigqueryAudit => Dialect::BigQuery(bigquery::BigQuery::new()),
+            LogFormat::DatabricksColumnLineage => {
+                Dialect::Databricks(databricks::Databricks::new())
             }
             LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet | LogFormat::Summary => {
                 return Err(AccessConfigError::NotAccessLog(format.as_str()))

@@ -1,6 +1,8 @@
 //! The platforms' own access logs, read as they are written: Amazon S3 server access logs
 //! ([`s3`]), CloudFront standard logs ([`cloudfront`]) and the Apache/nginx combined format
-//! or a custom `log_format` ([`combined`]). This layer turns the bytes of one log into reads
+//! or a custom `log_format` ([`combined`]), PostgreSQL's audit log ([`pgaudit`]), and the
+//! warehouses' access records, whose reads name their columns ([`snowflake`], [`bigquery`],
+//! [`databricks`]). This layer turns the bytes of one log into reads
 //! of datasets; the consumption scanner folds the reads in as it folds the lines of a JSON
 //! Lines log.
 //!
@@ -26,18 +28,22 @@ use chrono::{DateTime, FixedOffset};
 
 use crate::format::LogFormat;
 
+pub mod bigquery;
 pub mod burst;
 pub mod cloudfront;
 pub mod combined;
 mod config_error;
 mod counts;
+pub mod databricks;
 mod keys;
 pub mod pgaudit;
 pub mod s3;
 pub mod sample;
+pub mod snowflake;
 pub mod sql_columns;
 pub mod template;
 mod text;
+mod warehouse;
 
 pub use config_error::{AccessConfigError, PatternError};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
@@ -61,6 +67,9 @@ pub enum AccessError {
     /// can be read.
     #[error("line {line}: the `#Fields` header has no `{field}`")]
     Fields { line: u64, field: String },
+    /// A Parquet file that cannot be read, or lacks a column a read needs.
+    #[error("{0}")]
+    Parquet(String),
 }
 
 /// A line that is not a request of the format, with its 1-based number and why.
@@ -155,7 +164,7 @@ pub struct Request<'a> {
     /// Every field of the line, by name.
     pub fields: Fields<'a>,
     /// The attributes (columns) the request read, where the format can tell (pgaudit's
-    /// statement); `Unknown` elsewhere.
+    /// statement, the columns a warehouse's record names); `Unknown` elsewhere.
     pub attributes: Columns,
 }
 
@@ -281,6 +290,8 @@ impl PrincipalSpec {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Parsed<'a> {
     Request(Request<'a>),
+    /// A row that read several objects (a Snowflake query of a join): a request each.
+    Requests(Vec<Request<'a>>),
     Skip,
 }
 
@@ -291,6 +302,9 @@ pub(crate) enum Dialect {
     CloudFront(cloudfront::CloudFront),
     Combined(combined::Combined),
     Pgaudit(pgaudit::PgAudit),
+    Snowflake(snowflake::Snowflake),
+    BigQuery(bigquery::BigQuery),
+    Databricks(databricks::Databricks),
 }
 
 /// The contract text of a read whose template captured only its line (`{line}`): the scan
@@ -362,7 +376,9 @@ impl AccessLog {
     }
 
     /// The same log, whose reads carry the columns they read where the format can tell
-    /// (pgaudit: the statement, parsed); otherwise every read says `Unknown`.
+    /// (pgaudit: the statement, parsed); otherwise every read says `Unknown`. The warehouse
+    /// formats (Snowflake, BigQuery, Databricks) carry their records' columns either way:
+    /// they are written in the record, not worked out.
     pub fn with_columns(mut self, on: bool) -> AccessLog {
         if let Dialect::Pgaudit(d) = &mut self.dialect {
             d.columns = on;
@@ -426,6 +442,21 @@ impl AccessLog {
         mut on_line: impl for<'l> FnMut(u64, &'l [u8], Result<Parsed<'l>, String>),
     ) -> Result<(), AccessError> {
         let mut dialect = self.dialect.clone();
+        if let Dialect::Databricks(d) = &mut dialect {
+            // Databricks' table may be exported as Parquet: read whole, a row for a line.
+            let head = input
+                .fill_buf()
+                .map_err(|source| AccessError::Io { line: 1, source })?;
+            if head.starts_with(b"PAR1") {
+                let mut file = Vec::new();
+                input
+                    .read_to_end(&mut file)
+                    .map_err(|source| AccessError::Io { line: 1, source })?;
+                return d
+                    .parquet(file, |number, parsed| on_line(number, &[], parsed))
+                    .map_err(AccessError::Parquet);
+            }
+        }
         let mut buf = Vec::with_capacity(1024);
         let mut number = 0u64;
         loop {
@@ -474,6 +505,9 @@ impl AccessLog {
                 Dialect::CloudFront(d) => d.parse(line, number)?,
                 Dialect::Combined(d) => d.parse(line),
                 Dialect::Pgaudit(d) => d.parse(line),
+                Dialect::Snowflake(d) => d.parse(line),
+                Dialect::BigQuery(d) => d.parse(line),
+                Dialect::Databricks(d) => d.parse(line),
             };
             on_line(number, line, parsed);
         }
@@ -491,19 +525,27 @@ impl AccessLog {
         mut on_hit: impl FnMut(&Hit<'_>),
         mut on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
+        let mut one =
+            |req: &Request<'_>, line: &[u8], stats: &mut AccessStats| match self.judge(req) {
+                Ok(hit) => {
+                    stats.requests += 1;
+                    on_hit(&hit);
+                }
+                Err(reason) => {
+                    stats.not_read.count(reason);
+                    stats.examples.keep(reason, &req.path, line);
+                }
+            };
         self.each_line(input, |number, line, parsed| match parsed {
             Ok(Parsed::Skip) => {}
             Ok(Parsed::Request(req)) => {
                 stats.lines += 1;
-                match self.judge(&req) {
-                    Ok(hit) => {
-                        stats.requests += 1;
-                        on_hit(&hit);
-                    }
-                    Err(reason) => {
-                        stats.not_read.count(reason);
-                        stats.examples.keep(reason, &req.path, line);
-                    }
+                one(&req, line, stats);
+            }
+            Ok(Parsed::Requests(reqs)) => {
+                stats.lines += 1;
+                for req in &reqs {
+                    one(req, line, stats);
                 }
             }
             Err(reason) => {

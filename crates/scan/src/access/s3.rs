@@ -197,7 +197,7 @@ mod tests {
     fn parse_with(principal: Option<PrincipalSpec>, line: &str) -> Result<String, String> {
         let mut s3 = S3::new(principal.as_ref()).unwrap();
         match s3.parse(line.as_bytes())? {
-            Parsed::Skip => Ok("skip".into()),
+            Parsed::Skip | Parsed::Requests(_) => Ok("skip".into()),
             Parsed::Request(r) => Ok(format!(
                 "{} {} object={} path={:?} query={:?} status={} principal={:?} client={:?}",
                 r.at.to_rfc3339(),

@@ -1,0 +1,521 @@
+//! What the warehouses' access records have in common: Snowflake's `ACCESS_HISTORY`
+//! ([`super::snowflake`]), BigQuery's Data Access audit log ([`super::bigquery`]) and
+//! Databricks' `system.access.column_lineage` ([`super::databricks`]) are tables exported as
+//! JSON Lines or CSV, not request logs. Each record names who read which object (a table, not
+//! a path) and which of its columns; this module reads their instants, their CSV records, and
+//! makes each object read a [`Request`] for the shared judge, so that templates, bursts and
+//! `ignore_principals` work on them as on the other access logs.
+
+use std::borrow::Cow;
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime};
+
+use super::{Columns, Encoding, Fields, Request};
+
+/// An instant as the warehouses export one: RFC 3339 (`2026-11-27T10:00:00.123Z`, also with a
+/// space), Snowflake's default `2026-11-27 10:00:00.123 +0000`, or a time without an offset,
+/// which is UTC (Spark's CSV writer, a `TIMESTAMP_NTZ`).
+pub(crate) fn instant(text: &str) -> Option<DateTime<FixedOffset>> {
+    let text = text.trim();
+    if let Some(t) = fixed_layout(text.as_bytes()) {
+        return Some(t);
+    }
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t);
+    }
+    for format in ["%Y-%m-%d %H:%M:%S%.f %z", "%Y-%m-%dT%H:%M:%S%.f%z"] {
+        if let Ok(t) = DateTime::parse_from_str(text, format) {
+            return Some(t);
+        }
+    }
+    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
+        .map(|t| t.and_utc().fixed_offset())
+}
+
+/// The layouts every warehouse writes (`YYYY-MM-DD`, `T` or a space, `HH:MM:SS`, a fraction,
+/// then `Z`, an offset `+HHMM` or `+HH:MM` after an optional space, or nothing for UTC), read
+/// byte by byte: chrono's format parser costs more than the rest of a row. `None` for any
+/// other layout, which [`instant`] hands to chrono.
+fn fixed_layout(b: &[u8]) -> Option<DateTime<FixedOffset>> {
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        b.get(r)?.iter().try_fold(0u32, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    let sep = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(sep(4, b'-') && sep(7, b'-') && matches!(b.get(10), Some(b'T' | b't' | b' '))) {
+        return None;
+    }
+    if !(sep(13, b':') && sep(16, b':')) {
+        return None;
+    }
+    let date = chrono::NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
+    let mut i = 19;
+    let mut nanos = 0u32;
+    if sep(i, b'.') {
+        i += 1;
+        let mut scale = 100_000_000;
+        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            nanos += u32::from(c - b'0') * scale;
+            scale /= 10;
+            i += 1;
+        }
+    }
+    let time =
+        chrono::NaiveTime::from_hms_nano_opt(num(11..13)?, num(14..16)?, num(17..19)?, nanos)?;
+    if sep(i, b' ') {
+        i += 1;
+    }
+    let offset = match b.get(i) {
+        None => 0,
+        Some(b'Z' | b'z') if i + 1 == b.len() => 0,
+        Some(&sign @ (b'+' | b'-')) => {
+            let rest = &b[i + 1..];
+            let (h, m) = match rest.len() {
+                4 => (num(i + 1..i + 3)?, num(i + 3..i + 5)?),
+                5 if rest[2] == b':' => (num(i + 1..i + 3)?, num(i + 4..i + 6)?),
+                _ => return None,
+            };
+            let secs = (h * 3600 + m * 60) as i32;
+            if sign == b'-' {
+                -secs
+            } else {
+                secs
+            }
+        }
+        _ => return None,
+    };
+    let offset = FixedOffset::east_opt(offset)?;
+    date.and_time(time).and_local_timezone(offset).single()
+}
+
+/// The error of a time that [`instant`] cannot read.
+pub(crate) fn bad_instant(field: &str, text: &str) -> String {
+    format!("`{field}` {text:?} is not a time (RFC 3339, or `YYYY-MM-DD HH:MM:SS[.fff] [+HHMM]`)")
+}
+
+/// A request for one object a record read: `GET` of `path` when `object`, else a request of
+/// another method (a stage, a function, an entry that reads no table), which the judge counts
+/// as no read.
+pub(crate) fn request<'a>(
+    at: DateTime<FixedOffset>,
+    principal: Option<Cow<'a, str>>,
+    path: Cow<'a, str>,
+    object: bool,
+    attributes: Columns,
+) -> Request<'a> {
+    Request {
+        at,
+        method: if object { "GET" } else { "OTHER" },
+        object,
+        path,
+        query: None,
+        status: Some(200),
+        principal: principal.filter(|p| !p.is_empty()),
+        client: None,
+        fields: Fields {
+            line: &[],
+            spans: &[],
+            names: &[],
+            encoding: Encoding::Plain,
+        },
+        attributes,
+    }
+}
+
+/// The columns a record names, as a set; an empty list says nothing, so it is `Unknown`
+/// (never "none": an attribute must not look unused by mistake).
+pub(crate) fn named<'n>(names: impl IntoIterator<Item = Cow<'n, str>>) -> Columns {
+    let set: std::collections::BTreeSet<String> = names
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .map(Cow::into_owned)
+        .collect();
+    if set.is_empty() {
+        Columns::Unknown
+    } else {
+        Columns::Named(set)
+    }
+}
+
+/// Whether a line is blank (no record, unless inside a quoted CSV field).
+pub(crate) fn blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// What a line did to a CSV file being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fed {
+    /// A record is open: a quoted field goes on in the next line.
+    Pending,
+    /// A blank line between records.
+    Blank,
+    /// The header was read.
+    Header,
+    /// A record ended: its fields are the columns asked for ([`CsvRows::get`]).
+    Record,
+}
+
+/// The records of one CSV file with a header, fed a line at a time (a quoted field may hold
+/// newlines: a record then spans lines), read by `csv_core` into one reused buffer: no
+/// allocation per record. The columns asked for are found by name in the header, in any
+/// case (Snowflake's unloads write `QUERY_START_TIME`, Spark writes `event_time`).
+#[derive(Debug)]
+pub(crate) struct CsvRows {
+    reader: csv_core::Reader,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+    out_len: usize,
+    ends_len: usize,
+    open: bool,
+    wanted: &'static [&'static str],
+    /// The header's column of each name asked for; `None` until the header is read.
+    at: Option<Vec<Option<usize>>>,
+}
+
+// A copy starts a file afresh. csv_core 0.1.13's `Reader::clone` loses the DFA's final states
+// (its `Dfa::clone` copies the transitions alone), and a copied reader then ends every record
+// at its first byte; the scan copies its reader per file, so a copy is a new reader.
+impl Clone for CsvRows {
+    fn clone(&self) -> CsvRows {
+        CsvRows::new(self.wanted)
+    }
+}
+
+// The reader and its buffers are per-file scratch: two readers are the same if they look for
+// the same columns.
+impl PartialEq for CsvRows {
+    fn eq(&self, other: &CsvRows) -> bool {
+        self.wanted == other.wanted
+    }
+}
+
+impl CsvRows {
+    /// A file whose header must name `wanted` (or at least the first `required` of them).
+    pub(crate) fn new(wanted: &'static [&'static str]) -> CsvRows {
+        CsvRows {
+            reader: csv_core::Reader::new(),
+            out: vec![0; 1024],
+            ends: vec![0; 32],
+            out_len: 0,
+            ends_len: 0,
+            open: false,
+            wanted,
+            at: None,
+        }
+    }
+
+    /// Feed one line (its end trimmed). `Err`: the header lacks a column in `required`
+    /// (every line of the file is then that error, so that it is loud).
+    pub(crate) fn feed(&mut self, line: &[u8], required: usize) -> Result<Fed, String> {
+        if !self.open {
+            if blank(line) {
+                return Ok(Fed::Blank);
+            }
+            self.out_len = 0;
+            self.ends_len = 0;
+        }
+        let mut ended = false;
+        // An empty input is the end of the data to csv_core, which would end the record.
+        'chunks: for chunk in [line, b"\n"].into_iter().filter(|c| !c.is_empty()) {
+            let mut input = chunk;
+            loop {
+                let (res, nin, nout, nend) = self.reader.read_record(
+                    input,
+                    &mut self.out[self.out_len..],
+                    &mut self.ends[self.ends_len..],
+                );
+                input = &input[nin..];
+                self.out_len += nout;
+                self.ends_len += nend;
+                match res {
+                    csv_core::ReadRecordResult::InputEmpty => continue 'chunks,
+                    csv_core::ReadRecordResult::OutputFull => {
+                        let n = self.out.len() * 2;
+                        self.out.resize(n, 0);
+                    }
+                    csv_core::ReadRecordResult::OutputEndsFull => {
+                        let n = self.ends.len() * 2;
+                        self.ends.resize(n, 0);
+                    }
+                    csv_core::ReadRecordResult::Record | csv_core::ReadRecordResult::End => {
+                        ended = true;
+                        break 'chunks;
+                    }
+                }
+            }
+        }
+        self.open = !ended;
+        if self.open {
+            return Ok(Fed::Pending);
+        }
+        let Some(at) = &self.at else {
+            let names: Vec<String> = (0..self.ends_len)
+                .filter_map(|i| self.field(i))
+                .map(|f| String::from_utf8_lossy(f).trim().to_ascii_lowercase())
+                .collect();
+            let at: Vec<Option<usize>> = self
+                .wanted
+                .iter()
+                .map(|w| names.iter().position(|n| n == w))
+                .collect();
+            let missing = self.missing(&at, required);
+            self.at = Some(at);
+            return match missing {
+                Some(e) => Err(e),
+                None => Ok(Fed::Header),
+            };
+        };
+        match self.missing(at, required) {
+            Some(e) => Err(e),
+            None => Ok(Fed::Record),
+        }
+    }
+
+    fn missing(&self, at: &[Option<usize>], required: usize) -> Option<String> {
+        let missing: Vec<&str> = self
+            .wanted
+            .iter()
+            .zip(at)
+            .take(required)
+            .filter(|(_, i)| i.is_none())
+            .map(|(w, _)| *w)
+            .collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "the CSV header (the file's first line) has no column {}",
+                missing.join(", ")
+            )
+        })
+    }
+
+    /// Field `i` of the record just read, unquoted.
+    fn field(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.ends_len {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.out.get(start..self.ends[i])
+    }
+
+    /// The value of the `n`th column asked for in the record just read; `None` when the
+    /// header has no such column or the field is empty (Spark writes a null so).
+    pub(crate) fn get(&self, n: usize) -> Option<Cow<'_, str>> {
+        let i = (*self.at.as_ref()?.get(n)?)?;
+        let f = self.field(i)?;
+        (!f.is_empty()).then(|| super::text::lossy(f))
+    }
+}
+
+/// One read as the format tests compare it: principal, dataset, contract, last request,
+/// columns.
+#[cfg(test)]
+pub(crate) type ReadRow = (Option<String>, String, String, String, Columns);
+
+/// What a source of `format` with one `template` and a 60-second burst reads of `file`: its
+/// reads sorted by first request then dataset, its counts, and the lines it cannot read.
+#[cfg(test)]
+pub(crate) fn reads_of(
+    format: crate::LogFormat,
+    template: &str,
+    file: &[u8],
+) -> (
+    Vec<ReadRow>,
+    super::AccessStats,
+    Result<(), super::AccessError>,
+    Vec<super::LineError>,
+) {
+    let keys = super::AccessKeys {
+        templates: vec![template],
+        same_read_seconds: 60,
+        ..super::AccessKeys::default()
+    };
+    let log = super::AccessLog::compile(format, &keys).unwrap();
+    let mut reads = Vec::new();
+    let mut bad = Vec::new();
+    let (stats, outcome) = super::read_access_log(&log, file, |r| reads.push(r), |e| bad.push(e));
+    reads.sort_by(|a, b| {
+        (a.burst.first, &a.reader.dataset).cmp(&(b.burst.first, &b.reader.dataset))
+    });
+    let rows = reads
+        .into_iter()
+        .map(|r| {
+            (
+                r.reader.principal.clone(),
+                r.reader.dataset.clone(),
+                r.reader.contract.clone(),
+                r.at_text(),
+                r.attributes,
+            )
+        })
+        .collect();
+    (rows, stats, outcome, bad)
+}
+
+/// The requests of a parse, for the tests: (instant, principal, path, method, columns).
+#[cfg(test)]
+pub(crate) fn described(parsed: Result<super::Parsed<'_>, String>) -> Vec<String> {
+    let list = |r: &Request| {
+        format!(
+            "{} {:?} {} {} {:?}",
+            r.at.to_rfc3339(),
+            r.principal.as_deref(),
+            r.method,
+            r.path,
+            r.attributes
+        )
+    };
+    match parsed {
+        Ok(super::Parsed::Skip) => vec!["skip".into()],
+        Ok(super::Parsed::Request(r)) => vec![list(&r)],
+        Ok(super::Parsed::Requests(v)) => v.iter().map(list).collect(),
+        Err(e) => vec![format!("error: {e}")],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_as_the_warehouses_write_them() {
+        let utc = |t: &str| instant(t).map(|t| t.to_rfc3339());
+        // Snowflake's default TIMESTAMP_LTZ output, as its ACCESS_HISTORY reference shows it.
+        assert_eq!(
+            utc("2022-01-25 16:17:47.388 +0000").as_deref(),
+            Some("2022-01-25T16:17:47.388+00:00")
+        );
+        assert_eq!(
+            utc("2022-01-25 08:17:47.388 -0800").as_deref(),
+            Some("2022-01-25T08:17:47.388-08:00")
+        );
+        // Cloud Logging's LogEntry timestamp (nanoseconds), Spark's CSV writer.
+        assert_eq!(
+            utc("2026-11-27T10:00:00.123456789Z").as_deref(),
+            Some("2026-11-27T10:00:00.123456789+00:00")
+        );
+        assert_eq!(
+            utc("2026-11-27T10:00:00.000+01:00").as_deref(),
+            Some("2026-11-27T10:00:00+01:00")
+        );
+        assert_eq!(
+            utc("2026-11-27 10:00:00").as_deref(),
+            Some("2026-11-27T10:00:00+00:00")
+        );
+        assert_eq!(utc("27/Nov/2026"), None);
+        assert_eq!(utc("2026-11-27 25:00:00"), None);
+        assert_eq!(utc("2026-02-30T10:00:00Z"), None);
+        // The byte reader and chrono agree wherever the byte reader answers.
+        for t in [
+            "2026-11-27T10:00:00Z",
+            "2026-11-27 10:00:00.5+05:30",
+            "2026-11-27T10:00:00.000000001-0800",
+            "2026-11-27 10:00:00.123 +0000",
+            "2026-11-27T10:00:00",
+        ] {
+            let chrono = DateTime::parse_from_rfc3339(t)
+                .or_else(|_| DateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f %z"))
+                .or_else(|_| DateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f%z"))
+                .ok()
+                .or_else(|| {
+                    NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f")
+                        .ok()
+                        .map(|t| t.and_utc().fixed_offset())
+                });
+            let fast = fixed_layout(t.as_bytes());
+            assert!(fast.is_some(), "{t}");
+            assert_eq!(fast, chrono, "{t}");
+            assert_eq!(
+                fast.map(|f| f.offset().local_minus_utc()),
+                chrono.map(|c| c.offset().local_minus_utc()),
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn csv_records_span_lines_inside_quotes_and_columns_are_found_by_name() {
+        let mut rows = CsvRows::new(&["b", "a", "c"]);
+        let mut got = Vec::new();
+        for line in ["A,B", "", "1,\"two", "", "lines\"", "x,\"y\"\"z\""] {
+            match rows.feed(line.as_bytes(), 2).unwrap() {
+                Fed::Record => got.push((
+                    rows.get(0).map(Cow::into_owned),
+                    rows.get(1).map(Cow::into_owned),
+                    rows.get(2).map(Cow::into_owned),
+                )),
+                other => got.push((Some(format!("{other:?}")), None, None)),
+            }
+        }
+        let s = |t: &str| Some(t.to_string());
+        assert_eq!(
+            got,
+            vec![
+                (s("Header"), None, None),
+                (s("Blank"), None, None),
+                (s("Pending"), None, None),
+                (s("Pending"), None, None),
+                (s("two\n\nlines"), s("1"), None),
+                (s("y\"z"), s("x"), None),
+            ]
+        );
+        // A copy (the scan copies its reader for each file) reads a file of its own.
+        let mut copy = CsvRows::new(&["a"]).clone();
+        assert_eq!(copy.feed(b"a", 1), Ok(Fed::Header));
+        assert_eq!(copy.feed(b"1", 1), Ok(Fed::Record));
+        assert_eq!(copy.get(0).as_deref(), Some("1"));
+        let mut bad = CsvRows::new(&["b", "a"]);
+        assert!(bad.feed(b"a,c", 2).unwrap_err().contains("no column b"));
+        assert!(bad.feed(b"1,2", 2).is_err(), "every row says so");
+    }
+}
+
+#[cfg(test)]
+mod no_panic {
+    use super::super::{bigquery::BigQuery, databricks::Databricks, snowflake::Snowflake};
+
+    /// Lines of each format cut, spliced and garbled: every one is a request, a skip or an
+    /// error with a reason, never a panic.
+    fn every_reader(lines: &[Vec<u8>]) {
+        let mut s = Snowflake::new();
+        let mut b = BigQuery::new();
+        let mut d = Databricks::new();
+        for line in lines {
+            let _ = s.parse(line);
+            let _ = b.parse(line);
+            let _ = d.parse(line);
+        }
+    }
+
+    const SEEDS: [&str; 3] = [
+        r#"{"QUERY_START_TIME":"2026-11-27 10:00:00.120 +0000","USER_NAME":"JSMITH","BASE_OBJECTS_ACCESSED":[{"columns":[{"columnId":1,"columnName":"NAME"}],"objectDomain":"Table","objectName":"GIS.PUBLIC.ROADS_V1"}]}"#,
+        r#"{"protoPayload":{"authenticationInfo":{"principalEmail":"a@b.org"},"resourceName":"projects/p/datasets/d/tables/t","metadata":{"tableDataRead":{"fields":["a.b","c"]}}},"timestamp":"2026-11-27T10:00:00Z"}"#,
+        "main.gis.roads_v1,name,TABLE,a@b.org,2026-11-27T10:00:00.000+05:30",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_are_answered_without_a_panic(
+            lines in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..80), 0..8)
+        ) {
+            every_reader(&lines);
+        }
+
+        #[test]
+        fn cut_and_garbled_rows_are_answered_without_a_panic(
+            seed in 0usize..3,
+            cut in 0usize..400,
+            at in 0usize..400,
+            byte in proptest::sample::select(b"\",:{}[]. -+Z\\0T9\n".to_vec()),
+        ) {
+            let mut line = SEEDS[seed].as_bytes().to_vec();
+            let at = at % (line.len() + 1);
+            line.insert(at, byte);
+            line.truncate(cut.min(line.len()));
+            let header = b"source_table_full_name,source_column_name,source_type,created_by,event_time".to_vec();
+            every_reader(&[header, line.clone(), line]);
+        }
+    }
+}
