@@ -268,3 +268,90 @@ fn databricks_column_lineage_as_parquet_reports_the_newest_read() {
         standing("migrated", "2.0.0", "2026-11-27T09:15:00Z", 2)
     );
 }
+
+#[test]
+fn the_columns_of_a_snowflake_read_decide_who_uses_an_attribute() {
+    // roads 1.1.0 promises pop_est. FLOOD_SVC's query read POP_EST (Snowflake's upper case),
+    // ATLAS_SVC's only NAME; ARCHIVE_SVC's row names the view without columns, which cannot
+    // tell. None of them has `uses`.
+    let w = World::new(25);
+    w.write(
+        "contracts/roads/1.1.0.toml",
+        "dataset = \"roads\"\nversion = \"1.1.0\"\nsupersedes = \"1.0.0\"\n\
+         valid_from = 2026-03-01\n[clauses]\ncrs = \"EPSG:4326\"\n\
+         optional_attributes = { pop_est = \"float64\", name = \"string\" }\n",
+    );
+    w.read_only_sources(
+        "[[consumption.source]]\npath = \"consumption/snowflake/*.json\"\n\
+         format = \"snowflake-access-history\"\nmatch = \"gis.public.{dataset}_v{line}\"\n",
+    );
+    let ids = |id: &str| Some(format!("identities = [\"{id}\"]"));
+    let (flood, atlas, archive) = (ids("FLOOD_SVC"), ids("ATLAS_SVC"), ids("ARCHIVE_SVC"));
+    w.write(
+        "consumers.toml",
+        &world::registry(
+            world::FLOOD_ONCALL,
+            [
+                flood.as_deref(),
+                atlas.as_deref(),
+                Some(""),
+                archive.as_deref(),
+            ],
+        ),
+    );
+    let row = |at: &str, user: &str, columns: &str| {
+        format!(
+            r#"{{"QUERY_ID":"q-{user}","QUERY_START_TIME":"{at} +0000","USER_NAME":"{user}","BASE_OBJECTS_ACCESSED":[{{{columns}"objectDomain":"View","objectId":66564,"objectName":"GIS.PUBLIC.ROADS_V1"}}]}}"#
+        )
+    };
+    let rows = [
+        row(
+            "2026-11-26 16:17:47.388",
+            "FLOOD_SVC",
+            r#""columns":[{"columnId":1,"columnName":"NAME"},{"columnId":2,"columnName":"POP_EST"}],"#,
+        ),
+        row(
+            "2026-11-27 09:30:00.000",
+            "ATLAS_SVC",
+            r#""columns":[{"columnId":1,"columnName":"NAME"}],"#,
+        ),
+        row("2026-11-27 10:00:00.000", "ARCHIVE_SVC", ""),
+    ];
+    w.write(
+        "consumption/snowflake/access_history.json",
+        &(rows.join("\n") + "\n"),
+    );
+    let run = w.run(
+        "2026-11-29",
+        &[
+            "--format",
+            "json",
+            "can-remove",
+            "roads",
+            "optional_attributes.pop_est",
+        ],
+    );
+    run.assert_code(1);
+    let j = run.json();
+    let mut uses: Vec<(String, String)> = j["consumers"]
+        .rows()
+        .map(|c| {
+            (
+                c["consumer"].as_str().unwrap().to_string(),
+                c["use"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    uses.sort();
+    assert_eq!(
+        uses,
+        world::sorted(world::pairs(&[
+            ("flood-model", "observed"),
+            ("atlas", "not-seen"),
+            ("archive", "unknown"),
+            ("router", "not-seen"),
+        ])),
+        "{j:#}"
+    );
+    assert_eq!(j["users"][0]["last_read"], "2026-11-26T16:17:47.388Z");
+}
