@@ -1,7 +1,8 @@
 //! The one place where the library's typed notes become talk: each [`ScanNote`] (a blind
 //! source, a malformed line, an unreadable file, the scan's counts), each consumer read at a
 //! version its dataset does not have, and each [`Event`] of a notify run is worded here, so
-//! the library says what happened and the CLI alone says how it reads.
+//! the library says what happened and the CLI alone says how it reads. So are a backtest's
+//! notes and what a writer did on its own on the way to its commit ([`WriterNote`]).
 
 use std::fmt;
 
@@ -10,6 +11,8 @@ use crate::consumers::{Standing, Status};
 use crate::model::history::instant_text;
 use crate::notify::ledger::MAIL;
 use crate::notify::run::{about, Event};
+use crate::release::record::BacktestNote;
+use crate::store::{Tidy, WriterNote};
 
 /// A note, an event or a standing as one line of talk on stderr.
 pub struct Said<'a, T>(pub &'a T);
@@ -143,6 +146,93 @@ fn blind(f: &mut fmt::Formatter<'_>, b: &BlindNote) -> fmt::Result {
         "; while it is blind, `can-retire`, `status` and `notify` cannot tell who still reads \
          (fix the source, or {quiet} if it is meant to be quiet)"
     )
+}
+
+/// A backtest's note on a dataset.
+impl fmt::Display for Said<'_, (&str, BacktestNote<'_>)> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (dataset, note) = self.0;
+        match note {
+            BacktestNote::NarrowingWouldFail { replay: r, since } => write!(
+                f,
+                "warning: {dataset}: narrowing `{}` would have failed {} of {} recorded \
+                 release(s) since {since}: {}",
+                r.clause,
+                r.would_fail,
+                r.evaluated,
+                r.releases.join(", ")
+            ),
+            BacktestNote::WithoutProfile { releases, since } => write!(
+                f,
+                "note: {dataset}: {releases} recorded release(s) since {since} have no profile \
+                 (recorded before profiles were kept) and were not replayed"
+            ),
+        }
+    }
+}
+
+/// What a writer did on its own, or could not do, on the way to its commit.
+impl fmt::Display for Said<'_, WriterNote> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            WriterNote::Tidied { what, paths } => {
+                let n = paths.len();
+                match what {
+                    Tidy::DeadLocks => {
+                        write!(f, "removed {n} git lock file(s) left by a writer that died")?
+                    }
+                    Tidy::Checkout => {
+                        write!(f, "repaired the checkout: {n} file(s) were behind HEAD")?
+                    }
+                    Tidy::StaleTemps => write!(
+                        f,
+                        "removed {n} temporary file(s) left by a writer that died"
+                    )?,
+                }
+                write!(f, " ({})", paths.join(", "))
+            }
+            WriterNote::TidyFailed { what, error } => {
+                let failed = match what {
+                    Tidy::DeadLocks => "remove the git lock files a writer that died left",
+                    Tidy::Checkout => "repair the checkout",
+                    Tidy::StaleTemps => "remove temporary files",
+                };
+                write!(f, "warning: could not {failed}: {}", chain(error))
+            }
+            WriterNote::Lagging { commit, error } => {
+                let hint = error
+                    .hint()
+                    .map(|h| format!("\n  hint: {h}"))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "warning: committed {commit}, but updating the work tree and index failed: \
+                     {}; the commit is safe, and the next writer repairs the checkout{hint}",
+                    chain(error)
+                )
+            }
+            WriterNote::PushedEarlier { remote } => {
+                write!(f, "pushed this checkout's earlier commits to {remote}")
+            }
+            WriterNote::Moved { attempt, attempts } => write!(
+                f,
+                "the store moved under this writer (attempt {attempt} of {attempts}); reading \
+                 the new HEAD, checking again and retrying"
+            ),
+        }
+    }
+}
+
+/// An error with its causes, for a one-line warning.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
 }
 
 /// What the CLI says of a notify run's event, one line on stderr. (`Standings` says nothing
