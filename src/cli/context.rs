@@ -426,7 +426,8 @@ fn profile_with_warnings(
     let result = assemble::profile_and_merge(files, opts, &bar, &mut notes, merge);
     bar.finish();
     talk_read_notes(ctx, &notes, verbose);
-    Ok((result?, notes.warnings))
+    let warnings = notes.warnings.iter().map(|w| Said(w).to_string());
+    Ok((result?, warnings.collect()))
 }
 
 /// [`profile_and_merge`] for a command that needs a profile (`profile`, `validate`): read as
@@ -447,7 +448,7 @@ pub fn required_profile(
 
 fn talk_read_notes(ctx: &Context, notes: &ReadNotes, verbose: bool) {
     for w in &notes.warnings {
-        talkln!(ctx, "warning: {w}");
+        talkln!(ctx, "warning: {}", Said(w));
     }
     if verbose {
         for r in &notes.reads {

@@ -217,11 +217,8 @@ pub fn read(
     let sequence = is_sequence(path);
     let mut noted = |st: &State| {
         if st.foreign_features > 0 {
-            notes.warnings.push(format!(
-                "{}: a Feature has a `features` member; it is a foreign member and its \
-                 contents are ignored",
-                path.display()
-            ));
+            let warned = super::ReadWarning::of(path, super::Warned::ForeignFeatures);
+            notes.warnings.push(warned);
         }
     };
     let open = || File::open(path).map_err(io_err(path));
