@@ -376,22 +376,10 @@ fn what_is_not_a_spatial_relation_the_user_may_read_is_exit_2_with_its_own_messa
 fn validate_checks_a_postgis_table_against_the_live_contracts() {
     let pg = with_countries();
     let env = common::World::empty();
-    let store = env.home().join("store");
-    let d = store.join("contracts/world");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(store.join("contracts.toml"), "").unwrap();
-    let contract = |crs: &str| {
-        format!(
-            "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"{crs}\"\nenvelope = [-180.0, -90.0, 180.0, 90.0]\nrequired_attributes = {{ name = \"string\", continent = \"string\" }}\nmax_null_fraction = 0.0\n"
-        )
-    };
-    std::fs::write(d.join("1.0.0.toml"), contract("EPSG:4326")).unwrap();
+    let store = common::world_store(&env);
     let git = |args: &[&str]| {
         common::git_as(&store, env.home(), ("Fixture", "fixture@example.org"), args)
     };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "fixture"]);
     let url = pg.socket_url("postgres", "public.countries");
     let validate = || {
         env.run_in(
@@ -469,8 +457,7 @@ fn validate_checks_a_postgis_table_against_the_live_contracts() {
     r.assert_stdout_has("{ continent = \"string\", gdp_md_est = \"int64\"");
     assert!(!r.stdout.contains(PASSWORD) && !r.stderr.contains(PASSWORD));
 
-    std::fs::write(d.join("1.0.0.toml"), contract("EPSG:3857")).unwrap();
-    git(&["commit", "-q", "-am", "a crs the table does not have"]);
+    common::world_crs(&env, &store, "EPSG:3857", "a crs the table does not have");
     assert_eq!(validate().code, 1);
 }
 

@@ -12,7 +12,7 @@ mod rng;
 pub use rng::Rng;
 
 mod store;
-pub use store::{draft, roads, Store, CLAUSES};
+pub use store::{draft, roads, world_crs, world_store, Store, CLAUSES};
 
 mod json;
 pub use json::{schema_validator, string_pairs, string_triples, Rows};
