@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::common;
 use crate::common::postgres::Cluster;
-use crate::common::{self, data};
 
 #[track_caller]
 pub(crate) fn profile(env: &[(&str, &str)], release: &str) -> Value {
@@ -31,12 +31,7 @@ pub(crate) fn comparable(mut p: Value) -> Value {
 /// Countries in the `postgres` database as `public.countries`.
 fn with_countries() -> Cluster {
     let pg = Cluster::start();
-    pg.load(
-        "postgres",
-        &data("naturalearth/countries.gpkg"),
-        "public.countries",
-        &[],
-    );
+    pg.load_countries();
     pg
 }
 
@@ -488,12 +483,7 @@ fn the_cluster_takes_extra_configuration_and_tells_where_its_log_is() {
 #[test]
 fn the_profile_is_one_aggregate_statement_in_one_read_only_snapshot() {
     let pg = Cluster::start_with(&["log_statement = 'all'", "log_line_prefix = '[%a] '"]);
-    pg.load(
-        "postgres",
-        &data("naturalearth/countries.gpkg"),
-        "public.countries",
-        &[],
-    );
+    pg.load_countries();
     let p = profile(&[], &pg.socket_url("postgres", "public.countries"));
     assert_eq!(p["feature_count"], 177);
     let log = std::fs::read_to_string(pg.log_dir().join("pg_ctl.log")).unwrap();
