@@ -167,3 +167,17 @@ pub fn git_as(dir: &Path, home: &Path, author: (&str, &str), args: &[&str]) -> S
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Copy the folder `from`, with everything below it, to `to` (made if missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
