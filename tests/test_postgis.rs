@@ -376,20 +376,7 @@ fn validate_checks_a_postgis_table_against_the_live_contracts() {
         common::git_as(&store, env.home(), ("Fixture", "fixture@example.org"), args)
     };
     let url = pg.socket_url("postgres", "public.countries");
-    let validate = || {
-        env.run_in(
-            &store,
-            &[
-                "--format",
-                "json",
-                "--today",
-                "2026-03-01",
-                "validate",
-                "world",
-                &url,
-            ],
-        )
-    };
+    let validate = || env.run_in(&store, &[&common::VALIDATE_WORLD[..], &[&url]].concat());
     let r = validate();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let report = r.json();

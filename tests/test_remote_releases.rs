@@ -328,18 +328,7 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
     let validate = || {
         let mut c = env.command(&store);
         moto.env(&mut c);
-        let out = c
-            .args([
-                "--format",
-                "json",
-                "--today",
-                "2026-03-01",
-                "validate",
-                "world",
-                &url,
-            ])
-            .output()
-            .unwrap();
+        let out = c.args(common::VALIDATE_WORLD).arg(&url).output().unwrap();
         let report: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
         (out.status.code(), report)

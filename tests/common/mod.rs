@@ -12,7 +12,9 @@ mod rng;
 pub use rng::Rng;
 
 mod store;
-pub use store::{draft, roads, world_crs, world_store, Store, CLAUSES};
+pub use store::{
+    draft, roads, world_crs, world_store, world_store_with, Store, CLAUSES, VALIDATE_WORLD,
+};
 
 mod json;
 pub use json::{schema_validator, string_pairs, string_triples, Rows};

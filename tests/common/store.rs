@@ -26,10 +26,15 @@ fn world_contract(crs: &str) -> String {
 /// and `world` 1.0.0, which the countries satisfy. For the tests that validate the countries
 /// read from elsewhere (a PostGIS table, object storage).
 pub fn world_store(env: &World) -> PathBuf {
+    world_store_with(env, &world_contract("EPSG:4326"))
+}
+
+/// [`world_store`] with `contract` as the text of `world` 1.0.0.
+pub fn world_store_with(env: &World, contract: &str) -> PathBuf {
     let store = env.home().join("store");
     std::fs::create_dir_all(store.join("contracts/world")).unwrap();
     std::fs::write(store.join("contracts.toml"), "").unwrap();
-    std::fs::write(store.join(WORLD), world_contract("EPSG:4326")).unwrap();
+    std::fs::write(store.join(WORLD), contract).unwrap();
     let git = |args: &[&str]| git_as(&store, env.home(), FIXTURE, args);
     git(&["init", "-q"]);
     git(&["add", "-A"]);
@@ -42,6 +47,17 @@ pub fn world_crs(env: &World, store: &Path, crs: &str, why: &str) {
     std::fs::write(store.join(WORLD), world_contract(crs)).unwrap();
     git_as(store, env.home(), FIXTURE, &["commit", "-q", "-am", why]);
 }
+
+/// `validate world` on 2026-03-01 as JSON: the start of the command line that checks a
+/// release against [`world_store`]; the release follows.
+pub const VALIDATE_WORLD: [&str; 6] = [
+    "--format",
+    "json",
+    "--today",
+    "2026-03-01",
+    "validate",
+    "world",
+];
 
 /// The contract file of [`world_store`], and who commits the fixture.
 const WORLD: &str = "contracts/world/1.0.0.toml";
