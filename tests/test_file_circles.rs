@@ -55,17 +55,7 @@ fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
 /// A file's code up to its test module, without comments and string contents.
 fn code(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let end = lines
-        .windows(2)
-        .position(|w| {
-            w[0].trim() == "#[cfg(test)]"
-                && w[1]
-                    .trim_start_matches("pub(super) ")
-                    .trim_start_matches("pub(crate) ")
-                    .trim_start_matches("pub ")
-                    .starts_with("mod ")
-        })
-        .unwrap_or(lines.len());
+    let end = crate::common::test_module::test_module_start(&lines);
     let mut out = String::new();
     for line in &lines[..end] {
         let line = line.split("//").next().unwrap_or("");

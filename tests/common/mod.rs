@@ -30,6 +30,7 @@ pub mod pg_audit_lines;
 pub mod postgres;
 pub mod remote_support;
 pub mod smtp;
+pub mod test_module;
 pub mod webhook;
 pub mod world;
 pub use world::World;
