@@ -4,20 +4,8 @@
 
 use std::path::Path;
 
+use crate::common::copy_dir;
 use crate::common::world::{day, World};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// The example store this repository carries, copied into a fresh repository of one commit
 /// (without `[store] since`, which names a commit of this repository).

@@ -426,18 +426,7 @@ fn every_console_example_is_run_or_listed_with_a_reason() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(ran > 0, "no console example ran");
-    if docs::updating() {
-        for (page, e) in edits {
-            docs::rewrite(&page, e);
-        }
-        return;
-    }
-    assert!(
-        wrong.is_empty(),
-        "{} console example(s) differ from the binary (UPDATE_DOCS=1 rewrites them):\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
+    docs::rewrite_or_fail(edits, &wrong, "console example(s)");
 }
 
 #[test]

@@ -76,18 +76,7 @@ fn every_pasted_help_is_what_the_binary_prints() {
         count >= 22,
         "only {count} help blocks found: is the parser broken?"
     );
-    if docs::updating() {
-        for (page, e) in edits {
-            docs::rewrite(&page, e);
-        }
-        return;
-    }
-    assert!(
-        wrong.is_empty(),
-        "{} help block(s) differ from the binary (UPDATE_DOCS=1 rewrites them):\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
+    docs::rewrite_or_fail(edits, &wrong, "help block(s)");
 }
 
 #[test]

@@ -114,21 +114,10 @@ fn a_folder_or_glob_without_data_files_is_bad_input() {
 #[test]
 fn validate_takes_saved_partition_profiles_as_the_release() {
     let env = World::empty();
-    let store = env.home().join("store");
-    let d = store.join("contracts/world");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(store.join("contracts.toml"), "").unwrap();
-    std::fs::write(
-        d.join("1.0.0.toml"),
+    let store = common::world_store_with(
+        &env,
         "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"EPSG:4326\"\nrequired_attributes = { name = \"string\", continent = \"string\" }\n",
-    )
-    .unwrap();
-    let git = |args: &[&str]| {
-        common::git_as(&store, env.home(), ("Fixture", "fixture@example.org"), args)
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "fixture"]);
+    );
     let dir = data("partitions/countries_hive");
     let mut saved = Vec::new();
     for e in std::fs::read_dir(&dir).unwrap() {
@@ -142,15 +131,7 @@ fn validate_takes_saved_partition_profiles_as_the_release() {
         }
     }
     let validate = |args: &[&str]| {
-        let mut all = vec![
-            "--format",
-            "json",
-            "--today",
-            "2026-03-01",
-            "validate",
-            "world",
-        ];
-        all.extend_from_slice(args);
+        let all = [&common::VALIDATE_WORLD[..], args].concat();
         let r = env.run_in(&store, &all);
         (r.code, r.json())
     };

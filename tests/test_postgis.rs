@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::common;
 use crate::common::postgres::Cluster;
-use crate::common::{self, data};
 
 #[track_caller]
 pub(crate) fn profile(env: &[(&str, &str)], release: &str) -> Value {
@@ -31,12 +31,7 @@ pub(crate) fn comparable(mut p: Value) -> Value {
 /// Countries in the `postgres` database as `public.countries`.
 fn with_countries() -> Cluster {
     let pg = Cluster::start();
-    pg.load(
-        "postgres",
-        &data("naturalearth/countries.gpkg"),
-        "public.countries",
-        &[],
-    );
+    pg.load_countries();
     pg
 }
 
@@ -376,37 +371,12 @@ fn what_is_not_a_spatial_relation_the_user_may_read_is_exit_2_with_its_own_messa
 fn validate_checks_a_postgis_table_against_the_live_contracts() {
     let pg = with_countries();
     let env = common::World::empty();
-    let store = env.home().join("store");
-    let d = store.join("contracts/world");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(store.join("contracts.toml"), "").unwrap();
-    let contract = |crs: &str| {
-        format!(
-            "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"{crs}\"\nenvelope = [-180.0, -90.0, 180.0, 90.0]\nrequired_attributes = {{ name = \"string\", continent = \"string\" }}\nmax_null_fraction = 0.0\n"
-        )
-    };
-    std::fs::write(d.join("1.0.0.toml"), contract("EPSG:4326")).unwrap();
+    let store = common::world_store(&env);
     let git = |args: &[&str]| {
         common::git_as(&store, env.home(), ("Fixture", "fixture@example.org"), args)
     };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "fixture"]);
     let url = pg.socket_url("postgres", "public.countries");
-    let validate = || {
-        env.run_in(
-            &store,
-            &[
-                "--format",
-                "json",
-                "--today",
-                "2026-03-01",
-                "validate",
-                "world",
-                &url,
-            ],
-        )
-    };
+    let validate = || env.run_in(&store, &[&common::VALIDATE_WORLD[..], &[&url]].concat());
     let r = validate();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let report = r.json();
@@ -469,8 +439,7 @@ fn validate_checks_a_postgis_table_against_the_live_contracts() {
     r.assert_stdout_has("{ continent = \"string\", gdp_md_est = \"int64\"");
     assert!(!r.stdout.contains(PASSWORD) && !r.stderr.contains(PASSWORD));
 
-    std::fs::write(d.join("1.0.0.toml"), contract("EPSG:3857")).unwrap();
-    git(&["commit", "-q", "-am", "a crs the table does not have"]);
+    common::world_crs(&env, &store, "EPSG:3857", "a crs the table does not have");
     assert_eq!(validate().code, 1);
 }
 
@@ -501,12 +470,7 @@ fn the_cluster_takes_extra_configuration_and_tells_where_its_log_is() {
 #[test]
 fn the_profile_is_one_aggregate_statement_in_one_read_only_snapshot() {
     let pg = Cluster::start_with(&["log_statement = 'all'", "log_line_prefix = '[%a] '"]);
-    pg.load(
-        "postgres",
-        &data("naturalearth/countries.gpkg"),
-        "public.countries",
-        &[],
-    );
+    pg.load_countries();
     let p = profile(&[], &pg.socket_url("postgres", "public.countries"));
     assert_eq!(p["feature_count"], 177);
     let log = std::fs::read_to_string(pg.log_dir().join("pg_ctl.log")).unwrap();

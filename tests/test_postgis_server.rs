@@ -6,18 +6,13 @@
 use std::process::{Command, Stdio};
 
 use crate::common::postgres::Cluster;
-use crate::common::{self, data, Run};
+use crate::common::{self, Run};
 
 /// Countries in `postgres` as `public.countries`, and a view over it that sleeps `seconds`
 /// once before its first row: a scan the test can catch in the act.
 fn with_slow_view(seconds: u32) -> Cluster {
     let pg = Cluster::start();
-    pg.load(
-        "postgres",
-        &data("naturalearth/countries.gpkg"),
-        "public.countries",
-        &[],
-    );
+    pg.load_countries();
     pg.sql(
         "postgres",
         &format!(

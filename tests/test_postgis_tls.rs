@@ -2,8 +2,8 @@
 //! private CA made here with rcgen. The server accepts TCP connections over TLS only
 //! (`hostnossl ... reject`), so a profile that succeeds proves the session was encrypted.
 
+use crate::common;
 use crate::common::postgres::Cluster;
-use crate::common::{self, data};
 
 const PASSWORD: &str = "Tls-Sesame-2026";
 
@@ -34,12 +34,7 @@ fn sslmode_is_honoured_as_libpq_honours_it() {
          hostnossl all all 127.0.0.1/32 reject\n\
          hostssl all all 127.0.0.1/32 scram-sha-256\n",
     );
-    pg.load(
-        "postgres",
-        &data("naturalearth/countries.gpkg"),
-        "public.countries",
-        &[],
-    );
+    pg.load_countries();
     pg.sql(
         "postgres",
         &format!("CREATE ROLE ada LOGIN PASSWORD '{PASSWORD}'; GRANT SELECT ON countries TO ada;"),

@@ -516,22 +516,30 @@ fn the_example_store_release_passes_in_its_window() {
     );
 }
 
-#[test]
-fn a_recorded_release_names_its_files_without_the_producers_machine() {
-    let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    // One file inside the store's folder, given as an absolute path; one outside it.
+/// Record two releases of world, each given as an absolute path: one file inside the
+/// store's folder (`drops/cities.gpkg`), one outside it (the countries in `tests/data`).
+/// Returns the two paths as they were typed.
+fn record_inside_and_outside(s: &Store) -> [String; 2] {
     std::fs::create_dir_all(s.path("drops")).unwrap();
     std::fs::copy(
         data_str("naturalearth/cities.gpkg"),
         s.path("drops/cities.gpkg"),
     )
     .unwrap();
-    let inside = s.path("drops/cities.gpkg");
+    let inside = s.path("drops/cities.gpkg").to_str().unwrap().to_string();
     let outside = data_str("naturalearth/countries.gpkg");
-    for f in [inside.to_str().unwrap(), outside.as_str()] {
+    for f in [&inside, &outside] {
+        assert!(f.starts_with('/'), "typed as an absolute path: {f}");
         let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
         common::assert_exit(&out, 1, "");
     }
+    [inside, outside]
+}
+
+#[test]
+fn a_recorded_release_names_its_files_without_the_producers_machine() {
+    let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
+    record_inside_and_outside(&s);
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
     assert!(text.contains("files = [\"drops/cities.gpkg\"]"), "{text}");
     assert!(text.contains("files = [\"countries.gpkg\"]"), "{text}");
@@ -545,19 +553,7 @@ fn a_recorded_releases_commit_message_names_its_files_as_the_record_does() {
     // (`record release /home/alice/countries.gpkg`), publishing the producer's machine layout
     // in the shared history for good.
     let s = Store::new(&[("1.0.0", V1), ("2.0.0", V2)]);
-    std::fs::create_dir_all(s.path("drops")).unwrap();
-    std::fs::copy(
-        data_str("naturalearth/cities.gpkg"),
-        s.path("drops/cities.gpkg"),
-    )
-    .unwrap();
-    let inside = s.path("drops/cities.gpkg");
-    let outside = data_str("naturalearth/countries.gpkg");
-    for f in [inside.to_str().unwrap(), outside.as_str()] {
-        assert!(f.starts_with('/'), "typed as an absolute path: {f}");
-        let out = s.run("2026-06-01", &["validate", "world", f, "--record"]);
-        common::assert_exit(&out, 1, "");
-    }
+    let [inside, outside] = record_inside_and_outside(&s);
     // What the records store, oldest first, and the two commits that wrote them.
     let text = std::fs::read_to_string(s.path("history/world.releases.toml")).unwrap();
     let records: toml::Value = toml::from_str(&text).unwrap();
@@ -585,7 +581,7 @@ fn a_recorded_releases_commit_message_names_its_files_as_the_record_does() {
     for machine in [
         env!("CARGO_MANIFEST_DIR"),
         s.dir.path().to_str().unwrap(),
-        inside.to_str().unwrap(),
+        inside.as_str(),
         outside.as_str(),
     ] {
         assert!(!messages.contains(machine), "{machine} in:\n{messages}");

@@ -322,39 +322,13 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
         .collect();
     moto.upload(&refs);
     let env = World::empty();
-    let store = env.home().join("store");
-    let d = store.join("contracts/world");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(store.join("contracts.toml"), "").unwrap();
-    // What the countries satisfy (see tests/test_release_validate.rs), and a crs they do not.
-    let contract = |crs: &str| {
-        format!(
-            "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"{crs}\"\nenvelope = [-180.0, -90.0, 180.0, 90.0]\nrequired_attributes = {{ name = \"string\", continent = \"string\" }}\nmax_null_fraction = 0.0\n"
-        )
-    };
-    std::fs::write(d.join("1.0.0.toml"), contract("EPSG:4326")).unwrap();
-    let git = |args: &[&str]| {
-        common::git_as(&store, env.home(), ("Fixture", "fixture@example.org"), args)
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "fixture"]);
+    // What the countries satisfy, then a crs they do not.
+    let store = common::world_store(&env);
     let url = format!("s3://{BUCKET}/world/2026-11/");
     let validate = || {
         let mut c = env.command(&store);
         moto.env(&mut c);
-        let out = c
-            .args([
-                "--format",
-                "json",
-                "--today",
-                "2026-03-01",
-                "validate",
-                "world",
-                &url,
-            ])
-            .output()
-            .unwrap();
+        let out = c.args(common::VALIDATE_WORLD).arg(&url).output().unwrap();
         let report: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
         (out.status.code(), report)
@@ -363,8 +337,7 @@ fn validate_checks_a_partitioned_release_in_object_storage() {
     assert_eq!(code, Some(0), "{report}");
     assert_eq!(report["profile"]["feature_count"], 177, "{report}");
 
-    std::fs::write(d.join("1.0.0.toml"), contract("EPSG:3857")).unwrap();
-    git(&["commit", "-q", "-am", "a crs the release does not have"]);
+    common::world_crs(&env, &store, "EPSG:3857", "a crs the release does not have");
     let (code, report) = validate();
     assert_eq!(code, Some(1), "{report}");
 }

@@ -8,7 +8,7 @@
 //! the example store does.
 
 use crate::common;
-use crate::common::data_str;
+use crate::common::{copy_dir, data_str};
 
 use std::path::{Path, PathBuf};
 
@@ -23,19 +23,6 @@ pub(crate) struct Example {
 
 fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// The example store as committed in this repository, in a fresh repository of one commit.

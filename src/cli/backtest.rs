@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{read_input, talk_notes};
+use super::context::{read_input, talk_backtest};
 use super::output::{print_backtest, print_json};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::{parse_contract, Strictness};
@@ -53,7 +53,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let path = layout::releases(&draft.dataset);
     let records = parse_records(&path, &store.read(&path)?.unwrap_or_default())?;
     let bt = backtest(&records, ctx.today, args.since, prev.as_ref(), &draft);
-    talk_notes(ctx, &bt.warnings(&draft.dataset));
+    talk_backtest(ctx, &draft.dataset, &bt);
     match ctx.format {
         Format::Json => print_json(
             ctx,

@@ -10,15 +10,17 @@ use std::sync::Mutex;
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::output::{print_json, Printer, Said};
-use super::{Cli, CommandError, Format};
+use super::flags::{Format, Globals, PartArgs};
+use super::output::{print_json, Print, Printer, Said};
+use super::CommandError;
 use crate::consumers::daily::DailyReads;
 use crate::consumers::store_scan::{self, ScanNote};
 use crate::consumers::{registry, Registry, Scan, ScanRequest};
 use crate::model::{parse_config, Config};
+use crate::release::record::Backtest;
 use crate::release::{assemble, Profile, Progress, ReadNotes, ReadOptions};
 use crate::render::ci::Finding;
-use crate::store::{layout, Store, StoreError, Sync};
+use crate::store::{layout, Store, StoreError, Sync, WriterNote};
 
 pub struct Context {
     pub repo: Option<PathBuf>,
@@ -32,11 +34,19 @@ pub struct Context {
     fixed_now: Option<DateTime<FixedOffset>>,
 }
 
+/// A command's context holds this run's [`Printer`], so `outln!(ctx, ...)` reads the same in
+/// `run` and in the helpers it calls.
+impl Print for Context {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+}
+
 /// The variable that sets the day when `--today` is not given.
 pub const TODAY_ENV: &str = "CONTRACTS_TODAY";
 
 impl Context {
-    pub fn new(cli: &Cli, printer: Printer) -> Result<Context, CommandError> {
+    pub fn new(cli: &Globals, printer: Printer) -> Result<Context, CommandError> {
         // `--today`, else the variable, else the clock. The variable is read here (not by
         // clap) so that its mistakes name it.
         let from_env = match (cli.today, std::env::var_os(TODAY_ENV)) {
@@ -171,7 +181,7 @@ impl Context {
     /// stderr, silenced by `--quiet`.
     fn notices(&self) -> crate::store::Notices {
         let printer = self.printer.clone();
-        std::sync::Arc::new(move |message: &str| printer.talk(format_args!("{message}")))
+        std::sync::Arc::new(move |note: &WriterNote| printer.talk(format_args!("{}", Said(note))))
     }
 
     /// The store for `notify`: synced with the remote (per `--remote`, `--no-sync` and
@@ -297,10 +307,10 @@ pub fn warn_unknown_versions(
     }
 }
 
-/// Notes the library handed back, one line each on stderr.
-pub fn talk_notes(ctx: &Context, notes: &[String]) {
-    for n in notes {
-        talkln!(ctx, "{n}");
+/// A backtest's notes on `dataset`, worded by the printer ([`Said`]), one line each on stderr.
+pub fn talk_backtest(ctx: &Context, dataset: &str, backtest: &Backtest) {
+    for n in backtest.notes() {
+        talkln!(ctx, "{}", Said(&(dataset, n)));
     }
 }
 
@@ -416,7 +426,8 @@ fn profile_with_warnings(
     let result = assemble::profile_and_merge(files, opts, &bar, &mut notes, merge);
     bar.finish();
     talk_read_notes(ctx, &notes, verbose);
-    Ok((result?, notes.warnings))
+    let warnings = notes.warnings.iter().map(|w| Said(w).to_string());
+    Ok((result?, warnings.collect()))
 }
 
 /// [`profile_and_merge`] for a command that needs a profile (`profile`, `validate`): read as
@@ -425,7 +436,7 @@ fn profile_with_warnings(
 pub fn required_profile(
     ctx: &Context,
     files: &[PathBuf],
-    part: &super::PartArgs,
+    part: &PartArgs,
     merge: &[PathBuf],
 ) -> Result<(Profile, Vec<String>), CommandError> {
     let (profile, warnings) =
@@ -437,7 +448,7 @@ pub fn required_profile(
 
 fn talk_read_notes(ctx: &Context, notes: &ReadNotes, verbose: bool) {
     for w in &notes.warnings {
-        talkln!(ctx, "warning: {w}");
+        talkln!(ctx, "warning: {}", Said(w));
     }
     if verbose {
         for r in &notes.reads {

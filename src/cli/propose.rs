@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::context::{print_ci, read_input, talk_notes};
+use super::context::{print_ci, read_input, talk_backtest};
 use super::output::{changes_table, print_backtest, print_json, print_verdicts};
 use super::{CommandError, Context, Format, Outcome};
 use crate::model::consistency::moves_of;
@@ -239,7 +239,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         consumers,
         backtest: &backtest.clauses,
     };
-    talk_notes(ctx, &backtest.warnings(&dataset));
+    talk_backtest(ctx, &dataset, backtest);
     match ctx.format {
         Format::Json => print_json(ctx, &report),
         Format::Github | Format::Sarif => {

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use semver::Version;
 
-use super::context::{registry_and_scan, talk_notes};
+use super::context::{registry_and_scan, talk_backtest};
 use super::output::{changes_table, key, print_backtest, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, registry, Registry};
@@ -334,7 +334,7 @@ fn review_dataset(
         }
         let prev = existing.last();
         let bt = backtest(&records, ctx.today, None, prev, draft);
-        talk_notes(ctx, &bt.warnings(dataset));
+        talk_backtest(ctx, dataset, &bt);
         let (step, refusals) = if existing.iter().any(|c| c.version == draft.version) {
             let (step, _) = judge(&existing, &moves, draft, config, false);
             let r = Refusal::AlreadyPublished {

@@ -156,13 +156,8 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consumers::{classify, parse_registry, NewestRead};
-    use crate::model::Line;
-    use std::collections::HashMap;
-
-    fn d(s: &str) -> NaiveDate {
-        s.parse().unwrap()
-    }
+    use crate::consumers::parse_registry;
+    use crate::notify::test_fixtures::{day as d, evidence as read_of, line, standings};
 
     #[test]
     fn users_of_the_key_are_told_on_publication_then_at_each_milestone_once() {
@@ -174,24 +169,15 @@ mod tests {
              [consumers.o]\ncontacts=[\"o@x.org\"]\n",
         )
         .unwrap();
-        let lines = [Line {
-            major: 1,
-            opens: d("2026-01-01"),
-            sunset: None,
-            source: None,
-            versions: vec![Version::new(1, 1, 0)],
-        }];
-        let read = NewestRead {
-            at: "2026-11-28T03:00:00Z".parse().unwrap(),
-            version: "1.1.0".parse().unwrap(),
-            oldest_line: 1,
-            reads: 1,
-            known: None,
-        };
-        let newest: HashMap<String, NewestRead> = ["a", "b", "c", "o"]
-            .map(|c| (c.to_string(), read.clone()))
-            .into();
-        let standings = classify("places", &lines, &registry, &newest);
+        let lines = [line(1, "2026-01-01", None, &["1.1.0"])];
+        let at = "2026-11-28T03:00:00Z";
+        let standings = standings(
+            "places",
+            &lines,
+            &registry,
+            (at, 1),
+            &["a", "b", "c", "o"].map(|c| (c, "1.1.0")),
+        );
         let deprecations = [LineDeprecation {
             line: 1,
             version: Version::new(1, 1, 0),
@@ -203,15 +189,7 @@ mod tests {
             },
         }];
         // o's reads are known to touch other attributes only: shown not to use the key.
-        let at = "2026-11-28T03:00:00Z".parse().unwrap();
-        let other = Evidence::of(
-            1,
-            Some(&crate::consumers::reads::SeenColumns::reading(
-                at,
-                &["name"],
-            )),
-            Some("pop_est"),
-        );
+        let other = read_of(at, &["name"], "pop_est");
         let evidence: KeyEvidence = [(
             "optional_attributes.pop_est".to_string(),
             [("o".to_string(), other)].into(),
@@ -280,14 +258,7 @@ mod tests {
         );
 
         // b declared only `name`, but a read shows it reading `pop_est`: it is told, observed.
-        let read_it = Evidence::of(
-            1,
-            Some(&crate::consumers::reads::SeenColumns::reading(
-                at,
-                &["pop_est"],
-            )),
-            Some("pop_est"),
-        );
+        let read_it = read_of(at, &["pop_est"], "pop_est");
         let seen: KeyEvidence = [(
             "optional_attributes.pop_est".to_string(),
             [("b".to_string(), read_it), ("o".to_string(), other)].into(),

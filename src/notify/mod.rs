@@ -22,6 +22,8 @@ pub mod plan;
 pub mod preview;
 pub mod run;
 pub mod send;
+#[cfg(test)]
+mod test_fixtures;
 pub mod waiver_notices;
 pub mod webhook;
 

@@ -94,11 +94,9 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consumers::{classify, parse_registry, NewestRead};
+    use crate::consumers::parse_registry;
     use crate::model::waiver::parse_waivers;
-    use crate::model::Line;
-    use semver::Version;
-    use std::collections::HashMap;
+    use crate::notify::test_fixtures::{day as d, line, standings};
 
     #[test]
     fn only_consumers_that_use_the_key_on_a_covered_line_once_each() {
@@ -111,40 +109,24 @@ mod tests {
              [consumers.e]\ncontacts=[\"e@x.org\"]\n",
         )
         .unwrap();
-        let d = |s: &str| s.parse::<NaiveDate>().unwrap();
         let lines = [
-            Line {
-                major: 1,
-                opens: d("2026-01-01"),
-                sunset: Some(d("2027-06-01")),
-                source: None,
-                versions: vec![Version::new(1, 0, 0)],
-            },
-            Line {
-                major: 2,
-                opens: d("2026-11-01"),
-                sunset: None,
-                source: None,
-                versions: vec![Version::new(2, 0, 0)],
-            },
+            line(1, "2026-01-01", Some("2027-06-01"), &["1.0.0"]),
+            line(2, "2026-11-01", None, &["2.0.0"]),
         ];
-        let read = |v: &str| NewestRead {
-            at: "2026-11-28T03:00:00Z".parse().unwrap(),
-            version: v.parse().unwrap(),
-            oldest_line: 1,
-            reads: 1,
-            known: None,
-        };
         // e reads line 2, which the waiver does not cover.
-        let newest: HashMap<String, NewestRead> = [
-            ("a".to_string(), read("1.0.0")),
-            ("b".to_string(), read("1.0.0")),
-            ("c".to_string(), read("1.0.0")),
-            ("d".to_string(), read("1.0.0")),
-            ("e".to_string(), read("2.0.0")),
-        ]
-        .into();
-        let standings = classify("places", &lines, &registry, &newest);
+        let standings = standings(
+            "places",
+            &lines,
+            &registry,
+            ("2026-11-28T03:00:00Z", 1),
+            &[
+                ("a", "1.0.0"),
+                ("b", "1.0.0"),
+                ("c", "1.0.0"),
+                ("d", "1.0.0"),
+                ("e", "2.0.0"),
+            ],
+        );
         let text = "[[waiver]]\nid = \"places:1:max_null_fraction.pop_est:2026-11-29\"\nline = 1\n\
                     clause = \"max_null_fraction.pop_est\"\ngranted = 2026-11-29\nuntil = 2026-12-31\n\
                     at = 2026-11-29T09:00:00Z\nby = \"A <a@x.org>\"\nreason = \"outage\"\n";

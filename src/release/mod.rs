@@ -31,12 +31,14 @@ mod parquet_geo;
 mod parquet_source;
 pub mod postgis;
 pub mod profile;
+pub mod read_warning;
 pub mod record;
 pub mod remote_read;
 mod shp;
 pub mod validate;
 
 pub use profile::{Accumulator, AttrType, AttributeProfile, MergeError, Profile};
+pub use read_warning::{ReadWarning, Warned};
 
 pub(crate) fn unsupported(path: &Path, format: Format, reason: impl Into<String>) -> ReleaseError {
     ReleaseError::Unsupported {
@@ -157,7 +159,7 @@ impl Progress for NoProgress {}
 /// user should see on stderr (never on stdout, which carries the data).
 #[derive(Debug, Default)]
 pub struct ReadNotes {
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ReadWarning>,
     /// What was read of each object in object storage, against its size.
     pub reads: Vec<remote_read::ReadCount>,
 }
@@ -348,7 +350,7 @@ pub fn profile_source(
                     local_notes
                         .warnings
                         .into_iter()
-                        .map(|w| w.replace(&tmp, url)),
+                        .map(|w| w.relabel(&tmp, url)),
                 );
                 p.files = vec![url.to_string()];
                 return Ok(p);

@@ -51,7 +51,7 @@ use super::profile::{AttrAcc, AttrType};
 use super::remote_read::{self, RemoteFile};
 use super::{
     corrupt, crs_identify, unsupported, Accumulator, Format, Progress, ReadNotes, ReadOptions,
-    ReleaseError,
+    ReadWarning, ReleaseError, Warned,
 };
 
 const F: Format = Format::GeoParquet;
@@ -484,18 +484,15 @@ fn read_checked(
         )
     })?;
     if let Some(note) = &chosen.crs_note {
-        notes.warnings.push(format!(
-            "{}: geometry column `{}`: {note}; reporting the CRS as unknown",
-            path.display(),
-            excerpt(&column)
-        ));
+        let why = note.clone();
+        let column = excerpt(&column);
+        let warned = Warned::ColumnCrs { column, why };
+        notes.warnings.push(ReadWarning::of(path, warned));
     }
     if chosen.spherical {
-        notes.warnings.push(format!(
-            "{}: geometry column `{}` has spherical edges: its envelope is taken over the vertices, and an edge (a great-circle arc) can reach beyond it towards a pole",
-            path.display(),
-            excerpt(&column)
-        ));
+        let column = excerpt(&column);
+        let warned = Warned::SphericalEdges { column };
+        notes.warnings.push(ReadWarning::of(path, warned));
     }
     let crs = chosen.crs.clone();
     let declared = chosen.declared.clone();

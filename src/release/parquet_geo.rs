@@ -24,6 +24,7 @@ use arrow_array::{Array, Float32Array, Float64Array, StructArray};
 
 use super::geom::{add_wkb, scan_wkb, GeomScan};
 use super::profile::Accumulator;
+use super::read_warning::{ReadWarning, Warned};
 use crate::model::spatial::{Envelope, GeometryType};
 
 /// What a geometry column's `geo` metadata declares about its data.
@@ -266,15 +267,6 @@ fn holds(b: [f64; 4], e: &Envelope) -> bool {
     grown.contains(e)
 }
 
-fn show_box(b: [f64; 4]) -> String {
-    format!("[{}, {}, {}, {}]", b[0], b[1], b[2], b[3])
-}
-
-fn show_names(names: &[String]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
-    format!("[{}]", quoted.join(", "))
-}
-
 /// The types of `seen` as GeoParquet names them.
 fn found_types(seen: &Seen) -> Vec<String> {
     GeometryType::ALL
@@ -297,21 +289,24 @@ pub(super) fn warnings(
     crs: Option<&str>,
     acc: &Accumulator,
     seen: &Seen,
-) -> Vec<String> {
-    let at = format!("{}: geometry column `{column}`", path.display());
-    let mut out: Vec<String> = declared
+) -> Vec<ReadWarning> {
+    let column = column.to_string();
+    let mut out: Vec<Warned> = declared
         .unread
         .iter()
-        .map(|what| format!("{at}: its `geo` metadata's {what} is not checked"))
+        .map(|what| Warned::GeoUnchecked {
+            column: column.clone(),
+            what: what.to_string(),
+        })
         .collect();
     let data = acc.envelope;
-    let data_box = show_box(data.into());
     if let Some(b) = declared.bbox {
         if !data.is_empty() && !holds(b, &data) {
-            out.push(format!(
-                "{at}: its `geo` metadata declares bbox {}, which does not contain the data's envelope {data_box}; the profile reports the data's",
-                show_box(b)
-            ));
+            out.push(Warned::BboxMisses {
+                column: column.clone(),
+                declared: b,
+                data: data.into(),
+            });
         }
     }
     if !declared.types.is_empty() {
@@ -322,39 +317,46 @@ pub(super) fn warnings(
             .cloned()
             .collect();
         if !missing.is_empty() {
-            out.push(format!(
-                "{at}: its `geo` metadata declares geometry_types {}, the data holds {} ({} not declared); the profile reports the data's",
-                show_names(&declared.types),
-                show_names(&found),
-                show_names(&missing)
-            ));
+            out.push(Warned::TypesUndeclared {
+                column: column.clone(),
+                declared: declared.types.clone(),
+                found,
+                missing,
+            });
         }
     }
     if let Some(c) = crs.filter(|c| LON_LAT.contains(c)) {
         if !data.is_empty() && !holds([-180.0, -90.0, 180.0, 90.0], &data) {
-            out.push(format!(
-                "{at}: its `geo` metadata declares a longitude/latitude CRS ({c}; an absent `crs` means OGC:CRS84), but the data's envelope {data_box} reaches beyond [-180, -90, 180, 90]; the profile keeps that CRS and the data's envelope"
-            ));
+            out.push(Warned::BeyondLonLat {
+                column: column.clone(),
+                crs: c.to_string(),
+                data: data.into(),
+            });
         }
     }
     if let Some(c) = &declared.covering {
+        let covering = c.column.clone();
         if let Some(why) = &seen.problem {
-            out.push(format!(
-                "{at}: its `geo` metadata declares covering column `{}`, which is not checked ({why})",
-                c.column
-            ));
+            out.push(Warned::CoveringUnchecked {
+                column: column.clone(),
+                covering,
+                why: why.clone(),
+            });
         } else if let Some((row, cover, geom)) = seen.first {
-            out.push(format!(
-                "{at}: its `geo` metadata declares covering column `{}`, whose box does not contain the geometry's in {} of {} rows (first row {row}, counted from 0: covering {}, geometry {}); the profile reports the geometries",
-                c.column,
-                seen.misses,
-                acc.features,
-                cover.map_or("null".to_string(), show_box),
-                show_box(geom.into())
-            ));
+            out.push(Warned::CoveringMisses {
+                column: column.clone(),
+                covering,
+                misses: seen.misses,
+                rows: acc.features,
+                row,
+                cover,
+                geometry: geom.into(),
+            });
         }
     }
-    out
+    out.into_iter()
+        .map(|what| ReadWarning::of(path, what))
+        .collect()
 }
 
 #[cfg(test)]
@@ -369,7 +371,7 @@ mod tests {
         }
     }
 
-    fn warned(meta: serde_json::Value, crs: Option<&str>, env: [f64; 4]) -> Vec<String> {
+    fn warned(meta: serde_json::Value, crs: Option<&str>, env: [f64; 4]) -> Vec<Warned> {
         let declared = Declared::of(&meta);
         warnings(
             Path::new("f.parquet"),
@@ -379,20 +381,30 @@ mod tests {
             &acc_with(env),
             &Seen::default(),
         )
+        .into_iter()
+        .map(|w| w.what)
+        .collect()
     }
 
     #[test]
     fn a_larger_bbox_is_allowed_and_a_smaller_one_is_not() {
         let data = [1.0, 2.0, 3.0, 4.0];
         let big = serde_json::json!({ "bbox": [0.0, 0.0, 10.0, 10.0] });
-        assert_eq!(warned(big, None, data), Vec::<String>::new());
+        assert_eq!(warned(big, None, data), Vec::<Warned>::new());
         // Six numbers (with heights): the minima, then the maxima.
         let six = serde_json::json!({ "bbox": [1.0, 2.0, -5.0, 3.0, 4.0, 5.0] });
-        assert_eq!(warned(six, None, data), Vec::<String>::new());
+        assert_eq!(warned(six, None, data), Vec::<Warned>::new());
         let small = serde_json::json!({ "bbox": [1.0, 2.0, 2.5, 4.0] });
         let w = warned(small, None, data);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("[1, 2, 2.5, 4]") && w[0].contains("[1, 2, 3, 4]"));
+        assert_eq!(
+            w[0],
+            Warned::BboxMisses {
+                column: "g".into(),
+                declared: [1.0, 2.0, 2.5, 4.0],
+                data,
+            }
+        );
     }
 
     #[test]
@@ -400,7 +412,7 @@ mod tests {
         let meta = serde_json::json!({ "bbox": [170.0, -10.0, -170.0, 10.0] });
         assert_eq!(
             warned(meta.clone(), None, [175.0, 0.0, 179.0, 1.0]),
-            Vec::<String>::new()
+            Vec::<Warned>::new()
         );
         assert_eq!(warned(meta, None, [0.0, 0.0, 1.0, 1.0]).len(), 1);
     }
@@ -414,7 +426,10 @@ mod tests {
             [500000.0, 0.0, 600000.0, 1.0],
         );
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("OGC:CRS84"), "{}", w[0]);
+        assert!(
+            matches!(&w[0], Warned::BeyondLonLat { crs, .. } if crs == "OGC:CRS84"),
+            "{w:?}"
+        );
         // A rounding step past 180 is no disagreement; a projected CRS is not checked.
         assert!(warned(
             meta.clone(),
@@ -431,6 +446,9 @@ mod tests {
             "covering": { "bbox": { "xmin": ["a", "x"] } } });
         let w = warned(meta, None, [0.0, 0.0, 1.0, 1.0]);
         assert_eq!(w.len(), 3, "{w:?}");
-        assert!(w.iter().all(|m| m.contains("is not checked")), "{w:?}");
+        assert!(
+            w.iter().all(|m| matches!(m, Warned::GeoUnchecked { .. })),
+            "{w:?}"
+        );
     }
 }

@@ -410,32 +410,39 @@ impl Backtest {
         }
     }
 
-    /// What the user should hear on stderr, one line each: a narrowing that would have
+    /// What the user should hear on stderr, one note each: a narrowing that would have
     /// failed recorded releases, and the releases that could not be replayed.
-    pub fn warnings(&self, dataset: &str) -> Vec<String> {
+    pub fn notes(&self) -> Vec<BacktestNote<'_>> {
         let mut out = Vec::new();
-        for (r, kind) in self.clauses.iter().zip(&self.kinds) {
-            if *kind == crate::model::Kind::Narrowing && r.would_fail > 0 {
-                out.push(format!(
-                    "warning: {dataset}: narrowing `{}` would have failed {} of {} recorded \
-                     release(s) since {}: {}",
-                    r.clause,
-                    r.would_fail,
-                    r.evaluated,
-                    self.since,
-                    r.releases.join(", ")
-                ));
+        for (replay, kind) in self.clauses.iter().zip(&self.kinds) {
+            if *kind == crate::model::Kind::Narrowing && replay.would_fail > 0 {
+                out.push(BacktestNote::NarrowingWouldFail {
+                    replay,
+                    since: self.since,
+                });
             }
         }
         if self.without_profile > 0 {
-            out.push(format!(
-                "note: {dataset}: {} recorded release(s) since {} have no profile (recorded \
-                 before profiles were kept) and were not replayed",
-                self.without_profile, self.since
-            ));
+            out.push(BacktestNote::WithoutProfile {
+                releases: self.without_profile,
+                since: self.since,
+            });
         }
         out
     }
+}
+
+/// What a backtest has to say besides its table, worded by the CLI.
+#[derive(Debug, Clone, Copy)]
+pub enum BacktestNote<'a> {
+    /// A narrowing clause that would have failed recorded releases since `since`.
+    NarrowingWouldFail {
+        replay: &'a Replay,
+        since: NaiveDate,
+    },
+    /// Recorded releases since `since` that have no profile (recorded before profiles were
+    /// kept), so were not replayed.
+    WithoutProfile { releases: usize, since: NaiveDate },
 }
 
 /// The clauses of `draft` a replay is about: those changed or added since `prev` (all of

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use super::geom::GeomScan;
 use super::profile::{AttrAcc, AttrType};
 use super::{
-    corrupt, crs_identify, io_err, Accumulator, Format, Progress, ReadNotes, ReleaseError,
+    corrupt, crs_identify, io_err, Accumulator, Format, Progress, ReadNotes, ReadWarning,
+    ReleaseError, Warned,
 };
 use crate::model::spatial::GeometryType;
 
@@ -337,10 +338,7 @@ pub fn read(
             (Some(d), a)
         }
         None => {
-            notes.warnings.push(format!(
-                "{}: no .dbf file; reading the shapes without attributes",
-                path.display()
-            ));
+            notes.warnings.push(ReadWarning::of(path, Warned::NoDbf));
             (None, Vec::new())
         }
     };
@@ -351,19 +349,15 @@ pub fn read(
             match crs_identify::identify_wkt(&String::from_utf8_lossy(&text)) {
                 Ok(c) => Some(c.to_string()),
                 Err(why) => {
-                    notes.warnings.push(format!(
-                        "{}: the CRS in its .prj is not identified ({why}); reporting it as unknown",
-                        path.display()
-                    ));
+                    let why = why.to_string();
+                    let warned = Warned::PrjUnidentified { why };
+                    notes.warnings.push(ReadWarning::of(path, warned));
                     None
                 }
             }
         }
         None => {
-            notes.warnings.push(format!(
-                "{}: no .prj file; reporting the CRS as unknown",
-                path.display()
-            ));
+            notes.warnings.push(ReadWarning::of(path, Warned::NoPrj));
             None
         }
     };
@@ -435,28 +429,27 @@ pub fn read(
             }
         )));
     }
-    let shown = path.display();
+    let records = acc.features;
     if pos < size {
-        notes.warnings.push(format!(
-            "{shown}: ignored {} bytes after the last record ({}), padding or junk",
-            size - pos,
-            acc.features
-        ));
+        let bytes = size - pos;
+        let warned = Warned::TrailingBytes { bytes, records };
+        notes.warnings.push(ReadWarning::of(path, warned));
     }
     if declared != pos {
-        notes.warnings.push(format!(
-            "{shown}: ignored the header's file length ({declared} bytes): the {} records end at byte {pos}",
-            acc.features
-        ));
+        let end = pos;
+        let warned = Warned::HeaderLength {
+            declared,
+            records,
+            end,
+        };
+        notes.warnings.push(ReadWarning::of(path, warned));
     }
     if let Some(shx) = sibling(path, "shx") {
         let len = std::fs::metadata(&shx).map_err(io_err(&shx))?.len();
         let listed = len.saturating_sub(100) / 8;
         if listed != acc.features || len < 100 || (len - 100) % 8 != 0 {
-            notes.warnings.push(format!(
-                "{shown}: ignored its .shx, which lists {listed} records where the .shp holds {}",
-                acc.features
-            ));
+            let warned = Warned::ShxMismatch { listed, records };
+            notes.warnings.push(ReadWarning::of(path, warned));
         }
     }
     Ok((crs, acc))

@@ -26,7 +26,7 @@ pub use git::{CommitChanges, GitError, ObjectId, Remote, Repo, TreeEntry};
 pub use proofs::{log_entries, LogEntry};
 pub use proofs::{CommitInfo, HistoryProof, Prover, RecordOrigins, Violation, RECORD_HEADERS};
 pub use revisions::DEFAULT_BRANCHES;
-pub use transact::{Edit, Notices, Step, Sync, Transacted, ATTEMPTS};
+pub use transact::{Edit, Notices, Step, Sync, Tidy, Transacted, WriterNote, ATTEMPTS};
 
 use crate::model::history::{parse_history, History};
 use crate::model::{

@@ -64,15 +64,41 @@ pub enum Sync {
 }
 
 /// Where a writer says what it did on its own (retries, repairs, a lagging checkout, a push
-/// of earlier commits): the library never prints, the CLI hands a sink that talks on stderr
-/// (silenced by `--quiet`), as [`ReadNotes`](crate::release::ReadNotes) carries a reader's
-/// warnings out.
-pub type Notices = std::sync::Arc<dyn Fn(&str) + Send + std::marker::Sync>;
+/// of earlier commits): the library never prints, the CLI hands a sink that words each
+/// [`WriterNote`] and talks on stderr (silenced by `--quiet`), as
+/// [`ReadNotes`](crate::release::ReadNotes) carries a reader's warnings out.
+pub type Notices = std::sync::Arc<dyn Fn(&WriterNote) + Send + std::marker::Sync>;
 
-/// Say `message` through `notices`, if there are any.
-fn say(notices: Option<&Notices>, message: &str) {
+/// What a writer did on its own, or could not do, on the way to its commit.
+#[derive(Debug)]
+pub enum WriterNote {
+    /// A repair of what a dead writer left behind, and the files it touched.
+    Tidied { what: Tidy, paths: Vec<String> },
+    /// A repair that failed; the commit does not depend on it.
+    TidyFailed { what: Tidy, error: GitError },
+    /// The commit is made, but the work tree and index could not follow it.
+    Lagging { commit: ObjectId, error: GitError },
+    /// This checkout's earlier commits were pushed to the remote (`name/branch`) first.
+    PushedEarlier { remote: String },
+    /// Another writer moved the store: attempt `attempt` of `attempts` starts again.
+    Moved { attempt: usize, attempts: usize },
+}
+
+/// The repairs a writer makes before it builds on a checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tidy {
+    /// Git lock files a writer that died left.
+    DeadLocks,
+    /// Files of the checkout behind HEAD.
+    Checkout,
+    /// Temporary files a writer that died left.
+    StaleTemps,
+}
+
+/// Say `note` through `notices`, if there are any.
+fn say(notices: Option<&Notices>, note: &WriterNote) {
     if let Some(n) = notices {
-        n(message);
+        n(note);
     }
 }
 
@@ -178,10 +204,9 @@ impl Store {
                         Pushed::Done => {
                             say(
                                 notices.as_ref(),
-                                &format!(
-                                    "pushed this checkout's earlier commits to {}/{}",
-                                    remote.name, remote.branch
-                                ),
+                                &WriterNote::PushedEarlier {
+                                    remote: format!("{}/{}", remote.name, remote.branch),
+                                },
                             );
                             ours
                         }
@@ -264,10 +289,10 @@ impl Store {
                 Err(StoreError::Git(GitError::Moved { .. })) if attempt < ATTEMPTS => {
                     say(
                         store.notices.as_ref(),
-                        &format!(
-                            "the store moved under this writer (attempt {attempt} of {ATTEMPTS}); \
-                         reading the new HEAD, checking again and retrying"
-                        ),
+                        &WriterNote::Moved {
+                            attempt,
+                            attempts: ATTEMPTS,
+                        },
                     );
                     pauses.sleep();
                     store = store.reopen()?;
@@ -325,77 +350,34 @@ fn moved(remote: &Remote) -> GitError {
 
 /// Repair the checkout and remove dead writers' temporary files, saying what was done.
 fn tidy(repo: &Repo, notices: &Notices) {
-    let tidied =
-        |done: Result<Vec<String>, GitError>, what: &dyn Fn(usize) -> String, failed| match done {
-            Ok(paths) if !paths.is_empty() => say(
-                Some(notices),
-                &format!("{} ({})", what(paths.len()), paths.join(", ")),
-            ),
-            Ok(_) => {}
-            Err(e) => say(
-                Some(notices),
-                &format!("warning: could not {failed}: {}", chain(&e)),
-            ),
-        };
+    let tidied = |done: Result<Vec<String>, GitError>, what| match done {
+        Ok(paths) if !paths.is_empty() => say(Some(notices), &WriterNote::Tidied { what, paths }),
+        Ok(_) => {}
+        Err(error) => say(Some(notices), &WriterNote::TidyFailed { what, error }),
+    };
     // First the git locks a dead writer left, which would stop the repair and the commit.
-    tidied(
-        repo.remove_dead_locks(),
-        &|n| format!("removed {n} git lock file(s) left by a writer that died"),
-        "remove the git lock files a writer that died left",
-    );
-    tidied(
-        repo.repair_checkout(),
-        &|n| format!("repaired the checkout: {n} file(s) were behind HEAD"),
-        "repair the checkout",
-    );
-    tidied(
-        repo.remove_stale_temps(),
-        &|n| format!("removed {n} temporary file(s) left by a writer that died"),
-        "remove temporary files",
-    );
+    tidied(repo.remove_dead_locks(), Tidy::DeadLocks);
+    tidied(repo.repair_checkout(), Tidy::Checkout);
+    tidied(repo.remove_stale_temps(), Tidy::StaleTemps);
 }
 
 /// Say which git lock files a dead writer left were removed on the way to a commit.
 fn say_removed_locks(notices: Option<&Notices>, repo: &Repo) {
     let removed = repo.take_removed_locks();
     if !removed.is_empty() {
-        let paths: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        let paths = removed.iter().map(|p| p.display().to_string()).collect();
         say(
             notices,
-            &format!(
-                "removed {} git lock file(s) left by a writer that died ({})",
-                removed.len(),
-                paths.join(", ")
-            ),
+            &WriterNote::Tidied {
+                what: Tidy::DeadLocks,
+                paths,
+            },
         );
     }
 }
 
 fn warn_lag(notices: Option<&Notices>, commit: ObjectId, lag: Option<GitError>) {
-    if let Some(e) = lag {
-        let hint = e
-            .hint()
-            .map(|h| format!("\n  hint: {h}"))
-            .unwrap_or_default();
-        say(
-            notices,
-            &format!(
-                "warning: committed {commit}, but updating the work tree and index failed: {}; \
-             the commit is safe, and the next writer repairs the checkout{hint}",
-                chain(&e)
-            ),
-        );
+    if let Some(error) = lag {
+        say(notices, &WriterNote::Lagging { commit, error });
     }
-}
-
-/// An error with its causes, for a one-line warning.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }

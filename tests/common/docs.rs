@@ -100,6 +100,28 @@ pub fn rewrite(page: &str, mut edits: Vec<(usize, usize, String)>) -> bool {
     true
 }
 
+/// The end of a test that compares blocks of the docs with the binary: with `UPDATE_DOCS=1`,
+/// each page's `edits` are written; otherwise every difference in `wrong` fails the test,
+/// counted as `what` ("help block(s)").
+pub fn rewrite_or_fail(
+    edits: std::collections::BTreeMap<String, Vec<(usize, usize, String)>>,
+    wrong: &[String],
+    what: &str,
+) {
+    if updating() {
+        for (page, e) in edits {
+            rewrite(&page, e);
+        }
+        return;
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} {what} differ from the binary (UPDATE_DOCS=1 rewrites them):\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 /// `expected` and `actual` compared exactly (snapbox, with none of its wildcards), as the
 /// diff snapbox renders when they differ.
 pub fn difference(name: &str, expected: &str, actual: &str) -> Option<String> {

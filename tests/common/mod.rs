@@ -12,7 +12,9 @@ mod rng;
 pub use rng::Rng;
 
 mod store;
-pub use store::{draft, roads, Store, CLAUSES};
+pub use store::{
+    draft, roads, world_crs, world_store, world_store_with, Store, CLAUSES, VALIDATE_WORLD,
+};
 
 mod json;
 pub use json::{schema_validator, string_pairs, string_triples, Rows};
@@ -28,6 +30,7 @@ pub mod pg_audit_lines;
 pub mod postgres;
 pub mod remote_support;
 pub mod smtp;
+pub mod test_module;
 pub mod webhook;
 pub mod world;
 pub use world::World;
@@ -166,4 +169,18 @@ pub fn git_as(dir: &Path, home: &Path, author: (&str, &str), args: &[&str]) -> S
         &format!("git {args:?}"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Copy the folder `from`, with everything below it, to `to` (made if missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

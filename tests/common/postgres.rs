@@ -295,6 +295,13 @@ impl Cluster {
         }
     }
 
+    /// The Natural Earth countries (`tests/data/naturalearth/countries.gpkg`, 177 features)
+    /// in the `postgres` database as `public.countries`: the table most PostGIS tests read.
+    pub fn load_countries(&self) {
+        let countries = super::data("naturalearth/countries.gpkg");
+        self.load("postgres", &countries, "public.countries", &[]);
+    }
+
     /// [`Cluster::load`], with GDAL's refusal as the error (for a test that lists the files
     /// GDAL cannot load).
     pub fn try_load(

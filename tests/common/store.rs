@@ -1,7 +1,7 @@
 //! A store made by `contracts init` in a test's own HOME, and the draft contracts the store
 //! tests propose to it. Each test file adds the steps only it needs in its own `impl Store`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{git_as, Run, World};
@@ -13,6 +13,55 @@ permitted_geometry = ["LineString"]
 required_attributes = { id = "int64" }
 metric_tolerances = { positional_rmse_m = 2.0 }
 "#;
+
+/// `world` 1.0.0 with `crs`: the clauses the Natural Earth countries satisfy with
+/// `EPSG:4326` (see tests/test_release_validate.rs).
+fn world_contract(crs: &str) -> String {
+    format!(
+        "dataset = \"world\"\nversion = \"1.0.0\"\nvalid_from = 2026-01-01\n[clauses]\ncrs = \"{crs}\"\nenvelope = [-180.0, -90.0, 180.0, 90.0]\nrequired_attributes = {{ name = \"string\", continent = \"string\" }}\nmax_null_fraction = 0.0\n"
+    )
+}
+
+/// A store written by hand in `env`'s HOME (`store/`), committed: an empty `contracts.toml`
+/// and `world` 1.0.0, which the countries satisfy. For the tests that validate the countries
+/// read from elsewhere (a PostGIS table, object storage).
+pub fn world_store(env: &World) -> PathBuf {
+    world_store_with(env, &world_contract("EPSG:4326"))
+}
+
+/// [`world_store`] with `contract` as the text of `world` 1.0.0.
+pub fn world_store_with(env: &World, contract: &str) -> PathBuf {
+    let store = env.home().join("store");
+    std::fs::create_dir_all(store.join("contracts/world")).unwrap();
+    std::fs::write(store.join("contracts.toml"), "").unwrap();
+    std::fs::write(store.join(WORLD), contract).unwrap();
+    let git = |args: &[&str]| git_as(&store, env.home(), FIXTURE, args);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "fixture"]);
+    store
+}
+
+/// Commit `world` 1.0.0 of [`world_store`] again with `crs`, saying `why`.
+pub fn world_crs(env: &World, store: &Path, crs: &str, why: &str) {
+    std::fs::write(store.join(WORLD), world_contract(crs)).unwrap();
+    git_as(store, env.home(), FIXTURE, &["commit", "-q", "-am", why]);
+}
+
+/// `validate world` on 2026-03-01 as JSON: the start of the command line that checks a
+/// release against [`world_store`]; the release follows.
+pub const VALIDATE_WORLD: [&str; 6] = [
+    "--format",
+    "json",
+    "--today",
+    "2026-03-01",
+    "validate",
+    "world",
+];
+
+/// The contract file of [`world_store`], and who commits the fixture.
+const WORLD: &str = "contracts/world/1.0.0.toml";
+const FIXTURE: (&str, &str) = ("Fixture", "fixture@example.org");
 
 /// A draft contract's text.
 pub fn draft(

@@ -152,8 +152,9 @@ fn stdout_gone() -> bool {
     STDOUT_GONE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// What holds this run's [`Printer`]: the printer itself and a command's context, so that
-/// `outln!(ctx, ...)` reads the same in `run` and in the helpers it calls.
+/// What holds this run's [`Printer`]: the printer itself and a command's context (whose
+/// `impl` is in `context.rs`, above this file), so that `outln!(ctx, ...)` reads the same in
+/// `run` and in the helpers it calls.
 pub trait Print {
     fn printer(&self) -> &Printer;
 }
@@ -161,12 +162,6 @@ pub trait Print {
 impl Print for Printer {
     fn printer(&self) -> &Printer {
         self
-    }
-}
-
-impl Print for super::Context {
-    fn printer(&self) -> &Printer {
-        &self.printer
     }
 }
 

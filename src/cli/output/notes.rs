@@ -1,7 +1,8 @@
 //! The one place where the library's typed notes become talk: each [`ScanNote`] (a blind
 //! source, a malformed line, an unreadable file, the scan's counts), each consumer read at a
 //! version its dataset does not have, and each [`Event`] of a notify run is worded here, so
-//! the library says what happened and the CLI alone says how it reads.
+//! the library says what happened and the CLI alone says how it reads. So are a reader's
+//! warnings ([`ReadWarning`]), a backtest's notes and what a writer did on its own on the way to its commit ([`WriterNote`]).
 
 use std::fmt;
 
@@ -10,6 +11,10 @@ use crate::consumers::{Standing, Status};
 use crate::model::history::instant_text;
 use crate::notify::ledger::MAIL;
 use crate::notify::run::{about, Event};
+use crate::release::read_warning::Bbox;
+use crate::release::record::BacktestNote;
+use crate::release::{ReadWarning, Warned};
+use crate::store::{Tidy, WriterNote};
 
 /// A note, an event or a standing as one line of talk on stderr.
 pub struct Said<'a, T>(pub &'a T);
@@ -143,6 +148,234 @@ fn blind(f: &mut fmt::Formatter<'_>, b: &BlindNote) -> fmt::Result {
         "; while it is blind, `can-retire`, `status` and `notify` cannot tell who still reads \
          (fix the source, or {quiet} if it is meant to be quiet)"
     )
+}
+
+/// A reader's warning, without the `warning: ` that stderr puts before it (a validation
+/// report holds the same words).
+impl fmt::Display for Said<'_, ReadWarning> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = &self.0.at;
+        match &self.0.what {
+            Warned::ForeignFeatures => write!(
+                f,
+                "{at}: a Feature has a `features` member; it is a foreign member and its \
+                 contents are ignored"
+            ),
+            Warned::ColumnCrs { column, why } => write!(
+                f,
+                "{at}: geometry column `{column}`: {why}; reporting the CRS as unknown"
+            ),
+            Warned::SphericalEdges { column } => write!(
+                f,
+                "{at}: geometry column `{column}` has spherical edges: its envelope is taken \
+                 over the vertices, and an edge (a great-circle arc) can reach beyond it \
+                 towards a pole"
+            ),
+            Warned::GeoUnchecked { column, what } => write!(
+                f,
+                "{at}: geometry column `{column}`: its `geo` metadata's {what} is not checked"
+            ),
+            Warned::BboxMisses {
+                column,
+                declared,
+                data,
+            } => write!(
+                f,
+                "{at}: geometry column `{column}`: its `geo` metadata declares bbox {}, which \
+                 does not contain the data's envelope {}; the profile reports the data's",
+                show_box(declared),
+                show_box(data)
+            ),
+            Warned::TypesUndeclared {
+                column,
+                declared,
+                found,
+                missing,
+            } => write!(
+                f,
+                "{at}: geometry column `{column}`: its `geo` metadata declares geometry_types \
+                 {}, the data holds {} ({} not declared); the profile reports the data's",
+                show_names(declared),
+                show_names(found),
+                show_names(missing)
+            ),
+            Warned::BeyondLonLat { column, crs, data } => write!(
+                f,
+                "{at}: geometry column `{column}`: its `geo` metadata declares a \
+                 longitude/latitude CRS ({crs}; an absent `crs` means OGC:CRS84), but the \
+                 data's envelope {} reaches beyond [-180, -90, 180, 90]; the profile keeps \
+                 that CRS and the data's envelope",
+                show_box(data)
+            ),
+            Warned::CoveringUnchecked {
+                column,
+                covering,
+                why,
+            } => write!(
+                f,
+                "{at}: geometry column `{column}`: its `geo` metadata declares covering column \
+                 `{covering}`, which is not checked ({why})"
+            ),
+            Warned::CoveringMisses {
+                column,
+                covering,
+                misses,
+                rows,
+                row,
+                cover,
+                geometry,
+            } => write!(
+                f,
+                "{at}: geometry column `{column}`: its `geo` metadata declares covering column \
+                 `{covering}`, whose box does not contain the geometry's in {misses} of {rows} \
+                 rows (first row {row}, counted from 0: covering {}, geometry {}); the profile \
+                 reports the geometries",
+                cover.as_ref().map_or("null".to_string(), show_box),
+                show_box(geometry)
+            ),
+            Warned::UnknownGeometryType { name } => {
+                write!(f, "{at}: geometry type {name} is not one a contract names")
+            }
+            Warned::MixedSrids { column, srids } => {
+                let list: Vec<String> = srids.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "{at}: column `{column}` mixes SRIDs {}; the CRS is unknown",
+                    list.join(", ")
+                )
+            }
+            Warned::UnknownSrid { srid } => write!(
+                f,
+                "{at}: SRID {srid} has no authority and code in spatial_ref_sys that this build \
+                 knows; the CRS is unknown"
+            ),
+            Warned::NoDbf => write!(
+                f,
+                "{at}: no .dbf file; reading the shapes without attributes"
+            ),
+            Warned::NoPrj => write!(f, "{at}: no .prj file; reporting the CRS as unknown"),
+            Warned::PrjUnidentified { why } => write!(
+                f,
+                "{at}: the CRS in its .prj is not identified ({why}); reporting it as unknown"
+            ),
+            Warned::TrailingBytes { bytes, records } => write!(
+                f,
+                "{at}: ignored {bytes} bytes after the last record ({records}), padding or junk"
+            ),
+            Warned::HeaderLength {
+                declared,
+                records,
+                end,
+            } => write!(
+                f,
+                "{at}: ignored the header's file length ({declared} bytes): the {records} \
+                 records end at byte {end}"
+            ),
+            Warned::ShxMismatch { listed, records } => write!(
+                f,
+                "{at}: ignored its .shx, which lists {listed} records where the .shp holds \
+                 {records}"
+            ),
+        }
+    }
+}
+
+/// A box as GeoParquet writes one, in the shortest form of each number.
+fn show_box(b: &Bbox) -> String {
+    format!("[{}, {}, {}, {}]", b[0], b[1], b[2], b[3])
+}
+
+/// Geometry type names as a JSON list.
+fn show_names(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// A backtest's note on a dataset.
+impl fmt::Display for Said<'_, (&str, BacktestNote<'_>)> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (dataset, note) = self.0;
+        match note {
+            BacktestNote::NarrowingWouldFail { replay: r, since } => write!(
+                f,
+                "warning: {dataset}: narrowing `{}` would have failed {} of {} recorded \
+                 release(s) since {since}: {}",
+                r.clause,
+                r.would_fail,
+                r.evaluated,
+                r.releases.join(", ")
+            ),
+            BacktestNote::WithoutProfile { releases, since } => write!(
+                f,
+                "note: {dataset}: {releases} recorded release(s) since {since} have no profile \
+                 (recorded before profiles were kept) and were not replayed"
+            ),
+        }
+    }
+}
+
+/// What a writer did on its own, or could not do, on the way to its commit.
+impl fmt::Display for Said<'_, WriterNote> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            WriterNote::Tidied { what, paths } => {
+                let n = paths.len();
+                match what {
+                    Tidy::DeadLocks => {
+                        write!(f, "removed {n} git lock file(s) left by a writer that died")?
+                    }
+                    Tidy::Checkout => {
+                        write!(f, "repaired the checkout: {n} file(s) were behind HEAD")?
+                    }
+                    Tidy::StaleTemps => write!(
+                        f,
+                        "removed {n} temporary file(s) left by a writer that died"
+                    )?,
+                }
+                write!(f, " ({})", paths.join(", "))
+            }
+            WriterNote::TidyFailed { what, error } => {
+                let failed = match what {
+                    Tidy::DeadLocks => "remove the git lock files a writer that died left",
+                    Tidy::Checkout => "repair the checkout",
+                    Tidy::StaleTemps => "remove temporary files",
+                };
+                write!(f, "warning: could not {failed}: {}", chain(error))
+            }
+            WriterNote::Lagging { commit, error } => {
+                let hint = error
+                    .hint()
+                    .map(|h| format!("\n  hint: {h}"))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "warning: committed {commit}, but updating the work tree and index failed: \
+                     {}; the commit is safe, and the next writer repairs the checkout{hint}",
+                    chain(error)
+                )
+            }
+            WriterNote::PushedEarlier { remote } => {
+                write!(f, "pushed this checkout's earlier commits to {remote}")
+            }
+            WriterNote::Moved { attempt, attempts } => write!(
+                f,
+                "the store moved under this writer (attempt {attempt} of {attempts}); reading \
+                 the new HEAD, checking again and retrying"
+            ),
+        }
+    }
+}
+
+/// An error with its causes, for a one-line warning.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
 }
 
 /// What the CLI says of a notify run's event, one line on stderr. (`Standings` says nothing

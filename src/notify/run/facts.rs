@@ -136,30 +136,21 @@ pub fn wants_records(waivers: &Waivers, today: NaiveDate) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-    use crate::consumers::{classify, parse_registry, NewestRead};
+    use crate::consumers::parse_registry;
     use crate::model::change::{Direction, Verdict};
     use crate::model::config::Config;
     use crate::model::history::ChangeRecord;
     use crate::model::waiver::Waiver;
     use crate::notify::plan::Milestone;
     use crate::notify::run::{pending, Event, Settings};
+    use crate::notify::test_fixtures::{day, standings};
     use semver::Version;
 
-    fn day(s: &str) -> NaiveDate {
-        s.parse().unwrap()
-    }
-
     fn line(major: u64, sunset: Option<&str>) -> Line {
-        Line {
-            major,
-            opens: day("2026-01-01"),
-            sunset: sunset.map(day),
-            source: None,
-            versions: vec![Version::new(major, 0, 0), Version::new(major, 2, 0)],
-        }
+        let versions = [format!("{major}.0.0"), format!("{major}.2.0")];
+        let versions = versions.each_ref().map(String::as_str);
+        crate::notify::test_fixtures::line(major, "2026-01-01", sunset, &versions)
     }
 
     fn waiver(line: Option<u64>, until: &str, release: Option<&str>) -> Waiver {
@@ -304,20 +295,13 @@ mod tests {
         // The sunset is 30 days after the day: a milestone of the default countdown.
         let (today, sunset) = ("2026-12-06", "2027-01-05");
         let lines = vec![line(1, Some(sunset)), line(2, None)];
-        let read = |v: &str| NewestRead {
-            at: "2026-12-01T03:00:00Z".parse().unwrap(),
-            version: v.parse().unwrap(),
-            oldest_line: 1,
-            reads: 3,
-            known: None,
-        };
-        let newest: HashMap<String, NewestRead> = [
-            ("a".to_string(), read("1.0.0")),
-            ("b".to_string(), read("2.0.0")),
-            ("z".to_string(), read("1.0.0")),
-        ]
-        .into();
-        let standings = classify("roads", &lines, &registry, &newest);
+        let standings = standings(
+            "roads",
+            &lines,
+            &registry,
+            ("2026-12-01T03:00:00Z", 3),
+            &[("a", "1.0.0"), ("b", "2.0.0"), ("z", "1.0.0")],
+        );
         let mut facts = Facts::default();
         facts.datasets.insert(
             "roads".into(),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::super::profile::{AttrAcc, AttrType};
-use super::Accumulator;
+use super::super::Accumulator;
 
 pub(super) struct Column {
     ty: Option<AttrType>,

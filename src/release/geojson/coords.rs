@@ -6,7 +6,7 @@
 use serde::de::{self, SeqAccess};
 
 use super::super::geom::GeomScan;
-use super::MAX_DEPTH;
+use super::pieces::MAX_DEPTH;
 
 /// What the coordinates of one geometry looked like, gathered while they streamed by.
 #[derive(Default)]

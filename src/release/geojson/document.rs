@@ -6,9 +6,10 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess};
 use serde_json::Value;
 
 use super::super::geom::GeomScan;
+use super::super::Accumulator;
 use super::columns::{value_type, State};
 use super::geometry::{GeometryParts, GeometrySeed};
-use super::{excerpt, Accumulator, Members, Text};
+use super::pieces::{excerpt, Members, Text};
 
 /// A Feature's `geometry`: null, or a geometry, added to the accumulator.
 struct FeatureGeometry<'a>(&'a mut Accumulator, bool);

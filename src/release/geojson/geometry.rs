@@ -6,7 +6,7 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess};
 
 use super::super::geom::GeomScan;
 use super::coords::{raw_coords, CoordSeed, Node, Shape};
-use super::{excerpt, Members, Text, MAX_DEPTH};
+use super::pieces::{excerpt, Members, Text, MAX_DEPTH};
 use crate::model::spatial::GeometryType;
 
 /// A GeoJSON geometry object: its type, coordinates and members, streamed.

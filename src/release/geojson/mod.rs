@@ -29,7 +29,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, SeqAccess};
+use serde::de::{DeserializeSeed, SeqAccess};
 
 use rayon::prelude::*;
 
@@ -69,24 +69,10 @@ mod document;
 mod fast;
 mod geometry;
 mod number;
+mod pieces;
 mod split;
 
 const F: Format = Format::GeoJson;
-
-/// Nesting deeper than this (collections in collections, arrays in coordinates) is refused:
-/// real data nests a few levels, and a crafted file must not exhaust the stack.
-const MAX_DEPTH: usize = 32;
-
-/// At most this many characters of a value from the file are quoted in an error.
-const EXCERPT: usize = 40;
-
-/// A value from the file, cut to a short excerpt for an error message.
-fn excerpt(s: &str) -> String {
-    match s.char_indices().nth(EXCERPT) {
-        None => format!("`{s}`"),
-        Some((at, _)) => format!("`{}…` ({} bytes)", &s[..at], s.len()),
-    }
-}
 
 /// A parser message, with any long run cut (serde quotes offending strings whole).
 fn clip(msg: &str) -> String {
@@ -103,38 +89,6 @@ fn clip(msg: &str) -> String {
         cut -= 1;
     }
     format!("{}… ({} bytes){tail}", &body[..cut], body.len())
-}
-
-/// A key or a short string value, borrowed from the input when it holds no escape (the
-/// parallel reader's slices), copied otherwise: one allocation less per member of every
-/// feature. The same values and errors as `String`'s.
-struct Text;
-
-seed! {
-    Text => std::borrow::Cow<'de, str>, deserialize_str, "a string";
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(std::borrow::Cow::Borrowed(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(std::borrow::Cow::Owned(v.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(std::borrow::Cow::Owned(v))
-    }
-}
-
-/// Refuses a member given twice in one object.
-#[derive(Default)]
-struct Members(Vec<&'static str>);
-
-impl Members {
-    fn first<E: de::Error>(&mut self, name: &'static str) -> Result<(), E> {
-        if self.0.contains(&name) {
-            return Err(E::custom(format!("member `{name}` is given twice")));
-        }
-        self.0.push(name);
-        Ok(())
-    }
 }
 
 /// Counts bytes as they are read, for the progress bar.
@@ -263,11 +217,8 @@ pub fn read(
     let sequence = is_sequence(path);
     let mut noted = |st: &State| {
         if st.foreign_features > 0 {
-            notes.warnings.push(format!(
-                "{}: a Feature has a `features` member; it is a foreign member and its \
-                 contents are ignored",
-                path.display()
-            ));
+            let warned = super::ReadWarning::of(path, super::Warned::ForeignFeatures);
+            notes.warnings.push(warned);
         }
     };
     let open = || File::open(path).map_err(io_err(path));

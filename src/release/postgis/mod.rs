@@ -28,7 +28,7 @@ use postgres::types::ToSql;
 use postgres::{IsolationLevel, Transaction};
 
 use super::profile::{Accumulator, AttrAcc};
-use super::{crs_identify, Progress, ReadNotes, ReadOptions};
+use super::{crs_identify, Progress, ReadNotes, ReadOptions, ReadWarning, Warned};
 use crate::model::spatial::{AttrType, Dimension, GeometryType};
 pub use connect::{is_postgres_url, Target};
 
@@ -359,9 +359,10 @@ pub fn profile(
             .find(|k| k.name().eq_ignore_ascii_case(name))
         {
             Some(k) => acc.add_type(k),
-            None => notes.warnings.push(format!(
-                "{url}: geometry type {t} is not one a contract names"
-            )),
+            None => notes.warnings.push(ReadWarning {
+                at: url.clone(),
+                what: Warned::UnknownGeometryType { name: t.clone() },
+            }),
         }
     }
     for flag in flags {
@@ -374,12 +375,13 @@ pub fn profile(
             crs_of(&mut tx, srid, &url, notes).map_err(query_err)?
         }
         _ => {
-            let list: Vec<String> = srids.iter().map(|s| s.to_string()).collect();
-            notes.warnings.push(format!(
-                "{url}: column `{}` mixes SRIDs {}; the CRS is unknown",
-                geometry.name,
-                list.join(", ")
-            ));
+            notes.warnings.push(ReadWarning {
+                at: url.clone(),
+                what: Warned::MixedSrids {
+                    column: geometry.name.clone(),
+                    srids: srids.iter().copied().collect(),
+                },
+            });
             None
         }
     };
@@ -431,9 +433,10 @@ fn crs_of(
         crs_identify::from_org_code(&org?, code?)
     });
     if found.is_none() {
-        notes.warnings.push(format!(
-            "{url}: SRID {srid} has no authority and code in spatial_ref_sys that this build knows; the CRS is unknown"
-        ));
+        notes.warnings.push(ReadWarning {
+            at: url.to_string(),
+            what: Warned::UnknownSrid { srid },
+        });
     }
     Ok(found)
 }
