@@ -153,7 +153,7 @@ mod tests {
         let mut b = BigQuery::new();
         let got: Vec<String> = LOG
             .lines()
-            .flat_map(|l| warehouse::described(b.parse(l.as_bytes())))
+            .flat_map(|l| warehouse::testing::described(b.parse(l.as_bytes())))
             .collect();
         assert_eq!(
             got,

@@ -225,7 +225,7 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
         let mut d = Databricks::new();
         let got: Vec<String> = log
             .lines()
-            .flat_map(|l| warehouse::described(d.parse(l.as_bytes())))
+            .flat_map(|l| warehouse::testing::described(d.parse(l.as_bytes())))
             .collect();
         assert_eq!(
             got,
@@ -240,7 +240,8 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
             ]
         );
         let mut other = Databricks::new();
-        let header = warehouse::described(other.parse(b"source_table_full_name,created_by"));
+        let header =
+            warehouse::testing::described(other.parse(b"source_table_full_name,created_by"));
         assert_eq!(
             header,
             [
@@ -275,7 +276,7 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
         );
         file += &row("main.raw.roads", "name", "analyst@example.org", "10:00:00");
         file += "main.gis.roads_v2.0.0,name,TABLE,analyst@example.org,soon\n";
-        let (got, stats, outcome, bad) = warehouse::reads_of(
+        let (got, stats, outcome, bad) = warehouse::testing::reads_of(
             crate::LogFormat::DatabricksColumnLineage,
             "main.gis.{dataset}_v{contract}",
             file.as_bytes(),
@@ -354,7 +355,7 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         let read = |file: &[u8]| {
-            warehouse::reads_of(
+            warehouse::testing::reads_of(
                 crate::LogFormat::DatabricksColumnLineage,
                 "main.gis.{dataset}_v{contract}",
                 file,

@@ -189,7 +189,7 @@ mod tests {
     fn read(text: &str) -> Vec<String> {
         let mut s = Snowflake::new();
         text.lines()
-            .flat_map(|l| warehouse::described(s.parse(l.as_bytes())))
+            .flat_map(|l| warehouse::testing::described(s.parse(l.as_bytes())))
             .filter(|l| l != "skip")
             .collect()
     }
@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn a_join_is_a_read_of_each_table_it_read() {
         let file = r#"{"QUERY_START_TIME":"2026-11-27 10:00:00.000 +0000","USER_NAME":"JSMITH","BASE_OBJECTS_ACCESSED":[{"objectDomain":"Table","objectName":"GIS.PUBLIC.ROADS_V2.0.0","columns":[{"columnName":"NAME"}]},{"objectDomain":"Table","objectName":"GIS.PUBLIC.TOWNS_V1.1.0","columns":[{"columnName":"POP_EST"},{"columnName":"GEOM"}]},{"objectDomain":"Stage","objectName":"GIS.PUBLIC.UPLOADS"}]}"#;
-        let (got, stats, outcome, bad) = warehouse::reads_of(
+        let (got, stats, outcome, bad) = warehouse::testing::reads_of(
             crate::LogFormat::SnowflakeAccessHistory,
             "gis.public.{dataset}_v{contract}",
             file.as_bytes(),

@@ -309,69 +309,75 @@ impl CsvRows {
     }
 }
 
-/// One read as the format tests compare it: principal, dataset, contract, last request,
-/// columns.
+/// The helpers the formats' tests share: a file read through a compiled source, and a
+/// parse described as text. A module of its own, so that the reader files do not import
+/// the configuration's compiler outside their tests.
 #[cfg(test)]
-pub(crate) type ReadRow = (Option<String>, String, String, String, Columns);
+pub(crate) mod testing {
+    use super::{Columns, Request};
 
-/// What a source of `format` with one `template` and a 60-second burst reads of `file`: its
-/// reads sorted by first request then dataset, its counts, and the lines it cannot read.
-#[cfg(test)]
-pub(crate) fn reads_of(
-    format: crate::LogFormat,
-    template: &str,
-    file: &[u8],
-) -> (
-    Vec<ReadRow>,
-    super::AccessStats,
-    Result<(), super::AccessError>,
-    Vec<super::LineError>,
-) {
-    let keys = super::AccessKeys {
-        templates: vec![template],
-        same_read_seconds: 60,
-        ..super::AccessKeys::default()
-    };
-    let log = super::AccessLog::compile(format, &keys).unwrap();
-    let mut reads = Vec::new();
-    let mut bad = Vec::new();
-    let (stats, outcome) = super::read_access_log(&log, file, |r| reads.push(r), |e| bad.push(e));
-    reads.sort_by(|a, b| {
-        (a.burst.first, &a.reader.dataset).cmp(&(b.burst.first, &b.reader.dataset))
-    });
-    let rows = reads
-        .into_iter()
-        .map(|r| {
-            (
-                r.reader.principal.clone(),
-                r.reader.dataset.clone(),
-                r.reader.contract.clone(),
-                r.at_text(),
-                r.attributes,
+    /// One read as the format tests compare it: principal, dataset, contract, last request,
+    /// columns.
+    pub(crate) type ReadRow = (Option<String>, String, String, String, Columns);
+
+    /// What a source of `format` with one `template` and a 60-second burst reads of `file`: its
+    /// reads sorted by first request then dataset, its counts, and the lines it cannot read.
+    pub(crate) fn reads_of(
+        format: crate::LogFormat,
+        template: &str,
+        file: &[u8],
+    ) -> (
+        Vec<ReadRow>,
+        super::super::AccessStats,
+        Result<(), super::super::AccessError>,
+        Vec<super::super::LineError>,
+    ) {
+        let keys = super::super::AccessKeys {
+            templates: vec![template],
+            same_read_seconds: 60,
+            ..super::super::AccessKeys::default()
+        };
+        let log = super::super::AccessLog::compile(format, &keys).unwrap();
+        let mut reads = Vec::new();
+        let mut bad = Vec::new();
+        let (stats, outcome) =
+            super::super::read_access_log(&log, file, |r| reads.push(r), |e| bad.push(e));
+        reads.sort_by(|a, b| {
+            (a.burst.first, &a.reader.dataset).cmp(&(b.burst.first, &b.reader.dataset))
+        });
+        let rows = reads
+            .into_iter()
+            .map(|r| {
+                (
+                    r.reader.principal.clone(),
+                    r.reader.dataset.clone(),
+                    r.reader.contract.clone(),
+                    r.at_text(),
+                    r.attributes,
+                )
+            })
+            .collect();
+        (rows, stats, outcome, bad)
+    }
+
+    /// The requests of a parse, for the tests: (instant, principal, path, method, columns).
+    pub(crate) fn described(parsed: Result<super::super::Parsed<'_>, String>) -> Vec<String> {
+        let list = |r: &Request| {
+            format!(
+                "{} {:?} {} {} {:?}",
+                r.at.to_rfc3339(),
+                r.principal.as_deref(),
+                r.method,
+                r.path,
+                r.attributes
             )
-        })
-        .collect();
-    (rows, stats, outcome, bad)
-}
-
-/// The requests of a parse, for the tests: (instant, principal, path, method, columns).
-#[cfg(test)]
-pub(crate) fn described(parsed: Result<super::Parsed<'_>, String>) -> Vec<String> {
-    let list = |r: &Request| {
-        format!(
-            "{} {:?} {} {} {:?}",
-            r.at.to_rfc3339(),
-            r.principal.as_deref(),
-            r.method,
-            r.path,
-            r.attributes
-        )
-    };
-    match parsed {
-        Ok(super::Parsed::Skip) => vec!["skip".into()],
-        Ok(super::Parsed::Request(r)) => vec![list(&r)],
-        Ok(super::Parsed::Requests(v)) => v.iter().map(list).collect(),
-        Err(e) => vec![format!("error: {e}")],
+        };
+        match parsed {
+            Ok(super::super::Parsed::Skip) => vec!["skip".into()],
+            Ok(super::super::Parsed::Request(r)) => vec![list(&r)],
+            Ok(super::super::Parsed::Requests(v)) => v.iter().map(list).collect(),
+            Err(e) => vec![format!("error: {e}")],
+        }
     }
 }
 
