@@ -37,6 +37,7 @@ mod memo;
 pub(crate) mod object_logs;
 mod parquet_rows;
 mod plain_lines;
+mod readers;
 mod scan;
 mod terms;
 mod timestamps;
@@ -44,13 +45,13 @@ mod wide;
 
 use blocks::{scan_blocks, FileScan, Partial};
 pub use driver::scan;
-pub(crate) use driver::{open_input, open_parquet, readers_of, Inputs};
-pub(crate) use fields::Read as MappedRead;
+pub(crate) use fields::{Mapping, Read as MappedRead};
 use fold::{fold, fold_into};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
-pub(crate) use parquet_rows::{read_summary, ParquetLog};
+pub(crate) use parquet_rows::ParquetLog;
+pub(crate) use readers::{each_line, open_input, walk, Layout, ReadsLog, Sink};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{
@@ -58,6 +59,8 @@ pub use terms::{
     ValidFrom, ANONYMOUS,
 };
 pub(crate) use timestamps::At;
+#[cfg(test)]
+pub(crate) use {parquet_rows::read_summary, readers::open_parquet};
 
 /// The files each local source's glob (relative to `root`) matches, sorted; the remote
 /// sources match none here.
