@@ -8,16 +8,13 @@
 //! consumer's reads of one version on one UTC day, from its first instant to its last. Both
 //! come out as a [`Record`], so whoever folds them need not know which file held them.
 
-use std::borrow::Cow;
-use std::io::BufReader;
 use std::path::Path;
 
 use chrono::{DateTime, FixedOffset};
 
 use super::access::Read as AccessRead;
 use super::reads::{
-    each_line, walk, Layout, LogError, LogFile, Malformed, MappedRead, Mapping, ParquetLog,
-    ReadsLog, Sink, Skipped, ANONYMOUS,
+    walk, Layout, LogError, LogFile, Malformed, MappedRead, Sink, Skipped, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::Source;
@@ -78,18 +75,9 @@ pub fn each_read(
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<u64, LogError> {
-    // With one dataset, a line that does not contain its name cannot be a read of it.
-    let finder = match wanted {
-        Wanted::These(set) if set.len() == 1 => set
-            .iter()
-            .next()
-            .map(|one| memchr::memmem::Finder::new(one.as_bytes()).into_owned()),
-        _ => None,
-    };
     let mut sink = Records {
         wanted,
         valid_from,
-        finder,
         on_read,
         on_malformed,
         malformed: 0,
@@ -104,8 +92,6 @@ pub fn each_read(
 struct Records<'a, 'r, 'm> {
     wanted: &'a Wanted<'a>,
     valid_from: &'a super::reads::ValidFrom,
-    /// With one dataset wanted, its name, searched for in a JSON line before it is read.
-    finder: Option<memchr::memmem::Finder<'static>>,
     on_read: &'a mut (dyn FnMut(Record<'_>) -> Result<(), String> + 'r),
     on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
     /// Malformed lines, and reads of access logs whose version is none (counted, as the
@@ -181,40 +167,14 @@ impl Sink for Records<'_, '_, '_> {
         });
     }
 
-    fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError> {
-        let io = |source| LogError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        match log {
-            ReadsLog::Jsonl(input) => {
-                // A source of one dataset (a constant) has no name in its lines to look for.
-                let finder = self.finder.take();
-                let only = finder
-                    .as_ref()
-                    .filter(|_| mapping.constant_dataset().is_none());
-                let read = each_line(input, |number, line| {
-                    if line.is_empty() {
-                        return;
-                    }
-                    if only.is_some_and(|f| {
-                        f.find(line).is_none() && memchr::memchr(b'\\', line).is_none()
-                    }) {
-                        return;
-                    }
-                    let (wanted, on_read) = (self.wanted, &mut *self.on_read);
-                    if let Err(reason) = mapping.json(line).and_then(|r| take(r, wanted, on_read)) {
-                        self.malformed(path, number, reason);
-                    }
-                });
-                self.finder = finder;
-                read.map_err(io)
-            }
-            ReadsLog::Csv(input) => self.csv(path, input, mapping),
-            ReadsLog::Parquet => {
-                self.parquet(path, mapping);
-                Ok(())
-            }
+    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+        take(read, self.wanted, self.on_read)
+    }
+
+    fn only_dataset(&self) -> Option<&str> {
+        match self.wanted {
+            Wanted::These(set) if set.len() == 1 => set.iter().next().map(String::as_str),
+            _ => None,
         }
     }
 }
@@ -227,126 +187,6 @@ impl Records<'_, '_, '_> {
             line: 0,
             reason: format!("{reason}; the file is skipped"),
         });
-    }
-
-    /// The reads of a CSV log, a record at a time.
-    fn csv(
-        &mut self,
-        path: &Path,
-        input: Box<dyn std::io::Read + Send>,
-        mapping: &Mapping,
-    ) -> Result<(), LogError> {
-        let io = |source| LogError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(true)
-            .flexible(true)
-            .from_reader(BufReader::with_capacity(1 << 20, input));
-        let headers = reader
-            .byte_headers()
-            .map_err(|e| io(std::io::Error::other(e.to_string())))?
-            .clone();
-        let mut cols = [None; 4];
-        let mut missing = false;
-        for (c, name) in cols.iter_mut().zip(mapping.columns()) {
-            if let Some(name) = name {
-                match headers
-                    .iter()
-                    .position(|h| h.trim_ascii() == name.as_bytes())
-                {
-                    Some(i) => *c = Some(i),
-                    None => {
-                        let reason =
-                            format!("the header has no column {name}; the file is skipped");
-                        self.malformed(path, 1, reason);
-                        missing = true;
-                    }
-                }
-            }
-        }
-        if missing {
-            return Ok(());
-        }
-        let mut record = csv::ByteRecord::new();
-        let mut number = 1u64;
-        loop {
-            match reader.read_byte_record(&mut record) {
-                Ok(false) => return Ok(()),
-                Ok(true) => {}
-                Err(e) => {
-                    if let csv::ErrorKind::Io(_) = e.kind() {
-                        return Err(io(std::io::Error::other(e.to_string())));
-                    }
-                    number += 1;
-                    self.malformed(path, number, e.to_string());
-                    continue;
-                }
-            }
-            number = record.position().map_or(number + 1, |p| p.line());
-            let fields = cols.map(|c| c.and_then(|i| record.get(i)));
-            if cols
-                .iter()
-                .zip(fields)
-                .any(|(c, f)| c.is_some() && f.is_none())
-            {
-                let reason = format!("expected {} fields, found {}", headers.len(), record.len());
-                self.malformed(path, number, reason);
-                continue;
-            }
-            if fields
-                .iter()
-                .flatten()
-                .any(|f| std::str::from_utf8(f).is_err())
-            {
-                self.malformed(path, number, "a field is not UTF-8".to_string());
-                continue;
-            }
-            let (wanted, on_read) = (self.wanted, &mut *self.on_read);
-            if let Err(reason) = mapping.flat(fields).and_then(|r| take(r, wanted, on_read)) {
-                self.malformed(path, number, reason);
-            }
-        }
-    }
-
-    /// The reads of a Parquet log, a row group at a time. A log that cannot be read — no such
-    /// column, a column of another type, a damaged file — is skipped and said so (line 0), as
-    /// the newest-read scan skips it: both walks then read the same rows, and neither stops
-    /// the command.
-    fn parquet(&mut self, path: &Path, mapping: &Mapping) {
-        let cut = |e: LogError| format!("cannot be read to its end: {}", e.reason());
-        let log = match ParquetLog::open(path, mapping) {
-            Ok(log) => log,
-            Err(e) => return self.skip(path, cut(e)),
-        };
-        for g in 0..log.row_groups() {
-            let mut failed = Vec::new();
-            let (wanted, on_read) = (self.wanted, &mut *self.on_read);
-            let read = log.read_group(path, g, &mut |number, row| {
-                let result = row.and_then(|r| {
-                    take(
-                        MappedRead {
-                            at: r.at,
-                            consumer: Cow::Borrowed(r.consumer.as_bytes()),
-                            dataset: Cow::Borrowed(r.dataset.as_bytes()),
-                            contract: Cow::Borrowed(r.contract.as_bytes()),
-                        },
-                        wanted,
-                        on_read,
-                    )
-                });
-                if let Err(reason) = result {
-                    failed.push((number, reason));
-                }
-            });
-            for (number, reason) in failed {
-                self.malformed(path, number, reason);
-            }
-            if let Err(e) = read {
-                return self.skip(path, cut(e));
-            }
-        }
     }
 }
 

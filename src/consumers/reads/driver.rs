@@ -15,8 +15,8 @@ use super::json_lines::{scan_json_lines, BLOCK};
 use super::readers::{self, Layout, ReadsLog, Sink};
 use super::timestamps::{At, Day};
 use super::{
-    fold, parquet_rows, FileScan, KnownRead, LogError, LogFile, Malformed, NewestRead, Scan,
-    ScanRequest, Skipped, ANONYMOUS,
+    fold, parquet_rows, FileScan, KnownRead, LogError, LogFile, Malformed, MappedRead, NewestRead,
+    Scan, ScanRequest, Skipped, ANONYMOUS,
 };
 use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
@@ -149,6 +149,19 @@ impl Sink for Newest<'_, '_> {
             line,
             reason,
         });
+    }
+
+    /// One read, as the fast paths fold each (they do not call this: see `reads_log`).
+    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+        let (consumer, dataset) = (&read.consumer, &read.dataset);
+        fold(
+            &mut self.scan,
+            self.req,
+            read.at,
+            consumer,
+            dataset,
+            &read.contract,
+        )
     }
 
     /// The fast paths: JSON Lines and CSV in blocks on all cores, Parquet by row group.

@@ -35,6 +35,7 @@ mod json_lines;
 mod key_probe;
 mod memo;
 pub(crate) mod object_logs;
+mod one_by_one;
 mod parquet_rows;
 mod plain_lines;
 mod readers;
@@ -45,13 +46,12 @@ mod wide;
 
 use blocks::{scan_blocks, FileScan, Partial};
 pub use driver::scan;
-pub(crate) use fields::{Mapping, Read as MappedRead};
+pub(crate) use fields::Read as MappedRead;
 use fold::{fold, fold_into};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
-pub(crate) use parquet_rows::ParquetLog;
-pub(crate) use readers::{each_line, open_input, walk, Layout, ReadsLog, Sink};
+pub(crate) use readers::{open_input, walk, Layout, Sink};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{

@@ -1,6 +1,7 @@
 //! The one walk over the inputs of the consumption record ([`walk`]): each local file and
 //! each fetched object, opened once, handed to the reader of its format (read summaries in
-//! JSON Lines or Parquet, the access logs' burst scans, the logs of reads), whose reads, rows,
+//! JSON Lines or Parquet, the access logs' burst scans, the logs of reads one read at a time
+//! ([`one_by_one`]) unless the sink has a faster reader of them), whose reads, rows,
 //! malformed lines and unreadable inputs go to a [`Sink`]. The newest-read scan
 //! (`driver.rs`) and the record walk (`records.rs`) are the two sinks. Also here: what the
 //! walk reads ([`Inputs`]) and how an input is opened ([`open_input`], [`open_parquet`]).
@@ -10,17 +11,16 @@ use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
 
-use super::fields::Mapping;
-use super::object_logs;
+use super::fields::{Mapping, Read as MappedRead};
 use super::parquet_rows::{self, ParquetInput};
 use super::terms::{LogError, LogFile, Skipped};
+use super::{object_logs, one_by_one};
 use crate::consumers::access::{AccessScans, AccessStats, Read as AccessRead};
 use crate::consumers::summary::{self, ParsedRow};
 use crate::model::source::{LogFormat, Source};
 
-/// A log of reads (JSON Lines, CSV or Parquet): each sink reads it with its own reader, the
-/// scan with the parallel fast paths that fold bytes straight into its hot tables, the record
-/// walk line by line. A text log comes opened; a Parquet log (never remote) by its path.
+/// A log of reads (JSON Lines, CSV or Parquet), handed to [`Sink::reads_log`]: a text log
+/// opened, a Parquet log (never remote) by its path.
 pub(crate) enum ReadsLog {
     Jsonl(Box<dyn std::io::Read + Send>),
     Csv(Box<dyn std::io::Read + Send>),
@@ -66,8 +66,20 @@ pub(crate) trait Sink {
     fn access_read(&mut self, source: usize, read: AccessRead);
     /// A line (a row) that cannot be used: 1-based, and why.
     fn malformed(&mut self, path: &Path, line: u64, reason: String);
-    /// A log of reads, read by the sink's reader of it.
-    fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError>;
+    /// One read of a log of reads (JSON Lines, CSV, Parquet) as its source's mapping found
+    /// it; `Err` makes its line malformed.
+    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String>;
+    /// The one dataset wanted, when only one is: a JSON line without its name is passed over
+    /// unread.
+    fn only_dataset(&self) -> Option<&str> {
+        None
+    }
+    /// A log of reads, read one read at a time into [`Sink::read`] ([`one_by_one`]); a
+    /// sink with a faster reader of its own (the scan's, which folds straight into its hot
+    /// tables on all cores) reads it with that.
+    fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError> {
+        one_by_one::read_log(self, path, log, mapping)
+    }
     /// The access logs' counts, by source, once their last bursts are closed.
     fn access_closed(&mut self, _stats: Vec<(usize, AccessStats)>) {}
 }
