@@ -1,8 +1,7 @@
-//! Every read of the consumption record, one at a time: the plain walk over the files of the
-//! configured sources (JSON Lines and CSV, each optionally gzipped, Parquet, and read
-//! summaries) that the day-by-day counts and `consumption summarize` are built on. The
-//! newest-read scan (`reads::scan`) has its own, faster walk; this one hands each read to the
-//! caller.
+//! Every read of the consumption record, one at a time, that the day-by-day counts and
+//! `consumption summarize` are built on: a sink (`Records`) of the one walk over the
+//! configured sources (`reads::walk`, whose readers the newest-read scan shares), handing
+//! each read of a wanted dataset to the caller.
 //!
 //! A raw read is one read at one instant; a row of a summary ([`super::summary`]) is a
 //! consumer's reads of one version on one UTC day, from its first instant to its last. Both

@@ -7,7 +7,10 @@
 //! row group; fields are borrowed from the block (no allocation for a line that needs no
 //! unescaping), lines of other datasets are skipped before any date is parsed, and only the
 //! newest read per (dataset, consumer) is kept. One file per purpose: here the public types
-//! and the file lists; [`driver`] (the scan of every source), [`blocks`] (text logs in blocks
+//! and the file lists; [`readers`] (the one walk over every input: each opened, read by the
+//! reader of its format, what it yields handed to a sink), [`one_by_one`] (the logs of reads
+//! a read at a time, for a sink without a faster reader), [`driver`] (the newest-read scan,
+//! the walk's sink with the fast paths), [`blocks`] (text logs in blocks
 //! on all cores), [`json_lines`] (and its fast path), [`csv_rows`], [`parquet_rows`],
 //! [`fields`] (a source's field mapping), [`json_fields`] (the mapped fields of a JSON line), [`timestamps`] (a read's instant and the place of its
 //! day), [`memo`] (the dates and versions a scan remembers), [`fold`] (one read into the
