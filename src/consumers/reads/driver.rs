@@ -36,27 +36,9 @@ pub fn scan(
     req: &ScanRequest,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<Scan, LogError> {
-    let mut scan = Scan::default();
-    for d in &req.datasets {
-        scan.newest.insert(d.clone(), ConsumerMap::default());
-    }
-    scan.stats.sources = sources.iter().map(SourceCounts::of).collect();
-    let mut sink = Newest {
-        req,
-        scan,
-        // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
-        access_part: Scan::for_request(req),
-        on_malformed,
-        before: (0, 0, 0, 0),
-    };
+    let mut sink = Newest::new(sources, req, on_malformed);
     readers::walk(sources, files, (req.from, req.to), &mut sink)?;
-    let Newest {
-        mut scan,
-        access_part,
-        ..
-    } = sink;
-    scan.absorb(access_part);
-    Ok(scan)
+    Ok(sink.finish())
 }
 
 /// The newest-read scan as a [`Sink`]: what the walk yields goes into `scan`, the access
@@ -66,8 +48,10 @@ struct Newest<'a, 'm> {
     scan: Scan,
     access_part: Scan,
     on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
-    /// The counts when the current input was taken up ([`tally`]).
+    /// The counts when the current input was taken up ([`tally`]), and its source (`None`
+    /// between inputs: the bursts closed after the last input).
     before: (u64, u64, u64, u64),
+    current: Option<usize>,
 }
 
 impl Sink for Newest<'_, '_> {
@@ -92,13 +76,15 @@ impl Sink for Newest<'_, '_> {
         Ok(())
     }
 
-    fn begin(&mut self, _source: usize) {
-        self.before = tally(&self.scan);
+    fn begin(&mut self, source: usize) {
+        self.before = tally(&self.scan, &self.access_part);
+        self.current = Some(source);
     }
 
     /// What the input added to the counts is its source's.
     fn end(&mut self, source: usize) {
-        let (files, lines, reads, malformed) = tally(&self.scan);
+        self.current = None;
+        let (files, lines, reads, malformed) = tally(&self.scan, &self.access_part);
         let before = self.before;
         if let Some(counts) = self.scan.stats.sources.get_mut(source) {
             counts.files += files - before.0;
@@ -130,10 +116,13 @@ impl Sink for Newest<'_, '_> {
         fold_summary_row(row, self.req, &mut self.scan)
     }
 
-    /// Folded into the access logs' part; what it adds is its source's at once (a read of
-    /// a burst closed after the last input is no input's).
+    /// Folded into the access logs' part. What a read of a burst closed after the last
+    /// input adds is its source's at once: it is no input's.
     fn access_read(&mut self, source: usize, read: AccessRead) {
         let part = &mut self.access_part;
+        if self.current.is_some() {
+            return fold_access(part, self.req, read);
+        }
         let before = (part.stats.reads, part.stats.malformed);
         fold_access(part, self.req, read);
         if let Some(counts) = self.scan.stats.sources.get_mut(source) {
@@ -154,14 +143,8 @@ impl Sink for Newest<'_, '_> {
     /// One read, as the fast paths fold each (they do not call this: see `reads_log`).
     fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
         let (consumer, dataset) = (&read.consumer, &read.dataset);
-        fold(
-            &mut self.scan,
-            self.req,
-            read.at,
-            consumer,
-            dataset,
-            &read.contract,
-        )
+        let part = &mut self.access_part;
+        fold(part, self.req, read.at, consumer, dataset, &read.contract)
     }
 
     /// The fast paths: JSON Lines and CSV in blocks on all cores, Parquet by row group.
@@ -209,7 +192,35 @@ impl Sink for Newest<'_, '_> {
     }
 }
 
-impl Newest<'_, '_> {
+impl<'a, 'm> Newest<'a, 'm> {
+    fn new(
+        sources: &[Source],
+        req: &'a ScanRequest,
+        on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
+    ) -> Newest<'a, 'm> {
+        let mut scan = Scan::default();
+        for d in &req.datasets {
+            scan.newest.insert(d.clone(), ConsumerMap::default());
+        }
+        scan.stats.sources = sources.iter().map(SourceCounts::of).collect();
+        Newest {
+            req,
+            scan,
+            // The access logs' reads (and the reads of `read`) are folded apart, as a block
+            // of JSON Lines is, then absorbed.
+            access_part: Scan::for_request(req),
+            on_malformed,
+            before: (0, 0, 0, 0),
+            current: None,
+        }
+    }
+
+    fn finish(self) -> Scan {
+        let mut scan = self.scan;
+        scan.absorb(self.access_part);
+        scan
+    }
+
     /// An input not read, and why.
     fn skip(&mut self, path: &Path, reason: String) {
         self.scan.skipped.push(Skipped {
@@ -219,14 +230,15 @@ impl Newest<'_, '_> {
     }
 }
 
-/// The counts an input adds to its source: files, lines, reads and malformed lines (an
-/// access log's reads are its source's as they are folded, its lines when its scan finishes).
-fn tally(scan: &Scan) -> (u64, u64, u64, u64) {
+/// The counts an input adds to its source: files, lines, reads and malformed lines, of the
+/// scan and of the part folded apart (an access log's lines are counted when its scan
+/// finishes).
+fn tally(scan: &Scan, apart: &Scan) -> (u64, u64, u64, u64) {
     (
         scan.stats.files,
         scan.stats.lines,
-        scan.stats.reads,
-        scan.stats.malformed,
+        scan.stats.reads + apart.stats.reads,
+        scan.stats.malformed + apart.stats.malformed,
     )
 }
 
@@ -327,5 +339,122 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
     .is_err()
     {
         scan.stats.malformed += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// The newest-read scan with the walk's reader of a read at a time in place of its fast
+    /// paths: everything else is the scan's.
+    struct OneByOne<'a, 'm>(Newest<'a, 'm>);
+
+    impl Sink for OneByOne<'_, '_> {
+        fn wants(&self, dataset: &str) -> bool {
+            self.0.wants(dataset)
+        }
+        fn skipped(&mut self, skipped: Skipped) {
+            self.0.skipped(skipped)
+        }
+        fn unknown_format(&mut self, path: &Path, wanted: bool) -> Result<(), LogError> {
+            self.0.unknown_format(path, wanted)
+        }
+        fn opened(&mut self) {
+            self.0.opened()
+        }
+        fn unopened(&mut self, path: &Path, reason: String, l: Layout) -> Result<(), LogError> {
+            self.0.unopened(path, reason, l)
+        }
+        fn cut_short(&mut self, path: &Path, e: LogError, l: Layout) -> Result<(), LogError> {
+            self.0.cut_short(path, e, l)
+        }
+        fn summary_row(&mut self, row: ParsedRow) -> Result<(), String> {
+            self.0.summary_row(row)
+        }
+        fn access_read(&mut self, source: usize, read: AccessRead) {
+            self.0.access_read(source, read)
+        }
+        fn malformed(&mut self, path: &Path, line: u64, reason: String) {
+            self.0.malformed(path, line, reason)
+        }
+        fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+            self.0.read(read)
+        }
+        fn only_dataset(&self) -> Option<&str> {
+            let mut all = self.0.req.datasets.iter();
+            all.next()
+                .filter(|_| all.next().is_none())
+                .map(String::as_str)
+        }
+    }
+
+    /// The newest reads of roads, the reads and malformed counts, and the malformed lines'
+    /// numbers, of one file read by the scan (`fast`) or by the reader of a read at a time.
+    type Found = (HashMap<String, NewestRead>, u64, u64, Vec<u64>);
+
+    fn read_one(path: &Path, req: &ScanRequest, fast: bool) -> Found {
+        let sources = [Source::glob("")];
+        let files = [LogFile {
+            path: path.to_path_buf(),
+            source: 0,
+        }];
+        let mut lines = Vec::new();
+        let mut on_malformed = |m: &Malformed| lines.push(m.line);
+        let scan = if fast {
+            scan(&sources, &files, req, &mut on_malformed).unwrap()
+        } else {
+            let mut sink = OneByOne(Newest::new(&sources, req, &mut on_malformed));
+            readers::walk(&sources, &files, (req.from, req.to), &mut sink).unwrap();
+            sink.0.finish()
+        };
+        let found = (scan.of("roads"), scan.stats.reads, scan.stats.malformed);
+        (found.0, found.1, found.2, lines)
+    }
+
+    /// Both readers of a log of reads find the same reads and the same malformed lines: the
+    /// record walk reads with the one, the newest-read scan with the other.
+    #[test]
+    fn the_fast_paths_and_the_reader_of_a_read_at_a_time_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = [
+            r#"{"at":"2026-11-20T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.1.0"}"#,
+            r#"{"at":"2026-11-25T03:00:00+02:00","consumer":"flood","dataset":"roads","contract":"2.0.0"}"#,
+            r#" { "contract": "1.0.0", "dataset": "roads", "consumer": "c\u00e9", "at": "2026-11-21T00:00:00Z" }"#,
+            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"rivers","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"r\u006fads","contract":"1.0.0"}"#,
+            r#"{"at":"yesterday","consumer":"rain","dataset":"roads","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-23T03:00:00Z","consumer":"rain","dataset":"roads","contract":"two"}"#,
+            "roads is not json",
+            "",
+            r#"{"at":"2026-12-25T03:00:00Z","consumer":"late","dataset":"roads","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-24T03:00:00Z","dataset":"roads","contract":"1.0.0"}"#,
+        ]
+        .join("\n");
+        let csv = [
+            "at,consumer,dataset,contract",
+            "2026-11-20T03:00:00Z,flood,roads,1.1.0",
+            "2026-11-26T03:00:00Z,\"flood\",roads,2.0.0",
+            "2026-11-22T03:00:00Z,rain,rivers,1.0.0",
+            "2026-11-22T03:00:00Z,rain,roads",
+            "yesterday,rain,roads,1.0.0",
+            "2026-11-23T03:00:00Z,rain,roads,two",
+            "\"2026-11-24T03:00:00Z\",\"multi\nline\",roads,1.0.0",
+        ]
+        .join("\n");
+        let day = |s: &str| s.parse().unwrap();
+        for (name, text) in [("log.jsonl", jsonl), ("log.csv", csv)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            for datasets in [&["roads"][..], &["roads", "rivers"]] {
+                let datasets = datasets.iter().map(|d| d.to_string()).collect();
+                let req = ScanRequest::lookback(datasets, day("2026-11-29"), 30);
+                let fast = read_one(&path, &req, true);
+                let slow = read_one(&path, &req, false);
+                assert_eq!(fast, slow, "{name}, {:?}", req.datasets);
+                assert!(fast.1 >= 3 && fast.2 >= 2, "{name}: {fast:?}");
+            }
+        }
     }
 }
