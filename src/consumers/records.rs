@@ -13,7 +13,7 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::Read as AccessRead;
 use super::reads::{
-    walk, Layout, LogError, LogFile, Malformed, MappedRead, Sink, Skipped, ANONYMOUS,
+    access_logs, walk, Layout, LogError, LogFile, Malformed, MappedRead, Sink, Skipped, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::Source;
@@ -82,7 +82,7 @@ pub fn each_read(
         malformed: 0,
         unfit: 0,
     };
-    walk(sources, files, days, &mut sink)?;
+    walk(sources, files, days, access_logs(sources), &mut sink)?;
     Ok(sink.malformed + sink.unfit)
 }
 

@@ -37,7 +37,8 @@ pub fn scan(
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<Scan, LogError> {
     let mut sink = Newest::new(sources, req, on_malformed);
-    readers::walk(sources, files, (req.from, req.to), &mut sink)?;
+    let logs = readers::access_logs(sources);
+    readers::walk(sources, files, (req.from, req.to), logs, &mut sink)?;
     Ok(sink.finish())
 }
 
@@ -406,7 +407,8 @@ mod tests {
             scan(&sources, &files, req, &mut on_malformed).unwrap()
         } else {
             let mut sink = OneByOne(Newest::new(&sources, req, &mut on_malformed));
-            readers::walk(&sources, &files, (req.from, req.to), &mut sink).unwrap();
+            let logs = readers::access_logs(&sources);
+            readers::walk(&sources, &files, (req.from, req.to), logs, &mut sink).unwrap();
             sink.0.finish()
         };
         let found = (scan.of("roads"), scan.stats.reads, scan.stats.malformed);

@@ -54,7 +54,7 @@ use fold::{fold, fold_into};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
-pub(crate) use readers::{open_input, walk, Layout, Sink};
+pub(crate) use readers::{access_logs, open_input, walk, Layout, Sink};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{

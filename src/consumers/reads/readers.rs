@@ -15,7 +15,7 @@ use super::fields::{Mapping, Read as MappedRead};
 use super::parquet_rows::{self, ParquetInput};
 use super::terms::{LogError, LogFile, Skipped};
 use super::{object_logs, one_by_one};
-use crate::consumers::access::{AccessScans, AccessStats, Read as AccessRead};
+use crate::consumers::access::{AccessLog, AccessScans, AccessStats, Read as AccessRead};
 use crate::consumers::summary::{self, ParsedRow};
 use crate::model::source::{LogFormat, Source};
 
@@ -87,15 +87,18 @@ pub(crate) trait Sink {
 /// Walk every input of `sources` ([`Inputs`]: `files`, then the objects that can hold a read
 /// of `from..=to`), each by the reader of its format, into `sink`. An access log's reads are
 /// its bursts of requests, one burst scan per source across all of its files (a burst of
-/// ranged GETs may span two delivered objects), the bursts still open handed out at the end.
+/// ranged GETs may span two delivered objects), the bursts still open handed out at the end;
+/// `logs` is the compiled access log each source is read with ([`access_logs`], or another
+/// compilation of the same keys).
 pub(crate) fn walk<S: Sink>(
     sources: &[Source],
     files: &[LogFile],
     (from, to): (NaiveDate, NaiveDate),
+    logs: Vec<Option<&AccessLog>>,
     sink: &mut S,
 ) -> Result<(), LogError> {
     let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
-    let mut access = AccessScans::new(sources.iter().map(|s| s.access.as_ref()).collect());
+    let mut access = AccessScans::new(logs);
     let wanted = |m: &Mapping, sink: &S| m.constant_dataset().is_none_or(|d| sink.wants(d));
     let mut inputs = Inputs::of(sources, files, from, to, &|i| wanted(&mappings[i], sink))?;
     sink.listed(inputs.listed, inputs.fetching);
@@ -114,6 +117,11 @@ pub(crate) fn walk<S: Sink>(
     let stats = access.finish(|source, read| sink.access_read(source, read));
     sink.access_closed(stats);
     Ok(())
+}
+
+/// The access log compiled with each of `sources` (`None` for a log of reads).
+pub(crate) fn access_logs(sources: &[Source]) -> Vec<Option<&AccessLog>> {
+    sources.iter().map(|s| s.access.as_ref()).collect()
 }
 
 /// Read one input of source number `source` by the reader of its format.
