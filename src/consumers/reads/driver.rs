@@ -1,41 +1,42 @@
-//! The scan driver: every file and object of the consumption sources, each handed to the
-//! reader of its format (JSON Lines, CSV, Parquet, read summaries, access logs), a file that
-//! cannot be read skipped and said so ([`scan`]), and the inputs both walks of the
-//! consumption record share ([`Inputs`], [`open_input`]).
+//! The newest-read scan: the sink of the one walk over the consumption record
+//! ([`readers::walk`]) that keeps the newest read per (dataset, consumer) and the counts. The
+//! logs of reads (JSON Lines, CSV, Parquet) are read by its fast paths, which fold bytes
+//! straight into the hot tables on all cores; a file that cannot be read is skipped and said
+//! so ([`scan`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use chrono::NaiveDate;
 use semver::Version;
 
 use super::csv_rows::scan_csv;
 use super::fields::Mapping;
 use super::hash::{ConsumerMap, Key};
 use super::json_lines::{scan_json_lines, BLOCK};
-use super::parquet_rows::ParquetInput;
+use super::readers::{self, Layout, ReadsLog, Sink};
 use super::timestamps::{At, Day};
 use super::{
-    fold, object_logs, parquet_rows, FileScan, KnownRead, LogError, LogFile, Malformed, NewestRead,
+    fold, parquet_rows, FileScan, KnownRead, LogError, LogFile, Malformed, MappedRead, NewestRead,
     Scan, ScanRequest, Skipped, ANONYMOUS,
 };
-use crate::consumers::access::{AccessScans, Read as AccessRead};
+use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
 use crate::consumers::summary::ParsedRow;
-use crate::model::source::{LogFormat, Source};
+use crate::model::source::Source;
 
 /// Scan every file of `sources` ([`log_files`]), and the objects of the remote sources that can
 /// hold a read of the lookback ([`object_logs::list`]), for reads matching `req`.
 /// `on_malformed` hears of each unusable line. A remote source that cannot be listed fails
 /// the scan before anything is read; an object that cannot be read is skipped, as a file is.
+///
+/// [`log_files`]: super::log_files
+/// [`object_logs::list`]: super::object_logs::list
 pub fn scan(
     sources: &[Source],
     files: &[LogFile],
     req: &ScanRequest,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<Scan, LogError> {
-    // Access-log sources: one compiled log each, and one burst scan each across all of
-    // its files (a burst of ranged GETs may span two delivered objects).
-    let (mappings, mut access_scans) = readers_of(sources);
+    let mut sink = Newest::new(sources, req, on_malformed);
     // Where the attributes are asked for, each access log is read with its columns.
     let with_columns: Vec<Option<crate::consumers::access::AccessLog>> = match req.attributes {
         true => sources
@@ -44,297 +45,213 @@ pub fn scan(
             .collect(),
         false => Vec::new(),
     };
-    if req.attributes {
-        access_scans = AccessScans::new(with_columns.iter().map(Option::as_ref).collect());
+    let logs = match req.attributes {
+        true => with_columns.iter().map(Option::as_ref).collect(),
+        false => readers::access_logs(sources),
+    };
+    readers::walk(sources, files, (req.from, req.to), logs, &mut sink)?;
+    Ok(sink.finish())
+}
+
+/// The newest-read scan as a [`Sink`]: what the walk yields goes into `scan`, the access
+/// logs' reads into `access_part`, each unusable line to `on_malformed`.
+struct Newest<'a, 'm> {
+    req: &'a ScanRequest,
+    scan: Scan,
+    access_part: Scan,
+    on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
+    /// The counts when the current input was taken up ([`tally`]), and its source (`None`
+    /// between inputs: the bursts closed after the last input).
+    before: (u64, u64, u64, u64),
+    current: Option<usize>,
+}
+
+impl Sink for Newest<'_, '_> {
+    fn wants(&self, dataset: &str) -> bool {
+        self.req.datasets.contains(dataset)
     }
-    let mut scan = Scan::default();
-    for d in &req.datasets {
-        scan.newest.insert(d.clone(), ConsumerMap::default());
+
+    fn listed(&mut self, listed: u64, fetching: u64) {
+        self.scan.stats.objects_listed = listed;
+        self.scan.stats.objects_read = fetching;
     }
-    scan.stats.sources = sources.iter().map(SourceCounts::of).collect();
-    // The access logs' reads are folded apart, as a block of JSON Lines is, then absorbed.
-    let mut access_part = Scan::for_request(req);
-    let mut inputs = Inputs::of(sources, files, req.from, req.to, &|i| {
-        mappings[i]
-            .constant_dataset()
-            .is_none_or(|d| req.datasets.contains(d))
-    })?;
-    scan.stats.objects_listed = inputs.listed;
-    scan.stats.objects_read = inputs.fetching;
-    scan.skipped.append(&mut inputs.skipped);
-    for (LogFile { path, source }, mut fetched) in inputs.by_one() {
-        let before = tally(&scan, &access_part);
-        'file: {
-            let path = &path;
-            let Some(src) = sources.get(source) else {
-                break 'file;
-            };
-            let mapping = &mappings[source];
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let gzipped = name.ends_with(".gz");
-            let Some(format) = src.format_of(&name) else {
-                let e = LogError::UnknownFormat { path: path.clone() };
-                scan.skipped.push(Skipped {
-                    file: path.clone(),
-                    reason: e.to_string(),
-                });
-                break 'file;
-            };
-            // A source of one dataset that is not asked for has no read to give.
-            if mapping
-                .constant_dataset()
-                .is_some_and(|d| !req.datasets.contains(d))
-            {
-                break 'file;
-            }
-            match format {
-                LogFormat::Jsonl | LogFormat::Csv | LogFormat::Parquet => {}
-                LogFormat::Summary if crate::consumers::summary::is_parquet(path) => {
-                    let result = match open_parquet(path, fetched.take()) {
-                        Ok(input) => {
-                            scan.stats.files += 1;
-                            scan_parquet_summary(path, input, req, &mut scan, on_malformed)
-                        }
-                        Err(reason) => {
-                            scan.skipped.push(Skipped {
-                                file: path.clone(),
-                                reason,
-                            });
-                            break 'file;
-                        }
-                    };
-                    if let Err(e) = result {
-                        cut_short(&mut scan, path, e);
-                    }
-                    break 'file;
-                }
-                LogFormat::Summary => {
-                    let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                        break 'file;
-                    };
-                    if let Err(e) = scan_summary(path, input, req, &mut scan, on_malformed) {
-                        scan.skipped.push(Skipped {
-                            file: path.clone(),
-                            reason: format!("cannot be read to its end: {e}"),
-                        });
-                    }
-                    break 'file;
-                }
-                // Wired by the access module: each access-log format is parsed there and its
-                // requests, mapped by the source's `match` templates and de-duplicated over
-                // `same_read_seconds`, are folded in with `fold`.
-                // Every other format is an access log (`LogFormat::is_access_log`).
-                _ => {
-                    if !access_scans.reads(source) {
-                        break 'file;
-                    }
-                    let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                        break 'file;
-                    };
-                    let input = std::io::BufReader::with_capacity(1 << 16, input);
-                    let mut bad = Vec::new();
-                    let on_read = |read| fold_access(&mut access_part, req, read);
-                    let outcome = access_scans.feed(source, input, on_read, |e| bad.push(e));
-                    for e in bad {
-                        access_part.stats.malformed += 1;
-                        on_malformed(&Malformed {
-                            file: path.clone(),
-                            line: e.line,
-                            reason: e.reason,
-                        });
-                    }
-                    if let Err(e) = outcome {
-                        scan.skipped.push(Skipped {
-                            file: path.clone(),
-                            reason: format!("cannot be read to its end: {e}"),
-                        });
-                    }
-                    break 'file;
-                }
-            }
-            let result = if format == LogFormat::Parquet {
-                if open_log(path, &mut scan).is_none() {
-                    break 'file;
-                }
-                parquet_rows::scan_parquet(path, req, &mut scan, on_malformed, mapping)
-            } else {
-                let Some(input) = open_text(path, fetched.take(), gzipped, &mut scan) else {
-                    break 'file;
-                };
-                let into = FileScan {
-                    path,
-                    req,
-                    scan: &mut scan,
-                    on_malformed: &mut *on_malformed,
-                    block_size: BLOCK,
-                };
-                match format {
-                    LogFormat::Jsonl => scan_json_lines(input, into, mapping),
-                    _ => scan_csv(input, into, mapping),
-                }
-            };
-            if let Err(e) = result {
-                cut_short(&mut scan, path, e);
-            }
-        }
-        let (files, lines, reads, malformed) = tally(&scan, &access_part);
-        if let Some(counts) = scan.stats.sources.get_mut(source) {
+
+    fn skipped(&mut self, skipped: Skipped) {
+        self.scan.skipped.push(skipped);
+    }
+
+    fn unknown_format(&mut self, path: &Path, _wanted: bool) -> Result<(), LogError> {
+        let e = LogError::UnknownFormat {
+            path: path.to_path_buf(),
+        };
+        self.skip(path, e.to_string());
+        Ok(())
+    }
+
+    fn begin(&mut self, source: usize) {
+        self.before = tally(&self.scan, &self.access_part);
+        self.current = Some(source);
+    }
+
+    /// What the input added to the counts is its source's.
+    fn end(&mut self, source: usize) {
+        self.current = None;
+        let (files, lines, reads, malformed) = tally(&self.scan, &self.access_part);
+        let before = self.before;
+        if let Some(counts) = self.scan.stats.sources.get_mut(source) {
             counts.files += files - before.0;
             counts.lines += lines - before.1;
             counts.reads += reads - before.2;
             counts.malformed += malformed - before.3;
         }
     }
-    // The bursts still open are reads of their source too.
-    let mut closing = vec![(0u64, 0u64); sources.len()];
-    let finished = access_scans.finish(|source, read| {
-        let before = (access_part.stats.reads, access_part.stats.malformed);
-        fold_access(&mut access_part, req, read);
-        if let Some(c) = closing.get_mut(source) {
-            c.0 += access_part.stats.reads - before.0;
-            c.1 += access_part.stats.malformed - before.1;
+
+    fn opened(&mut self) {
+        self.scan.stats.files += 1;
+    }
+
+    fn unopened(&mut self, path: &Path, reason: String, _: Layout) -> Result<(), LogError> {
+        self.skip(path, reason);
+        Ok(())
+    }
+
+    fn cut_short(&mut self, path: &Path, e: LogError, _: Layout) -> Result<(), LogError> {
+        cut_short(&mut self.scan, path, e);
+        Ok(())
+    }
+
+    fn summary_line(&mut self) {
+        self.scan.stats.lines += 1;
+    }
+
+    fn summary_row(&mut self, row: ParsedRow) -> Result<(), String> {
+        fold_summary_row(row, self.req, &mut self.scan)
+    }
+
+    /// Folded into the access logs' part. What a read of a burst closed after the last
+    /// input adds is its source's at once: it is no input's.
+    fn access_read(&mut self, source: usize, read: AccessRead) {
+        let part = &mut self.access_part;
+        if self.current.is_some() {
+            return fold_access(part, self.req, read);
         }
-    });
-    for (source, stats) in finished {
-        scan.stats.lines += stats.lines;
-        scan.access.add(&stats);
-        if let Some(counts) = scan.stats.sources.get_mut(source) {
-            counts.add_access(&stats);
+        let before = (part.stats.reads, part.stats.malformed);
+        fold_access(part, self.req, read);
+        if let Some(counts) = self.scan.stats.sources.get_mut(source) {
+            counts.reads += part.stats.reads - before.0;
+            counts.malformed += part.stats.malformed - before.1;
         }
     }
-    for (counts, (reads, malformed)) in scan.stats.sources.iter_mut().zip(closing) {
-        counts.reads += reads;
-        counts.malformed += malformed;
+
+    fn malformed(&mut self, path: &Path, line: u64, reason: String) {
+        self.scan.stats.malformed += 1;
+        (self.on_malformed)(&Malformed {
+            file: path.to_path_buf(),
+            line,
+            reason,
+        });
     }
-    scan.absorb(access_part);
-    Ok(scan)
+
+    /// One read, as the fast paths fold each (they do not call this: see `reads_log`).
+    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+        let (consumer, dataset) = (&read.consumer, &read.dataset);
+        let part = &mut self.access_part;
+        fold(part, self.req, read.at, consumer, dataset, &read.contract)
+    }
+
+    /// The fast paths: JSON Lines and CSV in blocks on all cores, Parquet by row group.
+    fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError> {
+        let (req, scan) = (self.req, &mut self.scan);
+        let on_malformed = &mut *self.on_malformed;
+        let csv = matches!(log, ReadsLog::Csv(_));
+        let result = match log {
+            ReadsLog::Parquet => {
+                if open_log(path, scan).is_none() {
+                    return Ok(());
+                }
+                parquet_rows::scan_parquet(path, req, scan, on_malformed, mapping)
+            }
+            ReadsLog::Jsonl(input) | ReadsLog::Csv(input) => {
+                let into = FileScan {
+                    path,
+                    req,
+                    scan: &mut *scan,
+                    on_malformed,
+                    block_size: BLOCK,
+                };
+                if csv {
+                    scan_csv(input, into, mapping)
+                } else {
+                    scan_json_lines(input, into, mapping)
+                }
+            }
+        };
+        if let Err(e) = result {
+            cut_short(scan, path, e);
+        }
+        Ok(())
+    }
+
+    /// The access logs' lines are counted when their scans finish.
+    fn access_closed(&mut self, stats: Vec<(usize, AccessStats)>) {
+        for (source, stats) in stats {
+            self.scan.stats.lines += stats.lines;
+            self.scan.access.add(&stats);
+            if let Some(counts) = self.scan.stats.sources.get_mut(source) {
+                counts.add_access(&stats);
+            }
+        }
+    }
 }
 
-/// The counts a file adds to its source: files, lines, reads and malformed lines, of the scan
-/// and of the access logs' part of it (whose lines are counted when their scan finishes).
-fn tally(scan: &Scan, access: &Scan) -> (u64, u64, u64, u64) {
+impl<'a, 'm> Newest<'a, 'm> {
+    fn new(
+        sources: &[Source],
+        req: &'a ScanRequest,
+        on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
+    ) -> Newest<'a, 'm> {
+        let mut scan = Scan::default();
+        for d in &req.datasets {
+            scan.newest.insert(d.clone(), ConsumerMap::default());
+        }
+        scan.stats.sources = sources.iter().map(SourceCounts::of).collect();
+        Newest {
+            req,
+            scan,
+            // The access logs' reads (and the reads of `read`) are folded apart, as a block
+            // of JSON Lines is, then absorbed.
+            access_part: Scan::for_request(req),
+            on_malformed,
+            before: (0, 0, 0, 0),
+            current: None,
+        }
+    }
+
+    fn finish(self) -> Scan {
+        let mut scan = self.scan;
+        scan.absorb(self.access_part);
+        scan
+    }
+
+    /// An input not read, and why.
+    fn skip(&mut self, path: &Path, reason: String) {
+        self.scan.skipped.push(Skipped {
+            file: path.to_path_buf(),
+            reason,
+        });
+    }
+}
+
+/// The counts an input adds to its source: files, lines, reads and malformed lines, of the
+/// scan and of the part folded apart (an access log's lines are counted when its scan
+/// finishes).
+fn tally(scan: &Scan, apart: &Scan) -> (u64, u64, u64, u64) {
     (
         scan.stats.files,
         scan.stats.lines,
-        scan.stats.reads + access.stats.reads,
-        scan.stats.malformed + access.stats.malformed,
+        scan.stats.reads + apart.stats.reads,
+        scan.stats.malformed + apart.stats.malformed,
     )
-}
-
-/// What a walk over the consumption record reads, in order: the local files, then the objects
-/// of the remote sources that can hold a read of `from..=to` ([`object_logs::list`]), fetched
-/// ahead of the walk. Both walks (the newest-read [`scan`] and `records::each_read`) take
-/// their inputs from here, so a remote source reads alike in both.
-pub(crate) struct Inputs {
-    list: Vec<(LogFile, bool)>,
-    prefetch: Option<object_logs::Prefetch>,
-    /// Objects the listings returned, and how many of them are fetched.
-    pub listed: u64,
-    pub fetching: u64,
-    /// Listed objects that are not read, and why (no known format; Parquet).
-    pub skipped: Vec<Skipped>,
-}
-
-impl Inputs {
-    /// `wanted(i)`: whether the `i`th source can hold a read the walk wants (a source of one
-    /// dataset that is not asked for has none: its objects are not fetched).
-    pub(crate) fn of(
-        sources: &[Source],
-        files: &[LogFile],
-        from: NaiveDate,
-        to: NaiveDate,
-        wanted: &dyn Fn(usize) -> bool,
-    ) -> Result<Inputs, LogError> {
-        let mut inputs = Inputs {
-            list: files.iter().map(|f| (f.clone(), false)).collect(),
-            prefetch: None,
-            listed: 0,
-            fetching: 0,
-            skipped: Vec::new(),
-        };
-        let mut fetch = Vec::new();
-        for (i, src) in sources.iter().enumerate() {
-            if !src.is_remote() {
-                continue;
-            }
-            let listing = object_logs::list(src, from, to)?;
-            inputs.listed += listing.listed;
-            for object in listing.objects {
-                let path = PathBuf::from(&object.url);
-                match src.format_of(object.file_name()) {
-                    None => inputs.skipped.push(Skipped {
-                        reason: LogError::UnknownFormat { path: path.clone() }.to_string(),
-                        file: path,
-                    }),
-                    Some(LogFormat::Parquet) => inputs.skipped.push(Skipped {
-                        file: path,
-                        reason: "a Parquet log in object storage is not read by this build: \
-                                 write the log as JSON Lines or CSV, or summarize it where it is"
-                            .to_string(),
-                    }),
-                    Some(_) if !wanted(i) => {}
-                    Some(_) => {
-                        inputs.list.push((LogFile { path, source: i }, true));
-                        fetch.push(object);
-                    }
-                }
-            }
-        }
-        inputs.fetching = fetch.len() as u64;
-        if !fetch.is_empty() {
-            inputs.prefetch = Some(object_logs::Prefetch::start(fetch)?);
-        }
-        Ok(inputs)
-    }
-
-    /// Each input with its fetched bytes (`None` for a local file). A fetched object is taken
-    /// as its input comes up, whatever the walk then does with it, so the next object is the
-    /// next input's.
-    pub(crate) fn by_one(
-        &mut self,
-    ) -> impl Iterator<Item = (LogFile, Option<object_logs::Opened>)> + '_ {
-        let list = std::mem::take(&mut self.list);
-        let prefetch = &mut self.prefetch;
-        list.into_iter().map(move |(file, remote)| {
-            let fetched = match (remote, prefetch.as_mut()) {
-                (true, Some(p)) => p.next(),
-                _ => None,
-            };
-            (file, fetched)
-        })
-    }
-}
-
-/// Open a text log, a local file or a fetched object (`fetched`), count it, and undo its gzip:
-/// a name ending in `.gz`, or the gzip magic bytes at its start (platforms gzip log objects
-/// without saying so in the name). An input that cannot be opened is skipped, and said so.
-pub(crate) fn open_text(
-    path: &Path,
-    fetched: Option<object_logs::Opened>,
-    gzipped: bool,
-    scan: &mut Scan,
-) -> Option<Box<dyn std::io::Read + Send>> {
-    counted(scan, path, open_input(path, fetched, gzipped))
-}
-
-/// A log input as it was opened: counted, or skipped with the reason it could not be.
-fn counted<T>(scan: &mut Scan, path: &Path, opened: Result<T, String>) -> Option<T> {
-    match opened {
-        Ok(input) => {
-            scan.stats.files += 1;
-            Some(input)
-        }
-        Err(reason) => {
-            scan.skipped.push(Skipped {
-                file: path.to_path_buf(),
-                reason,
-            });
-            None
-        }
-    }
 }
 
 /// Note a file whose reading failed part way: its reads before the failure count.
@@ -343,136 +260,6 @@ fn cut_short(scan: &mut Scan, path: &Path, e: LogError) {
         file: path.to_path_buf(),
         reason: format!("cannot be read to its end: {}", e.reason()),
     });
-}
-
-/// [`open_text`] without the counting: the bytes of a text log, or why it cannot be read.
-pub(crate) fn open_input(
-    path: &Path,
-    fetched: Option<object_logs::Opened>,
-    gzipped: bool,
-) -> Result<Box<dyn std::io::Read + Send>, String> {
-    use std::io::{BufRead, Read, Seek};
-    let raw: Box<dyn std::io::Read + Send> = match fetched {
-        Some(Ok(reader)) => reader,
-        Some(Err(e)) => return Err(format!("cannot be fetched: {}", e.message)),
-        None => {
-            // A local file is handed over as it is, not through a buffer: the scan reads it
-            // in blocks far larger than any buffer, and a buffer in between copied part of
-            // every block once more. Its first two bytes tell whether it is gzipped.
-            let mut file =
-                std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?;
-            let mut magic = [0u8; 2];
-            let mut seen = 0;
-            while seen < 2 {
-                match file.read(&mut magic[seen..]) {
-                    Ok(0) => break,
-                    Ok(n) => seen += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("cannot be read: {e}")),
-                }
-            }
-            file.rewind().map_err(|e| format!("cannot be read: {e}"))?;
-            return Ok(if gzipped || magic == [0x1f, 0x8b] {
-                Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
-                    file,
-                )))
-            } else {
-                Box::new(file)
-            });
-        }
-    };
-    let mut buffered = std::io::BufReader::with_capacity(1 << 16, raw);
-    let magic = buffered
-        .fill_buf()
-        .map_err(|e| format!("cannot be read: {e}"))?
-        .starts_with(&[0x1f, 0x8b]);
-    Ok(if gzipped || magic {
-        Box::new(flate2::read::MultiGzDecoder::new(buffered))
-    } else {
-        Box::new(buffered)
-    })
-}
-
-/// Fold the rows of one read summary in JSON Lines in ([`fold_summary_row`]).
-fn scan_summary(
-    path: &Path,
-    input: impl std::io::Read,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-) -> std::io::Result<()> {
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, input);
-    let mut buf = Vec::new();
-    let mut number = 0u64;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
-        number += 1;
-        scan.stats.lines += 1;
-        let line = buf.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        let result = crate::consumers::summary::parse_row(line)
-            .and_then(|row| fold_summary_row(row, req, scan));
-        if let Err(reason) = result {
-            scan.stats.malformed += 1;
-            on_malformed(&Malformed {
-                file: path.to_path_buf(),
-                line: number,
-                reason,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Fold the rows of one read summary in Parquet in, as [`scan_summary`] folds a JSON Lines
-/// one; a row's "line" is its 1-based row number.
-fn scan_parquet_summary(
-    path: &Path,
-    input: ParquetInput,
-    req: &ScanRequest,
-    scan: &mut Scan,
-    on_malformed: &mut dyn FnMut(&Malformed),
-) -> Result<(), LogError> {
-    let mut each = |number: u64, row: Result<ParsedRow, String>| {
-        scan.stats.lines += 1;
-        if let Err(reason) = row.and_then(|row| fold_summary_row(row, req, scan)) {
-            scan.stats.malformed += 1;
-            on_malformed(&Malformed {
-                file: path.to_path_buf(),
-                line: number,
-                reason,
-            });
-        }
-    };
-    parquet_rows::read_summary(path, input, &mut each)
-}
-
-/// Open a Parquet input, a local file or a fetched object (`fetched`); `Err` says why it
-/// cannot be read.
-pub(crate) fn open_parquet(
-    path: &Path,
-    fetched: Option<object_logs::Opened>,
-) -> Result<ParquetInput, String> {
-    match fetched {
-        None => std::fs::File::open(path)
-            .map(ParquetInput::File)
-            .map_err(|e| format!("cannot be opened: {e}")),
-        Some(Err(e)) => Err(format!("cannot be fetched: {}", e.message)),
-        Some(Ok(mut reader)) => {
-            use std::io::Read as _;
-            let mut all = Vec::new();
-            reader
-                .read_to_end(&mut all)
-                .map_err(|e| format!("cannot be fetched: {e}"))?;
-            Ok(ParquetInput::Bytes(bytes::Bytes::from(all)))
-        }
-    }
 }
 
 /// Fold one checked summary row in: a row of a requested dataset is its consumer's `reads`
@@ -512,16 +299,19 @@ fn fold_summary_row(row: ParsedRow, req: &ScanRequest, scan: &mut Scan) -> Resul
 
 /// Open one log file and count it; a file that cannot be opened is skipped, and said so.
 fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
-    let opened = std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"));
-    counted(scan, path, opened)
-}
-
-/// The field mapping of each of `sources`, and the access log compiled with each (`None` for
-/// a log of reads): how each is read.
-pub(crate) fn readers_of(sources: &[Source]) -> (Vec<Mapping>, AccessScans<'_>) {
-    let mappings = sources.iter().map(Mapping::of).collect();
-    let logs = sources.iter().map(|s| s.access.as_ref()).collect();
-    (mappings, AccessScans::new(logs))
+    match std::fs::File::open(path) {
+        Ok(file) => {
+            scan.stats.files += 1;
+            Some(file)
+        }
+        Err(e) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason: format!("cannot be opened: {e}"),
+            });
+            None
+        }
+    }
 }
 
 /// Fold one read of an access log in: its principal is the consumer value (`anonymous`
@@ -565,5 +355,126 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
     } else if req.attributes && scan.stats.reads > counted {
         // A read inside the days: what it showed of its attributes is kept beside it.
         scan.see(&read.reader.dataset, principal, read.at(), &read.attributes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// The newest-read scan with the walk's reader of a read at a time in place of its fast
+    /// paths: everything else is the scan's.
+    struct OneByOne<'a, 'm>(Newest<'a, 'm>);
+
+    impl Sink for OneByOne<'_, '_> {
+        fn wants(&self, dataset: &str) -> bool {
+            self.0.wants(dataset)
+        }
+        fn skipped(&mut self, skipped: Skipped) {
+            self.0.skipped(skipped)
+        }
+        fn unknown_format(&mut self, path: &Path, wanted: bool) -> Result<(), LogError> {
+            self.0.unknown_format(path, wanted)
+        }
+        fn opened(&mut self) {
+            self.0.opened()
+        }
+        fn unopened(&mut self, path: &Path, reason: String, l: Layout) -> Result<(), LogError> {
+            self.0.unopened(path, reason, l)
+        }
+        fn cut_short(&mut self, path: &Path, e: LogError, l: Layout) -> Result<(), LogError> {
+            self.0.cut_short(path, e, l)
+        }
+        fn summary_row(&mut self, row: ParsedRow) -> Result<(), String> {
+            self.0.summary_row(row)
+        }
+        fn access_read(&mut self, source: usize, read: AccessRead) {
+            self.0.access_read(source, read)
+        }
+        fn malformed(&mut self, path: &Path, line: u64, reason: String) {
+            self.0.malformed(path, line, reason)
+        }
+        fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+            self.0.read(read)
+        }
+        fn reads_log(&mut self, path: &Path, log: ReadsLog, m: &Mapping) -> Result<(), LogError> {
+            super::super::one_by_one::read_log(self, path, log, m)
+        }
+        fn only_dataset(&self) -> Option<&str> {
+            let mut all = self.0.req.datasets.iter();
+            all.next()
+                .filter(|_| all.next().is_none())
+                .map(String::as_str)
+        }
+    }
+
+    /// The newest reads of roads, the reads and malformed counts, and the malformed lines'
+    /// numbers, of one file read by the scan (`fast`) or by the reader of a read at a time.
+    type Found = (HashMap<String, NewestRead>, u64, u64, Vec<u64>);
+
+    fn read_one(path: &Path, req: &ScanRequest, fast: bool) -> Found {
+        let sources = [Source::glob("")];
+        let files = [LogFile {
+            path: path.to_path_buf(),
+            source: 0,
+        }];
+        let mut lines = Vec::new();
+        let mut on_malformed = |m: &Malformed| lines.push(m.line);
+        let scan = if fast {
+            scan(&sources, &files, req, &mut on_malformed).unwrap()
+        } else {
+            let mut sink = OneByOne(Newest::new(&sources, req, &mut on_malformed));
+            let logs = readers::access_logs(&sources);
+            readers::walk(&sources, &files, (req.from, req.to), logs, &mut sink).unwrap();
+            sink.0.finish()
+        };
+        let found = (scan.of("roads"), scan.stats.reads, scan.stats.malformed);
+        (found.0, found.1, found.2, lines)
+    }
+
+    /// Both readers of a log of reads find the same reads and the same malformed lines: the
+    /// record walk reads with the one, the newest-read scan with the other.
+    #[test]
+    fn the_fast_paths_and_the_reader_of_a_read_at_a_time_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = [
+            r#"{"at":"2026-11-20T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.1.0"}"#,
+            r#"{"at":"2026-11-25T03:00:00+02:00","consumer":"flood","dataset":"roads","contract":"2.0.0"}"#,
+            r#" { "contract": "1.0.0", "dataset": "roads", "consumer": "c\u00e9", "at": "2026-11-21T00:00:00Z" }"#,
+            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"rivers","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"r\u006fads","contract":"1.0.0"}"#,
+            r#"{"at":"yesterday","consumer":"rain","dataset":"roads","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-23T03:00:00Z","consumer":"rain","dataset":"roads","contract":"two"}"#,
+            "roads is not json",
+            "",
+            r#"{"at":"2026-12-25T03:00:00Z","consumer":"late","dataset":"roads","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-24T03:00:00Z","dataset":"roads","contract":"1.0.0"}"#,
+        ]
+        .join("\n");
+        let csv = [
+            "at,consumer,dataset,contract",
+            "2026-11-20T03:00:00Z,flood,roads,1.1.0",
+            "2026-11-26T03:00:00Z,\"flood\",roads,2.0.0",
+            "2026-11-22T03:00:00Z,rain,rivers,1.0.0",
+            "2026-11-22T03:00:00Z,rain,roads",
+            "yesterday,rain,roads,1.0.0",
+            "2026-11-23T03:00:00Z,rain,roads,two",
+            "\"2026-11-24T03:00:00Z\",\"multi\nline\",roads,1.0.0",
+        ]
+        .join("\n");
+        let day = |s: &str| s.parse().unwrap();
+        for (name, text) in [("log.jsonl", jsonl), ("log.csv", csv)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            for datasets in [&["roads"][..], &["roads", "rivers"]] {
+                let datasets = datasets.iter().map(|d| d.to_string()).collect();
+                let req = ScanRequest::lookback(datasets, day("2026-11-29"), 30);
+                let fast = read_one(&path, &req, true);
+                let slow = read_one(&path, &req, false);
+                assert_eq!(fast, slow, "{name}, {:?}", req.datasets);
+                assert!(fast.1 >= 3 && fast.2 >= 2, "{name}: {fast:?}");
+            }
+        }
     }
 }

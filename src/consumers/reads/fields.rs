@@ -431,7 +431,7 @@ pub(crate) fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
 /// milliseconds is 13), `-?(0|[1-9][0-9]*)` but not `-0`, read eight digits at a time
 /// ([`digits`]); `None` for any other text, which [`Num::parse`] reads in full. Eighteen
 /// digits cannot overflow an `i64`.
-#[inline]
+#[inline(always)]
 fn plain_integer(b: &[u8]) -> Option<i64> {
     let neg = b.first() == Some(&b'-');
     let first = usize::from(neg);

@@ -7,7 +7,10 @@
 //! row group; fields are borrowed from the block (no allocation for a line that needs no
 //! unescaping), lines of other datasets are skipped before any date is parsed, and only the
 //! newest read per (dataset, consumer) is kept. One file per purpose: here the public types
-//! and the file lists; [`driver`] (the scan of every source), [`blocks`] (text logs in blocks
+//! and the file lists; [`readers`] (the one walk over every input: each opened, read by the
+//! reader of its format, what it yields handed to a sink), [`one_by_one`] (the logs of reads
+//! a read at a time, for a sink without a faster reader), [`driver`] (the newest-read scan,
+//! the walk's sink with the fast paths), [`blocks`] (text logs in blocks
 //! on all cores), [`json_lines`] (and its fast path), [`csv_rows`], [`parquet_rows`],
 //! [`fields`] (a source's field mapping), [`json_fields`] (the mapped fields of a JSON line), [`timestamps`] (a read's instant and the place of its
 //! day), [`memo`] (the dates and versions a scan remembers), [`fold`] (one read into the
@@ -35,8 +38,10 @@ mod json_lines;
 mod key_probe;
 mod memo;
 pub(crate) mod object_logs;
+mod one_by_one;
 mod parquet_rows;
 mod plain_lines;
+mod readers;
 mod scan;
 mod terms;
 mod timestamps;
@@ -44,13 +49,13 @@ mod wide;
 
 use blocks::{scan_blocks, FileScan, Partial};
 pub use driver::scan;
-pub(crate) use driver::{open_input, open_parquet, readers_of, Inputs};
-pub(crate) use fields::Read as MappedRead;
+pub(crate) use fields::{Mapping, Read as MappedRead};
 use fold::{fold, fold_into};
 pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
-pub(crate) use parquet_rows::{read_summary, ParquetLog};
+pub(crate) use one_by_one::read_log;
+pub(crate) use readers::{access_logs, open_input, walk, Layout, ReadsLog, Sink};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{
@@ -58,6 +63,8 @@ pub use terms::{
     Skipped, ValidFrom, ANONYMOUS,
 };
 pub(crate) use timestamps::At;
+#[cfg(test)]
+pub(crate) use {parquet_rows::read_summary, readers::open_parquet};
 
 /// The files each local source's glob (relative to `root`) matches, sorted; the remote
 /// sources match none here.
