@@ -21,7 +21,8 @@ use crate::model::{Contract, Line, Strictness};
 ///   - its `uses` does not name the key: it does not (its promise);
 ///   - it has no `uses`: it does not when it has no read in the lookback, or its newest read
 ///     is of a line that no longer promises the key, or every read's source showed which
-///     attributes it read and none was the key (pgaudit's statements); a read whose source
+///     attributes it read and none was the key (pgaudit's statements, the warehouses' access
+///     records); a read whose source
 ///     cannot tell (a log of reads, a web access log) leaves it `unknown`;
 ///   - automations and readers under `min_reads`/`min_days` are ignored, as by `can-retire`.
 ///

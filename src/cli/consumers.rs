@@ -25,7 +25,8 @@ use crate::model::{Line, Strictness};
 ///
 /// With --attributes, also each subscribed consumer's use of each attribute of the dataset's
 /// lines: `declared` (its `uses` names it), `observed` (a read in the lookback was seen reading
-/// it, where its source tells the attributes a read touched: pgaudit's statements), `both`, or
+/// it, where its source tells the attributes a read touched: pgaudit's statements, the
+/// warehouses' access records), `both`, or
 /// `unknown` (neither, but some of its reads cannot tell). Two gaps are named: "declared, not
 /// seen since DAY" (only when every read of the consumer told its attributes) and "reads `X`,
 /// not in `uses`".
