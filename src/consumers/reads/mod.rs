@@ -37,6 +37,7 @@ mod json_fields;
 mod json_lines;
 mod key_probe;
 mod memo;
+mod newest;
 pub(crate) mod object_logs;
 mod one_by_one;
 mod parquet_rows;

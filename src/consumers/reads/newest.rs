@@ -1,0 +1,451 @@
+//! The newest-read scan as a sink of the one walk over the consumption record
+//! (`readers::walk`): it keeps the newest read per (dataset, consumer) and the counts. The
+//! logs of reads (JSON Lines, CSV, Parquet) are read by its fast paths, which fold bytes
+//! straight into the hot tables on all cores; a file that cannot be read is skipped and said
+//! so. `driver.rs` starts the walk with it.
+
+use std::path::Path;
+
+use semver::Version;
+
+use super::csv_rows::scan_csv;
+use super::fields::Mapping;
+use super::hash::{ConsumerMap, Key};
+use super::json_lines::{scan_json_lines, BLOCK};
+use super::readers::{Layout, ReadsLog, Sink};
+use super::timestamps::{At, Day};
+use super::{
+    fold, parquet_rows, FileScan, KnownRead, LogError, Malformed, MappedRead, NewestRead, Scan,
+    ScanRequest, Skipped, ANONYMOUS,
+};
+use crate::consumers::access::{AccessStats, Read as AccessRead};
+use crate::consumers::source_health::SourceCounts;
+use crate::consumers::summary::ParsedRow;
+use crate::model::source::Source;
+
+/// The newest-read scan as a [`Sink`]: what the walk yields goes into `scan`, the access
+/// logs' reads into `access_part`, each unusable line to `on_malformed`.
+pub(super) struct Newest<'a, 'm> {
+    req: &'a ScanRequest,
+    scan: Scan,
+    access_part: Scan,
+    on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
+    /// The counts when the current input was taken up ([`tally`]), and its source (`None`
+    /// between inputs: the bursts closed after the last input).
+    before: (u64, u64, u64, u64),
+    current: Option<usize>,
+}
+
+impl Sink for Newest<'_, '_> {
+    fn wants(&self, dataset: &str) -> bool {
+        self.req.datasets.contains(dataset)
+    }
+
+    fn listed(&mut self, listed: u64, fetching: u64) {
+        self.scan.stats.objects_listed = listed;
+        self.scan.stats.objects_read = fetching;
+    }
+
+    fn skipped(&mut self, skipped: Skipped) {
+        self.scan.skipped.push(skipped);
+    }
+
+    fn unknown_format(&mut self, path: &Path, _wanted: bool) -> Result<(), LogError> {
+        let e = LogError::UnknownFormat {
+            path: path.to_path_buf(),
+        };
+        self.skip(path, e.to_string());
+        Ok(())
+    }
+
+    fn begin(&mut self, source: usize) {
+        self.before = tally(&self.scan, &self.access_part);
+        self.current = Some(source);
+    }
+
+    /// What the input added to the counts is its source's.
+    fn end(&mut self, source: usize) {
+        self.current = None;
+        let (files, lines, reads, malformed) = tally(&self.scan, &self.access_part);
+        let before = self.before;
+        if let Some(counts) = self.scan.stats.sources.get_mut(source) {
+            counts.files += files - before.0;
+            counts.lines += lines - before.1;
+            counts.reads += reads - before.2;
+            counts.malformed += malformed - before.3;
+        }
+    }
+
+    fn opened(&mut self) {
+        self.scan.stats.files += 1;
+    }
+
+    fn unopened(&mut self, path: &Path, reason: String, _: Layout) -> Result<(), LogError> {
+        self.skip(path, reason);
+        Ok(())
+    }
+
+    fn cut_short(&mut self, path: &Path, e: LogError, _: Layout) -> Result<(), LogError> {
+        cut_short(&mut self.scan, path, e);
+        Ok(())
+    }
+
+    fn summary_line(&mut self) {
+        self.scan.stats.lines += 1;
+    }
+
+    fn summary_row(&mut self, row: ParsedRow) -> Result<(), String> {
+        fold_summary_row(row, self.req, &mut self.scan)
+    }
+
+    /// Folded into the access logs' part. What a read of a burst closed after the last
+    /// input adds is its source's at once: it is no input's.
+    fn access_read(&mut self, source: usize, read: AccessRead) {
+        let part = &mut self.access_part;
+        if self.current.is_some() {
+            return fold_access(part, self.req, read);
+        }
+        let before = (part.stats.reads, part.stats.malformed);
+        fold_access(part, self.req, read);
+        if let Some(counts) = self.scan.stats.sources.get_mut(source) {
+            counts.reads += part.stats.reads - before.0;
+            counts.malformed += part.stats.malformed - before.1;
+        }
+    }
+
+    fn malformed(&mut self, path: &Path, line: u64, reason: String) {
+        self.scan.stats.malformed += 1;
+        (self.on_malformed)(&Malformed {
+            file: path.to_path_buf(),
+            line,
+            reason,
+        });
+    }
+
+    /// One read, as the fast paths fold each (they do not call this: see `reads_log`).
+    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+        let (consumer, dataset) = (&read.consumer, &read.dataset);
+        let part = &mut self.access_part;
+        fold(part, self.req, read.at, consumer, dataset, &read.contract)
+    }
+
+    /// The fast paths: JSON Lines and CSV in blocks on all cores, Parquet by row group.
+    fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError> {
+        let (req, scan) = (self.req, &mut self.scan);
+        let on_malformed = &mut *self.on_malformed;
+        let csv = matches!(log, ReadsLog::Csv(_));
+        let result = match log {
+            ReadsLog::Parquet => {
+                if open_log(path, scan).is_none() {
+                    return Ok(());
+                }
+                parquet_rows::scan_parquet(path, req, scan, on_malformed, mapping)
+            }
+            ReadsLog::Jsonl(input) | ReadsLog::Csv(input) => {
+                let into = FileScan {
+                    path,
+                    req,
+                    scan: &mut *scan,
+                    on_malformed,
+                    block_size: BLOCK,
+                };
+                if csv {
+                    scan_csv(input, into, mapping)
+                } else {
+                    scan_json_lines(input, into, mapping)
+                }
+            }
+        };
+        if let Err(e) = result {
+            cut_short(scan, path, e);
+        }
+        Ok(())
+    }
+
+    /// The access logs' lines are counted when their scans finish.
+    fn access_closed(&mut self, stats: Vec<(usize, AccessStats)>) {
+        for (source, stats) in stats {
+            self.scan.stats.lines += stats.lines;
+            self.scan.access.add(&stats);
+            if let Some(counts) = self.scan.stats.sources.get_mut(source) {
+                counts.add_access(&stats);
+            }
+        }
+    }
+}
+
+impl<'a, 'm> Newest<'a, 'm> {
+    pub(super) fn new(
+        sources: &[Source],
+        req: &'a ScanRequest,
+        on_malformed: &'a mut (dyn FnMut(&Malformed) + 'm),
+    ) -> Newest<'a, 'm> {
+        let mut scan = Scan::default();
+        for d in &req.datasets {
+            scan.newest.insert(d.clone(), ConsumerMap::default());
+        }
+        scan.stats.sources = sources.iter().map(SourceCounts::of).collect();
+        Newest {
+            req,
+            scan,
+            // The access logs' reads (and the reads of `read`) are folded apart, as a block
+            // of JSON Lines is, then absorbed.
+            access_part: Scan::for_request(req),
+            on_malformed,
+            before: (0, 0, 0, 0),
+            current: None,
+        }
+    }
+
+    pub(super) fn finish(self) -> Scan {
+        let mut scan = self.scan;
+        scan.absorb(self.access_part);
+        scan
+    }
+
+    /// An input not read, and why.
+    fn skip(&mut self, path: &Path, reason: String) {
+        self.scan.skipped.push(Skipped {
+            file: path.to_path_buf(),
+            reason,
+        });
+    }
+}
+
+/// The counts an input adds to its source: files, lines, reads and malformed lines, of the
+/// scan and of the part folded apart (an access log's lines are counted when its scan
+/// finishes).
+fn tally(scan: &Scan, apart: &Scan) -> (u64, u64, u64, u64) {
+    (
+        scan.stats.files,
+        scan.stats.lines,
+        scan.stats.reads + apart.stats.reads,
+        scan.stats.malformed + apart.stats.malformed,
+    )
+}
+
+/// Note a file whose reading failed part way: its reads before the failure count.
+fn cut_short(scan: &mut Scan, path: &Path, e: LogError) {
+    scan.skipped.push(Skipped {
+        file: path.to_path_buf(),
+        reason: format!("cannot be read to its end: {}", e.reason()),
+    });
+}
+
+/// Fold one checked summary row in: a row of a requested dataset is its consumer's `reads`
+/// reads of one version on one UTC day, the newest at `last_at` — what the scan keeps of the
+/// raw reads it stands for.
+fn fold_summary_row(row: ParsedRow, req: &ScanRequest, scan: &mut Scan) -> Result<(), String> {
+    if !req.datasets.contains(&row.dataset) {
+        return Ok(());
+    }
+    let version = Version::parse(&row.contract)
+        .map_err(|_| format!("`contract` {:?} is not a semantic version", row.contract))?;
+    match Day::of(row.day, req.from, req.to) {
+        Day::After => scan.stats.after_today += row.reads,
+        Day::Before => scan.stats.before_lookback += row.reads,
+        Day::Inside => {
+            scan.stats.reads = scan.stats.reads.saturating_add(row.reads);
+            let known = req.is_known(&row.dataset, &version);
+            let read = NewestRead {
+                at: row.last_at,
+                oldest_line: if known { version.major } else { u64::MAX },
+                reads: row.reads,
+                known: known.then(|| KnownRead {
+                    at: row.last_at,
+                    version: version.clone(),
+                }),
+                version,
+            };
+            scan.record(
+                &row.dataset,
+                &Key::from_bytes(row.consumer.as_bytes()),
+                read,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Open one log file and count it; a file that cannot be opened is skipped, and said so.
+fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
+    match std::fs::File::open(path) {
+        Ok(file) => {
+            scan.stats.files += 1;
+            Some(file)
+        }
+        Err(e) => {
+            scan.skipped.push(Skipped {
+                file: path.to_path_buf(),
+                reason: format!("cannot be opened: {e}"),
+            });
+            None
+        }
+    }
+}
+
+/// Fold one read of an access log in: its principal is the consumer value (`anonymous`
+/// when the request carried none), looked up in the registry's identities afterwards.
+fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
+    let principal = read.reader.principal.as_deref().unwrap_or(ANONYMOUS);
+    // A `{line}` template named the line: the read is of its version valid that day.
+    let resolved;
+    let contract = match crate::consumers::access::line_mark(read.reader.contract.as_bytes()) {
+        Some(line) => {
+            let day = read.at().with_timezone(&chrono::Utc).date_naive();
+            match req.version_of_line(&read.reader.dataset, line, day) {
+                Some(v) => {
+                    resolved = v.to_string();
+                    resolved.as_bytes()
+                }
+                // No version of that line yet that day, or no such line: not a read of a
+                // version the store has; counted as malformed, as an unknown version is.
+                None => {
+                    scan.stats.malformed += 1;
+                    return;
+                }
+            }
+        }
+        None => read.reader.contract.as_bytes(),
+    };
+    // A read the templates or constants made is well formed; a version that is not one is
+    // counted as malformed by `fold` like any other line's.
+    let counted = scan.stats.reads;
+    if fold(
+        scan,
+        req,
+        At::Instant(read.at()),
+        principal.as_bytes(),
+        read.reader.dataset.as_bytes(),
+        contract,
+    )
+    .is_err()
+    {
+        scan.stats.malformed += 1;
+    } else if req.attributes && scan.stats.reads > counted {
+        // A read inside the days: what it showed of its attributes is kept beside it.
+        scan.see(&read.reader.dataset, principal, read.at(), &read.attributes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{readers, scan, LogFile};
+    use super::*;
+    use std::collections::HashMap;
+
+    /// The newest-read scan with the walk's reader of a read at a time in place of its fast
+    /// paths: everything else is the scan's.
+    struct OneByOne<'a, 'm>(Newest<'a, 'm>);
+
+    impl Sink for OneByOne<'_, '_> {
+        fn wants(&self, dataset: &str) -> bool {
+            self.0.wants(dataset)
+        }
+        fn skipped(&mut self, skipped: Skipped) {
+            self.0.skipped(skipped)
+        }
+        fn unknown_format(&mut self, path: &Path, wanted: bool) -> Result<(), LogError> {
+            self.0.unknown_format(path, wanted)
+        }
+        fn opened(&mut self) {
+            self.0.opened()
+        }
+        fn unopened(&mut self, path: &Path, reason: String, l: Layout) -> Result<(), LogError> {
+            self.0.unopened(path, reason, l)
+        }
+        fn cut_short(&mut self, path: &Path, e: LogError, l: Layout) -> Result<(), LogError> {
+            self.0.cut_short(path, e, l)
+        }
+        fn summary_row(&mut self, row: ParsedRow) -> Result<(), String> {
+            self.0.summary_row(row)
+        }
+        fn access_read(&mut self, source: usize, read: AccessRead) {
+            self.0.access_read(source, read)
+        }
+        fn malformed(&mut self, path: &Path, line: u64, reason: String) {
+            self.0.malformed(path, line, reason)
+        }
+        fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
+            self.0.read(read)
+        }
+        fn reads_log(&mut self, path: &Path, log: ReadsLog, m: &Mapping) -> Result<(), LogError> {
+            super::super::one_by_one::read_log(self, path, log, m)
+        }
+        fn only_dataset(&self) -> Option<&str> {
+            let mut all = self.0.req.datasets.iter();
+            all.next()
+                .filter(|_| all.next().is_none())
+                .map(String::as_str)
+        }
+    }
+
+    /// The newest reads of roads, the reads and malformed counts, and the malformed lines'
+    /// numbers, of one file read by the scan (`fast`) or by the reader of a read at a time.
+    type Found = (HashMap<String, NewestRead>, u64, u64, Vec<u64>);
+
+    fn read_one(path: &Path, req: &ScanRequest, fast: bool) -> Found {
+        let sources = [Source::glob("")];
+        let files = [LogFile {
+            path: path.to_path_buf(),
+            source: 0,
+        }];
+        let mut lines = Vec::new();
+        let mut on_malformed = |m: &Malformed| lines.push(m.line);
+        let scan = if fast {
+            scan(&sources, &files, req, &mut on_malformed).unwrap()
+        } else {
+            let mut sink = OneByOne(Newest::new(&sources, req, &mut on_malformed));
+            let logs = readers::access_logs(&sources);
+            readers::walk(&sources, &files, (req.from, req.to), logs, &mut sink).unwrap();
+            sink.0.finish()
+        };
+        let found = (scan.of("roads"), scan.stats.reads, scan.stats.malformed);
+        (found.0, found.1, found.2, lines)
+    }
+
+    /// Both readers of a log of reads find the same reads and the same malformed lines: the
+    /// record walk reads with the one, the newest-read scan with the other.
+    #[test]
+    fn the_fast_paths_and_the_reader_of_a_read_at_a_time_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = [
+            r#"{"at":"2026-11-20T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.1.0"}"#,
+            r#"{"at":"2026-11-25T03:00:00+02:00","consumer":"flood","dataset":"roads","contract":"2.0.0"}"#,
+            r#" { "contract": "1.0.0", "dataset": "roads", "consumer": "c\u00e9", "at": "2026-11-21T00:00:00Z" }"#,
+            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"rivers","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"r\u006fads","contract":"1.0.0"}"#,
+            r#"{"at":"yesterday","consumer":"rain","dataset":"roads","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-23T03:00:00Z","consumer":"rain","dataset":"roads","contract":"two"}"#,
+            "roads is not json",
+            "",
+            r#"{"at":"2026-12-25T03:00:00Z","consumer":"late","dataset":"roads","contract":"1.0.0"}"#,
+            r#"{"at":"2026-11-24T03:00:00Z","dataset":"roads","contract":"1.0.0"}"#,
+        ]
+        .join("\n");
+        let csv = [
+            "at,consumer,dataset,contract",
+            "2026-11-20T03:00:00Z,flood,roads,1.1.0",
+            "2026-11-26T03:00:00Z,\"flood\",roads,2.0.0",
+            "2026-11-22T03:00:00Z,rain,rivers,1.0.0",
+            "2026-11-22T03:00:00Z,rain,roads",
+            "yesterday,rain,roads,1.0.0",
+            "2026-11-23T03:00:00Z,rain,roads,two",
+            "\"2026-11-24T03:00:00Z\",\"multi\nline\",roads,1.0.0",
+        ]
+        .join("\n");
+        let day = |s: &str| s.parse().unwrap();
+        for (name, text) in [("log.jsonl", jsonl), ("log.csv", csv)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            for datasets in [&["roads"][..], &["roads", "rivers"]] {
+                let datasets = datasets.iter().map(|d| d.to_string()).collect();
+                let req = ScanRequest::lookback(datasets, day("2026-11-29"), 30);
+                let fast = read_one(&path, &req, true);
+                let slow = read_one(&path, &req, false);
+                assert_eq!(fast, slow, "{name}, {:?}", req.datasets);
+                assert!(fast.1 >= 3 && fast.2 >= 2, "{name}: {fast:?}");
+            }
+        }
+    }
+}
