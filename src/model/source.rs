@@ -17,7 +17,7 @@ use toml::Spanned;
 
 use super::contract::is_dataset_name;
 use super::location::Located;
-use contracts_scan::access::{AccessKeys, AccessLog};
+use contracts_scan::access::{AccessKeys, AccessLog, SourceKey};
 
 /// The default of `same_read_seconds`: requests by one principal for one object within this
 /// many seconds of its previous one continue the same read.
@@ -470,17 +470,17 @@ pub(crate) fn validate_source(
                 Err(problems) => {
                     for e in problems {
                         let span = match e.key() {
-                            "match" => raw.templates.as_ref().map(Spanned::span),
-                            "pattern" => raw.pattern.as_ref().map(Spanned::span),
-                            "principal" => raw.principal.as_ref().map(Spanned::span),
-                            "ignore_principals" => {
+                            SourceKey::Match => raw.templates.as_ref().map(Spanned::span),
+                            SourceKey::Pattern => raw.pattern.as_ref().map(Spanned::span),
+                            SourceKey::Principal => raw.principal.as_ref().map(Spanned::span),
+                            SourceKey::IgnorePrincipals => {
                                 raw.ignore_principals.as_ref().map(Spanned::span)
                             }
-                            "format" => raw.format.as_ref().map(Spanned::span),
-                            _ => None,
+                            SourceKey::Format => raw.format.as_ref().map(Spanned::span),
+                            SourceKey::Path => None,
                         };
                         // A missing `match` is said above, in the words of the table.
-                        if e.key() == "path" && raw.templates.is_none() {
+                        if e.key() == SourceKey::Path && raw.templates.is_none() {
                             continue;
                         }
                         err(

@@ -28,16 +28,48 @@ pub enum AccessConfigError {
     NotAccessLog(&'static str),
 }
 
+/// The key of a `[[consumption.source]]` table that an [`AccessConfigError`] is about: an
+/// enum, so that the configuration's reader must say where each one stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKey {
+    Path,
+    Format,
+    Match,
+    Pattern,
+    Principal,
+    IgnorePrincipals,
+}
+
+impl SourceKey {
+    /// The key as `contracts.toml` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKey::Path => "path",
+            SourceKey::Format => "format",
+            SourceKey::Match => "match",
+            SourceKey::Pattern => "pattern",
+            SourceKey::Principal => "principal",
+            SourceKey::IgnorePrincipals => "ignore_principals",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl AccessConfigError {
     /// The key of the table the error is about.
-    pub fn key(&self) -> &'static str {
+    pub fn key(&self) -> SourceKey {
         match self {
-            AccessConfigError::Template(_) | AccessConfigError::Missing { .. } => "match",
-            AccessConfigError::NoMatch => "path",
-            AccessConfigError::Pattern(_) => "pattern",
-            AccessConfigError::Principal { .. } => "principal",
-            AccessConfigError::Ignore(_) => "ignore_principals",
-            AccessConfigError::NotAccessLog(_) => "format",
+            AccessConfigError::Template(_) | AccessConfigError::Missing { .. } => SourceKey::Match,
+            AccessConfigError::NoMatch => SourceKey::Path,
+            AccessConfigError::Pattern(_) => SourceKey::Pattern,
+            AccessConfigError::Principal { .. } => SourceKey::Principal,
+            AccessConfigError::Ignore(_) => SourceKey::IgnorePrincipals,
+            AccessConfigError::NotAccessLog(_) => SourceKey::Format,
         }
     }
 }

@@ -45,7 +45,7 @@ pub mod template;
 mod text;
 mod warehouse;
 
-pub use config_error::{AccessConfigError, PatternError};
+pub use config_error::{AccessConfigError, PatternError, SourceKey};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
 pub use keys::AccessKeys;
 pub use sql_columns::Columns;
