@@ -119,16 +119,6 @@ pub struct AttributeUse {
     pub gap: Option<Gap>,
 }
 
-impl AttributeUse {
-    /// The gap in words, as the text output prints it.
-    pub fn gap_text(&self) -> Option<String> {
-        self.gap.as_ref().map(|g| match g {
-            Gap::DeclaredNotSeen { since } => format!("declared, not seen since {since}"),
-            Gap::NotInUses => format!("reads `{}`, not in `uses`", self.attribute),
-        })
-    }
-}
-
 /// One consumer's attributes: every attribute it declares, is seen reading, or may read
 /// unseen; an attribute it is shown not to read, or that nothing says it reads, is left out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -300,15 +290,15 @@ mod tests {
             .into()
     }
 
-    fn words(c: &ConsumerAttributes) -> Vec<(String, String, Option<String>)> {
+    fn words(c: &ConsumerAttributes) -> Vec<(String, String, Option<Gap>)> {
         c.attributes
             .iter()
-            .map(|a| (a.attribute.clone(), a.evidence.to_string(), a.gap_text()))
+            .map(|a| (a.attribute.clone(), a.evidence.to_string(), a.gap.clone()))
             .collect()
     }
 
-    fn row(a: &str, e: &str, gap: Option<&str>) -> (String, String, Option<String>) {
-        (a.into(), e.into(), gap.map(str::to_string))
+    fn row(a: &str, e: &str, gap: Option<Gap>) -> (String, String, Option<Gap>) {
+        (a.into(), e.into(), gap)
     }
 
     #[test]
@@ -329,14 +319,12 @@ mod tests {
                 row(
                     "iso_a3",
                     "declared",
-                    Some("declared, not seen since 2026-08-01")
+                    Some(Gap::DeclaredNotSeen {
+                        since: "2026-08-01".parse().unwrap()
+                    })
                 ),
                 row("name", "both", None),
-                row(
-                    "pop_est",
-                    "observed",
-                    Some("reads `pop_est`, not in `uses`")
-                ),
+                row("pop_est", "observed", Some(Gap::NotInUses)),
             ]
         );
         assert_eq!(c.attributes[1].last_read, Some(at));

@@ -136,7 +136,7 @@ pub fn print_attribute_uses(
                 a.attribute.clone(),
                 a.evidence.to_string(),
                 last_read(a.last_read),
-                a.gap_text().unwrap_or_else(|| "-".to_string()),
+                gap_words(a).unwrap_or_else(|| "-".to_string()),
             ]
         })
     });
@@ -160,4 +160,13 @@ pub fn print_attribute_uses(
             c.reads
         );
     }
+}
+
+/// A gap between a consumer's declaration and its reads, in words.
+fn gap_words(a: &crate::consumers::attribute_uses::AttributeUse) -> Option<String> {
+    use crate::consumers::attribute_uses::Gap;
+    a.gap.as_ref().map(|g| match g {
+        Gap::DeclaredNotSeen { since } => format!("declared, not seen since {since}"),
+        Gap::NotInUses => format!("reads `{}`, not in `uses`", a.attribute),
+    })
 }
