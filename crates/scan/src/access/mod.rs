@@ -1066,8 +1066,10 @@ pub(super) mod tests {
         let s3 = LogFormat::S3Access;
         assert_eq!(
             bad(s3, s3_keys(&[])),
-            ["path: an access log needs `match` templates (they say which requests are reads \
-              of which dataset and version), or else both `dataset` and `contract`"]
+            [
+                "path: an access log needs `match` templates (they say which requests are reads \
+              of which dataset and version), or else both `dataset` and `contract`"
+            ]
         );
         let e = bad(s3, s3_keys(&["/d/{dataset}/**", "/d/{datset}/**"]));
         assert_eq!(e.len(), 2, "every mistake at once: {e:?}");

@@ -15,10 +15,11 @@
 //! whose lines depend on earlier ones beyond that (CloudFront's `#Fields` headers, pgaudit's
 //! sessions) is read one line at a time.
 
+use std::borrow::Cow;
 use std::io::{BufRead, Read as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{AccessError, AccessLog, AccessStats, Dialect, Hit, LineError, Parsed};
+use super::{AccessError, AccessLog, AccessStats, Columns, Dialect, Hit, LineError, Parsed};
 
 /// How a file is taken: block and chunk sizes, threads, and the size under which a file is
 /// read on the calling thread alone. Small in tests, so that every boundary is crossed.
@@ -225,16 +226,25 @@ impl Reader<'_> {
             lines: 0,
             open: None,
         };
-        let judge = |req: super::Request<'_>, line: &[u8], out: &mut Chunk| match log.judge(&req) {
-            Ok(hit) => {
-                out.stats.requests += 1;
-                out.events.push(Event::Hit(hit.into_owned()));
-            }
-            Err(reason) => {
-                out.stats.not_read.count(reason);
-                out.stats.examples.keep(reason, &req.path, line);
-            }
-        };
+        let judge =
+            |mut req: super::Request<'_>, line: &[u8], out: &mut Chunk| match log.judge(&req) {
+                Ok(hit) => {
+                    out.stats.requests += 1;
+                    // The attributes are moved, not copied: the request is done with.
+                    let unknown = Cow::Owned(Columns::Unknown);
+                    let mut hit = Hit {
+                        attributes: unknown,
+                        ..hit
+                    }
+                    .into_owned();
+                    hit.attributes = Cow::Owned(std::mem::take(&mut req.attributes));
+                    out.events.push(Event::Hit(hit));
+                }
+                Err(reason) => {
+                    out.stats.not_read.count(reason);
+                    out.stats.examples.keep(reason, &req.path, line);
+                }
+            };
         for raw in chunk.split_inclusive(|&b| b == b'\n') {
             out.lines += 1;
             let line = trimmed(raw);
