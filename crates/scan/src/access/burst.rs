@@ -24,6 +24,7 @@
 //! file), a burst that spans the boundary counts once on each side: each part is scanned on
 //! its own.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset};
@@ -140,7 +141,9 @@ impl Bursts {
     }
 
     /// Fold in one request that counts; reads whose bursts have closed go to `on_read`.
-    pub fn push(&mut self, hit: &Hit<'_>, on_read: &mut impl FnMut(Read)) {
+    /// The hit is taken whole: what it owns (a hit parsed on another thread owns all) is
+    /// moved into the burst, not copied.
+    pub fn push(&mut self, hit: Hit<'_>, on_read: &mut impl FnMut(Read)) {
         self.key.clear();
         match &hit.principal {
             Some(p) => {
@@ -163,17 +166,17 @@ impl Bursts {
                     self.key.clone(),
                     Open {
                         reader: Reader {
-                            principal: hit.principal.as_ref().map(|p| p.to_string()),
-                            dataset: hit.dataset.to_string(),
-                            contract: hit.contract.to_string(),
-                            object: hit.object.to_string(),
+                            principal: hit.principal.map(Cow::into_owned),
+                            dataset: hit.dataset.into_owned(),
+                            contract: hit.contract.into_owned(),
+                            object: hit.object.into_owned(),
                         },
                         spans: vec![Span {
                             first: t,
                             last: t,
                             requests: 1,
                         }],
-                        attributes: vec![hit.attributes.as_ref().clone()],
+                        attributes: vec![hit.attributes.into_owned()],
                     },
                 );
                 (true, 0)
@@ -348,7 +351,7 @@ mod tests {
     fn run(b: &mut Bursts, hits: &[Hit<'_>]) -> Vec<Read> {
         let mut out = Vec::new();
         for h in hits {
-            b.push(h, &mut |r| out.push(r));
+            b.push(h.clone(), &mut |r| out.push(r));
         }
         b.finish(|r| out.push(r));
         out.sort_by(|a, b| {
@@ -492,7 +495,7 @@ mod tests {
                 at: t,
                 ..hit("2024-05-01T00:00:00Z", Some(name), "ip", "o")
             };
-            b.push(&h, &mut |r| out.push(r));
+            b.push(h, &mut |r| out.push(r));
             assert!(b.open() <= 4, "{} open at {i}", b.open());
         }
         b.finish(|r| out.push(r));

@@ -563,7 +563,7 @@ impl AccessLog {
         &self,
         input: R,
         stats: &mut AccessStats,
-        on_hit: impl FnMut(&Hit<'_>),
+        on_hit: impl FnMut(Hit<'_>),
         on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
         self.hits_split(
@@ -581,7 +581,7 @@ impl AccessLog {
         input: R,
         split: parallel::Split,
         stats: &mut AccessStats,
-        mut on_hit: impl FnMut(&Hit<'_>),
+        mut on_hit: impl FnMut(Hit<'_>),
         mut on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
         match parallel::hits(self, input, split, stats, &mut on_hit, &mut on_malformed) {
@@ -595,14 +595,14 @@ impl AccessLog {
         &self,
         input: R,
         stats: &mut AccessStats,
-        mut on_hit: impl FnMut(&Hit<'_>),
+        mut on_hit: impl FnMut(Hit<'_>),
         mut on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
         let mut one =
             |req: &Request<'_>, line: &[u8], stats: &mut AccessStats| match self.judge(req) {
                 Ok(hit) => {
                     stats.requests += 1;
-                    on_hit(&hit);
+                    on_hit(hit);
                 }
                 Err(reason) => {
                     stats.not_read.count(reason);

@@ -78,7 +78,7 @@ pub(crate) fn hits<R: BufRead>(
     mut input: R,
     split: Split,
     stats: &mut AccessStats,
-    on_hit: &mut impl FnMut(&Hit<'_>),
+    on_hit: &mut impl FnMut(Hit<'_>),
     on_malformed: &mut impl FnMut(LineError),
 ) -> Result<Result<(), AccessError>, R> {
     if !log.dialect.may_cut() {
@@ -135,7 +135,7 @@ impl Reader<'_> {
         mut input: R,
         mut bytes: Vec<u8>,
         mut eof: bool,
-        sink: &mut Sink<'_, impl FnMut(&Hit<'_>), impl FnMut(LineError)>,
+        sink: &mut Sink<'_, impl FnMut(Hit<'_>), impl FnMut(LineError)>,
     ) -> Result<(), AccessError> {
         let mut offset = 0usize; // of `bytes` in the file
         let mut pending: Option<Block> = None;
@@ -245,7 +245,12 @@ impl Reader<'_> {
                     out.stats.examples.keep(reason, &req.path, line);
                 }
             };
-        for raw in chunk.split_inclusive(|&b| b == b'\n') {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            // memchr, not a byte-by-byte split: a line is hundreds of bytes.
+            let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+            let (raw, tail) = rest.split_at(end);
+            rest = tail;
             out.lines += 1;
             let line = trimmed(raw);
             match dialect.parse_line(line, out.lines) {
@@ -292,7 +297,7 @@ struct Sink<'a, H, M> {
     carry: Option<Dialect>,
 }
 
-impl<H: FnMut(&Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
+impl<H: FnMut(Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
     /// Hand out a block's chunks in order; a chunk that started inside a record left open by
     /// the one before is parsed again by that one's reader.
     fn take(&mut self, reader: &Reader<'_>, block: Block) -> Result<(), AccessError> {
@@ -305,7 +310,7 @@ impl<H: FnMut(&Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
             self.stats.add(&chunk.stats);
             for e in chunk.events {
                 match e {
-                    Event::Hit(hit) => (self.on_hit)(&hit),
+                    Event::Hit(hit) => (self.on_hit)(hit),
                     Event::Malformed { line, reason } => (self.on_malformed)(LineError {
                         line: self.before + line,
                         reason,

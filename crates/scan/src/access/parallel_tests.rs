@@ -18,7 +18,7 @@ fn heard(log: &AccessLog, file: &[u8], split: Option<Split>) -> Heard {
     let mut hits = Vec::new();
     let mut bad = Vec::new();
     let mut stats = AccessStats::default();
-    let on_hit = |h: &super::Hit<'_>| hits.push(format!("{h:?}"));
+    let on_hit = |h: super::Hit<'_>| hits.push(format!("{h:?}"));
     let on_bad = |e: LineError| bad.push((e.line, e.reason));
     let outcome = match split {
         Some(split) => log.hits_split(file, split, &mut stats, on_hit, on_bad),
