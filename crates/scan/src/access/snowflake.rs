@@ -19,11 +19,11 @@
 
 use std::borrow::Cow;
 
+use chrono::{DateTime, FixedOffset};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::warehouse::{self, CsvRows, Fed};
-use super::{Columns, Parsed};
+use super::{Columns, Parsed, Request};
 
 /// The columns of the view this reader needs, in the order [`CsvRows::get`] is asked.
 const COLUMNS: [&str; 3] = ["query_start_time", "user_name", "base_objects_accessed"];
@@ -43,7 +43,43 @@ struct Row<'a> {
     #[serde(borrow, alias = "USER_NAME")]
     user_name: Option<Cow<'a, str>>,
     #[serde(borrow, alias = "BASE_OBJECTS_ACCESSED")]
-    base_objects_accessed: Option<&'a RawValue>,
+    base_objects_accessed: Option<Objects<'a>>,
+}
+
+/// `base_objects_accessed` as a JSON row holds it: an array, read as the row is parsed (not
+/// kept as text and parsed again), or a string holding one.
+enum Objects<'a> {
+    List(Vec<Object<'a>>),
+    Text(String),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Objects<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Objects<'a>, D::Error> {
+        struct Either<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Either<'a> {
+            type Value = Objects<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of the objects read, or a string holding one")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Objects<'a>, A::Error> {
+                let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+                while let Some(o) = seq.next_element()? {
+                    list.push(o);
+                }
+                Ok(Objects::List(list))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Objects<'a>, E> {
+                Ok(Objects::Text(text.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Objects<'a>, E> {
+                Ok(Objects::List(Vec::new()))
+            }
+        }
+        d.deserialize_any(Either(std::marker::PhantomData))
+    }
 }
 
 /// One element of `base_objects_accessed`.
@@ -99,8 +135,16 @@ impl Snowflake {
                 }
                 let row: Row = serde_json::from_slice(line)
                     .map_err(|e| format!("not a JSON row of ACCESS_HISTORY: {e}"))?;
-                let objects = row.base_objects_accessed.map(RawValue::get);
-                requests(row.query_start_time, row.user_name, objects)
+                match row.base_objects_accessed {
+                    Some(Objects::List(list)) => {
+                        let at = instant_of(row.query_start_time)?;
+                        Ok(Parsed::Requests(each_object(at, row.user_name, list)))
+                    }
+                    Some(Objects::Text(text)) => {
+                        requests(row.query_start_time, row.user_name, Some(&text))
+                    }
+                    None => requests(row.query_start_time, row.user_name, None),
+                }
             }
             Some(csv) => match csv.feed(line, COLUMNS.len())? {
                 Fed::Pending | Fed::Blank | Fed::Header => Ok(Parsed::Skip),
@@ -120,9 +164,7 @@ fn requests<'a>(
     user: Option<Cow<'a, str>>,
     objects: Option<&str>,
 ) -> Result<Parsed<'a>, String> {
-    let at_text = at.ok_or("no `query_start_time`")?;
-    let at = warehouse::instant(&at_text)
-        .ok_or_else(|| warehouse::bad_instant("query_start_time", &at_text))?;
+    let at = instant_of(at)?;
     let text = objects.map(str::trim).unwrap_or("null");
     let unquoted: String;
     let text = if text.starts_with('"') {
@@ -137,6 +179,21 @@ fn requests<'a>(
     }
     let objects: Vec<Object> = serde_json::from_str(text)
         .map_err(|e| format!("`base_objects_accessed` is not an array of objects: {e}"))?;
+    Ok(Parsed::Requests(each_object(at, user, objects)))
+}
+
+/// A row's instant, which it must have.
+fn instant_of(at: Option<Cow<'_, str>>) -> Result<DateTime<FixedOffset>, String> {
+    let text = at.ok_or("no `query_start_time`")?;
+    warehouse::instant(&text).ok_or_else(|| warehouse::bad_instant("query_start_time", &text))
+}
+
+/// A request for each object a row read.
+fn each_object<'a>(
+    at: DateTime<FixedOffset>,
+    user: Option<Cow<'a, str>>,
+    objects: Vec<Object<'_>>,
+) -> Vec<Request<'a>> {
     let mut out = Vec::with_capacity(objects.len());
     for o in objects {
         let name = o.name.unwrap_or_default();
@@ -175,7 +232,7 @@ fn requests<'a>(
             attributes,
         ));
     }
-    Ok(Parsed::Requests(out))
+    out
 }
 
 /// A Snowflake identifier as it was written unquoted: one with no lower-case letter is
