@@ -338,25 +338,15 @@ impl<H: FnMut(Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
     }
 }
 
-/// Read from `input` until `buf` holds `want` bytes or the input ends (`true`).
+/// Read from `input` until `buf` holds `want` bytes or the input ends (`true`). Into the
+/// vector's spare room, which `read_to_end` does not zero first as a `resize` would.
 fn fill(input: &mut impl BufRead, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
-    while buf.len() < want {
-        let have = buf.len();
-        buf.resize(want, 0);
-        match input.read(&mut buf[have..]) {
-            Ok(0) => {
-                buf.truncate(have);
-                return Ok(true);
-            }
-            Ok(n) => buf.truncate(have + n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(have),
-            Err(e) => {
-                buf.truncate(have);
-                return Err(e);
-            }
-        }
-    }
-    Ok(false)
+    let Some(need) = want.checked_sub(buf.len()).filter(|&n| n > 0) else {
+        return Ok(false);
+    };
+    buf.reserve_exact(need);
+    let got = input.by_ref().take(need as u64).read_to_end(buf)?;
+    Ok(got < need)
 }
 
 /// A line without its end (`\n`, `\r\n`).
