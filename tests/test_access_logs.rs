@@ -36,12 +36,40 @@ fn generate(dir: &Path) -> serde_json::Value {
 fn a_day_of_generated_s3_logs_gives_the_generators_reads() {
     let tmp = tempfile::tempdir().unwrap();
     let truth = generate(tmp.path());
-    let mut files = std::fs::read_dir(tmp.path().join("out/logs/access"))
+    let files = generated_files(tmp.path(), &truth);
+    let inputs = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    assert_reads_are_the_truth(inputs, &truth);
+}
+
+/// The same day as one file of megabytes, which is read in blocks on every core (a file of
+/// 1 MiB or more is): the reads are the generator's all the same.
+#[test]
+fn the_day_as_one_large_file_read_on_every_core_gives_the_same_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let truth = generate(tmp.path());
+    let files = generated_files(tmp.path(), &truth);
+    let one: Vec<u8> = files
+        .iter()
+        .flat_map(|f| std::fs::read(f).unwrap())
+        .collect();
+    assert!(one.len() > 4 << 20, "{} bytes", one.len());
+    assert_reads_are_the_truth(vec![one], &truth);
+}
+
+/// The generated objects, in the order of their names (a listing's).
+fn generated_files(dir: &Path, truth: &serde_json::Value) -> Vec<std::path::PathBuf> {
+    let mut files = std::fs::read_dir(dir.join("out/logs/access"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect::<Vec<_>>();
     files.sort();
     assert_eq!(files.len() as u64, truth["objects"].as_u64().unwrap());
+    files
+}
+
+/// Read `inputs` in turn through one scan: its lines, requests, reads and reads per version
+/// are the generator's.
+fn assert_reads_are_the_truth(inputs: Vec<Vec<u8>>, truth: &serde_json::Value) {
     let keys = AccessKeys {
         templates: vec!["/datasets/{dataset}/v{contract}/**"],
         same_read_seconds: 60,
@@ -55,9 +83,8 @@ fn a_day_of_generated_s3_logs_gives_the_generators_reads() {
             .entry(format!("{} {}", r.reader.dataset, r.reader.contract))
             .or_default() += 1;
     };
-    for f in &files {
-        let input = std::io::BufReader::new(std::fs::File::open(f).unwrap());
-        scan.feed(input, &mut count, |e| panic!("{}: {e:?}", f.display()))
+    for (i, input) in inputs.iter().enumerate() {
+        scan.feed(&input[..], &mut count, |e| panic!("input {i}: {e:?}"))
             .unwrap();
     }
     let stats = scan.finish(&mut count);
