@@ -16,8 +16,8 @@ use std::borrow::Cow;
 
 use crate::model::source::{AtUnit, Source};
 
-use super::key_probe::KeyProbe;
-use super::At;
+use contracts_scan::reads::key_probe::KeyProbe;
+use contracts_scan::reads::timestamps::At;
 
 /// The slots of a read, in the order [`Mapping`] keeps them.
 const AT: usize = 0;

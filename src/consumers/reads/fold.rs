@@ -1,15 +1,16 @@
 //! The fold of one read into a scan: a read of a requested dataset inside the days is
-//! counted and kept, as the newest read of its consumer, in the hot tables ([`super::hot`]),
+//! counted and kept, as the newest read of its consumer, in the hot tables (`contracts_scan::reads::hot`),
 //! a few reads at a time ([`Scan::settle`]), or in the general map when the table cannot hold
 //! it.
 
 use chrono::Utc;
 
-use super::hash::Key;
-use super::hot::{self, HotKey, HotRead, NO_VERSION};
+use contracts_scan::reads::hash::Key;
+use contracts_scan::reads::hot::{self, HotKey, HotRead, NO_VERSION};
+
 use super::scan::{Pending, Scan};
 use super::terms::{KnownRead, NewestRead, ScanRequest};
-use super::timestamps::{At, Day};
+use contracts_scan::reads::timestamps::{At, Day};
 
 /// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
 /// datasets not requested are skipped first. The fields are bytes, so that a reader need

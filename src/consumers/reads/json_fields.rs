@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::fields::{Mapping, Num, Read, Val};
-use super::key_probe::{KeyProbe, MAX_DEPTH};
+use contracts_scan::reads::key_probe::{KeyProbe, MAX_DEPTH};
 
 impl Mapping {
     /// The read in one JSON line; `Err` is why the line is none.

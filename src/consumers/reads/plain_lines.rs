@@ -21,9 +21,11 @@
 //! [`MAX_DEPTH`] — it leaves to the general scanner ([`super::json_fields`]) and the model
 //! behind it, which decide and give the reason a line is malformed.
 
+use contracts_scan::reads::key_probe::{KeyProbe, MAX_DEPTH};
+use contracts_scan::reads::timestamps::At;
+use contracts_scan::reads::wide;
+
 use super::fields::{epoch_nanos, number, number_end, Mapping, Num, HIGH, ONES};
-use super::key_probe::{KeyProbe, MAX_DEPTH};
-use super::At;
 use crate::model::source::AtUnit;
 
 /// The fields of one read, borrowed from the line (or from the mapping's constants).
@@ -344,7 +346,7 @@ fn spaces(b: &[u8], mut i: usize) -> usize {
 /// means a string this walk does not take. The high bits of the bytes passed go to `high`.
 #[inline(always)]
 fn quote(b: &[u8], mut k: usize, high: &mut u64) -> Option<usize> {
-    while let Some((hits, above)) = super::wide::specials(b, k) {
+    while let Some((hits, above)) = wide::specials(b, k) {
         // As below, bytes past the string's end may set `high`.
         *high |= u64::from(above);
         if hits != 0 {

@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::hash::{ConsumerMap, Key, NameMap};
-use super::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
+use contracts_scan::reads::hash::{Key, NameMap};
+use contracts_scan::reads::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
+
 use super::memo::{short_eq, Memo};
-use super::terms::{KnownRead, NewestRead, ScanRequest, SeenColumns, Skipped};
+use super::terms::{ConsumerMap, KnownRead, NewestRead, ScanRequest, SeenColumns, Skipped};
 use crate::consumers::access::AccessStats;
 use crate::consumers::source_health::SourceCounts;
 

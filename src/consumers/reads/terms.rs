@@ -9,6 +9,8 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use semver::Version;
 use serde::Serialize;
 
+use contracts_scan::reads::hash::KeyMap;
+
 use crate::consumers::access::Columns;
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +70,9 @@ pub struct Skipped {
     pub file: PathBuf,
     pub reason: String,
 }
+
+/// The newest read of each consumer of one dataset.
+pub type ConsumerMap = KeyMap<NewestRead>;
 
 /// The newest read of one consumer of one dataset within the scanned days.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
