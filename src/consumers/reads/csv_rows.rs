@@ -2,8 +2,8 @@
 
 use std::io::Read;
 
-use super::fields::Mapping;
 use super::{fold, fold_into, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest};
+use contracts_scan::reads::fields::Mapping;
 
 /// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
 /// a quoted field) and scanned in parallel like JSON Lines ([`scan_blocks`]). The header is

@@ -2,10 +2,11 @@
 //! quick walk ([`plain_lines`]) when it takes it, every other line by the mapped-field scanner
 //! ([`Mapping::json`]).
 
-use super::fields::Mapping;
-use super::{
-    fold, fold_into, plain_lines, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest,
-};
+use contracts_scan::reads::fields::Mapping;
+use contracts_scan::reads::plain_lines;
+
+use super::mapping::MappingOf;
+use super::{fold, fold_into, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest};
 use crate::model::source::Source;
 
 /// Bytes per block of a JSON Lines file: large enough that the per-block work (a task, a line

@@ -30,25 +30,23 @@ use crate::model::source::Source;
 mod blocks;
 mod csv_rows;
 mod driver;
-mod fields;
 mod fold;
-mod json_fields;
 mod json_lines;
+mod mapping;
 mod memo;
 mod newest;
 pub(crate) mod object_logs;
 mod one_by_one;
 mod parquet_rows;
-mod plain_lines;
 mod readers;
 mod scan;
 mod terms;
 
 use blocks::{scan_blocks, FileScan, Partial};
+pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
 pub(crate) use contracts_scan::reads::timestamps::At;
 pub use driver::scan;
-pub(crate) use fields::{Mapping, Read as MappedRead};
 use fold::{fold, fold_into};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
@@ -126,10 +124,11 @@ pub fn overlapping_files(
 
 #[cfg(test)]
 mod tests {
-    use super::fields::Mapping;
     use super::json_lines::scan_json_lines;
     use super::*;
     use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+    use contracts_scan::reads::fields::Mapping;
+    use contracts_scan::reads::plain_lines;
     use semver::Version;
     use std::borrow::Cow;
     use std::collections::BTreeMap;

@@ -9,7 +9,6 @@ use std::path::Path;
 use semver::Version;
 
 use super::csv_rows::scan_csv;
-use super::fields::Mapping;
 use super::json_lines::{scan_json_lines, BLOCK};
 use super::readers::{Layout, ReadsLog, Sink};
 use super::{
@@ -20,6 +19,7 @@ use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
 use crate::consumers::summary::ParsedRow;
 use crate::model::source::Source;
+use contracts_scan::reads::fields::Mapping;
 use contracts_scan::reads::hash::Key;
 use contracts_scan::reads::timestamps::{At, Day};
 
