@@ -12,7 +12,7 @@ use contracts_scan::reads::fields::Mapping;
 /// uses, and line numbers are the file's.
 pub(super) fn scan_csv<R: Read + Send>(
     mut file: R,
-    mut into: FileScan<'_>,
+    mut into: FileScan<'_, Scan>,
     mapping: &Mapping,
 ) -> Result<(), LogError> {
     let path = into.path;
@@ -72,6 +72,7 @@ pub(super) fn scan_csv<R: Read + Send>(
     scan_blocks(whole, into, &record_end, &|k, block, acc| {
         rows.scan_records(block, k == 0, acc)
     })
+    .map_err(LogError::from)
 }
 
 /// The reader every block is read with.
@@ -390,7 +391,7 @@ impl Rows<'_> {
 /// A CSV error before or between records: I/O is the environment's, anything else makes the
 /// file unusable and is reported as malformed at its position.
 fn csv_failure(
-    into: &mut FileScan<'_>,
+    into: &mut FileScan<'_, Scan>,
     e: csv::Error,
     io: impl Fn(std::io::Error) -> LogError,
 ) -> Result<(), LogError> {

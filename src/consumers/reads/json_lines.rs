@@ -18,7 +18,7 @@ pub(super) const BLOCK: usize = 1 << 20;
 /// ([`scan_blocks`]).
 pub(super) fn scan_json_lines<R: std::io::Read + Send>(
     file: R,
-    into: FileScan<'_>,
+    into: FileScan<'_, Scan>,
     mapping: &Mapping,
 ) -> Result<(), LogError> {
     let req = into.req;
@@ -35,6 +35,7 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
     scan_blocks(file, into, &cut, &|_, block, acc| {
         scan_block(block, req, only.as_ref(), mapping, acc)
     })
+    .map_err(LogError::from)
 }
 
 /// Lines of other datasets in a row after which a scan for one dataset stops reading line

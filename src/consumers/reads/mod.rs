@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 
 use crate::model::source::Source;
 
-mod blocks;
 mod csv_rows;
 mod driver;
 mod fold;
@@ -42,7 +41,7 @@ mod readers;
 mod scan;
 mod terms;
 
-use blocks::{scan_blocks, FileScan, Partial};
+use contracts_scan::reads::blocks::{scan_blocks, FileScan, Partial};
 pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
 pub(crate) use contracts_scan::reads::timestamps::At;

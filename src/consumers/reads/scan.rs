@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
+use contracts_scan::reads::blocks::Accumulator;
 use contracts_scan::reads::hash::{Key, NameMap};
 use contracts_scan::reads::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
 
@@ -53,6 +54,31 @@ pub struct Scan {
     /// What the reads showed of the attributes they read, by dataset and consumer: only
     /// where [`ScanRequest::attributes`] asked and a source could tell.
     pub seen: BTreeMap<String, BTreeMap<String, SeenColumns>>,
+}
+
+/// The block reader of the scanner crate folds each worker's reads into a scan of its own.
+impl Accumulator for Scan {
+    type Request = ScanRequest;
+
+    fn for_request(req: &ScanRequest) -> Scan {
+        Scan::for_request(req)
+    }
+
+    fn flush(&mut self) {
+        Scan::flush(self);
+    }
+
+    fn absorb(&mut self, part: Scan) {
+        Scan::absorb(self, part);
+    }
+
+    fn count_lines(&mut self, n: u64) {
+        self.stats.lines += n;
+    }
+
+    fn count_malformed(&mut self) {
+        self.stats.malformed += 1;
+    }
 }
 
 impl Scan {

@@ -1,5 +1,6 @@
 //! The fast readers of the logs of reads (JSON Lines, CSV, Parquet), from the leaves up: what
 //! a scan of such a log does on every line without knowing what a contract or a consumer is.
+//! [`blocks`] (a text log in blocks on all cores, folded into the caller's accumulator),
 //! [`field_names`] (where a source keeps each part of a read), [`fields`] (a source's
 //! mapping compiled for the readers, and the plain `serde_json` reading of a line that
 //! defines the answer), [`json_fields`] (the mapped fields of a JSON line, found without
@@ -11,6 +12,7 @@
 //! consumer, and what the days and the registry mean, are the `contracts` crate's
 //! (`consumers::reads`).
 
+pub mod blocks;
 pub mod field_names;
 pub mod fields;
 pub mod hash;
