@@ -5,12 +5,40 @@
 
 use chrono::Utc;
 
+use contracts_scan::reads::blocks::Fold;
 use contracts_scan::reads::hash::Key;
 use contracts_scan::reads::hot::{self, HotKey, HotRead, NO_VERSION};
 
 use super::scan::{Pending, Scan};
 use super::terms::{KnownRead, NewestRead, ScanRequest};
 use contracts_scan::reads::timestamps::{At, Day};
+
+/// The scanner crate's readers hand each read's fields to [`fold_into`].
+impl Fold for Scan {
+    fn only_dataset(req: &ScanRequest) -> Option<&str> {
+        match req.datasets.iter().collect::<Vec<_>>()[..] {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
+        Scan::dataset_index(self, dataset)
+    }
+
+    #[inline]
+    fn fold_into(
+        &mut self,
+        req: &ScanRequest,
+        d: usize,
+        at: At<'_>,
+        consumer: &[u8],
+        contract: &[u8],
+    ) -> Result<(), String> {
+        fold_into(self, req, d, at, consumer, contract)
+    }
+}
 
 /// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
 /// datasets not requested are skipped first. The fields are bytes, so that a reader need

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::timestamps::At;
+
 /// What a block reader folds reads into: one per worker, in its own core's cache, merged
 /// once at the end (the merge must not depend on order).
 pub trait Accumulator: Send + Sized {
@@ -20,6 +22,42 @@ pub trait Accumulator: Send + Sized {
     fn count_lines(&mut self, n: u64);
     /// Count one malformed line.
     fn count_malformed(&mut self);
+}
+
+/// An accumulator that judges reads itself: the readers hand it each read's fields as they
+/// find them, and it counts and keeps the reads of the requested datasets inside the days.
+pub trait Fold: Accumulator {
+    /// The one dataset asked for, when exactly one is: a reader may then skip lines that
+    /// do not contain its name.
+    fn only_dataset(req: &Self::Request) -> Option<&str>;
+    /// The place of `dataset` among the requested ones; `None` when it is not requested.
+    fn dataset_index(&self, dataset: &[u8]) -> Option<usize>;
+    /// Judge one read of the `d`th requested dataset ([`Fold::dataset_index`]); `Err` is
+    /// the reason it is malformed. `consumer` must be UTF-8 (it becomes a name), the others
+    /// are checked where they are parsed.
+    fn fold_into(
+        &mut self,
+        req: &Self::Request,
+        d: usize,
+        at: At<'_>,
+        consumer: &[u8],
+        contract: &[u8],
+    ) -> Result<(), String>;
+    /// Judge one read whose fields are extracted, skipping a dataset not requested first.
+    #[inline]
+    fn fold(
+        &mut self,
+        req: &Self::Request,
+        at: At<'_>,
+        consumer: &[u8],
+        dataset: &[u8],
+        contract: &[u8],
+    ) -> Result<(), String> {
+        match self.dataset_index(dataset) {
+            Some(d) => self.fold_into(req, d, at, consumer, contract),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A line the scan could not use, with where it is and why.

@@ -3,7 +3,8 @@
 //! [`blocks`] (a text log in blocks on all cores, folded into the caller's accumulator),
 //! [`field_names`] (where a source keeps each part of a read), [`fields`] (a source's
 //! mapping compiled for the readers, and the plain `serde_json` reading of a line that
-//! defines the answer), [`json_fields`] (the mapped fields of a JSON line, found without
+//! defines the answer), [`json_lines`] (a JSON Lines log in blocks, each line by the quick
+//! walk or the mapped-field scanner), [`json_fields`] (the mapped fields of a JSON line, found without
 //! building it), [`plain_lines`] (the quick walk of a plain JSON line), [`hash`] (the map
 //! keys and their hasher), [`hot`] (the table a scan updates per read, one cache line per
 //! consumer), [`wide`] (sixteen bytes of a JSON string at once, and the table's prefetch),
@@ -18,6 +19,7 @@ pub mod fields;
 pub mod hash;
 pub mod hot;
 pub mod json_fields;
+pub mod json_lines;
 pub mod key_probe;
 pub mod plain_lines;
 pub mod timestamps;
