@@ -2,7 +2,9 @@
 
 use std::io::Read;
 
-use super::{fold, fold_into, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest};
+use contracts_scan::reads::blocks::Fold;
+
+use super::{fold, scan_blocks, FileScan, LogError, Partial, Scan, ScanRequest};
 use contracts_scan::reads::fields::Mapping;
 
 /// CSV logs are cut into blocks at record boundaries ([`record_end`]: a line break outside
@@ -361,10 +363,10 @@ impl Rows<'_> {
                         let all = [field(0), field(1), field(2), field(3)];
                         match mapping.flat_quick(all) {
                             Some((at, consumer, contract)) => {
-                                fold_into(acc, req, d, at, consumer, contract)
+                                acc.fold_into(req, d, at, consumer, contract)
                             }
                             None => mapping.flat(all).and_then(|r| {
-                                fold_into(acc, req, d, r.at, &r.consumer, &r.contract)
+                                acc.fold_into(req, d, r.at, &r.consumer, &r.contract)
                             }),
                         }
                     }

@@ -41,12 +41,12 @@ mod readers;
 mod scan;
 mod terms;
 
+use contracts_scan::reads::blocks::fold;
 use contracts_scan::reads::blocks::{scan_blocks, FileScan, Partial};
 pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
 pub(crate) use contracts_scan::reads::timestamps::At;
 pub use driver::scan;
-use fold::{fold, fold_into};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
 pub(crate) use one_by_one::read_log;

@@ -215,7 +215,7 @@ impl Scan {
         }
     }
 
-    /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`]. A worker
+    /// Move the reads the fold (`fold.rs`) gathered in the hot tables into [`Scan::newest`]. A worker
     /// does it before handing its scan back, so the workers do it side by side.
     pub(super) fn flush(&mut self) {
         self.settle();

@@ -43,20 +43,24 @@ pub trait Fold: Accumulator {
         consumer: &[u8],
         contract: &[u8],
     ) -> Result<(), String>;
-    /// Judge one read whose fields are extracted, skipping a dataset not requested first.
-    #[inline]
-    fn fold(
-        &mut self,
-        req: &Self::Request,
-        at: At<'_>,
-        consumer: &[u8],
-        dataset: &[u8],
-        contract: &[u8],
-    ) -> Result<(), String> {
-        match self.dataset_index(dataset) {
-            Some(d) => self.fold_into(req, d, at, consumer, contract),
-            None => Ok(()),
-        }
+}
+
+/// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
+/// datasets not requested are skipped first. The fields are bytes, so that a reader need
+/// not check a whole line's UTF-8 when the fields it compares decide; `consumer` must be
+/// UTF-8 (it becomes a name), the others are checked where they are parsed.
+#[inline]
+pub fn fold<S: Fold>(
+    scan: &mut S,
+    req: &S::Request,
+    at: At<'_>,
+    consumer: &[u8],
+    dataset: &[u8],
+    contract: &[u8],
+) -> Result<(), String> {
+    match scan.dataset_index(dataset) {
+        Some(d) => scan.fold_into(req, d, at, consumer, contract),
+        None => Ok(()),
     }
 }
 

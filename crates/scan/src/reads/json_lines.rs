@@ -2,7 +2,7 @@
 //! quick walk ([`plain_lines`]) when it takes it, every other line by the mapped-field scanner
 //! ([`Mapping::json`]).
 
-use super::blocks::{scan_blocks, FileScan, Fold, Partial, ReadError};
+use super::blocks::{fold, scan_blocks, FileScan, Fold, Partial, ReadError};
 use super::fields::Mapping;
 use super::plain_lines;
 
@@ -141,5 +141,5 @@ fn judge_line<S: Fold>(
     line: &[u8],
 ) -> Result<(), String> {
     let r = mapping.json(line)?;
-    scan.fold(req, r.at, &r.consumer, &r.dataset, &r.contract)
+    fold(scan, req, r.at, &r.consumer, &r.dataset, &r.contract)
 }
