@@ -24,6 +24,11 @@ impl Fold for Scan {
     }
 
     #[inline]
+    fn is_requested(req: &ScanRequest, dataset: &str) -> bool {
+        req.datasets.contains(dataset)
+    }
+
+    #[inline]
     fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
         Scan::dataset_index(self, dataset)
     }

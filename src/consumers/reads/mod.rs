@@ -42,7 +42,7 @@ mod scan;
 mod terms;
 
 use contracts_scan::reads::blocks::fold;
-use contracts_scan::reads::blocks::{scan_blocks, FileScan, Partial};
+use contracts_scan::reads::blocks::FileScan;
 pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
 pub(crate) use contracts_scan::reads::timestamps::At;
@@ -126,6 +126,7 @@ mod tests {
     use super::json_lines::scan_json_lines;
     use super::*;
     use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+    use contracts_scan::reads::csv_rows;
     use contracts_scan::reads::fields::Mapping;
     use contracts_scan::reads::plain_lines;
     use semver::Version;

@@ -30,6 +30,8 @@ pub trait Fold: Accumulator {
     /// The one dataset asked for, when exactly one is: a reader may then skip lines that
     /// do not contain its name.
     fn only_dataset(req: &Self::Request) -> Option<&str>;
+    /// Whether `dataset` is one of those asked for.
+    fn is_requested(req: &Self::Request, dataset: &str) -> bool;
     /// The place of `dataset` among the requested ones; `None` when it is not requested.
     fn dataset_index(&self, dataset: &[u8]) -> Option<usize>;
     /// Judge one read of the `d`th requested dataset ([`Fold::dataset_index`]); `Err` is

@@ -1,7 +1,8 @@
 //! The fast readers of the logs of reads (JSON Lines, CSV, Parquet), from the leaves up: what
 //! a scan of such a log does on every line without knowing what a contract or a consumer is.
 //! [`blocks`] (a text log in blocks on all cores, folded into the caller's accumulator),
-//! [`field_names`] (where a source keeps each part of a read), [`fields`] (a source's
+//! [`csv_rows`] (a CSV log in blocks cut where a record ends, split at its commas when it
+//! can be), [`field_names`] (where a source keeps each part of a read), [`fields`] (a source's
 //! mapping compiled for the readers, and the plain `serde_json` reading of a line that
 //! defines the answer), [`json_lines`] (a JSON Lines log in blocks, each line by the quick
 //! walk or the mapped-field scanner), [`json_fields`] (the mapped fields of a JSON line, found without
@@ -14,6 +15,7 @@
 //! (`consumers::reads`).
 
 pub mod blocks;
+pub mod csv_rows;
 pub mod field_names;
 pub mod fields;
 pub mod hash;
