@@ -11,7 +11,9 @@
 #   ENTRIES=200000 RUNS=3 bench/warehouse.sh        # a quick small run
 #
 # Knobs: ENTRIES, USERS, RUNS (default 5), FORMATS (default all three), BENCH_DIR (kept, with
-# the last file generated), CONTRACTS_BIN (a binary instead of the release build).
+# the last file generated), CONTRACTS_BIN (a binary instead of the release build), DATA_DIR
+# (each generated file kept there and reused by the next run with the same ENTRIES and USERS),
+# BEFORE_BIN (an older build, timed in turn with the other, for the ratio of the two).
 set -euo pipefail
 
 ENTRIES=${ENTRIES:-10000000}
@@ -48,19 +50,37 @@ for fmt in $FORMATS; do
         *) echo "unknown format $fmt" >&2; exit 2 ;;
     esac
     rm -f "$store"/logs/*
-    truth=$(python3 "$here/bench/gen_warehouse.py" "$store/logs" --entries "$ENTRIES" --users "$USERS" --formats "$fmt")
+    if [[ -n "${DATA_DIR:-}" ]]; then
+        kept=$DATA_DIR/$fmt-$ENTRIES-$USERS
+        if [[ ! -s "$kept/truth.json" ]]; then
+            mkdir -p "$kept"
+            python3 "$here/bench/gen_warehouse.py" "$kept" --entries "$ENTRIES" --users "$USERS" --formats "$fmt" > "$kept/truth.json.part"
+            mv "$kept/truth.json.part" "$kept/truth.json"
+        fi
+        truth=$(cat "$kept/truth.json")
+        ln "$kept/$file" "$store/logs/$file"
+    else
+        truth=$(python3 "$here/bench/gen_warehouse.py" "$store/logs" --entries "$ENTRIES" --users "$USERS" --formats "$fmt")
+    fi
     setup "$name" "$file" "$m"
     path=$store/logs/$file
     cat "$path" > /dev/null
-    wc_t=(); us=(); duck=()
+    wc_t=(); us=(); duck=(); old=()
     for _ in $(seq "$RUNS"); do
         wc_t+=("$(secs wc -l "$path")")
         us+=("$(secs "$bin" --repo "$store" --today 2026-11-29 --quiet can-remove roads optional_attributes.pop_est)")
         duck+=("$(secs python3 "$here/bench/duckdb_warehouse.py" "$fmt" "$path")")
+        if [[ -n "${BEFORE_BIN:-}" ]]; then
+            old+=("$(secs "$BEFORE_BIN" --repo "$store" --today 2026-11-29 --quiet can-remove roads optional_attributes.pop_est)")
+        fi
     done
     w=$(printf '%s\n' "${wc_t[@]}" | median); u=$(printf '%s\n' "${us[@]}" | median)
     d=$(printf '%s\n' "${duck[@]}" | median)
     echo "$fmt ($(du -h "$path" | cut -f1), truth $truth): contracts $(printf %.3f "$u") s, wc -l $(printf %.3f "$w") s ($(printf %.2f "$(echo "$u / $w" | bc -l)")x wc -l), DuckDB $(printf %.3f "$d") s (DuckDB $(printf %.2f "$(echo "$d / $u" | bc -l)")x slower)"
+    if [[ -n "${BEFORE_BIN:-}" ]]; then
+        o=$(printf '%s\n' "${old[@]}" | median)
+        echo "  the build before: $(printf %.3f "$o") s (this build takes $(printf %.2f "$(echo "$u / $o" | bc -l)") of its time)"
+    fi
     echo "  DuckDB finds (users, of them reading pop_est): $(python3 "$here/bench/duckdb_warehouse.py" "$fmt" "$path")"
     /usr/bin/time -f "  peak RSS of the scan: %M KB" "$bin" --repo "$store" --today 2026-11-29 --quiet --format json can-remove roads optional_attributes.pop_est > "$work/$fmt.json" || true
 done

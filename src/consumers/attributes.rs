@@ -45,8 +45,7 @@ impl Evidence {
         }
     }
 
-    /// Reads with no attribute evidence: `reads` reads whose source cannot tell (what every
-    /// source of this build gives).
+    /// Reads with no attribute evidence: `reads` reads whose source cannot tell.
     pub fn unknown_reads(reads: u64) -> Evidence {
         Evidence {
             reads,

@@ -355,13 +355,8 @@ pub(crate) fn validate_source(
                 ),
             }
         }
-        None if access => err(
-            raw.path.span(),
-            format!(
-                "[[consumption.source]] a {format_name} source needs `match` templates: they \
-                 say which requests are reads of which dataset and version"
-            ),
-        ),
+        // An access log without `match` is the scanner's to judge (it may name `dataset` and
+        // `contract` instead), below: one rule, said once.
         None => {}
     }
     let same_read_seconds = raw
@@ -404,10 +399,6 @@ pub(crate) fn validate_source(
                             SourceKey::Format => raw.format.as_ref().map(Spanned::span),
                             SourceKey::Path => None,
                         };
-                        // A missing `match` is said above, in the words of the table.
-                        if e.key() == SourceKey::Path && raw.templates.is_none() {
-                            continue;
-                        }
                         err(
                             span.unwrap_or_else(|| raw.path.span()),
                             format!("[[consumption.source]] {e}"),
@@ -595,6 +586,15 @@ principal = "api_key"
         let e = refusals(&format!("{combined}ignore_principals = [\"[a\"]\n"));
         assert!(
             e.len() == 1 && e[0].starts_with("5:21 ") && e[0].contains("not a valid glob"),
+            "{e:?}"
+        );
+        // Without `match`, a source that names its dataset and contract reads every request
+        // that counts as theirs, as the reference says; one that names neither is refused
+        // once, at its path.
+        assert!(refusals(&format!("{s3}dataset = \"roads\"\ncontract = \"1.0.0\"\n")).is_empty());
+        let e = refusals(&format!("{s3}dataset = \"roads\"\n"));
+        assert!(
+            e.len() == 1 && e[0].starts_with("2:8 ") && e[0].contains("needs `match` templates"),
             "{e:?}"
         );
         let pg = "path = \"pg/*\"\nformat = \"pgaudit\"\nmatch = \"public.{dataset}_v{line}\"\n";

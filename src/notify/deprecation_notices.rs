@@ -115,13 +115,14 @@ pub fn plan(
             let Some(c) = registry.get(&s.consumer) else {
                 continue;
             };
-            // The scan's evidence for this consumer and key; none means its reads cannot
-            // tell, which leaves a consumer without `uses` "unknown", never "not used".
+            // The scan's evidence for this consumer and key; none means no read told its
+            // attributes (the rule of `Evidence::of`), which leaves a consumer without
+            // `uses` "unknown", never "not used".
             let seen = evidence
                 .get(&d.key)
                 .and_then(|by| by.get(&s.consumer))
                 .copied()
-                .unwrap_or_else(|| Evidence::unknown_reads(s.reads));
+                .unwrap_or_else(|| Evidence::of(s.reads, None, None));
             let standing = judge(s, c.uses(dataset), &d.key, true, seen);
             if !matches!(
                 standing.key_use,

@@ -60,7 +60,7 @@ impl Read {
 
 /// Who read what: a principal (or anonymous client) and the object, with the dataset and
 /// contract version it maps to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reader {
     /// `None`: anonymous.
     pub principal: Option<String>,
@@ -79,7 +79,7 @@ pub struct Span {
 }
 
 /// The open bursts of one principal (or anonymous client) on one object.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Open {
     reader: Reader,
     /// Disjoint, sorted by time, each gap wider than the window: usually one.
@@ -208,11 +208,17 @@ impl Bursts {
                 .iter()
                 .position(|s| s.last.timestamp() >= horizon);
             let closed = keep.unwrap_or(open.spans.len());
+            if keep.is_none() {
+                // Every span closes (the common case: one): the last read takes the reader
+                // itself rather than a copy of its four strings.
+                hand_out(std::mem::take(open), on_read);
+                return false;
+            }
             let attributes = open.attributes.drain(..closed).collect::<Vec<_>>();
             for (span, attributes) in open.spans.drain(..closed).zip(attributes) {
                 on_read(read_of(&open.reader, span, attributes));
             }
-            !open.spans.is_empty()
+            true
         });
         // Sweeping once per part of the margin keeps each burst's cost to a few visits.
         self.next_sweep = newest.saturating_add((self.reorder / 4).max(self.window).max(1));
@@ -221,10 +227,29 @@ impl Bursts {
     /// Close every burst: the end of the scan.
     pub fn finish(&mut self, mut on_read: impl FnMut(Read)) {
         for (_, open) in self.open.drain() {
-            for (&span, attributes) in open.spans.iter().zip(open.attributes) {
-                on_read(read_of(&open.reader, span, attributes));
-            }
+            hand_out(open, &mut on_read);
         }
+    }
+}
+
+/// Every span of `open` as a read, the last with the reader itself.
+fn hand_out(open: Open, on_read: &mut impl FnMut(Read)) {
+    let Open {
+        reader,
+        spans,
+        attributes,
+    } = open;
+    let copies = spans.len().saturating_sub(1);
+    let mut pairs = spans.into_iter().zip(attributes);
+    for (span, attributes) in pairs.by_ref().take(copies) {
+        on_read(read_of(&reader, span, attributes));
+    }
+    if let Some((burst, attributes)) = pairs.next() {
+        on_read(Read {
+            burst,
+            reader,
+            attributes,
+        });
     }
 }
 

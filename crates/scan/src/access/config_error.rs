@@ -20,7 +20,10 @@ pub enum AccessConfigError {
         template: String,
         what: &'static str,
     },
-    #[error("a source without `match` must name both `dataset` and `contract`")]
+    #[error(
+        "an access log needs `match` templates (they say which requests are reads of which \
+         dataset and version), or else both `dataset` and `contract`"
+    )]
     NoMatch,
     #[error("`ignore_principals`: {0:?} is not a valid glob")]
     Ignore(String),

@@ -55,6 +55,16 @@ impl Databricks {
         Databricks::default()
     }
 
+    /// Whether the file's header has been read whole.
+    pub(crate) fn header_read(&self) -> bool {
+        self.csv.header_read()
+    }
+
+    /// Whether a record is open at the end of the last line read.
+    pub(crate) fn open_record(&self) -> bool {
+        self.csv.open()
+    }
+
     /// Read one line of the CSV file.
     pub(crate) fn parse<'a>(&'a mut self, line: &[u8]) -> Result<Parsed<'a>, String> {
         match self.csv.feed(line, 4)? {

@@ -36,6 +36,7 @@ mod config_error;
 mod counts;
 pub mod databricks;
 mod keys;
+mod parallel;
 pub mod pgaudit;
 pub mod s3;
 pub mod sample;
@@ -307,6 +308,54 @@ pub(crate) enum Dialect {
     Databricks(databricks::Databricks),
 }
 
+impl Dialect {
+    /// Whether a file of this format may be read on several threads at all: CloudFront's
+    /// `#Fields` header may change a file's layout part way, pgaudit folds a session's
+    /// entries.
+    pub(crate) fn may_cut(&self) -> bool {
+        !matches!(self, Dialect::CloudFront(_) | Dialect::Pgaudit(_))
+    }
+
+    /// Whether a reader that has read a file's first line that is not blank can hand the
+    /// rest to readers that start part way: a Snowflake file has said JSON or CSV, a CSV
+    /// file's header is read whole.
+    pub(crate) fn cut_ready(&self) -> bool {
+        match self {
+            Dialect::Snowflake(d) => d.is_csv().is_some(),
+            Dialect::Databricks(d) => d.header_read(),
+            _ => true,
+        }
+    }
+
+    /// Whether a CSV record is still open at the end of the last line read (a quoted field
+    /// goes on in the next).
+    pub(crate) fn open_record(&self) -> bool {
+        match self {
+            Dialect::Snowflake(d) => d.open_record(),
+            Dialect::Databricks(d) => d.open_record(),
+            _ => false,
+        }
+    }
+
+    /// What line `number` of a file (its end trimmed) is to this format. `Err` only where the
+    /// file cannot be read on (a CloudFront header the source cannot read under).
+    pub(crate) fn parse_line<'l>(
+        &'l mut self,
+        line: &'l [u8],
+        number: u64,
+    ) -> Result<Result<Parsed<'l>, String>, AccessError> {
+        Ok(match self {
+            Dialect::S3(d) => d.parse(line),
+            Dialect::CloudFront(d) => d.parse(line, number)?,
+            Dialect::Combined(d) => d.parse(line),
+            Dialect::Pgaudit(d) => d.parse(line),
+            Dialect::Snowflake(d) => d.parse(line),
+            Dialect::BigQuery(d) => d.parse(line),
+            Dialect::Databricks(d) => d.parse(line),
+        })
+    }
+}
+
 /// The contract text of a read whose template captured only its line (`{line}`): the scan
 /// resolves it to the newest version of that line valid on the read's day.
 pub const LINE_MARK: &str = "line:";
@@ -500,15 +549,7 @@ impl AccessLog {
                 }
             }
             let line = buf.as_slice();
-            let parsed = match &mut dialect {
-                Dialect::S3(d) => d.parse(line),
-                Dialect::CloudFront(d) => d.parse(line, number)?,
-                Dialect::Combined(d) => d.parse(line),
-                Dialect::Pgaudit(d) => d.parse(line),
-                Dialect::Snowflake(d) => d.parse(line),
-                Dialect::BigQuery(d) => d.parse(line),
-                Dialect::Databricks(d) => d.parse(line),
-            };
+            let parsed = dialect.parse_line(line, number)?;
             on_line(number, line, parsed);
         }
         Ok(())
@@ -519,6 +560,38 @@ impl AccessLog {
     /// `reads` and `same_read`, which are the bursts'). Stops at the first read error, or at
     /// a CloudFront header the source cannot read under; the counts so far stay in `stats`.
     pub fn hits<R: BufRead>(
+        &self,
+        input: R,
+        stats: &mut AccessStats,
+        on_hit: impl FnMut(&Hit<'_>),
+        on_malformed: impl FnMut(LineError),
+    ) -> Result<(), AccessError> {
+        self.hits_split(
+            input,
+            parallel::Split::machine(),
+            stats,
+            on_hit,
+            on_malformed,
+        )
+    }
+
+    /// [`AccessLog::hits`], on as many threads as `split` says where the format allows.
+    pub(crate) fn hits_split<R: BufRead>(
+        &self,
+        input: R,
+        split: parallel::Split,
+        stats: &mut AccessStats,
+        mut on_hit: impl FnMut(&Hit<'_>),
+        mut on_malformed: impl FnMut(LineError),
+    ) -> Result<(), AccessError> {
+        match parallel::hits(self, input, split, stats, &mut on_hit, &mut on_malformed) {
+            Ok(done) => done,
+            Err(input) => self.hits_one_by_one(input, stats, on_hit, on_malformed),
+        }
+    }
+
+    /// [`AccessLog::hits`] one line at a time, on the calling thread.
+    pub(crate) fn hits_one_by_one<R: BufRead>(
         &self,
         input: R,
         stats: &mut AccessStats,
@@ -993,7 +1066,10 @@ pub(super) mod tests {
         let s3 = LogFormat::S3Access;
         assert_eq!(
             bad(s3, s3_keys(&[])),
-            ["path: a source without `match` must name both `dataset` and `contract`"]
+            [
+                "path: an access log needs `match` templates (they say which requests are reads \
+              of which dataset and version), or else both `dataset` and `contract`"
+            ]
         );
         let e = bad(s3, s3_keys(&["/d/{dataset}/**", "/d/{datset}/**"]));
         assert_eq!(e.len(), 2, "every mistake at once: {e:?}");

@@ -68,6 +68,21 @@ impl Snowflake {
         Snowflake::default()
     }
 
+    /// Whether the file is CSV (`Some(true)`) or JSON Lines, once its first line said so and,
+    /// for CSV, its header was read whole; `None` before.
+    pub(crate) fn is_csv(&self) -> Option<bool> {
+        match &self.csv {
+            None => None,
+            Some(None) => Some(false),
+            Some(Some(rows)) => rows.header_read().then_some(true),
+        }
+    }
+
+    /// Whether a CSV record is open at the end of the last line read.
+    pub(crate) fn open_record(&self) -> bool {
+        matches!(&self.csv, Some(Some(rows)) if rows.open())
+    }
+
     /// Read one line: a row's requests, one per object it read.
     pub(crate) fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Parsed<'a>, String> {
         if self.csv.is_none() {

@@ -207,6 +207,16 @@ impl CsvRows {
         }
     }
 
+    /// Whether the header has been read, and no record is open.
+    pub(crate) fn header_read(&self) -> bool {
+        self.at.is_some() && !self.open
+    }
+
+    /// Whether a record is open: a quoted field goes on in the next line.
+    pub(crate) fn open(&self) -> bool {
+        self.open
+    }
+
     /// Feed one line (its end trimmed). `Err`: the header lacks a column in `required`
     /// (every line of the file is then that error, so that it is loud).
     pub(crate) fn feed(&mut self, line: &[u8], required: usize) -> Result<Fed, String> {

@@ -1,0 +1,396 @@
+//! An access log read on every core: the file is taken in blocks, each block cut into chunks
+//! at line ends, each chunk parsed and judged on a thread of its own, and the hits handed on
+//! in the file's order on the calling thread, where the bursts fold them. Parsing and judging
+//! are most of a line's cost and depend on the line alone; the bursts depend on order, so
+//! they stay on one thread, which folds one block while the others parse the next.
+//!
+//! A CSV record may hold line ends inside a quoted field, so a chunk may start inside one.
+//! Each chunk is parsed as if it started a record, and says whether its last record was still
+//! open at its end. Only then was the next chunk's start no record's start: that chunk is
+//! parsed again, in order, by the reader that holds the open record. A byte count of quotes
+//! could not decide it ahead: a quote inside an unquoted field is no quote to CSV.
+//!
+//! The hits, malformed lines and counts are the same, in the same order, as a read of one
+//! line at a time ([`super::AccessLog::hits_one_by_one`]), which the tests hold. A format
+//! whose lines depend on earlier ones beyond that (CloudFront's `#Fields` headers, pgaudit's
+//! sessions) is read one line at a time.
+
+use std::borrow::Cow;
+use std::io::{BufRead, Read as _};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{AccessError, AccessLog, AccessStats, Columns, Dialect, Hit, LineError, Parsed};
+
+/// How a file is taken: block and chunk sizes, threads, and the size under which a file is
+/// read on the calling thread alone. Small in tests, so that every boundary is crossed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Split {
+    pub block: usize,
+    pub chunk: usize,
+    pub workers: usize,
+    pub min_parallel: usize,
+}
+
+impl Split {
+    /// Blocks of 8 MiB in chunks of 512 KiB, on every core, for a file of 1 MiB or more.
+    pub(crate) fn machine() -> Split {
+        Split {
+            block: 8 << 20,
+            chunk: 512 << 10,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            min_parallel: 1 << 20,
+        }
+    }
+}
+
+/// What a chunk came to: its hits and malformed lines in order (numbered from the chunk's
+/// first line), its counts, its physical lines, and the reader when a record was still open
+/// at its end.
+struct Chunk {
+    events: Vec<Event>,
+    stats: AccessStats,
+    lines: u64,
+    open: Option<Dialect>,
+}
+
+enum Event {
+    Hit(Hit<'static>),
+    Malformed {
+        line: u64,
+        reason: String,
+    },
+    /// The file cannot be read on (a CloudFront header; CloudFront is read one line at a
+    /// time, but a format that stops is not to be read on silently).
+    Stop(AccessError),
+}
+
+/// A block, its chunks' spans, and what each came to.
+struct Block {
+    bytes: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    chunks: Vec<Chunk>,
+}
+
+/// [`AccessLog::hits`] on every core, where the format allows: `Err(input)`, unread, when it
+/// does not (the caller reads one line at a time).
+pub(crate) fn hits<R: BufRead>(
+    log: &AccessLog,
+    mut input: R,
+    split: Split,
+    stats: &mut AccessStats,
+    on_hit: &mut impl FnMut(&Hit<'_>),
+    on_malformed: &mut impl FnMut(LineError),
+) -> Result<Result<(), AccessError>, R> {
+    if !log.dialect.may_cut() {
+        return Err(input);
+    }
+    let mut bytes = Vec::new();
+    let eof = match fill(&mut input, &mut bytes, split.block) {
+        Ok(eof) => eof,
+        Err(source) => return Ok(Err(AccessError::Io { line: 1, source })),
+    };
+    // The first line that is not blank: a CSV file's header, a Snowflake file's first row
+    // (which says JSON or CSV). Each chunk after it starts from a reader that has read it.
+    let prime = first_line(&bytes).filter(|(_, line)| {
+        let mut d = log.dialect.clone();
+        let _ = d.parse_line(trimmed(line), 1);
+        d.cut_ready()
+    });
+    let small = eof && bytes.len() < split.min_parallel;
+    let parquet = bytes.starts_with(b"PAR1");
+    let (Some((prime_end, prime)), false, false) = (prime, small, parquet) else {
+        // One line at a time, from the bytes already taken.
+        let rest = std::io::Cursor::new(bytes).chain(input);
+        let rest = std::io::BufReader::new(rest);
+        return Ok(log.hits_one_by_one(rest, stats, on_hit, on_malformed));
+    };
+    let prime = prime.to_vec();
+    let reader = Reader {
+        log,
+        split,
+        prime: &prime,
+        prime_end,
+    };
+    let mut sink = Sink {
+        stats,
+        on_hit,
+        on_malformed,
+        before: 0,
+        carry: None,
+    };
+    Ok(reader.run(input, bytes, eof, &mut sink))
+}
+
+struct Reader<'a> {
+    log: &'a AccessLog,
+    split: Split,
+    /// The file's first non-blank line, and the offset just after it.
+    prime: &'a [u8],
+    prime_end: usize,
+}
+
+impl Reader<'_> {
+    fn run<R: BufRead>(
+        &self,
+        mut input: R,
+        mut bytes: Vec<u8>,
+        mut eof: bool,
+        sink: &mut Sink<'_, impl FnMut(&Hit<'_>), impl FnMut(LineError)>,
+    ) -> Result<(), AccessError> {
+        let mut offset = 0usize; // of `bytes` in the file
+        let mut pending: Option<Block> = None;
+        loop {
+            // The block up to its last line end; the rest starts the next one.
+            let end = if eof {
+                bytes.len()
+            } else {
+                match memchr::memrchr(b'\n', &bytes) {
+                    Some(i) => i + 1,
+                    None => {
+                        // One line longer than the block: take more.
+                        let want = bytes.len().max(1) * 2;
+                        match fill(&mut input, &mut bytes, want) {
+                            Ok(e) => eof = e,
+                            Err(source) => return sink.fail(self, pending, source),
+                        }
+                        continue;
+                    }
+                }
+            };
+            let rest = bytes.split_off(end);
+            let spans = spans(&bytes, self.split.chunk);
+            let next = AtomicUsize::new(0);
+            let chunks = std::thread::scope(|s| {
+                let work = || self.work(&bytes, &spans, offset, &next);
+                let helpers: Vec<_> = (1..self.split.workers.max(1))
+                    .map(|_| s.spawn(work))
+                    .collect();
+                // The calling thread folds the block before while the others parse this one.
+                let folded = pending.take().map_or(Ok(()), |b| sink.take(self, b));
+                let mut done = work();
+                for h in helpers {
+                    done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                }
+                done.sort_by_key(|(i, _)| *i);
+                folded.map(|()| done.into_iter().map(|(_, c)| c).collect())
+            })?;
+            offset += bytes.len();
+            pending = Some(Block {
+                bytes,
+                spans,
+                chunks,
+            });
+            if eof && rest.is_empty() {
+                break;
+            }
+            bytes = rest;
+            if !eof {
+                match fill(&mut input, &mut bytes, self.split.block) {
+                    Ok(e) => eof = e,
+                    Err(source) => return sink.fail(self, pending, source),
+                }
+            }
+        }
+        pending.map_or(Ok(()), |b| sink.take(self, b))
+    }
+
+    /// Parse chunks of `bytes` (at `offset` in the file) while any is left: each with its
+    /// index in the block.
+    fn work(
+        &self,
+        bytes: &[u8],
+        spans: &[(usize, usize)],
+        offset: usize,
+        next: &AtomicUsize,
+    ) -> Vec<(usize, Chunk)> {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(from, to)) = spans.get(i) else {
+                return done;
+            };
+            let mut dialect = self.log.dialect.clone();
+            if offset + from >= self.prime_end {
+                let _ = dialect.parse_line(trimmed(self.prime), 1);
+            }
+            done.push((i, self.parse(&bytes[from..to], dialect)));
+        }
+    }
+
+    /// The events of one chunk, read by `dialect`.
+    fn parse(&self, chunk: &[u8], mut dialect: Dialect) -> Chunk {
+        let log = self.log;
+        let mut out = Chunk {
+            events: Vec::new(),
+            stats: AccessStats::default(),
+            lines: 0,
+            open: None,
+        };
+        let judge =
+            |mut req: super::Request<'_>, line: &[u8], out: &mut Chunk| match log.judge(&req) {
+                Ok(hit) => {
+                    out.stats.requests += 1;
+                    // The attributes are moved, not copied: the request is done with.
+                    let unknown = Cow::Owned(Columns::Unknown);
+                    let mut hit = Hit {
+                        attributes: unknown,
+                        ..hit
+                    }
+                    .into_owned();
+                    hit.attributes = Cow::Owned(std::mem::take(&mut req.attributes));
+                    out.events.push(Event::Hit(hit));
+                }
+                Err(reason) => {
+                    out.stats.not_read.count(reason);
+                    out.stats.examples.keep(reason, &req.path, line);
+                }
+            };
+        for raw in chunk.split_inclusive(|&b| b == b'\n') {
+            out.lines += 1;
+            let line = trimmed(raw);
+            match dialect.parse_line(line, out.lines) {
+                Err(error) => {
+                    out.events.push(Event::Stop(error));
+                    return out;
+                }
+                Ok(Ok(Parsed::Skip)) => {}
+                Ok(Ok(Parsed::Request(req))) => {
+                    out.stats.lines += 1;
+                    judge(req, line, &mut out);
+                }
+                Ok(Ok(Parsed::Requests(reqs))) => {
+                    out.stats.lines += 1;
+                    for req in reqs {
+                        judge(req, line, &mut out);
+                    }
+                }
+                Ok(Err(reason)) => {
+                    out.stats.lines += 1;
+                    out.stats.malformed += 1;
+                    out.events.push(Event::Malformed {
+                        line: out.lines,
+                        reason,
+                    });
+                }
+            }
+        }
+        if dialect.open_record() {
+            out.open = Some(dialect);
+        }
+        out
+    }
+}
+
+/// Where the chunks go, in the file's order.
+struct Sink<'a, H, M> {
+    stats: &'a mut AccessStats,
+    on_hit: &'a mut H,
+    on_malformed: &'a mut M,
+    /// Physical lines handed out so far.
+    before: u64,
+    /// The reader whose record was open at the end of the last chunk handed out.
+    carry: Option<Dialect>,
+}
+
+impl<H: FnMut(&Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
+    /// Hand out a block's chunks in order; a chunk that started inside a record left open by
+    /// the one before is parsed again by that one's reader.
+    fn take(&mut self, reader: &Reader<'_>, block: Block) -> Result<(), AccessError> {
+        for (chunk, &(from, to)) in block.chunks.into_iter().zip(&block.spans) {
+            let chunk = match self.carry.take() {
+                Some(open) => reader.parse(&block.bytes[from..to], open),
+                None => chunk,
+            };
+            self.carry = chunk.open;
+            self.stats.add(&chunk.stats);
+            for e in chunk.events {
+                match e {
+                    Event::Hit(hit) => (self.on_hit)(&hit),
+                    Event::Malformed { line, reason } => (self.on_malformed)(LineError {
+                        line: self.before + line,
+                        reason,
+                    }),
+                    Event::Stop(error) => return Err(error),
+                }
+            }
+            self.before += chunk.lines;
+        }
+        Ok(())
+    }
+
+    /// The input failed: what was parsed before counts, and the error names the next line.
+    fn fail(
+        &mut self,
+        reader: &Reader<'_>,
+        pending: Option<Block>,
+        source: std::io::Error,
+    ) -> Result<(), AccessError> {
+        pending.map_or(Ok(()), |b| self.take(reader, b))?;
+        Err(AccessError::Io {
+            line: self.before + 1,
+            source,
+        })
+    }
+}
+
+/// Read from `input` until `buf` holds `want` bytes or the input ends (`true`).
+fn fill(input: &mut impl BufRead, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    while buf.len() < want {
+        let have = buf.len();
+        buf.resize(want, 0);
+        match input.read(&mut buf[have..]) {
+            Ok(0) => {
+                buf.truncate(have);
+                return Ok(true);
+            }
+            Ok(n) => buf.truncate(have + n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(have),
+            Err(e) => {
+                buf.truncate(have);
+                return Err(e);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A line without its end (`\n`, `\r\n`).
+fn trimmed(mut line: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r'] = line {
+        line = rest;
+    }
+    line
+}
+
+/// The first line of `bytes` that is not blank, with the offset just after it; `None` when
+/// the bytes hold no whole one.
+fn first_line(bytes: &[u8]) -> Option<(usize, &[u8])> {
+    let mut at = 0;
+    for raw in bytes.split_inclusive(|&b| b == b'\n') {
+        at += raw.len();
+        if !raw.ends_with(b"\n") {
+            return None;
+        }
+        if !raw.iter().all(u8::is_ascii_whitespace) {
+            return Some((at, raw));
+        }
+    }
+    None
+}
+
+/// `bytes` cut into spans of about `size` bytes, each ending at a line end (or the end).
+fn spans(bytes: &[u8], size: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < bytes.len() {
+        let target = (from + size.max(1)).min(bytes.len());
+        let end = memchr::memchr(b'\n', &bytes[target - 1..]).map_or(bytes.len(), |i| target + i);
+        out.push((from, end));
+        from = end;
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "parallel_tests.rs"]
+mod tests;
