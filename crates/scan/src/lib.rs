@@ -1,10 +1,11 @@
 //! The readers of consumption sources: what each format's bytes say about who read what.
 //!
 //! This crate knows formats, not contracts: a line of a platform's access log becomes a
-//! request, a request a read of a dataset and version by a principal ([`access`]). Who is
-//! still on which line, the registry and the thresholds are the `contracts` crate's; it
-//! compiles each `[[consumption.source]]` into these readers once, when its configuration is
-//! read.
+//! request, a request a read of a dataset and version by a principal ([`access`]); and the
+//! pieces of the fast readers of the logs of reads, which record each read as it happens
+//! ([`reads`]). Who is still on which line, the registry and the thresholds are the
+//! `contracts` crate's; it compiles each `[[consumption.source]]` into these readers once,
+//! when its configuration is read.
 #![forbid(unsafe_code)]
 
 /// The platforms' access logs: S3, CloudFront, combined, pgaudit, the warehouses' access
@@ -14,5 +15,7 @@ pub mod access;
 pub mod format;
 /// PostgreSQL's `log_line_prefix`, read as the server writes it.
 pub mod pg_prefix;
+/// The logs of reads (JSON Lines, CSV, Parquet): the pieces of their fast readers.
+pub mod reads;
 
 pub use format::LogFormat;

@@ -1,109 +1,114 @@
-//! The fold of one read into a scan: a read of a requested dataset inside the days is
-//! counted and kept, as the newest read of its consumer, in the hot tables ([`super::hot`]),
-//! a few reads at a time ([`Scan::settle`]), or in the general map when the table cannot hold
-//! it.
+//! The fold of one read into a scan ([`Fold`], which the scanner crate's readers and
+//! `contracts_scan::reads::blocks::fold` call): a read of a requested dataset inside the days
+//! is counted and kept, as the newest read of its consumer, in the hot tables
+//! (`contracts_scan::reads::hot`), a few reads at a time ([`Scan::settle`]), or in the general
+//! map when the table cannot hold it.
 
 use chrono::Utc;
 
-use super::hash::Key;
-use super::hot::{self, HotKey, HotRead, NO_VERSION};
+use contracts_scan::reads::blocks::Fold;
+use contracts_scan::reads::hash::Key;
+use contracts_scan::reads::hot::{self, HotKey, HotRead, NO_VERSION};
+
 use super::scan::{Pending, Scan};
 use super::terms::{KnownRead, NewestRead, ScanRequest};
-use super::timestamps::{At, Day};
+use contracts_scan::reads::timestamps::{At, Day};
 
-/// Judge one read whose fields are extracted; `Err` is the reason it is malformed. Reads of
-/// datasets not requested are skipped first. The fields are bytes, so that a reader need
-/// not check a whole line's UTF-8 when the fields it compares decide; `consumer` must be
-/// UTF-8 (it becomes a name), the others are checked where they are parsed.
-#[inline]
-pub(super) fn fold(
-    scan: &mut Scan,
-    req: &ScanRequest,
-    at: At<'_>,
-    consumer: &[u8],
-    dataset: &[u8],
-    contract: &[u8],
-) -> Result<(), String> {
-    match scan.dataset_index(dataset) {
-        Some(d) => fold_into(scan, req, d, at, consumer, contract),
-        None => Ok(()),
-    }
-}
-
-/// [`fold`] for a read of the `d`th requested dataset ([`Scan::dataset_index`]).
-#[inline]
-pub(super) fn fold_into(
-    scan: &mut Scan,
-    req: &ScanRequest,
-    d: usize,
-    at: At<'_>,
-    consumer: &[u8],
-    contract: &[u8],
-) -> Result<(), String> {
-    if consumer.is_empty() {
-        return Err("`consumer` is empty".to_string());
-    }
-    // The instant as the hot table keeps it when it can (`stamp`), else as parsed.
-    let fast = match at {
-        At::Text(text) => scan.memo.rfc3339(text, req),
-        At::UtcNanos(ns) => Some((scan.memo.place_of_nanos(ns, req), ns, 0)),
-        At::Instant(_) => None,
-    };
-    let (place, stamp, full) = match fast {
-        Some((place, ns, offset)) => (place, Some((ns, offset)), None),
-        None => {
-            let t = at.instant()?;
-            let day = t.with_timezone(&Utc).date_naive();
-            (Day::of(day, req.from, req.to), hot::stamp(&t), Some(t))
+/// The scanner crate's readers hand each read's fields to the scan.
+impl Fold for Scan {
+    fn only_dataset(req: &ScanRequest) -> Option<&str> {
+        match req.datasets.iter().collect::<Vec<_>>()[..] {
+            [one] => Some(one),
+            _ => None,
         }
-    };
-    match place {
-        Day::After => scan.stats.after_today += 1,
-        Day::Before => scan.stats.before_lookback += 1,
-        Day::Inside => {
-            let (v, known) = scan.memo.version(req, d, &scan.hot[d].0, contract)?;
-            scan.stats.reads += 1;
-            let key = HotKey::new(consumer);
-            let (Some((ns, offset)), Some(key)) = (stamp, key) else {
-                // What the hot table cannot hold goes to the general map as it is.
-                let at = full.unwrap_or_else(|| {
-                    let (ns, offset) = stamp.unwrap_or((0, 0));
-                    hot::instant(ns, offset)
-                });
-                let version = scan.memo.versions[v as usize].0.clone();
-                let read = NewestRead {
-                    at,
-                    oldest_line: if known { version.major } else { u64::MAX },
-                    reads: 1,
-                    known: known.then(|| KnownRead {
+    }
+
+    #[inline]
+    fn is_requested(req: &ScanRequest, dataset: &str) -> bool {
+        req.datasets.contains(dataset)
+    }
+
+    #[inline]
+    fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
+        Scan::dataset_index(self, dataset)
+    }
+
+    /// A read of the `d`th requested dataset ([`Scan::dataset_index`]).
+    #[inline]
+    fn fold_into(
+        &mut self,
+        req: &ScanRequest,
+        d: usize,
+        at: At<'_>,
+        consumer: &[u8],
+        contract: &[u8],
+    ) -> Result<(), String> {
+        let scan = self;
+        if consumer.is_empty() {
+            return Err("`consumer` is empty".to_string());
+        }
+        // The instant as the hot table keeps it when it can (`stamp`), else as parsed.
+        let fast = match at {
+            At::Text(text) => scan.memo.rfc3339(text, req),
+            At::UtcNanos(ns) => Some((scan.memo.place_of_nanos(ns, req), ns, 0)),
+            At::Instant(_) => None,
+        };
+        let (place, stamp, full) = match fast {
+            Some((place, ns, offset)) => (place, Some((ns, offset)), None),
+            None => {
+                let t = at.instant()?;
+                let day = t.with_timezone(&Utc).date_naive();
+                (Day::of(day, req.from, req.to), hot::stamp(&t), Some(t))
+            }
+        };
+        match place {
+            Day::After => scan.stats.after_today += 1,
+            Day::Before => scan.stats.before_lookback += 1,
+            Day::Inside => {
+                let (v, known) = scan.memo.version(req, d, &scan.hot[d].0, contract)?;
+                scan.stats.reads += 1;
+                let key = HotKey::new(consumer);
+                let (Some((ns, offset)), Some(key)) = (stamp, key) else {
+                    // What the hot table cannot hold goes to the general map as it is.
+                    let at = full.unwrap_or_else(|| {
+                        let (ns, offset) = stamp.unwrap_or((0, 0));
+                        hot::instant(ns, offset)
+                    });
+                    let version = scan.memo.versions[v as usize].0.clone();
+                    let read = NewestRead {
                         at,
-                        version: version.clone(),
-                    }),
-                    version,
+                        oldest_line: if known { version.major } else { u64::MAX },
+                        reads: 1,
+                        known: known.then(|| KnownRead {
+                            at,
+                            version: version.clone(),
+                        }),
+                        version,
+                    };
+                    let dataset = scan.hot[d].0.clone();
+                    scan.record(&dataset, &Key::from_bytes(consumer), read);
+                    return Ok(());
                 };
-                let dataset = scan.hot[d].0.clone();
-                scan.record(&dataset, &Key::from_bytes(consumer), read);
-                return Ok(());
-            };
-            let hash = key.hash();
-            scan.hot[d].1.prefetch(hash);
-            // Updated a few reads later, with others (`Scan::settle`), when its entry has
-            // reached the cache.
-            scan.pending.push(Pending {
-                d,
-                key,
-                hash,
-                ns,
-                offset,
-                v,
-                known,
-            });
-            if scan.pending.len() == PENDING {
-                scan.settle();
+                let hash = key.hash();
+                scan.hot[d].1.prefetch(hash);
+                // Updated a few reads later, with others (`Scan::settle`), when its entry has
+                // reached the cache.
+                scan.pending.push(Pending {
+                    d,
+                    key,
+                    hash,
+                    ns,
+                    offset,
+                    v,
+                    known,
+                });
+                if scan.pending.len() == PENDING {
+                    scan.settle();
+                }
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Reads waiting for their table entry, at most this many: a lookup in a table of thousands

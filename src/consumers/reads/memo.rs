@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 
 use chrono::NaiveDate;
+use contracts_scan::reads::timestamps::{utc_seconds, Day};
 use semver::Version;
 
-use super::timestamps::{utc_seconds, Day};
 use super::ScanRequest;
 
 /// What the scan remembers between reads, so that the worst case (every line a read of a

@@ -12,10 +12,11 @@
 //! a read at a time, for a sink without a faster reader), [`driver`] (the newest-read scan,
 //! the walk's sink with the fast paths), [`blocks`] (text logs in blocks
 //! on all cores), [`json_lines`] (and its fast path), [`csv_rows`], [`parquet_rows`],
-//! [`fields`] (a source's field mapping), [`json_fields`] (the mapped fields of a JSON line), [`timestamps`] (a read's instant and the place of its
-//! day), [`memo`] (the dates and versions a scan remembers), [`fold`] (one read into the
-//! scan), [`hot`] (the table a scan updates per read), [`hash`] (the map keys and their
-//! hasher). A malformed line is handed to the caller,
+//! [`fields`] (a source's field mapping), [`json_fields`] (the mapped fields of a JSON line),
+//! [`memo`] (the dates and versions a scan remembers), [`fold`] (one read into the scan).
+//! Below them, in the scanner crate (`contracts_scan::reads`): a read's instant and the place
+//! of its day, the table a scan updates per read, the map keys and their hasher, the wide
+//! byte tests of the JSON walk. A malformed line is handed to the caller,
 //! counted, and skipped: one bad line must not hide every good one. Likewise a file that cannot be read
 //! (missing, unreadable, a corrupt gzip stream, a name that is no known format) is handed
 //! back in [`Scan::skipped`] and the scan goes on with the next file. A log named `*.gz`
@@ -26,33 +27,26 @@ use std::path::{Path, PathBuf};
 
 use crate::model::source::Source;
 
-mod blocks;
 mod csv_rows;
 mod driver;
-mod fields;
 mod fold;
-mod hash;
-mod hot;
-mod json_fields;
 mod json_lines;
-mod key_probe;
+mod mapping;
 mod memo;
 mod newest;
 pub(crate) mod object_logs;
 mod one_by_one;
 mod parquet_rows;
-mod plain_lines;
 mod readers;
 mod scan;
 mod terms;
-mod timestamps;
-mod wide;
 
-use blocks::{scan_blocks, FileScan, Partial};
+use contracts_scan::reads::blocks::fold;
+use contracts_scan::reads::blocks::FileScan;
+pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
+pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
+pub(crate) use contracts_scan::reads::timestamps::At;
 pub use driver::scan;
-pub(crate) use fields::{Mapping, Read as MappedRead};
-use fold::{fold, fold_into};
-pub use hash::{ConsumerMap, Key, NameHasher, NameMap};
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
 pub(crate) use one_by_one::read_log;
@@ -60,10 +54,9 @@ pub(crate) use readers::{access_logs, open_input, walk, Layout, ReadsLog, Sink};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{
-    version_of_line, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest, SeenColumns,
-    Skipped, ValidFrom, ANONYMOUS,
+    version_of_line, ConsumerMap, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest,
+    SeenColumns, Skipped, ValidFrom, ANONYMOUS,
 };
-pub(crate) use timestamps::At;
 #[cfg(test)]
 pub(crate) use {parquet_rows::read_summary, readers::open_parquet};
 
@@ -130,10 +123,12 @@ pub fn overlapping_files(
 
 #[cfg(test)]
 mod tests {
-    use super::fields::Mapping;
     use super::json_lines::scan_json_lines;
     use super::*;
     use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+    use contracts_scan::reads::csv_rows;
+    use contracts_scan::reads::fields::Mapping;
+    use contracts_scan::reads::plain_lines;
     use semver::Version;
     use std::borrow::Cow;
     use std::collections::BTreeMap;

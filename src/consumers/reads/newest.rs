@@ -9,19 +9,19 @@ use std::path::Path;
 use semver::Version;
 
 use super::csv_rows::scan_csv;
-use super::fields::Mapping;
-use super::hash::{ConsumerMap, Key};
 use super::json_lines::{scan_json_lines, BLOCK};
 use super::readers::{Layout, ReadsLog, Sink};
-use super::timestamps::{At, Day};
 use super::{
-    fold, parquet_rows, FileScan, KnownRead, LogError, Malformed, MappedRead, NewestRead, Scan,
-    ScanRequest, Skipped, ANONYMOUS,
+    fold, parquet_rows, ConsumerMap, FileScan, KnownRead, LogError, Malformed, MappedRead,
+    NewestRead, Scan, ScanRequest, Skipped, ANONYMOUS,
 };
 use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
 use crate::consumers::summary::ParsedRow;
 use crate::model::source::Source;
+use contracts_scan::reads::fields::Mapping;
+use contracts_scan::reads::hash::Key;
+use contracts_scan::reads::timestamps::{At, Day};
 
 /// The newest-read scan as a [`Sink`]: what the walk yields goes into `scan`, the access
 /// logs' reads into `access_part`, each unusable line to `on_malformed`.

@@ -8,10 +8,10 @@ use std::borrow::Cow;
 use std::io::BufReader;
 use std::path::Path;
 
-use super::fields::{Mapping, Read};
 use super::parquet_rows::ParquetLog;
 use super::readers::{each_line, Layout, ReadsLog, Sink};
 use super::terms::LogError;
+use contracts_scan::reads::fields::{Mapping, Read};
 
 /// Hand every read of one log of reads to `sink`, and each line (row) that cannot be read to
 /// [`Sink::malformed`]. A text log that fails part way is [`Sink::cut_short`]; so is a

@@ -28,10 +28,10 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
-use super::fields::{epoch_nanos, Mapping, Num};
 use super::{fold, At, LogError, Malformed, Scan, ScanRequest};
 use crate::consumers::summary::{check_row, ParsedRow, Row as SummaryRow, PARQUET_COLUMNS};
 use crate::model::source::AtUnit;
+use contracts_scan::reads::fields::{epoch_nanos, Mapping, Num};
 
 /// One row's fields; `at` is an instant when the column is a timestamp.
 pub(crate) struct Row<'a> {

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
 
-use super::fields::{Mapping, Read as MappedRead};
+use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
+
+use super::mapping::MappingOf;
 use super::object_logs;
 use super::parquet_rows::{self, ParquetInput};
 use super::terms::{LogError, LogFile, Skipped};

@@ -5,10 +5,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::hash::{ConsumerMap, Key, NameMap};
-use super::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
+use contracts_scan::reads::blocks::Accumulator;
+use contracts_scan::reads::hash::{Key, NameMap};
+use contracts_scan::reads::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
+
 use super::memo::{short_eq, Memo};
-use super::terms::{KnownRead, NewestRead, ScanRequest, SeenColumns, Skipped};
+use super::terms::{ConsumerMap, KnownRead, NewestRead, ScanRequest, SeenColumns, Skipped};
 use crate::consumers::access::AccessStats;
 use crate::consumers::source_health::SourceCounts;
 
@@ -52,6 +54,31 @@ pub struct Scan {
     /// What the reads showed of the attributes they read, by dataset and consumer: only
     /// where [`ScanRequest::attributes`] asked and a source could tell.
     pub seen: BTreeMap<String, BTreeMap<String, SeenColumns>>,
+}
+
+/// The block reader of the scanner crate folds each worker's reads into a scan of its own.
+impl Accumulator for Scan {
+    type Request = ScanRequest;
+
+    fn for_request(req: &ScanRequest) -> Scan {
+        Scan::for_request(req)
+    }
+
+    fn flush(&mut self) {
+        Scan::flush(self);
+    }
+
+    fn absorb(&mut self, part: Scan) {
+        Scan::absorb(self, part);
+    }
+
+    fn count_lines(&mut self, n: u64) {
+        self.stats.lines += n;
+    }
+
+    fn count_malformed(&mut self) {
+        self.stats.malformed += 1;
+    }
 }
 
 impl Scan {
@@ -188,7 +215,7 @@ impl Scan {
         }
     }
 
-    /// Move the reads [`fold`] gathered in the hot tables into [`Scan::newest`]. A worker
+    /// Move the reads the fold (`fold.rs`) gathered in the hot tables into [`Scan::newest`]. A worker
     /// does it before handing its scan back, so the workers do it side by side.
     pub(super) fn flush(&mut self) {
         self.settle();

@@ -9,6 +9,9 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use semver::Version;
 use serde::Serialize;
 
+use contracts_scan::reads::blocks::ReadError;
+use contracts_scan::reads::hash::KeyMap;
+
 use crate::consumers::access::Columns;
 
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +38,16 @@ pub enum LogError {
     Remote(#[from] crate::objects::RemoteError),
 }
 
+/// A text log the block reader could not read to its end is an I/O error of that file.
+impl From<ReadError> for LogError {
+    fn from(e: ReadError) -> LogError {
+        LogError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    }
+}
+
 impl LogError {
     /// What went wrong reading one file, without the file's path: the warning that skips
     /// the file names it already.
@@ -53,14 +66,7 @@ pub struct LogFile {
     pub source: usize,
 }
 
-/// A line the scan could not use, with where it is and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed {
-    pub file: PathBuf,
-    /// 1-based line number in the file.
-    pub line: u64,
-    pub reason: String,
-}
+pub use contracts_scan::reads::blocks::Malformed;
 
 /// A file the scan could not read (or not to its end), and why; the scan went on without it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +74,9 @@ pub struct Skipped {
     pub file: PathBuf,
     pub reason: String,
 }
+
+/// The newest read of each consumer of one dataset.
+pub type ConsumerMap = KeyMap<NewestRead>;
 
 /// The newest read of one consumer of one dataset within the scanned days.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,7 +1,7 @@
 //! The table a scan updates on every read: one cache line per consumer.
 //!
 //! The worst case of a scan (every line a read of the scanned dataset) looks a consumer up
-//! on every line, at random among thousands. With the full [`super::NewestRead`] in a
+//! on every line, at random among thousands. With the full `NewestRead` (the `contracts` crate's) in a
 //! general map an entry was 96 bytes, so a lookup touched two cache lines and ten thousand
 //! consumers did not fit the core's cache. Here an
 //! entry is exactly one 64-byte line: the name inline (up to [`HotKey::MAX`] bytes), the
@@ -16,17 +16,17 @@ use chrono::{DateTime, FixedOffset, Offset, Utc};
 /// the length in the last byte. Equal names give equal words and a hash of three
 /// multiplications, with no loop and no call.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct HotKey([u64; 3]);
+pub struct HotKey([u64; 3]);
 
 impl HotKey {
-    pub(super) const MAX: usize = 23;
+    pub const MAX: usize = 23;
 
     /// The key of `name`; `None` when it is empty or longer than [`HotKey::MAX`]. Built from
     /// whole-word loads of the name: copying it into a zeroed buffer and reading the words
     /// back made the loads wait for the bytes just stored (the one stall `perf` showed in a
     /// CSV read's fold, a sixth of it).
     #[inline]
-    pub(super) fn new(name: &[u8]) -> Option<HotKey> {
+    pub fn new(name: &[u8]) -> Option<HotKey> {
         let len = name.len();
         if len == 0 || len > Self::MAX {
             return None;
@@ -38,7 +38,8 @@ impl HotKey {
         ]))
     }
 
-    pub(super) fn hash(&self) -> u64 {
+    #[inline]
+    pub fn hash(&self) -> u64 {
         const K: u64 = 0xf135_7aea_2e62_a9c5;
         let [a, b, c] = self.0;
         let h = (a.wrapping_mul(K).rotate_left(23) ^ b).wrapping_mul(K);
@@ -47,7 +48,7 @@ impl HotKey {
         h ^ (h >> 32)
     }
 
-    pub(super) fn bytes(&self) -> Vec<u8> {
+    pub fn bytes(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(24);
         for w in self.0 {
             b.extend_from_slice(&w.to_le_bytes());
@@ -100,7 +101,8 @@ fn load4(b: &[u8], at: usize) -> u64 {
 
 /// An instant as nanoseconds since the Unix epoch and the offset it was written with, in
 /// minutes; `None` for one the hot table cannot hold exactly.
-pub(super) fn stamp(t: &DateTime<FixedOffset>) -> Option<(i64, i16)> {
+#[inline]
+pub fn stamp(t: &DateTime<FixedOffset>) -> Option<(i64, i16)> {
     // chrono keeps a leap second as a nanosecond count of a second or more; as a plain count
     // it would equal the next second.
     if t.timestamp_subsec_nanos() >= 1_000_000_000 {
@@ -114,36 +116,37 @@ pub(super) fn stamp(t: &DateTime<FixedOffset>) -> Option<(i64, i16)> {
 }
 
 /// The instant [`stamp`] gave.
-pub(super) fn instant(ns: i64, offset_minutes: i16) -> DateTime<FixedOffset> {
+#[inline]
+pub fn instant(ns: i64, offset_minutes: i16) -> DateTime<FixedOffset> {
     let offset = FixedOffset::east_opt(i32::from(offset_minutes) * 60).unwrap_or_else(|| Utc.fix());
     DateTime::from_timestamp_nanos(ns).with_timezone(&offset)
 }
 
 /// A version's number in the scan's table of versions; [`NO_VERSION`] for none.
-pub(super) const NO_VERSION: u32 = u32::MAX;
+pub const NO_VERSION: u32 = u32::MAX;
 
 /// One consumer's reads so far: the newest read, the newest read of a version the store
 /// has, the version of the oldest line read, and the count.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct HotRead {
-    pub(super) at: i64,
-    pub(super) known_at: i64,
-    pub(super) reads: u64,
-    pub(super) version: u32,
+pub struct HotRead {
+    pub at: i64,
+    pub known_at: i64,
+    pub reads: u64,
+    pub version: u32,
     /// [`NO_VERSION`] when no read was of a version the store has.
-    pub(super) known_version: u32,
+    pub known_version: u32,
     /// The known version with the lowest major read; [`NO_VERSION`] when none.
-    pub(super) oldest: u32,
-    pub(super) at_offset: i16,
-    pub(super) known_offset: i16,
+    pub oldest: u32,
+    pub at_offset: i16,
+    pub known_offset: i16,
 }
 
 /// A table entry, aligned so that it is one cache line, never two.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
-pub(super) struct Slot {
-    pub(super) key: HotKey,
-    pub(super) read: HotRead,
+pub struct Slot {
+    pub key: HotKey,
+    pub read: HotRead,
 }
 
 // If a field is added the entry no longer fits a line: this fails to compile.
@@ -151,14 +154,14 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// The consumers of one dataset.
 #[derive(Clone, Debug, Default)]
-pub(super) struct HotTable {
+pub struct HotTable {
     table: hashbrown::HashTable<Slot>,
 }
 
 impl HotTable {
     /// The entry of `key`, if the consumer has one.
     #[inline]
-    pub(super) fn get_mut(&mut self, key: &HotKey, hash: u64) -> Option<&mut HotRead> {
+    pub fn get_mut(&mut self, key: &HotKey, hash: u64) -> Option<&mut HotRead> {
         self.table
             .find_mut(hash, |s| s.key == *key)
             .map(|s| &mut s.read)
@@ -167,24 +170,32 @@ impl HotTable {
     /// Ask for the cache line of the entry of `hash` ([`super::wide::prefetch`]), so that it
     /// is on its way when [`HotTable::get_mut`] comes for it a few reads later.
     #[inline]
-    pub(super) fn prefetch(&self, hash: u64) {
+    pub fn prefetch(&self, hash: u64) {
         if let Some(slot) = self.table.find(hash, |_| true) {
             super::wide::prefetch(slot);
         }
     }
 
     /// A consumer's first read; `key` must have no entry yet.
-    pub(super) fn insert(&mut self, key: HotKey, hash: u64, read: HotRead) {
+    #[inline]
+    pub fn insert(&mut self, key: HotKey, hash: u64, read: HotRead) {
         self.table
             .insert_unique(hash, Slot { key, read }, |s| s.key.hash());
     }
 
     /// How many consumers have an entry.
-    pub(super) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.table.len()
     }
 
-    pub(super) fn drain(&mut self) -> impl Iterator<Item = Slot> + '_ {
+    /// Whether no consumer has an entry.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    pub fn drain(&mut self) -> impl Iterator<Item = Slot> + '_ {
         self.table.drain()
     }
 }

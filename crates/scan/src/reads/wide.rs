@@ -10,7 +10,7 @@
 /// a backslash or below 0x20, and a bit per byte above ASCII; `None` when fewer than sixteen
 /// bytes are left.
 #[inline(always)]
-pub(super) fn specials(b: &[u8], k: usize) -> Option<(u32, u32)> {
+pub fn specials(b: &[u8], k: usize) -> Option<(u32, u32)> {
     let w: [u8; 16] = b.get(k..k + 16)?.try_into().ok()?;
     Some(imp::specials(w))
 }
@@ -18,14 +18,14 @@ pub(super) fn specials(b: &[u8], k: usize) -> Option<(u32, u32)> {
 /// Ask for the cache line of `value` without waiting for it: a prefetch retires at once,
 /// where a load the program then ignores still held up the core until it arrived.
 #[inline(always)]
-pub(super) fn prefetch<T>(value: &T) {
+pub fn prefetch<T>(value: &T) {
     imp::prefetch(value);
 }
 
 #[cfg(target_arch = "x86_64")]
 mod imp {
     #[inline(always)]
-    pub(super) fn prefetch<T>(value: &T) {
+    pub fn prefetch<T>(value: &T) {
         safe_arch::prefetch_t0(value);
     }
 
@@ -35,7 +35,7 @@ mod imp {
     };
 
     #[inline(always)]
-    pub(super) fn specials(w: [u8; 16]) -> (u32, u32) {
+    pub fn specials(w: [u8; 16]) -> (u32, u32) {
         let x = m128i::from(w);
         let splat = |c: u8| set_splat_i8_m128i(c as i8);
         let quote = cmp_eq_mask_i8_m128i(x, splat(b'"'));
@@ -54,13 +54,11 @@ mod imp {
 mod imp {
     /// No portable prefetch: the entry is fetched when it is updated.
     #[inline(always)]
-    pub(super) fn prefetch<T>(_: &T) {}
+    pub fn prefetch<T>(_: &T) {}
 
     #[inline(always)]
-    pub(super) fn specials(w: [u8; 16]) -> (u32, u32) {
-        // The path is absolute: this inline module's `super` is the file, which the import
-        // guard (tests/test_file_circles.rs) would read as the folder's.
-        crate::consumers::reads::wide::portable(w)
+    pub fn specials(w: [u8; 16]) -> (u32, u32) {
+        super::portable(w)
     }
 }
 

@@ -3,15 +3,14 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::NewestRead;
-
 /// A map keyed by dataset or consumer name. The scan does two lookups per read, and SipHash
 /// was a fifth of its time; names come from the platform's own log, so a fast
 /// multiply-rotate hash (as in rustc's FxHash) is used instead of a DoS-resistant one.
 pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
 
-/// The newest read of each consumer of one dataset.
-pub type ConsumerMap = HashMap<Key, NewestRead, BuildHasherDefault<NameHasher>>;
+/// A map keyed by consumer name ([`Key`]), with the same hasher: the scan keeps the newest
+/// read of each consumer of a dataset in one.
+pub type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<NameHasher>>;
 
 /// A consumer name as a map key, kept inside the table when short: a large log has a read
 /// per line to look up, and chasing each key's heap pointer was a cache miss per read.
@@ -23,7 +22,8 @@ pub enum Key {
 
 impl Key {
     /// The key of a name's bytes (a name's: keys hold UTF-8).
-    pub(super) fn from_bytes(b: &[u8]) -> Key {
+    #[inline]
+    pub fn from_bytes(b: &[u8]) -> Key {
         match u8::try_from(b.len()) {
             Ok(len) if b.len() <= 31 => {
                 let mut bytes = [0u8; 31];
@@ -34,6 +34,7 @@ impl Key {
         }
     }
 
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         match self {
             Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
@@ -49,12 +50,14 @@ impl Key {
 
 // Hash and equality are those of the bytes, so a `&[u8]` can look a key up (`Borrow`).
 impl std::hash::Hash for Key {
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_bytes().hash(state);
     }
 }
 
 impl PartialEq for Key {
+    #[inline]
     fn eq(&self, other: &Key) -> bool {
         match (self, other) {
             // Two fixed-size arrays: compared inline, with no call to `memcmp` (the unused
@@ -70,6 +73,7 @@ impl PartialEq for Key {
 impl Eq for Key {}
 
 impl std::borrow::Borrow<[u8]> for Key {
+    #[inline]
     fn borrow(&self) -> &[u8] {
         self.as_bytes()
     }
@@ -80,6 +84,7 @@ impl std::borrow::Borrow<[u8]> for Key {
 pub struct NameHasher(u64);
 
 impl Hasher for NameHasher {
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
         const K: u64 = 0xf135_7aea_2e62_a9c5;
         let mut chunks = bytes.chunks_exact(8);
@@ -98,10 +103,12 @@ impl Hasher for NameHasher {
         }
     }
 
+    #[inline]
     fn write_u8(&mut self, i: u8) {
         self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0xf135_7aea_2e62_a9c5);
     }
 
+    #[inline]
     fn finish(&self) -> u64 {
         // Fold the high bits down: hashbrown takes its bucket from the low bits and its tag
         // from the top seven.

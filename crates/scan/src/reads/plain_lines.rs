@@ -21,24 +21,25 @@
 //! [`MAX_DEPTH`] — it leaves to the general scanner ([`super::json_fields`]) and the model
 //! behind it, which decide and give the reason a line is malformed.
 
+use super::field_names::AtUnit;
 use super::fields::{epoch_nanos, number, number_end, Mapping, Num, HIGH, ONES};
 use super::key_probe::{KeyProbe, MAX_DEPTH};
-use super::At;
-use crate::model::source::AtUnit;
+use super::timestamps::At;
+use super::wide;
 
 /// The fields of one read, borrowed from the line (or from the mapping's constants).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PlainRead<'a> {
-    pub(super) at: At<'a>,
-    pub(super) consumer: &'a [u8],
-    pub(super) dataset: &'a [u8],
-    pub(super) contract: &'a [u8],
+pub struct PlainRead<'a> {
+    pub at: At<'a>,
+    pub consumer: &'a [u8],
+    pub dataset: &'a [u8],
+    pub contract: &'a [u8],
 }
 
 /// The lines of one block, read one after the other ([`Lines::read`]), with the layout of the
 /// last line walked in full kept for the next.
 #[derive(Default)]
-pub(super) struct Lines {
+pub struct Lines {
     template: Template,
     recording: Template,
     /// The values of the line being read. Kept from line to line rather than made anew:
@@ -53,7 +54,7 @@ impl Lines {
     /// line laid out as the last one is read by replaying that one's layout; any other is
     /// walked in full, and its layout kept for the next.
     #[inline]
-    pub(super) fn read<'a>(
+    pub fn read<'a>(
         &mut self,
         b: &'a [u8],
         start: usize,
@@ -344,7 +345,7 @@ fn spaces(b: &[u8], mut i: usize) -> usize {
 /// means a string this walk does not take. The high bits of the bytes passed go to `high`.
 #[inline(always)]
 fn quote(b: &[u8], mut k: usize, high: &mut u64) -> Option<usize> {
-    while let Some((hits, above)) = super::wide::specials(b, k) {
+    while let Some((hits, above)) = wide::specials(b, k) {
         // As below, bytes past the string's end may set `high`.
         *high |= u64::from(above);
         if hits != 0 {
@@ -583,7 +584,7 @@ impl Template {
 impl Mapping {
     /// The slots read from the line (the others are constants), as a bit mask.
     #[inline]
-    pub(super) fn wanted(&self) -> u8 {
+    pub fn wanted(&self) -> u8 {
         (0..4).fold(0u8, |m, s| m | (u8::from(self.paths[s].is_some()) << s))
     }
 
@@ -628,7 +629,7 @@ impl Mapping {
 mod tests {
     use super::super::json_fields::tests::{nested, other_value};
     use super::*;
-    use crate::model::source::Source;
+    use crate::reads::field_names::Fields;
     use proptest::prelude::*;
 
     /// A read as compared: the instant with its offset, and the three texts.
@@ -758,9 +759,11 @@ mod tests {
             let m = if nested_shape {
                 nested(AtUnit::Millis)
             } else {
-                let mut s = Source::glob("");
-                s.fields.at_unit = AtUnit::Millis;
-                Mapping::of(&s)
+                let fields = Fields {
+                    at_unit: AtUnit::Millis,
+                    ..Fields::default()
+                };
+                Mapping::new(&fields, None, None)
             };
             let mut lines = Vec::new();
             for (k, (at, consumer, dataset, contract, extra)) in rows.iter().enumerate() {
@@ -803,9 +806,11 @@ mod tests {
                 "\"at\"", "\"consumer\"", "null", "é", "\"ip\"", "\"id\"",
             ]), 0usize..3), 1..4),
         ) {
-            let mut s = Source::glob("");
-            s.fields.at_unit = AtUnit::Millis;
-            let flat = Mapping::of(&s);
+            let fields = Fields {
+                at_unit: AtUnit::Millis,
+                ..Fields::default()
+            };
+            let flat = Mapping::new(&fields, None, None);
             let nested = nested(AtUnit::Rfc3339);
             let (m, good) = [
                 (&flat, r#"{"consumer": "consumer-00042", "dataset": "roads", "at": 1764298800125, "contract": "1.1.0", "agent": "GDAL/3.8.4", "bytes": 1000, "nested": {"at": [1, {"x": null}]}}"#),

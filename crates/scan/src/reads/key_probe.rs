@@ -2,19 +2,19 @@
 //! field mapping and both walks of a JSON line share, below all three.
 
 /// Nesting deeper than this goes to the model (whose parser has its own limit).
-pub(super) const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
 
 /// A key as the scanner compares it: its length and its first and last eight bytes
 /// (zero-padded when shorter), which decide equality for keys of up to sixteen bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct KeyProbe {
-    pub(super) len: usize,
-    pub(super) head: u64,
-    pub(super) tail: u64,
+pub struct KeyProbe {
+    pub len: usize,
+    pub head: u64,
+    pub tail: u64,
 }
 
 impl KeyProbe {
-    pub(super) fn of(key: &[u8]) -> KeyProbe {
+    pub fn of(key: &[u8]) -> KeyProbe {
         let (head, tail) = KeyProbe::words(key, 0, key.len());
         KeyProbe {
             len: key.len(),
@@ -27,7 +27,7 @@ impl KeyProbe {
     /// read as the eight bytes at its start (a key in a line is followed by at least its
     /// quote and colon) with the bytes past it masked off.
     #[inline(always)]
-    pub(super) fn words(b: &[u8], start: usize, end: usize) -> (u64, u64) {
+    pub fn words(b: &[u8], start: usize, end: usize) -> (u64, u64) {
         let len = end - start;
         let word = |from: usize, n: usize| -> u64 {
             let mut w = [0u8; 8];

@@ -10,7 +10,7 @@ use super::key_probe::{KeyProbe, MAX_DEPTH};
 
 impl Mapping {
     /// The read in one JSON line; `Err` is why the line is none.
-    pub(crate) fn json<'a>(&'a self, line: &'a [u8]) -> Result<Read<'a>, String> {
+    pub fn json<'a>(&'a self, line: &'a [u8]) -> Result<Read<'a>, String> {
         let mut found: [Option<Val<'a>>; 4] = [None, None, None, None];
         if scan_line(line, self, &mut found).is_some()
             && (0..4).all(|s| self.paths[s].is_none() || found[s].is_some())
@@ -25,7 +25,7 @@ impl Mapping {
 
 /// Find the mapped fields of `line` into `found`; `None` when the line is not a JSON object
 /// this scanner takes (then the model decides).
-pub(super) fn scan_line<'a>(
+pub fn scan_line<'a>(
     line: &'a [u8],
     mapping: &Mapping,
     found: &mut [Option<Val<'a>>; 4],
@@ -402,9 +402,8 @@ impl<'a> Walk<'a> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::consumers::reads::fields::Read;
-    use crate::model::source::{AtUnit, Source};
-    use crate::model::source::{FieldName, Fields};
+    use crate::reads::field_names::{AtUnit, FieldName, Fields};
+    use crate::reads::fields::Read;
     use proptest::prelude::*;
 
     /// A read as compared: the instant with its offset, and the three texts.
@@ -429,21 +428,20 @@ pub(super) mod tests {
 
     /// The mapping of a source whose `at` is `ts` (in `unit`), consumer `client.id` (nested),
     /// dataset `["req.ds"]` (a key with a dot) and contract `v`.
-    pub(in crate::consumers::reads) fn nested(unit: AtUnit) -> Mapping {
-        let mut s = Source::glob("");
-        s.fields = Fields {
+    pub(in crate::reads) fn nested(unit: AtUnit) -> Mapping {
+        let fields = Fields {
             at: FieldName::plain("ts"),
             at_unit: unit,
             consumer: FieldName(vec!["client".into(), "id".into()]),
             dataset: FieldName(vec!["req.ds".into()]),
             contract: FieldName::plain("v"),
         };
-        Mapping::of(&s)
+        Mapping::new(&fields, None, None)
     }
 
     /// A JSON value the scan has no use for, of any kind and nesting; its strings with
     /// escapes or, for `escapes = false`, written plain.
-    pub(in crate::consumers::reads) fn other_value(escapes: bool) -> impl Strategy<Value = String> {
+    pub(in crate::reads) fn other_value(escapes: bool) -> impl Strategy<Value = String> {
         let text = if escapes {
             "[a-z \\\\\"/é{}\\[\\],:]{0,12}"
                 .prop_map(|s| serde_json::to_string(&s).unwrap())
@@ -614,9 +612,11 @@ pub(super) mod tests {
             order in Just((0..11).collect::<Vec<usize>>()).prop_shuffle(),
             spaces in prop::collection::vec(prop::sample::select(vec!["", " ", "\t", " \r ", "\n"]), 64),
         ) {
-            let mut s = Source::glob("");
-            s.fields.at_unit = AtUnit::Millis;
-            let m = Mapping::of(&s);
+            let fields = Fields {
+                at_unit: AtUnit::Millis,
+                ..Fields::default()
+            };
+            let m = Mapping::new(&fields, None, None);
             let mut ws = spaces.iter().cycle();
             let mut w = || *ws.next().unwrap();
             let key = |slot: usize, name: &str| {
@@ -686,9 +686,11 @@ pub(super) mod tests {
 
     #[test]
     fn numbers_are_read_alike_by_the_scanner_and_the_model() {
-        let mut s = Source::glob("");
-        s.fields.at_unit = AtUnit::Millis;
-        let m = Mapping::of(&s);
+        let fields = Fields {
+            at_unit: AtUnit::Millis,
+            ..Fields::default()
+        };
+        let m = Mapping::new(&fields, None, None);
         for (at, consumer) in [
             ("1764298800125", "12"),
             ("1764298800125.5", "-0"),

@@ -1,12 +1,12 @@
 //! The instant of a read: the `at` a reader found ([`At`]), the fast parser of its common
 //! `...Z` form ([`utc_seconds`]) with RFC 3339 behind it, and where a read's UTC day falls
 //! relative to the requested days ([`Day::of`]). The remembered dates of a scan are in
-//! [`super::memo`].
+//! the `contracts` crate's `memo`.
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 
 /// `at` as an instant: the common `...Z` form without the general parser, else RFC 3339.
-pub(super) fn parse_instant(at: &str) -> Result<DateTime<FixedOffset>, String> {
+pub fn parse_instant(at: &str) -> Result<DateTime<FixedOffset>, String> {
     match utc_seconds(at.as_bytes()) {
         Some(t) => Ok(t),
         None => DateTime::parse_from_rfc3339(at)
@@ -16,7 +16,8 @@ pub(super) fn parse_instant(at: &str) -> Result<DateTime<FixedOffset>, String> {
 
 /// The common form `YYYY-MM-DDTHH:MM:SSZ`, parsed without the general RFC 3339 machinery
 /// (it is on the scan's hot path); `None` for any other form, which the general parser takes.
-pub(super) fn utc_seconds(b: &[u8]) -> Option<DateTime<FixedOffset>> {
+#[inline]
+pub fn utc_seconds(b: &[u8]) -> Option<DateTime<FixedOffset>> {
     if b.len() != 20
         || b[4] != b'-'
         || b[7] != b'-'
@@ -39,7 +40,7 @@ pub(super) fn utc_seconds(b: &[u8]) -> Option<DateTime<FixedOffset>> {
 
 /// Where a read's UTC day falls relative to the requested days (UTC days, as `--today` is).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Day {
+pub enum Day {
     Before,
     Inside,
     After,
@@ -50,7 +51,7 @@ impl Day {
     /// given as dates or as days since the epoch: the one placement of a read, whichever
     /// way its instant was parsed.
     #[inline]
-    pub(super) fn of<T: PartialOrd>(day: T, from: T, to: T) -> Day {
+    pub fn of<T: PartialOrd>(day: T, from: T, to: T) -> Day {
         if day > to {
             Day::After
         } else if day < from {
@@ -63,7 +64,7 @@ impl Day {
 
 /// A read's `at`: as written, or already an instant (a Parquet timestamp column).
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum At<'a> {
+pub enum At<'a> {
     Text(&'a [u8]),
     /// Nanoseconds since the epoch, in UTC.
     UtcNanos(i64),
@@ -71,12 +72,12 @@ pub(crate) enum At<'a> {
 }
 
 impl<'a> At<'a> {
-    pub(crate) fn text(text: &'a str) -> At<'a> {
+    pub fn text(text: &'a str) -> At<'a> {
         At::Text(text.as_bytes())
     }
 
     /// The instant; `Err` says why the text is none.
-    pub(crate) fn instant(&self) -> Result<DateTime<FixedOffset>, String> {
+    pub fn instant(&self) -> Result<DateTime<FixedOffset>, String> {
         match self {
             At::Text(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => parse_instant(text),

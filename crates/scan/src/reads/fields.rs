@@ -14,10 +14,9 @@
 
 use std::borrow::Cow;
 
-use crate::model::source::{AtUnit, Source};
-
+use super::field_names::{AtUnit, FieldName, Fields};
 use super::key_probe::KeyProbe;
-use super::At;
+use super::timestamps::At;
 
 /// The slots of a read, in the order [`Mapping`] keeps them.
 const AT: usize = 0;
@@ -28,16 +27,16 @@ const NAMES: [&str; 4] = ["at", "consumer", "dataset", "contract"];
 
 /// A source's mapping, ready for the readers.
 #[derive(Debug, Clone)]
-pub(crate) struct Mapping {
+pub struct Mapping {
     /// The keys from the top-level object down, per slot; `None` for a slot given by a
     /// constant.
-    pub(super) paths: [Option<Vec<Vec<u8>>>; 4],
+    pub paths: [Option<Vec<Vec<u8>>>; 4],
     /// The same keys as the scanner compares them: per level of nesting, per slot, the
     /// probe of the slot's key at that level and whether it is the path's last.
-    pub(super) probes: Vec<[Option<(KeyProbe, bool)>; 4]>,
+    pub probes: Vec<[Option<(KeyProbe, bool)>; 4]>,
     /// Per level, bit `n` set when a wanted key at that level is `n` bytes long (bit 63: any
     /// of 63 bytes or more): a key of no wanted length is not compared at all.
-    pub(super) lengths: Vec<u64>,
+    pub lengths: Vec<u64>,
     /// The column names, per slot, for flat formats.
     columns: [Option<String>; 4],
     unit: AtUnit,
@@ -47,27 +46,27 @@ pub(crate) struct Mapping {
 
 impl Default for Mapping {
     fn default() -> Self {
-        Mapping::of(&Source::glob(""))
+        Mapping::new(&Fields::default(), None, None)
     }
 }
 
 /// A scalar value found in a record.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Val<'a> {
+pub enum Val<'a> {
     Str(Cow<'a, [u8]>),
     Num(Num),
 }
 
 /// A JSON number: an integer when it is one that fits, else its nearest double.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Num {
+pub enum Num {
     Int(i64),
     Float(f64),
 }
 
 impl Num {
     /// The number a JSON number literal (or a CSV field) spells; `None` when it spells none.
-    pub(crate) fn parse(text: &[u8]) -> Option<Num> {
+    pub fn parse(text: &[u8]) -> Option<Num> {
         if let Some(i) = plain_integer(text) {
             return Some(Num::Int(i));
         }
@@ -93,7 +92,7 @@ impl Num {
 /// The fields of one read, borrowed from the line (or the mapping's constants) when they can
 /// be.
 #[derive(Debug, Clone)]
-pub(crate) struct Read<'a> {
+pub struct Read<'a> {
     pub at: At<'a>,
     pub consumer: Cow<'a, [u8]>,
     pub dataset: Cow<'a, [u8]>,
@@ -101,9 +100,10 @@ pub(crate) struct Read<'a> {
 }
 
 impl Mapping {
-    pub(crate) fn of(source: &Source) -> Mapping {
-        let f = &source.fields;
-        let path = |n: &crate::model::source::FieldName| {
+    /// The mapping of a source's `fields`, with the constants that stand for its dataset and
+    /// its contract version (a field given by a constant is not read).
+    pub fn new(f: &Fields, dataset: Option<String>, contract: Option<String>) -> Mapping {
+        let path = |n: &FieldName| {
             Some(
                 n.0.iter()
                     .map(|k| k.as_bytes().to_vec())
@@ -113,18 +113,14 @@ impl Mapping {
         let paths = [
             path(&f.at),
             path(&f.consumer),
-            source.dataset.is_none().then(|| path(&f.dataset)).flatten(),
-            source
-                .contract
-                .is_none()
-                .then(|| path(&f.contract))
-                .flatten(),
+            dataset.is_none().then(|| path(&f.dataset)).flatten(),
+            contract.is_none().then(|| path(&f.contract)).flatten(),
         ];
         let columns = [
             Some(f.at.column()),
             Some(f.consumer.column()),
-            source.dataset.is_none().then(|| f.dataset.column()),
-            source.contract.is_none().then(|| f.contract.column()),
+            dataset.is_none().then(|| f.dataset.column()),
+            contract.is_none().then(|| f.contract.column()),
         ];
         let depth = paths.iter().flatten().map(Vec::len).max().unwrap_or(0);
         let probes = (0..depth)
@@ -153,30 +149,30 @@ impl Mapping {
             lengths,
             columns,
             unit: f.at_unit,
-            dataset: source.dataset.clone(),
-            contract: source.contract.as_ref().map(ToString::to_string),
+            dataset,
+            contract,
         }
     }
 
     /// The constant dataset, when the source has one.
-    pub(crate) fn constant_dataset(&self) -> Option<&str> {
+    pub fn constant_dataset(&self) -> Option<&str> {
         self.dataset.as_deref()
     }
 
     /// The constant contract version, when the source has one.
-    pub(crate) fn constant_contract(&self) -> Option<&str> {
+    pub fn constant_contract(&self) -> Option<&str> {
         self.contract.as_deref()
     }
 
     /// The column that holds each slot (`None`: a constant), in the order at, consumer,
     /// dataset, contract.
-    pub(crate) fn columns(&self) -> &[Option<String>; 4] {
+    pub fn columns(&self) -> &[Option<String>; 4] {
         &self.columns
     }
 
     /// The read of a line as `serde_json` reads it: the definition `Mapping::json` (in `json_fields.rs`) is held
     /// to, and the source of its reasons.
-    pub(crate) fn model<'a>(&'a self, line: &[u8]) -> Result<Read<'a>, String> {
+    pub fn model<'a>(&'a self, line: &[u8]) -> Result<Read<'a>, String> {
         let value: Json =
             serde_json::from_slice(line).map_err(|e| format!("not a JSON read record: {e}"))?;
         if !matches!(value, Json::Object(_)) {
@@ -236,7 +232,7 @@ impl Mapping {
                     .iter()
                     .map(|k| String::from_utf8_lossy(k).into_owned())
                     .collect();
-                let field = crate::model::source::FieldName(keys);
+                let field = FieldName(keys);
                 format!("`{name}` (field `{field}`)")
             }
             _ => format!("`{name}`"),
@@ -244,7 +240,7 @@ impl Mapping {
     }
 
     /// The read from the values found for the mapped slots (the constants fill the others).
-    pub(crate) fn read<'a>(&'a self, found: [Option<Val<'a>>; 4]) -> Result<Read<'a>, String> {
+    pub fn read<'a>(&'a self, found: [Option<Val<'a>>; 4]) -> Result<Read<'a>, String> {
         let [at, consumer, dataset, contract] = found;
         let text = |s: usize, v: Option<Val<'a>>| -> Result<Cow<'a, [u8]>, String> {
             match v {
@@ -291,7 +287,7 @@ impl Mapping {
     /// is wrong with it, or reads a number of another form. On a CSV log of epoch times,
     /// building the `Read` and reading its number in general were a sixth of a read's cost.
     #[inline]
-    pub(crate) fn flat_quick<'a>(
+    pub fn flat_quick<'a>(
         &'a self,
         fields: [Option<&'a [u8]>; 4],
     ) -> Option<(At<'a>, &'a [u8], &'a [u8])> {
@@ -309,7 +305,7 @@ impl Mapping {
 
     /// The read of a flat record whose columns `get` gives by slot (`None`: a constant
     /// slot, or a missing field); numbers in text are read as numbers where the unit says.
-    pub(crate) fn flat<'a>(&'a self, fields: [Option<&'a [u8]>; 4]) -> Result<Read<'a>, String> {
+    pub fn flat<'a>(&'a self, fields: [Option<&'a [u8]>; 4]) -> Result<Read<'a>, String> {
         let [at, consumer, dataset, contract] = fields;
         let at = match (self.unit, at) {
             (AtUnit::Rfc3339, Some(t)) => At::Text(t),
@@ -344,7 +340,7 @@ impl Mapping {
         })
     }
 
-    pub(crate) fn unit(&self) -> AtUnit {
+    pub fn unit(&self) -> AtUnit {
         self.unit
     }
 }
@@ -408,7 +404,7 @@ impl<'de> serde::Deserialize<'de> for Json {
 }
 
 /// An epoch number in UTC nanoseconds.
-pub(crate) fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
+pub fn epoch_nanos(n: Num, unit: AtUnit) -> Option<i64> {
     let per: i64 = match unit {
         AtUnit::Seconds => 1_000_000_000,
         AtUnit::Millis => 1_000_000,
@@ -446,8 +442,8 @@ fn plain_integer(b: &[u8]) -> Option<i64> {
     (end == b.len()).then_some(if neg { -n } else { n })
 }
 
-pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
-pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
+pub const ONES: u64 = 0x0101_0101_0101_0101;
+pub const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Past the run of ASCII digits at `i`, and their value (meaningful for up to 18 digits):
 /// eight at a time. In a word less '0' in every byte, a byte is a digit when it is at most 9,
@@ -455,7 +451,7 @@ pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
 /// The digits then sit in the word's low bytes, the first in the lowest: shifted to its top
 /// (zeros before them are leading zeros), they are combined in pairs, fours and eights.
 #[inline(always)]
-pub(super) fn digits<const VALUE: bool>(b: &[u8], mut i: usize) -> (usize, i64) {
+pub fn digits<const VALUE: bool>(b: &[u8], mut i: usize) -> (usize, i64) {
     let mut n = 0i64;
     loop {
         let x = match b.get(i..i + 8) {
@@ -521,14 +517,14 @@ fn number_grammar(b: &[u8]) -> bool {
 /// integer of at most 18 digits (as [`Num::parse`] reads one; `-0` is a double to it). What
 /// follows the number is its caller's to check (no byte of a number may).
 #[inline(always)]
-pub(super) fn number(b: &[u8], i: usize) -> Option<(usize, Option<i64>)> {
+pub fn number(b: &[u8], i: usize) -> Option<(usize, Option<i64>)> {
     number_in::<true>(b, i)
 }
 
 /// Past the JSON number at `i` ([`number`]) when its value is not needed: its digits are
 /// checked and passed, not added up.
 #[inline(always)]
-pub(super) fn number_end(b: &[u8], i: usize) -> Option<usize> {
+pub fn number_end(b: &[u8], i: usize) -> Option<usize> {
     number_in::<false>(b, i).map(|(end, _)| end)
 }
 
