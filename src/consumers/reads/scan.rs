@@ -94,7 +94,7 @@ impl Scan {
 
     /// The place of `dataset` among the requested ones; `None` when it is not requested.
     /// With one requested (the common case) a comparison per line.
-    #[inline]
+    #[inline(always)]
     pub(super) fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
         self.hot
             .iter()
