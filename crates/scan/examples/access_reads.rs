@@ -10,10 +10,6 @@
 //! off stdout so that two builds' reports compare equal. With `--columns` first, reads carry
 //! the columns they read where the format can tell (pgaudit parses each statement).
 
-// The binary's allocator (src/main.rs), so that the scanner is measured as it runs there.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::process::ExitCode;
