@@ -6,7 +6,7 @@ use contracts_scan::reads::fields::Mapping;
 use contracts_scan::reads::json_lines;
 use contracts_scan::reads::plain_lines;
 
-use super::mapping::MappingOf;
+use super::mapping::mapping_of;
 use super::{FileScan, LogError, Scan};
 use crate::model::source::Source;
 
@@ -27,7 +27,7 @@ pub(super) fn scan_json_lines<R: std::io::Read + Send>(
 /// walk leaves go through the general scanner, as in a scan.
 #[doc(hidden)]
 pub fn bench_json_block(block: &[u8], source: &Source) -> (usize, usize) {
-    let mapping = Mapping::of(source);
+    let mapping = mapping_of(source);
     let mut lines = plain_lines::Lines::default();
     let (mut reads, mut sum, mut pos) = (0, 0, 0);
     while pos < block.len() {

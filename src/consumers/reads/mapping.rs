@@ -6,18 +6,11 @@ use contracts_scan::reads::fields::Mapping;
 
 use crate::model::source::Source;
 
-/// `Mapping::of(source)`, for the walk that picks each source's reader.
-pub(crate) trait MappingOf {
-    /// The mapping of `source`.
-    fn of(source: &Source) -> Self;
-}
-
-impl MappingOf for Mapping {
-    fn of(source: &Source) -> Mapping {
-        Mapping::new(
-            &source.fields,
-            source.dataset.clone(),
-            source.contract.as_ref().map(ToString::to_string),
-        )
-    }
+/// The mapping of `source`.
+pub(crate) fn mapping_of(source: &Source) -> Mapping {
+    Mapping::new(
+        &source.fields,
+        source.dataset.clone(),
+        source.contract.as_ref().map(ToString::to_string),
+    )
 }

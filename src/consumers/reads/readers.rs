@@ -13,7 +13,7 @@ use chrono::NaiveDate;
 
 use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 
-use super::mapping::MappingOf;
+use super::mapping::mapping_of;
 use super::object_logs;
 use super::parquet_rows::{self, ParquetInput};
 use super::terms::{LogError, LogFile, Skipped};
@@ -97,7 +97,7 @@ pub(crate) fn walk<S: Sink>(
     logs: Vec<Option<&AccessLog>>,
     sink: &mut S,
 ) -> Result<(), LogError> {
-    let mappings: Vec<Mapping> = sources.iter().map(Mapping::of).collect();
+    let mappings: Vec<Mapping> = sources.iter().map(mapping_of).collect();
     let mut access = AccessScans::new(logs);
     let wanted = |m: &Mapping, sink: &S| m.constant_dataset().is_none_or(|d| sink.wants(d));
     let mut inputs = Inputs::of(sources, files, from, to, &|i| wanted(&mappings[i], sink))?;
