@@ -274,3 +274,39 @@ fn attributes_shown_unread_by_every_reader_are_a_yes_and_a_blind_reader_a_cannot
         "{j:#}"
     );
 }
+
+#[test]
+fn a_malformed_line_is_warned_of_once_though_the_scan_and_the_daily_counts_both_read_it() {
+    // The newest reads and the day-by-day counts were two walks over the logs, and each said
+    // every malformed line: the user saw each warning twice. One walk feeds both now. The
+    // pgaudit log is read once for both; the JSON Lines log of reads by each one's reader.
+    let w = read_through_postgis("SELECT name, pop_est FROM roads_v1", true);
+    w.append(
+        "pg/postgresql.json",
+        "{\"timestamp\":\"yesterday\",\"message\":\"AUDIT: SESSION,3,1,READ,SELECT,VIEW,public.roads_v1,SELECT 1,<none>\"}\n",
+    );
+    w.append(
+        "consumption/blind.jsonl",
+        "{\"at\":12,\"consumer\":\"archive\",\"dataset\":\"roads\",\"contract\":\"1.1.0\"}\n",
+    );
+    let run = w.run(
+        TODAY,
+        &["can-remove", "roads", "optional_attributes.pop_est"],
+    );
+    run.assert_code(1);
+    let warned = |file: &str| {
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with(&format!("warning: {file}:")))
+            .count()
+    };
+    assert_eq!(
+        (
+            warned("pg/postgresql.json"),
+            warned("consumption/blind.jsonl")
+        ),
+        (1, 1),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::context::{line_of, registry_and_scan, scan_daily};
+use super::context::{line_of, registry_scan_daily};
 use super::output::{
     key, last_read, print_attribute_uses, print_json, print_table, text, Cell, Tone,
 };
@@ -86,8 +86,10 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     if let Some(n) = args.line {
         line_of(&args.dataset, &lines, n)?;
     }
-    let (registry, scan, req) =
-        registry_and_scan(ctx, &store, [args.dataset.clone()].into(), args.attributes)?;
+    let thresholds = store.config().consumption.thresholds;
+    let names = [args.dataset.clone()].into();
+    let want = (args.attributes, thresholds.bite());
+    let (registry, scan, req, mut daily) = registry_scan_daily(ctx, &store, names, want)?;
     let mut standings = classify(&args.dataset, &lines, &registry, &scan.of(&args.dataset));
     let stale_after_days = store.config().consumption.stale_after();
     mark_stale(&mut standings, ctx.today, stale_after_days);
@@ -111,12 +113,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             ignored: 0,
         })
         .collect();
-    let thresholds = store.config().consumption.thresholds;
     if thresholds.bite() {
-        let names = [args.dataset.clone()].into_iter().collect();
-        let reads = scan_daily(ctx, &store, &names, Some(req.from), &registry)?
-            .remove(&args.dataset)
-            .unwrap_or_default();
+        let reads = daily.remove(&args.dataset).unwrap_or_default();
         let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
         exempt(&mut standings, &registry, thresholds, Some(&usage));
     } else {

@@ -265,6 +265,30 @@ pub fn registry_and_scan(
     Ok((registry, scan, req))
 }
 
+/// [`registry_and_scan`], and with `daily` the reads of the same datasets day by day over
+/// the lookback, claimed by the same registry: from the same walk over the logs where one
+/// serves ([`store_scan::registry_scan_and_daily`]), else from a second ([`scan_daily`]).
+pub fn registry_scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+    (attributes, daily): (bool, bool),
+) -> Result<(Registry, Scan, ScanRequest, HashMap<String, DailyReads>), CommandError> {
+    let mut notes = Vec::new();
+    let want = (attributes, daily);
+    let (registry, scanned) =
+        store_scan::registry_scan_and_daily(store, datasets, ctx.today, want, &mut notes)?;
+    let registry = registry.unwrap_or_else(|| no_registry(ctx));
+    talk_scan_notes(ctx, &notes);
+    let (scan, req, reads) = scanned?;
+    let reads = match reads {
+        Some(reads) => reads,
+        None if daily => scan_daily(ctx, store, &req.datasets, Some(req.from), &registry)?,
+        None => HashMap::new(),
+    };
+    Ok((registry, scan, req, reads))
+}
+
 /// [`store_scan::scan_daily`] up to `--today`, its notes on stderr.
 pub fn scan_daily(
     ctx: &Context,
@@ -573,15 +597,13 @@ pub fn counted_standings(
     lines: &[crate::model::Line],
     attributes: bool,
 ) -> Result<Counted, CommandError> {
-    let (registry, scan, req) =
-        registry_and_scan(ctx, store, [dataset.to_string()].into(), attributes)?;
-    let mut standings = crate::consumers::classify(dataset, lines, &registry, &scan.of(dataset));
     // The day-by-day reads give each reader's counts on the line and the day since which
     // nobody holds it.
-    let names = [dataset.to_string()].into_iter().collect();
-    let reads = scan_daily(ctx, store, &names, Some(req.from), &registry)?
-        .remove(dataset)
-        .unwrap_or_default();
+    let names = [dataset.to_string()].into();
+    let (registry, scan, req, mut reads) =
+        registry_scan_daily(ctx, store, names, (attributes, true))?;
+    let mut standings = crate::consumers::classify(dataset, lines, &registry, &scan.of(dataset));
+    let reads = reads.remove(dataset).unwrap_or_default();
     let thresholds = store.config().consumption.thresholds;
     let usage = |c: &str, l: u64| reads.usage(c, l, req.from, ctx.today);
     crate::consumers::exempt(&mut standings, &registry, thresholds, Some(&usage));

@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::{registry_and_scan, scan_daily};
+use super::context::registry_scan_daily;
 use super::output::{key, line_state, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status};
@@ -169,16 +169,11 @@ fn count_still_on(
     if windowed.is_empty() {
         return Ok(());
     }
-    let (registry, scan, req) = registry_and_scan(ctx, store, windowed.clone(), false)?;
     let thresholds = store.config().consumption.thresholds;
+    // Each reader's days are counted only when a threshold can call someone incidental.
+    let want = (false, thresholds.bite());
+    let (registry, scan, req, daily) = registry_scan_daily(ctx, store, windowed.clone(), want)?;
     let blind = scan.stats.sources.iter().any(|s| s.blind.is_some());
-    // Counting each reader's days is a second pass over the log: only when a threshold can
-    // call someone incidental.
-    let daily = if thresholds.bite() {
-        scan_daily(ctx, store, &windowed, Some(req.from), &registry)?
-    } else {
-        Default::default()
-    };
     for dataset in &windowed {
         let lines = store.lines(dataset)?;
         let mut standings = classify(dataset, &lines, &registry, &scan.of(dataset));

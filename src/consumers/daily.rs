@@ -15,7 +15,7 @@ use semver::Version;
 use serde::Serialize;
 
 use super::reads::{later, LogError, LogFile, Malformed};
-use super::records::{each_read, Record, Wanted};
+use super::records::{each_read, each_read_beside_scan, Record, Wanted};
 use super::registry::{ConsumerKind, Registry};
 use super::standing::{LineUse, Thresholds};
 use crate::model::source::Source;
@@ -172,21 +172,67 @@ pub fn daily_reads_of(
     valid_from: &super::reads::ValidFrom,
     on_malformed: &mut dyn FnMut(&Malformed),
 ) -> Result<HashMap<String, DailyReads>, LogError> {
+    daily_with(datasets, until, |wanted, on_read| {
+        each_read(
+            sources,
+            files,
+            (from, until),
+            wanted,
+            valid_from,
+            on_read,
+            on_malformed,
+        )
+    })
+}
+
+/// [`daily_reads_of`] the datasets of `req` over its days, and its newest-read scan, in one
+/// walk ([`each_read_beside_scan`]): for a command that needs both. Malformed lines go to
+/// `on_malformed` once.
+pub fn daily_reads_and_scan(
+    sources: &[Source],
+    files: &[LogFile],
+    req: &super::reads::ScanRequest,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<(super::Scan, HashMap<String, DailyReads>), LogError> {
+    let mut scan = None;
+    let daily = daily_with(&req.datasets, req.to, |wanted, on_read| {
+        let valid_from = &req.valid_from;
+        let (s, malformed) = each_read_beside_scan(
+            sources,
+            files,
+            req,
+            wanted,
+            valid_from,
+            on_read,
+            on_malformed,
+        )?;
+        scan = Some(s);
+        Ok(malformed)
+    })?;
+    Ok((scan.unwrap_or_default(), daily))
+}
+
+/// The day-by-day reads of `datasets` up to `until`, from the records `walk` hands to the
+/// fold it is given; the count of malformed lines it returns is kept under the first
+/// dataset.
+fn daily_with(
+    datasets: &std::collections::BTreeSet<String>,
+    until: NaiveDate,
+    walk: impl FnOnce(
+        &Wanted<'_>,
+        &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+    ) -> Result<u64, LogError>,
+) -> Result<HashMap<String, DailyReads>, LogError> {
     let mut all: HashMap<String, DailyReads> = datasets
         .iter()
         .map(|d| (d.clone(), DailyReads::default()))
         .collect();
-    let malformed = each_read(
-        sources,
-        files,
-        (from, until),
+    let malformed = walk(
         &Wanted::These(datasets),
-        valid_from,
         &mut |r| match all.get_mut(r.dataset) {
             Some(out) => out.fold(&r, until),
             None => Ok(()),
         },
-        on_malformed,
     )?;
     if let Some(first) = datasets.iter().next().and_then(|d| all.get_mut(d)) {
         first.malformed = malformed;

@@ -13,8 +13,8 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::Read as AccessRead;
 use super::reads::{
-    access_logs, read_log, walk, Layout, LogError, LogFile, Malformed, MappedRead, ReadsLog, Sink,
-    Skipped, ANONYMOUS,
+    access_logs, read_log, scan_beside, walk, Layout, LogError, LogFile, Malformed, MappedRead,
+    ReadsLog, Scan, ScanRequest, Sink, Skipped, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::Source;
@@ -85,6 +85,32 @@ pub fn each_read(
     };
     walk(sources, files, days, access_logs(sources), &mut sink)?;
     Ok(sink.malformed + sink.unfit)
+}
+
+/// [`each_read`] of `req`'s days, in the walk of its newest-read scan
+/// ([`super::reads::scan_beside`]): one walk for both. Each malformed line goes to
+/// `on_malformed` once, as the scan hears of it. Returns the scan, and how many lines were
+/// malformed to the records.
+pub fn each_read_beside_scan(
+    sources: &[Source],
+    files: &[LogFile],
+    req: &ScanRequest,
+    wanted: &Wanted<'_>,
+    valid_from: &super::reads::ValidFrom,
+    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
+    on_malformed: &mut dyn FnMut(&Malformed),
+) -> Result<(Scan, u64), LogError> {
+    let mut heard = |_: &Malformed| {};
+    let mut sink = Records {
+        wanted,
+        valid_from,
+        on_read,
+        on_malformed: &mut heard,
+        malformed: 0,
+        unfit: 0,
+    };
+    let scan = scan_beside(sources, files, req, on_malformed, &mut sink)?;
+    Ok((scan, sink.malformed + sink.unfit))
 }
 
 /// The record walk as a [`Sink`] of the one walk over the consumption record: each read of a
@@ -162,8 +188,12 @@ impl Sink for Records<'_, '_, '_> {
         summary_record(&row, self.wanted, self.on_read)
     }
 
-    fn access_read(&mut self, _source: usize, read: AccessRead) {
-        if access_read(&read, self.wanted, self.valid_from, self.on_read).is_err() {
+    fn access_read(&mut self, source: usize, read: AccessRead) {
+        self.access_read_ref(source, &read);
+    }
+
+    fn access_read_ref(&mut self, _source: usize, read: &AccessRead) {
+        if access_read(read, self.wanted, self.valid_from, self.on_read).is_err() {
             self.unfit += 1;
         }
     }

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 
 use super::access::{NotRead, NotReadReason};
-use super::daily::{daily_reads_of, DailyReads};
+use super::daily::{daily_reads_and_scan, daily_reads_of, DailyReads};
+use super::reads::one_walk_serves;
 use super::registry::LoadError;
 use super::source_health::{Blindness, SourceCounts};
 use super::{log_files, scan, LogError, LogFile, Registry, Scan, ScanRequest};
@@ -131,8 +132,8 @@ pub fn scan_logs(
     attributes: bool,
     notes: &mut Vec<ScanNote>,
 ) -> Result<(Scan, ScanRequest), ScanError> {
-    let scanned = scan_unclaimed(store, datasets, today, attributes, notes)?;
-    Ok(claimed(store, scanned, registry, notes))
+    let (scan, req, _) = scan_unclaimed(store, datasets, today, (attributes, false), notes)?;
+    Ok(claimed(store, (scan, req), registry, notes))
 }
 
 /// What [`scan_logs`] gives.
@@ -150,6 +151,26 @@ pub fn registry_and_scan(
     attributes: bool,
     notes: &mut Vec<ScanNote>,
 ) -> Result<(Option<Registry>, Scanned), LoadError> {
+    let (registry, scanned) =
+        registry_scan_and_daily(store, datasets, today, (attributes, false), notes)?;
+    Ok((registry, scanned.map(|(scan, req, _)| (scan, req))))
+}
+
+/// What [`registry_scan_and_daily`] gives: the scan, its request, and the reads day by day
+/// of its datasets over its lookback, when they were asked for and one walk could count
+/// them (`None`: the caller walks again, [`scan_daily`]).
+pub type ScannedDaily = Result<(Scan, ScanRequest, Option<HashMap<String, DailyReads>>), ScanError>;
+
+/// [`registry_and_scan`], and where `(attributes, daily)` asks for it, the reads of the same
+/// datasets day by day over the lookback, counted in the same walk over the logs
+/// ([`daily_reads_and_scan`]) and claimed by the same registry.
+pub fn registry_scan_and_daily(
+    store: &Store,
+    datasets: BTreeSet<String>,
+    today: NaiveDate,
+    want: (bool, bool),
+    notes: &mut Vec<ScanNote>,
+) -> Result<(Option<Registry>, ScannedDaily), LoadError> {
     use crate::store::layout::CONSUMERS;
     let text = store.read(CONSUMERS)?;
     let mut scan_notes = Vec::new();
@@ -159,7 +180,7 @@ pub fn registry_and_scan(
                 .map(|t| super::registry::parse_registry(CONSUMERS, t))
                 .transpose()
         });
-        let scanned = scan_unclaimed(store, datasets, today, attributes, &mut scan_notes);
+        let scanned = scan_unclaimed(store, datasets, today, want, &mut scan_notes);
         let registry = parse
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -167,21 +188,31 @@ pub fn registry_and_scan(
     });
     let registry = registry?;
     notes.append(&mut scan_notes);
-    let scanned = scanned.map(|s| {
+    let scanned = scanned.map(|(scan, req, daily)| {
         let none = Registry::default();
-        claimed(store, s, registry.as_ref().unwrap_or(&none), notes)
+        let registry = registry.as_ref().unwrap_or(&none);
+        let (scan, req) = claimed(store, (scan, req), registry, notes);
+        let daily = daily.map(|mut all| {
+            for d in all.values_mut() {
+                d.claim(registry);
+            }
+            all
+        });
+        (scan, req, daily)
     });
     Ok((registry, scanned))
 }
 
-/// [`scan_logs`] before its principals are claimed: the scan, its skipped files noted.
+/// [`scan_logs`] before its principals are claimed: the scan, its skipped files noted; and
+/// where `(attributes, daily)` asks for them and one walk serves the sources, the reads day
+/// by day from the same walk.
 fn scan_unclaimed(
     store: &Store,
     datasets: BTreeSet<String>,
     today: NaiveDate,
-    attributes: bool,
+    (attributes, daily): (bool, bool),
     notes: &mut Vec<ScanNote>,
-) -> Result<(Scan, ScanRequest), ScanError> {
+) -> ScannedDaily {
     let consumption = &store.config().consumption;
     let sources = consumption.all_sources();
     let files = log_files(store.root(), &sources)?;
@@ -197,11 +228,16 @@ fn scan_unclaimed(
     }
     req.valid_from = valid_from_of(store, &sources, &req.datasets)?;
     let mut shown = 0u64;
-    let result = scan(&sources, &files, &req, &mut |m| {
+    let mut on_malformed = |m: &super::Malformed| {
         let reason = || crate::model::location::short(&m.reason);
         note_malformed(store, &mut shown, m, reason, notes);
-    })?;
-    let mut result = result;
+    };
+    let (mut result, daily) = if daily && one_walk_serves(&sources) {
+        let (scan, daily) = daily_reads_and_scan(&sources, &files, &req, &mut on_malformed)?;
+        (scan, Some(daily))
+    } else {
+        (scan(&sources, &files, &req, &mut on_malformed)?, None)
+    };
     judge_sources(store, &sources, &files, &mut result, &req)?;
     for skipped in &result.skipped {
         let file = skipped
@@ -213,7 +249,7 @@ fn scan_unclaimed(
             reason: skipped.reason.clone(),
         });
     }
-    Ok((result, req))
+    Ok((result, req, daily))
 }
 
 /// Principals made consumers through `registry`'s identities, and the scan's counts noted.

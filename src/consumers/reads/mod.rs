@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::source::Source;
 
+mod both;
 mod csv_rows;
 mod driver;
 mod fold;
@@ -41,12 +42,14 @@ mod readers;
 mod scan;
 mod terms;
 
+pub(crate) use both::one_walk_serves;
 use contracts_scan::reads::blocks::fold;
 use contracts_scan::reads::blocks::FileScan;
 pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
 pub(crate) use contracts_scan::reads::timestamps::At;
 pub use driver::scan;
+pub(crate) use driver::scan_beside;
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
 pub(crate) use one_by_one::read_log;

@@ -66,6 +66,10 @@ pub(crate) trait Sink {
     fn summary_row(&mut self, row: ParsedRow) -> Result<(), String>;
     /// One read of an access log of source number `source`.
     fn access_read(&mut self, source: usize, read: AccessRead);
+    /// The same, of a read another sink of the same walk takes ([`super::both::Both`]).
+    fn access_read_ref(&mut self, source: usize, read: &AccessRead) {
+        self.access_read(source, read.clone());
+    }
     /// A line (a row) that cannot be used: 1-based, and why.
     fn malformed(&mut self, path: &Path, line: u64, reason: String);
     /// One read of a log of reads (JSON Lines, CSV, Parquet) as its source's mapping found

@@ -51,7 +51,7 @@ impl From<ReadError> for LogError {
 impl LogError {
     /// What went wrong reading one file, without the file's path: the warning that skips
     /// the file names it already.
-    pub(crate) fn reason(self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             LogError::Io { source, .. } => source.to_string(),
             other => other.to_string(),
