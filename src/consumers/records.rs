@@ -13,8 +13,8 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::Read as AccessRead;
 use super::reads::{
-    access_logs, read_log, scan_beside, walk, Layout, LogError, LogFile, Malformed, MappedRead,
-    ReadsLog, Scan, ScanRequest, Sink, Skipped, ANONYMOUS,
+    access_logs, read_log, scan_beside, walk, Layout, LineVersions, LogError, LogFile, Malformed,
+    MappedRead, ReadsLog, Scan, ScanRequest, Sink, Skipped, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::Source;
@@ -82,6 +82,7 @@ pub fn each_read(
         on_malformed,
         malformed: 0,
         unfit: 0,
+        lines: LineVersions::default(),
     };
     walk(sources, files, days, access_logs(sources), &mut sink)?;
     Ok(sink.malformed + sink.unfit)
@@ -108,6 +109,7 @@ pub fn each_read_beside_scan(
         on_malformed: &mut heard,
         malformed: 0,
         unfit: 0,
+        lines: LineVersions::default(),
     };
     let scan = scan_beside(sources, files, req, on_malformed, &mut sink)?;
     Ok((scan, sink.malformed + sink.unfit))
@@ -124,6 +126,7 @@ struct Records<'a, 'r, 'm> {
     /// scan counts them).
     malformed: u64,
     unfit: u64,
+    lines: LineVersions,
 }
 
 impl Sink for Records<'_, '_, '_> {
@@ -193,7 +196,8 @@ impl Sink for Records<'_, '_, '_> {
     }
 
     fn access_read_ref(&mut self, _source: usize, read: &AccessRead) {
-        if access_read(read, self.wanted, self.valid_from, self.on_read).is_err() {
+        let versions = (self.valid_from, &mut self.lines);
+        if access_read(read, self.wanted, versions, self.on_read).is_err() {
             self.unfit += 1;
         }
     }
@@ -249,31 +253,18 @@ fn summary_record(
 }
 
 /// One read of an access log: at its burst's last request (the instant the scan dates it
-/// by), its principal the consumer (`anonymous` without one).
+/// by), its principal the consumer (`anonymous` without one), of the version its `{line}`
+/// resolves to as the newest-read scan resolves it.
 fn access_read(
     read: &AccessRead,
     wanted: &Wanted<'_>,
-    valid_from: &super::reads::ValidFrom,
+    (valid_from, lines): (&super::reads::ValidFrom, &mut LineVersions),
     on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
-    // A `{line}` template named the line: the read is of its version valid that day, as
-    // the newest-read scan resolves it.
-    let resolved;
-    let contract = match super::access::line_mark(read.reader.contract.as_bytes()) {
-        Some(line) => {
-            let day = read.at().with_timezone(&chrono::Utc).date_naive();
-            let dataset = &read.reader.dataset;
-            resolved = super::reads::version_of_line(valid_from, dataset, line, day)
-                .ok_or_else(|| format!("{dataset} has no version of line {line} on {day}"))?
-                .to_string();
-            resolved.as_str()
-        }
-        None => read.reader.contract.as_str(),
-    };
     let record = Record {
         dataset: &read.reader.dataset,
         consumer: read.reader.principal.as_deref().unwrap_or(ANONYMOUS),
-        contract,
+        contract: lines.contract(valid_from, read)?,
         first: read.at(),
         last: read.at(),
         reads: 1,

@@ -57,8 +57,8 @@ pub(crate) use readers::{access_logs, open_input, walk, Layout, ReadsLog, Sink};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{
-    version_of_line, ConsumerMap, KnownRead, LogError, LogFile, Malformed, NewestRead, ScanRequest,
-    SeenColumns, Skipped, ValidFrom, ANONYMOUS,
+    version_of_line, ConsumerMap, KnownRead, LineVersions, LogError, LogFile, Malformed,
+    NewestRead, ScanRequest, SeenColumns, Skipped, ValidFrom, ANONYMOUS,
 };
 #[cfg(test)]
 pub(crate) use {parquet_rows::read_summary, readers::open_parquet};

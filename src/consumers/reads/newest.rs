@@ -12,8 +12,8 @@ use super::csv_rows::scan_csv;
 use super::json_lines::{scan_json_lines, BLOCK};
 use super::readers::{Layout, ReadsLog, Sink};
 use super::{
-    fold, parquet_rows, ConsumerMap, FileScan, KnownRead, LogError, Malformed, MappedRead,
-    NewestRead, Scan, ScanRequest, Skipped, ANONYMOUS,
+    fold, parquet_rows, ConsumerMap, FileScan, KnownRead, LineVersions, LogError, Malformed,
+    MappedRead, NewestRead, Scan, ScanRequest, Skipped, ANONYMOUS,
 };
 use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
@@ -34,6 +34,7 @@ pub(super) struct Newest<'a, 'm> {
     /// between inputs: the bursts closed after the last input).
     before: (u64, u64, u64, u64),
     current: Option<usize>,
+    lines: LineVersions,
 }
 
 impl Sink for Newest<'_, '_> {
@@ -103,10 +104,10 @@ impl Sink for Newest<'_, '_> {
     fn access_read(&mut self, source: usize, read: AccessRead) {
         let part = &mut self.access_part;
         if self.current.is_some() {
-            return fold_access(part, self.req, read);
+            return fold_access(part, self.req, &mut self.lines, read);
         }
         let before = (part.stats.reads, part.stats.malformed);
-        fold_access(part, self.req, read);
+        fold_access(part, self.req, &mut self.lines, read);
         if let Some(counts) = self.scan.stats.sources.get_mut(source) {
             counts.reads += part.stats.reads - before.0;
             counts.malformed += part.stats.malformed - before.1;
@@ -194,6 +195,7 @@ impl<'a, 'm> Newest<'a, 'm> {
             on_malformed,
             before: (0, 0, 0, 0),
             current: None,
+            lines: LineVersions::default(),
         }
     }
 
@@ -286,27 +288,16 @@ fn open_log(path: &Path, scan: &mut Scan) -> Option<std::fs::File> {
 
 /// Fold one read of an access log in: its principal is the consumer value (`anonymous`
 /// when the request carried none), looked up in the registry's identities afterwards.
-fn fold_access(scan: &mut Scan, req: &ScanRequest, read: AccessRead) {
+fn fold_access(scan: &mut Scan, req: &ScanRequest, lines: &mut LineVersions, read: AccessRead) {
     let principal = read.reader.principal.as_deref().unwrap_or(ANONYMOUS);
-    // A `{line}` template named the line: the read is of its version valid that day.
-    let resolved;
-    let contract = match crate::consumers::access::line_mark(read.reader.contract.as_bytes()) {
-        Some(line) => {
-            let day = read.at().with_timezone(&chrono::Utc).date_naive();
-            match req.version_of_line(&read.reader.dataset, line, day) {
-                Some(v) => {
-                    resolved = v.to_string();
-                    resolved.as_bytes()
-                }
-                // No version of that line yet that day, or no such line: not a read of a
-                // version the store has; counted as malformed, as an unknown version is.
-                None => {
-                    scan.stats.malformed += 1;
-                    return;
-                }
-            }
+    let contract = match lines.contract(&req.valid_from, &read) {
+        Ok(contract) => contract.as_bytes(),
+        // No version of that line yet that day, or no such line: not a read of a version
+        // the store has; counted as malformed, as an unknown version is.
+        Err(_) => {
+            scan.stats.malformed += 1;
+            return;
         }
-        None => read.reader.contract.as_bytes(),
     };
     // A read the templates or constants made is well formed; a version that is not one is
     // counted as malformed by `fold` like any other line's.

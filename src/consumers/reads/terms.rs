@@ -137,6 +137,41 @@ pub fn version_of_line<'v>(
         .max()
 }
 
+/// The version an access log's read is of: its contract, or, where a `{line}` template named
+/// the line, the newest version of that line valid on the read's day ([`version_of_line`]).
+/// Both sinks of the walk ask it of every read. The last answer is kept: reads come in time
+/// order, so one day's reads of a line ask the same question in a row, and the version is
+/// made text once, not once per read.
+#[derive(Debug, Default)]
+pub struct LineVersions {
+    last: Option<(String, u64, NaiveDate, String)>,
+}
+
+impl LineVersions {
+    /// `Err`: the dataset has no version of that line on that day.
+    pub fn contract<'s>(
+        &'s mut self,
+        valid_from: &ValidFrom,
+        read: &'s crate::consumers::access::Read,
+    ) -> Result<&'s str, String> {
+        let contract = &read.reader.contract;
+        let Some(line) = crate::consumers::access::line_mark(contract.as_bytes()) else {
+            return Ok(contract);
+        };
+        let day = read.at().with_timezone(&chrono::Utc).date_naive();
+        let dataset = &read.reader.dataset;
+        let kept = |(d, l, t, _): &(String, u64, NaiveDate, String)| {
+            d == dataset && *l == line && *t == day
+        };
+        if !self.last.as_ref().is_some_and(kept) {
+            let version = version_of_line(valid_from, dataset, line, day)
+                .ok_or_else(|| format!("{dataset} has no version of line {line} on {day}"))?;
+            self.last = Some((dataset.clone(), line, day, version.to_string()));
+        }
+        Ok(self.last.as_ref().map_or("", |(.., v)| v.as_str()))
+    }
+}
+
 impl ScanRequest {
     /// The last `lookback_days` days up to and including `today`.
     pub fn lookback(datasets: BTreeSet<String>, today: NaiveDate, lookback_days: i64) -> Self {
@@ -274,5 +309,57 @@ impl SeenColumns {
         let mut seen = SeenColumns::default();
         seen.add(at, &columns);
         seen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consumers::access::{burst::Reader, burst::Span, Read, LINE_MARK};
+
+    fn read(dataset: &str, contract: &str, at: &str) -> Read {
+        let at = DateTime::parse_from_rfc3339(at).unwrap();
+        Read {
+            burst: Span {
+                first: at,
+                last: at,
+                requests: 1,
+            },
+            reader: Reader {
+                principal: Some("p".into()),
+                dataset: dataset.into(),
+                contract: contract.into(),
+                object: "o".into(),
+            },
+            attributes: Columns::Unknown,
+        }
+    }
+
+    #[test]
+    fn a_line_resolves_to_the_version_valid_on_each_reads_day_however_it_is_kept() {
+        let day = |s: &str| s.parse::<NaiveDate>().unwrap();
+        let v = |s: &str| Version::parse(s).unwrap();
+        let valid_from: ValidFrom = [
+            (
+                "roads".to_string(),
+                vec![(v("1.0.0"), day("2026-01-01")), (v("1.1.0"), day("2026-03-01"))],
+            ),
+            ("towns".to_string(), vec![(v("1.4.0"), day("2026-01-01"))]),
+        ]
+        .into();
+        let line_1 = format!("{LINE_MARK}1");
+        let mut lines = LineVersions::default();
+        let mut ask = |d: &str, c: &str, at: &str| {
+            lines.contract(&valid_from, &read(d, c, at)).map(str::to_string)
+        };
+        // The same day twice, the next day under a newer version, another dataset, a named
+        // version, and a day before the line had a version.
+        assert_eq!(ask("roads", &line_1, "2026-02-28T10:00:00Z"), Ok("1.0.0".into()));
+        assert_eq!(ask("roads", &line_1, "2026-02-28T23:00:00Z"), Ok("1.0.0".into()));
+        assert_eq!(ask("roads", &line_1, "2026-03-01T00:00:00Z"), Ok("1.1.0".into()));
+        assert_eq!(ask("towns", &line_1, "2026-03-01T00:00:00Z"), Ok("1.4.0".into()));
+        assert_eq!(ask("roads", "1.0.0", "2026-03-01T00:00:00Z"), Ok("1.0.0".into()));
+        assert!(ask("roads", &line_1, "2025-12-31T00:00:00Z").is_err());
+        assert_eq!(ask("roads", &line_1, "2026-03-01T00:00:00Z"), Ok("1.1.0".into()));
     }
 }

@@ -25,11 +25,11 @@
 //! its own.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset};
 
 use super::{Columns, Hit};
+use crate::reads::hash::NameMap;
 
 /// How far behind the newest request a request may arrive and still join its burst: S3
 /// delivers a log object minutes to hours after its requests, and a scan takes the objects
@@ -94,7 +94,9 @@ struct Open {
 pub struct Bursts {
     window: i64,
     reorder: i64,
-    open: HashMap<String, Open>,
+    /// By principal (or client) and object: a fast hash, as the scan's tables use (the keys
+    /// come from the platform's own log).
+    open: NameMap<Open>,
     /// The newest request seen, in seconds since the epoch.
     newest: Option<i64>,
     /// When (in `newest`) the open bursts are next swept for closed ones.
@@ -116,7 +118,7 @@ impl Bursts {
         Bursts {
             window: secs(same_read_seconds),
             reorder: secs(reorder_seconds),
-            open: HashMap::new(),
+            open: NameMap::default(),
             newest: None,
             next_sweep: i64::MIN,
             key: String::new(),
@@ -160,7 +162,7 @@ impl Bursts {
         let t = hit.at;
         let window = self.window;
         let (started, merged) = match self.open.get_mut(self.key.as_str()) {
-            Some(open) => join(open, t, window, &hit.attributes),
+            Some(open) => join(open, t, window, hit.attributes.into_owned()),
             None => {
                 self.open.insert(
                     self.key.clone(),
@@ -268,7 +270,7 @@ fn read_of(reader: &Reader, span: Span, attributes: Columns) -> Read {
 /// and so merged `n` others into it. Within one instant the span that ends later keeps the
 /// offset it was written with, so a read's `at` is the same whatever the order.
 /// The span's attributes take in `read`'s, and a merged span's.
-fn join(open: &mut Open, t: DateTime<FixedOffset>, window: i64, read: &Columns) -> (bool, u64) {
+fn join(open: &mut Open, t: DateTime<FixedOffset>, window: i64, read: Columns) -> (bool, u64) {
     let Open {
         spans, attributes, ..
     } = open;
@@ -292,10 +294,10 @@ fn join(open: &mut Open, t: DateTime<FixedOffset>, window: i64, read: &Columns) 
                 requests: 1,
             },
         );
-        attributes.insert(at, read.clone());
+        attributes.insert(at, read);
         return (true, 0);
     };
-    attributes[i].absorb(read);
+    attributes[i].take_in(read);
     let s = &mut spans[i];
     s.requests += 1;
     if later(&t, &s.last) {
@@ -310,7 +312,7 @@ fn join(open: &mut Open, t: DateTime<FixedOffset>, window: i64, read: &Columns) 
     {
         let next = spans.remove(i + 1);
         let next_read = attributes.remove(i + 1);
-        attributes[i].absorb(&next_read);
+        attributes[i].take_in(next_read);
         let s = &mut spans[i];
         s.requests += next.requests;
         if later(&next.last, &s.last) {

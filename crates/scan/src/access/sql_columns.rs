@@ -42,28 +42,22 @@ pub enum Columns {
 impl Columns {
     /// What two reads read together. `All` is every column whatever the other read, so it
     /// absorbs even `Unknown`; otherwise `Unknown` absorbs.
-    pub fn union(self, other: Columns) -> Columns {
-        match (self, other) {
-            (Columns::All, _) | (_, Columns::All) => Columns::All,
-            (Columns::Unknown, _) | (_, Columns::Unknown) => Columns::Unknown,
-            (Columns::Named(mut a), Columns::Named(b)) => {
-                a.extend(b);
-                Columns::Named(a)
-            }
-        }
+    pub fn union(mut self, other: Columns) -> Columns {
+        self.take_in(other);
+        self
     }
 
-    /// [`Columns::union`] in place, copying only what is new.
-    pub fn absorb(&mut self, other: &Columns) {
+    /// [`Columns::union`] in place, `other`'s names moved in: nothing is copied.
+    pub fn take_in(&mut self, other: Columns) {
         match (&mut *self, other) {
             (Columns::All, _) | (Columns::Unknown, Columns::Named(_)) => {}
             (_, Columns::All) => *self = Columns::All,
             (_, Columns::Unknown) => *self = Columns::Unknown,
             (Columns::Named(a), Columns::Named(b)) => {
-                for c in b {
-                    if !a.contains(c) {
-                        a.insert(c.clone());
-                    }
+                if a.is_empty() {
+                    *a = b;
+                } else {
+                    a.extend(b);
                 }
             }
         }

@@ -182,9 +182,12 @@ fn the_union_of_reads() {
     assert_eq!(named(&["a"]).union(Columns::All), Columns::All);
     assert_eq!(u.clone().union(Columns::All), Columns::All);
     let mut c = named(&["a"]);
-    c.absorb(&named(&[]));
+    c.take_in(named(&[]));
     assert_eq!(c, named(&["a"]));
-    c.absorb(&u);
+    let mut e = named(&[]);
+    e.take_in(named(&["b"]));
+    assert_eq!(e, named(&["b"]));
+    c.take_in(u.clone());
     assert_eq!(c, u);
 }
 
