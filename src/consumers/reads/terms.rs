@@ -342,7 +342,10 @@ mod tests {
         let valid_from: ValidFrom = [
             (
                 "roads".to_string(),
-                vec![(v("1.0.0"), day("2026-01-01")), (v("1.1.0"), day("2026-03-01"))],
+                vec![
+                    (v("1.0.0"), day("2026-01-01")),
+                    (v("1.1.0"), day("2026-03-01")),
+                ],
             ),
             ("towns".to_string(), vec![(v("1.4.0"), day("2026-01-01"))]),
         ]
@@ -350,16 +353,36 @@ mod tests {
         let line_1 = format!("{LINE_MARK}1");
         let mut lines = LineVersions::default();
         let mut ask = |d: &str, c: &str, at: &str| {
-            lines.contract(&valid_from, &read(d, c, at)).map(str::to_string)
+            lines
+                .contract(&valid_from, &read(d, c, at))
+                .map(str::to_string)
         };
         // The same day twice, the next day under a newer version, another dataset, a named
         // version, and a day before the line had a version.
-        assert_eq!(ask("roads", &line_1, "2026-02-28T10:00:00Z"), Ok("1.0.0".into()));
-        assert_eq!(ask("roads", &line_1, "2026-02-28T23:00:00Z"), Ok("1.0.0".into()));
-        assert_eq!(ask("roads", &line_1, "2026-03-01T00:00:00Z"), Ok("1.1.0".into()));
-        assert_eq!(ask("towns", &line_1, "2026-03-01T00:00:00Z"), Ok("1.4.0".into()));
-        assert_eq!(ask("roads", "1.0.0", "2026-03-01T00:00:00Z"), Ok("1.0.0".into()));
+        assert_eq!(
+            ask("roads", &line_1, "2026-02-28T10:00:00Z"),
+            Ok("1.0.0".into())
+        );
+        assert_eq!(
+            ask("roads", &line_1, "2026-02-28T23:00:00Z"),
+            Ok("1.0.0".into())
+        );
+        assert_eq!(
+            ask("roads", &line_1, "2026-03-01T00:00:00Z"),
+            Ok("1.1.0".into())
+        );
+        assert_eq!(
+            ask("towns", &line_1, "2026-03-01T00:00:00Z"),
+            Ok("1.4.0".into())
+        );
+        assert_eq!(
+            ask("roads", "1.0.0", "2026-03-01T00:00:00Z"),
+            Ok("1.0.0".into())
+        );
         assert!(ask("roads", &line_1, "2025-12-31T00:00:00Z").is_err());
-        assert_eq!(ask("roads", &line_1, "2026-03-01T00:00:00Z"), Ok("1.1.0".into()));
+        assert_eq!(
+            ask("roads", &line_1, "2026-03-01T00:00:00Z"),
+            Ok("1.1.0".into())
+        );
     }
 }

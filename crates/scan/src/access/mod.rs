@@ -53,7 +53,7 @@ pub use sql_columns::Columns;
 
 pub use burst::{Bursts, Read, Reader, Span, DEFAULT_REORDER_SECONDS};
 pub use combined::Pattern;
-pub use template::{Captures, Template, TemplateError, Templates};
+pub use template::{Captures, KeptMatches, Template, TemplateError, Templates};
 
 /// A log (or part of one) that cannot be read on.
 #[derive(Debug, thiserror::Error)]
@@ -440,8 +440,12 @@ impl AccessLog {
     }
 
     /// Whether `req` counts, and as what: the first of method, status and template that
-    /// fails is the reason it does not.
-    pub fn judge<'r>(&self, req: &'r Request<'_>) -> Result<Hit<'r>, NotReadReason> {
+    /// fails is the reason it does not. `kept`: the template answers of the paths seen.
+    pub fn judge<'r>(
+        &self,
+        req: &'r Request<'_>,
+        kept: &mut KeptMatches,
+    ) -> Result<Hit<'r>, NotReadReason> {
         if !(req.object && matches!(req.method, "GET" | "HEAD")) {
             return Err(NotReadReason::Method);
         }
@@ -461,7 +465,7 @@ impl AccessLog {
         } else {
             let caps = self
                 .templates
-                .first_match(&req.path)
+                .first_match_kept(&req.path, kept)
                 .ok_or(NotReadReason::Unmatched)?;
             let contract = match caps.line {
                 Some(line) => Some(Cow::Owned(format!("{LINE_MARK}{line}"))),
@@ -598,17 +602,19 @@ impl AccessLog {
         mut on_hit: impl FnMut(Hit<'_>),
         mut on_malformed: impl FnMut(LineError),
     ) -> Result<(), AccessError> {
-        let mut one =
-            |req: &Request<'_>, line: &[u8], stats: &mut AccessStats| match self.judge(req) {
-                Ok(hit) => {
-                    stats.requests += 1;
-                    on_hit(hit);
-                }
-                Err(reason) => {
-                    stats.not_read.count(reason);
-                    stats.examples.keep(reason, &req.path, line);
-                }
-            };
+        let mut kept = KeptMatches::default();
+        let mut one = |req: &Request<'_>, line: &[u8], stats: &mut AccessStats| match self
+            .judge(req, &mut kept)
+        {
+            Ok(hit) => {
+                stats.requests += 1;
+                on_hit(hit);
+            }
+            Err(reason) => {
+                stats.not_read.count(reason);
+                stats.examples.keep(reason, &req.path, line);
+            }
+        };
         self.each_line(input, |number, line, parsed| match parsed {
             Ok(Parsed::Skip) => {}
             Ok(Parsed::Request(req)) => {

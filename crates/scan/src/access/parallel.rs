@@ -19,7 +19,9 @@ use std::borrow::Cow;
 use std::io::{BufRead, Read as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{AccessError, AccessLog, AccessStats, Columns, Dialect, Hit, LineError, Parsed};
+use super::{
+    AccessError, AccessLog, AccessStats, Columns, Dialect, Hit, KeptMatches, LineError, Parsed,
+};
 
 /// How a file is taken: block and chunk sizes, threads, and the size under which a file is
 /// read on the calling thread alone. Small in tests, so that every boundary is crossed.
@@ -226,25 +228,27 @@ impl Reader<'_> {
             lines: 0,
             open: None,
         };
-        let judge =
-            |mut req: super::Request<'_>, line: &[u8], out: &mut Chunk| match log.judge(&req) {
-                Ok(hit) => {
-                    out.stats.requests += 1;
-                    // The attributes are moved, not copied: the request is done with.
-                    let unknown = Cow::Owned(Columns::Unknown);
-                    let mut hit = Hit {
-                        attributes: unknown,
-                        ..hit
-                    }
-                    .into_owned();
-                    hit.attributes = Cow::Owned(std::mem::take(&mut req.attributes));
-                    out.events.push(Event::Hit(hit));
+        let mut kept = KeptMatches::default();
+        let mut judge = |mut req: super::Request<'_>, line: &[u8], out: &mut Chunk| match log
+            .judge(&req, &mut kept)
+        {
+            Ok(hit) => {
+                out.stats.requests += 1;
+                // The attributes are moved, not copied: the request is done with.
+                let unknown = Cow::Owned(Columns::Unknown);
+                let mut hit = Hit {
+                    attributes: unknown,
+                    ..hit
                 }
-                Err(reason) => {
-                    out.stats.not_read.count(reason);
-                    out.stats.examples.keep(reason, &req.path, line);
-                }
-            };
+                .into_owned();
+                hit.attributes = Cow::Owned(std::mem::take(&mut req.attributes));
+                out.events.push(Event::Hit(hit));
+            }
+            Err(reason) => {
+                out.stats.not_read.count(reason);
+                out.stats.examples.keep(reason, &req.path, line);
+            }
+        };
         let mut rest = chunk;
         while !rest.is_empty() {
             // memchr, not a byte-by-byte split: a line is hundreds of bytes.

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io::BufRead;
 
-use super::{AccessError, AccessLog, NotReadReason, Parsed};
+use super::{AccessError, AccessLog, KeptMatches, NotReadReason, Parsed};
 
 /// What the templates of a source made of a sample of its requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,13 +30,16 @@ impl AccessLog {
         keep: usize,
     ) -> Result<TemplateSample, AccessError> {
         let mut newest: VecDeque<String> = VecDeque::with_capacity(keep.min(4096));
+        let mut kept = KeptMatches::default();
         self.each_line(input, |_, _, parsed| {
             let Ok(Parsed::Request(req)) = parsed else {
                 return;
             };
             // The rule of the scan itself: a read, or no read only for its path.
-            let read_but_for_path =
-                matches!(self.judge(&req), Ok(_) | Err(NotReadReason::Unmatched));
+            let read_but_for_path = matches!(
+                self.judge(&req, &mut kept),
+                Ok(_) | Err(NotReadReason::Unmatched)
+            );
             if !read_but_for_path || keep == 0 {
                 return;
             }

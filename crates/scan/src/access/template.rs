@@ -297,7 +297,59 @@ impl Templates {
     pub fn first_match<'p>(&self, path: &'p str) -> Option<Captures<'p>> {
         self.0.iter().find_map(|t| t.matches(path))
     }
+
+    /// [`Templates::first_match`], its answer for each path kept in `kept`: a log names a few
+    /// tables or prefixes again and again, and matching a path against the templates was a
+    /// tenth of a warehouse scan. A match depends on the path's text alone, so the kept
+    /// answer is where each capture lies in it.
+    pub fn first_match_kept<'p>(
+        &self,
+        path: &'p str,
+        kept: &mut KeptMatches,
+    ) -> Option<Captures<'p>> {
+        if let Some(answer) = kept.answers.get(path) {
+            let at = |r: &Option<(usize, usize)>| r.and_then(|(a, b)| path.get(a..b));
+            return answer.map(|[d, c, l]| Captures {
+                dataset: at(&d),
+                contract: at(&c),
+                line: at(&l),
+            });
+        }
+        let caps = self.first_match(path);
+        if kept.answers.len() >= KEPT_PATHS {
+            kept.answers.clear();
+        }
+        let base = path.as_ptr() as usize;
+        // Each capture is a slice of `path`: its place is its distance from the start.
+        let place = |c: Option<&str>| {
+            c.map(|c| {
+                (
+                    c.as_ptr() as usize - base,
+                    c.as_ptr() as usize - base + c.len(),
+                )
+            })
+        };
+        let answer = caps
+            .as_ref()
+            .map(|c| [place(c.dataset), place(c.contract), place(c.line)]);
+        kept.answers.insert(path.to_string(), answer);
+        caps
+    }
 }
+
+/// How many paths [`KeptMatches`] holds before it starts again: enough for every table of a
+/// warehouse, bounded for a log of unique keys.
+const KEPT_PATHS: usize = 4096;
+
+/// The answers of [`Templates::first_match_kept`] for the paths seen: for each, where its
+/// dataset, contract and line captures lie, or `None` when no template matches it.
+#[derive(Debug, Default)]
+pub struct KeptMatches {
+    answers: crate::reads::hash::NameMap<Option<[Place; 3]>>,
+}
+
+/// Where a capture lies in its path (start and end), if the template has it.
+type Place = Option<(usize, usize)>;
 
 #[cfg(test)]
 mod tests {
@@ -313,6 +365,48 @@ mod tests {
     /// What `caps` gives for dataset `roads` at `version`.
     fn roads(version: &str) -> Option<(Option<&str>, Option<&str>)> {
         Some((Some("roads"), Some(version)))
+    }
+
+    #[test]
+    fn a_kept_answer_is_the_answer_of_the_templates() {
+        let templates: Templates = vec![
+            Template::parse("/datasets/{dataset}/v{contract}/**").unwrap(),
+            Template::parse("gis/public/{dataset}_v{line}").unwrap(),
+        ]
+        .into();
+        fn described(c: Option<Captures<'_>>) -> Option<[Option<String>; 3]> {
+            let own = |s: Option<&str>| s.map(str::to_string);
+            c.map(|c| [own(c.dataset), own(c.contract), own(c.line)])
+        }
+        let paths = [
+            "/datasets/roads/v2.0.0/part-0.parquet",
+            "gis/public/roads_v1",
+            "gis/public/roads_v12",
+            "gis/public/towns",
+            "/datasets/rivers/v1.0.0/a/b/c.parquet",
+        ];
+        let mut kept = KeptMatches::default();
+        // Each path asked three times: the first answer is worked out, the others kept; and
+        // past the bound, where the kept answers start again.
+        for round in 0..3 {
+            for p in paths {
+                let got = described(templates.first_match_kept(p, &mut kept));
+                assert_eq!(
+                    got,
+                    described(templates.first_match(p)),
+                    "{p}, round {round}"
+                );
+            }
+        }
+        for n in 0..KEPT_PATHS + 10 {
+            let p = format!("gis/public/t{n}_v{}", n % 7);
+            let got = described(templates.first_match_kept(&p, &mut kept));
+            let line = (n % 7).to_string();
+            assert_eq!(got, Some([Some(format!("t{n}")), None, Some(line)]));
+        }
+        assert!(kept.answers.len() <= KEPT_PATHS);
+        let got = described(templates.first_match_kept(paths[0], &mut kept));
+        assert_eq!(got, described(templates.first_match(paths[0])));
     }
 
     #[test]
