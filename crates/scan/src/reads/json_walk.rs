@@ -246,14 +246,24 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// The first quote, backslash or control character at or after `i`, eight bytes at a
-    /// time (the first such byte of a word is found exactly with the usual carry tricks: a
-    /// false hit can only come above a true one). The high bits of the bytes passed are
-    /// kept for the line's UTF-8 check.
+    /// The first quote, backslash or control character at or after `i`: sixteen bytes at a
+    /// time ([`super::wide::specials`]) while the line has them, then eight (the first such
+    /// byte of a word is found exactly with the usual carry tricks: a false hit can only come
+    /// above a true one). The high bits of the bytes passed are kept for the line's UTF-8
+    /// check.
     #[inline]
     pub(crate) fn special(&mut self, mut i: usize) -> Option<usize> {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGH: u64 = 0x8080_8080_8080_8080;
+        while let Some((hits, above)) = super::wide::specials(self.b, i) {
+            if hits != 0 {
+                let first = hits.trailing_zeros();
+                self.high |= u64::from(above & ((1u32 << first) - 1));
+                return Some(i + first as usize);
+            }
+            self.high |= u64::from(above);
+            i += 16;
+        }
         while let Some(word) = self.b.get(i..i + 8) {
             let mut w = [0u8; 8];
             w.copy_from_slice(word);
