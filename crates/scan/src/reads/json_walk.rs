@@ -251,7 +251,7 @@ impl<'a> Walk<'a> {
     /// byte of a word is found exactly with the usual carry tricks: a false hit can only come
     /// above a true one). The high bits of the bytes passed are kept for the line's UTF-8
     /// check.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn special(&mut self, mut i: usize) -> Option<usize> {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGH: u64 = 0x8080_8080_8080_8080;
