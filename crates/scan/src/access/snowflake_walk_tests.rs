@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use super::super::warehouse::testing::{whole, Whole};
+use super::super::warehouse::testing::{against_serde, whole, Whole};
 use super::super::Parsed;
 use super::{parsed, walked, Snowflake};
 use crate::reads::json_fields::tests::other_value;
@@ -16,17 +16,8 @@ fn both(row: &str) -> (Whole, Whole, bool) {
     // A first line that says the file is JSON Lines.
     let _ = reader.parse(b"{}");
     let got = whole(reader.parse(row.as_bytes()));
-    // A blank line is skipped before any JSON is read.
-    let want = if row.trim().is_empty() {
-        Ok(vec!["skip".to_string()])
-    } else {
-        whole(parsed(row.as_bytes()))
-    };
     let taken = walked(row.as_bytes()).map(|v| whole(Ok(Parsed::Requests(v))));
-    if let Some(taken) = &taken {
-        assert_eq!(taken, &want, "the walk differs from serde on {row}");
-    }
-    (got, want, taken.is_some())
+    against_serde(row, got, || whole(parsed(row.as_bytes())), taken)
 }
 
 // The rows are written from Snowflake's reference of the ACCESS_HISTORY view (Account

@@ -443,6 +443,26 @@ pub(crate) mod testing {
         })
     }
 
+    /// A line as the fast paths' tests hold it: what the reader answered (`got`), what serde
+    /// alone answers (which a blank line never reaches: it is skipped), and whether the walk
+    /// took the line (`walked`), which must then have given serde's answer.
+    pub(crate) fn against_serde(
+        line: &str,
+        got: Whole,
+        serde: impl FnOnce() -> Whole,
+        walked: Option<Whole>,
+    ) -> (Whole, Whole, bool) {
+        let want = if line.trim().is_empty() {
+            Ok(vec!["skip".to_string()])
+        } else {
+            serde()
+        };
+        if let Some(walked) = &walked {
+            assert_eq!(walked, &want, "the walk differs from serde on {line}");
+        }
+        (got, want, walked.is_some())
+    }
+
     /// The requests of a parse, for the tests: (instant, principal, path, method, columns).
     pub(crate) fn described(parsed: Result<super::super::Parsed<'_>, String>) -> Vec<String> {
         let list = |r: &Request| {
