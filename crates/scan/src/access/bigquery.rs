@@ -18,10 +18,12 @@
 
 use std::borrow::Cow;
 
+use chrono::{DateTime, FixedOffset};
 use serde::Deserialize;
 
 use super::warehouse;
-use super::{Columns, Parsed};
+use super::{Columns, Parsed, Request};
+use crate::reads::json_walk::Walk;
 
 /// The reader of one file of a source: it keeps nothing between lines.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -69,16 +71,41 @@ struct TableDataRead<'a> {
 
 impl TableDataRead<'_> {
     fn columns(self) -> Columns {
-        match self.fields {
-            Some(fields) if !self.truncated => {
-                warehouse::named(fields.into_iter().map(|f| match f.split_once('.') {
-                    Some((top, _)) => Cow::Owned(top.to_string()),
-                    None => f,
-                }))
+        let fields = self.fields.map(|fields| {
+            let mut names = warehouse::Names::default();
+            for f in fields {
+                names.add(column(f));
             }
-            _ => Columns::Unknown,
-        }
+            names
+        });
+        read_columns(fields, self.truncated)
     }
+}
+
+/// The column a field read: a nested field (`address.city`) is a read of its top-level
+/// column.
+fn column(field: Cow<'_, str>) -> Cow<'_, str> {
+    match field.split_once('.') {
+        Some((top, _)) => Cow::Owned(top.to_string()),
+        None => field,
+    }
+}
+
+/// What a `tableDataRead` tells of the columns: its `fields`, unless there are none or
+/// BigQuery truncated them.
+fn read_columns(fields: Option<warehouse::Names>, truncated: bool) -> Columns {
+    match fields {
+        Some(names) if !truncated => names.columns(),
+        _ => Columns::Unknown,
+    }
+}
+
+/// What an entry's `protoPayload` says, however the entry was read.
+struct Payload<'a> {
+    principal: Option<Cow<'a, str>>,
+    resource: Cow<'a, str>,
+    /// The columns of its `tableDataRead`; `None` when it has none.
+    read: Option<Columns>,
 }
 
 impl BigQuery {
@@ -91,39 +118,165 @@ impl BigQuery {
         if warehouse::blank(line) {
             return Ok(Parsed::Skip);
         }
-        let entry: Entry =
-            serde_json::from_slice(line).map_err(|e| format!("not a JSON LogEntry: {e}"))?;
-        let at_text = entry.timestamp.ok_or("no `timestamp`")?;
-        let at = warehouse::instant(&at_text)
-            .ok_or_else(|| warehouse::bad_instant("timestamp", &at_text))?;
-        let Some(proto) = entry.proto else {
-            // A text or JSON payload: some other service's entry, no read.
-            return Ok(Parsed::Request(warehouse::request(
-                at,
-                None,
-                Cow::Borrowed(""),
-                false,
-                Columns::Unknown,
-            )));
-        };
-        let read = match (proto.metadata, proto.metadata_json) {
-            (Some(m), _) => m.read.map(TableDataRead::columns),
-            (None, Some(text)) => serde_json::from_str::<Metadata>(&text)
-                .map_err(|e| format!("`protoPayload.metadataJson` is not JSON: {e}"))?
-                .read
-                .map(TableDataRead::columns),
-            (None, None) => None,
-        };
-        let principal = proto.auth.and_then(|a| a.email);
-        let resource = proto.resource.unwrap_or_default();
-        Ok(Parsed::Request(match read {
-            Some(columns) if !resource.is_empty() => {
-                warehouse::request(at, principal, resource, true, columns)
-            }
-            Some(_) => return Err("a tableDataRead without `protoPayload.resourceName`".into()),
-            None => warehouse::request(at, principal, resource, false, Columns::Unknown),
-        }))
+        if let Some(request) = walked(line) {
+            return Ok(Parsed::Request(request));
+        }
+        parsed(line)
     }
+}
+
+/// A `LogEntry` as serde reads it: the reading that defines the answer, and gives the reason
+/// of an entry that is none. [`walked`] reads most entries faster, to the same request.
+fn parsed(line: &[u8]) -> Result<Parsed<'_>, String> {
+    let entry: Entry =
+        serde_json::from_slice(line).map_err(|e| format!("not a JSON LogEntry: {e}"))?;
+    let at_text = entry.timestamp.ok_or("no `timestamp`")?;
+    let at = warehouse::instant(&at_text)
+        .ok_or_else(|| warehouse::bad_instant("timestamp", &at_text))?;
+    let payload = match entry.proto {
+        None => None,
+        Some(proto) => {
+            let read = match (proto.metadata, proto.metadata_json) {
+                (Some(m), _) => m.read.map(TableDataRead::columns),
+                (None, Some(text)) => serde_json::from_str::<Metadata>(&text)
+                    .map_err(|e| format!("`protoPayload.metadataJson` is not JSON: {e}"))?
+                    .read
+                    .map(TableDataRead::columns),
+                (None, None) => None,
+            };
+            Some(Payload {
+                principal: proto.auth.and_then(|a| a.email),
+                resource: proto.resource.unwrap_or_default(),
+                read,
+            })
+        }
+    };
+    request(at, payload).map(Parsed::Request)
+}
+
+/// The request of an entry: a read of the table its `tableDataRead` names, or a request of
+/// another method, counted as no read.
+fn request(at: DateTime<FixedOffset>, payload: Option<Payload<'_>>) -> Result<Request<'_>, String> {
+    let Some(p) = payload else {
+        // A text or JSON payload: some other service's entry, no read.
+        return Ok(warehouse::request(
+            at,
+            None,
+            Cow::Borrowed(""),
+            false,
+            Columns::Unknown,
+        ));
+    };
+    Ok(match p.read {
+        Some(columns) if !p.resource.is_empty() => {
+            warehouse::request(at, p.principal, p.resource, true, columns)
+        }
+        Some(_) => return Err("a tableDataRead without `protoPayload.resourceName`".into()),
+        None => warehouse::request(at, p.principal, p.resource, false, Columns::Unknown),
+    })
+}
+
+/// A `LogEntry` read by the shared walk, without serde: the fields [`Entry`] takes, every
+/// other value skipped unread. `None` for an entry the walk does not take plainly, which
+/// [`parsed`] then reads: a string it takes with an escape, a key it takes twice (serde
+/// refuses a duplicate field), a value of another type than serde's, a `metadataJson` to be
+/// read (no `metadata`), an entry that is no read of a table or has no instant, or anything
+/// that is not JSON.
+fn walked(line: &[u8]) -> Option<Request<'_>> {
+    let (text, mut w) = warehouse::json_row(line)?;
+    let entry_key = |key: &[u8]| match key {
+        b"timestamp" => Some(0),
+        b"protoPayload" => Some(1),
+        _ => None,
+    };
+    let (mut at, mut payload) = (None, None);
+    warehouse::fields(&mut w, 1, entry_key, |w, field| {
+        match field {
+            0 => at = warehouse::text_or_null(w, text)?,
+            _ if w.null() => {}
+            _ => payload = Some(walked_payload(w, text)?),
+        }
+        Some(())
+    })?;
+    if !w.at_end() {
+        return None;
+    }
+    request(warehouse::instant(at?)?, payload).ok()
+}
+
+/// `protoPayload`, read by the walk.
+fn walked_payload<'a>(w: &mut Walk<'a>, text: &'a str) -> Option<Payload<'a>> {
+    let proto_key = |key: &[u8]| match key {
+        b"authenticationInfo" => Some(0),
+        b"resourceName" => Some(1),
+        b"metadata" => Some(2),
+        b"metadataJson" => Some(3),
+        _ => None,
+    };
+    let (mut principal, mut resource, mut read, mut metadata_json) = (None, None, None, None);
+    warehouse::fields(w, 2, proto_key, |w, field| {
+        match field {
+            1 => resource = warehouse::text_or_null(w, text)?,
+            3 => metadata_json = warehouse::text_or_null(w, text)?,
+            _ if w.null() => {}
+            0 => {
+                let auth_key = |key: &[u8]| (key == b"principalEmail").then_some(0);
+                warehouse::fields(w, 3, auth_key, |w, _| {
+                    principal = warehouse::text_or_null(w, text)?;
+                    Some(())
+                })?;
+            }
+            _ => {
+                // `metadata`: `Some(None)` when it holds no `tableDataRead`.
+                let metadata_key = |key: &[u8]| (key == b"tableDataRead").then_some(0);
+                let mut table_data_read = None;
+                warehouse::fields(w, 3, metadata_key, |w, _| {
+                    if !w.null() {
+                        table_data_read = Some(walked_read(w, text)?);
+                    }
+                    Some(())
+                })?;
+                read = Some(table_data_read);
+            }
+        }
+        Some(())
+    })?;
+    if read.is_none() && metadata_json.is_some() {
+        return None;
+    }
+    Some(Payload {
+        principal: principal.map(Cow::Borrowed),
+        resource: Cow::Borrowed(resource.unwrap_or("")),
+        read: read.flatten(),
+    })
+}
+
+/// `tableDataRead`, read by the walk into its columns.
+fn walked_read<'a>(w: &mut Walk<'a>, text: &'a str) -> Option<Columns> {
+    let read_key = |key: &[u8]| match key {
+        b"fields" => Some(0),
+        b"fieldsTruncated" => Some(1),
+        _ => None,
+    };
+    let (mut fields, mut truncated) = (None, false);
+    warehouse::fields(w, 5, read_key, |w, field| {
+        if field == 1 {
+            truncated = match w.peek()? {
+                b't' => w.literal(b"true").map(|()| true)?,
+                _ => w.literal(b"false").map(|()| false)?,
+            };
+        } else if !w.null() {
+            let mut names = warehouse::Names::default();
+            w.elements(|w| {
+                let field = &text[w.plain_string()?];
+                names.add(column(Cow::Borrowed(field)));
+                Some(())
+            })?;
+            fields = Some(names);
+        }
+        Some(())
+    })?;
+    Some(read_columns(fields, truncated))
 }
 
 #[cfg(test)]
@@ -172,3 +325,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "bigquery_walk_tests.rs"]
+mod walk_tests;

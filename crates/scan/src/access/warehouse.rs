@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 
 use super::{Columns, Encoding, Fields, Request};
+use crate::reads::json_walk::Walk;
 
 /// An instant as the warehouses export one: RFC 3339 (`2026-11-27T10:00:00.123Z`, also with a
 /// space), Snowflake's default `2026-11-27 10:00:00.123 +0000`, or a time without an offset,
@@ -128,16 +129,75 @@ pub(crate) fn request<'a>(
 /// The columns a record names, as a set; an empty list says nothing, so it is `Unknown`
 /// (never "none": an attribute must not look unused by mistake).
 pub(crate) fn named<'n>(names: impl IntoIterator<Item = Cow<'n, str>>) -> Columns {
-    let set: std::collections::BTreeSet<String> = names
-        .into_iter()
-        .filter(|n| !n.is_empty())
-        .map(Cow::into_owned)
-        .collect();
-    if set.is_empty() {
-        Columns::Unknown
-    } else {
-        Columns::Named(set)
+    let mut set = Names::default();
+    for n in names {
+        set.add(n);
     }
+    set.columns()
+}
+
+/// The columns of a record gathered one at a time, as the JSON walk of a row meets them
+/// (no list of them is built first); [`named`] is this over a list.
+#[derive(Default)]
+pub(crate) struct Names(std::collections::BTreeSet<String>);
+
+impl Names {
+    pub(crate) fn add(&mut self, name: Cow<'_, str>) {
+        if !name.is_empty() {
+            self.0.insert(name.into_owned());
+        }
+    }
+
+    pub(crate) fn columns(self) -> Columns {
+        if self.0.is_empty() {
+            Columns::Unknown
+        } else {
+            Columns::Named(self.0)
+        }
+    }
+}
+
+/// A JSON row to be read by the shared walk ([`Walk`]): the line as text, checked to be
+/// UTF-8 once (its strings are then slices of it, checked no more), and the walk at its first
+/// value. `None` when the line is no UTF-8: the serde reading says why.
+pub(crate) fn json_row(line: &[u8]) -> Option<(&str, Walk<'_>)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut walk = Walk::new(line);
+    walk.ws();
+    Some((text, walk))
+}
+
+/// The members of the object at the walk that a struct of serde's takes: `field` says which
+/// field a key is (`None` for a key no field takes: its value is skipped, at nesting
+/// `level`), and `each` is handed the walk at the value with the field. `None` where the walk
+/// gives up, and for a field met twice, which serde refuses.
+pub(crate) fn fields<'a>(
+    walk: &mut Walk<'a>,
+    level: usize,
+    field: impl Fn(&[u8]) -> Option<u8>,
+    mut each: impl FnMut(&mut Walk<'a>, u8) -> Option<()>,
+) -> Option<()> {
+    let mut seen = 0u32;
+    walk.members(|w, start, end| {
+        let Some(f) = field(&w.b[start..end]) else {
+            return w.skip(level);
+        };
+        if seen & (1 << f) != 0 {
+            return None;
+        }
+        seen |= 1 << f;
+        each(w, f)
+    })
+}
+
+/// The string or `null` at the walk, as serde reads an `Option` of a borrowed string: `None`
+/// when it is anything else, or a string with an escape (which serde would unescape).
+pub(crate) fn text_or_null<'a>(walk: &mut Walk<'a>, text: &'a str) -> Option<Option<&'a str>> {
+    if walk.null() {
+        return Some(None);
+    }
+    let range = walk.plain_string()?;
+    Some(Some(&text[range]))
 }
 
 /// Whether a line is blank (no record, unless inside a quoted CSV field).
@@ -368,6 +428,39 @@ pub(crate) mod testing {
             })
             .collect();
         (rows, stats, outcome, bad)
+    }
+
+    /// Each request of a parse in full, or the error.
+    pub(crate) type Whole = Result<Vec<String>, String>;
+
+    /// A parse as the fast paths' tests compare it: every field of each request (its
+    /// instant with its offset, method, path, principal, columns, ...), or the error.
+    pub(crate) fn whole(parsed: Result<super::super::Parsed<'_>, String>) -> Whole {
+        Ok(match parsed? {
+            super::super::Parsed::Skip => vec!["skip".into()],
+            super::super::Parsed::Request(r) => vec![format!("{r:?}")],
+            super::super::Parsed::Requests(v) => v.iter().map(|r| format!("{r:?}")).collect(),
+        })
+    }
+
+    /// A line as the fast paths' tests hold it: what the reader answered (`got`), what serde
+    /// alone answers (which a blank line never reaches: it is skipped), and whether the walk
+    /// took the line (`walked`), which must then have given serde's answer.
+    pub(crate) fn against_serde(
+        line: &str,
+        got: Whole,
+        serde: impl FnOnce() -> Whole,
+        walked: Option<Whole>,
+    ) -> (Whole, Whole, bool) {
+        let want = if line.trim().is_empty() {
+            Ok(vec!["skip".to_string()])
+        } else {
+            serde()
+        };
+        if let Some(walked) = &walked {
+            assert_eq!(walked, &want, "the walk differs from serde on {line}");
+        }
+        (got, want, walked.is_some())
     }
 
     /// The requests of a parse, for the tests: (instant, principal, path, method, columns).

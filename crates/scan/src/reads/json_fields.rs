@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 
 use super::fields::{Mapping, Num, Read, Val};
+use super::json_walk::Walk;
 use super::key_probe::{KeyProbe, MAX_DEPTH};
 
 impl Mapping {
@@ -30,11 +31,7 @@ pub fn scan_line<'a>(
     mapping: &Mapping,
     found: &mut [Option<Val<'a>>; 4],
 ) -> Option<()> {
-    let mut p = Walk {
-        b: line,
-        i: 0,
-        high: 0,
-    };
+    let mut p = Walk::new(line);
     p.ws();
     if p.peek()? != b'{' {
         return None;
@@ -54,32 +51,9 @@ pub fn scan_line<'a>(
     Some(())
 }
 
-/// A walk over one line.
-struct Walk<'a> {
-    b: &'a [u8],
-    i: usize,
-    /// The high bits of the string bytes seen (non-zero: some byte is not ASCII).
-    high: u64,
-}
-
+// The scanner's own steps on the shared walk: the descent into the mapped objects, and the
+// value of a mapped field.
 impl<'a> Walk<'a> {
-    #[inline]
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
-    }
-
-    #[inline]
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.b.get(self.i) {
-            self.i += 1;
-        }
-    }
-
-    #[inline]
-    fn expect(&mut self, c: u8) -> Option<()> {
-        (self.peek()? == c).then(|| self.i += 1)
-    }
-
     /// The object at `i` (its `{`), at nesting `level`, looking for the slots in `mask`.
     fn object(
         &mut self,
@@ -91,26 +65,15 @@ impl<'a> Walk<'a> {
         if level > MAX_DEPTH {
             return None;
         }
-        if !self.opened(b'}')? {
-            return Some(());
-        }
-        loop {
-            self.ws();
-            self.expect(b'"')?;
-            let start = self.i;
-            let end = self.plain_end()?;
-            let key = &self.b[start..end];
-            self.i = end + 1;
-            self.ws();
-            self.expect(b':')?;
-            self.ws();
+        self.members(|w, start, end| {
+            let key = &w.b[start..end];
             // The slots whose key at this level is this one: by length and first and last
             // eight bytes, in place, and in full only past sixteen bytes.
             let (mut leaf, mut deeper) = (0u8, 0u8);
             let probes = &mapping.probes[level];
             let wanted_length = mapping.lengths[level] & (1 << key.len().min(63)) != 0;
             let (head, tail) = if wanted_length {
-                KeyProbe::words(self.b, start, end)
+                KeyProbe::words(w.b, start, end)
             } else {
                 (0, 0)
             };
@@ -136,7 +99,7 @@ impl<'a> Walk<'a> {
                 }
             }
             if leaf != 0 {
-                let v = self.scalar()?;
+                let v = w.scalar()?;
                 if leaf.count_ones() == 1 {
                     // One slot (the usual case): the value moves in, uncloned.
                     let s = leaf.trailing_zeros() as usize;
@@ -155,42 +118,13 @@ impl<'a> Walk<'a> {
                         found[s] = Some(v.clone());
                     }
                 }
-            } else if deeper != 0 && self.peek()? == b'{' {
-                self.object(mapping, level + 1, deeper, found)?;
+            } else if deeper != 0 && w.peek()? == b'{' {
+                w.object(mapping, level + 1, deeper, found)?;
             } else {
-                self.skip(level + 1)?;
+                w.skip(level + 1)?;
             }
-            if !self.more(b'}')? {
-                return Some(());
-            }
-        }
-    }
-
-    /// Past the `{` or `[` at `i` and the whitespace after it: `false` (and past the `close`
-    /// too) when the object or array is empty.
-    #[inline]
-    fn opened(&mut self, close: u8) -> Option<bool> {
-        self.i += 1;
-        self.ws();
-        if self.peek()? == close {
-            self.i += 1;
-            return Some(false);
-        }
-        Some(true)
-    }
-
-    /// After a member or element: past the `,` before the next (`true`) or the `close` that
-    /// ends the object or array (`false`); `None` for anything else.
-    #[inline]
-    fn more(&mut self, close: u8) -> Option<bool> {
-        self.ws();
-        let c = self.peek()?;
-        self.i += 1;
-        match c {
-            b',' => Some(true),
-            _ if c == close => Some(false),
-            _ => None,
-        }
+            Some(())
+        })
     }
 
     /// A mapped field's value: a string or a number (anything else goes to the model).
@@ -260,147 +194,16 @@ impl<'a> Walk<'a> {
         Some(if neg { -n } else { n })
     }
 
-    /// Past the JSON number at `i`, its grammar checked on the way ([`super::fields::number`]):
-    /// `None` when it is none. Whatever follows a value is checked by its caller.
-    #[inline]
-    fn number(&mut self) -> Option<()> {
-        self.i = super::fields::number_end(self.b, self.i)?;
-        Some(())
-    }
-
-    /// Move past the value at `i`, checking it is JSON.
-    fn skip(&mut self, level: usize) -> Option<()> {
-        if level > MAX_DEPTH {
-            return None;
-        }
-        match self.peek()? {
-            b'"' => {
-                self.i += 1;
-                self.i = self.string_end()? + 1;
-            }
-            b'{' => {
-                if !self.opened(b'}')? {
-                    return Some(());
-                }
-                loop {
-                    self.ws();
-                    self.expect(b'"')?;
-                    self.i = self.string_end()? + 1;
-                    self.ws();
-                    self.expect(b':')?;
-                    self.ws();
-                    self.skip(level + 1)?;
-                    if !self.more(b'}')? {
-                        return Some(());
-                    }
-                }
-            }
-            b'[' => {
-                if !self.opened(b']')? {
-                    return Some(());
-                }
-                loop {
-                    self.ws();
-                    self.skip(level + 1)?;
-                    if !self.more(b']')? {
-                        return Some(());
-                    }
-                }
-            }
-            b'-' | b'0'..=b'9' => self.number()?,
-            b't' => self.literal(b"true")?,
-            b'f' => self.literal(b"false")?,
-            b'n' => self.literal(b"null")?,
-            _ => return None,
-        }
-        Some(())
-    }
-
-    fn literal(&mut self, word: &[u8]) -> Option<()> {
-        (self.b.get(self.i..self.i + word.len())? == word).then(|| self.i += word.len())
-    }
-
     /// Past the bytes a number can be made of (the grammar is checked on them after).
     fn number_end(&mut self) {
         while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(self.i) {
             self.i += 1;
         }
     }
-
-    /// The closing quote of a string whose contents start at `i`, when it has no escape (and
-    /// no control character); `None` otherwise.
-    #[inline(always)]
-    fn plain_end(&mut self) -> Option<usize> {
-        let k = self.special(self.i)?;
-        (self.b[k] == b'"').then_some(k)
-    }
-
-    /// The closing quote of a string whose contents start at `i`, escapes checked.
-    fn string_end(&mut self) -> Option<usize> {
-        let mut i = self.i;
-        loop {
-            let k = self.special(i)?;
-            match self.b[k] {
-                b'"' => return Some(k),
-                b'\\' => match *self.b.get(k + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i = k + 2,
-                    b'u' => {
-                        let hex = self.b.get(k + 2..k + 6)?;
-                        if !hex.iter().all(u8::is_ascii_hexdigit) {
-                            return None;
-                        }
-                        // A surrogate needs its pair checked: the model decides.
-                        if matches!(hex[0], b'd' | b'D') && !matches!(hex[1], b'0'..=b'7') {
-                            return None;
-                        }
-                        i = k + 6;
-                    }
-                    _ => return None,
-                },
-                // A control character in a string is not JSON.
-                _ => return None,
-            }
-        }
-    }
-
-    /// The first quote, backslash or control character at or after `i`, eight bytes at a
-    /// time (the first such byte of a word is found exactly with the usual carry tricks: a
-    /// false hit can only come above a true one). The high bits of the bytes passed are
-    /// kept for the line's UTF-8 check.
-    #[inline]
-    fn special(&mut self, mut i: usize) -> Option<usize> {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        while let Some(word) = self.b.get(i..i + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            let w = u64::from_le_bytes(w);
-            let zero = |x: u64| x.wrapping_sub(ONES) & !x;
-            let hit = (zero(w ^ (ONES * u64::from(b'"')))
-                | zero(w ^ (ONES * u64::from(b'\\')))
-                | (w.wrapping_sub(ONES * 0x20) & !w))
-                & HIGH;
-            if hit != 0 {
-                let first = hit.trailing_zeros();
-                self.high |= w & HIGH & ((1u64 << first) - 1);
-                return Some(i + (first / 8) as usize);
-            }
-            self.high |= w & HIGH;
-            i += 8;
-        }
-        while let Some(&c) = self.b.get(i) {
-            if c == b'"' || c == b'\\' || c < 0x20 {
-                return Some(i);
-            }
-            self.high |= u64::from(c & 0x80);
-            i += 1;
-        }
-        None
-    }
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::reads::field_names::{AtUnit, FieldName, Fields};
     use crate::reads::fields::Read;
@@ -441,7 +244,7 @@ pub(super) mod tests {
 
     /// A JSON value the scan has no use for, of any kind and nesting; its strings with
     /// escapes or, for `escapes = false`, written plain.
-    pub(in crate::reads) fn other_value(escapes: bool) -> impl Strategy<Value = String> {
+    pub(crate) fn other_value(escapes: bool) -> impl Strategy<Value = String> {
         let text = if escapes {
             "[a-z \\\\\"/é{}\\[\\],:]{0,12}"
                 .prop_map(|s| serde_json::to_string(&s).unwrap())

@@ -6,7 +6,8 @@
 //! mapping compiled for the readers, and the plain `serde_json` reading of a line that
 //! defines the answer), [`json_lines`] (a JSON Lines log in blocks, each line by the quick
 //! walk or the mapped-field scanner), [`json_fields`] (the mapped fields of a JSON line, found without
-//! building it), [`plain_lines`] (the quick walk of a plain JSON line), [`hash`] (the map
+//! building it, on `json_walk`, the one strict walk of a JSON line, which the warehouses'
+//! JSON rows share), [`plain_lines`] (the quick walk of a plain JSON line), [`hash`] (the map
 //! keys and their hasher), [`hot`] (the table a scan updates per read, one cache line per
 //! consumer), [`wide`] (sixteen bytes of a JSON string at once, and the table's prefetch),
 //! [`timestamps`] (a read's instant and the place of its day) and [`key_probe`] (a mapped key
@@ -22,6 +23,7 @@ pub mod hash;
 pub mod hot;
 pub mod json_fields;
 pub mod json_lines;
+pub(crate) mod json_walk;
 pub mod key_probe;
 pub mod plain_lines;
 pub mod timestamps;
