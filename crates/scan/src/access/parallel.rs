@@ -50,13 +50,62 @@ impl Split {
 /// at its end.
 struct Chunk {
     events: Vec<Event>,
+    /// The text of every hit of the chunk, one after another: a hit made on a worker and
+    /// folded on the calling thread was five strings, each allocated on one thread and freed
+    /// on the other, and with glibc the threads then waited on each other's arena lock.
+    text: String,
     stats: AccessStats,
     lines: u64,
     open: Option<Dialect>,
 }
 
+/// A hit whose text is in its chunk's [`Chunk::text`], each field by its place there.
+struct Packed {
+    at: chrono::DateTime<chrono::FixedOffset>,
+    principal: Option<(usize, usize)>,
+    client: (usize, usize),
+    object: (usize, usize),
+    dataset: (usize, usize),
+    contract: (usize, usize),
+    attributes: Columns,
+}
+
+impl Packed {
+    /// The hit of `hit`, its text put at the end of `text`; its attributes are the caller's
+    /// to move in (`hit` borrows them from its request).
+    fn of(hit: &Hit<'_>, text: &mut String) -> Packed {
+        let mut put = |s: &str| {
+            text.push_str(s);
+            (text.len() - s.len(), text.len())
+        };
+        Packed {
+            at: hit.at,
+            principal: hit.principal.as_deref().map(&mut put),
+            client: put(&hit.client),
+            object: put(&hit.object),
+            dataset: put(&hit.dataset),
+            contract: put(&hit.contract),
+            attributes: Columns::Unknown,
+        }
+    }
+
+    /// The hit again, its text borrowed from its chunk's and its attributes moved out.
+    fn hit(self, text: &str) -> Hit<'_> {
+        let at = |(a, b): (usize, usize)| Cow::Borrowed(&text[a..b]);
+        Hit {
+            at: self.at,
+            principal: self.principal.map(at),
+            client: at(self.client),
+            object: at(self.object),
+            dataset: at(self.dataset),
+            contract: at(self.contract),
+            attributes: Cow::Owned(self.attributes),
+        }
+    }
+}
+
 enum Event {
-    Hit(Hit<'static>),
+    Hit(Packed),
     Malformed {
         line: u64,
         reason: String,
@@ -224,6 +273,7 @@ impl Reader<'_> {
         let log = self.log;
         let mut out = Chunk {
             events: Vec::new(),
+            text: String::new(),
             stats: AccessStats::default(),
             lines: 0,
             open: None,
@@ -235,14 +285,9 @@ impl Reader<'_> {
             Ok(hit) => {
                 out.stats.requests += 1;
                 // The attributes are moved, not copied: the request is done with.
-                let unknown = Cow::Owned(Columns::Unknown);
-                let mut hit = Hit {
-                    attributes: unknown,
-                    ..hit
-                }
-                .into_owned();
-                hit.attributes = Cow::Owned(std::mem::take(&mut req.attributes));
-                out.events.push(Event::Hit(hit));
+                let mut packed = Packed::of(&hit, &mut out.text);
+                packed.attributes = std::mem::take(&mut req.attributes);
+                out.events.push(Event::Hit(packed));
             }
             Err(reason) => {
                 out.stats.not_read.count(reason);
@@ -312,9 +357,10 @@ impl<H: FnMut(Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
             };
             self.carry = chunk.open;
             self.stats.add(&chunk.stats);
+            let text = chunk.text;
             for e in chunk.events {
                 match e {
-                    Event::Hit(hit) => (self.on_hit)(hit),
+                    Event::Hit(hit) => (self.on_hit)(hit.hit(&text)),
                     Event::Malformed { line, reason } => (self.on_malformed)(LineError {
                         line: self.before + line,
                         reason,
