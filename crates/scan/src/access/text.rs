@@ -27,7 +27,12 @@ fn hex(b: u8) -> Option<u8> {
 /// Bytes as text, replacing what is not UTF-8 (a name must be text; a stray byte must not
 /// cost the whole read).
 pub(crate) fn lossy(b: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(b)
+    // `from_utf8` first: it checks ASCII a word at a time, where the lossy reading goes byte
+    // by byte (a tenth of a Databricks scan); the lossy one only for text that is not UTF-8.
+    match std::str::from_utf8(b) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(b),
+    }
 }
 
 /// `%XX` escapes decoded, once: a `%2520` becomes `%20`, not a space, because a platform
