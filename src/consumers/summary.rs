@@ -130,17 +130,9 @@ pub fn is_parquet(path: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().ends_with(".parquet"))
 }
 
-/// The columns of a Parquet summary, in the order written (a reader finds them by name).
-pub const PARQUET_COLUMNS: [&str; 8] = [
-    "day",
-    "consumer",
-    "dataset",
-    "contract",
-    "reads",
-    "first_at",
-    "last_at",
-    "registered",
-];
+/// The columns of a Parquet summary, in the order written (a reader finds them by name): the
+/// scanner crate's list, which its reader looks for.
+pub const PARQUET_COLUMNS: [&str; 8] = contracts_scan::reads::parquet_summary::COLUMNS;
 
 /// Rows per record batch handed to the Parquet writer.
 const BATCH_ROWS: usize = 64 * 1024;
