@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat, Utc};
 use semver::Version;
-use serde::{Deserialize, Serialize};
 
 use super::registry::{Claim, Registry};
 
@@ -40,19 +39,9 @@ pub struct RowReads {
     pub registered: bool,
 }
 
-/// One row as written, one JSON object per line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Row {
-    pub day: NaiveDate,
-    pub consumer: String,
-    pub dataset: String,
-    pub contract: String,
-    pub reads: u64,
-    pub first_at: String,
-    pub last_at: String,
-    pub registered: bool,
-}
+/// One row as written, one JSON object per line (or a Parquet row): the scanner crate's, whose
+/// Parquet reader yields it.
+pub use contracts_scan::reads::parquet_summary::SummaryRow as Row;
 
 /// A row read back and checked.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use contracts_scan::reads::fields::Mapping;
 use contracts_scan::reads::{parquet_rows, parquet_summary};
 
 use super::{LogError, Malformed, Scan, ScanRequest};
-use crate::consumers::summary::{check_row, ParsedRow, Row};
+use crate::consumers::summary::{check_row, ParsedRow};
 
 pub(crate) use parquet_summary::ParquetInput;
 
@@ -36,19 +36,7 @@ pub(crate) fn read_summary(
     each: &mut dyn FnMut(u64, Result<ParsedRow, String>),
 ) -> Result<(), LogError> {
     parquet_summary::read_summary(path, input, &mut |number, row| {
-        let checked = row.and_then(|r| {
-            check_row(Row {
-                day: r.day,
-                consumer: r.consumer,
-                dataset: r.dataset,
-                contract: r.contract,
-                reads: r.reads,
-                first_at: r.first_at,
-                last_at: r.last_at,
-                registered: r.registered,
-            })
-        });
-        each(number, checked);
+        each(number, row.and_then(check_row));
     })
     .map_err(LogError::from)
 }

@@ -31,8 +31,11 @@ pub const COLUMNS: [&str; 8] = [
     "registered",
 ];
 
-/// One row of a summary as its columns hold it, nothing checked but the types and nulls.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One row of a summary as written: a JSON object per line, or a Parquet row. Nothing is
+/// checked but the types and nulls: what its instants and version mean is the `contracts`
+/// crate's check.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SummaryRow {
     pub day: NaiveDate,
     pub consumer: String,
