@@ -35,8 +35,5 @@ pub(crate) fn read_summary(
     input: ParquetInput,
     each: &mut dyn FnMut(u64, Result<ParsedRow, String>),
 ) -> Result<(), LogError> {
-    parquet_summary::read_summary(path, input, &mut |number, row| {
-        each(number, row.and_then(check_row));
-    })
-    .map_err(LogError::from)
+    parquet_summary::read_summary(path, input, check_row, each).map_err(LogError::from)
 }
