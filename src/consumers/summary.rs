@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat, Utc};
 use semver::Version;
-use serde::{Deserialize, Serialize};
 
 use super::registry::{Claim, Registry};
 
@@ -40,19 +39,9 @@ pub struct RowReads {
     pub registered: bool,
 }
 
-/// One row as written, one JSON object per line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Row {
-    pub day: NaiveDate,
-    pub consumer: String,
-    pub dataset: String,
-    pub contract: String,
-    pub reads: u64,
-    pub first_at: String,
-    pub last_at: String,
-    pub registered: bool,
-}
+/// One row as written, one JSON object per line (or a Parquet row): the scanner crate's, whose
+/// Parquet reader yields it.
+pub use contracts_scan::reads::parquet_summary::SummaryRow as Row;
 
 /// A row read back and checked.
 #[derive(Debug, Clone)]
@@ -130,17 +119,9 @@ pub fn is_parquet(path: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().ends_with(".parquet"))
 }
 
-/// The columns of a Parquet summary, in the order written (a reader finds them by name).
-pub const PARQUET_COLUMNS: [&str; 8] = [
-    "day",
-    "consumer",
-    "dataset",
-    "contract",
-    "reads",
-    "first_at",
-    "last_at",
-    "registered",
-];
+/// The columns of a Parquet summary, in the order written (a reader finds them by name): the
+/// scanner crate's list, which its reader looks for.
+pub const PARQUET_COLUMNS: [&str; 8] = contracts_scan::reads::parquet_summary::COLUMNS;
 
 /// Rows per record batch handed to the Parquet writer.
 const BATCH_ROWS: usize = 64 * 1024;

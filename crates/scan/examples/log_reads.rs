@@ -9,86 +9,14 @@
 //! Prints one line of counts (lines, reads of the datasets named, malformed lines) and the
 //! reads per dataset and contract as written.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
-use contracts_scan::reads::blocks::{Accumulator, FileScan, Fold};
+use contracts_scan::reads::blocks::{Accumulator, FileScan};
 use contracts_scan::reads::fields::Mapping;
 use contracts_scan::reads::json_lines::BLOCK;
-use contracts_scan::reads::timestamps::At;
+use contracts_scan::reads::tally::Tally;
 use contracts_scan::reads::{csv_rows, json_lines};
-
-/// The reads of the datasets asked for, counted by dataset and contract text.
-#[derive(Default)]
-struct Count {
-    datasets: Vec<String>,
-    lines: u64,
-    malformed: u64,
-    reads: BTreeMap<(usize, Vec<u8>), u64>,
-}
-
-impl Accumulator for Count {
-    type Request = Vec<String>;
-
-    fn for_request(req: &Vec<String>) -> Count {
-        Count {
-            datasets: req.clone(),
-            ..Count::default()
-        }
-    }
-
-    fn flush(&mut self) {}
-
-    fn absorb(&mut self, part: Count) {
-        // A worker's lines are counted by the block reader on the scan it was given.
-        self.malformed += part.malformed;
-        for (key, n) in part.reads {
-            *self.reads.entry(key).or_default() += n;
-        }
-    }
-
-    fn count_lines(&mut self, n: u64) {
-        self.lines += n;
-    }
-
-    fn count_malformed(&mut self) {
-        self.malformed += 1;
-    }
-}
-
-impl Fold for Count {
-    fn only_dataset(req: &Vec<String>) -> Option<&str> {
-        match &req[..] {
-            [one] => Some(one),
-            _ => None,
-        }
-    }
-
-    fn is_requested(req: &Vec<String>, dataset: &str) -> bool {
-        req.iter().any(|d| d == dataset)
-    }
-
-    fn dataset_index(&self, dataset: &[u8]) -> Option<usize> {
-        self.datasets.iter().position(|d| d.as_bytes() == dataset)
-    }
-
-    fn fold_into(
-        &mut self,
-        _: &Vec<String>,
-        d: usize,
-        at: At<'_>,
-        consumer: &[u8],
-        contract: &[u8],
-    ) -> Result<(), String> {
-        if consumer.is_empty() {
-            return Err("`consumer` is empty".to_string());
-        }
-        at.instant()?;
-        *self.reads.entry((d, contract.to_vec())).or_default() += 1;
-        Ok(())
-    }
-}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -97,7 +25,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let datasets = datasets.to_vec();
-    let mut count = Count::for_request(&datasets);
+    let mut count = Tally::for_request(&datasets);
     let into = FileScan {
         path: Path::new("-"),
         req: &datasets,

@@ -47,7 +47,6 @@ use contracts_scan::reads::blocks::fold;
 use contracts_scan::reads::blocks::FileScan;
 pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
-pub(crate) use contracts_scan::reads::timestamps::At;
 pub use driver::scan;
 pub(crate) use driver::scan_beside;
 #[doc(hidden)]
@@ -132,6 +131,7 @@ mod tests {
     use contracts_scan::reads::csv_rows;
     use contracts_scan::reads::fields::Mapping;
     use contracts_scan::reads::plain_lines;
+    use contracts_scan::reads::timestamps::At;
     use semver::Version;
     use std::borrow::Cow;
     use std::collections::BTreeMap;

@@ -8,10 +8,10 @@ use std::borrow::Cow;
 use std::io::BufReader;
 use std::path::Path;
 
-use super::parquet_rows::ParquetLog;
 use super::readers::{each_line, Layout, ReadsLog, Sink};
 use super::terms::LogError;
 use contracts_scan::reads::fields::{Mapping, Read};
+use contracts_scan::reads::parquet_rows::ParquetLog;
 
 /// Hand every read of one log of reads to `sink`, and each line (row) that cannot be read to
 /// [`Sink::malformed`]. A text log that fails part way is [`Sink::cut_short`]; so is a
@@ -61,7 +61,7 @@ pub(crate) fn read_log<S: Sink + ?Sized>(
         ReadsLog::Parquet => {
             let log = match ParquetLog::open(path, mapping) {
                 Ok(log) => log,
-                Err(e) => return sink.cut_short(path, e, Layout::Parquet),
+                Err(e) => return sink.cut_short(path, e.into(), Layout::Parquet),
             };
             for g in 0..log.row_groups() {
                 let mut failed = Vec::new();
@@ -82,7 +82,7 @@ pub(crate) fn read_log<S: Sink + ?Sized>(
                     sink.malformed(path, number, reason);
                 }
                 if let Err(e) = read {
-                    return sink.cut_short(path, e, Layout::Parquet);
+                    return sink.cut_short(path, e.into(), Layout::Parquet);
                 }
             }
             Ok(())

@@ -11,9 +11,12 @@
 //! keys and their hasher), [`hot`] (the table a scan updates per read, one cache line per
 //! consumer), [`wide`] (sixteen bytes of a JSON string at once, and the table's prefetch),
 //! [`timestamps`] (a read's instant and the place of its day) and [`key_probe`] (a mapped key
-//! as the JSON walks compare it). The scan that folds reads into the newest read of each
-//! consumer, and what the days and the registry mean, are the `contracts` crate's
-//! (`consumers::reads`).
+//! as the JSON walks compare it); and the Parquet readers, [`parquet_rows`] (a Parquet log of
+//! reads, row groups in parallel, its strings and instants decoded column by column) and
+//! [`parquet_summary`] (a read summary in Parquet, into plain rows). `tally` is a plain
+//! count of reads, for the example and the tests. The scan that folds reads into the newest
+//! read of each consumer, and what the days and the registry mean, are the `contracts`
+//! crate's (`consumers::reads`).
 
 pub mod blocks;
 pub mod csv_rows;
@@ -25,6 +28,10 @@ pub mod json_fields;
 pub mod json_lines;
 pub(crate) mod json_walk;
 pub mod key_probe;
+pub mod parquet_rows;
+pub mod parquet_summary;
 pub mod plain_lines;
+#[doc(hidden)]
+pub mod tally;
 pub mod timestamps;
 pub mod wide;
