@@ -65,11 +65,6 @@ impl<'b, A: Sink, B: Sink> Both<'b, A, B> {
     }
 }
 
-/// The first `Err` of the two, the first sink's before the second's.
-fn either(a: Result<(), LogError>, b: Result<(), LogError>) -> Result<(), LogError> {
-    a.and(b)
-}
-
 /// A copy of `e` for the first sink, whose reason reads the same ([`LogError::reason`]).
 fn copy(path: &Path, e: &LogError) -> LogError {
     LogError::Io {
@@ -95,7 +90,7 @@ impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
 
     fn unknown_format(&mut self, path: &Path, wanted: bool) -> Result<(), LogError> {
         let a = self.first.unknown_format(path, wanted);
-        either(a, self.second.unknown_format(path, wanted))
+        a.and(self.second.unknown_format(path, wanted))
     }
 
     fn begin(&mut self, source: usize) {
@@ -115,12 +110,12 @@ impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
 
     fn unopened(&mut self, path: &Path, reason: String, layout: Layout) -> Result<(), LogError> {
         let a = self.first.unopened(path, reason.clone(), layout);
-        either(a, self.second.unopened(path, reason, layout))
+        a.and(self.second.unopened(path, reason, layout))
     }
 
     fn cut_short(&mut self, path: &Path, e: LogError, layout: Layout) -> Result<(), LogError> {
         let a = self.first.cut_short(path, copy(path, &e), layout);
-        either(a, self.second.cut_short(path, e, layout))
+        a.and(self.second.cut_short(path, e, layout))
     }
 
     fn summary_line(&mut self) {

@@ -384,21 +384,6 @@ pub struct Hit<'a> {
     pub attributes: Cow<'a, Columns>,
 }
 
-impl Hit<'_> {
-    /// The hit with its text owned, to send to another thread.
-    pub fn into_owned(self) -> Hit<'static> {
-        Hit {
-            at: self.at,
-            principal: self.principal.map(|p| Cow::Owned(p.into_owned())),
-            client: Cow::Owned(self.client.into_owned()),
-            object: Cow::Owned(self.object.into_owned()),
-            dataset: Cow::Owned(self.dataset.into_owned()),
-            contract: Cow::Owned(self.contract.into_owned()),
-            attributes: Cow::Owned(self.attributes.into_owned()),
-        }
-    }
-}
-
 /// A compiled access-log source: its format, templates, principal and burst window. It
 /// holds no state of a scan, so one serves every thread.
 #[derive(Debug, Clone, PartialEq)]
