@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::{CommandError, Context, Outcome};
 use crate::consumers::records::{each_read, Wanted};
 use crate::consumers::summary::Summary;
-use crate::consumers::{log_files, store_scan, LogFile};
+use crate::consumers::{log_files, scan_report, store_scan, LogFile};
 use crate::model::source::{LogFormat, Source};
 
 /// Work on the consumption record itself
@@ -116,9 +116,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
             reads = reads.saturating_add(r.reads);
             Ok(())
         },
-        &mut |m| store_scan::note_malformed(&store, &mut shown, m, || m.reason.clone(), &mut notes),
+        &mut |m| {
+            scan_report::note_malformed(&store, &mut shown, m, || m.reason.clone(), &mut notes)
+        },
     )?;
-    store_scan::note_malformed_total(malformed, &mut notes);
+    scan_report::note_malformed_total(malformed, &mut notes);
     super::context::talk_scan_notes(ctx, &notes);
     summary.claim(&super::context::registry(ctx, &store)?);
     if args.out.as_os_str() == "-" {

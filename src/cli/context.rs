@@ -14,7 +14,8 @@ use super::flags::{Format, Globals, PartArgs};
 use super::output::{print_json, Print, Printer, Said};
 use super::CommandError;
 use crate::consumers::daily::DailyReads;
-use crate::consumers::store_scan::{self, ScanNote};
+use crate::consumers::scan_report::{self, ScanNote};
+use crate::consumers::store_scan;
 use crate::consumers::{registry, Registry, Scan, ScanRequest};
 use crate::model::{parse_config, Config};
 use crate::release::record::Backtest;
@@ -233,7 +234,8 @@ pub fn registry_if_store(ctx: &Context) -> Result<Option<Registry>, CommandError
     }
 }
 
-/// [`store_scan::scan_logs`] up to `--today`, its notes on stderr.
+/// The newest reads of `datasets` up to `--today`, their principals claimed by `registry`
+/// ([`store_scan::walk_logs`], then [`scan_report::Walked::claimed`]); the notes on stderr.
 pub fn scan_logs(
     ctx: &Context,
     store: &Store,
@@ -242,32 +244,29 @@ pub fn scan_logs(
     attributes: bool,
 ) -> Result<(Scan, ScanRequest), CommandError> {
     let mut notes = Vec::new();
-    let result =
-        store_scan::scan_logs(store, datasets, registry, ctx.today, attributes, &mut notes);
+    let want = (attributes, false);
+    let walked = store_scan::walk_logs(store, datasets, ctx.today, want, &mut notes);
+    let claimed = walked.map(|w| w.claimed(store, registry, &mut notes));
     talk_scan_notes(ctx, &notes);
-    Ok(result?)
+    let (scan, req, _) = claimed?;
+    Ok((scan, req))
 }
 
-/// [`registry`] and [`scan_logs`] with it, the registry parsed while the logs are scanned
-/// ([`store_scan::registry_and_scan`]); the same notes, in the same order.
+/// [`registry`] and [`scan_logs`] with it, the registry parsed while the logs are walked
+/// ([`store_scan::registry_and_walk`]); the same notes, in the same order.
 pub fn registry_and_scan(
     ctx: &Context,
     store: &Store,
     datasets: BTreeSet<String>,
     attributes: bool,
 ) -> Result<(Registry, Scan, ScanRequest), CommandError> {
-    let mut notes = Vec::new();
-    let (registry, scanned) =
-        store_scan::registry_and_scan(store, datasets, ctx.today, attributes, &mut notes)?;
-    let registry = registry.unwrap_or_else(|| no_registry(ctx));
-    talk_scan_notes(ctx, &notes);
-    let (scan, req) = scanned?;
+    let (registry, scan, req, _) = registry_scan_daily(ctx, store, datasets, (attributes, false))?;
     Ok((registry, scan, req))
 }
 
 /// [`registry_and_scan`], and with `daily` the reads of the same datasets day by day over
 /// the lookback, claimed by the same registry: from the same walk over the logs where one
-/// serves ([`store_scan::registry_scan_and_daily`]), else from a second ([`scan_daily`]).
+/// serves, else from a second ([`scan_daily`]).
 pub fn registry_scan_daily(
     ctx: &Context,
     store: &Store,
@@ -276,11 +275,12 @@ pub fn registry_scan_daily(
 ) -> Result<(Registry, Scan, ScanRequest, HashMap<String, DailyReads>), CommandError> {
     let mut notes = Vec::new();
     let want = (attributes, daily);
-    let (registry, scanned) =
-        store_scan::registry_scan_and_daily(store, datasets, ctx.today, want, &mut notes)?;
+    let (registry, walked) =
+        store_scan::registry_and_walk(store, datasets, ctx.today, want, &mut notes)?;
     let registry = registry.unwrap_or_else(|| no_registry(ctx));
+    let claimed = walked.map(|w| w.claimed(store, &registry, &mut notes));
     talk_scan_notes(ctx, &notes);
-    let (scan, req, reads) = scanned?;
+    let (scan, req, reads) = claimed?;
     let reads = match reads {
         Some(reads) => reads,
         None if daily => scan_daily(ctx, store, &req.datasets, Some(req.from), &registry)?,
@@ -289,7 +289,8 @@ pub fn registry_scan_daily(
     Ok((registry, scan, req, reads))
 }
 
-/// [`store_scan::scan_daily`] up to `--today`, its notes on stderr.
+/// [`store_scan::scan_daily`] up to `--today`, its principals claimed by `registry`
+/// ([`scan_report::claim_daily`]); its notes on stderr.
 pub fn scan_daily(
     ctx: &Context,
     store: &Store,
@@ -298,9 +299,11 @@ pub fn scan_daily(
     registry: &Registry,
 ) -> Result<HashMap<String, DailyReads>, CommandError> {
     let mut notes = Vec::new();
-    let result = store_scan::scan_daily(store, datasets, from, ctx.today, registry, &mut notes);
+    let result = store_scan::scan_daily(store, datasets, from, ctx.today, &mut notes);
     talk_scan_notes(ctx, &notes);
-    Ok(result?)
+    let mut all = result?;
+    scan_report::claim_daily(&mut all, registry);
+    Ok(all)
 }
 
 /// Line `major` of `dataset`, one of its `lines`; else the input error that lists the lines

@@ -10,6 +10,7 @@ pub mod daily;
 pub mod reads;
 pub mod records;
 pub mod registry;
+pub mod scan_report;
 pub mod source_health;
 pub mod standing;
 pub mod store_scan;

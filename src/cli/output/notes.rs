@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::consumers::store_scan::{BlindNote, BlindWhy, ScanNote};
+use crate::consumers::scan_report::{BlindNote, BlindWhy, ScanNote};
 use crate::consumers::{Standing, Status};
 use crate::model::history::instant_text;
 use crate::notify::ledger::MAIL;
