@@ -310,3 +310,31 @@ fn a_malformed_line_is_warned_of_once_though_the_scan_and_the_daily_counts_both_
         run.stderr
     );
 }
+
+/// A store with no consumers.toml registers nobody, so "no subscribed consumer uses it" would
+/// be true of any key whoever reads it: the logs here hold reads of roads line 1 by two
+/// principals. That is no proof: cannot tell (4), never yes, in text and in JSON.
+#[test]
+fn a_store_without_consumers_toml_cannot_tell_never_yes() {
+    let w = with_pop_est();
+    w.git(&["rm", "-q", "consumers.toml"]);
+    w.git(&["commit", "-q", "-m", "no registry"]);
+    let run = w.run(
+        TODAY,
+        &["can-remove", "roads", "optional_attributes.pop_est"],
+    );
+    run.assert_code(4)
+        .assert_stdout_has("cannot tell whether it can be removed")
+        .assert_stdout_has("no consumers.toml");
+    let j = pop_est_exits(&w, 4);
+    assert_eq!(j["answer"], "cannot-tell");
+    assert_eq!(j["can_remove"], false);
+    assert_eq!(j["unregistered"], true);
+    // With a registry, the same key is no longer held back by its absence.
+    w.write(
+        "consumers.toml",
+        &declaring(r#"["crs"]"#, r#"["crs"]"#, r#"["crs"]"#),
+    );
+    let j = pop_est_exits(&w, 0);
+    assert_eq!(j["unregistered"], false);
+}

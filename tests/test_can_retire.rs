@@ -247,3 +247,31 @@ fn thresholds_are_checked_where_they_are_written() {
     run.assert_stderr_has("[consumption] min_days must be from 1 to lookback_days (365)");
     run.assert_stderr_has("contracts.toml:");
 }
+
+/// Without consumers.toml nobody is registered, so nobody is subscribed to hold line 1,
+/// though flood-model and atlas read it in the lookback: "no subscribed consumer reads it"
+/// would be a yes about nobody. Cannot tell (4), in text and in JSON; the same store with a
+/// registry is judged as usual.
+#[test]
+fn a_store_without_consumers_toml_cannot_tell_never_yes() {
+    let w = World::new(world::closed_port());
+    let registered = w.read("consumers.toml").unwrap();
+    w.git(&["rm", "-q", "consumers.toml"]);
+    w.git(&["commit", "-q", "-m", "no registry"]);
+    let run = w.run("2026-11-29", &["can-retire", "roads", "1"]);
+    run.assert_code(4)
+        .assert_stdout_has("cannot tell whether it can retire")
+        .assert_stdout_has("no consumers.toml");
+    let run = w.can_retire_line_1_json("2026-11-29");
+    run.assert_code(4);
+    let j = run.json();
+    assert_eq!(
+        (j["can_retire"].clone(), j["cannot_tell"].clone()),
+        (false.into(), true.into())
+    );
+    assert_eq!(j["unregistered"], true);
+    w.write("consumers.toml", &registered);
+    let run = w.can_retire_line_1_json("2026-11-29");
+    run.assert_code(1);
+    assert_eq!(run.json()["unregistered"], false);
+}
