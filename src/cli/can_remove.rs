@@ -29,7 +29,8 @@ use crate::model::{Contract, Line, Strictness};
 /// Exit 0 when every consumer is shown not to use the key; 1 when some consumer uses it
 /// (listing who, with their last read); 4 when nobody is shown to use it but some consumer's
 /// use is unknown, or a consumption source is blind and a consumer without `uses` was judged
-/// by its reads: "cannot tell", never "yes"; 2 for an unknown dataset or a key that no line's
+/// by its reads, or the store has no consumers.toml (nobody is subscribed to be judged):
+/// "cannot tell", never "yes"; 2 for an unknown dataset or a key that no line's
 /// newest version promises.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -59,6 +60,9 @@ struct Report<'a> {
     users: Vec<&'a KeyStanding>,
     /// Every subscribed consumer, with how it stands towards the key.
     consumers: &'a [KeyStanding],
+    /// The store has no consumers.toml: nobody is subscribed to be judged, and no yes is
+    /// given (`cannot-tell`).
+    unregistered: bool,
     blind_sources: Vec<BlindSource>,
     thresholds: Thresholds,
 }
@@ -84,6 +88,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     }
     let Counted {
         registry,
+        registered,
         scan,
         req,
         standings,
@@ -109,7 +114,11 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     // Users first, then the unknown, then those shown not to use it.
     judged.sort_by(|a, b| (a.key_use, &a.consumer).cmp(&(b.key_use, &b.consumer)));
     let blind_sources = blind_sources(&scan.stats.sources);
-    let answer = remove_answer(&judged, !blind_sources.is_empty());
+    let answer = match remove_answer(&judged, !blind_sources.is_empty()) {
+        // Without a registry nobody is subscribed to be judged: a yes about nobody.
+        RemoveAnswer::Yes if !registered => RemoveAnswer::CannotTell,
+        answer => answer,
+    };
     let report = Report {
         dataset: &args.dataset,
         key: &args.key,
@@ -122,6 +131,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         deprecation: promising.last().and_then(|c| c.deprecated.get(&args.key)),
         users: judged.iter().filter(|s| s.key_use.uses()).collect(),
         consumers: &judged,
+        unregistered: !registered,
         blind_sources,
         thresholds: store.config().consumption.thresholds,
     };
@@ -154,6 +164,11 @@ fn print_text(ctx: &Context, r: &Report) {
             ctx,
             "{what} cannot be removed: {} subscribed consumer(s) still use it",
             r.users.len()
+        ),
+        RemoveAnswer::CannotTell if r.unregistered => outln!(
+            ctx,
+            "{what}: cannot tell whether it can be removed: the store has no consumers.toml, so \
+             no consumer is subscribed to be judged, whoever reads it (register the consumers)"
         ),
         RemoveAnswer::CannotTell if unknown > 0 => outln!(
             ctx,

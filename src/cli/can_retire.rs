@@ -17,7 +17,8 @@ use crate::model::Line;
 /// there is none, or when some consumers still hold the line (listing who, with their last
 /// read); 2 for an unknown dataset or line; 4 when nobody holds the line but a consumption
 /// source is blind (it gave no read of any dataset in the lookback, or more than half of its
-/// requests matched no `match` template), so "nobody" cannot be told from "cannot see".
+/// requests matched no `match` template), so "nobody" cannot be told from "cannot see", or the
+/// store has no consumers.toml, so nobody is subscribed to hold the line at all.
 ///
 /// Automations (`kind = "automation"` in consumers.toml) and incidental readers (fewer reads
 /// of the line in the lookback than `[consumption] min_reads`, or on fewer days than
@@ -47,6 +48,9 @@ struct Report<'a> {
     /// Nobody that counts holds the line, but a consumption source is blind
     /// (`blind_sources`), so that is no proof: `can_retire` is false and the exit code 4.
     cannot_tell: bool,
+    /// The store has no consumers.toml: nobody is subscribed, so nobody can be shown to
+    /// hold the line, and no yes is given (`cannot_tell`).
+    unregistered: bool,
     /// The sources that cannot be believed, and why.
     blind_sources: Vec<BlindSource>,
     /// The first day since which no subscribed consumer's newest read has been on the line
@@ -73,6 +77,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     let line = line_of(&args.dataset, &lines, args.line)?;
     let Counted {
         registry,
+        registered,
         scan,
         req,
         standings,
@@ -90,7 +95,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
     );
     // A yes needs every source to be believed: a blind one may hide the readers.
     let blind_sources = blind_sources(&scan.stats.sources);
-    let cannot_tell = g.can_retire && !blind_sources.is_empty();
+    // And a registry: without one nobody is subscribed to hold the line, whoever reads it.
+    let cannot_tell = g.can_retire && (!blind_sources.is_empty() || !registered);
     let can_retire = g.can_retire && !cannot_tell;
     let not_holding: Vec<&Standing> = standings
         .iter()
@@ -143,6 +149,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         lookback_from: req.from,
         can_retire,
         cannot_tell,
+        unregistered: !registered,
         blind_sources,
         since,
         successor: g.successor,
@@ -165,7 +172,15 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
 }
 
 fn print_text(ctx: &Context, r: &Report) {
-    if r.cannot_tell {
+    if r.cannot_tell && r.unregistered {
+        outln!(
+            ctx,
+            "{} line {}: cannot tell whether it can retire: the store has no consumers.toml, so \
+             no consumer is subscribed to hold it, whoever reads it (register the consumers)",
+            r.dataset,
+            r.line
+        );
+    } else if r.cannot_tell {
         let names: Vec<String> = r
             .blind_sources
             .iter()

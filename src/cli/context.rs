@@ -205,17 +205,19 @@ impl Context {
 pub fn registry(ctx: &Context, store: &Store) -> Result<Registry, CommandError> {
     match registry::load(store)? {
         Some(r) => Ok(r),
-        None => Ok(no_registry(ctx)),
+        None => {
+            no_registry(ctx);
+            Ok(Registry::default())
+        }
     }
 }
 
-/// The registry of a store without `consumers.toml`, said on stderr.
-fn no_registry(ctx: &Context) -> Registry {
+/// That the store has no `consumers.toml`, said on stderr.
+fn no_registry(ctx: &Context) {
     talkln!(
         ctx,
         "warning: the store has no consumers.toml: no consumer is registered"
     );
-    Registry::default()
 }
 
 /// The registry of the store the command runs in, if it runs in one (`diff` of two loose
@@ -271,22 +273,51 @@ pub fn registry_scan_daily(
     ctx: &Context,
     store: &Store,
     datasets: BTreeSet<String>,
-    (attributes, daily): (bool, bool),
+    want: (bool, bool),
 ) -> Result<(Registry, Scan, ScanRequest, HashMap<String, DailyReads>), CommandError> {
+    let (registry, scan, req, reads) = committed_registry_scan_daily(ctx, store, datasets, want)?;
+    Ok((registry.unwrap_or_default(), scan, req, reads))
+}
+
+/// What [`committed_registry_scan_daily`] gives: the registry as committed, the scan, its
+/// request, the reads day by day.
+pub type Committed = (
+    Option<Registry>,
+    Scan,
+    ScanRequest,
+    HashMap<String, DailyReads>,
+);
+
+/// [`registry_scan_daily`] with the registry as committed: `None` without `consumers.toml`
+/// (warned of), where nobody is registered, so that a gate can tell "nobody subscribed reads
+/// it" from "nobody is subscribed at all".
+pub fn committed_registry_scan_daily(
+    ctx: &Context,
+    store: &Store,
+    datasets: BTreeSet<String>,
+    (attributes, daily): (bool, bool),
+) -> Result<Committed, CommandError> {
     let mut notes = Vec::new();
     let want = (attributes, daily);
-    let (registry, walked) =
+    let (committed, walked) =
         store_scan::registry_and_walk(store, datasets, ctx.today, want, &mut notes)?;
-    let registry = registry.unwrap_or_else(|| no_registry(ctx));
-    let claimed = walked.map(|w| w.claimed(store, &registry, &mut notes));
+    let none = Registry::default();
+    let registry = match &committed {
+        Some(r) => r,
+        None => {
+            no_registry(ctx);
+            &none
+        }
+    };
+    let claimed = walked.map(|w| w.claimed(store, registry, &mut notes));
     talk_scan_notes(ctx, &notes);
     let (scan, req, reads) = claimed?;
     let reads = match reads {
         Some(reads) => reads,
-        None if daily => scan_daily(ctx, store, &req.datasets, Some(req.from), &registry)?,
+        None if daily => scan_daily(ctx, store, &req.datasets, Some(req.from), registry)?,
         None => HashMap::new(),
     };
-    Ok((registry, scan, req, reads))
+    Ok((committed, scan, req, reads))
 }
 
 /// [`store_scan::scan_daily`] up to `--today`, its principals claimed by `registry`
@@ -586,6 +617,9 @@ pub fn read_input(path: &Path) -> Result<String, CommandError> {
 /// what `can-retire` and `can-remove` both judge from.
 pub struct Counted {
     pub registry: crate::consumers::Registry,
+    /// The store has a `consumers.toml`. Without one nobody is subscribed, so "no subscribed
+    /// consumer uses it" holds of anything and proves nothing: a gate says "cannot tell".
+    pub registered: bool,
     pub scan: crate::consumers::Scan,
     pub req: crate::consumers::ScanRequest,
     pub standings: Vec<crate::consumers::Standing>,
@@ -603,8 +637,10 @@ pub fn counted_standings(
     // The day-by-day reads give each reader's counts on the line and the day since which
     // nobody holds it.
     let names = [dataset.to_string()].into();
-    let (registry, scan, req, mut reads) =
-        registry_scan_daily(ctx, store, names, (attributes, true))?;
+    let (committed, scan, req, mut reads) =
+        committed_registry_scan_daily(ctx, store, names, (attributes, true))?;
+    let registered = committed.is_some();
+    let registry = committed.unwrap_or_default();
     let mut standings = crate::consumers::classify(dataset, lines, &registry, &scan.of(dataset));
     let reads = reads.remove(dataset).unwrap_or_default();
     let thresholds = store.config().consumption.thresholds;
@@ -612,6 +648,7 @@ pub fn counted_standings(
     crate::consumers::exempt(&mut standings, &registry, thresholds, Some(&usage));
     Ok(Counted {
         registry,
+        registered,
         scan,
         req,
         standings,

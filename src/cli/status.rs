@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::context::registry_scan_daily;
+use super::context::committed_registry_scan_daily;
 use super::output::{key, line_state, print_json, print_table, Cell};
 use super::{CommandError, Context, Format, Outcome};
 use crate::consumers::{classify, exempt, retire_gate, Status};
@@ -43,8 +43,8 @@ pub struct LineStatus {
     /// consumer that counts (no automation, no incidental reader) holds it. Given where
     /// `consumers_still_on` is.
     pub can_retire: Option<bool>,
-    /// Nobody that counts holds the line, but a consumption source is blind, so that is no
-    /// proof: `can_retire` is false (as `can-retire` exits 4).
+    /// Nobody that counts holds the line, but a consumption source is blind, or the store has
+    /// no consumers.toml, so that is no proof: `can_retire` is false (as `can-retire` exits 4).
     pub cannot_tell: bool,
     /// Live waivers covering this line on the day (`contracts waivers` lists them).
     pub waivers: usize,
@@ -172,8 +172,11 @@ fn count_still_on(
     let thresholds = store.config().consumption.thresholds;
     // Each reader's days are counted only when a threshold can call someone incidental.
     let want = (false, thresholds.bite());
-    let (registry, scan, req, daily) = registry_scan_daily(ctx, store, windowed.clone(), want)?;
-    let blind = scan.stats.sources.iter().any(|s| s.blind.is_some());
+    let (committed, scan, req, daily) =
+        committed_registry_scan_daily(ctx, store, windowed.clone(), want)?;
+    // Without a registry nobody is subscribed to hold a line: as a blind source, no proof.
+    let blind = scan.stats.sources.iter().any(|s| s.blind.is_some()) || committed.is_none();
+    let registry = committed.unwrap_or_default();
     for dataset in &windowed {
         let lines = store.lines(dataset)?;
         let mut standings = classify(dataset, &lines, &registry, &scan.of(dataset));
