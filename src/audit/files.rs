@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 
 use super::{Finding, Severity, WAIVER_WARNING_DAYS};
 use crate::consumers::reads::LogError;
-use crate::consumers::store_scan::ScanError;
+use crate::consumers::scan_report::ScanError;
 use crate::consumers::Registry;
 use crate::model::history::parse_history;
 use crate::model::waiver::Waivers;

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use crate::consumers::store_scan::ScanError;
+use crate::consumers::scan_report::ScanError;
 use crate::model::consistency::audit_dataset;
 use crate::model::history::{parse_history, History};
 use crate::model::{Contract, Strictness, TomlErrors};

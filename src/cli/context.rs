@@ -248,7 +248,7 @@ pub fn scan_logs(
     let mut notes = Vec::new();
     let want = (attributes, false);
     let walked = store_scan::walk_logs(store, datasets, ctx.today, want, &mut notes);
-    let claimed = walked.map(|w| w.claimed(store, registry, &mut notes));
+    let claimed = walked.and_then(|w| w.claimed(store, registry, &mut notes));
     talk_scan_notes(ctx, &notes);
     let (scan, req, _) = claimed?;
     Ok((scan, req))
@@ -309,7 +309,7 @@ pub fn committed_registry_scan_daily(
             &none
         }
     };
-    let claimed = walked.map(|w| w.claimed(store, registry, &mut notes));
+    let claimed = walked.and_then(|w| w.claimed(store, registry, &mut notes));
     talk_scan_notes(ctx, &notes);
     let (scan, req, reads) = claimed?;
     let reads = match reads {

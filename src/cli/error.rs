@@ -304,9 +304,9 @@ impl From<crate::consumers::registry::LoadError> for CommandError {
     }
 }
 
-impl From<crate::consumers::store_scan::ScanError> for CommandError {
-    fn from(e: crate::consumers::store_scan::ScanError) -> Self {
-        use crate::consumers::store_scan::ScanError;
+impl From<crate::consumers::scan_report::ScanError> for CommandError {
+    fn from(e: crate::consumers::scan_report::ScanError) -> Self {
+        use crate::consumers::scan_report::ScanError;
         match e {
             ScanError::Store(e) => e.into(),
             ScanError::Log(e) => e.into(),

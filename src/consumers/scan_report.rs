@@ -1,10 +1,11 @@
-//! A finished walk over the consumption logs made into what a command is told: the principals
-//! named as the registry's identities claim them ([`Walked::claimed`]), and what the user
+//! A finished walk over the consumption logs made into what a command is told: each source
+//! judged (a blind one cannot be believed), the principals named as the registry's
+//! identities claim them ([`Walked::claimed`]), and what the user
 //! should see on stderr as typed [`ScanNote`]s (malformed lines, the first 20 one by one;
 //! skipped files; principals several consumers claim; the counts; blind sources), which the
 //! CLI's printer words. The walk itself is `store_scan.rs`'s; this is the step after it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use chrono::NaiveDate;
@@ -12,8 +13,8 @@ use chrono::NaiveDate;
 use super::access::{NotRead, NotReadReason};
 use super::daily::DailyReads;
 use super::source_health::{Blindness, SourceCounts};
-use super::{Registry, Scan, ScanRequest};
-use crate::store::Store;
+use super::{scan, LogError, LogFile, Registry, Scan, ScanRequest};
+use crate::store::{Store, StoreError};
 
 /// What a walk over the logs found, its principals not yet named as consumers: the newest
 /// reads, the request they answer, and the reads day by day where they were counted in the
@@ -22,6 +23,19 @@ pub struct Walked {
     pub scan: Scan,
     pub req: ScanRequest,
     pub daily: Option<HashMap<String, DailyReads>>,
+    /// The files the walk read, for a second look at a source that read none of the
+    /// datasets asked for ([`judge_sources`]).
+    pub files: Vec<LogFile>,
+}
+
+/// Why a store's logs could not be scanned: the store or a log could not be read. The audit
+/// of the store fails for the same two reasons (and one of its own).
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Log(#[from] LogError),
 }
 
 /// [`Walked`] with its principals claimed: the scan, its request, the reads day by day.
@@ -125,15 +139,24 @@ pub enum BlindWhy {
 }
 
 impl Walked {
-    /// Principals made consumers through `registry`'s identities, in the scan and in the
-    /// day-by-day counts; the principals several consumers claim, the scan's counts, each
-    /// access log's summary and each blind source noted, in that order.
-    pub fn claimed(self, store: &Store, registry: &Registry, notes: &mut Vec<ScanNote>) -> Claimed {
+    /// Each source judged ([`judge_sources`]); principals made consumers through
+    /// `registry`'s identities, in the scan and in the day-by-day counts; the principals
+    /// several consumers claim, the scan's counts, each access log's summary and each blind
+    /// source noted, in that order.
+    pub fn claimed(
+        self,
+        store: &Store,
+        registry: &Registry,
+        notes: &mut Vec<ScanNote>,
+    ) -> Result<Claimed, ScanError> {
         let Walked {
             scan: mut result,
             req,
             daily,
+            files,
         } = self;
+        let sources = store.config().consumption.all_sources();
+        judge_sources(store, &sources, &files, &mut result, &req)?;
         let remote = store
             .config()
             .consumption
@@ -158,7 +181,6 @@ impl Walked {
             malformed: s.malformed,
             after_today: s.after_today,
         });
-        let sources = store.config().consumption.all_sources();
         for (counts, source) in s.sources.iter().zip(&sources) {
             notes.extend(access_summary(counts));
             notes.extend(blind_note(counts, source, &req).map(ScanNote::Blind));
@@ -175,7 +197,7 @@ impl Walked {
             claim_daily(&mut all, registry);
             all
         });
-        (result, req, daily)
+        Ok((result, req, daily))
     }
 }
 
@@ -257,4 +279,49 @@ fn blind_note(
         example: c.example().map(str::to_string),
         table: source.place.is_some(),
     })
+}
+
+/// Judge each source of a finished scan ([`SourceCounts::judge`]). A source with no read of
+/// the datasets asked for may still read others: only then is it scanned again, alone, for
+/// reads of every dataset of the store, so a healthy source of other datasets is not called
+/// blind and the common case costs nothing.
+fn judge_sources(
+    store: &Store,
+    sources: &[crate::model::source::Source],
+    files: &[LogFile],
+    result: &mut Scan,
+    req: &ScanRequest,
+) -> Result<(), ScanError> {
+    let mut all: Option<BTreeSet<String>> = None;
+    for (i, counts) in result.stats.sources.iter_mut().enumerate() {
+        if counts.reads > 0 || !counts.expect_reads {
+            counts.judge(counts.reads > 0);
+            continue;
+        }
+        let datasets = match &all {
+            Some(d) => d.clone(),
+            None => all.insert(store.datasets()?.into_iter().collect()).clone(),
+        };
+        let others: BTreeSet<String> = datasets.difference(&req.datasets).cloned().collect();
+        let read_any = !others.is_empty() && {
+            let mine: Vec<LogFile> = files
+                .iter()
+                .filter(|f| f.source == i)
+                .map(|f| LogFile {
+                    path: f.path.clone(),
+                    source: 0,
+                })
+                .collect();
+            let probe = ScanRequest {
+                datasets: others,
+                ..req.clone()
+            };
+            scan(&sources[i..=i], &mine, &probe, &mut |_| {})?
+                .stats
+                .reads
+                > 0
+        };
+        counts.judge(read_any);
+    }
+    Ok(())
 }

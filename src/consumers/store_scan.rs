@@ -12,19 +12,9 @@ use chrono::NaiveDate;
 use super::daily::{daily_reads_and_scan, daily_reads_of, DailyReads};
 use super::reads::one_walk_serves;
 use super::registry::LoadError;
-use super::scan_report::{note_malformed, note_malformed_total, ScanNote, Walked};
-use super::{log_files, scan, LogError, LogFile, Registry, Scan, ScanRequest};
+use super::scan_report::{note_malformed, note_malformed_total, ScanError, ScanNote, Walked};
+use super::{log_files, scan, Registry, ScanRequest};
 use crate::store::{Store, StoreError};
-
-/// Why a store's logs could not be scanned: the store or a log could not be read. The audit
-/// of the store fails for the same two reasons (and one of its own).
-#[derive(Debug, thiserror::Error)]
-pub enum ScanError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Log(#[from] LogError),
-}
 
 /// The registry committed in the store (`None` without `consumers.toml`) and [`walk_logs`],
 /// the registry parsed on a thread of its own during the walk: with ten thousand consumers
@@ -91,13 +81,12 @@ pub fn walk_logs(
         let reason = || crate::model::location::short(&m.reason);
         note_malformed(store, &mut shown, m, reason, notes);
     };
-    let (mut result, daily) = if daily && one_walk_serves(&sources) {
+    let (result, daily) = if daily && one_walk_serves(&sources) {
         let (scan, daily) = daily_reads_and_scan(&sources, &files, &req, &mut on_malformed)?;
         (scan, Some(daily))
     } else {
         (scan(&sources, &files, &req, &mut on_malformed)?, None)
     };
-    judge_sources(store, &sources, &files, &mut result, &req)?;
     for skipped in &result.skipped {
         let file = skipped
             .file
@@ -112,6 +101,7 @@ pub fn walk_logs(
         scan: result,
         req,
         daily,
+        files,
     })
 }
 
@@ -141,51 +131,6 @@ pub fn scan_daily(
     )?;
     note_malformed_total(shown, notes);
     Ok(all)
-}
-
-/// Judge each source of a finished scan ([`SourceCounts::judge`]). A source with no read of
-/// the datasets asked for may still read others: only then is it scanned again, alone, for
-/// reads of every dataset of the store, so a healthy source of other datasets is not called
-/// blind and the common case costs nothing.
-fn judge_sources(
-    store: &Store,
-    sources: &[crate::model::source::Source],
-    files: &[LogFile],
-    result: &mut Scan,
-    req: &ScanRequest,
-) -> Result<(), ScanError> {
-    let mut all: Option<BTreeSet<String>> = None;
-    for (i, counts) in result.stats.sources.iter_mut().enumerate() {
-        if counts.reads > 0 || !counts.expect_reads {
-            counts.judge(counts.reads > 0);
-            continue;
-        }
-        let datasets = match &all {
-            Some(d) => d.clone(),
-            None => all.insert(store.datasets()?.into_iter().collect()).clone(),
-        };
-        let others: BTreeSet<String> = datasets.difference(&req.datasets).cloned().collect();
-        let read_any = !others.is_empty() && {
-            let mine: Vec<LogFile> = files
-                .iter()
-                .filter(|f| f.source == i)
-                .map(|f| LogFile {
-                    path: f.path.clone(),
-                    source: 0,
-                })
-                .collect();
-            let probe = ScanRequest {
-                datasets: others,
-                ..req.clone()
-            };
-            scan(&sources[i..=i], &mine, &probe, &mut |_| {})?
-                .stats
-                .reads
-                > 0
-        };
-        counts.judge(read_any);
-    }
-    Ok(())
 }
 
 /// Each version of `datasets` with its first day, where a source reads lines (a `{line}`
