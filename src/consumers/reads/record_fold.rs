@@ -12,11 +12,13 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use chrono::{DateTime, FixedOffset, Utc};
 use semver::Version;
 
 use contracts_scan::reads::blocks::{Accumulator, Fold};
+use contracts_scan::reads::hash::NameHasher;
 use contracts_scan::reads::timestamps::At;
 
 /// Which datasets the record walk wants: these (`Some`), or every one (`None`, for a
@@ -62,8 +64,8 @@ pub(crate) struct RecordFold {
     names: RefCell<Names>,
     /// Key: the day (days since the Common Era, 4 bytes), then the dataset, the consumer
     /// (each after its length, 4 bytes) and the contract: one buffer, so a read of a key met
-    /// before allocates nothing.
-    tallies: HashMap<Box<[u8]>, Tally>,
+    /// before allocates nothing. Hashed as the scan hashes names (no SipHash per read).
+    tallies: HashMap<Box<[u8]>, Tally, BuildHasherDefault<NameHasher>>,
     key: Vec<u8>,
     /// Lines refused (here or by the reader).
     pub(crate) malformed: u64,
@@ -117,7 +119,7 @@ impl Accumulator for RecordFold {
         };
         RecordFold {
             names: RefCell::new(names),
-            tallies: HashMap::new(),
+            tallies: HashMap::default(),
             key: Vec::new(),
             malformed: 0,
         }
