@@ -64,7 +64,10 @@ impl Wanted<'_> {
 
 /// Hand every read of `files` (each of the source it names) to `on_read`, whose `Err` makes
 /// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
-/// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
+/// malformed. The reads of a log of reads come as one record per (dataset, consumer,
+/// contract, UTC day) of each file, judged as `on_read` judges a read (an empty consumer, a
+/// contract that is no semantic version: malformed) where they are read; `on_read` must
+/// refuse nothing else of them, nor depend on the order of the records. An access log's reads are its bursts of requests ([`super::access`]), handed
 /// out as each burst closes. The objects of a remote source are those that can hold a read of
 /// the days `days` ([`super::reads::walk`]); a listed object that is not read, and a Parquet
 /// file that cannot be read, is said to `on_malformed` with line 0 (not counted as a
