@@ -294,7 +294,8 @@ mod tests {
             r#"{"at":"2026-12-25T03:00:00Z","consumer":"late","dataset":"roads","contract":"1.0.0"}"#,
             r#"{"at":"2026-11-24T03:00:00Z","dataset":"roads","contract":"1.0.0"}"#,
         ]
-        .join("\n");
+        .join("\n")
+        .into();
         let csv = [
             "at,consumer,dataset,contract",
             "2026-11-20T03:00:00Z,flood,roads,1.1.0",
@@ -306,11 +307,20 @@ mod tests {
             "2026-11-23T03:00:00Z,rain,roads,two",
             "\"2026-11-24T03:00:00Z\",\"multi\nline\",roads,1.0.0",
         ]
-        .join("\n");
+        .join("\n")
+        .into();
         let day = |s: &str| s.parse().unwrap();
-        for (name, text) in [("log.jsonl", jsonl), ("log.csv", csv)] {
+        let parquet = dir.path().join("log.parquet");
+        write_parquet(&parquet);
+        for (name, text) in [
+            ("log.jsonl", jsonl),
+            ("log.csv", csv),
+            ("log.parquet", None),
+        ] {
             let path = dir.path().join(name);
-            std::fs::write(&path, text).unwrap();
+            if let Some(text) = text {
+                std::fs::write(&path, text).unwrap();
+            }
             for datasets in [&["roads"][..], &["roads", "rivers"]] {
                 let datasets: BTreeSet<String> = datasets.iter().map(|d| d.to_string()).collect();
                 let req = ScanRequest::lookback(datasets.clone(), day("2026-11-29"), 30);
@@ -326,6 +336,41 @@ mod tests {
                 assert!(s.stats.reads >= 3 && bad >= 2, "{case}: {:?}", s.stats);
             }
         }
+    }
+
+    /// A Parquet log of reads in row groups of three: good reads, ties of one instant in two
+    /// offsets, an instant and a version that are none, an empty consumer.
+    fn write_parquet(path: &Path) {
+        use arrow_array::{ArrayRef, RecordBatch, StringArray};
+        let rows = [
+            ["2026-11-20T03:00:00Z", "flood", "roads", "1.1.0"],
+            ["2026-11-25T03:00:00+02:00", "flood", "roads", "2.0.0"],
+            ["2026-11-25T01:00:00Z", "flood", "roads", "2.0.0"],
+            ["2026-11-22T03:00:00Z", "rain", "rivers", "1.0.0"],
+            ["yesterday", "rain", "roads", "1.0.0"],
+            ["2026-11-23T03:00:00Z", "rain", "roads", "two"],
+            ["2026-11-23T04:00:00Z", "", "roads", "1.0.0"],
+            ["2026-11-24T03:00:00Z", "rain", "roads", "1.0.0"],
+            ["2026-12-25T03:00:00Z", "late", "roads", "1.0.0"],
+        ];
+        let col = |k: usize| -> ArrayRef {
+            std::sync::Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r[k])))
+        };
+        let batch = RecordBatch::try_from_iter(
+            ["at", "consumer", "dataset", "contract"]
+                .into_iter()
+                .enumerate()
+                .map(|(k, name)| (name, col(k))),
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(3))
+            .build();
+        let file = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props));
+        let w = w.as_mut().unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
     }
 
     fn one_file(path: &Path) -> ([Source; 1], [LogFile; 1]) {
