@@ -267,8 +267,7 @@ pub fn registry_and_scan(
 }
 
 /// [`registry_and_scan`], and with `daily` the reads of the same datasets day by day over
-/// the lookback, claimed by the same registry: from the same walk over the logs where one
-/// serves, else from a second ([`scan_daily`]).
+/// the lookback, counted in the same walk over the logs and claimed by the same registry.
 pub fn registry_scan_daily(
     ctx: &Context,
     store: &Store,
@@ -295,10 +294,9 @@ pub fn committed_registry_scan_daily(
     ctx: &Context,
     store: &Store,
     datasets: BTreeSet<String>,
-    (attributes, daily): (bool, bool),
+    want: (bool, bool),
 ) -> Result<Committed, CommandError> {
     let mut notes = Vec::new();
-    let want = (attributes, daily);
     let (committed, walked) =
         store_scan::registry_and_walk(store, datasets, ctx.today, want, &mut notes)?;
     let none = Registry::default();
@@ -312,12 +310,8 @@ pub fn committed_registry_scan_daily(
     let claimed = walked.and_then(|w| w.claimed(store, registry, &mut notes));
     talk_scan_notes(ctx, &notes);
     let (scan, req, reads) = claimed?;
-    let reads = match reads {
-        Some(reads) => reads,
-        None if daily => scan_daily(ctx, store, &req.datasets, Some(req.from), registry)?,
-        None => HashMap::new(),
-    };
-    Ok((committed, scan, req, reads))
+    // Counted in the same walk whenever `daily` asks for them.
+    Ok((committed, scan, req, reads.unwrap_or_default()))
 }
 
 /// [`store_scan::scan_daily`] up to `--today`, its principals claimed by `registry`

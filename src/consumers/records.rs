@@ -1,7 +1,10 @@
 //! Every read of the consumption record, one at a time, that the day-by-day counts and
 //! `consumption summarize` are built on: a sink (`Records`) of the one walk over the
 //! configured sources (`reads::walk`, whose readers the newest-read scan shares), handing
-//! each read of a wanted dataset to the caller.
+//! each read of a wanted dataset to the caller. A log of reads is read by the scanner
+//! crate's block readers on all cores into a fold (`reads::RecordFold`) that keeps the
+//! reads per (dataset, consumer, contract, UTC day): each is handed on as one `Record` of
+//! its reads, from the first instant to the last.
 //!
 //! A raw read is one read at one instant; a row of a summary ([`super::summary`]) is a
 //! consumer's reads of one version on one UTC day, from its first instant to its last. Both
@@ -13,8 +16,8 @@ use chrono::{DateTime, FixedOffset};
 
 use super::access::Read as AccessRead;
 use super::reads::{
-    access_logs, read_log, scan_beside, walk, Layout, LineVersions, LogError, LogFile, Malformed,
-    MappedRead, ReadsLog, Scan, ScanRequest, Sink, Skipped, ANONYMOUS,
+    access_logs, fold_log, scan_beside, walk, Folds, Layout, LineVersions, LogError, LogFile,
+    Malformed, ReadsLog, RecordFold, RecordRequest, Scan, ScanRequest, Sink, Skipped, ANONYMOUS,
 };
 use super::summary;
 use crate::model::source::Source;
@@ -61,7 +64,10 @@ impl Wanted<'_> {
 
 /// Hand every read of `files` (each of the source it names) to `on_read`, whose `Err` makes
 /// the line malformed; unusable lines go to `on_malformed`. Returns how many lines were
-/// malformed. An access log's reads are its bursts of requests ([`super::access`]), handed
+/// malformed. The reads of a log of reads come as one record per (dataset, consumer,
+/// contract, UTC day) of each file, judged as `on_read` judges a read (an empty consumer, a
+/// contract that is no semantic version: malformed) where they are read; `on_read` must
+/// refuse nothing else of them, nor depend on the order of the records. An access log's reads are its bursts of requests ([`super::access`]), handed
 /// out as each burst closes. The objects of a remote source are those that can hold a read of
 /// the days `days` ([`super::reads::walk`]); a listed object that is not read, and a Parquet
 /// file that cannot be read, is said to `on_malformed` with line 0 (not counted as a
@@ -134,14 +140,27 @@ impl Sink for Records<'_, '_, '_> {
         self.wanted.wants(dataset)
     }
 
-    /// The record walk reads a log of reads one read at a time.
+    /// The record walk reads a log of reads by the scanner crate's readers, on all cores,
+    /// into its fold; each malformed line is reported by the reader, in file order.
     fn reads_log(
         &mut self,
         path: &std::path::Path,
         log: ReadsLog,
         mapping: &super::reads::Mapping,
     ) -> Result<(), LogError> {
-        read_log(self, path, log, mapping)
+        let layout = match log {
+            ReadsLog::Parquet => Layout::Parquet,
+            _ => Layout::Text,
+        };
+        let req = self.fold_request();
+        let mut fold =
+            <RecordFold as contracts_scan::reads::blocks::Accumulator>::for_request(&req);
+        let read = fold_log(path, log, mapping, &req, &mut fold, &mut *self.on_malformed);
+        self.folded(fold);
+        match read {
+            Ok(()) => Ok(()),
+            Err(e) => self.cut_short(path, e, layout),
+        }
     }
 
     fn skipped(&mut self, s: Skipped) {
@@ -210,15 +229,35 @@ impl Sink for Records<'_, '_, '_> {
             reason,
         });
     }
+}
 
-    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
-        take(read, self.wanted, self.on_read)
+impl Folds for Records<'_, '_, '_> {
+    fn fold_request(&self) -> RecordRequest {
+        RecordRequest {
+            datasets: match self.wanted {
+                Wanted::All => None,
+                Wanted::These(set) => Some(set.iter().cloned().collect()),
+            },
+        }
     }
 
-    fn only_dataset(&self) -> Option<&str> {
-        match self.wanted {
-            Wanted::These(set) if set.len() == 1 => set.iter().next().map(String::as_str),
-            _ => None,
+    /// Each (dataset, consumer, contract, day) of the log as one record of its reads. The
+    /// fold has judged them as `on_read` does: an `Err` here would be a caller refusing
+    /// more than that, and makes the reads of the record one malformed line.
+    fn folded(&mut self, fold: RecordFold) {
+        self.malformed += fold.malformed;
+        for (dataset, consumer, contract, tally) in fold.records() {
+            let record = Record {
+                dataset,
+                consumer,
+                contract,
+                first: tally.first,
+                last: tally.last,
+                reads: tally.reads,
+            };
+            if self.wanted.hand_on(record, self.on_read).is_err() {
+                self.malformed += 1;
+            }
         }
     }
 }
@@ -270,33 +309,4 @@ fn access_read(
         reads: 1,
     };
     wanted.hand_on(record, on_read)
-}
-
-fn text(b: &[u8]) -> Option<String> {
-    std::str::from_utf8(b).ok().map(str::to_string)
-}
-
-/// Hand one mapped read of a wanted dataset to `on_read` (others are skipped).
-fn take(
-    r: MappedRead<'_>,
-    wanted: &Wanted<'_>,
-    on_read: &mut dyn FnMut(Record<'_>) -> Result<(), String>,
-) -> Result<(), String> {
-    let Ok(dataset) = std::str::from_utf8(&r.dataset) else {
-        return Ok(());
-    };
-    if !wanted.wants(dataset) {
-        return Ok(());
-    }
-    let consumer = text(&r.consumer).ok_or("`consumer` is not UTF-8")?;
-    let contract = text(&r.contract).ok_or("`contract` is not UTF-8")?;
-    let at = r.at.instant()?;
-    on_read(Record {
-        dataset,
-        consumer: &consumer,
-        contract: &contract,
-        first: at,
-        last: at,
-        reads: 1,
-    })
 }

@@ -10,7 +10,6 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::NaiveDate;
 
 use super::daily::{daily_reads_and_scan, daily_reads_of, DailyReads};
-use super::reads::one_walk_serves;
 use super::registry::LoadError;
 use super::scan_report::{note_malformed, note_malformed_total, ScanError, ScanNote, Walked};
 use super::{log_files, scan, Registry, ScanRequest};
@@ -51,10 +50,10 @@ pub fn registry_and_walk(
 /// Walk the store's configured logs for reads of `datasets` in the lookback up to `today`:
 /// the scan, its skipped files noted. `(attributes, daily)`: the reads say which attributes
 /// they touched where their source can tell ([`ScanRequest::attributes`]); the reads of the
-/// same datasets are counted day by day in the same walk where one walk serves the sources
-/// (else `daily` is `None` and the caller walks again, [`scan_daily`]). The principals are not
-/// yet consumers: that is the next step's ([`Walked::claimed`], with the registry). Warnings
-/// are pushed onto `notes`, one each, even when the walk fails.
+/// same datasets are counted day by day in the same walk where `daily` asks (else `daily` is
+/// `None`). The principals are not yet consumers: that is the next step's
+/// ([`Walked::claimed`], with the registry). Warnings are pushed onto `notes`, one each, even
+/// when the walk fails.
 pub fn walk_logs(
     store: &Store,
     datasets: BTreeSet<String>,
@@ -81,7 +80,7 @@ pub fn walk_logs(
         let reason = || crate::model::location::short(&m.reason);
         note_malformed(store, &mut shown, m, reason, notes);
     };
-    let (result, daily) = if daily && one_walk_serves(&sources) {
+    let (result, daily) = if daily {
         let (scan, daily) = daily_reads_and_scan(&sources, &files, &req, &mut on_malformed)?;
         (scan, Some(daily))
     } else {

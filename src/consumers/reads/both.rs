@@ -2,24 +2,25 @@
 //! day-by-day counts of the same datasets asks of the consumption record, so that each
 //! access log and read summary is read, parsed and matched once, not once per sink.
 //!
-//! A log of reads (JSON Lines, CSV, Parquet) is still read by each sink's own reader: the
-//! newest-read scan folds its blocks into hot tables on every core and yields no read one at
-//! a time. Such a log must be a local file, which the second sink opens again; the caller
-//! walks twice when a remote source holds logs of reads ([`one_walk_serves`]).
+//! A log of reads (JSON Lines, CSV, Parquet) is read once too, by the scanner crate's
+//! readers, into a fold over both sinks' accumulators (`pair.rs`: the scan's and the record
+//! walk's), so a fetched object is read by both as well as a local file.
 
 use std::path::Path;
 
-use super::readers::{open_input, Layout, ReadsLog, Sink};
+use super::newest::Newest;
+use super::readers::{Layout, ReadsLog, Sink};
+use super::record_fold::{RecordFold, RecordRequest};
 use super::terms::{LogError, Skipped};
 use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::summary::ParsedRow;
-use crate::model::source::Source;
-use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
+use contracts_scan::reads::fields::Mapping;
 
-/// Whether one walk can feed both sinks for `sources`: not when a remote source may hold a
-/// log of reads, whose fetched stream only one reader can take.
-pub(crate) fn one_walk_serves(sources: &[Source]) -> bool {
-    !sources.iter().any(|s| s.is_remote() && s.access.is_none())
+/// A sink that folds a log of reads into a [`RecordFold`] (the record walk): what it asks
+/// for, and the fold of one log handed back to it.
+pub(crate) trait Folds {
+    fn fold_request(&self) -> RecordRequest;
+    fn folded(&mut self, fold: RecordFold);
 }
 
 /// Which sink alone refused the last read or row ([`Sink::read`], [`Sink::summary_row`]):
@@ -30,16 +31,16 @@ enum Refused {
     Second,
 }
 
-/// Every call of the walk made on both sinks, the first first. Both must want the same
-/// datasets: the walk asks [`Sink::wants`] once for the two.
-pub(crate) struct Both<'b, A, B> {
-    pub(crate) first: A,
+/// Every call of the walk made on both sinks, the newest-read scan first. Both must want the
+/// same datasets: the walk asks [`Sink::wants`] once for the two.
+pub(crate) struct Both<'b, 'a, 'm, B> {
+    pub(crate) first: Newest<'a, 'm>,
     pub(crate) second: &'b mut B,
     refused: Option<Refused>,
 }
 
-impl<'b, A: Sink, B: Sink> Both<'b, A, B> {
-    pub(crate) fn new(first: A, second: &'b mut B) -> Both<'b, A, B> {
+impl<'b, 'a, 'm, B: Sink + Folds> Both<'b, 'a, 'm, B> {
+    pub(crate) fn new(first: Newest<'a, 'm>, second: &'b mut B) -> Self {
         Both {
             first,
             second,
@@ -73,7 +74,7 @@ fn copy(path: &Path, e: &LogError) -> LogError {
     }
 }
 
-impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
+impl<B: Sink + Folds> Sink for Both<'_, '_, '_, B> {
     fn wants(&self, dataset: &str) -> bool {
         self.first.wants(dataset)
     }
@@ -145,38 +146,25 @@ impl<A: Sink, B: Sink> Sink for Both<'_, A, B> {
         }
     }
 
-    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
-        let b = self.second.read(read.clone());
-        let a = self.first.read(read);
-        self.judged(a, b)
-    }
-
-    fn only_dataset(&self) -> Option<&str> {
-        let only = self.first.only_dataset()?;
-        (self.second.only_dataset() == Some(only)).then_some(only)
-    }
-
-    /// Each sink by its own reader: the first takes the opened input, the second opens the
-    /// local file again.
+    /// Read once for both: each read folded into the scan and into the record walk's fold
+    /// beside it, each malformed line reported once, through the scan (`pair.rs`).
     fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError> {
-        let again = match &log {
-            ReadsLog::Parquet => None,
-            ReadsLog::Jsonl(_) => Some(true),
-            ReadsLog::Csv(_) => Some(false),
+        let layout = match log {
+            ReadsLog::Parquet => Layout::Parquet,
+            _ => Layout::Text,
         };
-        self.first.reads_log(path, log, mapping)?;
-        let log = match again {
-            None => ReadsLog::Parquet,
-            Some(jsonl) => {
-                let gzipped = path.extension().is_some_and(|e| e == "gz");
-                match open_input(path, None, gzipped) {
-                    Ok(input) if jsonl => ReadsLog::Jsonl(input),
-                    Ok(input) => ReadsLog::Csv(input),
-                    Err(reason) => return self.second.unopened(path, reason, Layout::Text),
+        let req = self.second.fold_request();
+        match self.first.fold_beside(path, log, mapping, &req) {
+            Ok((fold, read)) => {
+                self.second.folded(fold);
+                match read {
+                    Ok(()) => Ok(()),
+                    Err(e) => self.cut_short(path, e, layout),
                 }
             }
-        };
-        self.second.reads_log(path, log, mapping)
+            // The scan has skipped it.
+            Err(reason) => self.second.unopened(path, reason, layout),
+        }
     }
 
     fn access_closed(&mut self, stats: Vec<(usize, AccessStats)>) {

@@ -3,7 +3,7 @@
 //! ([`Newest`], in `newest.rs`), alone or beside another sink of the same walk
 //! ([`scan_beside`]).
 
-use super::both::Both;
+use super::both::{Both, Folds};
 use super::newest::Newest;
 use super::readers::{self, Sink};
 use super::{LogError, LogFile, Malformed, Scan, ScanRequest};
@@ -30,9 +30,8 @@ pub fn scan(
     Ok(sink.finish())
 }
 
-/// [`scan`], with `other` fed by the same walk ([`Both`]): it must want `req`'s datasets, and
-/// no remote source may hold a log of reads ([`super::both::one_walk_serves`]).
-pub(crate) fn scan_beside<S: Sink>(
+/// [`scan`], with `other` fed by the same walk ([`Both`]): it must want `req`'s datasets.
+pub(crate) fn scan_beside<S: Sink + Folds>(
     sources: &[Source],
     files: &[LogFile],
     req: &ScanRequest,

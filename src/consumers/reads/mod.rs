@@ -8,9 +8,10 @@
 //! unescaping), lines of other datasets are skipped before any date is parsed, and only the
 //! newest read per (dataset, consumer) is kept. One file per purpose: here the public types
 //! and the file lists; [`readers`] (the one walk over every input: each opened, read by the
-//! reader of its format, what it yields handed to a sink), [`one_by_one`] (the logs of reads
-//! a read at a time, for a sink without a faster reader), [`driver`] (the newest-read scan,
-//! the walk's sink with the fast paths), [`blocks`] (text logs in blocks
+//! reader of its format, what it yields handed to a sink), [`driver`] (the newest-read scan),
+//! [`fold_log`] (the one reader of each log of reads, into any fold), [`record_fold`] (the
+//! record walk's fold of a log of reads), [`pair`] (the scan's and the record walk's folds
+//! at once), [`blocks`] (text logs in blocks
 //! on all cores), [`json_lines`] (and its fast path), [`csv_rows`], [`parquet_rows`],
 //! [`fields`] (a source's field mapping), [`json_fields`] (the mapped fields of a JSON line),
 //! [`memo`] (the dates and versions a scan remembers), [`fold`] (one read into the scan).
@@ -31,28 +32,31 @@ mod both;
 mod csv_rows;
 mod driver;
 mod fold;
+mod fold_log;
 mod json_lines;
 mod mapping;
 mod memo;
 mod newest;
 pub(crate) mod object_logs;
-mod one_by_one;
+mod pair;
 mod parquet_rows;
 mod readers;
+mod record_fold;
 mod scan;
 mod terms;
 
-pub(crate) use both::one_walk_serves;
+pub(crate) use both::Folds;
 use contracts_scan::reads::blocks::fold;
 use contracts_scan::reads::blocks::FileScan;
-pub(crate) use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
+pub(crate) use contracts_scan::reads::fields::Mapping;
 pub use contracts_scan::reads::hash::{Key, NameHasher, NameMap};
 pub use driver::scan;
 pub(crate) use driver::scan_beside;
+pub(crate) use fold_log::fold_log;
 #[doc(hidden)]
 pub use json_lines::bench_json_block;
-pub(crate) use one_by_one::read_log;
 pub(crate) use readers::{access_logs, open_input, walk, Layout, ReadsLog, Sink};
+pub(crate) use record_fold::{RecordFold, RecordRequest};
 pub use scan::{Scan, ScanStats};
 pub(crate) use terms::later;
 pub use terms::{

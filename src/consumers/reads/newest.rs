@@ -1,19 +1,20 @@
 //! The newest-read scan as a sink of the one walk over the consumption record
 //! (`readers::walk`): it keeps the newest read per (dataset, consumer) and the counts. The
-//! logs of reads (JSON Lines, CSV, Parquet) are read by its fast paths, which fold bytes
-//! straight into the hot tables on all cores; a file that cannot be read is skipped and said
-//! so. `driver.rs` starts the walk with it.
+//! logs of reads (JSON Lines, CSV, Parquet) are read by the scanner crate's readers
+//! (`fold_log.rs`), which fold bytes straight into the hot tables on all cores; a file
+//! that cannot be read is skipped and said so. `driver.rs` starts the walk with it.
 
 use std::path::Path;
 
 use semver::Version;
 
-use super::csv_rows::scan_csv;
-use super::json_lines::{scan_json_lines, BLOCK};
+use super::fold_log::fold_log;
+use super::pair::Pair;
 use super::readers::{Layout, ReadsLog, Sink};
+use super::record_fold::{RecordFold, RecordRequest};
 use super::{
-    fold, parquet_rows, ConsumerMap, FileScan, KnownRead, LineVersions, LogError, Malformed,
-    MappedRead, NewestRead, Scan, ScanRequest, Skipped, ANONYMOUS,
+    fold, ConsumerMap, KnownRead, LineVersions, LogError, Malformed, NewestRead, Scan, ScanRequest,
+    Skipped, ANONYMOUS,
 };
 use crate::consumers::access::{AccessStats, Read as AccessRead};
 use crate::consumers::source_health::SourceCounts;
@@ -123,41 +124,14 @@ impl Sink for Newest<'_, '_> {
         });
     }
 
-    /// One read, as the fast paths fold each (they do not call this: see `reads_log`).
-    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
-        let (consumer, dataset) = (&read.consumer, &read.dataset);
-        let part = &mut self.access_part;
-        fold(part, self.req, read.at, consumer, dataset, &read.contract)
-    }
-
-    /// The fast paths: JSON Lines and CSV in blocks on all cores, Parquet by row group.
+    /// The scanner crate's readers: JSON Lines and CSV in blocks on all cores, Parquet by
+    /// row group.
     fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError> {
+        if matches!(log, ReadsLog::Parquet) && open_log(path, &mut self.scan).is_none() {
+            return Ok(());
+        }
         let (req, scan) = (self.req, &mut self.scan);
-        let on_malformed = &mut *self.on_malformed;
-        let csv = matches!(log, ReadsLog::Csv(_));
-        let result = match log {
-            ReadsLog::Parquet => {
-                if open_log(path, scan).is_none() {
-                    return Ok(());
-                }
-                parquet_rows::scan_parquet(path, req, scan, on_malformed, mapping)
-            }
-            ReadsLog::Jsonl(input) | ReadsLog::Csv(input) => {
-                let into = FileScan {
-                    path,
-                    req,
-                    scan: &mut *scan,
-                    on_malformed,
-                    block_size: BLOCK,
-                };
-                if csv {
-                    scan_csv(input, into, mapping)
-                } else {
-                    scan_json_lines(input, into, mapping)
-                }
-            }
-        };
-        if let Err(e) = result {
+        if let Err(e) = fold_log(path, log, mapping, req, scan, &mut *self.on_malformed) {
             cut_short(scan, path, e);
         }
         Ok(())
@@ -203,6 +177,36 @@ impl<'a, 'm> Newest<'a, 'm> {
         let mut scan = self.scan;
         scan.absorb(self.access_part);
         scan
+    }
+
+    /// A log of reads read once into the scan and a record walk's fold beside it ([`Pair`]):
+    /// the fold, and how the reading ended (`Err`: cut short, not yet said to the scan).
+    /// `Err` before: a Parquet log that cannot be opened, skipped by the scan.
+    pub(super) fn fold_beside(
+        &mut self,
+        path: &Path,
+        log: ReadsLog,
+        mapping: &Mapping,
+        records: &RecordRequest,
+    ) -> Result<(RecordFold, Result<(), LogError>), String> {
+        if matches!(log, ReadsLog::Parquet) {
+            if let Err(e) = std::fs::File::open(path) {
+                open_log(path, &mut self.scan);
+                return Err(format!("cannot be opened: {e}"));
+            }
+            self.scan.stats.files += 1;
+        }
+        // One dataset index for both folds.
+        debug_assert!(records
+            .datasets
+            .as_ref()
+            .is_some_and(|d| d.iter().eq(self.req.datasets.iter())));
+        let req = (self.req, records);
+        let mut pair = Pair::new(std::mem::take(&mut self.scan), records);
+        let read = fold_log(path, log, mapping, &req, &mut pair, &mut *self.on_malformed);
+        let (scan, fold) = pair.into_parts();
+        self.scan = scan;
+        Ok((fold, read))
     }
 
     /// An input not read, and why.
@@ -316,127 +320,5 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, lines: &mut LineVersions, rea
     } else if req.attributes && scan.stats.reads > counted {
         // A read inside the days: what it showed of its attributes is kept beside it.
         scan.see(&read.reader.dataset, principal, read.at(), &read.attributes);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{readers, scan, LogFile};
-    use super::*;
-    use std::collections::HashMap;
-
-    /// The newest-read scan with the walk's reader of a read at a time in place of its fast
-    /// paths: everything else is the scan's.
-    struct OneByOne<'a, 'm>(Newest<'a, 'm>);
-
-    impl Sink for OneByOne<'_, '_> {
-        fn wants(&self, dataset: &str) -> bool {
-            self.0.wants(dataset)
-        }
-        fn skipped(&mut self, skipped: Skipped) {
-            self.0.skipped(skipped)
-        }
-        fn unknown_format(&mut self, path: &Path, wanted: bool) -> Result<(), LogError> {
-            self.0.unknown_format(path, wanted)
-        }
-        fn opened(&mut self) {
-            self.0.opened()
-        }
-        fn unopened(&mut self, path: &Path, reason: String, l: Layout) -> Result<(), LogError> {
-            self.0.unopened(path, reason, l)
-        }
-        fn cut_short(&mut self, path: &Path, e: LogError, l: Layout) -> Result<(), LogError> {
-            self.0.cut_short(path, e, l)
-        }
-        fn summary_row(&mut self, row: ParsedRow) -> Result<(), String> {
-            self.0.summary_row(row)
-        }
-        fn access_read(&mut self, source: usize, read: AccessRead) {
-            self.0.access_read(source, read)
-        }
-        fn malformed(&mut self, path: &Path, line: u64, reason: String) {
-            self.0.malformed(path, line, reason)
-        }
-        fn read(&mut self, read: MappedRead<'_>) -> Result<(), String> {
-            self.0.read(read)
-        }
-        fn reads_log(&mut self, path: &Path, log: ReadsLog, m: &Mapping) -> Result<(), LogError> {
-            super::super::one_by_one::read_log(self, path, log, m)
-        }
-        fn only_dataset(&self) -> Option<&str> {
-            let mut all = self.0.req.datasets.iter();
-            all.next()
-                .filter(|_| all.next().is_none())
-                .map(String::as_str)
-        }
-    }
-
-    /// The newest reads of roads, the reads and malformed counts, and the malformed lines'
-    /// numbers, of one file read by the scan (`fast`) or by the reader of a read at a time.
-    type Found = (HashMap<String, NewestRead>, u64, u64, Vec<u64>);
-
-    fn read_one(path: &Path, req: &ScanRequest, fast: bool) -> Found {
-        let sources = [Source::glob("")];
-        let files = [LogFile {
-            path: path.to_path_buf(),
-            source: 0,
-        }];
-        let mut lines = Vec::new();
-        let mut on_malformed = |m: &Malformed| lines.push(m.line);
-        let scan = if fast {
-            scan(&sources, &files, req, &mut on_malformed).unwrap()
-        } else {
-            let mut sink = OneByOne(Newest::new(&sources, req, &mut on_malformed));
-            let logs = readers::access_logs(&sources);
-            readers::walk(&sources, &files, (req.from, req.to), logs, &mut sink).unwrap();
-            sink.0.finish()
-        };
-        let found = (scan.of("roads"), scan.stats.reads, scan.stats.malformed);
-        (found.0, found.1, found.2, lines)
-    }
-
-    /// Both readers of a log of reads find the same reads and the same malformed lines: the
-    /// record walk reads with the one, the newest-read scan with the other.
-    #[test]
-    fn the_fast_paths_and_the_reader_of_a_read_at_a_time_agree() {
-        let dir = tempfile::tempdir().unwrap();
-        let jsonl = [
-            r#"{"at":"2026-11-20T03:00:00Z","consumer":"flood","dataset":"roads","contract":"1.1.0"}"#,
-            r#"{"at":"2026-11-25T03:00:00+02:00","consumer":"flood","dataset":"roads","contract":"2.0.0"}"#,
-            r#" { "contract": "1.0.0", "dataset": "roads", "consumer": "c\u00e9", "at": "2026-11-21T00:00:00Z" }"#,
-            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"rivers","contract":"1.0.0"}"#,
-            r#"{"at":"2026-11-22T03:00:00Z","consumer":"rain","dataset":"r\u006fads","contract":"1.0.0"}"#,
-            r#"{"at":"yesterday","consumer":"rain","dataset":"roads","contract":"1.0.0"}"#,
-            r#"{"at":"2026-11-23T03:00:00Z","consumer":"rain","dataset":"roads","contract":"two"}"#,
-            "roads is not json",
-            "",
-            r#"{"at":"2026-12-25T03:00:00Z","consumer":"late","dataset":"roads","contract":"1.0.0"}"#,
-            r#"{"at":"2026-11-24T03:00:00Z","dataset":"roads","contract":"1.0.0"}"#,
-        ]
-        .join("\n");
-        let csv = [
-            "at,consumer,dataset,contract",
-            "2026-11-20T03:00:00Z,flood,roads,1.1.0",
-            "2026-11-26T03:00:00Z,\"flood\",roads,2.0.0",
-            "2026-11-22T03:00:00Z,rain,rivers,1.0.0",
-            "2026-11-22T03:00:00Z,rain,roads",
-            "yesterday,rain,roads,1.0.0",
-            "2026-11-23T03:00:00Z,rain,roads,two",
-            "\"2026-11-24T03:00:00Z\",\"multi\nline\",roads,1.0.0",
-        ]
-        .join("\n");
-        let day = |s: &str| s.parse().unwrap();
-        for (name, text) in [("log.jsonl", jsonl), ("log.csv", csv)] {
-            let path = dir.path().join(name);
-            std::fs::write(&path, text).unwrap();
-            for datasets in [&["roads"][..], &["roads", "rivers"]] {
-                let datasets = datasets.iter().map(|d| d.to_string()).collect();
-                let req = ScanRequest::lookback(datasets, day("2026-11-29"), 30);
-                let fast = read_one(&path, &req, true);
-                let slow = read_one(&path, &req, false);
-                assert_eq!(fast, slow, "{name}, {:?}", req.datasets);
-                assert!(fast.1 >= 3 && fast.2 >= 2, "{name}: {fast:?}");
-            }
-        }
     }
 }

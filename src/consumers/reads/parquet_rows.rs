@@ -1,6 +1,6 @@
 //! Parquet logs of reads and Parquet read summaries, read by the scanner crate
 //! (`contracts_scan::reads::parquet_rows`, `contracts_scan::reads::parquet_summary`); here
-//! only what names the main crate: the scan a log is folded into, the check of a summary's
+//! only what names the main crate: the check of a summary's
 //! row, and the error both fail with.
 
 use std::path::Path;
@@ -8,17 +8,18 @@ use std::path::Path;
 use contracts_scan::reads::fields::Mapping;
 use contracts_scan::reads::{parquet_rows, parquet_summary};
 
-use super::{LogError, Malformed, Scan, ScanRequest};
+use super::{LogError, Malformed};
 use crate::consumers::summary::{check_row, ParsedRow};
+use contracts_scan::reads::blocks::Fold;
 
 pub(crate) use parquet_summary::ParquetInput;
 
 /// Scan a Parquet log: row groups in parallel, each into its own accumulator; malformed rows
 /// are reported in row order.
-pub(super) fn scan_parquet(
+pub(super) fn scan_parquet<S: Fold>(
     path: &Path,
-    req: &ScanRequest,
-    scan: &mut Scan,
+    req: &S::Request,
+    scan: &mut S,
     on_malformed: &mut dyn FnMut(&Malformed),
     mapping: &Mapping,
 ) -> Result<(), LogError> {

@@ -1,7 +1,7 @@
 //! The one walk over the inputs of the consumption record ([`walk`]): each local file and
 //! each fetched object, opened once, handed to the reader of its format (read summaries in
-//! JSON Lines or Parquet, the access logs' burst scans, the logs of reads one read at a time
-//! (`one_by_one.rs`) unless the sink has a faster reader of them), whose reads, rows,
+//! JSON Lines or Parquet, the access logs' burst scans, the logs of reads by the scanner
+//! crate's block readers into the sink's fold (`fold_log.rs`)), whose reads, rows,
 //! malformed lines and unreadable inputs go to a [`Sink`]. The newest-read scan
 //! (`driver.rs`) and the record walk (`records.rs`) are the two sinks. Also here: what the
 //! walk reads ([`Inputs`]) and how an input is opened ([`open_input`], [`open_parquet`]).
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
 
-use contracts_scan::reads::fields::{Mapping, Read as MappedRead};
+use contracts_scan::reads::fields::Mapping;
 
 use super::mapping::mapping_of;
 use super::object_logs;
@@ -72,17 +72,8 @@ pub(crate) trait Sink {
     }
     /// A line (a row) that cannot be used: 1-based, and why.
     fn malformed(&mut self, path: &Path, line: u64, reason: String);
-    /// One read of a log of reads (JSON Lines, CSV, Parquet) as its source's mapping found
-    /// it; `Err` makes its line malformed.
-    fn read(&mut self, read: MappedRead<'_>) -> Result<(), String>;
-    /// The one dataset wanted, when only one is: a JSON line without its name is passed over
-    /// unread.
-    fn only_dataset(&self) -> Option<&str> {
-        None
-    }
-    /// A log of reads, read by the sink's reader of it: one read at a time into
-    /// [`Sink::read`] (`one_by_one::read_log`, which sits above this file), or a faster one of
-    /// its own (the scan's, which folds straight into its hot tables on all cores).
+    /// A log of reads, read by the scanner crate's readers into the sink's fold
+    /// (`fold_log.rs`, which sits above this file), on all cores.
     fn reads_log(&mut self, path: &Path, log: ReadsLog, mapping: &Mapping) -> Result<(), LogError>;
     /// The access logs' counts, by source, once their last bursts are closed.
     fn access_closed(&mut self, _stats: Vec<(usize, AccessStats)>) {}
