@@ -322,3 +322,149 @@ impl Reading {
         Ok(Some((offset, buf)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts the pieces each thread parsed, and gives back each piece's text.
+    struct Echo;
+
+    impl Work for Echo {
+        type State = usize;
+        type Out = Vec<u8>;
+        fn start(&self) -> usize {
+            0
+        }
+        fn piece(&self, parsed: &mut usize, piece: Piece<'_>) -> Vec<u8> {
+            *parsed += 1;
+            piece.bytes.to_vec()
+        }
+    }
+
+    fn lines(n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("line {}{}\n", i, "x".repeat(i % 7)).into_bytes())
+            .collect()
+    }
+
+    /// What `run` hands out of `input`: each piece's index, offset and bytes.
+    type Heard = Vec<(usize, usize, Vec<u8>)>;
+
+    fn hear<E>(
+        input: impl Read,
+        sizes: Sizes,
+        stop_at: Option<(usize, E)>,
+    ) -> (Heard, usize, Result<(), Stop<E>>) {
+        let mut heard = Vec::new();
+        let mut stop_at = stop_at;
+        let mut hand_out = |p: Piece<'_>, out: Vec<u8>| {
+            assert_eq!(out, p.bytes, "the hand-out gets the piece's own bytes");
+            if stop_at.as_ref().is_some_and(|(k, _)| *k == p.index) {
+                return Err(stop_at.take().map(|(_, e)| e).expect("set"));
+            }
+            heard.push((p.index, p.offset, out));
+            Ok(())
+        };
+        let cut = |b: &[u8]| memchr::memrchr(b'\n', b);
+        let outcome = run(input, sizes, &cut, &Echo, &mut hand_out);
+        assert_eq!(outcome.states.len(), sizes.threads.max(1));
+        let parsed = outcome.states.iter().sum();
+        (heard, parsed, outcome.result)
+    }
+
+    #[test]
+    fn pieces_are_handed_out_in_order_whole_lines_and_every_byte_once() {
+        let file = lines(300);
+        for piece in [1, 2, 7, 40, 333, 1 << 16] {
+            for threads in [0, 1, 2, 3, 5] {
+                let sizes = Sizes { piece, threads };
+                let (heard, parsed, result) = hear::<()>(&file[..], sizes, None);
+                assert!(result.is_ok());
+                assert_eq!(parsed, heard.len(), "each piece parsed once");
+                let mut at = 0;
+                for (k, (index, offset, bytes)) in heard.iter().enumerate() {
+                    assert_eq!((*index, *offset), (k, at), "{sizes:?}");
+                    assert!(bytes.ends_with(b"\n") && !bytes.is_empty());
+                    at += bytes.len();
+                }
+                assert_eq!(concat(&heard), file, "{sizes:?}");
+            }
+        }
+    }
+
+    fn concat(heard: &Heard) -> Vec<u8> {
+        heard
+            .iter()
+            .flat_map(|(_, _, b)| b.iter().copied())
+            .collect()
+    }
+
+    /// Gives `good` bytes, then fails.
+    struct Failing<'a> {
+        good: &'a [u8],
+    }
+
+    impl Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.good.is_empty() {
+                return Err(std::io::Error::other("the disk is gone"));
+            }
+            let n = buf.len().min(self.good.len()).min(5);
+            buf[..n].copy_from_slice(&self.good[..n]);
+            self.good = &self.good[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_that_fails_hands_out_the_whole_pieces_read_before_and_says_why() {
+        let file = lines(100);
+        for threads in [1, 2, 4] {
+            let sizes = Sizes { piece: 64, threads };
+            let (heard, _, result) = hear::<()>(Failing { good: &file }, sizes, None);
+            let Err(Stop::Read(e)) = result else {
+                panic!("the failure is returned")
+            };
+            assert_eq!(e.to_string(), "the disk is gone");
+            let got = concat(&heard);
+            assert!(!got.is_empty() && file.starts_with(&got), "{threads}");
+            // Only the piece the failure cut short is missing: less than a piece and a line.
+            assert!(file.len() - got.len() < 64 + 20, "{threads}");
+        }
+    }
+
+    #[test]
+    fn a_hand_out_that_says_stop_stops_the_scan() {
+        let file = lines(500);
+        for threads in [1, 2, 4] {
+            let sizes = Sizes { piece: 50, threads };
+            let (heard, _, result) = hear(&file[..], sizes, Some((9, "stop")));
+            assert!(matches!(result, Err(Stop::HandOut("stop"))));
+            assert_eq!(heard.len(), 9, "the pieces before the stop, no more");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "boom")]
+    fn a_piece_that_panics_panics_the_scan_rather_than_hanging_it() {
+        let mut file = lines(200);
+        file.extend_from_slice(b"boom\n");
+        file.extend(lines(200));
+        let sizes = Sizes {
+            piece: 40,
+            threads: 3,
+        };
+        let cut = |b: &[u8]| memchr::memrchr(b'\n', b);
+        struct Boom;
+        impl Work for Boom {
+            type State = ();
+            type Out = ();
+            fn start(&self) {}
+            fn piece(&self, _: &mut (), piece: Piece<'_>) {
+                assert!(!piece.bytes.windows(4).any(|w| w == b"boom"), "boom");
+            }
+        }
+        let _ = run::<_, ()>(&file[..], sizes, &cut, &Boom, &mut |_, ()| Ok(()));
+    }
+}
