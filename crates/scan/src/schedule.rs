@@ -72,7 +72,9 @@ pub(crate) type HandOut<'h, O, E> = dyn FnMut(Piece<'_>, O) -> Result<(), E> + '
 struct Job {
     index: usize,
     offset: usize,
-    bytes: Vec<u8>,
+    /// The piece is `buf[..len]`; the rest is room kept from earlier pieces.
+    buf: Vec<u8>,
+    len: usize,
 }
 
 impl Job {
@@ -80,7 +82,7 @@ impl Job {
         Piece {
             index: self.index,
             offset: self.offset,
-            bytes: &self.bytes,
+            bytes: &self.buf[..self.len],
         }
     }
 }
@@ -158,13 +160,14 @@ pub(crate) fn run<W: Work, E>(
                 break Err(Stop::HandOut(stop));
             }
             while failure.is_none() && !reading.done() && read - handed < window {
-                let buf = spare.pop().unwrap_or_default();
-                match reading.next(&mut input, buf, sizes.piece, cut) {
-                    Ok(Some((offset, bytes))) => {
+                let mut buf = spare.pop().unwrap_or_default();
+                match reading.next(&mut input, &mut buf, sizes.piece, cut) {
+                    Ok(Some((offset, len))) => {
                         let job = Job {
                             index: read,
                             offset,
-                            bytes,
+                            buf,
+                            len,
                         };
                         read += 1;
                         lock(&shared.queue).todo.push_back(job);
@@ -222,7 +225,7 @@ fn hand_ready<O, E>(
             return Some(stop);
         }
         *handed += 1;
-        spare.push(job.bytes);
+        spare.push(job.buf);
     }
     None
 }
@@ -277,26 +280,35 @@ impl Reading {
         self.eof && self.carry.is_empty()
     }
 
-    /// Read the next piece into `buf`: what was carried over and up to `size` bytes more,
-    /// ending at the last break `cut` finds (at the end of the input, all that is left);
-    /// what follows that break is carried into the next piece. A line longer than a piece is
-    /// read whole into one piece. With its offset; `None` once the input is read.
+    /// Read the next piece into `buf`'s first bytes: what was carried over and up to `size`
+    /// bytes more, ending at the last break `cut` finds (at the end of the input, all that
+    /// is left); what follows that break is carried into the next piece. A line longer than
+    /// a piece is read whole into one piece. The piece's offset and length; `None` once the
+    /// input is read.
+    ///
+    /// `buf` keeps its length, all of it written: a buffer filled again is not zeroed
+    /// again, and reads go straight into it in steps of `size` (`read_to_end`, which need
+    /// not zero, starts at 8 KiB and doubles, and a read smaller than the input's buffer,
+    /// 64 KiB for an access log, is copied through that buffer).
     fn next(
         &mut self,
         input: &mut impl Read,
-        mut buf: Vec<u8>,
+        buf: &mut Vec<u8>,
         size: usize,
         cut: &dyn Fn(&[u8]) -> Option<usize>,
-    ) -> std::io::Result<Option<(usize, Vec<u8>)>> {
-        buf.clear();
-        buf.append(&mut self.carry);
+    ) -> std::io::Result<Option<(usize, usize)>> {
         let size = size.max(1);
-        loop {
-            if self.eof {
-                break;
+        let mut len = self.carry.len();
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        buf[..len].copy_from_slice(&self.carry);
+        self.carry.clear();
+        while !self.eof {
+            if buf.len() < len + size {
+                buf.resize(len + size, 0);
             }
-            // `take` + `read_to_end` fills the spare capacity without zeroing it first.
-            let n = match input.by_ref().take(size as u64).read_to_end(&mut buf) {
+            let n = match read_full(input, &mut buf[len..len + size]) {
                 Ok(n) => n,
                 Err(e) => {
                     // What was read of this piece is dropped with it: only whole pieces
@@ -305,22 +317,39 @@ impl Reading {
                     return Err(e);
                 }
             };
+            len += n;
             if n < size {
                 self.eof = true;
-            } else if let Some(i) = cut(&buf) {
-                self.carry.extend_from_slice(&buf[i + 1..]);
-                buf.truncate(i + 1);
-                break;
+            } else if let Some(i) = cut(&buf[..len]) {
+                self.carry.extend_from_slice(&buf[i + 1..len]);
+                len = i + 1;
+            } else {
+                // A line longer than a piece so far: read on into the same buffer.
+                continue;
             }
-            // Else a line longer than a piece so far: read on into the same buffer.
+            break;
         }
-        if buf.is_empty() {
+        if len == 0 {
             return Ok(None);
         }
         let offset = self.offset;
-        self.offset += buf.len();
-        Ok(Some((offset, buf)))
+        self.offset += len;
+        Ok(Some((offset, len)))
     }
+}
+
+/// Fill `buf` from `input`; fewer bytes only at the input's end. How many.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 #[cfg(test)]

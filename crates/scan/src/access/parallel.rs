@@ -37,10 +37,11 @@ pub(crate) struct Split {
 }
 
 impl Split {
-    /// 8 MiB read first, then chunks of 512 KiB, on every core, for a file of 1 MiB or more.
+    /// Chunks of 512 KiB on every core, for a file of 1 MiB or more. Only that 1 MiB is read
+    /// first: the scheduler copies what was read first into its chunks.
     pub(crate) fn machine() -> Split {
         Split {
-            block: 8 << 20,
+            block: 1 << 20,
             chunk: 512 << 10,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             min_parallel: 1 << 20,
