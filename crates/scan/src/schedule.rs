@@ -187,11 +187,11 @@ pub(crate) fn run<W: Work, E>(
                     let out = work.piece(&mut own, job.piece());
                     waiting.insert(job.index, (job, out));
                 }
-                // Every worker is gone: one panicked, and the join below says so.
                 None => match parsed.recv() {
                     Ok((job, out)) => {
                         waiting.insert(job.index, (job, out));
                     }
+                    // Every worker is gone: one panicked, and the join below says so.
                     Err(_) => break Ok(()),
                 },
             }
