@@ -17,5 +17,8 @@ pub mod format;
 pub mod pg_prefix;
 /// The logs of reads (JSON Lines, CSV, Parquet): the pieces of their fast readers.
 pub mod reads;
+/// The one block scheduler: a text file in pieces cut at line ends, parsed on every core,
+/// handed out in the file's order (the logs of reads' blocks, the access logs' chunks).
+mod schedule;
 
 pub use format::LogFormat;

@@ -1,8 +1,9 @@
-//! An access log read on every core: the file is taken in blocks, each block cut into chunks
-//! at line ends, each chunk parsed and judged on a thread of its own, and the hits handed on
-//! in the file's order on the calling thread, where the bursts fold them. Parsing and judging
-//! are most of a line's cost and depend on the line alone; the bursts depend on order, so
-//! they stay on one thread, which folds one block while the others parse the next.
+//! An access log read on every core: the file is cut into chunks at line ends, each chunk
+//! parsed and judged on whichever thread takes it, and the hits handed on in the file's order
+//! on the calling thread, where the bursts fold them (the crate's one block scheduler,
+//! `crate::schedule`). Parsing and judging are most of a line's cost and depend on the line
+//! alone; the bursts depend on order, so they stay on one thread, which parses a chunk
+//! itself only while no chunk is ready to be folded.
 //!
 //! A CSV record may hold line ends inside a quoted field, so a chunk may start inside one.
 //! Each chunk is parsed as if it started a record, and says whether its last record was still
@@ -17,14 +18,16 @@
 
 use std::borrow::Cow;
 use std::io::{BufRead, Read as _};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{
     AccessError, AccessLog, AccessStats, Columns, Dialect, Hit, KeptMatches, LineError, Parsed,
 };
+use crate::schedule::{self, Piece, Sizes, Stop, Work};
 
-/// How a file is taken: block and chunk sizes, threads, and the size under which a file is
-/// read on the calling thread alone. Small in tests, so that every boundary is crossed.
+/// How a file is taken: the bytes read first (to find the first line, and to tell a small
+/// file), the chunk size, the threads (the calling thread one of them), and the size under
+/// which a file is read on the calling thread alone. Small in tests, so that every boundary
+/// is crossed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Split {
     pub block: usize,
@@ -34,10 +37,11 @@ pub(crate) struct Split {
 }
 
 impl Split {
-    /// Blocks of 8 MiB in chunks of 512 KiB, on every core, for a file of 1 MiB or more.
+    /// Chunks of 512 KiB on every core, for a file of 1 MiB or more. Only that 1 MiB is read
+    /// first: the scheduler copies what was read first into its chunks.
     pub(crate) fn machine() -> Split {
         Split {
-            block: 8 << 20,
+            block: 1 << 20,
             chunk: 512 << 10,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             min_parallel: 1 << 20,
@@ -115,13 +119,6 @@ enum Event {
     Stop(AccessError),
 }
 
-/// A block, its chunks' spans, and what each came to.
-struct Block {
-    bytes: Vec<u8>,
-    spans: Vec<(usize, usize)>,
-    chunks: Vec<Chunk>,
-}
-
 /// [`AccessLog::hits`] on every core, where the format allows: `Err(input)`, unread, when it
 /// does not (the caller reads one line at a time).
 pub(crate) fn hits<R: BufRead>(
@@ -158,7 +155,6 @@ pub(crate) fn hits<R: BufRead>(
     let prime = prime.to_vec();
     let reader = Reader {
         log,
-        split,
         prime: &prime,
         prime_end,
     };
@@ -169,105 +165,54 @@ pub(crate) fn hits<R: BufRead>(
         before: 0,
         carry: None,
     };
-    Ok(reader.run(input, bytes, eof, &mut sink))
+    let sizes = Sizes {
+        piece: split.chunk,
+        threads: split.workers,
+    };
+    // The bytes taken already are the file's start.
+    let file = std::io::Cursor::new(bytes).chain(input);
+    let outcome = schedule::run(
+        file,
+        sizes,
+        &|b| memchr::memrchr(b'\n', b),
+        &reader,
+        &mut |piece, chunk| sink.take(&reader, piece, chunk),
+    );
+    Ok(match outcome.result {
+        Ok(()) => Ok(()),
+        Err(Stop::HandOut(error)) => Err(error),
+        // What was handed out before counts, and the error names the next line.
+        Err(Stop::Read(source)) => Err(AccessError::Io {
+            line: sink.before + 1,
+            source,
+        }),
+    })
 }
 
 struct Reader<'a> {
     log: &'a AccessLog,
-    split: Split,
     /// The file's first non-blank line, and the offset just after it.
     prime: &'a [u8],
     prime_end: usize,
 }
 
+impl Work for Reader<'_> {
+    type State = ();
+    type Out = Chunk;
+
+    fn start(&self) {}
+
+    /// A chunk past the first line is read by a reader that has read that line.
+    fn piece(&self, _: &mut (), chunk: Piece<'_>) -> Chunk {
+        let mut dialect = self.log.dialect.clone();
+        if chunk.offset >= self.prime_end {
+            let _ = dialect.parse_line(trimmed(self.prime), 1);
+        }
+        self.parse(chunk.bytes, dialect)
+    }
+}
+
 impl Reader<'_> {
-    fn run<R: BufRead>(
-        &self,
-        mut input: R,
-        mut bytes: Vec<u8>,
-        mut eof: bool,
-        sink: &mut Sink<'_, impl FnMut(Hit<'_>), impl FnMut(LineError)>,
-    ) -> Result<(), AccessError> {
-        let mut offset = 0usize; // of `bytes` in the file
-        let mut pending: Option<Block> = None;
-        loop {
-            // The block up to its last line end; the rest starts the next one.
-            let end = if eof {
-                bytes.len()
-            } else {
-                match memchr::memrchr(b'\n', &bytes) {
-                    Some(i) => i + 1,
-                    None => {
-                        // One line longer than the block: take more.
-                        let want = bytes.len().max(1) * 2;
-                        match fill(&mut input, &mut bytes, want) {
-                            Ok(e) => eof = e,
-                            Err(source) => return sink.fail(self, pending, source),
-                        }
-                        continue;
-                    }
-                }
-            };
-            let rest = bytes.split_off(end);
-            let spans = spans(&bytes, self.split.chunk);
-            let next = AtomicUsize::new(0);
-            let chunks = std::thread::scope(|s| {
-                let work = || self.work(&bytes, &spans, offset, &next);
-                let helpers: Vec<_> = (1..self.split.workers.max(1))
-                    .map(|_| s.spawn(work))
-                    .collect();
-                // The calling thread folds the block before while the others parse this one.
-                let folded = pending.take().map_or(Ok(()), |b| sink.take(self, b));
-                let mut done = work();
-                for h in helpers {
-                    done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-                }
-                done.sort_by_key(|(i, _)| *i);
-                folded.map(|()| done.into_iter().map(|(_, c)| c).collect())
-            })?;
-            offset += bytes.len();
-            pending = Some(Block {
-                bytes,
-                spans,
-                chunks,
-            });
-            if eof && rest.is_empty() {
-                break;
-            }
-            bytes = rest;
-            if !eof {
-                match fill(&mut input, &mut bytes, self.split.block) {
-                    Ok(e) => eof = e,
-                    Err(source) => return sink.fail(self, pending, source),
-                }
-            }
-        }
-        pending.map_or(Ok(()), |b| sink.take(self, b))
-    }
-
-    /// Parse chunks of `bytes` (at `offset` in the file) while any is left: each with its
-    /// index in the block.
-    fn work(
-        &self,
-        bytes: &[u8],
-        spans: &[(usize, usize)],
-        offset: usize,
-        next: &AtomicUsize,
-    ) -> Vec<(usize, Chunk)> {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&(from, to)) = spans.get(i) else {
-                return done;
-            };
-            let mut dialect = self.log.dialect.clone();
-            if offset + from >= self.prime_end {
-                let _ = dialect.parse_line(trimmed(self.prime), 1);
-            }
-            done.push((i, self.parse(&bytes[from..to], dialect)));
-        }
-    }
-
     /// The events of one chunk, read by `dialect`.
     fn parse(&self, chunk: &[u8], mut dialect: Dialect) -> Chunk {
         let log = self.log;
@@ -347,44 +292,33 @@ struct Sink<'a, H, M> {
 }
 
 impl<H: FnMut(Hit<'_>), M: FnMut(LineError)> Sink<'_, H, M> {
-    /// Hand out a block's chunks in order; a chunk that started inside a record left open by
-    /// the one before is parsed again by that one's reader.
-    fn take(&mut self, reader: &Reader<'_>, block: Block) -> Result<(), AccessError> {
-        for (chunk, &(from, to)) in block.chunks.into_iter().zip(&block.spans) {
-            let chunk = match self.carry.take() {
-                Some(open) => reader.parse(&block.bytes[from..to], open),
-                None => chunk,
-            };
-            self.carry = chunk.open;
-            self.stats.add(&chunk.stats);
-            let text = chunk.text;
-            for e in chunk.events {
-                match e {
-                    Event::Hit(hit) => (self.on_hit)(hit.hit(&text)),
-                    Event::Malformed { line, reason } => (self.on_malformed)(LineError {
-                        line: self.before + line,
-                        reason,
-                    }),
-                    Event::Stop(error) => return Err(error),
-                }
-            }
-            self.before += chunk.lines;
-        }
-        Ok(())
-    }
-
-    /// The input failed: what was parsed before counts, and the error names the next line.
-    fn fail(
+    /// Hand out a chunk, the chunks before it handed out; a chunk that started inside a
+    /// record left open by the one before is parsed again by that one's reader.
+    fn take(
         &mut self,
         reader: &Reader<'_>,
-        pending: Option<Block>,
-        source: std::io::Error,
+        piece: Piece<'_>,
+        chunk: Chunk,
     ) -> Result<(), AccessError> {
-        pending.map_or(Ok(()), |b| self.take(reader, b))?;
-        Err(AccessError::Io {
-            line: self.before + 1,
-            source,
-        })
+        let chunk = match self.carry.take() {
+            Some(open) => reader.parse(piece.bytes, open),
+            None => chunk,
+        };
+        self.carry = chunk.open;
+        self.stats.add(&chunk.stats);
+        let text = chunk.text;
+        for e in chunk.events {
+            match e {
+                Event::Hit(hit) => (self.on_hit)(hit.hit(&text)),
+                Event::Malformed { line, reason } => (self.on_malformed)(LineError {
+                    line: self.before + line,
+                    reason,
+                }),
+                Event::Stop(error) => return Err(error),
+            }
+        }
+        self.before += chunk.lines;
+        Ok(())
     }
 }
 
@@ -421,19 +355,6 @@ fn first_line(bytes: &[u8]) -> Option<(usize, &[u8])> {
         }
     }
     None
-}
-
-/// `bytes` cut into spans of about `size` bytes, each ending at a line end (or the end).
-fn spans(bytes: &[u8], size: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while from < bytes.len() {
-        let target = (from + size.max(1)).min(bytes.len());
-        let end = memchr::memchr(b'\n', &bytes[target - 1..]).map_or(bytes.len(), |i| target + i);
-        out.push((from, end));
-        from = end;
-    }
-    out
 }
 
 #[cfg(test)]

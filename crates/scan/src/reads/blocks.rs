@@ -1,11 +1,13 @@
-//! The block scheduler of a text log: the file is read in blocks cut where a line (a CSV
-//! record) ends, and the blocks are scanned on all cores ([`scan_blocks`]), their line counts
-//! and malformed lines taken in file order. What the blocks' reads are folded into is the
-//! caller's ([`Accumulator`]: the `contracts` crate's scan), one per worker, merged at the end.
+//! A text log of reads in blocks: the file is read in blocks cut where a line (a CSV record)
+//! ends, and the blocks are scanned on all cores ([`scan_blocks`], on the crate's one block
+//! scheduler), their line counts and malformed lines taken in file order. What the blocks'
+//! reads are folded into is the caller's ([`Accumulator`]: the `contracts` crate's scan), one
+//! per thread, merged at the end.
 
 use std::path::{Path, PathBuf};
 
 use super::timestamps::At;
+use crate::schedule::{self, Outcome, Piece, Sizes, Stop, Work};
 
 /// What a block reader folds reads into: one per worker, in its own core's cache, merged
 /// once at the end (the merge must not depend on order).
@@ -118,14 +120,13 @@ impl<S: Accumulator> FileScan<'_, S> {
 }
 
 /// The parallel scan of a file cut into blocks that end where a line does (`cut` gives the
-/// last such break in a buffer). One worker per core takes turns at the file (the lock is
-/// held only while a block is read) and scans the block it read while another reads the
-/// next: no worker waits for others to finish a batch (with batches, the cores were a fifth
-/// idle), and memory is a block per worker. Each worker keeps its own accumulator of newest
-/// reads, in its own core's cache, merged once at the end (the merge does not depend on
-/// order). Line counts and malformed lines are taken in file order, so line numbers and the
-/// order of malformed-line reports are those of a sequential scan and the result does not
-/// depend on the thread count. `per_block` gets the block's number (0 for the first).
+/// last such break in a buffer), on the crate's one block scheduler (`crate::schedule`): the
+/// calling thread reads the blocks, and they are scanned on every core, the calling thread's
+/// among them. Each thread keeps its own accumulator of newest reads, in its own core's
+/// cache, merged once at the end (the merge does not depend on order). Line counts and
+/// malformed lines are taken in file order, so line numbers and the order of malformed-line
+/// reports are those of a sequential scan and the result does not depend on the thread
+/// count. `per_block` gets the block's number (0 for the first).
 pub fn scan_blocks<R: std::io::Read + Send, S: Accumulator>(
     file: R,
     into: FileScan<'_, S>,
@@ -139,141 +140,59 @@ pub fn scan_blocks<R: std::io::Read + Send, S: Accumulator>(
         on_malformed,
         block_size,
     } = into;
-    /// The file and where its reading stands, shared by the workers.
-    struct Source<R> {
-        file: R,
-        carry: Vec<u8>,
-        eof: bool,
-        next: usize,
-        failure: Option<std::io::Error>,
-    }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let source = std::sync::Mutex::new(Source {
-        file,
-        carry: Vec::new(),
-        eof: false,
-        next: 0,
-        failure: None,
-    });
-    let (to_collect, scanned) = std::sync::mpsc::channel::<(usize, Partial)>();
-    let parts = std::thread::scope(|s| {
-        let scanners: Vec<_> = (0..workers)
-            .map(|_| {
-                let (source, to_collect) = (&source, to_collect.clone());
-                s.spawn(move || {
-                    let mut acc = S::for_request(req);
-                    // The worker's buffer, filled again for each block: fresh pages would
-                    // cost a page fault per 4 KiB.
-                    let mut spare = Some(Vec::new());
-                    loop {
-                        let (k, block) = {
-                            let mut src = lock(source);
-                            if src.eof || src.failure.is_some() {
-                                break;
-                            }
-                            let Source {
-                                file, carry, eof, ..
-                            } = &mut *src;
-                            let buf = spare.take().unwrap_or_default();
-                            match read_block(file, carry, eof, buf, block_size, cut) {
-                                Ok(Some(block)) => {
-                                    src.next += 1;
-                                    (src.next - 1, block)
-                                }
-                                Ok(None) => break,
-                                Err(e) => {
-                                    src.failure = Some(e);
-                                    break;
-                                }
-                            }
-                        };
-                        let partial = per_block(k, &block, &mut acc);
-                        spare = Some(block);
-                        if to_collect.send((k, partial)).is_err() {
-                            break;
-                        }
-                    }
-                    acc.flush();
-                    acc
-                })
-            })
-            .collect();
-        drop(to_collect);
-        // Partials in file order, whatever order the workers finish in.
-        let mut waiting = std::collections::BTreeMap::new();
-        let (mut next, mut first_line) = (0usize, 1u64);
-        for (k, partial) in scanned {
-            waiting.insert(k, partial);
-            while let Some(p) = waiting.remove(&next) {
-                for (line, reason) in p.malformed {
-                    on_malformed(&Malformed {
-                        file: path.to_path_buf(),
-                        line: first_line + line - 1,
-                        reason,
-                    });
-                }
-                first_line += p.breaks;
-                scan.count_lines(p.lines);
-                next += 1;
-            }
+    let sizes = Sizes {
+        piece: block_size,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut first_line = 1u64;
+    let mut hand_out = |_: Piece<'_>, p: Partial| -> Result<(), std::convert::Infallible> {
+        for (line, reason) in p.malformed {
+            on_malformed(&Malformed {
+                file: path.to_path_buf(),
+                line: first_line + line - 1,
+                reason,
+            });
         }
-        // A worker that panicked has lost its reads: the panic goes on, as in a sequential
-        // scan.
-        scanners
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect::<Vec<S>>()
-    });
-    for part in parts {
+        first_line += p.breaks;
+        scan.count_lines(p.lines);
+        Ok(())
+    };
+    let blocks = Blocks { req, per_block };
+    let Outcome { states, result } = schedule::run(file, sizes, cut, &blocks, &mut hand_out);
+    for part in states {
         scan.absorb(part);
     }
     // Reads before a failure (a truncated gzip stream, an I/O error) still count.
-    let failure = source
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .failure;
-    failure.map_or(Ok(()), |source| {
-        Err(ReadError {
+    match result {
+        Ok(()) => Ok(()),
+        Err(Stop::Read(source)) => Err(ReadError {
             path: path.to_path_buf(),
             source,
-        })
-    })
+        }),
+        Err(Stop::HandOut(never)) => match never {},
+    }
 }
 
-/// A poisoned lock only means another worker panicked while reading; its panic goes on when
-/// the workers are joined.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// A block's scan, for the scheduler: each thread folds into an accumulator of its own.
+struct Blocks<'a, S: Accumulator> {
+    req: &'a S::Request,
+    per_block: &'a (dyn Fn(usize, &[u8], &mut S) -> Partial + Sync),
 }
 
-/// Read the next block into `buf`: what was carried over and up to `block_size` bytes more,
-/// ending at the last break `cut` finds (at end of file, all that is left); what follows
-/// that break is carried into the next block. A line longer than a block is read whole into
-/// one block. `None` once the file is read.
-fn read_block<R: std::io::Read>(
-    file: &mut R,
-    carry: &mut Vec<u8>,
-    eof: &mut bool,
-    mut buf: Vec<u8>,
-    block_size: usize,
-    cut: &dyn Fn(&[u8]) -> Option<usize>,
-) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    buf.clear();
-    buf.append(carry);
-    loop {
-        if *eof {
-            return Ok((!buf.is_empty()).then_some(buf));
-        }
-        // `take` + `read_to_end` fills the spare capacity without zeroing it first.
-        let n = (&mut *file).take(block_size as u64).read_to_end(&mut buf)?;
-        if n < block_size {
-            *eof = true;
-        } else if let Some(i) = cut(&buf) {
-            carry.extend_from_slice(&buf[i + 1..]);
-            buf.truncate(i + 1);
-            return Ok(Some(buf));
-        }
-        // Else a line longer than a block so far: read on into the same buffer.
+impl<S: Accumulator> Work for Blocks<'_, S> {
+    type State = S;
+    type Out = Partial;
+
+    fn start(&self) -> S {
+        S::for_request(self.req)
+    }
+
+    fn piece(&self, acc: &mut S, block: Piece<'_>) -> Partial {
+        (self.per_block)(block.index, block.bytes, acc)
+    }
+
+    /// What the thread still holds back is folded in on the thread, before the merge.
+    fn end(&self, acc: &mut S) {
+        acc.flush();
     }
 }
