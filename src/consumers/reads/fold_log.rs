@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use contracts_scan::reads::blocks::Fold;
+use contracts_scan::reads::csv_rows::scan_csv;
 use contracts_scan::reads::fields::Mapping;
+use contracts_scan::reads::json_lines::{scan_json_lines, BLOCK};
+use contracts_scan::reads::parquet_rows::scan_parquet;
 
-use super::csv_rows::scan_csv;
-use super::json_lines::{scan_json_lines, BLOCK};
 use super::readers::ReadsLog;
-use super::{parquet_rows, FileScan, LogError, Malformed};
+use super::{FileScan, LogError, Malformed};
 
 /// Read a log of reads by the scanner crate's readers (JSON Lines and CSV in blocks on all
 /// cores, Parquet by row group) into `acc`: the one reader of each format, whichever sink
@@ -25,7 +26,7 @@ pub(crate) fn fold_log<S: Fold>(
 ) -> Result<(), LogError> {
     let (csv, input) = match log {
         ReadsLog::Parquet => {
-            return parquet_rows::scan_parquet(path, req, acc, on_malformed, mapping);
+            return Ok(scan_parquet(path, req, acc, on_malformed, mapping)?);
         }
         ReadsLog::Jsonl(input) => (false, input),
         ReadsLog::Csv(input) => (true, input),
@@ -37,9 +38,10 @@ pub(crate) fn fold_log<S: Fold>(
         on_malformed,
         block_size: BLOCK,
     };
-    if csv {
+    // The scanner crate's `ReadError` becomes the main crate's `LogError` here, once.
+    Ok(if csv {
         scan_csv(input, into, mapping)
     } else {
         scan_json_lines(input, into, mapping)
-    }
+    }?)
 }

@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use crate::model::source::Source;
 
 mod both;
-mod csv_rows;
 mod driver;
 mod fold;
 mod fold_log;
@@ -129,11 +128,11 @@ pub fn overlapping_files(
 
 #[cfg(test)]
 mod tests {
-    use super::json_lines::scan_json_lines;
     use super::*;
     use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
     use contracts_scan::reads::csv_rows;
     use contracts_scan::reads::fields::Mapping;
+    use contracts_scan::reads::json_lines::scan_json_lines;
     use contracts_scan::reads::plain_lines;
     use contracts_scan::reads::timestamps::At;
     use semver::Version;
