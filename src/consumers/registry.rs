@@ -733,14 +733,32 @@ mod tests {
             .into_iter()
             .map(|(l, m)| (l.line, m))
             .collect();
-        assert_eq!(found.len(), 5, "{found:?}");
-        assert!(found
-            .iter()
-            .any(|(l, m)| *l == 6 && m.contains("\"role/b\"")));
-        assert!(found
-            .iter()
-            .any(|(l, m)| *l == 12 && m.contains("\"key:1\"")));
-        assert!(found.iter().any(|(_, m)| m.contains("consumer name `a`")));
+        // Each finding at its place, in the order of a walk over every pair, each message
+        // whole (one once held a run of thirty-four spaces from a broken line break).
+        let name = |n: &str| {
+            format!(
+                "consumer `d`: identity \"[a-c]\" matches the consumer name `{n}`: that \
+                 consumer's reads would be counted as `d`'s"
+            )
+        };
+        let expected: Vec<(usize, String)> = vec![
+            (
+                6,
+                "consumer `b`: identity \"role/b\" is also claimed by consumer `a` \
+                 (\"role/*\"): a principal must match one consumer"
+                    .into(),
+            ),
+            (
+                12,
+                "consumer `d`: identity \"key:1\" is also consumer `c`'s: a principal must \
+                 match one consumer"
+                    .into(),
+            ),
+            (12, name("a")),
+            (12, name("b")),
+            (12, name("c")),
+        ];
+        assert_eq!(found, expected);
         for bad in [
             "identities = [\"\"]",
             "identities = [\"x\", \"x\"]",
