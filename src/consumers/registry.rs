@@ -9,7 +9,7 @@ use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::model::{is_dataset_name, Located, TomlErrors, Use};
+use crate::model::{is_dataset_name, Located, Locator, TomlErrors, Use};
 
 /// One registered consumer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -367,7 +367,8 @@ pub fn load(store: &crate::store::Store) -> Result<Option<Registry>, LoadError> 
 /// Parse `consumers.toml`. `file` names it in errors.
 pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
     let raw: RawRegistry = crate::model::location::from_toml(file, text)?;
-    let located = |span, message: String| Located::at(file, text, Some(span), message);
+    let locator = Locator::new(file, text);
+    let located = |span, message: String| locator.at(span, message);
     let mut errors = Vec::new();
     let mut registry = Registry::default();
     let mut consumers = Vec::with_capacity(raw.consumers.len());

@@ -41,7 +41,7 @@ pub use contract::{is_dataset_name, parse_contract, Clause, ClauseStatus, Contra
 pub use day::parse_day;
 pub use impact::{impact, impacts, ConsumerVerdict, Impact, Use};
 pub use kind::{Check, ClauseSpec, Kind, KindTable, Shape, BUILTIN};
-pub use location::{Located, TomlErrors};
+pub use location::{Located, Locator, TomlErrors};
 pub use spatial::{AttrType, Dimension, GeometryType};
 pub use value::{ClauseValue, Envelope, UpperBounds};
 pub mod window;
