@@ -102,12 +102,11 @@ pub fn gather(
     let mut still_on = Vec::new();
     if let (false, Some((all, reads))) = (windows.is_empty(), reads) {
         // Only the consumers subscribed to the dataset hold its lines.
-        let registry = Registry {
-            consumers: all
-                .subscribers(dataset)
+        let registry = Registry::new(
+            all.subscribers(dataset)
                 .map(|c| (c.name.clone(), c.clone()))
                 .collect(),
-        };
+        );
         for w in &windows {
             let counts = if w.opens <= today {
                 let days = DaySpan {

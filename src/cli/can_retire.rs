@@ -125,12 +125,12 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Outcome, CommandError> {
         );
     }
     let since = if can_retire {
-        let subscribed = Registry {
-            consumers: registry
+        let subscribed = Registry::new(
+            registry
                 .subscribers(&args.dataset)
                 .map(|c| (c.name.clone(), c.clone()))
                 .collect(),
-        };
+        );
         let from = line.opens.min(ctx.today);
         let days = DaySpan {
             from,

@@ -6,6 +6,7 @@
 pub use contracts_scan::access;
 pub mod attribute_uses;
 pub mod attributes;
+pub mod claims;
 pub mod daily;
 pub mod reads;
 pub mod records;

@@ -144,6 +144,10 @@ impl Consumer {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Registry {
     pub consumers: BTreeMap<String, Consumer>,
+    /// Their identities indexed (`claims.rs`): made by [`Registry::new`], the one way to
+    /// make a registry of consumers.
+    #[serde(skip)]
+    pub(super) claims: super::claims::ClaimIndex,
 }
 
 impl Registry {
@@ -154,72 +158,6 @@ impl Registry {
     /// Whether any consumer lists identities (without, every principal is its own name).
     pub fn has_identities(&self) -> bool {
         self.consumers.values().any(|c| !c.identities.is_empty())
-    }
-
-    /// Who `principal` (a log's consumer value) is: looked up in the identities first, then
-    /// as a registered name.
-    pub fn claim(&self, principal: &str) -> Claim<'_> {
-        let claimants: Vec<&str> = self
-            .consumers
-            .values()
-            .filter(|c| c.identities.iter().any(|i| i.matches(principal)))
-            .map(|c| c.name.as_str())
-            .collect();
-        match claimants[..] {
-            [one] => Claim::Consumer(one),
-            [] => match self.consumers.get_key_value(principal) {
-                Some((name, _)) => Claim::Consumer(name),
-                None => Claim::Unclaimed,
-            },
-            _ => Claim::Ambiguous(claimants),
-        }
-    }
-
-    /// Identities that claim what another consumer's identity or name names: the same
-    /// text twice, an exact identity or a consumer name that another's glob matches. (Two
-    /// globs that overlap only on some principals are found when such a principal is read.)
-    pub fn identity_conflicts(&self) -> Vec<(Located, String)> {
-        let mut out = Vec::new();
-        for a in self.consumers.values() {
-            for ia in &a.identities {
-                for b in self.consumers.values().filter(|b| b.name != a.name) {
-                    if ia.glob.is_some() && ia.matches(&b.name) {
-                        out.push((
-                            ia.place.clone(),
-                            format!(
-                                "consumer `{}`: identity {:?} matches the consumer name `{}`:                                  that consumer's reads would be counted as `{}`'s",
-                                a.name, ia.text, b.name, a.name
-                            ),
-                        ));
-                    }
-                    for ib in &b.identities {
-                        let same = ia.text == ib.text;
-                        let claims = ib.glob.is_none() && ia.matches(&ib.text);
-                        // Each pair once: the same text is reported at the later consumer.
-                        if same && a.name > b.name {
-                            out.push((
-                                ia.place.clone(),
-                                format!(
-                                    "consumer `{}`: identity {:?} is also consumer `{}`'s: a \
-                                     principal must match one consumer",
-                                    a.name, ia.text, b.name
-                                ),
-                            ));
-                        } else if !same && claims {
-                            out.push((
-                                ib.place.clone(),
-                                format!(
-                                    "consumer `{}`: identity {:?} is also claimed by consumer \
-                                     `{}` ({:?}): a principal must match one consumer",
-                                    b.name, ib.text, a.name, ia.text
-                                ),
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        out
     }
 
     /// Each consumer subscribed to `dataset`, by name, with its verdict on `changes`.
@@ -370,7 +308,6 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
     let locator = Locator::new(file, text);
     let located = |span, message: String| locator.at(span, message);
     let mut errors = Vec::new();
-    let mut registry = Registry::default();
     let mut consumers = Vec::with_capacity(raw.consumers.len());
     for (name, c) in raw.consumers {
         let name_span = name.span();
@@ -555,8 +492,7 @@ pub fn parse_registry(file: &str, text: &str) -> Result<Registry, TomlErrors> {
     }
     // Built at once from the list (which comes in name order): inserting ten thousand
     // consumers one by one was a tenth of reading the registry.
-    registry.consumers = consumers.into_iter().collect();
-    Ok(registry)
+    Ok(Registry::new(consumers.into_iter().collect()))
 }
 
 #[cfg(test)]

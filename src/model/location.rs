@@ -186,7 +186,10 @@ mod tests {
             }
         }
         // And the lines are right: the last line is the sixth.
-        assert_eq!(locator.at(text.len() - 1..text.len(), String::new()).line, 6);
+        assert_eq!(
+            locator.at(text.len() - 1..text.len(), String::new()).line,
+            6
+        );
         assert_eq!(locator.at(0..1, String::new()).line, 1);
         assert_eq!(locator.at(6..6, String::new()).line, 2);
     }
