@@ -88,14 +88,18 @@ impl DailyReads {
         }
         // Saturating: a summary row may hold any count, and two of them could pass the
         // largest.
-        let count = self
-            .line_reads
-            .entry(r.consumer.to_string())
-            .or_default()
-            .entry((day, version.major))
-            .or_insert(0);
+        // The consumer's name is copied only the first time it is met, not made and dropped
+        // twice for every read.
+        let counts = match self.line_reads.get_mut(r.consumer) {
+            Some(counts) => counts,
+            None => self.line_reads.entry(r.consumer.to_string()).or_default(),
+        };
+        let count = counts.entry((day, version.major)).or_insert(0);
         *count = count.saturating_add(r.reads);
-        let days = self.by_consumer.entry(r.consumer.to_string()).or_default();
+        let days = match self.by_consumer.get_mut(r.consumer) {
+            Some(days) => days,
+            None => self.by_consumer.entry(r.consumer.to_string()).or_default(),
+        };
         match days.get_mut(&day) {
             // Same rule as the scan: the newest instant wins, the higher version on a tie.
             Some(slot) => {
