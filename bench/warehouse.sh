@@ -4,7 +4,8 @@
 # columns) on a month of generated access records per format (bench/gen_warehouse.py:
 # Snowflake ACCESS_HISTORY as JSON Lines, BigQuery Data Access entries as JSON Lines,
 # Databricks column lineage as CSV), against `wc -l` of the same file and against DuckDB
-# computing the same answer from it (bench/duckdb_warehouse.py). Medians of RUNS runs taken in
+# computing the same answer from it (bench/duckdb_warehouse.py). Every generated user is a
+# registered consumer, so the scan claims each principal and answers who uses pop_est. Medians of RUNS runs taken in
 # turn, each file in the page cache. One format's file at a time is on disk (gigabytes each).
 #
 #   bench/warehouse.sh                              # 10 million records per format
@@ -32,10 +33,22 @@ roads_contracts "$store" 2027-01-15 "Move to British National Grid."
 for v in 1.1.0 2.0.0; do
     printf 'optional_attributes = { name = "string", pop_est = "float64" }\n' >> "$store/contracts/roads/$v.toml"
 done
+# Every generated user is a registered consumer, under the principal each warehouse logs for
+# it (Snowflake's upper-case user name, the two e-mail addresses): without consumers.toml the
+# gates answer "cannot tell" about nobody, which is not the question users ask.
+python3 - "$store/consumers.toml" "$USERS" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(int(sys.argv[2])):
+        u = "user_%04d" % i
+        f.write('[consumers.%s]\nteam = "Team %d"\ncontacts = ["%s@example.org"]\n'
+                'identities = ["%s", "%s@geo-prod.example.org", "%s@example.org"]\n\n'
+                % (u.replace("_", "-"), i % 97, u, u.upper(), u, u))
+PY
 setup() { # FORMAT FILE MATCH
     printf '[consumption]\nlookback_days = 60\n\n[[consumption.source]]\npath = "logs/%s"\nformat = "%s"\nmatch = "%s"\n' \
         "$2" "$1" "$3" > "$store/contracts.toml"
-    (cd "$store" && rm -rf .git && git init -q && git add contracts.toml contracts history \
+    (cd "$store" && rm -rf .git && git init -q && git add contracts.toml consumers.toml contracts history \
         && git -c user.name=bench -c user.email=bench@example.org commit -qm store)
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -83,4 +96,5 @@ for fmt in $FORMATS; do
     fi
     echo "  DuckDB finds (users, of them reading pop_est): $(python3 "$here/bench/duckdb_warehouse.py" "$fmt" "$path")"
     /usr/bin/time -f "  peak RSS of the scan: %M KB" "$bin" --repo "$store" --today 2026-11-29 --quiet --format json can-remove roads optional_attributes.pop_est > "$work/$fmt.json" || true
+    echo "  contracts finds (consumers judged, of them using pop_est): $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["consumers"]), len(r["users"]))' "$work/$fmt.json")"
 done
