@@ -2,8 +2,8 @@
 //! the same principals ([`Registry::identity_conflicts`]). Both are answered from the
 //! identities indexed once per registry: exact ones by their text, globs in a list. Testing
 //! every identity of every consumer for each principal, and every identity against every
-//! other, made `check` take 110 s on a registry of 20,000 consumers (three identities each)
-//! and a scan pay for every identity per principal read.
+//! other, grew with the square of the registry: a registry of tens of thousands of consumers
+//! stopped `check` and every scan for minutes (`bench/RESULTS.md`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
