@@ -1,14 +1,37 @@
-//! Who a principal is ([`Registry::claim`]), and which identities of `consumers.toml` claim
-//! the same principals ([`Registry::identity_conflicts`]). Both are answered from the
-//! identities indexed once per registry: exact ones by their text, globs in a list. Testing
-//! every identity of every consumer for each principal, and every identity against every
-//! other, grew with the square of the registry: a registry of tens of thousands of consumers
-//! stopped `check` and every scan for minutes (`bench/RESULTS.md`).
+//! The identities of `consumers.toml`, and the two questions asked of them: who a principal
+//! is ([`ClaimIndex::claimants`], for `Registry::claim`), and which identities claim the same
+//! principals ([`conflicts`], for `check`). Both are answered from the identities indexed
+//! once per registry: exact ones by their text, globs in a list. Testing every identity of
+//! every consumer for each principal, and every identity against every other, grew with the
+//! square of the registry: a registry of tens of thousands of consumers stopped `check` and
+//! every scan for minutes (`bench/RESULTS.md`). The registry (`registry.rs`) is built on
+//! this file, which knows nothing of it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
-use super::registry::{Claim, Consumer, Identity, Registry};
+use serde::Serialize;
+
 use crate::model::Located;
+
+/// One `identities` entry: an exact string, or a glob (it has `*`, `?` or `[`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Identity {
+    pub text: String,
+    #[serde(skip)]
+    pub glob: Option<glob::Pattern>,
+    /// Where it is written, for `check`'s findings.
+    #[serde(skip)]
+    pub place: Located,
+}
+
+impl Identity {
+    pub fn matches(&self, principal: &str) -> bool {
+        match &self.glob {
+            Some(g) => g.matches(principal),
+            None => self.text == principal,
+        }
+    }
+}
 
 /// The identities of every consumer of a registry, indexed.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -20,21 +43,37 @@ pub struct ClaimIndex {
 }
 
 impl ClaimIndex {
-    fn of(consumers: &BTreeMap<String, Consumer>) -> ClaimIndex {
+    /// The index of `consumers`' identities, each consumer by its name.
+    pub fn of<'a>(consumers: impl Iterator<Item = (&'a str, &'a [Identity])>) -> ClaimIndex {
         let mut index = ClaimIndex::default();
-        for c in consumers.values() {
-            for i in &c.identities {
+        for (name, identities) in consumers {
+            for i in identities {
                 match &i.glob {
-                    Some(g) => index.globs.push((c.name.clone(), g.clone())),
+                    Some(g) => index.globs.push((name.to_string(), g.clone())),
                     None => index
                         .exact
                         .entry(i.text.clone())
                         .or_default()
-                        .push(c.name.clone()),
+                        .push(name.to_string()),
                 }
             }
         }
         index
+    }
+
+    /// The consumers an identity of which matches `principal`, in name order, each once
+    /// however many of its identities match.
+    pub fn claimants(&self, principal: &str) -> BTreeSet<&str> {
+        let mut claimants: BTreeSet<&str> = BTreeSet::new();
+        if let Some(names) = self.exact.get(principal) {
+            claimants.extend(names.iter().map(String::as_str));
+        }
+        for (name, glob) in &self.globs {
+            if glob.matches(principal) {
+                claimants.insert(name);
+            }
+        }
+        claimants
     }
 }
 
@@ -42,114 +81,76 @@ impl ClaimIndex {
 /// `b`, then 0 for `b`'s name or 1 + `b`'s identity.
 type WalkOrder = (usize, usize, usize, usize);
 
-impl Registry {
-    /// The registry of `consumers`, their identities indexed.
-    pub fn new(consumers: BTreeMap<String, Consumer>) -> Registry {
-        let claims = ClaimIndex::of(&consumers);
-        Registry { consumers, claims }
-    }
-
-    /// Who `principal` (a log's consumer value) is: looked up in the identities first, then
-    /// as a registered name.
-    pub fn claim(&self, principal: &str) -> Claim<'_> {
-        // In name order, each consumer once, however many of its identities match.
-        let mut claimants: BTreeSet<&str> = BTreeSet::new();
-        if let Some(names) = self.claims.exact.get(principal) {
-            claimants.extend(names.iter().map(String::as_str));
-        }
-        for (name, glob) in &self.claims.globs {
-            if glob.matches(principal) {
-                claimants.insert(name);
+/// Identities that claim what another consumer's identity or name names: the same text
+/// twice, an exact identity or a consumer name that another's glob matches. (Two globs that
+/// overlap only on some principals are found when such a principal is read.) `consumers` are
+/// each name with its identities, in name order; the findings come in the order of a walk over
+/// every consumer `a`, each identity of it, every other consumer `b` and each identity of
+/// that one.
+pub fn conflicts(consumers: &[(&str, &[Identity])]) -> Vec<(Located, String)> {
+    let mut found: Vec<(WalkOrder, Located, String)> = Vec::new();
+    let globs: Vec<(usize, usize, &Identity)> = consumers
+        .iter()
+        .enumerate()
+        .flat_map(|(ai, (_, ids))| ids.iter().enumerate().map(move |(i, id)| (ai, i, id)))
+        .filter(|(_, _, id)| id.glob.is_some())
+        .collect();
+    for &(ai, iai, ia) in &globs {
+        let a = consumers[ai].0;
+        for (bi, &(b, b_ids)) in consumers.iter().enumerate().filter(|&(bi, _)| bi != ai) {
+            if ia.matches(b) {
+                let message = format!(
+                    "consumer `{a}`: identity {:?} matches the consumer name `{b}`: that \
+                     consumer's reads would be counted as `{a}`'s",
+                    ia.text
+                );
+                found.push(((ai, iai, bi, 0), ia.place.clone(), message));
             }
-        }
-        let mut claimants = claimants.into_iter();
-        match (claimants.next(), claimants.len()) {
-            (Some(one), 0) => Claim::Consumer(one),
-            (None, _) => match self.consumers.get_key_value(principal) {
-                Some((name, _)) => Claim::Consumer(name),
-                None => Claim::Unclaimed,
-            },
-            (Some(first), _) => Claim::Ambiguous(std::iter::once(first).chain(claimants).collect()),
-        }
-    }
-
-    /// Identities that claim what another consumer's identity or name names: the same
-    /// text twice, an exact identity or a consumer name that another's glob matches. (Two
-    /// globs that overlap only on some principals are found when such a principal is read.)
-    /// In the order of a walk over every consumer `a`, each identity of it, every other
-    /// consumer `b` and each identity of that one.
-    pub fn identity_conflicts(&self) -> Vec<(Located, String)> {
-        let consumers: Vec<&Consumer> = self.consumers.values().collect();
-        let mut found: Vec<(WalkOrder, Located, String)> = Vec::new();
-        let globs: Vec<(usize, usize, &Identity)> = consumers
-            .iter()
-            .enumerate()
-            .flat_map(|(ai, a)| {
-                a.identities
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, id)| (ai, i, id))
-            })
-            .filter(|(_, _, id)| id.glob.is_some())
-            .collect();
-        for &(ai, iai, ia) in &globs {
-            let a = consumers[ai];
-            for (bi, b) in consumers.iter().enumerate().filter(|&(bi, _)| bi != ai) {
-                if ia.matches(&b.name) {
+            // Another consumer's exact identity of another text that the glob matches.
+            for (ibi, ib) in b_ids.iter().enumerate() {
+                if ib.glob.is_none() && ia.text != ib.text && ia.matches(&ib.text) {
                     let message = format!(
-                        "consumer `{}`: identity {:?} matches the consumer name `{}`: that \
-                         consumer's reads would be counted as `{}`'s",
-                        a.name, ia.text, b.name, a.name
+                        "consumer `{b}`: identity {:?} is also claimed by consumer `{a}` \
+                         ({:?}): a principal must match one consumer",
+                        ib.text, ia.text
                     );
-                    found.push(((ai, iai, bi, 0), ia.place.clone(), message));
-                }
-                // Another consumer's exact identity of another text that the glob matches.
-                for (ibi, ib) in b.identities.iter().enumerate() {
-                    if ib.glob.is_none() && ia.text != ib.text && ia.matches(&ib.text) {
-                        let message = format!(
-                            "consumer `{}`: identity {:?} is also claimed by consumer `{}` \
-                             ({:?}): a principal must match one consumer",
-                            b.name, ib.text, a.name, ia.text
-                        );
-                        found.push(((ai, iai, bi, 1 + ibi), ib.place.clone(), message));
-                    }
+                    found.push(((ai, iai, bi, 1 + ibi), ib.place.clone(), message));
                 }
             }
         }
-        // The same text listed by two consumers, reported once, at the later consumer's.
-        let mut by_text: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
-        for (ci, c) in consumers.iter().enumerate() {
-            for (ii, id) in c.identities.iter().enumerate() {
-                by_text.entry(id.text.as_str()).or_default().push((ci, ii));
-            }
-        }
-        for listed in by_text.values().filter(|l| l.len() > 1) {
-            for &(ai, iai) in listed {
-                for &(bi, ibi) in listed {
-                    let (a, b) = (consumers[ai], consumers[bi]);
-                    if ai != bi && a.name > b.name {
-                        let ia = &a.identities[iai];
-                        let message = format!(
-                            "consumer `{}`: identity {:?} is also consumer `{}`'s: a principal \
-                             must match one consumer",
-                            a.name, ia.text, b.name
-                        );
-                        found.push(((ai, iai, bi, 1 + ibi), ia.place.clone(), message));
-                    }
-                }
-            }
-        }
-        found.sort_by_key(|(at, _, _)| *at);
-        found.into_iter().map(|(_, place, m)| (place, m)).collect()
     }
+    // The same text listed by two consumers, reported once, at the later consumer's.
+    let mut by_text: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    for (ci, (_, ids)) in consumers.iter().enumerate() {
+        for (ii, id) in ids.iter().enumerate() {
+            by_text.entry(id.text.as_str()).or_default().push((ci, ii));
+        }
+    }
+    for listed in by_text.values().filter(|l| l.len() > 1) {
+        for &(ai, iai) in listed {
+            for &(bi, ibi) in listed {
+                let ((a, a_ids), (b, _)) = (consumers[ai], consumers[bi]);
+                if ai != bi && a > b {
+                    let ia = &a_ids[iai];
+                    let message = format!(
+                        "consumer `{a}`: identity {:?} is also consumer `{b}`'s: a principal \
+                         must match one consumer",
+                        ia.text
+                    );
+                    found.push(((ai, iai, bi, 1 + ibi), ia.place.clone(), message));
+                }
+            }
+        }
+    }
+    found.sort_by_key(|(at, _, _)| *at);
+    found.into_iter().map(|(_, place, m)| (place, m)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
-    use super::*;
-    use crate::consumers::parse_registry;
+    use crate::consumers::{parse_registry, Claim, Registry};
 
     /// Who claims `principal`, every identity of every consumer tested: the rule the index
     /// must answer.

@@ -9,6 +9,7 @@ use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::claims::ClaimIndex;
 use crate::model::{is_dataset_name, Located, Locator, TomlErrors, Use};
 
 /// One registered consumer.
@@ -47,25 +48,7 @@ pub enum ConsumerKind {
     Automation,
 }
 
-/// One `identities` entry: an exact string, or a glob (it has `*`, `?` or `[`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Identity {
-    pub text: String,
-    #[serde(skip)]
-    pub glob: Option<glob::Pattern>,
-    /// Where it is written, for `check`'s findings.
-    #[serde(skip)]
-    pub place: Located,
-}
-
-impl Identity {
-    pub fn matches(&self, principal: &str) -> bool {
-        match &self.glob {
-            Some(g) => g.matches(principal),
-            None => self.text == principal,
-        }
-    }
-}
+pub use super::claims::Identity;
 
 /// Who a principal is: the consumer whose identities claim it, else the consumer of that
 /// name; `Ambiguous` when identities of several consumers claim it.
@@ -147,10 +130,45 @@ pub struct Registry {
     /// Their identities indexed (`claims.rs`): made by [`Registry::new`], the one way to
     /// make a registry of consumers.
     #[serde(skip)]
-    pub(super) claims: super::claims::ClaimIndex,
+    claims: ClaimIndex,
 }
 
 impl Registry {
+    /// The registry of `consumers`, their identities indexed (`claims.rs`).
+    pub fn new(consumers: BTreeMap<String, Consumer>) -> Registry {
+        let claims = ClaimIndex::of(
+            consumers
+                .values()
+                .map(|c| (c.name.as_str(), c.identities.as_slice())),
+        );
+        Registry { consumers, claims }
+    }
+
+    /// Who `principal` (a log's consumer value) is: looked up in the identities first, then
+    /// as a registered name.
+    pub fn claim(&self, principal: &str) -> Claim<'_> {
+        let mut claimants = self.claims.claimants(principal).into_iter();
+        match (claimants.next(), claimants.len()) {
+            (Some(one), 0) => Claim::Consumer(one),
+            (None, _) => match self.consumers.get_key_value(principal) {
+                Some((name, _)) => Claim::Consumer(name),
+                None => Claim::Unclaimed,
+            },
+            (Some(first), _) => Claim::Ambiguous(std::iter::once(first).chain(claimants).collect()),
+        }
+    }
+
+    /// Identities that claim what another consumer's identity or name names
+    /// ([`super::claims::conflicts`]).
+    pub fn identity_conflicts(&self) -> Vec<(Located, String)> {
+        let consumers: Vec<(&str, &[Identity])> = self
+            .consumers
+            .values()
+            .map(|c| (c.name.as_str(), c.identities.as_slice()))
+            .collect();
+        super::claims::conflicts(&consumers)
+    }
+
     pub fn get(&self, name: &str) -> Option<&Consumer> {
         self.consumers.get(name)
     }
