@@ -61,6 +61,11 @@ impl ClaimIndex {
         index
     }
 
+    /// Whether no consumer lists an identity.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.globs.is_empty()
+    }
+
     /// The consumers an identity of which matches `principal`, in name order, each once
     /// however many of its identities match.
     pub fn claimants(&self, principal: &str) -> BTreeSet<&str> {

@@ -86,8 +86,6 @@ impl DailyReads {
         if day > until {
             return Ok(());
         }
-        // Saturating: a summary row may hold any count, and two of them could pass the
-        // largest.
         // The consumer's name is copied only the first time it is met, not made and dropped
         // twice for every read.
         let counts = match self.line_reads.get_mut(r.consumer) {
@@ -95,6 +93,8 @@ impl DailyReads {
             None => self.line_reads.entry(r.consumer.to_string()).or_default(),
         };
         let count = counts.entry((day, version.major)).or_insert(0);
+        // Saturating: a summary row may hold any count, and two of them could pass the
+        // largest.
         *count = count.saturating_add(r.reads);
         let days = match self.by_consumer.get_mut(r.consumer) {
             Some(days) => days,

@@ -175,7 +175,7 @@ impl Registry {
 
     /// Whether any consumer lists identities (without, every principal is its own name).
     pub fn has_identities(&self) -> bool {
-        self.consumers.values().any(|c| !c.identities.is_empty())
+        !self.claims.is_empty()
     }
 
     /// Each consumer subscribed to `dataset`, by name, with its verdict on `changes`.
