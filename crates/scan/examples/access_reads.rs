@@ -57,7 +57,7 @@ fn main() -> ExitCode {
             Columns::Unknown => 2,
         }] += 1;
     };
-    let input = BufReader::with_capacity(1 << 20, std::io::stdin().lock());
+    let input = BufReader::with_capacity(1 << 20, std::io::stdin());
     if let Err(e) = scan.feed(input, &mut count, |_| {}) {
         eprintln!("access_reads: {e}");
         return ExitCode::from(3);

@@ -6,15 +6,16 @@
 //! folded into bursts in order on the calling thread, and whose hand-out parses a piece again
 //! when the piece before left a CSV record open (it is handed the piece's bytes for that).
 //!
-//! The calling thread reads the file (so the input need not be sent to another thread, and
-//! every buffer is allocated and freed on one thread), hands out each piece as soon as the
-//! pieces before it are handed out, and parses a piece itself whenever none is ready to be
-//! handed out: where the hand-out is heavy (the bursts of an access log) it parses little,
-//! where it is light (a line count) it is one more core's worth of parsing. `threads - 1`
-//! workers parse the rest. At most `2 * threads` pieces are read and not yet handed out, so
+//! Whichever thread needs a piece reads it (one at a time, under a lock: the file is read in
+//! order), so the copy out of the page cache is shared by every core instead of holding up
+//! the hand-out. The calling thread hands out each piece as soon as the pieces before it are
+//! handed out, and reads and parses a piece itself whenever none is ready to be handed out:
+//! where the hand-out is heavy (the bursts of an access log) it parses little, where it is
+//! light (a line count) it is one more core's worth of parsing. `threads - 1` workers read
+//! and parse the rest. At most `2 * threads` pieces are read and not yet handed out, so
 //! memory stays a few pieces per thread however slow the hand-out is.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -87,27 +88,43 @@ impl Job {
     }
 }
 
-/// Pieces read and not yet taken by a thread; `closed` once no more will come.
-struct Queue {
-    todo: VecDeque<Job>,
+/// The input and where its reading stands, taken by whichever thread needs a piece.
+struct Input<R> {
+    input: R,
+    reading: Reading,
+    /// Pieces read, and pieces handed out: at most `window` apart.
+    read: usize,
+    handed: usize,
+    window: usize,
+    failure: Option<std::io::Error>,
+    /// No piece is to be read any more: the hand-out said stop, or a thread unwound.
     closed: bool,
+    /// Buffers of pieces handed out, filled again: fresh pages would cost a page fault per
+    /// 4 KiB.
+    spare: Vec<Vec<u8>>,
 }
 
-struct Shared {
-    queue: Mutex<Queue>,
-    filled: Condvar,
+impl<R> Input<R> {
+    /// No piece will be read any more.
+    fn over(&self) -> bool {
+        self.closed || self.failure.is_some() || self.reading.done()
+    }
 }
 
-/// Closes the queue when dropped, also when a thread unwinds: the workers then stop, so
+struct Shared<R> {
+    input: Mutex<Input<R>>,
+    /// Signalled when a piece is handed out (so one more may be read) or the scan closes.
+    room: Condvar,
+}
+
+/// Closes the input when dropped, also when a thread unwinds: the workers then stop, so
 /// neither the calling thread nor the scope's join waits on a thread that will never send.
-struct Closer<'a>(&'a Shared);
+struct Closer<'a, R>(&'a Shared<R>);
 
-impl Drop for Closer<'_> {
+impl<R> Drop for Closer<'_, R> {
     fn drop(&mut self) {
-        let mut q = lock(&self.0.queue);
-        q.closed = true;
-        q.todo.clear();
-        self.0.filled.notify_all();
+        lock(&self.0.input).closed = true;
+        self.0.room.notify_all();
     }
 }
 
@@ -116,28 +133,38 @@ impl Drop for Closer<'_> {
 /// Each piece's [`Work::Out`] goes to `hand_out` in the file's order, with the piece; an
 /// `Err` from it stops the scan. A read that fails stops the reading, the pieces read before
 /// are handed out, and the error is returned.
-pub(crate) fn run<W: Work, E>(
-    mut input: impl Read,
+pub(crate) fn run<R: Read + Send, W: Work, E>(
+    input: R,
     sizes: Sizes,
-    cut: &dyn Fn(&[u8]) -> Option<usize>,
+    cut: &(dyn Fn(&[u8]) -> Option<usize> + Sync),
     work: &W,
     hand_out: &mut HandOut<'_, W::Out, E>,
 ) -> Outcome<W::State, E> {
     let threads = sizes.threads.max(1);
-    let window = 2 * threads;
     let shared = Shared {
-        queue: Mutex::new(Queue {
-            todo: VecDeque::new(),
+        input: Mutex::new(Input {
+            input,
+            reading: Reading {
+                carry: Vec::new(),
+                eof: false,
+                offset: 0,
+            },
+            read: 0,
+            handed: 0,
+            window: 2 * threads,
+            failure: None,
             closed: false,
+            spare: Vec::new(),
         }),
-        filled: Condvar::new(),
+        room: Condvar::new(),
     };
+    let size = sizes.piece;
     let (to_hand, parsed) = mpsc::channel::<(Job, W::Out)>();
     std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads)
             .map(|_| {
                 let (shared, to_hand) = (&shared, to_hand.clone());
-                s.spawn(move || worker(shared, work, &to_hand))
+                s.spawn(move || worker(shared, size, cut, work, &to_hand))
             })
             .collect();
         drop(to_hand);
@@ -145,58 +172,57 @@ pub(crate) fn run<W: Work, E>(
         let mut own = work.start();
         // Pieces parsed ahead of their turn, by index.
         let mut waiting = BTreeMap::new();
-        // Buffers of pieces handed out, filled again: fresh pages would cost a page fault
-        // per 4 KiB.
-        let mut spare: Vec<Vec<u8>> = Vec::new();
-        let mut reading = Reading {
-            carry: Vec::new(),
-            eof: false,
-            offset: 0,
-        };
-        let (mut read, mut handed) = (0usize, 0usize);
-        let mut failure = None;
+        let mut handed = 0usize;
+        let mut done = Vec::new();
         let result = loop {
-            if let Some(stop) = hand_ready(&mut waiting, &mut handed, &mut spare, hand_out) {
+            let stop = hand_ready(&mut waiting, &mut handed, &mut done, hand_out);
+            let (read, over) = {
+                let mut input = lock(&shared.input);
+                input.handed = handed;
+                input.spare.append(&mut done);
+                if stop.is_some() {
+                    input.closed = true;
+                }
+                (input.read, input.over())
+            };
+            shared.room.notify_all();
+            if let Some(stop) = stop {
                 break Err(Stop::HandOut(stop));
             }
-            while failure.is_none() && !reading.done() && read - handed < window {
-                let mut buf = spare.pop().unwrap_or_default();
-                match reading.next(&mut input, &mut buf, sizes.piece, cut) {
-                    Ok(Some((offset, len))) => {
-                        let job = Job {
-                            index: read,
-                            offset,
-                            buf,
-                            len,
-                        };
-                        read += 1;
-                        lock(&shared.queue).todo.push_back(job);
-                        shared.filled.notify_one();
-                    }
-                    Ok(None) => {}
-                    Err(e) => failure = Some(e),
-                }
-            }
-            if handed == read {
+            if over && handed == read {
+                let failure = lock(&shared.input).failure.take();
                 break failure.map_or(Ok(()), |e| Err(Stop::Read(e)));
             }
-            // Nothing to hand out: parse the next piece here, or wait for a worker's.
-            let mine = lock(&shared.queue).todo.pop_front();
-            match mine {
+            // Nothing to hand out: a piece a worker parsed, or the next piece read and
+            // parsed here, or else wait for a worker's.
+            if let Ok((job, out)) = parsed.try_recv() {
+                waiting.insert(job.index, (job, out));
+                continue;
+            }
+            match take(&shared, size, cut, false) {
                 Some(job) => {
                     let out = work.piece(&mut own, job.piece());
                     waiting.insert(job.index, (job, out));
                 }
-                None => match parsed.recv() {
-                    Ok((job, out)) => {
-                        waiting.insert(job.index, (job, out));
+                None if waiting.contains_key(&handed) => {}
+                None => {
+                    // The next piece to hand out is a worker's (or no piece is left, which
+                    // the check above sees once this returns).
+                    let gone = {
+                        let input = lock(&shared.input);
+                        input.over() && input.read == handed
+                    };
+                    if gone {
+                        continue;
                     }
-                    // Every worker is gone: one panicked, and the join below says so.
-                    Err(_) => break Ok(()),
-                },
-            }
-            while let Ok((job, out)) = parsed.try_recv() {
-                waiting.insert(job.index, (job, out));
+                    match parsed.recv() {
+                        Ok((job, out)) => {
+                            waiting.insert(job.index, (job, out));
+                        }
+                        // Every worker is gone: one panicked, and the join below says so.
+                        Err(_) => break Ok(()),
+                    }
+                }
             }
         };
         drop(closer);
@@ -213,11 +239,12 @@ pub(crate) fn run<W: Work, E>(
     })
 }
 
-/// Hand out the pieces whose turn has come; `Some` when the hand-out said stop.
+/// Hand out the pieces whose turn has come, their buffers put in `done`; `Some` when the
+/// hand-out said stop.
 fn hand_ready<O, E>(
     waiting: &mut BTreeMap<usize, (Job, O)>,
     handed: &mut usize,
-    spare: &mut Vec<Vec<u8>>,
+    done: &mut Vec<Vec<u8>>,
     hand_out: &mut HandOut<'_, O, E>,
 ) -> Option<E> {
     while let Some((job, out)) = waiting.remove(handed) {
@@ -225,32 +252,72 @@ fn hand_ready<O, E>(
             return Some(stop);
         }
         *handed += 1;
-        spare.push(job.buf);
+        done.push(job.buf);
     }
     None
 }
 
-/// A worker: parse the pieces it takes from the queue until the queue is closed.
-fn worker<W: Work>(shared: &Shared, work: &W, to_hand: &mpsc::Sender<(Job, W::Out)>) -> W::State {
+/// Read the next piece, on the thread that asks: the copy out of the page cache is a good
+/// part of a scan's time, and done on the calling thread it held up the hand-out, which is
+/// the one part that cannot be shared. `None` when no piece is left to read, or (`wait`
+/// false) when as many pieces as the window allows are read and not yet handed out; with
+/// `wait`, the thread waits for room instead.
+fn take<R: Read>(
+    shared: &Shared<R>,
+    size: usize,
+    cut: &dyn Fn(&[u8]) -> Option<usize>,
+    wait: bool,
+) -> Option<Job> {
+    let mut input = lock(&shared.input);
+    loop {
+        if input.over() {
+            return None;
+        }
+        if input.read - input.handed < input.window {
+            break;
+        }
+        if !wait {
+            return None;
+        }
+        input = shared
+            .room
+            .wait(input)
+            .unwrap_or_else(PoisonError::into_inner);
+    }
+    let mut buf = input.spare.pop().unwrap_or_default();
+    let Input {
+        input: r, reading, ..
+    } = &mut *input;
+    match reading.next(r, &mut buf, size, cut) {
+        Ok(Some((offset, len))) => {
+            let index = input.read;
+            input.read += 1;
+            Some(Job {
+                index,
+                offset,
+                buf,
+                len,
+            })
+        }
+        Ok(None) => None,
+        Err(e) => {
+            input.failure = Some(e);
+            None
+        }
+    }
+}
+
+/// A worker: read and parse pieces until none is left.
+fn worker<R: Read, W: Work>(
+    shared: &Shared<R>,
+    size: usize,
+    cut: &dyn Fn(&[u8]) -> Option<usize>,
+    work: &W,
+    to_hand: &mpsc::Sender<(Job, W::Out)>,
+) -> W::State {
     let _closer = Closer(shared);
     let mut state = work.start();
-    loop {
-        let job = {
-            let mut q = lock(&shared.queue);
-            loop {
-                if let Some(job) = q.todo.pop_front() {
-                    break Some(job);
-                }
-                if q.closed {
-                    break None;
-                }
-                q = shared
-                    .filled
-                    .wait(q)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
-        };
-        let Some(job) = job else { break };
+    while let Some(job) = take(shared, size, cut, true) {
         let out = work.piece(&mut state, job.piece());
         if to_hand.send((job, out)).is_err() {
             break;
@@ -381,7 +448,7 @@ mod tests {
     type Heard = Vec<(usize, usize, Vec<u8>)>;
 
     fn hear<E>(
-        input: impl Read,
+        input: impl Read + Send,
         sizes: Sizes,
         stop_at: Option<(usize, E)>,
     ) -> (Heard, usize, Result<(), Stop<E>>) {
@@ -494,6 +561,6 @@ mod tests {
                 assert!(!piece.bytes.windows(4).any(|w| w == b"boom"), "boom");
             }
         }
-        let _ = run::<_, ()>(&file[..], sizes, &cut, &Boom, &mut |_, ()| Ok(()));
+        let _ = run::<_, _, ()>(&file[..], sizes, &cut, &Boom, &mut |_, ()| Ok(()));
     }
 }

@@ -42,6 +42,7 @@ mod parquet_rows;
 mod readers;
 mod record_fold;
 mod scan;
+mod seen_ids;
 mod terms;
 
 pub(crate) use both::Folds;

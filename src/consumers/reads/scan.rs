@@ -10,6 +10,7 @@ use contracts_scan::reads::hash::{Key, NameMap};
 use contracts_scan::reads::hot::{self, HotKey, HotTable, Slot, NO_VERSION};
 
 use super::memo::{short_eq, Memo};
+use super::seen_ids::SeenIds;
 use super::terms::{ConsumerMap, KnownRead, NewestRead, ScanRequest, SeenColumns, Skipped};
 use crate::consumers::access::AccessStats;
 use crate::consumers::source_health::SourceCounts;
@@ -54,6 +55,8 @@ pub struct Scan {
     /// What the reads showed of the attributes they read, by dataset and consumer: only
     /// where [`ScanRequest::attributes`] asked and a source could tell.
     pub seen: BTreeMap<String, BTreeMap<String, SeenColumns>>,
+    /// The same while the scan runs, settled into [`Scan::seen`] by [`Scan::flush`].
+    pub(super) seen_ids: SeenIds,
 }
 
 /// The block reader of the scanner crate folds each worker's reads into a scan of its own.
@@ -172,16 +175,16 @@ impl Scan {
         if *columns == crate::consumers::access::Columns::Unknown {
             return;
         }
-        let per = match self.seen.get_mut(dataset) {
-            Some(per) => per,
-            None => self.seen.entry(dataset.to_string()).or_default(),
-        };
-        match per.get_mut(consumer) {
-            Some(seen) => seen.add(at, columns),
-            None => per
-                .entry(consumer.to_string())
-                .or_default()
-                .add(at, columns),
+        self.seen_ids.add(dataset, consumer, at, columns);
+    }
+
+    /// Fold what [`Scan::see`] gathered into [`Scan::seen`].
+    fn settle_seen(&mut self) {
+        for (dataset, per) in self.seen_ids.settle() {
+            let mine = self.seen.entry(dataset).or_default();
+            for (consumer, seen) in per {
+                mine.entry(consumer).or_default().absorb(seen);
+            }
         }
     }
 
@@ -219,6 +222,7 @@ impl Scan {
     /// does it before handing its scan back, so the workers do it side by side.
     pub(super) fn flush(&mut self) {
         self.settle();
+        self.settle_seen();
         let mut hot = std::mem::take(&mut self.hot);
         for (dataset, table) in &mut hot {
             if let Some(per) = self.newest.get_mut(dataset.as_str()) {

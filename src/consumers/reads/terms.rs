@@ -261,7 +261,7 @@ impl SeenColumns {
             Columns::Unknown => return,
             Columns::All => self.all = self.all.max(Some(at)),
             Columns::Named(names) => {
-                for name in names {
+                for name in names.iter() {
                     match self.named.get_mut(name) {
                         Some(last) => *last = (*last).max(at),
                         None => {
@@ -304,7 +304,7 @@ impl SeenColumns {
     pub fn reading(at: DateTime<FixedOffset>, names: &[&str]) -> SeenColumns {
         let columns = match names {
             ["*"] => Columns::All,
-            _ => Columns::Named(names.iter().map(|n| n.to_string()).collect()),
+            _ => Columns::named(names.iter().map(|n| n.to_string())),
         };
         let mut seen = SeenColumns::default();
         seen.add(at, &columns);
@@ -325,12 +325,12 @@ mod tests {
                 last: at,
                 requests: 1,
             },
-            reader: Reader {
+            reader: std::sync::Arc::new(Reader {
                 principal: Some("p".into()),
                 dataset: dataset.into(),
                 contract: contract.into(),
                 object: "o".into(),
-            },
+            }),
             attributes: Columns::Unknown,
         }
     }

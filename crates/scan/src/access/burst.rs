@@ -25,6 +25,7 @@
 //! its own.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
 
@@ -41,7 +42,9 @@ pub const DEFAULT_REORDER_SECONDS: u64 = 12 * 3600;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Read {
     pub burst: Span,
-    pub reader: Reader,
+    /// Shared by the reads of one principal on one object: a busy reader's object closes a
+    /// read per burst, and a copy of the four strings for each was most of a read's cost.
+    pub reader: Arc<Reader>,
     /// The attributes the burst's requests read, together ([`Columns::union`]).
     pub attributes: Columns,
 }
@@ -82,7 +85,7 @@ pub struct Span {
 /// The open bursts of one principal (or anonymous client) on one object.
 #[derive(Debug, Default)]
 struct Open {
-    reader: Reader,
+    reader: Arc<Reader>,
     /// Disjoint, sorted by time, each gap wider than the window: usually one.
     spans: Vec<Span>,
     /// The attributes read in each span, by the span's index.
@@ -167,12 +170,12 @@ impl Bursts {
                 self.open.insert(
                     self.key.clone(),
                     Open {
-                        reader: Reader {
+                        reader: Arc::new(Reader {
                             principal: hit.principal.map(Cow::into_owned),
                             dataset: hit.dataset.into_owned(),
                             contract: hit.contract.into_owned(),
                             object: hit.object.into_owned(),
-                        },
+                        }),
                         spans: vec![Span {
                             first: t,
                             last: t,
@@ -214,8 +217,7 @@ impl Bursts {
                 .position(|s| s.last.timestamp() >= horizon);
             let closed = keep.unwrap_or(open.spans.len());
             if keep.is_none() {
-                // Every span closes (the common case: one): the last read takes the reader
-                // itself rather than a copy of its four strings.
+                // Every span closes: the last read takes the reader itself.
                 hand_out(std::mem::take(open), on_read);
                 return false;
             }
@@ -237,31 +239,22 @@ impl Bursts {
     }
 }
 
-/// Every span of `open` as a read, the last with the reader itself.
+/// Every span of `open` as a read.
 fn hand_out(open: Open, on_read: &mut impl FnMut(Read)) {
     let Open {
         reader,
         spans,
         attributes,
     } = open;
-    let copies = spans.len().saturating_sub(1);
-    let mut pairs = spans.into_iter().zip(attributes);
-    for (span, attributes) in pairs.by_ref().take(copies) {
+    for (span, attributes) in spans.into_iter().zip(attributes) {
         on_read(read_of(&reader, span, attributes));
-    }
-    if let Some((burst, attributes)) = pairs.next() {
-        on_read(Read {
-            burst,
-            reader,
-            attributes,
-        });
     }
 }
 
-fn read_of(reader: &Reader, span: Span, attributes: Columns) -> Read {
+fn read_of(reader: &Arc<Reader>, span: Span, attributes: Columns) -> Read {
     Read {
         burst: span,
-        reader: reader.clone(),
+        reader: Arc::clone(reader),
         attributes,
     }
 }
@@ -392,7 +385,7 @@ mod tests {
 
     #[test]
     fn a_read_reads_what_its_requests_read_together() {
-        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let named = |c: &[&str]| Columns::named(c.iter().map(|c| c.to_string()));
         let with = |t: &'static str, who: &'static str, c: Columns| Hit {
             attributes: Cow::Owned(c),
             ..hit(t, Some(who), "ip", "o")
@@ -412,7 +405,7 @@ mod tests {
         ];
         let reads = run(&mut Bursts::new(60), &hits)
             .into_iter()
-            .map(|r| (r.reader.principal.unwrap_or_default(), r.attributes))
+            .map(|r| (r.reader.principal.clone().unwrap_or_default(), r.attributes))
             .collect::<Vec<_>>();
         let who = |w: &str| w.to_string();
         assert_eq!(

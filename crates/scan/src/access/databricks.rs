@@ -292,7 +292,7 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
             file.as_bytes(),
         );
         outcome.unwrap();
-        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let named = |c: &[&str]| Columns::named(c.iter().map(|c| c.to_string()));
         let read = |at: &str, c: Columns| {
             let who = Some("analyst@example.org".to_string());
             (
@@ -374,7 +374,7 @@ account_id,metastore_id,workspace_id,entity_type,entity_id,entity_run_id,source_
         let (got, stats, outcome, bad) = read(&file);
         outcome.unwrap();
         assert!(bad.is_empty(), "{bad:?}");
-        let columns = Columns::Named(["geom", "name"].map(String::from).into());
+        let columns = Columns::named(["geom", "name"].map(String::from));
         assert_eq!(
             got,
             vec![(

@@ -548,7 +548,7 @@ impl AccessLog {
     /// request of the format to `on_malformed`, and the counts into `stats` (all but
     /// `reads` and `same_read`, which are the bursts'). Stops at the first read error, or at
     /// a CloudFront header the source cannot read under; the counts so far stay in `stats`.
-    pub fn hits<R: BufRead>(
+    pub fn hits<R: BufRead + Send>(
         &self,
         input: R,
         stats: &mut AccessStats,
@@ -565,7 +565,7 @@ impl AccessLog {
     }
 
     /// [`AccessLog::hits`], on as many threads as `split` says where the format allows.
-    pub(crate) fn hits_split<R: BufRead>(
+    pub(crate) fn hits_split<R: BufRead + Send>(
         &self,
         input: R,
         split: parallel::Split,
@@ -659,7 +659,7 @@ impl<'l> AccessScan<'l> {
 
     /// Read one file. Reads whose burst is over are handed to `on_read` as they close; the
     /// rest at [`AccessScan::finish`]. On an error the hits before it still count.
-    pub fn feed<R: BufRead>(
+    pub fn feed<R: BufRead + Send>(
         &mut self,
         input: R,
         mut on_read: impl FnMut(Read),
@@ -710,7 +710,7 @@ impl<'l> AccessScans<'l> {
     /// Read one file of source number `source` into that source's scan
     /// ([`AccessScan::feed`]). A source that is no access log ([`AccessScans::reads`]) has
     /// nothing to read: `Ok`, and nothing is handed out.
-    pub fn feed<R: BufRead>(
+    pub fn feed<R: BufRead + Send>(
         &mut self,
         source: usize,
         input: R,
@@ -739,7 +739,7 @@ impl<'l> AccessScans<'l> {
 
 /// Read one access log to its end: its reads to `on_read`, its unreadable lines to
 /// `on_malformed`, and its counts returned (on an error, with the counts up to it).
-pub fn read_access_log<R: BufRead>(
+pub fn read_access_log<R: BufRead + Send>(
     log: &AccessLog,
     input: R,
     mut on_read: impl FnMut(Read),
@@ -820,7 +820,7 @@ pub(super) mod tests {
             assert_eq!(stats.lines, 2);
             got
         };
-        let named = Columns::Named(["name".to_string(), "pop_est".to_string()].into());
+        let named = Columns::named(["name".to_string(), "pop_est".to_string()]);
         assert_eq!(
             columns(&log.clone().with_columns(true)),
             [named, Columns::Unknown]

@@ -121,7 +121,7 @@ enum Event {
 
 /// [`AccessLog::hits`] on every core, where the format allows: `Err(input)`, unread, when it
 /// does not (the caller reads one line at a time).
-pub(crate) fn hits<R: BufRead>(
+pub(crate) fn hits<R: BufRead + Send>(
     log: &AccessLog,
     mut input: R,
     split: Split,

@@ -661,7 +661,7 @@ mod tests {
                 got.push((r.path.into_owned(), r.attributes));
             }
         }
-        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let named = |c: &[&str]| Columns::named(c.iter().map(|c| c.to_string()));
         assert_eq!(
             got,
             vec![

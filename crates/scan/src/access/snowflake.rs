@@ -470,7 +470,7 @@ mod tests {
         );
         outcome.unwrap();
         assert!(bad.is_empty(), "{bad:?}");
-        let named = |c: &[&str]| Columns::Named(c.iter().map(|c| c.to_string()).collect());
+        let named = |c: &[&str]| Columns::named(c.iter().map(|c| c.to_string()));
         let read = |d: &str, v: &str, c: Columns| {
             let at = "2026-11-27T10:00:00+00:00".to_string();
             (

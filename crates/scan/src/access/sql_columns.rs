@@ -17,7 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use sqlparser::ast::{
     CopySource, Distinct, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
@@ -35,11 +35,19 @@ pub enum Columns {
     Unknown,
     /// Every column (the whole row).
     All,
-    /// These columns and no other, folded as PostgreSQL folds identifiers.
-    Named(BTreeSet<String>),
+    /// These columns and no other, folded as PostgreSQL folds identifiers. Shared: a reader
+    /// of a warehouse's records hands out the same few sets again and again
+    /// (`warehouse::Names`), and a set made on one thread and freed on another cost more than
+    /// reading the record.
+    Named(Arc<BTreeSet<String>>),
 }
 
 impl Columns {
+    /// These columns and no other.
+    pub fn named(names: impl IntoIterator<Item = String>) -> Columns {
+        Columns::Named(Arc::new(names.into_iter().collect()))
+    }
+
     /// What two reads read together. `All` is every column whatever the other read, so it
     /// absorbs even `Unknown`; otherwise `Unknown` absorbs.
     pub fn union(mut self, other: Columns) -> Columns {
@@ -56,8 +64,8 @@ impl Columns {
             (Columns::Named(a), Columns::Named(b)) => {
                 if a.is_empty() {
                     *a = b;
-                } else {
-                    a.extend(b);
+                } else if !Arc::ptr_eq(a, &b) {
+                    Arc::make_mut(a).extend(b.iter().cloned());
                 }
             }
         }
@@ -133,7 +141,7 @@ impl Statements {
         } else if walk.unknown || !walk.found {
             Columns::Unknown
         } else {
-            Columns::Named(walk.named)
+            Columns::Named(Arc::new(walk.named))
         }
     }
 }

@@ -3,7 +3,7 @@ use super::*;
 const ROADS: &str = "public.roads_v1";
 
 fn named(cols: &[&str]) -> Columns {
-    Columns::Named(cols.iter().map(|c| c.to_string()).collect())
+    Columns::named(cols.iter().map(|c| c.to_string()))
 }
 
 #[test]

@@ -7,10 +7,14 @@
 //! `ignore_principals` work on them as on the other access logs.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 
 use super::{Columns, Encoding, Fields, Request};
+use crate::reads::hash::NameHasher;
 use crate::reads::json_walk::Walk;
 
 /// An instant as the warehouses export one: RFC 3339 (`2026-11-27T10:00:00.123Z`, also with a
@@ -137,24 +141,60 @@ pub(crate) fn named<'n>(names: impl IntoIterator<Item = Cow<'n, str>>) -> Column
 }
 
 /// The columns of a record gathered one at a time, as the JSON walk of a row meets them
-/// (no list of them is built first); [`named`] is this over a list.
+/// (no list of them is built first); [`named`] is this over a list. Each set is made once
+/// per thread ([`interned`]), borrowed names are not copied to look it up.
 #[derive(Default)]
-pub(crate) struct Names(std::collections::BTreeSet<String>);
+pub(crate) struct Names<'a>(Vec<Cow<'a, str>>);
 
-impl Names {
-    pub(crate) fn add(&mut self, name: Cow<'_, str>) {
+impl<'a> Names<'a> {
+    pub(crate) fn add(&mut self, name: Cow<'a, str>) {
         if !name.is_empty() {
-            self.0.insert(name.into_owned());
+            self.0.push(name);
         }
     }
 
-    pub(crate) fn columns(self) -> Columns {
+    pub(crate) fn columns(mut self) -> Columns {
         if self.0.is_empty() {
-            Columns::Unknown
-        } else {
-            Columns::Named(self.0)
+            return Columns::Unknown;
         }
+        self.0.sort_unstable();
+        self.0.dedup();
+        interned(&self.0)
     }
+}
+
+/// How many sets a thread keeps: past it they are dropped and made again as met.
+const SETS_KEPT: usize = 1 << 14;
+
+thread_local! {
+    /// The sets of columns this thread has made, by their names (each behind its length, so
+    /// that no two lists of names have one key), and the key being built.
+    static SETS: RefCell<(Vec<u8>, NameBytesMap<Columns>)> = RefCell::default();
+}
+
+type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
+
+/// The set of `names` (sorted, without repeats), shared with every read of this thread that
+/// read the same: records name the same few sets again and again, and a set of strings made
+/// for each record was allocated on the thread that parses and freed on the one that folds.
+fn interned(names: &[Cow<'_, str>]) -> Columns {
+    SETS.with(|sets| {
+        let (key, kept) = &mut *sets.borrow_mut();
+        key.clear();
+        for n in names {
+            key.extend_from_slice(&n.len().to_le_bytes());
+            key.extend_from_slice(n.as_bytes());
+        }
+        if let Some(columns) = kept.get(key.as_slice()) {
+            return columns.clone();
+        }
+        let columns = Columns::named(names.iter().map(|n| n.to_string()));
+        if kept.len() >= SETS_KEPT {
+            kept.clear();
+        }
+        kept.insert(key.clone(), columns.clone());
+        columns
+    })
 }
 
 /// A JSON row to be read by the shared walk ([`Walk`]): the line as text, checked to be
@@ -723,5 +763,72 @@ mod no_panic {
             let header = b"source_table_full_name,source_column_name,source_type,created_by,event_time".to_vec();
             every_reader(&[header, line.clone(), line]);
         }
+    }
+}
+
+#[cfg(test)]
+mod sets {
+    use std::borrow::Cow;
+    use std::sync::Arc;
+
+    use super::{named, Columns, SETS_KEPT};
+
+    fn set(names: &[&str]) -> Columns {
+        named(names.iter().map(|n| Cow::Borrowed(*n)))
+    }
+
+    fn shared(a: &Columns, b: &Columns) -> bool {
+        match (a, b) {
+            (Columns::Named(a), Columns::Named(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// A set met again is the one made before; its names are sorted and once each, whatever
+    /// the record's order; two lists of names never share a set because their names run
+    /// together (`ab` is not `a`, `b`); nothing named is `Unknown`, never "none".
+    #[test]
+    fn each_set_is_made_once_and_is_the_set_of_its_names() {
+        let first = set(&["name", "geom", "name"]);
+        let again = set(&["geom", "name"]);
+        assert_eq!(first, Columns::named(["geom".into(), "name".into()]));
+        assert!(
+            shared(&first, &again),
+            "the second record shares the first's set"
+        );
+        let ab = set(&["ab"]);
+        let a_b = set(&["a", "b"]);
+        assert_eq!(ab, Columns::named(["ab".into()]));
+        assert_eq!(a_b, Columns::named(["a".into(), "b".into()]));
+        assert_eq!(set(&[]), Columns::Unknown);
+        assert_eq!(set(&[""]), Columns::Unknown);
+    }
+
+    /// A burst's reads together (`Columns::take_in`) make a set of their own: the shared
+    /// set the first read holds is not changed under the other reads that hold it.
+    #[test]
+    fn a_union_leaves_the_shared_set_as_it_was() {
+        let mut burst = set(&["geom", "name"]);
+        burst.take_in(set(&["pop_est"]));
+        assert_eq!(
+            burst,
+            Columns::named(["geom".into(), "name".into(), "pop_est".into()])
+        );
+        assert_eq!(
+            set(&["name", "geom"]),
+            Columns::named(["geom".into(), "name".into()])
+        );
+    }
+
+    /// Past the sets a thread keeps, they are dropped and made again: the answers stay.
+    #[test]
+    fn past_the_sets_kept_each_answer_stays_the_set_of_its_names() {
+        let name = |i: usize| format!("c{i}");
+        for i in 0..SETS_KEPT + 10 {
+            let got = named([Cow::Owned(name(i)), Cow::Borrowed("geom")]);
+            assert_eq!(got, Columns::named([name(i), "geom".into()]), "{i}");
+        }
+        let early = named([Cow::Owned(name(3)), Cow::Borrowed("geom")]);
+        assert_eq!(early, Columns::named([name(3), "geom".into()]));
     }
 }

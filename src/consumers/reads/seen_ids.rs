@@ -1,0 +1,166 @@
+//! What the reads of a scan showed of their attributes, gathered while the scan runs: each
+//! attribute name numbered once per scan, each principal's newest read of each attribute
+//! kept by number. A read then costs a hash of its principal and of each name it read; kept
+//! in ordered maps of names ([`SeenColumns`]) it cost a dozen string comparisons per name,
+//! the largest part of folding an access log's read on the thread that folds them in order.
+//! [`SeenIds::settle`] makes the [`SeenColumns`] at the end, the same as adding each read to
+//! them would have.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, FixedOffset};
+
+use contracts_scan::reads::hash::NameMap;
+
+use super::terms::SeenColumns;
+use crate::consumers::access::Columns;
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct SeenIds {
+    /// Each attribute name met, by its number, and the number of each.
+    names: Vec<String>,
+    numbers: NameMap<usize>,
+    /// By dataset and principal.
+    per: NameMap<NameMap<ById>>,
+}
+
+/// One principal's [`SeenColumns`] of one dataset, its names by number.
+#[derive(Debug, Clone, Default)]
+struct ById {
+    told: u64,
+    all: Option<DateTime<FixedOffset>>,
+    named: Vec<Option<DateTime<FixedOffset>>>,
+}
+
+impl SeenIds {
+    /// [`SeenColumns::add`] of one read of `dataset` by `principal`.
+    pub(super) fn add(
+        &mut self,
+        dataset: &str,
+        principal: &str,
+        at: DateTime<FixedOffset>,
+        columns: &Columns,
+    ) {
+        let per = match self.per.get_mut(dataset) {
+            Some(per) => per,
+            None => self.per.entry(dataset.to_string()).or_default(),
+        };
+        let seen = match per.get_mut(principal) {
+            Some(seen) => seen,
+            None => per.entry(principal.to_string()).or_default(),
+        };
+        match columns {
+            Columns::Unknown => return,
+            // As `SeenColumns::add`: `max`, which keeps the read counted last on a tie.
+            Columns::All => seen.all = seen.all.max(Some(at)),
+            Columns::Named(names) => {
+                for name in names.iter() {
+                    let number = match self.numbers.get(name.as_str()) {
+                        Some(&n) => n,
+                        None => {
+                            self.names.push(name.clone());
+                            self.numbers.insert(name.clone(), self.names.len() - 1);
+                            self.names.len() - 1
+                        }
+                    };
+                    if seen.named.len() <= number {
+                        seen.named.resize(number + 1, None);
+                    }
+                    let last = &mut seen.named[number];
+                    *last = Some(match *last {
+                        Some(last) => last.max(at),
+                        None => at,
+                    });
+                }
+            }
+        }
+        seen.told += 1;
+    }
+
+    /// What was gathered, by dataset and principal, as [`SeenColumns`]; empty after.
+    pub(super) fn settle(&mut self) -> Vec<(String, Vec<(String, SeenColumns)>)> {
+        let names = &self.names;
+        let settled = std::mem::take(&mut self.per)
+            .into_iter()
+            .map(|(dataset, per)| {
+                let per = per
+                    .into_iter()
+                    .map(|(principal, by_id)| {
+                        let named: BTreeMap<String, DateTime<FixedOffset>> = by_id
+                            .named
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(n, at)| Some((names[n].clone(), (*at)?)))
+                            .collect();
+                        let seen = SeenColumns {
+                            told: by_id.told,
+                            all: by_id.all,
+                            named,
+                        };
+                        (principal, seen)
+                    })
+                    .collect();
+                (dataset, per)
+            })
+            .collect();
+        settled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339(s).expect("an instant")
+    }
+
+    fn named(names: &[&str]) -> Columns {
+        Columns::named(names.iter().map(|n| n.to_string()))
+    }
+
+    /// The same reads added to `SeenColumns` one by one and through the numbers come to the
+    /// same counts, ties between one instant written with two offsets included.
+    #[test]
+    fn numbered_names_settle_to_what_adding_each_read_makes() {
+        let reads = [
+            (
+                "roads",
+                "a",
+                "2026-11-01T10:00:00Z",
+                named(&["NAME", "GEOM"]),
+            ),
+            (
+                "roads",
+                "a",
+                "2026-11-01T09:00:00Z",
+                named(&["NAME", "POP_EST"]),
+            ),
+            ("roads", "a", "2026-11-01T12:00:00+02:00", named(&["NAME"])),
+            ("roads", "a", "2026-11-02T10:00:00Z", Columns::Unknown),
+            ("roads", "b", "2026-11-01T08:00:00Z", Columns::All),
+            ("roads", "b", "2026-11-01T07:00:00Z", named(&["GEOM"])),
+            ("towns", "a", "2026-11-03T08:00:00Z", named(&["POP_EST"])),
+            ("towns", "a", "2026-11-03T08:00:00Z", Columns::All),
+        ];
+        let mut ids = SeenIds::default();
+        let mut each: BTreeMap<(String, String), SeenColumns> = BTreeMap::new();
+        for (dataset, principal, t, columns) in &reads {
+            ids.add(dataset, principal, at(t), columns);
+            each.entry((dataset.to_string(), principal.to_string()))
+                .or_default()
+                .add(at(t), columns);
+        }
+        let settled: BTreeMap<(String, String), SeenColumns> = ids
+            .settle()
+            .into_iter()
+            .flat_map(|(d, per)| per.into_iter().map(move |(p, s)| ((d.clone(), p), s)))
+            .collect();
+        assert_eq!(settled, each);
+        // The offset of the tie is the one counted last, as `SeenColumns::add` keeps it.
+        let a = &settled[&("roads".to_string(), "a".to_string())];
+        assert_eq!(a.named["NAME"].offset().local_minus_utc(), 7200);
+        assert_eq!(a.told, 3);
+        assert!(ids.settle().is_empty(), "settling takes what was gathered");
+    }
+}
