@@ -383,6 +383,48 @@ mod tests {
         )
     }
 
+    /// Each day keeps the version its read named, whatever version the read before named,
+    /// and a text that is no version is refused between reads of versions.
+    #[test]
+    fn each_read_is_counted_under_the_version_it_names() {
+        let mut daily = DailyReads::default();
+        let until = NaiveDate::from_ymd_opt(2026, 12, 31).expect("a day");
+        let mut fold = |contract: &str, at: &str| {
+            let at = DateTime::parse_from_rfc3339(at).expect("an instant");
+            let record = Record {
+                dataset: "roads",
+                consumer: "etl",
+                contract,
+                first: at,
+                last: at,
+                reads: 1,
+            };
+            daily.fold(&record, until)
+        };
+        assert!(fold("1.2.0", "2026-11-01T10:00:00Z").is_ok());
+        assert!(fold("2.0.0", "2026-11-02T10:00:00Z").is_ok());
+        assert!(fold("2.0", "2026-11-03T10:00:00Z").is_err());
+        assert!(fold("1.2.0", "2026-11-03T11:00:00Z").is_ok());
+        assert!(fold("1.2.0", "2026-11-04T10:00:00Z").is_ok());
+        let versions: Vec<(String, String)> = daily.by_consumer["etl"]
+            .iter()
+            .map(|(day, (_, v))| (day.to_string(), v.to_string()))
+            .collect();
+        let want = [
+            ("2026-11-01", "1.2.0"),
+            ("2026-11-02", "2.0.0"),
+            ("2026-11-03", "1.2.0"),
+            ("2026-11-04", "1.2.0"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(d, v)| (d.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(versions, want);
+        let lines: Vec<u64> = daily.line_reads["etl"].keys().map(|(_, l)| *l).collect();
+        assert_eq!(lines, [1, 2, 1, 1]);
+    }
+
     #[test]
     fn clear_since_is_the_start_of_the_last_empty_run() {
         let c = |d: &str, n| DayCount {
