@@ -175,6 +175,7 @@ pub(crate) fn run<R: Read + Send, W: Work, E>(
         let mut handed = 0usize;
         let mut done = Vec::new();
         let result = loop {
+            let before = handed;
             let stop = hand_ready(&mut waiting, &mut handed, &mut done, hand_out);
             let (read, over) = {
                 let mut input = lock(&shared.input);
@@ -185,7 +186,10 @@ pub(crate) fn run<R: Read + Send, W: Work, E>(
                 }
                 (input.read, input.over())
             };
-            shared.room.notify_all();
+            // Room for another piece only when one was handed out (or the scan closes).
+            if handed != before || stop.is_some() {
+                shared.room.notify_all();
+            }
             if let Some(stop) = stop {
                 break Err(Stop::HandOut(stop));
             }

@@ -225,11 +225,11 @@ fn walked_object<'a>(w: &mut Walk<'a>, text: &'a str, out: &mut Vec<Request<'a>>
             1 => domain = warehouse::text_or_null(w, text)?,
             _ if w.null() => {}
             _ => {
-                let mut names = warehouse::Names::default();
+                let mut names = warehouse::Names::folding(fold);
                 w.elements(|w| {
                     warehouse::fields(w, 5, column_key, |w, _| {
                         if let Some(n) = warehouse::text_or_null(w, text)? {
-                            names.add(folded(Cow::Borrowed(n)));
+                            names.add(Cow::Borrowed(n));
                         }
                         Some(())
                     })

@@ -144,22 +144,35 @@ pub(crate) fn named<'n>(names: impl IntoIterator<Item = Cow<'n, str>>) -> Column
 /// (no list of them is built first); [`named`] is this over a list. Each set is made once
 /// per thread ([`interned`]), borrowed names are not copied to look it up.
 #[derive(Default)]
-pub(crate) struct Names<'a>(Vec<Cow<'a, str>>);
+pub(crate) struct Names<'a> {
+    names: Vec<Cow<'a, str>>,
+    /// How a name is folded into the set (Snowflake's unquoted identifiers), done only when
+    /// a set is made: the names are looked up as written.
+    fold: Option<fn(&str) -> Cow<'_, str>>,
+}
 
 impl<'a> Names<'a> {
+    /// Names that go into the set as `fold` makes them.
+    pub(crate) fn folding(fold: fn(&str) -> Cow<'_, str>) -> Names<'a> {
+        Names {
+            names: Vec::new(),
+            fold: Some(fold),
+        }
+    }
+
     pub(crate) fn add(&mut self, name: Cow<'a, str>) {
         if !name.is_empty() {
-            self.0.push(name);
+            self.names.push(name);
         }
     }
 
     pub(crate) fn columns(mut self) -> Columns {
-        if self.0.is_empty() {
+        if self.names.is_empty() {
             return Columns::Unknown;
         }
-        self.0.sort_unstable();
-        self.0.dedup();
-        interned(&self.0)
+        self.names.sort_unstable();
+        self.names.dedup();
+        interned(&self.names, self.fold)
     }
 }
 
@@ -174,13 +187,16 @@ thread_local! {
 
 type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
 
-/// The set of `names` (sorted, without repeats), shared with every read of this thread that
-/// read the same: records name the same few sets again and again, and a set of strings made
-/// for each record was allocated on the thread that parses and freed on the one that folds.
-fn interned(names: &[Cow<'_, str>]) -> Columns {
+/// The set of `names` (sorted, without repeats), each folded by `fold` if given, shared
+/// with every read of this thread that read the same: records name the same few sets again
+/// and again, and a set of strings made for each record was allocated on the thread that
+/// parses and freed on the one that folds.
+fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> Columns {
     SETS.with(|sets| {
         let (key, kept) = &mut *sets.borrow_mut();
         key.clear();
+        // Names folded and names as written are different sets of the same key otherwise.
+        key.push(u8::from(fold.is_some()));
         for n in names {
             key.extend_from_slice(&n.len().to_le_bytes());
             key.extend_from_slice(n.as_bytes());
@@ -188,7 +204,10 @@ fn interned(names: &[Cow<'_, str>]) -> Columns {
         if let Some(columns) = kept.get(key.as_slice()) {
             return columns.clone();
         }
-        let columns = Columns::named(names.iter().map(|n| n.to_string()));
+        let columns = match fold {
+            Some(fold) => Columns::named(names.iter().map(|n| fold(n).into_owned())),
+            None => Columns::named(names.iter().map(|n| n.to_string())),
+        };
         if kept.len() >= SETS_KEPT {
             kept.clear();
         }
@@ -771,7 +790,7 @@ mod sets {
     use std::borrow::Cow;
     use std::sync::Arc;
 
-    use super::{named, Columns, SETS_KEPT};
+    use super::{named, Columns, Names, SETS_KEPT};
 
     fn set(names: &[&str]) -> Columns {
         named(names.iter().map(|n| Cow::Borrowed(*n)))
@@ -802,6 +821,32 @@ mod sets {
         assert_eq!(a_b, Columns::named(["a".into(), "b".into()]));
         assert_eq!(set(&[]), Columns::Unknown);
         assert_eq!(set(&[""]), Columns::Unknown);
+    }
+
+    /// Names folded into their set (Snowflake's) and the same names taken as written are two
+    /// sets, whichever was made first on the thread.
+    #[test]
+    fn a_folded_set_is_not_the_set_of_the_names_as_written() {
+        let lower = |n: &str| Cow::Owned(n.to_ascii_lowercase());
+        let folded = |names: &[&'static str]| {
+            let mut set = Names::folding(lower);
+            for n in names {
+                set.add(Cow::Borrowed(*n));
+            }
+            set.columns()
+        };
+        assert_eq!(
+            folded(&["GEOM", "NAME", "name"]),
+            Columns::named(["geom".into(), "name".into()])
+        );
+        assert_eq!(
+            set(&["GEOM", "NAME"]),
+            Columns::named(["GEOM".into(), "NAME".into()])
+        );
+        assert_eq!(
+            folded(&["NAME", "GEOM"]),
+            Columns::named(["geom".into(), "name".into()])
+        );
     }
 
     /// A burst's reads together (`Columns::take_in`) make a set of their own: the shared
