@@ -823,6 +823,45 @@ mod sets {
         assert_eq!(set(&[""]), Columns::Unknown);
     }
 
+    /// The union of the same two shared sets is made once and shared in turn; a set that
+    /// adds nothing leaves the burst's set as it was; each union is the set of both.
+    #[test]
+    fn unions_of_shared_sets_are_made_once_and_hold_both() {
+        let (geom, name) = (set(&["geom"]), set(&["name"]));
+        let unite = |a: &Columns, b: &Columns| a.clone().union(b.clone());
+        let first = unite(&geom, &name);
+        let again = unite(&geom, &name);
+        assert_eq!(first, Columns::named(["geom".into(), "name".into()]));
+        assert!(
+            shared(&first, &again),
+            "the second burst shares the first's union"
+        );
+        let same = unite(&first, &set(&["name"]));
+        assert!(
+            shared(&same, &first),
+            "a set that adds nothing changes nothing"
+        );
+        let three = unite(&first, &set(&["pop_est", "geom"]));
+        let want = ["geom", "name", "pop_est"].map(String::from);
+        assert_eq!(three, Columns::named(want));
+        assert_eq!(
+            geom,
+            Columns::named(["geom".into()]),
+            "the sets united are unchanged"
+        );
+    }
+
+    /// Past the unions a thread keeps, they are dropped and made again: the answers stay.
+    #[test]
+    fn past_the_unions_kept_each_union_stays_the_set_of_both() {
+        let geom = set(&["geom"]);
+        for i in 0..crate::access::sql_columns::UNIONS_KEPT + 10 {
+            let name = format!("c{i}");
+            let got = geom.clone().union(named([Cow::Owned(name.clone())]));
+            assert_eq!(got, Columns::named(["geom".into(), name]), "{i}");
+        }
+    }
+
     /// Names folded into their set (Snowflake's) and the same names taken as written are two
     /// sets, whichever was made first on the thread.
     #[test]
