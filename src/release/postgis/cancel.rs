@@ -5,6 +5,11 @@
 //! connection's cancel request instead of ending the process; the scan then fails with
 //! "canceling statement due to user request", and the command ends with its own exit code.
 //!
+//! The server cancels only a statement it is running: a request that arrives between two
+//! messages of one (after its parse, before its execution, where the connection sits idle
+//! for a moment) cancels nothing, and the statement then runs to its end. So after a signal
+//! the request is sent again, every [`RESEND`], until the profile ends.
+//!
 //! Outside an armed profile the signal does what it always does: the process ends as the
 //! default action would end it. A second signal while the first cancel is under way does the
 //! same, so a user is never stuck with a process that will not stop.
@@ -25,12 +30,18 @@ static ARMED: Mutex<Option<Canceller>> = Mutex::new(None);
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The thread that waits for signals, started once per process.
 static LISTENING: OnceLock<bool> = OnceLock::new();
+/// Whether an [`Armed`] lives: the cancel requests after a signal stop when it is dropped.
+static LIVE: AtomicBool = AtomicBool::new(false);
+
+/// How often the cancel request is sent again after a signal, until the profile ends.
+const RESEND: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// While this lives, SIGINT and SIGTERM cancel the armed connection's statement.
 pub struct Armed(());
 
 impl Drop for Armed {
     fn drop(&mut self) {
+        LIVE.store(false, Ordering::SeqCst);
         if let Ok(mut slot) = ARMED.lock() {
             *slot = None;
         }
@@ -41,6 +52,7 @@ impl Drop for Armed {
 /// keep their default action: the process ends and the server's own limits apply.
 pub fn arm(canceller: Canceller) -> Armed {
     LISTENING.get_or_init(listen);
+    LIVE.store(true, Ordering::SeqCst);
     if let Ok(mut slot) = ARMED.lock() {
         *slot = Some(canceller);
     }
@@ -76,6 +88,19 @@ fn on_signal(signal: i32) {
         Some(canceller) => {
             INTERRUPTED.store(true, Ordering::SeqCst);
             canceller.cancel();
+            // Sent again on a thread of its own, so that this one is free for a second
+            // signal, which ends the process.
+            let again = move || {
+                while LIVE.load(Ordering::SeqCst) {
+                    std::thread::sleep(RESEND);
+                    if LIVE.load(Ordering::SeqCst) {
+                        canceller.cancel();
+                    }
+                }
+            };
+            let _ = std::thread::Builder::new()
+                .name("postgis-cancel-again".into())
+                .spawn(again);
         }
         None => {
             let _ = signal_hook::low_level::emulate_default_handler(signal);
