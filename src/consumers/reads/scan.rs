@@ -178,16 +178,6 @@ impl Scan {
         self.seen_ids.add(dataset, consumer, at, columns);
     }
 
-    /// Fold what [`Scan::see`] gathered into [`Scan::seen`].
-    fn settle_seen(&mut self) {
-        for (dataset, per) in self.seen_ids.settle() {
-            let mine = self.seen.entry(dataset).or_default();
-            for (consumer, seen) in per {
-                mine.entry(consumer).or_default().absorb(seen);
-            }
-        }
-    }
-
     /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the
     /// caller's to count).
     pub(super) fn absorb(&mut self, mut part: Scan) {
@@ -222,7 +212,7 @@ impl Scan {
     /// does it before handing its scan back, so the workers do it side by side.
     pub(super) fn flush(&mut self) {
         self.settle();
-        self.settle_seen();
+        self.seen_ids.settle_into(&mut self.seen);
         let mut hot = std::mem::take(&mut self.hot);
         for (dataset, table) in &mut hot {
             if let Some(per) = self.newest.get_mut(dataset.as_str()) {

@@ -3,8 +3,8 @@
 //! kept by number. A read then costs a hash of its principal and of each name it read; kept
 //! in ordered maps of names ([`SeenColumns`]) it cost a dozen string comparisons per name,
 //! the largest part of folding an access log's read on the thread that folds them in order.
-//! [`SeenIds::settle`] makes the [`SeenColumns`] at the end, the same as adding each read to
-//! them would have.
+//! [`SeenIds::settle_into`] makes the [`SeenColumns`] at the end, the same as adding each
+//! read to them would have.
 
 use std::collections::BTreeMap;
 
@@ -41,6 +41,10 @@ impl SeenIds {
         at: DateTime<FixedOffset>,
         columns: &Columns,
     ) {
+        // A read that cannot tell is not counted, and makes no entry.
+        if *columns == Columns::Unknown {
+            return;
+        }
         let per = match self.per.get_mut(dataset) {
             Some(per) => per,
             None => self.per.entry(dataset.to_string()).or_default(),
@@ -50,7 +54,7 @@ impl SeenIds {
             None => per.entry(principal.to_string()).or_default(),
         };
         match columns {
-            Columns::Unknown => return,
+            Columns::Unknown => {}
             // As `SeenColumns::add`: `max`, which keeps the read counted last on a tie.
             Columns::All => seen.all = seen.all.max(Some(at)),
             Columns::Named(names) => {
@@ -77,33 +81,30 @@ impl SeenIds {
         seen.told += 1;
     }
 
-    /// What was gathered, by dataset and principal, as [`SeenColumns`]; empty after.
-    pub(super) fn settle(&mut self) -> Vec<(String, Vec<(String, SeenColumns)>)> {
+    /// Add what was gathered to `seen` (by dataset and principal) as [`SeenColumns`];
+    /// nothing is left gathered after.
+    pub(super) fn settle_into(
+        &mut self,
+        seen: &mut BTreeMap<String, BTreeMap<String, SeenColumns>>,
+    ) {
         let names = &self.names;
-        let settled = std::mem::take(&mut self.per)
-            .into_iter()
-            .map(|(dataset, per)| {
-                let per = per
-                    .into_iter()
-                    .map(|(principal, by_id)| {
-                        let named: BTreeMap<String, DateTime<FixedOffset>> = by_id
-                            .named
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(n, at)| Some((names[n].clone(), (*at)?)))
-                            .collect();
-                        let seen = SeenColumns {
-                            told: by_id.told,
-                            all: by_id.all,
-                            named,
-                        };
-                        (principal, seen)
-                    })
+        for (dataset, per) in std::mem::take(&mut self.per) {
+            let mine = seen.entry(dataset).or_default();
+            for (principal, by_id) in per {
+                let named = by_id
+                    .named
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(n, at)| Some((names[n].clone(), (*at)?)))
                     .collect();
-                (dataset, per)
-            })
-            .collect();
-        settled
+                let settled = SeenColumns {
+                    told: by_id.told,
+                    all: by_id.all,
+                    named,
+                };
+                mine.entry(principal).or_default().absorb(settled);
+            }
+        }
     }
 }
 
@@ -157,8 +158,9 @@ mod tests {
                 .or_default()
                 .add(at(t), columns);
         }
-        let settled: BTreeMap<(String, String), SeenColumns> = ids
-            .settle()
+        let mut by_dataset = BTreeMap::new();
+        ids.settle_into(&mut by_dataset);
+        let settled: BTreeMap<(String, String), SeenColumns> = by_dataset
             .into_iter()
             .flat_map(|(d, per)| per.into_iter().map(move |(p, s)| ((d.clone(), p), s)))
             .collect();
@@ -167,6 +169,8 @@ mod tests {
         let a = &settled[&("roads".to_string(), "a".to_string())];
         assert_eq!(a.named["NAME"].offset().local_minus_utc(), 7200);
         assert_eq!(a.told, 5);
-        assert!(ids.settle().is_empty(), "settling takes what was gathered");
+        let mut again = BTreeMap::new();
+        ids.settle_into(&mut again);
+        assert!(again.is_empty(), "settling takes what was gathered");
     }
 }
