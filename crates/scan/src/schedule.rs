@@ -12,12 +12,18 @@
 //! handed out, and reads and parses a piece itself whenever none is ready to be handed out:
 //! where the hand-out is heavy (the bursts of an access log) it parses little, where it is
 //! light (a line count) it is one more core's worth of parsing. `threads - 1` workers read
-//! and parse the rest. At most `2 * threads` pieces are read and not yet handed out, so
-//! memory stays a few pieces per thread however slow the hand-out is.
+//! and parse the rest. At most [`PIECES_PER_THREAD`] pieces per thread are read and not yet
+//! handed out, so memory stays a few pieces per thread however slow the hand-out is.
 
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
+
+/// How many pieces per thread may be read and not yet handed out. With two, a worker that
+/// finished while the calling thread was parsing a piece of its own often found the window
+/// full and waited, idle for a good part of a warehouse scan on two cores. Four keep it busy;
+/// more gained nothing measurable (`bench/RESULTS.md`).
+pub(crate) const PIECES_PER_THREAD: usize = 4;
 
 /// One piece of the file: whole lines (records), cut at the caller's break.
 #[derive(Debug, Clone, Copy)]
@@ -151,7 +157,7 @@ pub(crate) fn run<R: Read + Send, W: Work, E>(
             },
             read: 0,
             handed: 0,
-            window: 2 * threads,
+            window: PIECES_PER_THREAD * threads,
             failure: None,
             closed: false,
             spare: Vec::new(),
@@ -498,6 +504,52 @@ mod tests {
             .iter()
             .flat_map(|(_, _, b)| b.iter().copied())
             .collect()
+    }
+
+    /// Notes, for every piece it parses, how far ahead of the hand-out it was taken.
+    struct Ahead<'a> {
+        handed: &'a std::sync::atomic::AtomicUsize,
+        most: &'a std::sync::atomic::AtomicUsize,
+    }
+
+    impl Work for Ahead<'_> {
+        type State = ();
+        type Out = ();
+        fn start(&self) {}
+        fn piece(&self, _: &mut (), piece: Piece<'_>) {
+            use std::sync::atomic::Ordering::SeqCst;
+            // `handed` only grows, so what it says now is at least what it was at the take.
+            let ahead = piece.index + 1 - self.handed.load(SeqCst);
+            self.most.fetch_max(ahead, SeqCst);
+        }
+    }
+
+    #[test]
+    fn no_more_pieces_are_read_ahead_of_the_hand_out_than_the_window_allows() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let file = lines(2000);
+        for threads in [1, 2, 3] {
+            let (handed, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let work = Ahead {
+                handed: &handed,
+                most: &most,
+            };
+            // A slow hand-out, so that the readers run ahead as far as they may.
+            let mut hand_out = |p: Piece<'_>, ()| -> Result<(), ()> {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                handed.store(p.index + 1, SeqCst);
+                Ok(())
+            };
+            let cut = |b: &[u8]| memchr::memrchr(b'\n', b);
+            let sizes = Sizes { piece: 64, threads };
+            let outcome = run(&file[..], sizes, &cut, &work, &mut hand_out);
+            assert!(outcome.result.is_ok());
+            let window = PIECES_PER_THREAD * threads;
+            let most = most.load(SeqCst);
+            assert!(most <= window, "{most} pieces ahead, {threads} threads");
+            // Far more pieces than the window: the bound was tested, not just never reached.
+            assert!(handed.load(SeqCst) > 10 * window);
+        }
     }
 
     /// Gives `good` bytes, then fails.
