@@ -12,18 +12,26 @@
 //! handed out, and reads and parses a piece itself whenever none is ready to be handed out:
 //! where the hand-out is heavy (the bursts of an access log) it parses little, where it is
 //! light (a line count) it is one more core's worth of parsing. `threads - 1` workers read
-//! and parse the rest. At most [`PIECES_PER_THREAD`] pieces per thread are read and not yet
-//! handed out, so memory stays a few pieces per thread however slow the hand-out is.
+//! and parse the rest. At most [`window`] pieces are read and not yet handed out, so memory
+//! stays bounded however slow the hand-out is.
 
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
 
-/// How many pieces per thread may be read and not yet handed out. With two, a worker that
-/// finished while the calling thread was parsing a piece of its own often found the window
-/// full and waited, idle for a good part of a warehouse scan on two cores. Four keep it busy;
-/// more gained nothing measurable (`bench/RESULTS.md`).
-pub(crate) const PIECES_PER_THREAD: usize = 4;
+/// How many pieces per thread may be read and not yet handed out, and how many in all. The
+/// hand-out's work comes unevenly: an access log's bursts close in a batch each few hours of
+/// log time, and the calling thread also parses a piece whenever none is ready. With a few
+/// pieces of room a worker found the window full and waited, idle for a good part of a
+/// dense warehouse scan on two cores; sixteen carry it through (`bench/RESULTS.md`). The cap
+/// keeps a many-core machine's read-ahead at 64 MiB of 512 KiB pieces.
+pub(crate) const PIECES_PER_THREAD: usize = 16;
+pub(crate) const MOST_PIECES_AHEAD: usize = 128;
+
+/// The pieces that may be read ahead of the hand-out on `threads` threads.
+pub(crate) fn window(threads: usize) -> usize {
+    (PIECES_PER_THREAD * threads.max(1)).min(MOST_PIECES_AHEAD)
+}
 
 /// One piece of the file: whole lines (records), cut at the caller's break.
 #[derive(Debug, Clone, Copy)]
@@ -157,7 +165,7 @@ pub(crate) fn run<R: Read + Send, W: Work, E>(
             },
             read: 0,
             handed: 0,
-            window: PIECES_PER_THREAD * threads,
+            window: window(threads),
             failure: None,
             closed: false,
             spare: Vec::new(),
@@ -527,8 +535,9 @@ mod tests {
     #[test]
     fn no_more_pieces_are_read_ahead_of_the_hand_out_than_the_window_allows() {
         use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-        let file = lines(2000);
-        for threads in [1, 2, 3] {
+        let file = lines(8000);
+        // Nine threads pass the cap.
+        for threads in [1, 2, 3, 9] {
             let (handed, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
             let work = Ahead {
                 handed: &handed,
@@ -536,7 +545,7 @@ mod tests {
             };
             // A slow hand-out, so that the readers run ahead as far as they may.
             let mut hand_out = |p: Piece<'_>, ()| -> Result<(), ()> {
-                std::thread::sleep(std::time::Duration::from_micros(200));
+                std::thread::sleep(std::time::Duration::from_micros(50));
                 handed.store(p.index + 1, SeqCst);
                 Ok(())
             };
@@ -544,7 +553,8 @@ mod tests {
             let sizes = Sizes { piece: 64, threads };
             let outcome = run(&file[..], sizes, &cut, &work, &mut hand_out);
             assert!(outcome.result.is_ok());
-            let window = PIECES_PER_THREAD * threads;
+            let window = window(threads);
+            assert_eq!(window, (16 * threads).min(128));
             let most = most.load(SeqCst);
             assert!(most <= window, "{most} pieces ahead, {threads} threads");
             // Far more pieces than the window: the bound was tested, not just never reached.
