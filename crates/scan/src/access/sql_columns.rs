@@ -17,6 +17,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +28,8 @@ use sqlparser::ast::{
 };
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
+
+use crate::reads::hash::NameHasher;
 
 /// What a statement reads of one relation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -66,7 +69,7 @@ impl Columns {
             (Columns::Named(a), Columns::Named(b)) => {
                 if a.is_empty() {
                     *a = b;
-                } else if !Arc::ptr_eq(a, &b) && !b.is_subset(a) {
+                } else if !Arc::ptr_eq(a, &b) {
                     *a = united(a, &b);
                 }
             }
@@ -83,12 +86,17 @@ pub(crate) const UNIONS_KEPT: usize = 1 << 14;
 thread_local! {
     /// The unions this thread has made, by the addresses of the two sets, each kept with
     /// both sets: no other set can be made at their addresses while they are held here.
-    static UNIONS: RefCell<HashMap<SetKey, [Arc<BTreeSet<String>>; 3]>> = RefCell::default();
+    static UNIONS: RefCell<Unions> = RefCell::default();
 }
+
+/// Addresses hashed as the scan's names are, not with the standard keyed hasher: the keys are
+/// this process's own addresses, and one is looked up for every row of a burst.
+type Unions = HashMap<SetKey, [Arc<BTreeSet<String>>; 3], BuildHasherDefault<NameHasher>>;
 
 /// `a` and `b` together: a burst of Databricks rows, one column each, unites the same sets
 /// read after read, and a copy of the names for each row was the folding thread's largest
-/// allocation.
+/// allocation. `a` itself when `b` adds nothing to it; that is kept too, since asking the
+/// sets first (comparing names) cost more than the lookup.
 fn united(a: &Arc<BTreeSet<String>>, b: &Arc<BTreeSet<String>>) -> Arc<BTreeSet<String>> {
     let key = (Arc::as_ptr(a) as usize, Arc::as_ptr(b) as usize);
     UNIONS.with(|unions| {
@@ -96,7 +104,11 @@ fn united(a: &Arc<BTreeSet<String>>, b: &Arc<BTreeSet<String>>) -> Arc<BTreeSet<
         if let Some([_, _, both]) = unions.get(&key) {
             return Arc::clone(both);
         }
-        let both: Arc<BTreeSet<String>> = Arc::new(a.union(b).cloned().collect());
+        let both = if b.is_subset(a) {
+            Arc::clone(a)
+        } else {
+            Arc::new(a.union(b).cloned().collect())
+        };
         if unions.len() >= UNIONS_KEPT {
             unions.clear();
         }
