@@ -31,6 +31,7 @@ use crate::format::LogFormat;
 pub mod bigquery;
 pub mod burst;
 pub mod cloudfront;
+mod column_sets;
 pub mod combined;
 mod config_error;
 mod counts;
@@ -46,10 +47,10 @@ pub mod template;
 mod text;
 mod warehouse;
 
+pub use column_sets::Columns;
 pub use config_error::{AccessConfigError, PatternError, SourceKey};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
 pub use keys::AccessKeys;
-pub use sql_columns::Columns;
 
 pub use burst::{Bursts, Read, Reader, Span, DEFAULT_REORDER_SECONDS};
 pub use combined::Pattern;
