@@ -6,20 +6,29 @@
 //! [`SeenIds::settle_into`] makes the [`SeenColumns`] at the end, the same as adding each
 //! read to them would have.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
 
-use contracts_scan::reads::hash::NameMap;
+use contracts_scan::reads::hash::{NameHasher, NameMap};
 
 use super::terms::SeenColumns;
 use crate::consumers::access::Columns;
+
+/// How many sets' numbers are kept: past it they are dropped and found again as met.
+const SETS_KEPT: usize = 1 << 14;
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct SeenIds {
     /// Each attribute name met, by its number, and the number of each.
     names: Vec<String>,
     numbers: NameMap<usize>,
+    /// The numbers of a shared set's names, by the set's address, each kept with its set (so
+    /// that no other set is made at that address while it is here): a warehouse reader hands
+    /// out the same few sets read after read, and each name of each read had been hashed.
+    by_set: HashMap<usize, (Arc<BTreeSet<String>>, Vec<usize>), BuildHasherDefault<NameHasher>>,
     /// By dataset and principal.
     per: NameMap<NameMap<ById>>,
 }
@@ -58,15 +67,26 @@ impl SeenIds {
             // As `SeenColumns::add`: `max`, which keeps the read counted last on a tie.
             Columns::All => seen.all = seen.all.max(Some(at)),
             Columns::Named(names) => {
-                for name in names.iter() {
-                    let number = match self.numbers.get(name.as_str()) {
-                        Some(&n) => n,
-                        None => {
-                            self.names.push(name.clone());
-                            self.numbers.insert(name.clone(), self.names.len() - 1);
-                            self.names.len() - 1
-                        }
-                    };
+                let key = Arc::as_ptr(names) as usize;
+                if !self.by_set.contains_key(&key) {
+                    let numbers = names
+                        .iter()
+                        .map(|name| match self.numbers.get(name.as_str()) {
+                            Some(&n) => n,
+                            None => {
+                                self.names.push(name.clone());
+                                self.numbers.insert(name.clone(), self.names.len() - 1);
+                                self.names.len() - 1
+                            }
+                        })
+                        .collect();
+                    if self.by_set.len() >= SETS_KEPT {
+                        self.by_set.clear();
+                    }
+                    self.by_set.insert(key, (Arc::clone(names), numbers));
+                }
+                let numbers = self.by_set.get(&key).map_or(&[][..], |(_, n)| n);
+                for &number in numbers {
                     if seen.named.len() <= number {
                         seen.named.resize(number + 1, None);
                     }
@@ -118,6 +138,27 @@ mod tests {
 
     fn named(names: &[&str]) -> Columns {
         Columns::named(names.iter().map(|n| n.to_string()))
+    }
+
+    /// More sets than the numbers kept by set: each set made and dropped in turn, so that a
+    /// later one may be made at an earlier one's address once the kept numbers are cleared.
+    #[test]
+    fn past_the_sets_kept_each_read_counts_its_own_names() {
+        let mut ids = SeenIds::default();
+        let mut each: BTreeMap<(String, String), SeenColumns> = BTreeMap::new();
+        for i in 0..SETS_KEPT + 50 {
+            let columns = named(&[&format!("C{}", i % 97), "GEOM"]);
+            let t = at("2026-11-01T00:00:00Z") + chrono::Duration::seconds(i as i64);
+            ids.add("roads", "a", t, &columns);
+            each.entry(("roads".to_string(), "a".to_string()))
+                .or_default()
+                .add(t, &columns);
+        }
+        let mut by_dataset = BTreeMap::new();
+        ids.settle_into(&mut by_dataset);
+        let settled = &by_dataset["roads"]["a"];
+        assert_eq!(settled, &each[&("roads".to_string(), "a".to_string())]);
+        assert_eq!(settled.named.len(), 98);
     }
 
     /// The same reads added to `SeenColumns` one by one and through the numbers come to the
