@@ -20,6 +20,9 @@ use crate::consumers::access::Columns;
 /// How many sets' numbers are kept: past it they are dropped and found again as met.
 const SETS_KEPT: usize = 1 << 14;
 
+/// A set's address, the set, and the numbers of its names.
+type BySet = HashMap<usize, (Arc<BTreeSet<String>>, Vec<usize>), BuildHasherDefault<NameHasher>>;
+
 #[derive(Debug, Clone, Default)]
 pub(super) struct SeenIds {
     /// Each attribute name met, by its number, and the number of each.
@@ -28,7 +31,7 @@ pub(super) struct SeenIds {
     /// The numbers of a shared set's names, by the set's address, each kept with its set (so
     /// that no other set is made at that address while it is here): a warehouse reader hands
     /// out the same few sets read after read, and each name of each read had been hashed.
-    by_set: HashMap<usize, (Arc<BTreeSet<String>>, Vec<usize>), BuildHasherDefault<NameHasher>>,
+    by_set: BySet,
     /// By dataset and principal.
     per: NameMap<NameMap<ById>>,
 }
