@@ -92,9 +92,9 @@ struct Open {
     spans: Vec<OpenSpan>,
 }
 
-/// An open burst, with its bounds in seconds since the epoch: the searches of [`join`] and
-/// the sweep compare them on every request, and working them out of the instants each time
-/// (a date's days from the epoch) had made the joining a tenth of a dense log's scan.
+/// An open burst, with its bounds in seconds since the epoch: [`join`] and the sweep compare
+/// them on every request, so they are kept as numbers rather than worked out of the instants
+/// (a date's days from the epoch) at each comparison.
 #[derive(Debug)]
 struct OpenSpan {
     span: Span,
