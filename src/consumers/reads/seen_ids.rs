@@ -1,37 +1,30 @@
 //! What the reads of a scan showed of their attributes, gathered while the scan runs: each
 //! attribute name numbered once per scan, each principal's newest read of each attribute
-//! kept by number. A read then costs a hash of its principal and of each name it read; kept
+//! kept by number, and the numbers of a shared set's names found by the set's address. A
+//! read then costs a hash of its principal and of its set's address; kept
 //! in ordered maps of names ([`SeenColumns`]) it cost a dozen string comparisons per name,
 //! the largest part of folding an access log's read on the thread that folds them in order.
 //! [`SeenIds::settle_into`] makes the [`SeenColumns`] at the end, the same as adding each
 //! read to them would have.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::BuildHasherDefault;
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, FixedOffset};
 
-use contracts_scan::reads::hash::{NameHasher, NameMap};
+use contracts_scan::access::ByAddress;
+use contracts_scan::reads::hash::NameMap;
 
 use super::terms::SeenColumns;
 use crate::consumers::access::Columns;
-
-/// How many sets' numbers are kept: past it they are dropped and found again as met.
-const SETS_KEPT: usize = 1 << 14;
-
-/// A set's address, the set, and the numbers of its names.
-type BySet = HashMap<usize, (Arc<BTreeSet<String>>, Vec<usize>), BuildHasherDefault<NameHasher>>;
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct SeenIds {
     /// Each attribute name met, by its number, and the number of each.
     names: Vec<String>,
     numbers: NameMap<usize>,
-    /// The numbers of a shared set's names, by the set's address, each kept with its set (so
-    /// that no other set is made at that address while it is here): a warehouse reader hands
-    /// out the same few sets read after read, and each name of each read had been hashed.
-    by_set: BySet,
+    /// The numbers of a shared set's names: a warehouse reader hands out the same few sets
+    /// read after read, and each name of each read had been hashed.
+    by_set: ByAddress<1, Vec<usize>>,
     /// By dataset and principal.
     per: NameMap<NameMap<ById>>,
 }
@@ -70,25 +63,20 @@ impl SeenIds {
             // As `SeenColumns::add`: `max`, which keeps the read counted last on a tie.
             Columns::All => seen.all = seen.all.max(Some(at)),
             Columns::Named(names) => {
-                let key = Arc::as_ptr(names) as usize;
-                if !self.by_set.contains_key(&key) {
-                    let numbers = names
+                let (all, numbers) = (&mut self.names, &mut self.numbers);
+                let numbers = self.by_set.get_or_make([names], || {
+                    names
                         .iter()
-                        .map(|name| match self.numbers.get(name.as_str()) {
+                        .map(|name| match numbers.get(name.as_str()) {
                             Some(&n) => n,
                             None => {
-                                self.names.push(name.clone());
-                                self.numbers.insert(name.clone(), self.names.len() - 1);
-                                self.names.len() - 1
+                                all.push(name.clone());
+                                numbers.insert(name.clone(), all.len() - 1);
+                                all.len() - 1
                             }
                         })
-                        .collect();
-                    if self.by_set.len() >= SETS_KEPT {
-                        self.by_set.clear();
-                    }
-                    self.by_set.insert(key, (Arc::clone(names), numbers));
-                }
-                let numbers = self.by_set.get(&key).map_or(&[][..], |(_, n)| n);
+                        .collect()
+                });
                 for &number in numbers {
                     if seen.named.len() <= number {
                         seen.named.resize(number + 1, None);
@@ -149,7 +137,7 @@ mod tests {
     fn past_the_sets_kept_each_read_counts_its_own_names() {
         let mut ids = SeenIds::default();
         let mut each: BTreeMap<(String, String), SeenColumns> = BTreeMap::new();
-        for i in 0..SETS_KEPT + 50 {
+        for i in 0..contracts_scan::access::KEPT_BY_ADDRESS + 50 {
             let columns = named(&[&format!("C{}", i % 97), "GEOM"]);
             let t = at("2026-11-01T00:00:00Z") + chrono::Duration::seconds(i as i64);
             ids.add("roads", "a", t, &columns);

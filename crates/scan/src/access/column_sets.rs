@@ -56,42 +56,64 @@ impl Columns {
     }
 }
 
-/// A shared set by its address.
-type SetKey = (usize, usize);
+/// How many entries a [`ByAddress`] keeps: past it they are dropped and worked out again as
+/// met, so an adversarial log costs time, never memory.
+pub const KEPT_BY_ADDRESS: usize = 1 << 14;
 
-/// How many unions a thread keeps: past it they are dropped and made again as met.
-pub(crate) const UNIONS_KEPT: usize = 1 << 14;
+type Set = Arc<BTreeSet<String>>;
 
-thread_local! {
-    /// The unions this thread has made, by the addresses of the two sets, each kept with
-    /// both sets: no other set can be made at their addresses while they are held here.
-    static UNIONS: RefCell<Unions> = RefCell::default();
+/// What was worked out from `N` shared sets, by the sets' addresses: looking a set up by its
+/// address costs one hash of a number, where its names cost a hash or a comparison each.
+/// Each entry holds its sets, so no other set can be made at those addresses while the
+/// entry stands. The addresses are hashed as the scan's names are, not with the standard
+/// keyed hasher: they are this process's own.
+#[derive(Debug, Clone)]
+pub struct ByAddress<const N: usize, V> {
+    entries: HashMap<[usize; N], ([Set; N], V), BuildHasherDefault<NameHasher>>,
 }
 
-/// Addresses hashed as the scan's names are, not with the standard keyed hasher: the keys are
-/// this process's own addresses, and one is looked up for every row of a burst.
-type Unions = HashMap<SetKey, [Arc<BTreeSet<String>>; 3], BuildHasherDefault<NameHasher>>;
+impl<const N: usize, V> Default for ByAddress<N, V> {
+    fn default() -> Self {
+        ByAddress {
+            entries: HashMap::default(),
+        }
+    }
+}
+
+impl<const N: usize, V> ByAddress<N, V> {
+    /// The value kept for `sets`, made by `make` when there is none.
+    pub fn get_or_make(&mut self, sets: [&Set; N], make: impl FnOnce() -> V) -> &V {
+        let key = sets.map(|s| Arc::as_ptr(s) as usize);
+        if self.entries.len() >= KEPT_BY_ADDRESS && !self.entries.contains_key(&key) {
+            self.entries.clear();
+        }
+        &self
+            .entries
+            .entry(key)
+            .or_insert_with(|| (sets.map(Arc::clone), make()))
+            .1
+    }
+}
+
+thread_local! {
+    /// The unions this thread has made.
+    static UNIONS: RefCell<ByAddress<2, Set>> = RefCell::default();
+}
 
 /// `a` and `b` together: a burst of Databricks rows, one column each, unites the same sets
 /// read after read, and a copy of the names for each row was the folding thread's largest
 /// allocation. `a` itself when `b` adds nothing to it; that is kept too, since asking the
 /// sets first (comparing names) cost more than the lookup.
-fn united(a: &Arc<BTreeSet<String>>, b: &Arc<BTreeSet<String>>) -> Arc<BTreeSet<String>> {
-    let key = (Arc::as_ptr(a) as usize, Arc::as_ptr(b) as usize);
+fn united(a: &Set, b: &Set) -> Set {
     UNIONS.with(|unions| {
         let mut unions = unions.borrow_mut();
-        if let Some([_, _, both]) = unions.get(&key) {
-            return Arc::clone(both);
-        }
-        let both = if b.is_subset(a) {
-            Arc::clone(a)
-        } else {
-            Arc::new(a.union(b).cloned().collect())
-        };
-        if unions.len() >= UNIONS_KEPT {
-            unions.clear();
-        }
-        unions.insert(key, [Arc::clone(a), Arc::clone(b), Arc::clone(&both)]);
-        both
+        let both = unions.get_or_make([a, b], || {
+            if b.is_subset(a) {
+                Arc::clone(a)
+            } else {
+                Arc::new(a.union(b).cloned().collect())
+            }
+        });
+        Arc::clone(both)
     })
 }

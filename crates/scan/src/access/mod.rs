@@ -47,7 +47,7 @@ pub mod template;
 mod text;
 mod warehouse;
 
-pub use column_sets::Columns;
+pub use column_sets::{ByAddress, Columns, KEPT_BY_ADDRESS};
 pub use config_error::{AccessConfigError, PatternError, SourceKey};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
 pub use keys::AccessKeys;

@@ -855,7 +855,7 @@ mod sets {
     #[test]
     fn past_the_unions_kept_each_union_stays_the_set_of_both() {
         let geom = set(&["geom"]);
-        for i in 0..crate::access::column_sets::UNIONS_KEPT + 10 {
+        for i in 0..crate::access::KEPT_BY_ADDRESS + 10 {
             let name = format!("c{i}");
             let got = geom.clone().union(named([Cow::Owned(name.clone())]));
             assert_eq!(got, Columns::named(["geom".into(), name]), "{i}");
