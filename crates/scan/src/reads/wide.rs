@@ -15,6 +15,16 @@ pub fn specials(b: &[u8], k: usize) -> Option<(u32, u32)> {
     Some(imp::specials(w))
 }
 
+/// For the sixteen bytes at `b[k..]`: a bit per comma, and a bit per byte that stops a CSV
+/// line from being split at its commas alone (a quote, or a carriage return, which ends a
+/// record to `csv_core`); `None` when fewer than sixteen bytes are left. One pass finds both,
+/// where a check for the stops and then a search per comma took the line three times.
+#[inline(always)]
+pub fn csv_marks(b: &[u8], k: usize) -> Option<(u32, u32)> {
+    let w: [u8; 16] = b.get(k..k + 16)?.try_into().ok()?;
+    Some(imp::csv_marks(w))
+}
+
 /// Ask for the cache line of `value` without waiting for it: a prefetch retires at once,
 /// where a load the program then ignores still held up the core until it arrived.
 #[inline(always)]
@@ -48,6 +58,21 @@ mod imp {
             move_mask_i8_m128i(x) as u32,
         )
     }
+
+    #[inline(always)]
+    pub fn csv_marks(w: [u8; 16]) -> (u32, u32) {
+        let x = m128i::from(w);
+        let splat = |c: u8| set_splat_i8_m128i(c as i8);
+        let commas = cmp_eq_mask_i8_m128i(x, splat(b','));
+        let stops = bitor_m128i(
+            cmp_eq_mask_i8_m128i(x, splat(b'"')),
+            cmp_eq_mask_i8_m128i(x, splat(b'\r')),
+        );
+        (
+            move_mask_i8_m128i(commas) as u32,
+            move_mask_i8_m128i(stops) as u32,
+        )
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -59,6 +84,11 @@ mod imp {
     #[inline(always)]
     pub fn specials(w: [u8; 16]) -> (u32, u32) {
         super::portable(w)
+    }
+
+    #[inline(always)]
+    pub fn csv_marks(w: [u8; 16]) -> (u32, u32) {
+        super::portable_csv(w)
     }
 }
 
@@ -76,9 +106,22 @@ fn portable(w: [u8; 16]) -> (u32, u32) {
     (hits, high)
 }
 
+/// [`csv_marks`] byte by byte, as [`portable`] is to [`specials`].
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn portable_csv(w: [u8; 16]) -> (u32, u32) {
+    let mut commas = 0u32;
+    let mut stops = 0u32;
+    for (i, &c) in w.iter().enumerate() {
+        commas |= u32::from(c == b',') << i;
+        stops |= u32::from(c == b'"' || c == b'\r') << i;
+    }
+    (commas, stops)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::specials;
+    use super::{csv_marks, specials};
 
     /// Every byte value in every position, against the rule written out byte by byte.
     #[test]
@@ -101,5 +144,28 @@ mod tests {
         }
         assert_eq!(specials(&[b'a'; 15], 0), None);
         assert_eq!(specials(&[b'a'; 16], 1), None);
+    }
+
+    /// Every byte value in every position, against the CSV rule written out byte by byte.
+    #[test]
+    fn each_byte_is_marked_for_csv_as_the_rule_says() {
+        for c in 0..=255u8 {
+            for pos in 0..16 {
+                let mut w = [b'a'; 17];
+                w[pos] = c;
+                let (commas, stops) = csv_marks(&w, 0).unwrap();
+                assert_eq!(commas, u32::from(c == b',') << pos, "byte {c:#x} at {pos}");
+                let stop = c == b'"' || c == b'\r';
+                assert_eq!(stops, u32::from(stop) << pos, "byte {c:#x} at {pos}");
+                let mut arr = [0u8; 16];
+                arr.copy_from_slice(&w[..16]);
+                assert_eq!(
+                    super::portable_csv(arr),
+                    (commas, stops),
+                    "byte {c:#x} at {pos}"
+                );
+            }
+        }
+        assert_eq!(csv_marks(&[b','; 15], 0), None);
     }
 }
