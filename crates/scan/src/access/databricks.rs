@@ -146,7 +146,7 @@ struct Row<'v> {
 }
 
 /// The request of one row, its object written into `path`.
-fn request_of<'a>(path: &'a mut String, row: Row<'_>) -> Result<Parsed<'a>, String> {
+fn request_of<'a>(path: &'a mut String, row: Row<'a>) -> Result<Parsed<'a>, String> {
     let at_text = row.at.ok_or("no `event_time`")?;
     let at = warehouse::instant(&at_text)
         .ok_or_else(|| warehouse::bad_instant("event_time", &at_text))?;
@@ -160,10 +160,10 @@ fn request_of<'a>(path: &'a mut String, row: Row<'_>) -> Result<Parsed<'a>, Stri
         path.push_str(part);
     }
     let attributes = match row.column {
-        Some(column) => warehouse::named([column]),
+        Some(column) => warehouse::named_one(column),
         None => Columns::Unknown,
     };
-    let principal = row.who.map(|p| Cow::Owned(p.into_owned()));
+    let principal = row.who;
     let object = !path.is_empty() && !by_path;
     Ok(Parsed::Request(warehouse::request(
         at,

@@ -141,6 +141,15 @@ pub(crate) fn named<'n>(names: impl IntoIterator<Item = Cow<'n, str>>) -> Column
     set.columns()
 }
 
+/// The set of one column, as [`named`] makes it: a Databricks row names one, and gathering
+/// it into a list to sort cost an allocation per row.
+pub(crate) fn named_one(name: Cow<'_, str>) -> Columns {
+    if name.is_empty() {
+        return Columns::Unknown;
+    }
+    interned(std::slice::from_ref(&name), None)
+}
+
 /// The columns of a record gathered one at a time, as the JSON walk of a row meets them
 /// (no list of them is built first); [`named`] is this over a list. Each set is made once
 /// per thread ([`interned`]), borrowed names are not copied to look it up.
@@ -835,7 +844,7 @@ mod sets {
     use std::borrow::Cow;
     use std::sync::Arc;
 
-    use super::{named, Columns, Names, SETS_KEPT};
+    use super::{named, named_one, Columns, Names, SETS_KEPT};
 
     fn set(names: &[&str]) -> Columns {
         named(names.iter().map(|n| Cow::Borrowed(*n)))
@@ -866,6 +875,13 @@ mod sets {
         assert_eq!(a_b, Columns::named(["a".into(), "b".into()]));
         assert_eq!(set(&[]), Columns::Unknown);
         assert_eq!(set(&[""]), Columns::Unknown);
+        // One name alone (a Databricks row) is the same shared set as in a list.
+        let one = named_one("ab".into());
+        assert!(
+            shared(&one, &ab),
+            "one name shares the set of the list of it"
+        );
+        assert_eq!(named_one("".into()), Columns::Unknown);
     }
 
     /// The union of the same two shared sets is made once and shared in turn; a set that
