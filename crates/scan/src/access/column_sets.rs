@@ -3,12 +3,11 @@
 //! few sets again and again, and the reads of one burst unite the same sets again and again,
 //! so each set and each union is made once per thread.
 
+use super::NameSet;
+use crate::reads::hash::NameHasher;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
-use std::sync::Arc;
-
-use crate::reads::hash::NameHasher;
 
 /// What a statement reads of one relation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -21,14 +20,14 @@ pub enum Columns {
     /// These columns and no other, folded as PostgreSQL folds identifiers. Shared: a reader
     /// of a warehouse's records hands out the same few sets again and again
     /// (`warehouse::Names`), and a set made on one thread and freed on another cost more than
-    /// reading the record.
-    Named(Arc<BTreeSet<String>>),
+    /// reading the record; the sets the scan's tables make are never counted ([`NameSet`]).
+    Named(NameSet),
 }
 
 impl Columns {
     /// These columns and no other.
     pub fn named(names: impl IntoIterator<Item = String>) -> Columns {
-        Columns::Named(Arc::new(names.into_iter().collect()))
+        Columns::Named(NameSet::counted(names.into_iter().collect()))
     }
 
     /// What two reads read together. `All` is every column whatever the other read, so it
@@ -48,7 +47,7 @@ impl Columns {
             (Columns::Named(a), Columns::Named(b)) => {
                 if a.is_empty() {
                     *a = b;
-                } else if !Arc::ptr_eq(a, &b) {
+                } else if !NameSet::ptr_eq(a, &b) {
                     *a = united(a, &b);
                 }
             }
@@ -60,7 +59,7 @@ impl Columns {
 /// met, so an adversarial log costs time, never memory.
 pub const KEPT_BY_ADDRESS: usize = 1 << 14;
 
-type Set = Arc<BTreeSet<String>>;
+type Set = NameSet;
 
 /// What was worked out from `N` shared sets, by the sets' addresses: looking a set up by its
 /// address costs one hash of a number, where its names cost a hash or a comparison each.
@@ -83,14 +82,14 @@ impl<const N: usize, V> Default for ByAddress<N, V> {
 impl<const N: usize, V> ByAddress<N, V> {
     /// The value kept for `sets`, made by `make` when there is none.
     pub fn get_or_make(&mut self, sets: [&Set; N], make: impl FnOnce() -> V) -> &V {
-        let key = sets.map(|s| Arc::as_ptr(s) as usize);
+        let key = sets.map(NameSet::address);
         if self.entries.len() >= KEPT_BY_ADDRESS && !self.entries.contains_key(&key) {
             self.entries.clear();
         }
         &self
             .entries
             .entry(key)
-            .or_insert_with(|| (sets.map(Arc::clone), make()))
+            .or_insert_with(|| (sets.map(NameSet::clone), make()))
             .1
     }
 }
@@ -109,11 +108,11 @@ fn united(a: &Set, b: &Set) -> Set {
         let mut unions = unions.borrow_mut();
         let both = unions.get_or_make([a, b], || {
             if b.is_subset(a) {
-                Arc::clone(a)
+                a.clone()
             } else {
-                Arc::new(a.union(b).cloned().collect())
+                NameSet::kept(a.union(b).cloned().collect::<BTreeSet<String>>())
             }
         });
-        Arc::clone(both)
+        both.clone()
     })
 }

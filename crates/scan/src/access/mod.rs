@@ -37,6 +37,7 @@ mod config_error;
 mod counts;
 pub mod databricks;
 mod keys;
+mod name_set;
 mod parallel;
 pub mod pgaudit;
 pub mod s3;
@@ -51,6 +52,7 @@ pub use column_sets::{ByAddress, Columns, KEPT_BY_ADDRESS};
 pub use config_error::{AccessConfigError, PatternError, SourceKey};
 pub use counts::{AccessStats, NotRead, NotReadExamples, NotReadReason};
 pub use keys::AccessKeys;
+pub use name_set::{NameSet, KEPT_BYTES};
 
 pub use burst::{Bursts, Read, Reader, Span, DEFAULT_REORDER_SECONDS};
 pub use combined::Pattern;

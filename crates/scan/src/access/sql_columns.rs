@@ -17,7 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use sqlparser::ast::{
     CopySource, Distinct, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr,
@@ -98,7 +98,7 @@ impl Statements {
         } else if walk.unknown || !walk.found {
             Columns::Unknown
         } else {
-            Columns::Named(Arc::new(walk.named))
+            Columns::Named(super::NameSet::counted(walk.named))
         }
     }
 }

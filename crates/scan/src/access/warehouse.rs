@@ -13,7 +13,7 @@ use std::hash::BuildHasherDefault;
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 
-use super::{Columns, Encoding, Fields, Request};
+use super::{Columns, Encoding, Fields, NameSet, Request};
 use crate::reads::hash::NameHasher;
 use crate::reads::json_walk::Walk;
 use crate::reads::wide;
@@ -214,10 +214,11 @@ fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> C
         if let Some(columns) = kept.get(key.as_slice()) {
             return columns.clone();
         }
-        let columns = match fold {
-            Some(fold) => Columns::named(names.iter().map(|n| fold(n).into_owned())),
-            None => Columns::named(names.iter().map(|n| n.to_string())),
+        let set: std::collections::BTreeSet<String> = match fold {
+            Some(fold) => names.iter().map(|n| fold(n).into_owned()).collect(),
+            None => names.iter().map(|n| n.to_string()).collect(),
         };
+        let columns = Columns::Named(NameSet::kept(set));
         if kept.len() >= SETS_KEPT {
             kept.clear();
         }
@@ -841,8 +842,8 @@ mod no_panic {
 
 #[cfg(test)]
 mod sets {
+    use crate::access::NameSet;
     use std::borrow::Cow;
-    use std::sync::Arc;
 
     use super::{named, named_one, Columns, Names, SETS_KEPT};
 
@@ -852,7 +853,7 @@ mod sets {
 
     fn shared(a: &Columns, b: &Columns) -> bool {
         match (a, b) {
-            (Columns::Named(a), Columns::Named(b)) => Arc::ptr_eq(a, b),
+            (Columns::Named(a), Columns::Named(b)) => NameSet::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -875,6 +876,13 @@ mod sets {
         assert_eq!(a_b, Columns::named(["a".into(), "b".into()]));
         assert_eq!(set(&[]), Columns::Unknown);
         assert_eq!(set(&[""]), Columns::Unknown);
+        // The scan's sets are kept, never counted: a count moved between the cores.
+        let kept = |c: &Columns| matches!(c, Columns::Named(s) if s.is_kept());
+        assert!(kept(&first) && kept(&ab), "{first:?} {ab:?}");
+        assert!(
+            kept(&first.clone().union(set(&["pop_est"]))),
+            "a union is kept too"
+        );
         // One name alone (a Databricks row) is the same shared set as in a list.
         let one = named_one("ab".into());
         assert!(
