@@ -319,6 +319,6 @@ fn fold_access(scan: &mut Scan, req: &ScanRequest, lines: &mut LineVersions, rea
         scan.stats.malformed += 1;
     } else if req.attributes && scan.stats.reads > counted {
         // A read inside the days: what it showed of its attributes is kept beside it.
-        scan.see(&read.reader.dataset, principal, read.at(), &read.attributes);
+        scan.see(&read.reader, principal, read.at(), &read.attributes);
     }
 }

@@ -164,10 +164,11 @@ impl Scan {
         self.seen.get(dataset).cloned().unwrap_or_default()
     }
 
-    /// Count what one read at `at` of `dataset` by `consumer` showed of its attributes.
+    /// Count what one read at `at` of `reader`'s dataset by `consumer` showed of its
+    /// attributes.
     pub(super) fn see(
         &mut self,
-        dataset: &str,
+        reader: &std::sync::Arc<contracts_scan::access::Reader>,
         consumer: &str,
         at: chrono::DateTime<chrono::FixedOffset>,
         columns: &crate::consumers::access::Columns,
@@ -175,7 +176,7 @@ impl Scan {
         if *columns == crate::consumers::access::Columns::Unknown {
             return;
         }
-        self.seen_ids.add(dataset, consumer, at, columns);
+        self.seen_ids.add_of(reader, consumer, at, columns);
     }
 
     /// Add the reads and counts of a part scanned apart (its `files` and `lines` are the

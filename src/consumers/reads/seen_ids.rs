@@ -8,10 +8,11 @@
 //! read to them would have.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
 
-use contracts_scan::access::ByAddress;
+use contracts_scan::access::{ByAddress, Reader};
 use contracts_scan::reads::hash::NameMap;
 
 use super::terms::SeenColumns;
@@ -25,8 +26,14 @@ pub(super) struct SeenIds {
     /// The numbers of a shared set's names: a warehouse reader hands out the same few sets
     /// read after read, and each name of each read had been hashed.
     by_set: ByAddress<1, Vec<usize>>,
-    /// By dataset and principal.
-    per: NameMap<NameMap<ById>>,
+    /// By dataset and principal, each the place of its entry in `ids`.
+    per: NameMap<NameMap<usize>>,
+    ids: Vec<ById>,
+    /// The reader of the last read added by [`SeenIds::add_of`], held (so that no other
+    /// reader is made at its address), and the place of its entry: the bursts close a
+    /// reader's reads one after another, and each had been looked up by its dataset and
+    /// principal.
+    last: Option<(Arc<Reader>, usize)>,
 }
 
 /// One principal's [`SeenColumns`] of one dataset, its names by number.
@@ -39,6 +46,7 @@ struct ById {
 
 impl SeenIds {
     /// [`SeenColumns::add`] of one read of `dataset` by `principal`.
+    #[cfg(test)]
     pub(super) fn add(
         &mut self,
         dataset: &str,
@@ -50,14 +58,51 @@ impl SeenIds {
         if *columns == Columns::Unknown {
             return;
         }
+        let id = self.id(dataset, principal);
+        self.add_at(id, at, columns);
+    }
+
+    /// [`SeenIds::add`] of a read of `reader`'s dataset by `principal` (the reader's, or
+    /// the name of the anonymous).
+    pub(super) fn add_of(
+        &mut self,
+        reader: &Arc<Reader>,
+        principal: &str,
+        at: DateTime<FixedOffset>,
+        columns: &Columns,
+    ) {
+        if *columns == Columns::Unknown {
+            return;
+        }
+        let id = match &self.last {
+            Some((last, id)) if Arc::ptr_eq(last, reader) => *id,
+            _ => {
+                let id = self.id(&reader.dataset, principal);
+                self.last = Some((Arc::clone(reader), id));
+                id
+            }
+        };
+        self.add_at(id, at, columns);
+    }
+
+    /// The place in `ids` of the entry of `principal` on `dataset`, made if new.
+    fn id(&mut self, dataset: &str, principal: &str) -> usize {
         let per = match self.per.get_mut(dataset) {
             Some(per) => per,
             None => self.per.entry(dataset.to_string()).or_default(),
         };
-        let seen = match per.get_mut(principal) {
-            Some(seen) => seen,
-            None => per.entry(principal.to_string()).or_default(),
-        };
+        match per.get(principal) {
+            Some(&id) => id,
+            None => {
+                self.ids.push(ById::default());
+                per.insert(principal.to_string(), self.ids.len() - 1);
+                self.ids.len() - 1
+            }
+        }
+    }
+
+    fn add_at(&mut self, id: usize, at: DateTime<FixedOffset>, columns: &Columns) {
+        let seen = &mut self.ids[id];
         match columns {
             Columns::Unknown => {}
             // As `SeenColumns::add`: `max`, which keeps the read counted last on a tie.
@@ -99,9 +144,12 @@ impl SeenIds {
         seen: &mut BTreeMap<String, BTreeMap<String, SeenColumns>>,
     ) {
         let names = &self.names;
+        let ids = std::mem::take(&mut self.ids);
+        self.last = None;
         for (dataset, per) in std::mem::take(&mut self.per) {
             let mine = seen.entry(dataset).or_default();
-            for (principal, by_id) in per {
+            for (principal, id) in per {
+                let by_id = &ids[id];
                 let named = by_id
                     .named
                     .iter()
@@ -150,6 +198,40 @@ mod tests {
         let settled = &by_dataset["roads"]["a"];
         assert_eq!(settled, &each[&("roads".to_string(), "a".to_string())]);
         assert_eq!(settled.named.len(), 98);
+    }
+
+    /// Reads added by their readers, in runs of one reader as the bursts close them, each
+    /// reader dropped after its run so that the next may be made at its address, count as
+    /// the same reads added by dataset and principal.
+    #[test]
+    fn reads_added_by_reader_count_as_by_dataset_and_principal() {
+        let reader = |dataset: &str, principal: Option<&str>| {
+            Arc::new(Reader {
+                principal: principal.map(str::to_string),
+                dataset: dataset.to_string(),
+                contract: "1.0.0".to_string(),
+                object: format!("{dataset}/v1"),
+            })
+        };
+        let mut by_reader = SeenIds::default();
+        let mut by_name = SeenIds::default();
+        for i in 0..40usize {
+            let dataset = ["roads", "towns"][i % 2];
+            let principal = [Some("a"), Some("b"), None][i % 3];
+            let name = principal.unwrap_or("anonymous");
+            let r = reader(dataset, principal);
+            for k in 0..(i % 4) {
+                let t = at("2026-11-01T00:00:00Z") + chrono::Duration::minutes((i * 7 + k) as i64);
+                let columns = named(&[["NAME", "GEOM", "POP_EST"][(i + k) % 3]]);
+                by_reader.add_of(&r, name, t, &columns);
+                by_name.add(dataset, name, t, &columns);
+            }
+        }
+        let (mut got, mut want) = (BTreeMap::new(), BTreeMap::new());
+        by_reader.settle_into(&mut got);
+        by_name.settle_into(&mut want);
+        assert_eq!(got, want);
+        assert_eq!(got["roads"].len(), 3, "{got:?}");
     }
 
     /// The same reads added to `SeenColumns` one by one and through the numbers come to the
