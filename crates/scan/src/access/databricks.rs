@@ -152,13 +152,19 @@ fn request_of<'a>(path: &'a mut String, row: Row<'a>) -> Result<Parsed<'a>, Stri
         .ok_or_else(|| warehouse::bad_instant("event_time", &at_text))?;
     let table = row.table.unwrap_or_default();
     let by_path = row.kind.is_some_and(|t| t.eq_ignore_ascii_case("PATH"));
+    // The first two dots become slashes: found as bytes, where a split on a `char` pattern
+    // compared each candidate with a call of its own.
     path.clear();
-    for (i, part) in table.splitn(3, '.').enumerate() {
-        if i > 0 {
-            path.push('/');
-        }
-        path.push_str(part);
+    let mut rest: &str = &table;
+    for _ in 0..2 {
+        let Some(dot) = memchr::memchr(b'.', rest.as_bytes()) else {
+            break;
+        };
+        path.push_str(&rest[..dot]);
+        path.push('/');
+        rest = &rest[dot + 1..];
     }
+    path.push_str(rest);
     let attributes = match row.column {
         Some(column) => warehouse::named_one(column),
         None => Columns::Unknown,
@@ -214,6 +220,32 @@ fn parquet_text(column: &arrow_array::ArrayRef, r: usize) -> Option<Cow<'_, str>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A table's name is its path with its first two dots read as `/`: a name of more parts
+    /// keeps its later dots, one of fewer has fewer slashes.
+    #[test]
+    fn the_first_two_dots_of_a_table_name_are_its_path_s_slashes() {
+        let path_of = |table: &str| {
+            let mut path = String::new();
+            let row = Row {
+                at: Some("2026-11-27T10:00:00Z".into()),
+                who: None,
+                table: Some(table.into()),
+                column: None,
+                kind: None,
+            };
+            match request_of(&mut path, row) {
+                Ok(Parsed::Request(r)) => r.path.into_owned(),
+                _ => panic!("no request for {table:?}"),
+            }
+        };
+        assert_eq!(path_of("main.gis.roads_v1"), "main/gis/roads_v1");
+        assert_eq!(path_of("main.gis.roads.v1"), "main/gis/roads.v1");
+        assert_eq!(path_of("gis.roads"), "gis/roads");
+        assert_eq!(path_of("roads"), "roads");
+        assert_eq!(path_of(".."), "//");
+        assert_eq!(path_of("é.ü.ñ.x"), "é/ü/ñ.x");
+    }
 
     #[test]
     fn each_row_is_one_column_read_of_its_source_table() {
