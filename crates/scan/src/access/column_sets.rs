@@ -3,6 +3,8 @@
 //! few sets again and again, and the reads of one burst unite the same sets again and again,
 //! so each set and each union is made once per thread.
 
+use std::borrow::Cow;
+
 use super::NameSet;
 use crate::reads::hash::NameHasher;
 use std::cell::RefCell;
@@ -110,7 +112,14 @@ fn united(a: &Set, b: &Set) -> Set {
             if b.is_subset(a) {
                 a.clone()
             } else {
-                NameSet::kept(a.union(b).cloned().collect::<BTreeSet<String>>())
+                // The set of these names this thread holds, if it does: this table is
+                // cleared when full and its unions made again, and a kept set made anew
+                // each time would be kept twice.
+                let names: Vec<_> = a.union(b).map(|n| Cow::Borrowed(n.as_str())).collect();
+                match super::warehouse::interned(&names, None) {
+                    Columns::Named(set) => set,
+                    _ => NameSet::counted(a.union(b).cloned().collect::<BTreeSet<String>>()),
+                }
             }
         });
         both.clone()

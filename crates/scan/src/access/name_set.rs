@@ -78,12 +78,16 @@ fn keep(names: BTreeSet<String>, kept: &AtomicUsize, cap: usize) -> NameSet {
     }
 }
 
-/// A bound of what a set takes: its names' bytes, and for each name its string and a share
-/// of a tree node.
+/// A bound of what a set takes from the allocator: the set, its tree's nodes (each room for
+/// eleven names and twelve edges, a node for each five names or fewer, as a tree is at
+/// least half full), and each name's bytes with the allocator's word before them. A set of
+/// one name takes a whole node.
 fn footprint(names: &BTreeSet<String>) -> usize {
-    let per_name = std::mem::size_of::<String>() * 2;
+    const NODE: usize = 11 * std::mem::size_of::<String>() + 12 * 8 + 16;
+    let nodes = names.len().div_ceil(5).max(1);
     std::mem::size_of::<BTreeSet<String>>()
-        + names.iter().map(|n| n.len() + per_name).sum::<usize>()
+        + nodes * NODE
+        + names.iter().map(|n| n.len() + 16).sum::<usize>()
 }
 
 impl Deref for NameSet {

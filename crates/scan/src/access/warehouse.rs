@@ -201,7 +201,7 @@ type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
 /// with every read of this thread that read the same: records name the same few sets again
 /// and again, and a set of strings made for each record was allocated on the thread that
 /// parses and freed on the one that folds.
-fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> Columns {
+pub(crate) fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> Columns {
     SETS.with(|sets| {
         let (key, kept) = &mut *sets.borrow_mut();
         key.clear();
@@ -928,6 +928,19 @@ mod sets {
             let name = format!("c{i}");
             let got = geom.clone().union(named([Cow::Owned(name.clone())]));
             assert_eq!(got, Columns::named(["geom".into(), name]), "{i}");
+        }
+    }
+
+    /// A union of names the thread already holds a set of is that set: the unions are
+    /// dropped when their table is full and made again, and a kept set made anew each time
+    /// would be kept twice. Sets made apart (a new address each) make a new entry each time.
+    #[test]
+    fn a_union_made_again_is_the_set_held_for_its_names() {
+        let first = set(&["geom", "c0"]);
+        for i in 0..crate::access::KEPT_BY_ADDRESS + 10 {
+            let apart = |n: &str| Columns::named([n.to_string()]);
+            let again = apart("geom").union(apart("c0"));
+            assert!(shared(&first, &again), "{i}: {first:?} {again:?}");
         }
     }
 
