@@ -135,7 +135,7 @@ impl Snowflake {
                     return Ok(Parsed::Skip);
                 }
                 match walked(line) {
-                    Some(requests) => Ok(Parsed::Requests(requests)),
+                    Some(requests) => Ok(requests),
                     None => parsed(line),
                 }
             }
@@ -182,10 +182,11 @@ fn row_key(key: &[u8]) -> Option<u8> {
 /// takes twice (serde refuses a duplicate field), `base_objects_accessed` as a string, a
 /// value of another type than [`Row`]'s, a row with no instant or one that is no time, or
 /// anything that is not JSON.
-fn walked(line: &[u8]) -> Option<Vec<Request<'_>>> {
+fn walked(line: &[u8]) -> Option<Parsed<'_>> {
     let (text, mut w) = warehouse::json_row(line)?;
     let (mut at, mut user) = (None, None);
-    let mut out = Vec::new();
+    // Most rows read one object: its request is handed on alone, with no list allocated.
+    let mut out: Requests<'_> = smallvec::SmallVec::new();
     warehouse::fields(&mut w, 1, row_key, |w, field| {
         match field {
             0 => at = warehouse::text_or_null(w, text)?,
@@ -205,12 +206,18 @@ fn walked(line: &[u8]) -> Option<Vec<Request<'_>>> {
         r.at = at;
         r.principal = user.map(Cow::Borrowed);
     }
-    Some(out)
+    Some(match out.len() {
+        1 => Parsed::Request(out.pop()?),
+        _ => Parsed::Requests(out.into_vec()),
+    })
 }
+
+/// The requests of a row being walked, one on the stack.
+type Requests<'a> = smallvec::SmallVec<[Request<'a>; 1]>;
 
 /// One element of `base_objects_accessed`, read by the walk into its request (its instant
 /// and principal still to come).
-fn walked_object<'a>(w: &mut Walk<'a>, text: &'a str, out: &mut Vec<Request<'a>>) -> Option<()> {
+fn walked_object<'a>(w: &mut Walk<'a>, text: &'a str, out: &mut Requests<'a>) -> Option<()> {
     let object_key = |key: &[u8]| match key {
         b"objectName" => Some(0),
         b"objectDomain" => Some(1),

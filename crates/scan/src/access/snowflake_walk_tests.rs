@@ -5,7 +5,6 @@
 use proptest::prelude::*;
 
 use super::super::warehouse::testing::{against_serde, whole, Whole};
-use super::super::Parsed;
 use super::{parsed, walked, Snowflake};
 use crate::reads::json_fields::tests::other_value;
 
@@ -16,7 +15,7 @@ fn both(row: &str) -> (Whole, Whole, bool) {
     // A first line that says the file is JSON Lines.
     let _ = reader.parse(b"{}");
     let got = whole(reader.parse(row.as_bytes()));
-    let taken = walked(row.as_bytes()).map(|v| whole(Ok(Parsed::Requests(v))));
+    let taken = walked(row.as_bytes()).map(|p| whole(Ok(p)));
     against_serde(row, got, || whole(parsed(row.as_bytes())), taken)
 }
 

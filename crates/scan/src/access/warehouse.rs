@@ -155,7 +155,9 @@ pub(crate) fn named_one(name: Cow<'_, str>) -> Columns {
 /// per thread ([`interned`]), borrowed names are not copied to look it up.
 #[derive(Default)]
 pub(crate) struct Names<'a> {
-    names: Vec<Cow<'a, str>>,
+    /// Room for eight names before the heap: a record names a few columns, and a list made
+    /// and freed for each was one of the allocations of a row.
+    names: smallvec::SmallVec<[Cow<'a, str>; 8]>,
     /// How a name is folded into the set (Snowflake's unquoted identifiers), done only when
     /// a set is made: the names are looked up as written.
     fold: Option<fn(&str) -> Cow<'_, str>>,
@@ -165,7 +167,7 @@ impl<'a> Names<'a> {
     /// Names that go into the set as `fold` makes them.
     pub(crate) fn folding(fold: fn(&str) -> Cow<'_, str>) -> Names<'a> {
         Names {
-            names: Vec::new(),
+            names: smallvec::SmallVec::new(),
             fold: Some(fold),
         }
     }
