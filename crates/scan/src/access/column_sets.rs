@@ -4,12 +4,12 @@
 //! so each set and each union is made once per thread.
 
 use std::borrow::Cow;
-
-use super::NameSet;
-use crate::reads::hash::NameHasher;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
+
+use super::NameSet;
+use crate::reads::hash::NameHasher;
 
 /// What a statement reads of one relation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -55,6 +55,47 @@ impl Columns {
             }
         }
     }
+}
+
+/// How many sets a thread keeps: past it they are dropped and made again as met.
+pub(crate) const SETS_KEPT: usize = 1 << 14;
+
+thread_local! {
+    /// The sets of columns this thread has made, by their names (each behind its length, so
+    /// that no two lists of names have one key), and the key being built.
+    static SETS: RefCell<(Vec<u8>, NameBytesMap<Columns>)> = RefCell::default();
+}
+
+type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
+
+/// The set of `names` (sorted, without repeats), each folded by `fold` if given, shared
+/// with every read of this thread that read the same: records name the same few sets again
+/// and again, and a set of strings made for each record was allocated on the thread that
+/// parses and freed on the one that folds.
+pub(crate) fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> Columns {
+    SETS.with(|sets| {
+        let (key, kept) = &mut *sets.borrow_mut();
+        key.clear();
+        // Names folded and names as written are different sets of the same key otherwise.
+        key.push(u8::from(fold.is_some()));
+        for n in names {
+            key.extend_from_slice(&n.len().to_le_bytes());
+            key.extend_from_slice(n.as_bytes());
+        }
+        if let Some(columns) = kept.get(key.as_slice()) {
+            return columns.clone();
+        }
+        let set: BTreeSet<String> = match fold {
+            Some(fold) => names.iter().map(|n| fold(n).into_owned()).collect(),
+            None => names.iter().map(|n| n.to_string()).collect(),
+        };
+        let columns = Columns::Named(NameSet::kept(set));
+        if kept.len() >= SETS_KEPT {
+            kept.clear();
+        }
+        kept.insert(key.clone(), columns.clone());
+        columns
+    })
 }
 
 /// How many entries a [`ByAddress`] keeps: past it they are dropped and worked out again as
@@ -116,7 +157,7 @@ fn united(a: &Set, b: &Set) -> Set {
                 // cleared when full and its unions made again, and a kept set made anew
                 // each time would be kept twice.
                 let names: Vec<_> = a.union(b).map(|n| Cow::Borrowed(n.as_str())).collect();
-                match super::warehouse::interned(&names, None) {
+                match interned(&names, None) {
                     Columns::Named(set) => set,
                     _ => NameSet::counted(a.union(b).cloned().collect::<BTreeSet<String>>()),
                 }

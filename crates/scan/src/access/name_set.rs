@@ -5,7 +5,7 @@
 //! thread that folds it, read after read. Counted sets (`Arc`) then had their count raised on
 //! one core and lowered on the other, and each such step waited for the count's cache line to
 //! come across: a twentieth of a dense Databricks scan. A set made by the scan's per-thread
-//! tables (`warehouse::interned`, the unions of `column_sets`) is kept instead, never
+//! tables (the sets of names and their unions, in `column_sets`) is kept instead, never
 //! counted and never freed, up to [`KEPT_BYTES`] in all; past that, sets are counted as
 //! before. The tables make each set once per thread, so an ordinary log keeps a few
 //! kilobytes, and an adversarial one cannot keep more than the cap.

@@ -7,14 +7,11 @@
 //! `ignore_principals` work on them as on the other access logs.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 
-use super::{Columns, Encoding, Fields, NameSet, Request};
-use crate::reads::hash::NameHasher;
+use super::column_sets::interned;
+use super::{Columns, Encoding, Fields, Request};
 use crate::reads::json_walk::Walk;
 use crate::reads::wide;
 
@@ -186,47 +183,6 @@ impl<'a> Names<'a> {
         self.names.dedup();
         interned(&self.names, self.fold)
     }
-}
-
-/// How many sets a thread keeps: past it they are dropped and made again as met.
-const SETS_KEPT: usize = 1 << 14;
-
-thread_local! {
-    /// The sets of columns this thread has made, by their names (each behind its length, so
-    /// that no two lists of names have one key), and the key being built.
-    static SETS: RefCell<(Vec<u8>, NameBytesMap<Columns>)> = RefCell::default();
-}
-
-type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
-
-/// The set of `names` (sorted, without repeats), each folded by `fold` if given, shared
-/// with every read of this thread that read the same: records name the same few sets again
-/// and again, and a set of strings made for each record was allocated on the thread that
-/// parses and freed on the one that folds.
-pub(crate) fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> Columns {
-    SETS.with(|sets| {
-        let (key, kept) = &mut *sets.borrow_mut();
-        key.clear();
-        // Names folded and names as written are different sets of the same key otherwise.
-        key.push(u8::from(fold.is_some()));
-        for n in names {
-            key.extend_from_slice(&n.len().to_le_bytes());
-            key.extend_from_slice(n.as_bytes());
-        }
-        if let Some(columns) = kept.get(key.as_slice()) {
-            return columns.clone();
-        }
-        let set: std::collections::BTreeSet<String> = match fold {
-            Some(fold) => names.iter().map(|n| fold(n).into_owned()).collect(),
-            None => names.iter().map(|n| n.to_string()).collect(),
-        };
-        let columns = Columns::Named(NameSet::kept(set));
-        if kept.len() >= SETS_KEPT {
-            kept.clear();
-        }
-        kept.insert(key.clone(), columns.clone());
-        columns
-    })
 }
 
 /// A JSON row to be read by the shared walk ([`Walk`]): the line as text, checked to be
@@ -847,7 +803,8 @@ mod sets {
     use crate::access::NameSet;
     use std::borrow::Cow;
 
-    use super::{named, named_one, Columns, Names, SETS_KEPT};
+    use super::{named, named_one, Columns, Names};
+    use crate::access::column_sets::SETS_KEPT;
 
     fn set(names: &[&str]) -> Columns {
         named(names.iter().map(|n| Cow::Borrowed(*n)))
