@@ -63,7 +63,7 @@ pub(crate) const SETS_KEPT: usize = 1 << 14;
 thread_local! {
     /// The sets of columns this thread has made, by their names (each behind its length, so
     /// that no two lists of names have one key), and the key being built.
-    static SETS: RefCell<(Vec<u8>, NameBytesMap<Columns>)> = RefCell::default();
+    static SETS: RefCell<(Vec<u8>, NameBytesMap<NameSet>)> = RefCell::default();
 }
 
 type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
@@ -72,7 +72,7 @@ type NameBytesMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<NameHasher>>;
 /// with every read of this thread that read the same: records name the same few sets again
 /// and again, and a set of strings made for each record was allocated on the thread that
 /// parses and freed on the one that folds.
-pub(crate) fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> Columns {
+pub(crate) fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, str>>) -> NameSet {
     SETS.with(|sets| {
         let (key, kept) = &mut *sets.borrow_mut();
         key.clear();
@@ -82,19 +82,19 @@ pub(crate) fn interned(names: &[Cow<'_, str>], fold: Option<fn(&str) -> Cow<'_, 
             key.extend_from_slice(&n.len().to_le_bytes());
             key.extend_from_slice(n.as_bytes());
         }
-        if let Some(columns) = kept.get(key.as_slice()) {
-            return columns.clone();
+        if let Some(set) = kept.get(key.as_slice()) {
+            return set.clone();
         }
         let set: BTreeSet<String> = match fold {
             Some(fold) => names.iter().map(|n| fold(n).into_owned()).collect(),
             None => names.iter().map(|n| n.to_string()).collect(),
         };
-        let columns = Columns::Named(NameSet::kept(set));
+        let set = NameSet::kept(set);
         if kept.len() >= SETS_KEPT {
             kept.clear();
         }
-        kept.insert(key.clone(), columns.clone());
-        columns
+        kept.insert(key.clone(), set.clone());
+        set
     })
 }
 
@@ -157,10 +157,7 @@ fn united(a: &Set, b: &Set) -> Set {
                 // cleared when full and its unions made again, and a kept set made anew
                 // each time would be kept twice.
                 let names: Vec<_> = a.union(b).map(|n| Cow::Borrowed(n.as_str())).collect();
-                match interned(&names, None) {
-                    Columns::Named(set) => set,
-                    _ => NameSet::counted(a.union(b).cloned().collect::<BTreeSet<String>>()),
-                }
+                interned(&names, None)
             }
         });
         both.clone()

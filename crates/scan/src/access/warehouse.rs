@@ -144,7 +144,7 @@ pub(crate) fn named_one(name: Cow<'_, str>) -> Columns {
     if name.is_empty() {
         return Columns::Unknown;
     }
-    interned(std::slice::from_ref(&name), None)
+    Columns::Named(interned(std::slice::from_ref(&name), None))
 }
 
 /// The columns of a record gathered one at a time, as the JSON walk of a row meets them
@@ -181,7 +181,7 @@ impl<'a> Names<'a> {
         }
         self.names.sort_unstable();
         self.names.dedup();
-        interned(&self.names, self.fold)
+        Columns::Named(interned(&self.names, self.fold))
     }
 }
 
@@ -411,17 +411,23 @@ impl CsvRows {
     fn plain(&mut self, line: &[u8]) -> bool {
         let mut k = 0;
         let mut at = 0;
-        // Room for a comma per byte of a block, so that the blocks' loop checks no bound.
-        let room = |ends: &mut Vec<usize>, k: usize, more: usize| {
-            if ends.len() < k + more {
-                ends.resize((2 * ends.len()).max(k + more), 0);
-            }
-        };
-        while let Some((commas, stops)) = wide::csv_marks(line, at) {
+        while at < line.len() {
+            // The last bytes, fewer than sixteen, are classed alike, padded with zeros
+            // (neither a comma nor a stop).
+            let marks = wide::csv_marks(line, at).or_else(|| {
+                let mut last = [0u8; 16];
+                last[..line.len() - at].copy_from_slice(&line[at..]);
+                wide::csv_marks(&last, 0)
+            });
+            let Some((commas, stops)) = marks else { break };
             if stops != 0 {
                 return false;
             }
-            room(&mut self.ends, k, 16);
+            // Room for a comma per byte of the block and the line's end, so that the loop
+            // checks no bound.
+            if self.ends.len() < k + 17 {
+                self.ends.resize((2 * self.ends.len()).max(k + 17), 0);
+            }
             let mut m = commas;
             while m != 0 {
                 self.ends[k] = at + m.trailing_zeros() as usize;
@@ -430,16 +436,8 @@ impl CsvRows {
             }
             at += 16;
         }
-        room(&mut self.ends, k, line.len() - at + 1);
-        for (i, &c) in line.iter().enumerate().skip(at) {
-            match c {
-                b'"' | b'\r' => return false,
-                b',' => {
-                    self.ends[k] = i;
-                    k += 1;
-                }
-                _ => {}
-            }
+        if self.ends.len() <= k {
+            self.ends.resize(k + 1, 0);
         }
         self.ends[k] = line.len();
         k += 1;
