@@ -139,13 +139,19 @@ pub fn version_of_line<'v>(
 
 /// The version an access log's read is of: its contract, or, where a `{line}` template named
 /// the line, the newest version of that line valid on the read's day ([`version_of_line`]).
-/// Both sinks of the walk ask it of every read. The last answer is kept: reads come in time
-/// order, so one day's reads of a line ask the same question in a row, and the version is
-/// made text once, not once per read.
+/// Both sinks of the walk ask it of every read. The day's answers are kept: reads come in
+/// time order, so one day's reads ask the same few questions (a question per dataset and
+/// line read that day) again and again, and each version is made text once, not once per
+/// read. Keeping only the last answer missed whenever reads of two lines alternated, as the
+/// readers of an old line and a new one do all through a window.
 #[derive(Debug, Default)]
 pub struct LineVersions {
-    last: Option<(String, u64, NaiveDate, String)>,
+    kept: Vec<(String, u64, NaiveDate, String)>,
 }
+
+/// The most answers [`LineVersions`] keeps: a day with reads of more datasets and lines than
+/// this starts over, which costs a version made text again, never a wrong one.
+const KEPT_ANSWERS: usize = 16;
 
 impl LineVersions {
     /// `Err`: the dataset has no version of that line on that day.
@@ -161,14 +167,24 @@ impl LineVersions {
         let day = read.at().with_timezone(&chrono::Utc).date_naive();
         let dataset = &read.reader.dataset;
         let kept = |(d, l, t, _): &(String, u64, NaiveDate, String)| {
-            d == dataset && *l == line && *t == day
+            *l == line && *t == day && d == dataset
         };
-        if !self.last.as_ref().is_some_and(kept) {
-            let version = version_of_line(valid_from, dataset, line, day)
-                .ok_or_else(|| format!("{dataset} has no version of line {line} on {day}"))?;
-            self.last = Some((dataset.clone(), line, day, version.to_string()));
-        }
-        Ok(self.last.as_ref().map_or("", |(.., v)| v.as_str()))
+        let at = match self.kept.iter().position(kept) {
+            Some(at) => at,
+            None => {
+                let version = version_of_line(valid_from, dataset, line, day)
+                    .ok_or_else(|| format!("{dataset} has no version of line {line} on {day}"))?;
+                // Another day's answers are dropped: the reads have moved on from it.
+                self.kept.retain(|(_, _, t, _)| *t == day);
+                if self.kept.len() >= KEPT_ANSWERS {
+                    self.kept.clear();
+                }
+                self.kept
+                    .push((dataset.clone(), line, day, version.to_string()));
+                self.kept.len() - 1
+            }
+        };
+        Ok(self.kept[at].3.as_str())
     }
 }
 
@@ -384,5 +400,74 @@ mod tests {
             ask("roads", &line_1, "2026-03-01T00:00:00Z"),
             Ok("1.1.0".into())
         );
+    }
+
+    #[test]
+    fn answers_kept_for_two_lines_and_many_datasets_are_each_their_own() {
+        let day = |s: &str| s.parse::<NaiveDate>().unwrap();
+        let v = |s: &str| Version::parse(s).unwrap();
+        // Twenty datasets, more than are kept: dataset k has version 1.k.0 of line 1 and
+        // 2.k.0 of line 2, both valid from 2026-02-01; roads also has 1.0.0 from January.
+        let mut valid_from: ValidFrom = (0..20)
+            .map(|k| {
+                let from = day("2026-02-01");
+                (
+                    format!("d{k}"),
+                    vec![
+                        (v(&format!("1.{k}.0")), from),
+                        (v(&format!("2.{k}.0")), from),
+                    ],
+                )
+            })
+            .collect();
+        valid_from.insert(
+            "roads".into(),
+            vec![
+                (v("1.0.0"), day("2026-01-01")),
+                (v("2.0.0"), day("2026-02-01")),
+            ],
+        );
+        let (line_1, line_2) = (format!("{LINE_MARK}1"), format!("{LINE_MARK}2"));
+        let mut lines = LineVersions::default();
+        let mut ask = |d: &str, c: &str, at: &str| {
+            lines
+                .contract(&valid_from, &read(d, c, at))
+                .map(str::to_string)
+        };
+        // Readers of both lines, interleaved, as through a window.
+        for _ in 0..2 {
+            assert_eq!(
+                ask("roads", &line_1, "2026-03-01T00:00:00Z"),
+                Ok("1.0.0".into())
+            );
+            assert_eq!(
+                ask("roads", &line_2, "2026-03-01T00:00:00Z"),
+                Ok("2.0.0".into())
+            );
+        }
+        // A read of a day before, then the later day again.
+        assert_eq!(ask("roads", &line_2, "2026-01-15T00:00:00Z").ok(), None);
+        assert_eq!(
+            ask("roads", &line_1, "2026-01-15T00:00:00Z"),
+            Ok("1.0.0".into())
+        );
+        assert_eq!(
+            ask("roads", &line_2, "2026-03-01T00:00:00Z"),
+            Ok("2.0.0".into())
+        );
+        // More questions in a day than answers kept, twice round.
+        for _ in 0..2 {
+            for k in 0..20 {
+                let d = format!("d{k}");
+                assert_eq!(
+                    ask(&d, &line_1, "2026-03-02T00:00:00Z"),
+                    Ok(format!("1.{k}.0"))
+                );
+                assert_eq!(
+                    ask(&d, &line_2, "2026-03-02T00:00:00Z"),
+                    Ok(format!("2.{k}.0"))
+                );
+            }
+        }
     }
 }
